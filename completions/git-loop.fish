@@ -1,0 +1,183 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_git_loop_global_optspecs
+    string join \n color= q/quiet h/help V/version
+end
+
+function __fish_git_loop_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_git_loop_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_git_loop_using_subcommand
+    set -l cmd (__fish_git_loop_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c git-loop -n "__fish_git_loop_needs_command" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_needs_command" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_needs_command" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_needs_command" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "init" -d 'Create the workspace: context repositories, your personal repository, the loop folders'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "new" -d 'Create a loop: a branch `loop/<id>` and its own working tree of the repository you are in, plus its own branch of the team\'s notes'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "list" -d 'List the loops with their state, age, commits ahead/behind and disk use'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "show" -d 'Show one loop: its record, its folders, and where its branches stand'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "rm" -d 'Remove a loop\'s folder and working trees'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "gc" -d 'Remove finished loops: merged or published, with nothing left that is not'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "config" -d 'Read and write the layered configuration'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "doctor" -d 'Check the workspace and say how to fix each problem found'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "man" -d 'Print the man page (roff)'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand init" -l knowledge -d 'Clone the team\'s knowledge repository from this URL' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand init" -l notes -d 'Clone the team\'s notes repository from this URL' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand init" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand init" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand init" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l repo -d 'The repository to work on (default: the one the current folder is in)' -r -F
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l base -d 'The commit, branch or tag to start from (default: HEAD)' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l vault -d 'The vault whose credentials the loop\'s sandbox receives' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l sandbox -d 'The sandbox profile (knowledge/.loopat/sandboxes/<name>/)' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l scratch -d 'A loop without code: its working tree starts empty'
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l json -d 'Print the loop record as JSON'
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand list" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand list" -l all -d 'Also list removed loops whose branches remain'
+complete -c git-loop -n "__fish_git_loop_using_subcommand list" -l json -d 'Print a JSON array of loop records'
+complete -c git-loop -n "__fish_git_loop_using_subcommand list" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand list" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand show" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand show" -l json -d 'Print the loop record as JSON'
+complete -c git-loop -n "__fish_git_loop_using_subcommand show" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand show" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand show" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand rm" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand rm" -s f -l force -d 'Remove even though work would be lost'
+complete -c git-loop -n "__fish_git_loop_using_subcommand rm" -l delete-branches -d 'Also delete the branches loop/<id> from the origins'
+complete -c git-loop -n "__fish_git_loop_using_subcommand rm" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand rm" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand gc" -l older-than -d 'Only loops created longer ago than this (e.g. 14d, 12h, 2w)' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand gc" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand gc" -l merged -d 'Only loops whose code is merged'
+complete -c git-loop -n "__fish_git_loop_using_subcommand gc" -s n -l dry-run -d 'Say what would be removed, remove nothing'
+complete -c git-loop -n "__fish_git_loop_using_subcommand gc" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand gc" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -f -a "get" -d 'Print the value of KEY (e.g. sandbox.backend)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -f -a "set" -d 'Set KEY to VALUE in one layer (default: personal)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -f -a "unset" -d 'Remove KEY from one layer (default: personal)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -f -a "list" -d 'Print every key with its value'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and not __fish_seen_subcommand_from get set unset list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from get" -l loop -d 'Read as the loop ID sees it' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from get" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from get" -l show-origin -d 'Also say which layer the value comes from'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from get" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -l loop -d 'The layer of one loop' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -l operator -d 'The operator layer (this machine\'s owner)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -l team -d 'The team layer, in the knowledge repository (commit and share it yourself)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -l personal -d 'The personal layer (the default)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -l loop -d 'The layer of one loop' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -l operator -d 'The operator layer (this machine\'s owner)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -l team -d 'The team layer, in the knowledge repository (commit and share it yourself)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -l personal -d 'The personal layer (the default)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from unset" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from list" -l loop -d 'Read as the loop ID sees it' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from list" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from list" -l show-origin -d 'Also say which layer and file each value comes from'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from list" -l json -d 'Print JSON'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print the value of KEY (e.g. sandbox.backend)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set KEY to VALUE in one layer (default: personal)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "unset" -d 'Remove KEY from one layer (default: personal)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every key with its value'
+complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -l json -d 'Print the findings as JSON'
+complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -l fix -d 'Apply the fixes that lose nothing (leftover folders of an interrupted `new`, stale git lock files)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand completions" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand completions" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand man" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand man" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand man" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand man" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "init" -d 'Create the workspace: context repositories, your personal repository, the loop folders'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "new" -d 'Create a loop: a branch `loop/<id>` and its own working tree of the repository you are in, plus its own branch of the team\'s notes'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "list" -d 'List the loops with their state, age, commits ahead/behind and disk use'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "show" -d 'Show one loop: its record, its folders, and where its branches stand'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "rm" -d 'Remove a loop\'s folder and working trees'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "gc" -d 'Remove finished loops: merged or published, with nothing left that is not'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "config" -d 'Read and write the layered configuration'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "doctor" -d 'Check the workspace and say how to fix each problem found'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "man" -d 'Print the man page (roff)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "get" -d 'Print the value of KEY (e.g. sandbox.backend)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set KEY to VALUE in one layer (default: personal)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove KEY from one layer (default: personal)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "list" -d 'Print every key with its value'

@@ -1,0 +1,67 @@
+//! The command tree (clap derive) and the one dispatch `match`. Help, the man page and
+//! the shell completions are all generated from these definitions.
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::commands;
+use crate::error::Result;
+use crate::ui::{ColorWhen, Ui};
+
+/// Give every piece of agent work its own loop: a branch and working tree of the code,
+/// per-loop branches of the team's notes, a credential vault and a sandbox.
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-loop",
+    bin_name = "git loop",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    after_help = "Exit codes: 0 ok, 1 error, 2 usage, 3 sandbox unavailable.\n\
+                  The workspace is $GIT_LOOP_HOME (default: $XDG_DATA_HOME/git-loop)."
+)]
+pub struct Cli {
+    /// When to use colors: auto (on a terminal, unless NO_COLOR), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+
+    /// Print less: no status lines.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Init(commands::init::InitArgs),
+    New(commands::new::NewArgs),
+    List(commands::list::ListArgs),
+    Show(commands::show::ShowArgs),
+    Rm(commands::rm::RmArgs),
+    Gc(commands::gc::GcArgs),
+    Config(commands::config::ConfigArgs),
+    Doctor(commands::doctor::DoctorArgs),
+    Completions(commands::completions::CompletionsArgs),
+    #[command(hide = true)]
+    Man(commands::completions::ManArgs),
+}
+
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
+    match cli.command {
+        Command::Init(args) => commands::init::run(ui, args),
+        Command::New(args) => commands::new::run(ui, args),
+        Command::List(args) => commands::list::run(ui, args),
+        Command::Show(args) => commands::show::run(ui, args),
+        Command::Rm(args) => commands::rm::run(ui, args),
+        Command::Gc(args) => commands::gc::run(ui, args),
+        Command::Config(args) => commands::config::run(ui, args),
+        Command::Doctor(args) => commands::doctor::run(ui, args),
+        Command::Completions(args) => commands::completions::run(ui, args),
+        Command::Man(args) => commands::completions::run_man(ui, args),
+    }
+}

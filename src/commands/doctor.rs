@@ -1,0 +1,332 @@
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::fsutil::{self, Lock};
+use crate::git::objects;
+use crate::loops::{self, LoopRecord};
+use crate::ui::{Ui, GREEN, RED, RESET, YELLOW};
+use crate::workspace::Workspace;
+
+/// Check the workspace and say how to fix each problem found.
+///
+/// Looks for registered repositories that moved away, loops whose folder, record or
+/// branch is missing, folders left by an interrupted `new`, and stale lock files.
+/// Exits 1 when a problem was found.
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Apply the fixes that lose nothing (leftover folders of an interrupted `new`,
+    /// stale git lock files).
+    #[arg(long)]
+    pub fix: bool,
+}
+
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    Info,
+    Problem,
+    Fixed,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub level: Level,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+fn finding(check: &'static str, level: Level, message: String, fix: Option<String>) -> Finding {
+    Finding {
+        check,
+        level,
+        message,
+        fix,
+    }
+}
+
+/// Git lock files older than this belong to no live git command.
+const STALE_AFTER: Duration = Duration::from_secs(60);
+
+pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
+    let ws = Workspace::from_env()?;
+    let mut findings = Vec::new();
+    if !ws.is_initialized() {
+        findings.push(finding(
+            "workspace",
+            Level::Problem,
+            format!("no workspace at {}", ws.root().display()),
+            Some("git loop init".into()),
+        ));
+    } else {
+        findings.push(finding(
+            "workspace",
+            Level::Ok,
+            format!("workspace at {}", ws.root().display()),
+            None,
+        ));
+        check_repos(&ws, &mut findings);
+        check_loops(&ws, &mut findings)?;
+        check_leftovers(&ws, args.fix, &mut findings)?;
+        check_locks(&ws, args.fix, &mut findings);
+    }
+
+    let problems = findings
+        .iter()
+        .filter(|f| f.level == Level::Problem)
+        .count();
+    if args.json {
+        let v = serde_json::to_value(&findings).unwrap_or_default();
+        super::print_json(ui, &v)?;
+    } else {
+        for f in &findings {
+            let (mark, color) = match f.level {
+                Level::Ok => ("ok", GREEN),
+                Level::Info => ("info", ""),
+                Level::Problem => ("problem", RED),
+                Level::Fixed => ("fixed", YELLOW),
+            };
+            writeln!(
+                ui.out(),
+                "{color}{mark:<8}{RESET}{}: {}",
+                f.check,
+                f.message
+            )?;
+            if let Some(fix) = &f.fix {
+                writeln!(ui.out(), "        fix: {fix}")?;
+            }
+        }
+        if problems == 0 {
+            writeln!(ui.out(), "no problems found")?;
+        } else {
+            writeln!(
+                ui.out(),
+                "{problems} problem{} found",
+                if problems == 1 { "" } else { "s" }
+            )?;
+        }
+    }
+    Ok(if problems == 0 { 0 } else { 1 })
+}
+
+fn check_repos(ws: &Workspace, out: &mut Vec<Finding>) {
+    for name in ws.repo_names().unwrap_or_default() {
+        if let Err(e) = crate::repos::check_link(ws, &name) {
+            out.push(finding(
+                "repos",
+                Level::Problem,
+                e.message.clone(),
+                Some(format!(
+                    "move the repository back, or `ln -sfn NEW-PATH {}`",
+                    ws.repo_link(&name).display()
+                )),
+            ));
+        }
+    }
+}
+
+fn check_loops(ws: &Workspace, out: &mut Vec<Finding>) -> Result<()> {
+    let notes = objects::open_trusted(&ws.notes()).ok();
+    for id in ws.loop_ids()? {
+        let rec = match loops::load(ws, &id) {
+            Ok(rec) => rec,
+            Err(e) => {
+                out.push(finding(
+                    "loops",
+                    Level::Problem,
+                    e.one_line(),
+                    Some(format!(
+                        "fix {} by hand, or `git loop rm --force {id}`",
+                        ws.loop_record(&id).display()
+                    )),
+                ));
+                continue;
+            }
+        };
+        for pair in loops::repo_pairs(ws, &rec) {
+            if !pair.clone.join(".git").is_dir() {
+                out.push(finding(
+                    "loops",
+                    Level::Problem,
+                    format!(
+                        "loop {id}: its {} repository {} is missing",
+                        pair.role,
+                        pair.clone.display()
+                    ),
+                    Some(format!(
+                        "`git loop rm --force {id}` (its branches stay in the origins)"
+                    )),
+                ));
+                continue;
+            }
+            if pair.role == "code"
+                && crate::repos::check_link(ws, rec.repo.as_deref().unwrap_or("")).is_err()
+            {
+                continue; // reported by check_repos
+            }
+            let has_branch = objects::open_trusted(&pair.origin)
+                .ok()
+                .and_then(|r| objects::resolve_branch(&r, &rec.branch).ok().flatten())
+                .is_some();
+            if !has_branch {
+                out.push(finding(
+                    "loops",
+                    Level::Problem,
+                    format!(
+                        "loop {id}: branch {} is missing in {}",
+                        rec.branch,
+                        pair.origin.display()
+                    ),
+                    Some(format!(
+                        "`git loop list` imports it again from the loop's own repository {}",
+                        pair.clone.display()
+                    )),
+                ));
+            }
+        }
+    }
+    if notes.is_some() {
+        for id in loops::removed_ids(ws).unwrap_or_default() {
+            out.push(finding(
+                "loops",
+                Level::Info,
+                format!(
+                    "branch {} has no loop folder (removed, or its folder deleted by hand)",
+                    LoopRecord::branch_name(&id)
+                ),
+                Some(format!(
+                    "nothing to do if it was removed on purpose; `git branch -d {}` in the origins deletes the branch once merged",
+                    LoopRecord::branch_name(&id)
+                )),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_leftovers(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) -> Result<()> {
+    // `new` holds no lock while it assembles a loop; a leftover is one whose creator is
+    // gone, which its age tells.
+    for dir in ws.staging_leftovers()? {
+        if !is_stale(&dir) {
+            continue;
+        }
+        if fix && fsutil::remove_tree(&dir).is_ok() {
+            out.push(finding(
+                "leftovers",
+                Level::Fixed,
+                format!("removed {}", dir.display()),
+                None,
+            ));
+        } else {
+            out.push(finding(
+                "leftovers",
+                Level::Problem,
+                format!(
+                    "{} was left by an interrupted `git loop new`",
+                    dir.display()
+                ),
+                Some("git loop doctor --fix".into()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
+    if let Ok(None) = Lock::try_acquire(&ws.workspace_lock()) {
+        out.push(finding(
+            "locks",
+            Level::Info,
+            format!(
+                "{} is held by a running git loop command",
+                ws.workspace_lock().display()
+            ),
+            None,
+        ));
+    }
+    let mut git_dirs = vec![
+        ws.knowledge().join(".git"),
+        ws.notes().join(".git"),
+        ws.personal().join(".git"),
+    ];
+    for name in ws.repo_names().unwrap_or_default() {
+        git_dirs.push(ws.repo_link(&name).join(".git"));
+    }
+    for git_dir in git_dirs {
+        let mut locks = Vec::new();
+        find_git_locks(&git_dir, &mut locks);
+        for lock in locks {
+            if !is_stale(&lock) {
+                continue;
+            }
+            if fix && std::fs::remove_file(&lock).is_ok() {
+                out.push(finding(
+                    "locks",
+                    Level::Fixed,
+                    format!("removed stale {}", lock.display()),
+                    None,
+                ));
+            } else {
+                out.push(finding(
+                    "locks",
+                    Level::Problem,
+                    format!(
+                        "stale git lock file {} (no git command holds it)",
+                        lock.display()
+                    ),
+                    Some(format!(
+                        "`rm {}`, or `git loop doctor --fix`",
+                        lock.display()
+                    )),
+                ));
+            }
+        }
+    }
+}
+
+/// The lock files git leaves when killed: index, HEAD, config, packed-refs and refs.
+fn find_git_locks(git_dir: &Path, out: &mut Vec<PathBuf>) {
+    for name in [
+        "index.lock",
+        "HEAD.lock",
+        "config.lock",
+        "packed-refs.lock",
+        "shallow.lock",
+    ] {
+        let p = git_dir.join(name);
+        if p.exists() {
+            out.push(p);
+        }
+    }
+    let mut stack = vec![git_dir.join("refs")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "lock") {
+                out.push(p);
+            }
+        }
+    }
+}
+
+fn is_stale(path: &Path) -> bool {
+    std::fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_some_and(|age| age >= STALE_AFTER)
+}

@@ -1,0 +1,158 @@
+use crate::error::Result;
+use crate::fsutil;
+use crate::loops::{self, State};
+use crate::ui::{Ui, BOLD, DIM, GREEN, RESET, YELLOW};
+
+/// List the loops with their state, age, commits ahead/behind and disk use.
+///
+/// Each loop's branches are imported into their origins first, so the counts are those
+/// of the work as it stands.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Also list removed loops whose branches remain.
+    #[arg(long)]
+    pub all: bool,
+    /// Print a JSON array of loop records.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
+    let ws = super::workspace()?;
+    let surveyed = loops::survey(&ws)?;
+    let removed = if args.all {
+        loops::removed_ids(&ws)?
+    } else {
+        Vec::new()
+    };
+
+    if args.json {
+        let mut items = Vec::new();
+        for s in &surveyed {
+            match &s.record {
+                Ok(rec) => {
+                    let mut v = loops::to_json(&ws, rec, s.status.as_ref().ok());
+                    v["disk_bytes"] = fsutil::disk_usage(&ws.loop_dir(&s.id)).into();
+                    if let Err(e) = &s.status {
+                        v["error"] = e.one_line().into();
+                    }
+                    items.push(v);
+                }
+                Err(e) => items.push(serde_json::json!({
+                    "id": s.id, "state": "broken", "path": ws.loop_dir(&s.id), "error": e.one_line(),
+                })),
+            }
+        }
+        for id in &removed {
+            items.push(serde_json::json!({
+                "id": id, "state": State::Removed, "branch": loops::LoopRecord::branch_name(id),
+                "path": ws.loop_dir(id),
+            }));
+        }
+        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
+    }
+
+    let mut rows = vec![[
+        "ID".to_string(),
+        "STATE".into(),
+        "AGE".into(),
+        "CODE".into(),
+        "NOTES".into(),
+        "DISK".into(),
+        "TITLE".into(),
+    ]];
+    let mut problems = Vec::new();
+    for s in &surveyed {
+        let disk = fsutil::human_size(fsutil::disk_usage(&ws.loop_dir(&s.id)));
+        match (&s.record, &s.status) {
+            (Ok(rec), Ok(status)) => {
+                let code = status
+                    .branch("code")
+                    .map(|b| format!("+{} -{}", b.ahead, b.behind))
+                    .unwrap_or_else(|| "-".into());
+                let notes = status
+                    .branch("notes")
+                    .map(|b| format!("+{}", b.ahead))
+                    .unwrap_or_else(|| "-".into());
+                rows.push([
+                    s.id.clone(),
+                    status.state.to_string(),
+                    loops::age(rec),
+                    code,
+                    notes,
+                    disk,
+                    rec.title.clone(),
+                ]);
+            }
+            (Ok(rec), Err(e)) => {
+                rows.push([
+                    s.id.clone(),
+                    "error".into(),
+                    loops::age(rec),
+                    "?".into(),
+                    "?".into(),
+                    disk,
+                    rec.title.clone(),
+                ]);
+                problems.push((s.id.clone(), e));
+            }
+            (Err(e), _) => {
+                rows.push([
+                    s.id.clone(),
+                    "broken".into(),
+                    "?".into(),
+                    "?".into(),
+                    "?".into(),
+                    disk,
+                    String::new(),
+                ]);
+                problems.push((s.id.clone(), e));
+            }
+        }
+    }
+    for id in &removed {
+        rows.push([
+            id.clone(),
+            "removed".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            String::new(),
+        ]);
+    }
+    if rows.len() == 1 {
+        ui.status("no loops yet: `git loop new TITLE` in a repository makes one")?;
+        return Ok(0);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for c in 0..6 {
+            let cell = format!("{:<w$}  ", row[c], w = widths[c]);
+            let color = match (i, c, row[1].as_str()) {
+                (0, _, _) => BOLD,
+                (_, 1, "active") => GREEN,
+                (_, 1, "merged" | "published") => DIM,
+                (_, 1, _) => YELLOW,
+                _ => "",
+            };
+            if color.is_empty() {
+                line.push_str(&cell);
+            } else {
+                line.push_str(&format!("{color}{cell}{RESET}"));
+            }
+        }
+        line.push_str(&row[6]);
+        writeln!(ui.out(), "{}", line.trim_end())?;
+    }
+    for (id, e) in problems {
+        ui.warn(format!("{id}: {}", e.one_line()))?;
+        for h in &e.hints {
+            writeln!(ui.err(), "hint: {h}")?;
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,93 @@
+use std::path::PathBuf;
+
+use crate::create::{self, NewLoop};
+use crate::error::Result;
+use crate::ui::Ui;
+
+/// Create a loop: a branch `loop/<id>` and its own working tree of the repository you are
+/// in, plus its own branch of the team's notes.
+///
+/// The loop starts from a commit (HEAD, or --base); uncommitted changes are not carried.
+/// The repository is registered under the workspace's context/repos/ by its folder name.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// What the loop is for; its id is made from it (`fix-login-3f9a1c`).
+    pub title: Option<String>,
+    /// The repository to work on (default: the one the current folder is in).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+    /// The commit, branch or tag to start from (default: HEAD).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// A loop without code: its working tree starts empty.
+    #[arg(long)]
+    pub scratch: bool,
+    /// The vault whose credentials the loop's sandbox receives.
+    #[arg(long, value_name = "NAME")]
+    pub vault: Option<String>,
+    /// The sandbox profile (knowledge/.loopat/sandboxes/<name>/).
+    #[arg(long, value_name = "NAME")]
+    pub sandbox: Option<String>,
+    /// Print the loop record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
+    let ws = crate::workspace::Workspace::from_env()?;
+    if let Some(title) = &args.title {
+        // Refuse a bad title before the first write, even the workspace's creation.
+        create::validate_title(title)?;
+    }
+    for (flag, name) in [("--vault", &args.vault), ("--sandbox", &args.sandbox)] {
+        if let Some(name) = name {
+            if !crate::loops::is_id_like(name) {
+                return Err(
+                    crate::Error::usage(format!("{flag} '{name}' is not a valid name"))
+                        .hint("use letters, digits and '-'"),
+                );
+            }
+        }
+    }
+    crate::init::ensure(&ws)?;
+    let config = super::load_config(ui, &ws, None)?;
+    let text = |key: &str| config.get_str(key).unwrap_or_default().to_string();
+    let created = create::create(
+        &ws,
+        &NewLoop {
+            title: args.title,
+            repo: args.repo,
+            base: args.base,
+            scratch: args.scratch,
+            vault: args.vault,
+            sandbox: args.sandbox,
+            mode: text("sandbox.mode"),
+            network: text("network.mode"),
+            vault_default: text("vault.default"),
+            sandbox_default: text("sandbox.profile"),
+        },
+    )?;
+    for w in &created.warnings {
+        ui.warn(w)?;
+    }
+    let rec = &created.record;
+    if args.json {
+        super::print_json(ui, &crate::loops::to_json(&ws, rec, None))?;
+    } else {
+        let from = match (&rec.repo, &rec.base) {
+            (Some(repo), Some(base)) => format!(
+                " from {repo} at {}{}",
+                &base[..12.min(base.len())],
+                rec.base_branch
+                    .as_deref()
+                    .map(|b| format!(" ({b})"))
+                    .unwrap_or_default()
+            ),
+            _ => " (scratch)".to_string(),
+        };
+        ui.status(format!("created loop {} on {}{from}", rec.id, rec.branch))?;
+        ui.status(format!("  workdir: {}", ws.loop_workdir(&rec.id).display()))?;
+        writeln!(ui.out(), "{}", rec.id)?;
+    }
+    Ok(0)
+}

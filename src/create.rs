@@ -1,0 +1,426 @@
+//! Creating a loop (DESIGN.md section 3).
+//!
+//! A loop's repositories are shared clones made by hand rather than by `git clone
+//! --shared`: `git init`, an `objects/info/alternates` with a *relative* path to the
+//! origin's objects, `origin` as a relative URL, the refs written directly, then one
+//! checkout. Relative paths keep the workspace portable and resolve the same way inside
+//! the sandbox, whose layout mirrors the workspace; skipping clone's transport makes `new`
+//! cost about what `git worktree add` costs.
+//!
+//! Everything is assembled in `loops/.new-<id>/` and renamed into place last, after the
+//! origin branches exist; any failure removes the staging folder and the branches it
+//! created, so an interrupted or failed `new` leaves nothing half-made.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::error::{Context, Error, Result};
+use crate::fsutil::{self, Lock};
+use crate::git::cmd::Git;
+use crate::git::objects;
+use crate::loops::{self, Kind, LoopRecord, State};
+use crate::repos;
+use crate::workspace::Workspace;
+
+pub const MAX_TITLE: usize = 200;
+
+/// What the user asked `new` for.
+#[derive(Debug, Default)]
+pub struct NewLoop {
+    pub title: Option<String>,
+    pub repo: Option<PathBuf>,
+    pub base: Option<String>,
+    pub scratch: bool,
+    pub vault: Option<String>,
+    pub sandbox: Option<String>,
+    pub mode: String,
+    pub network: String,
+    pub vault_default: String,
+    pub sandbox_default: String,
+}
+
+/// The result, with what the user should be told.
+pub struct Created {
+    pub record: LoopRecord,
+    pub warnings: Vec<String>,
+}
+
+pub fn validate_title(title: &str) -> Result<()> {
+    if title.trim().is_empty() {
+        return Err(Error::usage("the title is empty")
+            .hint("give the loop a title, e.g. `git loop new \"fix login\"`, or leave it out"));
+    }
+    if title.chars().count() > MAX_TITLE {
+        return Err(Error::usage(format!(
+            "the title is {} characters long; at most {MAX_TITLE} are allowed",
+            title.chars().count()
+        ))
+        .hint("use a short title; put the details in the loop's notes"));
+    }
+    if title.chars().any(char::is_control) {
+        return Err(
+            Error::usage("the title holds control characters (a newline, a tab, ...)")
+                .hint("use a one-line title"),
+        );
+    }
+    Ok(())
+}
+
+pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
+    let title = req.title.clone().unwrap_or_default();
+    if req.title.is_some() {
+        validate_title(&title)?;
+    }
+    let mut warnings = Vec::new();
+
+    // Everything that can be refused is checked before anything is written.
+    let code = if req.scratch {
+        if req.repo.is_some() || req.base.is_some() {
+            return Err(Error::usage(
+                "--scratch makes a loop without code; it takes no --repo or --base",
+            )
+            .hint("drop --scratch to work on a repository"));
+        }
+        None
+    } else {
+        let start = match &req.repo {
+            Some(p) => p.clone(),
+            None => std::env::current_dir().context(|| "cannot read the current folder")?,
+        };
+        if req.repo.is_some() && !start.exists() {
+            return Err(Error::usage(format!("{} does not exist", start.display()))
+                .hint("name an existing repository with --repo PATH"));
+        }
+        let found = repos::discover(&start)?;
+        refuse_loop_repository(ws, &found.top)?;
+        Some(prepare_code(found, req.base.as_deref())?)
+    };
+
+    // Started now, read after the checkout: it overlaps with our own work.
+    let status = match &code {
+        Some(c) => Some(
+            Git::in_dir(&c.top)
+                .args(["status", "--porcelain", "--ignore-submodules=all"])
+                .spawn()?,
+        ),
+        None => None,
+    };
+
+    crate::init::ensure(ws)?;
+    let notes_origin = objects::open_trusted(&ws.notes()).map_err(|e| {
+        Error::failure("cannot read the notes repository")
+            .with_source(e)
+            .hint("`git loop doctor` checks the workspace")
+    })?;
+    let notes_trunk = objects::head_branch(&notes_origin)
+        .ok()
+        .flatten()
+        .ok_or_else(|| Error::failure("the notes repository has no trunk checked out"))?;
+    let notes_base = objects::resolve_branch(&notes_origin, &notes_trunk)
+        .ok()
+        .flatten()
+        .ok_or_else(|| Error::failure(format!("the notes trunk {notes_trunk} has no commit")))?;
+
+    let slug = loops::slugify(&title);
+    let (id, repo_name) = {
+        let _lock = Lock::acquire(&ws.workspace_lock())?;
+        let repo_name = match &code {
+            Some(c) => Some(repos::register(ws, &c.top)?),
+            None => None,
+        };
+        let id = reserve_id(ws, &slug, code.as_ref().map(|c| &c.repo), &notes_origin)?;
+        (id, repo_name)
+    };
+    let staging = ws.loop_staging_dir(&id);
+    let branch = LoopRecord::branch_name(&id);
+
+    let mut made = Made::default();
+    let result = (|| -> Result<LoopRecord> {
+        let workdir = staging.join("workdir");
+        match (&code, &repo_name) {
+            (Some(c), Some(name)) => {
+                let remote_branches = objects::branches(&c.repo).unwrap_or_default();
+                make_clone(
+                    &workdir,
+                    &Workspace::rel_objects_from_workdir(name),
+                    &Workspace::rel_repo_from_workdir(name),
+                    &branch,
+                    c.base,
+                    &remote_branches,
+                )?;
+            }
+            _ => fs::create_dir_all(&workdir)
+                .context(|| format!("cannot create {}", workdir.display()))?,
+        }
+        let notes_dir = staging.join("context/notes");
+        let origins = staging.join("context/.origins");
+        fs::create_dir_all(&origins).context(|| format!("cannot create {}", origins.display()))?;
+        std::os::unix::fs::symlink(
+            Workspace::origin_link_target("notes"),
+            origins.join("notes"),
+        )
+        .context(|| format!("cannot create {}", origins.join("notes").display()))?;
+        let notes_branches = objects::branches(&notes_origin).unwrap_or_default();
+        make_clone(
+            &notes_dir,
+            &Workspace::rel_objects_from_context_clone("notes"),
+            &Workspace::rel_origin_from_context_clone("notes"),
+            &branch,
+            notes_base,
+            &notes_branches,
+        )?;
+        for dir in [".claude", "home/upper", "home/work", "home/merged"] {
+            let d = staging.join(dir);
+            fs::create_dir_all(&d).context(|| format!("cannot create {}", d.display()))?;
+        }
+        let record = LoopRecord {
+            id: id.clone(),
+            title: title.clone(),
+            kind: if code.is_some() {
+                Kind::Code
+            } else {
+                Kind::Scratch
+            },
+            repo: repo_name.clone(),
+            base: code.as_ref().map(|c| c.base.to_string()),
+            base_branch: code.as_ref().and_then(|c| c.base_branch.clone()),
+            branch: branch.clone(),
+            notes_base: notes_base.to_string(),
+            vault: req
+                .vault
+                .clone()
+                .unwrap_or_else(|| req.vault_default.clone()),
+            sandbox: req
+                .sandbox
+                .clone()
+                .unwrap_or_else(|| req.sandbox_default.clone()),
+            mode: req.mode.clone(),
+            network: req.network.clone(),
+            created_by: ws.user().to_string(),
+            created_at: loops::now_rfc3339(),
+            state: State::Active,
+            grants: Vec::new(),
+            config: toml::Table::new(),
+        };
+        record.write(&staging.join("loop.toml"))?;
+
+        // The origins get the loop's branch at its base now, so `git branch` in the
+        // user's repository shows the loop from the start.
+        if let Some(c) = &code {
+            objects::update_branch(&c.repo, &branch, None, c.base, "git loop new").map_err(
+                |e| {
+                    Error::failure(format!("cannot create {branch} in {}", c.top.display()))
+                        .with_source(e)
+                },
+            )?;
+            made.code_branch = Some((c.top.clone(), c.base));
+        }
+        objects::update_branch(&notes_origin, &branch, None, notes_base, "git loop new").map_err(
+            |e| {
+                Error::failure(format!("cannot create {branch} in the notes repository"))
+                    .with_source(e)
+            },
+        )?;
+        made.notes_branch = Some((ws.notes(), notes_base));
+
+        fs::rename(&staging, ws.loop_dir(&id))
+            .context(|| format!("cannot move {} into place", staging.display()))?;
+        Ok(record)
+    })();
+
+    let record = match result {
+        Ok(r) => r,
+        Err(e) => {
+            made.undo(&branch);
+            let _ = fsutil::remove_tree(&staging);
+            return Err(e);
+        }
+    };
+
+    if let (Some(status), Some(c)) = (status, &code) {
+        if let Ok(out) = status.wait_read() {
+            if !out.trim().is_empty() {
+                warnings.push(format!(
+                    "{} has uncommitted changes; they were not carried into the loop, which starts from commit {}",
+                    c.top.display(),
+                    &c.base.to_string()[..12]
+                ));
+            }
+        }
+    }
+    Ok(Created { record, warnings })
+}
+
+/// `new` must not treat a loop's own repository as a user repository: host-side git
+/// would then run in a repository the agent controls.
+fn refuse_loop_repository(ws: &Workspace, top: &Path) -> Result<()> {
+    let loops = fs::canonicalize(ws.loops_dir()).unwrap_or_else(|_| ws.loops_dir());
+    if top.starts_with(&loops) {
+        return Err(
+            Error::usage(format!("{} is a loop's own repository", top.display()))
+                .hint("run `git loop new` in the original repository (see `git loop show ID`)"),
+        );
+    }
+    Ok(())
+}
+
+struct Code {
+    top: PathBuf,
+    repo: gix::Repository,
+    base: ObjectId,
+    base_branch: Option<String>,
+}
+
+fn prepare_code(found: repos::Found, base: Option<&str>) -> Result<Code> {
+    let repo = found.repo;
+    let head_branch = objects::head_branch(&repo).ok().flatten();
+    let head = repo.head_id().ok().map(|id| id.detach());
+    let (base_id, base_branch) = match base {
+        None => match head {
+            Some(id) => (id, head_branch),
+            None => {
+                return Err(
+                    Error::usage(format!("{} has no commits yet", found.top.display()))
+                        .hint("make a first commit, then run `git loop new` again"),
+                )
+            }
+        },
+        Some(spec) => {
+            let id = objects::resolve_rev(&repo, spec)
+                .ok()
+                .flatten()
+                .ok_or_else(|| {
+                    Error::usage(format!(
+                        "--base {spec} names no commit in {}",
+                        found.top.display()
+                    ))
+                    .hint("give a branch, tag or commit id that `git rev-parse` knows")
+                })?;
+            let is_branch = objects::resolve_branch(&repo, spec)
+                .ok()
+                .flatten()
+                .is_some()
+                && !spec.starts_with("refs/");
+            (
+                id,
+                if is_branch {
+                    Some(spec.to_string())
+                } else {
+                    head_branch
+                },
+            )
+        }
+    };
+    Ok(Code {
+        top: found.top,
+        repo,
+        base: base_id,
+        base_branch,
+    })
+}
+
+/// Picks an unused id and reserves it by creating its staging folder (under the lock).
+fn reserve_id(
+    ws: &Workspace,
+    slug: &str,
+    code: Option<&gix::Repository>,
+    notes: &gix::Repository,
+) -> Result<String> {
+    for _ in 0..64 {
+        let id = loops::new_id(slug);
+        let branch = LoopRecord::branch_name(&id);
+        let taken = ws.loop_dir(&id).exists()
+            || objects::resolve_branch(notes, &branch)
+                .ok()
+                .flatten()
+                .is_some()
+            || code.is_some_and(|r| objects::resolve_branch(r, &branch).ok().flatten().is_some());
+        if taken {
+            continue;
+        }
+        match fs::create_dir(ws.loop_staging_dir(&id)) {
+            Ok(()) => return Ok(id),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Error::failure(format!(
+                    "cannot create {}",
+                    ws.loop_staging_dir(&id).display()
+                ))
+                .with_source(e)
+                .hint("check that the workspace folder is writable"))
+            }
+        }
+    }
+    Err(Error::failure("cannot find an unused loop id")
+        .hint("`git loop gc` removes finished loops"))
+}
+
+/// Branches created in origins, to delete again if `new` fails later.
+#[derive(Default)]
+struct Made {
+    code_branch: Option<(PathBuf, ObjectId)>,
+    notes_branch: Option<(PathBuf, ObjectId)>,
+}
+
+impl Made {
+    fn undo(&self, branch: &str) {
+        for (path, at) in [&self.code_branch, &self.notes_branch]
+            .into_iter()
+            .flatten()
+        {
+            if let Ok(repo) = objects::open_trusted(path) {
+                let _ = objects::delete_branch(&repo, branch, *at);
+            }
+        }
+    }
+}
+
+/// Makes `dir` a shared clone of an origin on `branch` at `base` and checks it out.
+fn make_clone(
+    dir: &Path,
+    rel_objects: &str,
+    rel_url: &str,
+    branch: &str,
+    base: ObjectId,
+    origin_branches: &[(String, ObjectId)],
+) -> Result<()> {
+    Git::bare()
+        .args(["init", "--quiet", "--template=", "--initial-branch"])
+        .arg(branch)
+        .arg(dir)
+        .run()?;
+    let git_dir = dir.join(".git");
+    let info = git_dir.join("objects/info");
+    fs::create_dir_all(&info).context(|| format!("cannot create {}", info.display()))?;
+    fs::write(info.join("alternates"), format!("{rel_objects}\n"))
+        .context(|| format!("cannot write {}", info.join("alternates").display()))?;
+    let mut config = fs::OpenOptions::new()
+        .append(true)
+        .open(git_dir.join("config"))
+        .context(|| format!("cannot open {}", git_dir.join("config").display()))?;
+    write!(
+        config,
+        "[remote \"origin\"]\n\turl = {rel_url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"{branch}\"]\n\tremote = origin\n"
+    )
+    .context(|| "cannot write the clone's config")?;
+    // All refs in one packed-refs file: one write instead of a file per branch.
+    let mut refs: Vec<(String, ObjectId)> = origin_branches
+        .iter()
+        .filter(|(name, _)| !name.starts_with("loop/"))
+        .map(|(name, id)| (format!("refs/remotes/origin/{name}"), *id))
+        .collect();
+    refs.push((format!("refs/heads/{branch}"), base));
+    refs.sort();
+    let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+    for (name, id) in refs {
+        packed.push_str(&format!("{id} {name}\n"));
+    }
+    fs::write(git_dir.join("packed-refs"), packed).context(|| "cannot write packed-refs")?;
+    Git::in_dir(dir)
+        .args(["reset", "--hard", "--quiet"])
+        .run()?;
+    Ok(())
+}

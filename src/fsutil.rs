@@ -1,0 +1,169 @@
+//! File-system helpers that must not be done half: atomic writes and the workspace lock.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Context, Error, Result};
+
+/// Writes `contents` to `path` so that a reader sees either the old file or the new one,
+/// never a part: temp file in the same folder, fsync, rename, fsync of the folder.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| -> io::Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.context(|| format!("cannot write {}", path.display()))
+}
+
+/// An exclusive `flock` on a file under `locks/`; released when dropped, and by the kernel
+/// if the process dies, so a lock can never be left held by a dead process.
+pub struct Lock {
+    file: File,
+    path: PathBuf,
+}
+
+impl Lock {
+    /// Waits for the lock. The holder's pid is written into the file for `doctor`.
+    pub fn acquire(path: &Path) -> Result<Lock> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .context(|| format!("cannot open lock {}", path.display()))?;
+        file.lock()
+            .context(|| format!("cannot lock {}", path.display()))?;
+        let lock = Lock {
+            file,
+            path: path.to_path_buf(),
+        };
+        lock.record_holder();
+        Ok(lock)
+    }
+
+    /// Takes the lock only if nobody holds it.
+    pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {
+        let file = match OpenOptions::new().read(true).write(true).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(
+                    Error::failure(format!("cannot open lock {}", path.display())).with_source(e),
+                )
+            }
+        };
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Lock {
+                file,
+                path: path.to_path_buf(),
+            })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(Error::failure(format!("cannot lock {}", path.display())).with_source(e))
+            }
+        }
+    }
+
+    fn record_holder(&self) {
+        let mut f = &self.file;
+        let _ = f.set_len(0);
+        let _ = writeln!(f, "{}", std::process::id());
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Bytes used by the files below `path` (symlinks counted as themselves, never followed).
+pub fn disk_usage(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = fs::symlink_metadata(&p) else {
+            continue;
+        };
+        total += meta.blocks() * 512;
+        if meta.is_dir() {
+            if let Ok(entries) = fs::read_dir(&p) {
+                stack.extend(entries.flatten().map(|e| e.path()));
+            }
+        }
+    }
+    total
+}
+
+/// `1.2 MiB` style sizes for tables.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Removes a folder tree, making read-only folders writable first (a loop's repositories
+/// can hold read-only pack files and folders an agent chmod-ed).
+pub fn remove_tree(path: &Path) -> io::Result<()> {
+    match fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(_) => {
+            make_writable(path);
+            fs::remove_dir_all(path)
+        }
+    }
+}
+
+fn make_writable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let mode = meta.permissions().mode();
+            let _ = fs::set_permissions(&p, fs::Permissions::from_mode(mode | 0o700));
+            if let Ok(entries) = fs::read_dir(&p) {
+                stack.extend(entries.flatten().map(|e| e.path()));
+            }
+        }
+    }
+}

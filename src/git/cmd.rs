@@ -1,0 +1,206 @@
+//! The one place that starts `git`.
+//!
+//! gix does the reads and the imports; git is still used where it is the better tool and
+//! the repository is trusted: cloning the team's remotes (any transport, the user's
+//! credentials), checking out a working tree (the user's filters and LFS apply as in any
+//! checkout), and committing the workspace's own scaffolding. Never in a loop repository
+//! that a sandbox has seen: the agent could have planted hooks or config there.
+//!
+//! The environment is cleared to an allowlist so that a variable such as `GIT_DIR` or
+//! `GIT_INDEX_FILE` inherited from a hook can never redirect a command to another
+//! repository, and every error carries the argv that failed.
+
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+use crate::error::Error;
+
+/// Host variables a git command keeps: what it needs to find its config, the user's
+/// identity and credentials, and a locale.
+const PASSED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "TERM",
+    "XDG_CONFIG_HOME",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_AUTH_SOCK",
+    "SSH_ASKPASS",
+    "EMAIL",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot start `{argv}`")]
+    Spawn {
+        argv: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{argv}` failed: {stderr}")]
+    Failed { argv: String, stderr: String },
+}
+
+/// A git invocation being built.
+pub struct Git {
+    cmd: Command,
+    argv: Vec<OsString>,
+}
+
+impl Git {
+    /// `git -C dir ...`
+    pub fn in_dir(dir: &Path) -> Git {
+        let mut git = Git::bare();
+        git.cmd.current_dir(dir);
+        git.argv.push(format!("-C {}", dir.display()).into());
+        git
+    }
+
+    /// `git ...` in the current directory.
+    pub fn bare() -> Git {
+        let mut cmd = Command::new("git");
+        cmd.env_clear();
+        for key in PASSED_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
+            }
+        }
+        // Never ask on a terminal the user may not be watching; a clone that needs a
+        // password fails and says so.
+        cmd.env("GIT_TERMINAL_PROMPT", "0");
+        cmd.stdin(Stdio::null());
+        Git {
+            cmd,
+            argv: vec!["git".into()],
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Git {
+        self.argv.push(arg.as_ref().to_owned());
+        self.cmd.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Git
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        for a in args {
+            self = self.arg(a);
+        }
+        self
+    }
+
+    /// Sets a variable for this command only (commit identity and dates).
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Git {
+        self.cmd.env(key, value);
+        self
+    }
+
+    fn argv_string(&self) -> String {
+        self.argv
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Runs to completion; a non-zero exit is an error carrying git's stderr.
+    pub fn output(mut self) -> Result<Output, GitError> {
+        let argv = self.argv_string();
+        let out = self
+            .cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|source| GitError::Spawn {
+                argv: argv.clone(),
+                source,
+            })?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            let stderr = if stderr.is_empty() {
+                format!("exit status {}", out.status)
+            } else {
+                stderr
+            };
+            return Err(GitError::Failed { argv, stderr });
+        }
+        Ok(out)
+    }
+
+    /// Runs to completion, returning stdout as text.
+    pub fn read(self) -> Result<String, GitError> {
+        let out = self.output()?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Runs to completion, discarding stdout.
+    pub fn run(self) -> Result<(), GitError> {
+        self.output().map(|_| ())
+    }
+
+    /// Starts the command and returns at once, for work that can overlap with ours.
+    pub fn spawn(mut self) -> Result<Running, GitError> {
+        let argv = self.argv_string();
+        let child = self
+            .cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| GitError::Spawn {
+                argv: argv.clone(),
+                source,
+            })?;
+        Ok(Running { child, argv })
+    }
+}
+
+/// A git command started by [`Git::spawn`].
+pub struct Running {
+    child: Child,
+    argv: String,
+}
+
+impl Running {
+    pub fn wait_read(self) -> Result<String, GitError> {
+        let out = self
+            .child
+            .wait_with_output()
+            .map_err(|source| GitError::Spawn {
+                argv: self.argv.clone(),
+                source,
+            })?;
+        if !out.status.success() {
+            return Err(GitError::Failed {
+                argv: self.argv,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl From<GitError> for Error {
+    fn from(err: GitError) -> Self {
+        Error::failure("git failed").with_source(err)
+    }
+}

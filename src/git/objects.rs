@@ -1,0 +1,2681 @@
+//! Reading git repositories and moving objects between them without running git.
+//!
+//! git-loop keeps two kinds of repositories apart:
+//!
+//! * **Trusted** ones — the user's own repository, the origin every loop is cloned from. They are
+//!   opened with [`open_trusted`] and may be written: objects land in their object database and
+//!   `refs/heads/<branch>` is moved with compare-and-swap transactions ([`update_branch`],
+//!   [`delete_branch`]).
+//! * **Untrusted** ones — a loop's repository, a *shared clone* whose `objects/info/alternates`
+//!   names the origin's object directory. A sandboxed agent can write anything into it: its
+//!   config, hooks, alternates, refs, loose objects whose content does not match their name,
+//!   packs with lying indices, symlinks pointing anywhere on the host.
+//!
+//! The single rule that makes this safe is that **nothing here runs a program**. We never spawn
+//! `git` in a loop repository (it would honour `core.fsmonitor`, `core.hooksPath`, filter drivers,
+//! `core.pager`, `diff.external`, …), and gix itself is only used in ways that don't execute:
+//! [`open_untrusted`] loads no system/global/environment configuration, ignores the repository's own
+//! config (reduced trust), disables replace refs and the commit-graph, and the whole module has no
+//! filter pipeline, no hooks and no fsmonitor. Reading untrusted data can therefore at worst produce
+//! wrong answers about that same repository, which is why the one operation that carries data *out*
+//! of a loop, [`import_branch`], trusts nothing it reads:
+//!
+//! 1. the loop's alternates must still name exactly the origin's object directory, so a tampered
+//!    repository can't make the host look at other repositories on disk;
+//! 2. objects are read from the loop's *own* object store only (loose files and packs below
+//!    `<loop>/objects`, never through alternates, never through symlinks or files that resolve
+//!    outside that directory), with allocation limits;
+//! 3. every object is re-hashed and must hash to its name, commits/trees/tags must decode and trees
+//!    must pass the checks `git fsck` applies to names and modes, and each reference must point at
+//!    an object of the kind the referrer claims;
+//! 4. objects are written into the origin children-first, so the origin never holds an object whose
+//!    descendants are missing — the walk relies on "if the origin has it, it has everything below
+//!    it", and an interrupted import must not break that for the next one;
+//! 5. only then is `refs/heads/<branch>` moved, with a compare-and-swap against the value seen at
+//!    the start, and no other reference is touched.
+//!
+//! [`worktree_changes`] is the other place where untrusted content is inspected: it answers "would
+//! work be lost if this worktree went away?" by comparing stat data and raw content hashes itself
+//! instead of asking `git status`, which would run whatever the repository configures.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use gix::bstr::{BString, ByteSlice, ByteVec};
+use gix::objs::{Exists as _, FindExt as _, FindHeader as _, Write as _};
+use gix::ObjectId;
+
+/// Largest object we inflate from an untrusted store. A loose object's header states its size and
+/// zlib expands ~1000:1, so without a bound a few kilobytes on disk could exhaust host memory.
+const MAX_OBJECT_SIZE: u64 = 2 << 30;
+/// Untrusted packs are read into memory (mapping them would need `unsafe`), so bound them too.
+const MAX_PACK_FILE_SIZE: u64 = 8 << 30;
+/// A loose ref is one line; anything bigger isn't one.
+const MAX_REF_FILE_SIZE: u64 = 64 << 10;
+const MAX_PACKED_REFS_SIZE: u64 = 512 << 20;
+const MAX_ALTERNATES_FILE_SIZE: u64 = 64 << 10;
+/// git itself gives up after 5 levels of symbolic refs.
+const MAX_SYMREF_DEPTH: usize = 5;
+
+/// Configuration applied on top of nothing when opening untrusted repositories. Replace refs and
+/// commit-graph/multi-pack-index files are caches or overlays the agent controls; without them,
+/// answers about the loop come from its objects alone.
+const UNTRUSTED_OVERRIDES: [&str; 3] = [
+    "core.useReplaceRefs=false",
+    "core.commitGraph=false",
+    "core.multiPackIndex=false",
+];
+
+/// Reading a repository failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitReadError {
+    #[error("could not open a git repository at {path}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("{name:?} is not a valid reference name: {reason}")]
+    InvalidRefName { name: String, reason: String },
+    #[error("reference {name} does not exist in {repo}")]
+    RefNotFound { repo: PathBuf, name: String },
+    #[error("object {id} is missing from {repo}")]
+    ObjectMissing { repo: PathBuf, id: ObjectId },
+    #[error("object {id} in {repo} could not be decoded")]
+    Decode {
+        repo: PathBuf,
+        id: ObjectId,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("{repo}: {action}")]
+    Git {
+        repo: PathBuf,
+        action: String,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("I/O error at {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{repo} has no working tree at {expected}")]
+    NoWorktree { repo: PathBuf, expected: PathBuf },
+    #[error("{repo}: {what} is not supported")]
+    Unsupported { repo: PathBuf, what: String },
+}
+
+/// Bringing a loop's branch into its origin, or moving a branch, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// an object's content does not hash to its name
+    #[error("object {expected} in {repo} is corrupt: its content hashes to {actual}")]
+    HashMismatch {
+        repo: PathBuf,
+        expected: ObjectId,
+        actual: ObjectId,
+    },
+    /// the origin's branch moved between read and update (compare-and-swap lost)
+    #[error(
+        "{name} in {repo} was expected at {} but is at {}; it was moved concurrently",
+        show_target(.expected),
+        show_target(.actual)
+    )]
+    RefMoved {
+        repo: PathBuf,
+        name: String,
+        expected: Option<ObjectId>,
+        actual: Option<ObjectId>,
+    },
+    /// the loop repository's alternates file no longer points at the origin (tampered)
+    #[error("the alternates of {repo} no longer name only {expected}: {reason}")]
+    AlternatesTampered {
+        repo: PathBuf,
+        expected: PathBuf,
+        reason: String,
+    },
+    /// an object reachable from the branch is neither in the origin nor in the loop's own store
+    #[error("object {id} is missing from {repo}")]
+    MissingObject { repo: PathBuf, id: ObjectId },
+    /// an object hashes correctly but is not something we let into the origin
+    #[error("object {id} in {repo} is malformed: {reason}")]
+    MalformedObject {
+        repo: PathBuf,
+        id: ObjectId,
+        reason: String,
+        #[source]
+        source: Option<gix::Error>,
+    },
+    /// a file of the untrusted store could not be decoded
+    #[error("{path} is corrupt: {reason}")]
+    Corrupt {
+        path: PathBuf,
+        reason: String,
+        #[source]
+        source: Option<gix::Error>,
+    },
+    /// a path inside the untrusted repository is a symlink or resolves outside of it
+    #[error("refusing to read {path}: {reason}")]
+    UnsafePath { path: PathBuf, reason: String },
+    #[error("{path} is {size} bytes, more than the limit of {limit} bytes")]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+    #[error("{name:?} is not a valid branch name: {reason}")]
+    InvalidBranchName { name: String, reason: String },
+    #[error("{name} in {repo} is a symbolic reference, refusing to overwrite it")]
+    SymbolicRef { repo: PathBuf, name: String },
+    #[error("I/O error at {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{repo}: {action}")]
+    Git {
+        repo: PathBuf,
+        action: String,
+        #[source]
+        source: gix::Error,
+    },
+    #[error(transparent)]
+    Read(#[from] GitReadError),
+}
+
+fn show_target(id: &Option<ObjectId>) -> String {
+    match id {
+        Some(id) => id.to_string(),
+        None => "<absent>".into(),
+    }
+}
+
+fn git_read_err(
+    repo: &gix::Repository,
+    action: impl Into<String>,
+) -> impl FnOnce(gix::Error) -> GitReadError {
+    let repo = repo.git_dir().to_owned();
+    let action = action.into();
+    move |source| GitReadError::Git {
+        repo,
+        action,
+        source,
+    }
+}
+
+fn import_git_err(
+    repo: &gix::Repository,
+    action: impl Into<String>,
+) -> impl FnOnce(gix::Error) -> ImportError {
+    let repo = repo.git_dir().to_owned();
+    let action = action.into();
+    move |source| ImportError::Git {
+        repo,
+        action,
+        source,
+    }
+}
+
+fn read_io_err(path: &Path) -> impl FnOnce(io::Error) -> GitReadError + '_ {
+    move |source| GitReadError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn import_io_err(path: &Path) -> impl FnOnce(io::Error) -> ImportError + '_ {
+    move |source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Open a repository for reading without trusting it: no system/global/env config,
+/// nothing that could execute, reads only. Accepts a worktree folder or a .git dir.
+///
+/// Trust is forced down to `Reduced` even when the current user owns the files — a sandboxed agent
+/// usually runs as that same user — so the repository's own config is ignored except for what gix
+/// needs to read it at all (format version, object hash, bareness). This does not confine which files
+/// are read: a tampered repository's alternates, `commondir` or gitfile may point elsewhere. Callers
+/// that carry data out of a loop must use [`import_branch`], which checks and avoids those.
+pub fn open_untrusted(path: &Path) -> Result<gix::Repository, GitReadError> {
+    let options = gix::open::Options::isolated()
+        .with(gix::sec::Trust::Reduced)
+        .bail_if_untrusted(false)
+        .strict_config(false)
+        .config_overrides(UNTRUSTED_OVERRIDES);
+    gix::open_opts(path, options).map_err(|source| GitReadError::Open {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Open a repository we trust (the user's own repo / an origin) for reads and writes of objects and refs.
+///
+/// The user's configuration applies (it provides the reflog identity, lock timeouts, …). gix never
+/// runs hooks or other configured programs for the operations in this module.
+pub fn open_trusted(path: &Path) -> Result<gix::Repository, GitReadError> {
+    gix::open_opts(path, gix::open::Options::default()).map_err(|source| GitReadError::Open {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn full_ref_name(name: &str) -> Result<gix::refs::FullName, GitReadError> {
+    let full = if name.starts_with("refs/") {
+        name.to_owned()
+    } else {
+        format!("refs/heads/{name}")
+    };
+    gix::refs::FullName::try_from(full).map_err(|err| GitReadError::InvalidRefName {
+        name: name.to_owned(),
+        reason: err.to_string(),
+    })
+}
+
+/// Loop branches are always local branches; accepting full names here would let a caller's mistake
+/// move a tag or a remote-tracking ref in the origin.
+fn branch_ref_name(branch: &str) -> Result<gix::refs::FullName, ImportError> {
+    let invalid = |reason: String| ImportError::InvalidBranchName {
+        name: branch.to_owned(),
+        reason,
+    };
+    if branch.starts_with("refs/") {
+        return Err(invalid(
+            "expected a branch name without the refs/heads/ prefix".into(),
+        ));
+    }
+    gix::refs::FullName::try_from(format!("refs/heads/{branch}"))
+        .map_err(|err| invalid(err.to_string()))
+}
+
+/// `refs/heads/<branch>` (or a full ref name) peeled to a commit id; Ok(None) when the ref does not exist.
+pub fn resolve_branch(
+    repo: &gix::Repository,
+    name: &str,
+) -> Result<Option<ObjectId>, GitReadError> {
+    let full = full_ref_name(name)?;
+    let Some(mut reference) = repo.try_find_reference(&full).map_err(git_read_err(
+        repo,
+        format!("could not read reference {full}"),
+    ))?
+    else {
+        return Ok(None);
+    };
+    let commit = reference.peel_to_commit().map_err(git_read_err(
+        repo,
+        format!("could not peel {full} to a commit"),
+    ))?;
+    Ok(Some(commit.id))
+}
+
+/// Resolve any revision spec a user may type (`HEAD`, `main`, `v1.0`, `abc123`, `HEAD~2`) to a commit id. Ok(None) if it doesn't resolve.
+///
+/// A spec that names something other than a commit (a tree, a blob, a tag of either) also yields
+/// `None`; failures to read objects the spec did resolve to are errors.
+pub fn resolve_rev(repo: &gix::Repository, spec: &str) -> Result<Option<ObjectId>, GitReadError> {
+    // gix reports unknown names, ambiguous prefixes and syntax errors alike as errors; to a caller
+    // asking "what does the user mean", all of them mean "nothing".
+    let Ok(id) = repo.rev_parse_single(spec) else {
+        return Ok(None);
+    };
+    let id = id.detach();
+    let object = repo
+        .find_object(id)
+        .map_err(|source| GitReadError::Decode {
+            repo: repo.git_dir().to_owned(),
+            id,
+            source,
+        })?;
+    let peeled = object
+        .peel_tags_to_end()
+        .map_err(|source| GitReadError::Decode {
+            repo: repo.git_dir().to_owned(),
+            id,
+            source,
+        })?;
+    Ok((peeled.kind == gix::objs::Kind::Commit).then_some(peeled.id))
+}
+
+/// Name of the branch HEAD points to (e.g. "main"), None when detached or unborn.
+pub fn head_branch(repo: &gix::Repository) -> Result<Option<String>, GitReadError> {
+    let head = repo
+        .head()
+        .map_err(git_read_err(repo, "could not read HEAD"))?;
+    Ok(match head.kind {
+        gix::head::Kind::Symbolic(reference) => reference
+            .name
+            .as_bstr()
+            .strip_prefix(b"refs/heads/")
+            .map(|short| short.to_str_lossy().into_owned()),
+        gix::head::Kind::Unborn(_) | gix::head::Kind::Detached { .. } => None,
+    })
+}
+
+/// All local branch names with their tips.
+///
+/// Tips are fully peeled object ids; a branch pointing at an annotated tag reports the tag's target.
+pub fn branches(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>, GitReadError> {
+    let platform = repo
+        .references()
+        .map_err(git_read_err(repo, "could not list references"))?;
+    let iter = platform
+        .local_branches()
+        .map_err(git_read_err(repo, "could not list local branches"))?;
+    let mut out = Vec::new();
+    for reference in iter {
+        let mut reference =
+            reference.map_err(git_read_err(repo, "could not read a local branch"))?;
+        let full = reference.name().as_bstr().to_owned();
+        let id = reference
+            .peel_to_id()
+            .map_err(git_read_err(repo, format!("could not peel {full}")))?
+            .detach();
+        let short = full.strip_prefix(b"refs/heads/").unwrap_or(full.as_slice());
+        out.push((short.to_str_lossy().into_owned(), id));
+    }
+    Ok(out)
+}
+
+/// Number of commits reachable from `tip` but not from any of `bases`.
+pub fn count_ahead(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    bases: &[ObjectId],
+) -> Result<usize, GitReadError> {
+    let walk = repo
+        .rev_walk([tip])
+        .with_hidden(bases.iter().copied())
+        .all()
+        .map_err(git_read_err(
+            repo,
+            format!("could not walk history from {tip}"),
+        ))?;
+    let mut count = 0;
+    for info in walk {
+        info.map_err(git_read_err(
+            repo,
+            format!("could not walk history from {tip}"),
+        ))?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// Is `ancestor` reachable from `descendant` (equal counts as yes)?
+pub fn is_ancestor(
+    repo: &gix::Repository,
+    ancestor: ObjectId,
+    descendant: ObjectId,
+) -> Result<bool, GitReadError> {
+    if ancestor == descendant {
+        return Ok(true);
+    }
+    // `ancestor` is hidden by `descendant` exactly when it is reachable from it; otherwise it is the
+    // first commit the walk yields, so one step answers the question.
+    let mut walk = repo
+        .rev_walk([ancestor])
+        .with_hidden([descendant])
+        .all()
+        .map_err(git_read_err(
+            repo,
+            format!("could not walk history from {ancestor}"),
+        ))?;
+    match walk.next() {
+        None => Ok(true),
+        Some(Ok(_)) => Ok(false),
+        Some(Err(source)) => Err(git_read_err(
+            repo,
+            format!("could not walk history from {ancestor}"),
+        )(source)),
+    }
+}
+
+/// What [`import_branch`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportOutcome {
+    /// The origin's branch before the import (`None`: it did not exist).
+    pub old: Option<ObjectId>,
+    /// The loop's branch tip, now also the origin's (`None`: the loop has no such branch, nothing changed).
+    pub new: Option<ObjectId>,
+    /// Objects written into the origin's object database.
+    pub objects_copied: usize,
+}
+
+/// Bring `refs/heads/<branch>` of the loop repository `loop_git_dir` into the origin `origin_git_dir`.
+///
+/// See the module documentation for the steps and why each is there. On any error the origin's
+/// branch is unchanged; objects already written may remain, which is harmless: they are
+/// content-addressed (their names were verified), complete (written children-first) and
+/// unreferenced until a later import or `git gc` deals with them.
+pub fn import_branch(
+    loop_git_dir: &Path,
+    origin_git_dir: &Path,
+    expected_alternate: &Path,
+    branch: &str,
+) -> Result<ImportOutcome, ImportError> {
+    let name = branch_ref_name(branch)?;
+    check_alternates(loop_git_dir, expected_alternate)?;
+
+    let origin = open_trusted(origin_git_dir)?;
+    let old = direct_ref_target(&origin, &name)?;
+
+    let mut store = LoopStore::open(loop_git_dir, origin.object_hash())?;
+    let Some(tip) = store.read_branch(&name)? else {
+        return Ok(ImportOutcome {
+            old,
+            new: None,
+            objects_copied: 0,
+        });
+    };
+    if old == Some(tip) {
+        return Ok(ImportOutcome {
+            old,
+            new: Some(tip),
+            objects_copied: 0,
+        });
+    }
+
+    let objects_copied = copy_missing_objects(&mut store, &origin, tip)?;
+    if !origin.objects.exists(&tip) {
+        // Unreachable unless the origin's object database misbehaves; never point a ref at nothing.
+        return Err(ImportError::MissingObject {
+            repo: origin.git_dir().to_owned(),
+            id: tip,
+        });
+    }
+    compare_and_swap(
+        &origin,
+        &name,
+        old,
+        tip,
+        &format!("git-loop: import {branch}"),
+    )?;
+    Ok(ImportOutcome {
+        old,
+        new: Some(tip),
+        objects_copied,
+    })
+}
+
+/// Set or create `refs/heads/<branch>` in a trusted repository with compare-and-swap semantics
+/// (`expected`: None = must not exist). Used to create the loop branch in the origin at the base.
+///
+/// Creating a branch that already points at `new` succeeds, as re-running an interrupted setup
+/// should.
+pub fn update_branch(
+    repo: &gix::Repository,
+    branch: &str,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    reflog_message: &str,
+) -> Result<(), ImportError> {
+    let name = branch_ref_name(branch)?;
+    if !repo.objects.exists(&new) {
+        return Err(ImportError::MissingObject {
+            repo: repo.git_dir().to_owned(),
+            id: new,
+        });
+    }
+    compare_and_swap(repo, &name, expected, new, reflog_message)
+}
+
+/// Delete refs/heads/<branch> if it currently points at `expected`.
+pub fn delete_branch(
+    repo: &gix::Repository,
+    branch: &str,
+    expected: ObjectId,
+) -> Result<(), ImportError> {
+    use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
+    let name = branch_ref_name(branch)?;
+    let edit = RefEdit {
+        change: Change::Delete {
+            expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(expected)),
+            log: RefLog::AndReference,
+        },
+        name: name.clone(),
+        deref: false,
+    };
+    apply_ref_edit(repo, &name, Some(expected), None, edit)
+}
+
+fn compare_and_swap(
+    repo: &gix::Repository,
+    name: &gix::refs::FullName,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    reflog_message: &str,
+) -> Result<(), ImportError> {
+    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+    let edit = RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: reflog_message.into(),
+            },
+            expected: match expected {
+                Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
+                None => PreviousValue::MustNotExist,
+            },
+            new: gix::refs::Target::Object(new),
+        },
+        name: name.clone(),
+        // Updating through a symbolic ref would move whatever it points at, i.e. another ref.
+        deref: false,
+    };
+    apply_ref_edit(repo, name, expected, Some(new), edit)
+}
+
+/// `updated_to` is the value the edit sets, if it sets one: finding the ref there after a failed
+/// transaction means the edit itself went through (gix writes the ref before cleaning up packed
+/// refs, which can still fail).
+fn apply_ref_edit(
+    repo: &gix::Repository,
+    name: &gix::refs::FullName,
+    expected: Option<ObjectId>,
+    updated_to: Option<ObjectId>,
+    edit: gix::refs::transaction::RefEdit,
+) -> Result<(), ImportError> {
+    // The reflog needs an identity; a user without one configured must still be able to import.
+    let fallback_time = gix::date::Time::now_local_or_utc().to_string();
+    let fallback = gix::actor::SignatureRef {
+        name: "git-loop".into(),
+        email: "git-loop@localhost".into(),
+        time: &fallback_time,
+    };
+    let committer = match repo.committer() {
+        Some(Ok(committer)) => committer,
+        _ => fallback,
+    };
+    match repo.edit_references_as([edit], Some(committer)) {
+        Ok(_) => Ok(()),
+        Err(source) => {
+            // The transaction checks the expected value while holding the lock. Whatever kind of
+            // error it reports, a ref that no longer has the expected value means we lost the race,
+            // which callers handle differently from an I/O failure.
+            let actual = direct_ref_target(repo, name);
+            match actual {
+                Ok(actual) if updated_to.is_some() && actual == updated_to => Ok(()),
+                Ok(actual) if actual != expected => Err(ImportError::RefMoved {
+                    repo: repo.git_dir().to_owned(),
+                    name: name.as_bstr().to_string(),
+                    expected,
+                    actual,
+                }),
+                Err(ImportError::SymbolicRef { .. }) => Err(ImportError::SymbolicRef {
+                    repo: repo.git_dir().to_owned(),
+                    name: name.as_bstr().to_string(),
+                }),
+                _ => Err(ImportError::Git {
+                    repo: repo.git_dir().to_owned(),
+                    action: format!("could not update {name}"),
+                    source,
+                }),
+            }
+        }
+    }
+}
+
+/// The object id a ref stores directly, without peeling: compare-and-swap compares stored values.
+fn direct_ref_target(
+    repo: &gix::Repository,
+    name: &gix::refs::FullName,
+) -> Result<Option<ObjectId>, ImportError> {
+    let Some(reference) = repo
+        .try_find_reference(name)
+        .map_err(import_git_err(repo, format!("could not read {name}")))?
+    else {
+        return Ok(None);
+    };
+    match reference.target().try_id() {
+        Some(id) => Ok(Some(id.to_owned())),
+        None => Err(ImportError::SymbolicRef {
+            repo: repo.git_dir().to_owned(),
+            name: name.as_bstr().to_string(),
+        }),
+    }
+}
+
+/// Step 1 of an import: the loop must still borrow objects from the origin and nothing else.
+fn check_alternates(loop_git_dir: &Path, expected_alternate: &Path) -> Result<(), ImportError> {
+    let expected =
+        fs::canonicalize(expected_alternate).map_err(import_io_err(expected_alternate))?;
+    let tampered = |reason: String| ImportError::AlternatesTampered {
+        repo: loop_git_dir.to_owned(),
+        expected: expected.clone(),
+        reason,
+    };
+    let git_dir = fs::canonicalize(loop_git_dir).map_err(import_io_err(loop_git_dir))?;
+    let objects_dir = git_dir.join("objects");
+    let file = objects_dir.join("info").join("alternates");
+    let content = match read_confined(&file, &git_dir, MAX_ALTERNATES_FILE_SIZE) {
+        Ok(Some(content)) => content,
+        Ok(None) => return Err(tampered(format!("{} does not exist", file.display()))),
+        Err(ImportError::UnsafePath { reason, .. }) => return Err(tampered(reason)),
+        Err(err) => return Err(err),
+    };
+    let entries: Vec<&[u8]> = content
+        .lines()
+        .map(|line| line.trim_end_with(|c| c == '\r'))
+        .filter(|line| !line.is_empty() && !line.starts_with(b"#"))
+        .collect();
+    let [entry] = entries.as_slice() else {
+        return Err(tampered(format!(
+            "expected exactly one entry, found {}",
+            entries.len()
+        )));
+    };
+    if entry.starts_with(b"\"") {
+        return Err(tampered(
+            "quoted entries are never written by git-loop".into(),
+        ));
+    }
+    let entry_path = gix::path::from_byte_slice(entry)
+        .map_err(|_| tampered("the entry is not a valid path".into()))?;
+    // git resolves relative entries against the objects directory; it is canonical, so `..` in the
+    // entry means the same thing here as it does to git.
+    let named = objects_dir.join(entry_path);
+    match fs::canonicalize(&named) {
+        Ok(actual) if actual == expected => Ok(()),
+        Ok(actual) => Err(tampered(format!("it names {}", actual.display()))),
+        Err(err) => Err(tampered(format!(
+            "it names {}, which can't be resolved: {err}",
+            named.display()
+        ))),
+    }
+}
+
+enum Work {
+    /// `want` is the kind the referrer claims; a branch tip must be a commit, as `git fsck` demands.
+    Visit { id: ObjectId, want: gix::objs::Kind },
+    /// Pushed below an object's children, so it is written only after all of them are in the origin.
+    Write {
+        id: ObjectId,
+        kind: gix::objs::Kind,
+        data: Vec<u8>,
+    },
+}
+
+/// Step 3 of an import: a depth-first walk from `tip` that stops at objects the origin has and
+/// writes the rest in post-order. Hash-verified objects can't form cycles, so everything between
+/// an object's `Visit` and its `Write` on the stack belongs to its own subgraph.
+fn copy_missing_objects(
+    store: &mut LoopStore,
+    origin: &gix::Repository,
+    tip: ObjectId,
+) -> Result<usize, ImportError> {
+    let hash_kind = origin.object_hash();
+    let mut stack = vec![Work::Visit {
+        id: tip,
+        want: gix::objs::Kind::Commit,
+    }];
+    let mut seen = HashSet::new();
+    let mut copied = 0;
+    while let Some(work) = stack.pop() {
+        match work {
+            Work::Visit { id, want } => {
+                if !seen.insert(id) {
+                    continue;
+                }
+                let in_origin = origin.objects.try_header(&id).map_err(import_git_err(
+                    origin,
+                    format!("could not read object {id}"),
+                ))?;
+                if let Some(header) = in_origin {
+                    if header.kind != want {
+                        return Err(store.malformed(
+                            id,
+                            format!(
+                                "is referenced as a {want} but the origin has a {}",
+                                header.kind
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+                let Some((kind, data)) = store.read_object(&id)? else {
+                    return Err(ImportError::MissingObject {
+                        repo: store.repo.clone(),
+                        id,
+                    });
+                };
+                let actual = gix::objs::compute_hash(hash_kind, kind, &data)
+                    .map_err(|source| store.malformed_with(id, "could not be hashed", source))?;
+                if actual != id {
+                    return Err(ImportError::HashMismatch {
+                        repo: store.repo.clone(),
+                        expected: id,
+                        actual,
+                    });
+                }
+                if kind != want {
+                    return Err(
+                        store.malformed(id, format!("is referenced as a {want} but is a {kind}"))
+                    );
+                }
+                let children = children_of(store, id, kind, &data, hash_kind)?;
+                stack.push(Work::Write { id, kind, data });
+                stack.extend(
+                    children
+                        .into_iter()
+                        .map(|(id, want)| Work::Visit { id, want }),
+                );
+            }
+            Work::Write { id, kind, data } => {
+                let written = origin
+                    .objects
+                    .write_buf(kind, &data)
+                    .map_err(import_git_err(
+                        origin,
+                        format!("could not write object {id}"),
+                    ))?;
+                if written != id {
+                    // Verified before, so only a store that changed its mind gets here; the
+                    // object written under its true name is harmless.
+                    return Err(ImportError::HashMismatch {
+                        repo: store.repo.clone(),
+                        expected: id,
+                        actual: written,
+                    });
+                }
+                copied += 1;
+            }
+        }
+    }
+    Ok(copied)
+}
+
+/// Decode `data` strictly and list what it references. Gitlinks are not followed: submodule
+/// commits live in other repositories.
+fn children_of(
+    store: &LoopStore,
+    id: ObjectId,
+    kind: gix::objs::Kind,
+    data: &[u8],
+    hash_kind: gix::hash::Kind,
+) -> Result<Vec<(ObjectId, gix::objs::Kind)>, ImportError> {
+    use gix::objs::Kind;
+    match kind {
+        Kind::Blob => Ok(Vec::new()),
+        Kind::Commit => {
+            let commit = gix::objs::CommitRef::from_bytes(data, hash_kind)
+                .map_err(|source| store.malformed_with(id, "is not a valid commit", source))?;
+            let mut children = vec![(commit.tree(), Kind::Tree)];
+            children.extend(commit.parents().map(|parent| (parent, Kind::Commit)));
+            Ok(children)
+        }
+        // Branch tips are commits and commits never reference tags, so this is only reached if
+        // tags are ever imported too; decoding them keeps the walk complete for that case.
+        Kind::Tag => {
+            let tag = gix::objs::TagRef::from_bytes(data, hash_kind)
+                .map_err(|source| store.malformed_with(id, "is not a valid tag", source))?;
+            Ok(vec![(tag.target(), tag.target_kind)])
+        }
+        Kind::Tree => {
+            let tree = gix::objs::TreeRef::from_bytes(data, hash_kind)
+                .map_err(|source| store.malformed_with(id, "is not a valid tree", source))?;
+            check_tree_entries(store, id, &tree)?;
+            Ok(tree
+                .entries
+                .iter()
+                .filter_map(|entry| {
+                    let want = match entry.mode.kind() {
+                        gix::objs::tree::EntryKind::Tree => Kind::Tree,
+                        gix::objs::tree::EntryKind::Commit => return None,
+                        _ => Kind::Blob,
+                    };
+                    Some((entry.oid.to_owned(), want))
+                })
+                .collect())
+        }
+    }
+}
+
+/// The tree checks `git fsck` treats as errors: a tree failing them would leave the origin failing
+/// fsck, and some (`.git` entries, `..`) are the raw material of checkout exploits.
+fn check_tree_entries(
+    store: &LoopStore,
+    id: ObjectId,
+    tree: &gix::objs::TreeRef<'_>,
+) -> Result<(), ImportError> {
+    const MODES: [&[u8]; 5] = [b"40000", b"100644", b"100755", b"120000", b"160000"];
+    let validate = gix::validate::path::component::Options {
+        // Backslashes and colons are valid in names on the platforms loops run on.
+        protect_windows: false,
+        protect_hfs: true,
+        protect_ntfs: true,
+    };
+    let mut names = HashSet::with_capacity(tree.entries.len());
+    let mut previous: Option<&gix::objs::tree::EntryRef<'_>> = None;
+    for entry in &tree.entries {
+        let mut buf = [0u8; 6];
+        let mode = entry.mode.as_bytes(&mut buf);
+        if !MODES.contains(&mode.as_bytes()) {
+            return Err(store.malformed(
+                id,
+                format!(
+                    "entry {:?} has the non-canonical mode {mode}",
+                    entry.filename
+                ),
+            ));
+        }
+        let leaf = entry
+            .mode
+            .is_link()
+            .then_some(gix::validate::path::component::Mode::Symlink);
+        if let Err(err) = gix::validate::path::component(entry.filename, leaf, validate) {
+            return Err(store.malformed(
+                id,
+                format!("entry {:?} is not allowed: {err}", entry.filename),
+            ));
+        }
+        if !names.insert(entry.filename) {
+            return Err(store.malformed(id, format!("entry {:?} appears twice", entry.filename)));
+        }
+        if let Some(previous) = previous {
+            let order = gix::objs::tree::name_order(
+                previous.filename,
+                previous.mode.is_tree(),
+                entry.filename,
+                entry.mode.is_tree(),
+            );
+            if order != std::cmp::Ordering::Less {
+                return Err(
+                    store.malformed(id, format!("entry {:?} is out of order", entry.filename))
+                );
+            }
+        }
+        previous = Some(entry);
+    }
+    Ok(())
+}
+
+/// The loop repository's own objects and refs, read without gix's repository machinery so that
+/// nothing the loop configures — alternates, `commondir`, config — has a say in what is read.
+struct LoopStore {
+    /// As given by the caller, for messages.
+    repo: PathBuf,
+    /// Canonical; every file read must resolve below it.
+    git_dir: PathBuf,
+    objects_dir: PathBuf,
+    hash_kind: gix::hash::Kind,
+    /// Loaded on the first object that isn't loose.
+    packs: Option<Vec<UntrustedPack>>,
+}
+
+struct UntrustedPack {
+    index: gix::odb::pack::index::File<Vec<u8>>,
+    data: gix::odb::pack::data::File<Vec<u8>>,
+}
+
+impl LoopStore {
+    fn open(loop_git_dir: &Path, hash_kind: gix::hash::Kind) -> Result<Self, ImportError> {
+        let git_dir = fs::canonicalize(loop_git_dir).map_err(import_io_err(loop_git_dir))?;
+        let objects_dir = git_dir.join("objects");
+        let meta = fs::symlink_metadata(&objects_dir).map_err(import_io_err(&objects_dir))?;
+        if !meta.file_type().is_dir() {
+            return Err(ImportError::UnsafePath {
+                path: objects_dir,
+                reason: "the object directory must be a directory, not a symlink".into(),
+            });
+        }
+        Ok(LoopStore {
+            repo: loop_git_dir.to_owned(),
+            git_dir,
+            objects_dir,
+            hash_kind,
+            packs: None,
+        })
+    }
+
+    fn malformed(&self, id: ObjectId, reason: String) -> ImportError {
+        ImportError::MalformedObject {
+            repo: self.repo.clone(),
+            id,
+            reason,
+            source: None,
+        }
+    }
+
+    fn malformed_with(&self, id: ObjectId, reason: &str, source: gix::Error) -> ImportError {
+        ImportError::MalformedObject {
+            repo: self.repo.clone(),
+            id,
+            reason: reason.into(),
+            source: Some(source),
+        }
+    }
+
+    /// The branch tip as the loop's files state it, following symbolic refs within the loop only.
+    fn read_branch(&self, name: &gix::refs::FullName) -> Result<Option<ObjectId>, ImportError> {
+        let mut current = name.clone();
+        for _ in 0..MAX_SYMREF_DEPTH {
+            match self.read_ref(&current)? {
+                None => return Ok(None),
+                Some(RefValue::Object(id)) => return Ok(Some(id)),
+                Some(RefValue::Symbolic(target)) => current = target,
+            }
+        }
+        Err(ImportError::Corrupt {
+            path: self
+                .repo
+                .join(gix::path::from_bstr(name.as_bstr()).unwrap_or_default()),
+            reason: format!("more than {MAX_SYMREF_DEPTH} levels of symbolic references"),
+            source: None,
+        })
+    }
+
+    fn read_ref(&self, name: &gix::refs::FullName) -> Result<Option<RefValue>, ImportError> {
+        let relative =
+            gix::path::from_bstr(name.as_bstr()).map_err(|_| ImportError::InvalidBranchName {
+                name: name.as_bstr().to_string(),
+                reason: "not representable as a path".into(),
+            })?;
+        let loose_path = self.git_dir.join(&relative);
+        if let Some(content) = read_confined(&loose_path, &self.git_dir, MAX_REF_FILE_SIZE)? {
+            return parse_loose_ref(&content, self.hash_kind)
+                .map(Some)
+                .ok_or_else(|| ImportError::Corrupt {
+                    path: loose_path,
+                    reason: "not a valid reference".into(),
+                    source: None,
+                });
+        }
+        let packed_path = self.git_dir.join("packed-refs");
+        let Some(packed) = read_confined(&packed_path, &self.git_dir, MAX_PACKED_REFS_SIZE)? else {
+            return Ok(None);
+        };
+        for line in packed.lines() {
+            if line.starts_with(b"#") || line.starts_with(b"^") || line.is_empty() {
+                continue;
+            }
+            let Some((hex, refname)) = line.split_once_str(b" ") else {
+                continue;
+            };
+            if refname.trim_end_with(|c| c == '\r') == name.as_bstr().as_bytes() {
+                return ObjectId::from_hex(hex)
+                    .ok()
+                    .filter(|id| id.kind() == self.hash_kind)
+                    .map(|id| Some(RefValue::Object(id)))
+                    .ok_or_else(|| ImportError::Corrupt {
+                        path: packed_path,
+                        reason: format!("invalid object id for {name}"),
+                        source: None,
+                    });
+            }
+        }
+        Ok(None)
+    }
+
+    fn read_object(
+        &mut self,
+        id: &gix::oid,
+    ) -> Result<Option<(gix::objs::Kind, Vec<u8>)>, ImportError> {
+        let hex = id.to_hex().to_string();
+        let loose_path = self.objects_dir.join(&hex[..2]).join(&hex[2..]);
+        // zlib can make incompressible data slightly larger than the object it holds.
+        let compressed_limit = MAX_OBJECT_SIZE + MAX_OBJECT_SIZE / 64 + 1024;
+        if let Some(compressed) = read_confined(&loose_path, &self.objects_dir, compressed_limit)? {
+            return decode_loose_object(&compressed, &loose_path).map(Some);
+        }
+        for pack in self.packs()? {
+            let found = catch_decoder_panic(|| {
+                pack.find(id).map_err(|source| ImportError::Corrupt {
+                    path: pack.data.path().to_owned(),
+                    reason: format!("object {id} could not be decoded"),
+                    source: Some(source),
+                })
+            })
+            .map_err(|err| match err {
+                ImportError::Corrupt {
+                    path,
+                    reason,
+                    source,
+                } if path.as_os_str().is_empty() => ImportError::Corrupt {
+                    path: pack.data.path().to_owned(),
+                    reason,
+                    source,
+                },
+                other => other,
+            })?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
+    fn packs(&mut self) -> Result<&[UntrustedPack], ImportError> {
+        if self.packs.is_none() {
+            self.packs = Some(self.load_packs()?);
+        }
+        Ok(self.packs.as_deref().unwrap_or_default())
+    }
+
+    fn load_packs(&self) -> Result<Vec<UntrustedPack>, ImportError> {
+        let pack_dir = self.objects_dir.join("pack");
+        match fs::symlink_metadata(&pack_dir) {
+            Err(err) if is_missing(&err) => return Ok(Vec::new()),
+            Err(err) => return Err(import_io_err(&pack_dir)(err)),
+            Ok(meta) if !meta.file_type().is_dir() => {
+                return Err(ImportError::UnsafePath {
+                    path: pack_dir,
+                    reason: "the pack directory must be a directory, not a symlink".into(),
+                })
+            }
+            Ok(_) => {}
+        }
+        let mut index_paths = Vec::new();
+        for entry in fs::read_dir(&pack_dir).map_err(import_io_err(&pack_dir))? {
+            let entry = entry.map_err(import_io_err(&pack_dir))?;
+            let path = entry.path();
+            if path.extension().is_some_and(|ext| ext == "idx") {
+                index_paths.push(path);
+            }
+        }
+        index_paths.sort();
+        let mut packs = Vec::new();
+        for index_path in index_paths {
+            let data_path = index_path.with_extension("pack");
+            let Some(index_bytes) =
+                read_confined(&index_path, &self.objects_dir, MAX_PACK_FILE_SIZE)?
+            else {
+                continue;
+            };
+            // git ignores an index without its pack too; the objects then count as missing.
+            let Some(data_bytes) =
+                read_confined(&data_path, &self.objects_dir, MAX_PACK_FILE_SIZE)?
+            else {
+                continue;
+            };
+            let hash_kind = self.hash_kind;
+            let pack = catch_decoder_panic(|| {
+                let index = gix::odb::pack::index::File::from_data(
+                    index_bytes,
+                    index_path.clone(),
+                    hash_kind,
+                )
+                .map_err(|source| ImportError::Corrupt {
+                    path: index_path.clone(),
+                    reason: "not a valid pack index".into(),
+                    source: Some(source),
+                })?;
+                let data =
+                    gix::odb::pack::data::File::from_data(data_bytes, data_path.clone(), hash_kind)
+                        .map_err(|source| ImportError::Corrupt {
+                            path: data_path.clone(),
+                            reason: "not a valid pack".into(),
+                            source: Some(source),
+                        })?
+                        .with_alloc_limit_bytes(Some(
+                            usize::try_from(MAX_OBJECT_SIZE).unwrap_or(usize::MAX),
+                        ));
+                Ok(UntrustedPack { index, data })
+            })
+            .map_err(|err| match err {
+                ImportError::Corrupt {
+                    path,
+                    reason,
+                    source,
+                } if path.as_os_str().is_empty() => ImportError::Corrupt {
+                    path: index_path.clone(),
+                    reason,
+                    source,
+                },
+                other => other,
+            })?;
+            packs.push(pack);
+        }
+        Ok(packs)
+    }
+}
+
+impl UntrustedPack {
+    fn find(&self, id: &gix::oid) -> Result<Option<(gix::objs::Kind, Vec<u8>)>, gix::Error> {
+        use gix::odb::pack::data::decode::entry::ResolvedBase;
+        let Some(position) = self.index.lookup(id) else {
+            return Ok(None);
+        };
+        let entry = self.data.entry(self.index.pack_offset_at_index(position))?;
+        // Bases referenced by id are resolved within this pack only; a loop's packs must be
+        // self-contained, just like git's local packs.
+        let resolve = |base: &gix::oid, _out: &mut Vec<u8>| -> gix::Result<Option<ResolvedBase>> {
+            match self.index.lookup(base) {
+                Some(position) => Ok(Some(ResolvedBase::InPack(
+                    self.data.entry(self.index.pack_offset_at_index(position))?,
+                ))),
+                None => Ok(None),
+            }
+        };
+        let mut out = Vec::new();
+        let mut inflate = gix::zlib::Inflate::default();
+        let outcome = self.data.decode_entry(
+            entry,
+            &mut out,
+            &mut inflate,
+            &resolve,
+            &mut gix::odb::pack::cache::Never,
+        )?;
+        Ok(Some((outcome.kind, out)))
+    }
+}
+
+/// gix's pack decoders are hardened against hostile input, but an index that lies about its own
+/// layout is exactly the input where a missed bounds check would panic; a malicious loop must not
+/// be able to crash the host process. The path is filled in by the caller.
+fn catch_decoder_panic<T>(f: impl FnOnce() -> Result<T, ImportError>) -> Result<T, ImportError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(ImportError::Corrupt {
+            path: PathBuf::new(),
+            reason: "the pack decoder panicked on malformed data".into(),
+            source: None,
+        })
+    })
+}
+
+enum RefValue {
+    Object(ObjectId),
+    Symbolic(gix::refs::FullName),
+}
+
+fn parse_loose_ref(content: &[u8], hash_kind: gix::hash::Kind) -> Option<RefValue> {
+    let content = content.trim_end();
+    if let Some(target) = content.strip_prefix(b"ref:") {
+        return gix::refs::FullName::try_from(target.trim().as_bstr())
+            .ok()
+            .map(RefValue::Symbolic);
+    }
+    ObjectId::from_hex(content)
+        .ok()
+        .filter(|id| id.kind() == hash_kind)
+        .map(RefValue::Object)
+}
+
+/// Inflate a loose object file: `<kind> <size>\0<data>`, bounded by [`MAX_OBJECT_SIZE`].
+fn decode_loose_object(
+    compressed: &[u8],
+    path: &Path,
+) -> Result<(gix::objs::Kind, Vec<u8>), ImportError> {
+    let corrupt = |reason: &str, source: Option<gix::Error>| ImportError::Corrupt {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+        source,
+    };
+    let mut header = [0u8; 64];
+    let mut inflate = gix::zlib::Inflate::default();
+    let (status, consumed_in, consumed_out) = inflate
+        .prefix(compressed, &mut header)
+        .map_err(|source| corrupt("not a zlib stream", Some(source)))?;
+    if status == gix::zlib::Status::BufError {
+        return Err(corrupt("not a zlib stream", None));
+    }
+    let (kind, size, header_len) = gix::objs::decode::loose_header(&header[..consumed_out])
+        .map_err(|source| corrupt("no valid object header", Some(source)))?;
+    if size > MAX_OBJECT_SIZE {
+        return Err(ImportError::TooLarge {
+            path: path.to_owned(),
+            size,
+            limit: MAX_OBJECT_SIZE,
+        });
+    }
+    let size = usize::try_from(size).map_err(|_| corrupt("object size not addressable", None))?;
+    let body_prefix = consumed_out - header_len;
+    if body_prefix > size || (status == gix::zlib::Status::StreamEnd && body_prefix != size) {
+        return Err(corrupt(
+            "the object is not as long as its header says",
+            None,
+        ));
+    }
+    let mut data = Vec::new();
+    if status == gix::zlib::Status::StreamEnd {
+        data.extend_from_slice(&header[header_len..consumed_out]);
+    } else {
+        let written = inflate
+            .rest(
+                &compressed[consumed_in..],
+                &header[..consumed_out],
+                header_len,
+                &mut data,
+                size,
+            )
+            .map_err(|source| corrupt("the zlib stream is damaged", Some(source)))?;
+        if written != size {
+            return Err(corrupt(
+                "the object is not as long as its header says",
+                None,
+            ));
+        }
+    }
+    Ok((kind, data))
+}
+
+fn is_missing(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// Read a file of the untrusted repository only if it is a regular file below `root` (canonical),
+/// reached without symlinks. `Ok(None)` if it doesn't exist.
+///
+/// Each component is checked with `lstat`; then the opened file must be the one that was checked
+/// (same device and inode) and, on Linux, the kernel's name for the open descriptor must lie below
+/// `root`. The last check closes the race where the agent swaps a directory for a symlink between
+/// our checks and the `open`.
+fn read_confined(path: &Path, root: &Path, limit: u64) -> Result<Option<Vec<u8>>, ImportError> {
+    let unsafe_path = |reason: &str| ImportError::UnsafePath {
+        path: path.to_owned(),
+        reason: reason.into(),
+    };
+    let relative = path
+        .strip_prefix(root)
+        .map_err(|_| unsafe_path("it is outside of the repository"))?;
+    let components: Vec<_> = relative.components().collect();
+    let mut current = root.to_path_buf();
+    let mut checked = None;
+    for (position, component) in components.iter().enumerate() {
+        if !matches!(component, std::path::Component::Normal(_)) {
+            return Err(unsafe_path("it is not a plain relative path"));
+        }
+        current.push(component);
+        let meta = match fs::symlink_metadata(&current) {
+            Ok(meta) => meta,
+            Err(err) if is_missing(&err) => return Ok(None),
+            Err(err) => return Err(import_io_err(&current)(err)),
+        };
+        if meta.file_type().is_symlink() {
+            return Err(ImportError::UnsafePath {
+                path: current,
+                reason: "it is a symlink".into(),
+            });
+        }
+        let is_last = position + 1 == components.len();
+        if !is_last && !meta.is_dir() {
+            return Ok(None);
+        }
+        if is_last {
+            if !meta.is_file() {
+                return Err(unsafe_path("it is not a regular file"));
+            }
+            if meta.len() > limit {
+                return Err(ImportError::TooLarge {
+                    path: path.to_owned(),
+                    size: meta.len(),
+                    limit,
+                });
+            }
+            checked = Some(meta);
+        }
+    }
+    let Some(checked) = checked else {
+        return Err(unsafe_path("it is not a file"));
+    };
+    let file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if is_missing(&err) => return Ok(None),
+        Err(err) => return Err(import_io_err(path)(err)),
+    };
+    let opened = file.metadata().map_err(import_io_err(path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
+            return Err(unsafe_path("it was replaced while being opened"));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = &checked;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // Without /proc (unusual for a host running sandboxes) only the checks above apply.
+        if let Ok(real) = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            if !real.starts_with(root) {
+                return Err(unsafe_path("it resolves outside of the repository"));
+            }
+        }
+    }
+    if !opened.is_file() {
+        return Err(unsafe_path("it is not a regular file"));
+    }
+    let mut content = Vec::with_capacity(usize::try_from(opened.len().min(limit)).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut content)
+        .map_err(import_io_err(path))?;
+    if content.len() as u64 > limit {
+        return Err(ImportError::TooLarge {
+            path: path.to_owned(),
+            size: content.len() as u64,
+            limit,
+        });
+    }
+    Ok(Some(content))
+}
+
+/// Paths (relative, '/'-separated) of a worktree that differ from its index, WITHOUT executing anything:
+/// deleted, type-changed or modified tracked files, staged changes, unmerged paths and untracked files
+/// that are not ignored. Returns sorted, deduplicated paths.
+///
+/// Content is compared as git would without any filters: a file whose stat data matches its index
+/// entry (and isn't racily clean) is unchanged, otherwise its raw bytes are hashed as a blob. A
+/// repository relying on clean filters or end-of-line conversion therefore shows such files as
+/// modified — the safe direction for a caller asking whether removing the worktree would lose
+/// work. For the same reason the executable bit always counts (as with `core.fileMode=true`),
+/// `assume-unchanged` is disregarded, and a submodule counts as changed when its checked-out commit
+/// differs from the recorded one or can't be read. Untracked files are listed individually, except
+/// that an untracked nested repository is listed as its directory.
+///
+/// Ignore rules come from `.gitignore` files (read without following symlinks) and `info/exclude`;
+/// the repository's `core.excludesFile` and the user's global excludes are not consulted, so a file
+/// ignored only there is reported. Symlinks are never followed: a tracked symlink is compared by
+/// its target string, and a path below a symlinked directory counts as deleted.
+pub fn worktree_changes(worktree: &Path) -> Result<Vec<String>, GitReadError> {
+    let repo = open_untrusted(worktree)?;
+    let root = fs::canonicalize(worktree).map_err(read_io_err(worktree))?;
+    let workdir_matches = repo
+        .workdir()
+        .and_then(|workdir| fs::canonicalize(workdir).ok())
+        .is_some_and(|workdir| workdir == root);
+    if !workdir_matches {
+        return Err(GitReadError::NoWorktree {
+            repo: repo.git_dir().to_owned(),
+            expected: worktree.to_owned(),
+        });
+    }
+
+    let index_path = repo.index_path();
+    let index = gix::index::File::at_or_default(
+        &index_path,
+        repo.object_hash(),
+        false,
+        gix::index::decode::Options {
+            alloc_limit_bytes: Some(usize::try_from(MAX_OBJECT_SIZE).unwrap_or(usize::MAX)),
+            ..Default::default()
+        },
+    )
+    .map_err(git_read_err(
+        &repo,
+        format!("could not read the index at {}", index_path.display()),
+    ))?;
+    if index.is_sparse() {
+        return Err(GitReadError::Unsupported {
+            repo: repo.git_dir().to_owned(),
+            what: "a sparse index".into(),
+        });
+    }
+
+    let mut changes = BTreeSet::new();
+    staged_changes(&repo, &index, &mut changes)?;
+
+    let excludes = repo
+        .excludes(
+            &index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(git_read_err(&repo, "could not set up ignore rules"))?;
+    let mut walk = WorktreeWalk {
+        repo: &repo,
+        index: &index,
+        excludes,
+        seen: vec![false; index.entries().len()],
+        changes: &mut changes,
+    };
+    walk.run(&root)?;
+    let seen = std::mem::take(&mut walk.seen);
+    drop(walk);
+
+    for (entry, seen) in index.entries().iter().zip(seen) {
+        let skipped = entry
+            .flags
+            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
+        if !seen && !skipped {
+            changes.insert(entry.path(&index).to_owned());
+        }
+    }
+    Ok(changes
+        .into_iter()
+        .map(|path| path.to_str_lossy().into_owned())
+        .collect())
+}
+
+/// Index entries that differ from `HEAD^{tree}`, plus unmerged and intent-to-add entries.
+fn staged_changes(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    changes: &mut BTreeSet<BString>,
+) -> Result<(), GitReadError> {
+    let head = head_tree_entries(repo)?;
+    for entry in index.entries() {
+        let path = entry.path(index);
+        let intent_to_add = entry
+            .flags
+            .contains(gix::index::entry::Flags::INTENT_TO_ADD);
+        if entry.stage_raw() != 0 || intent_to_add {
+            changes.insert(path.to_owned());
+            continue;
+        }
+        let kind = entry.mode.to_tree_entry_mode().map(|mode| mode.kind());
+        match head.get(path) {
+            Some((head_kind, head_id)) if Some(*head_kind) == kind && *head_id == entry.id => {}
+            _ => {
+                changes.insert(path.to_owned());
+            }
+        }
+    }
+    for path in head.keys() {
+        if index.entry_index_by_path(path.as_ref()).is_err() {
+            changes.insert((*path).to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// All non-tree entries of `HEAD^{tree}` by path; empty when HEAD is unborn.
+fn head_tree_entries(
+    repo: &gix::Repository,
+) -> Result<HashMap<BString, (gix::objs::tree::EntryKind, ObjectId)>, GitReadError> {
+    let mut out = HashMap::new();
+    let head = repo
+        .head()
+        .map_err(git_read_err(repo, "could not read HEAD"))?;
+    if head.is_unborn() {
+        return Ok(out);
+    }
+    let tree_id = repo
+        .head_tree_id()
+        .map_err(git_read_err(repo, "could not find the tree of HEAD"))?
+        .detach();
+    let mut pending = vec![(BString::default(), tree_id)];
+    let mut buf = Vec::new();
+    while let Some((prefix, id)) = pending.pop() {
+        let tree =
+            repo.objects
+                .find_tree(&id, &mut buf)
+                .map_err(|source| GitReadError::Decode {
+                    repo: repo.git_dir().to_owned(),
+                    id,
+                    source,
+                })?;
+        for entry in &tree.entries {
+            let mut path = prefix.clone();
+            if !path.is_empty() {
+                path.push_byte(b'/');
+            }
+            path.push_str(entry.filename);
+            let kind = entry.mode.kind();
+            if kind == gix::objs::tree::EntryKind::Tree {
+                pending.push((path, entry.oid.to_owned()));
+            } else {
+                out.insert(path, (kind, entry.oid.to_owned()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct WorktreeWalk<'a> {
+    repo: &'a gix::Repository,
+    index: &'a gix::index::File,
+    excludes: gix::AttributeStack<'a>,
+    /// Index entries found in the worktree; the others were deleted.
+    seen: Vec<bool>,
+    changes: &'a mut BTreeSet<BString>,
+}
+
+impl WorktreeWalk<'_> {
+    fn run(&mut self, root: &Path) -> Result<(), GitReadError> {
+        let mut pending = vec![(root.to_path_buf(), BString::default())];
+        while let Some((dir, prefix)) = pending.pop() {
+            let entries = fs::read_dir(&dir).map_err(read_io_err(&dir))?;
+            for entry in entries {
+                let entry = entry.map_err(read_io_err(&dir))?;
+                let name = entry.file_name();
+                // git never tracks anything called .git; a nested one marks a repository, handled
+                // where its parent directory is looked at.
+                if name == ".git" {
+                    continue;
+                }
+                let Ok(name_bytes) = gix::path::os_str_into_bstr(&name) else {
+                    // Not representable in the index, so necessarily untracked.
+                    let mut path = prefix.clone();
+                    path.push_str(
+                        gix::path::into_bstr(Path::new(&name))
+                            .unwrap_or_default()
+                            .as_ref(),
+                    );
+                    self.changes.insert(path);
+                    continue;
+                };
+                let mut rela_path = prefix.clone();
+                if !rela_path.is_empty() {
+                    rela_path.push_byte(b'/');
+                }
+                rela_path.push_str(name_bytes);
+                let abs = entry.path();
+                // `DirEntry::file_type` does not follow symlinks.
+                let file_type = entry.file_type().map_err(read_io_err(&abs))?;
+                if file_type.is_dir() {
+                    if let Some(subdir) = self.directory(&abs, rela_path)? {
+                        pending.push((abs, subdir));
+                    }
+                } else {
+                    self.file(&abs, rela_path, file_type)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decide about a real directory; returns the prefix to descend with, if any.
+    fn directory(
+        &mut self,
+        abs: &Path,
+        rela_path: BString,
+    ) -> Result<Option<BString>, GitReadError> {
+        if let Some(range) = self.index.entry_range(rela_path.as_bstr()) {
+            for position in range.clone() {
+                self.seen[position] = true;
+            }
+            let entry = &self.index.entries()[range.start];
+            if entry.mode == gix::index::entry::Mode::COMMIT && entry.stage_raw() == 0 {
+                if submodule_changed(abs, entry.id) {
+                    self.changes.insert(rela_path);
+                }
+                return Ok(None);
+            }
+            // A tracked file became a directory: report it and still look inside.
+            self.changes.insert(rela_path.clone());
+        }
+        let mut dir_prefix = rela_path.clone();
+        dir_prefix.push_byte(b'/');
+        let has_tracked_content = self
+            .index
+            .prefixed_entries_range(dir_prefix.as_bstr())
+            .is_some();
+        if !has_tracked_content {
+            if self.is_excluded(&rela_path, gix::index::entry::Mode::DIR)? {
+                return Ok(None);
+            }
+            if fs::symlink_metadata(abs.join(".git")).is_ok() {
+                self.changes.insert(rela_path);
+                return Ok(None);
+            }
+        }
+        Ok(Some(rela_path))
+    }
+
+    fn file(
+        &mut self,
+        abs: &Path,
+        rela_path: BString,
+        file_type: fs::FileType,
+    ) -> Result<(), GitReadError> {
+        let Some(range) = self.index.entry_range(rela_path.as_bstr()) else {
+            let mode = if file_type.is_symlink() {
+                gix::index::entry::Mode::SYMLINK
+            } else if file_type.is_file() {
+                gix::index::entry::Mode::FILE
+            } else {
+                // Sockets, fifos and devices can't be added, so no work is lost with them.
+                return Ok(());
+            };
+            if !self.is_excluded(&rela_path, mode)? {
+                self.changes.insert(rela_path);
+            }
+            return Ok(());
+        };
+        for position in range.clone() {
+            self.seen[position] = true;
+        }
+        let entry = &self.index.entries()[range.start];
+        let unmerged = entry.stage_raw() != 0;
+        let skipped = entry
+            .flags
+            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
+        if !unmerged && !skipped && self.file_changed(entry, abs)? {
+            self.changes.insert(rela_path);
+        }
+        Ok(())
+    }
+
+    fn file_changed(&self, entry: &gix::index::Entry, abs: &Path) -> Result<bool, GitReadError> {
+        use gix::index::entry::Mode;
+        let meta = match gix::index::fs::Metadata::from_path_no_follow(abs) {
+            Ok(meta) => meta,
+            Err(err) if is_missing(&err) => return Ok(true),
+            Err(err) => return Err(read_io_err(abs)(err)),
+        };
+        let type_matches = match entry.mode {
+            Mode::FILE => meta.is_file() && !meta.is_executable(),
+            Mode::FILE_EXECUTABLE => meta.is_file() && meta.is_executable(),
+            Mode::SYMLINK => meta.is_symlink(),
+            _ => false,
+        };
+        if !type_matches {
+            return Ok(true);
+        }
+        let options = gix::index::entry::stat::Options::default();
+        if let Ok(stat) = gix::index::entry::Stat::from_fs(&meta) {
+            if entry.stat.matches(&stat, options)
+                && !entry.stat.is_racy(self.index.timestamp(), options)
+            {
+                return Ok(false);
+            }
+            // git stores a size of 0 for entries it found racily clean, so only a recorded size can
+            // prove a change without reading the file.
+            if entry.mode != Mode::SYMLINK && entry.stat.size != 0 && entry.stat.size != stat.size {
+                return Ok(true);
+            }
+        }
+        let hash_kind = self.repo.object_hash();
+        let actual = if entry.mode == Mode::SYMLINK {
+            let target = match fs::read_link(abs) {
+                Ok(target) => target,
+                Err(err) if is_missing(&err) => return Ok(true),
+                Err(err) => return Err(read_io_err(abs)(err)),
+            };
+            let Ok(target) = gix::path::into_bstr(target) else {
+                return Ok(true);
+            };
+            gix::objs::compute_hash(hash_kind, gix::objs::Kind::Blob, &target)
+        } else {
+            let Some(mut file) = open_unchanged_file(abs, &meta)? else {
+                return Ok(true);
+            };
+            gix::objs::compute_stream_hash(
+                hash_kind,
+                gix::objs::Kind::Blob,
+                &mut file,
+                meta.len(),
+                &mut gix::progress::Discard,
+                &std::sync::atomic::AtomicBool::new(false),
+            )
+        };
+        // A file that changes while being hashed, or can't be hashed, is reported as changed:
+        // nobody should delete a worktree that is being written to.
+        Ok(actual.map_or(true, |actual| actual != entry.id))
+    }
+
+    fn is_excluded(
+        &mut self,
+        rela_path: &BString,
+        mode: gix::index::entry::Mode,
+    ) -> Result<bool, GitReadError> {
+        let platform = self
+            .excludes
+            .at_entry(rela_path.as_bstr(), Some(mode))
+            .map_err(git_read_err(
+                self.repo,
+                format!("could not read ignore rules for {rela_path}"),
+            ))?;
+        Ok(platform.is_excluded())
+    }
+}
+
+/// Open `path` only if it is still the regular file `expected` describes, so a file swapped for a
+/// symlink between `lstat` and `open` can't make us read something outside the worktree.
+fn open_unchanged_file(
+    path: &Path,
+    expected: &gix::index::fs::Metadata,
+) -> Result<Option<fs::File>, GitReadError> {
+    let file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if is_missing(&err) => return Ok(None),
+        Err(err) => return Err(read_io_err(path)(err)),
+    };
+    let opened = file.metadata().map_err(read_io_err(path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if (opened.dev(), opened.ino()) != (expected.dev(), expected.ino()) || !opened.is_file() {
+            return Ok(None);
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = expected;
+        if !opened.is_file() {
+            return Ok(None);
+        }
+    }
+    Ok(Some(file))
+}
+
+/// An uninitialized submodule (no `.git` inside) is clean, as for git; anything we can't read is
+/// reported as changed.
+fn submodule_changed(abs: &Path, recorded: ObjectId) -> bool {
+    if fs::symlink_metadata(abs.join(".git")).is_err() {
+        return false;
+    }
+    let Ok(repo) = open_untrusted(abs) else {
+        return true;
+    };
+    repo.head_id().map_or(true, |id| id.detach() != recorded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    const DATE: &str = "1700000000 +0000";
+
+    fn git_command(dir: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_AUTHOR_DATE", DATE)
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_COMMITTER_DATE", DATE)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_OBJECT_DIRECTORY")
+            .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
+        cmd
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let output = git_command(dir, args).output().expect("git runs");
+        assert!(
+            output.status.success(),
+            "git {args:?} in {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("utf8")
+            .trim_end()
+            .to_owned()
+    }
+
+    fn oid(hex: &str) -> ObjectId {
+        ObjectId::from_hex(hex.trim().as_bytes()).expect("valid hex")
+    }
+
+    fn write(path: &Path, content: &str) {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        fs::write(path, content).unwrap();
+    }
+
+    fn commit_all(dir: &Path, message: &str) -> ObjectId {
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", message]);
+        oid(&git(dir, &["rev-parse", "HEAD"]))
+    }
+
+    /// An origin with two commits on main, plus a loop repository created the way git-loop does:
+    /// `git init`, relative alternates to the origin's objects, `refs/heads/loop/x` at the base.
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        origin: PathBuf,
+        loop_dir: PathBuf,
+        base: ObjectId,
+        first: ObjectId,
+    }
+
+    impl Fixture {
+        fn origin_git(&self) -> PathBuf {
+            self.origin.join(".git")
+        }
+        fn loop_git(&self) -> PathBuf {
+            self.loop_dir.join(".git")
+        }
+        fn origin_objects(&self) -> PathBuf {
+            self.origin.join(".git/objects")
+        }
+    }
+
+    fn fixture() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let origin = tmp.path().join("origin");
+        fs::create_dir(&origin).unwrap();
+        git(&origin, &["init", "-q", "-b", "main"]);
+        write(&origin.join("README.md"), "hello\n");
+        write(&origin.join("src/lib.rs"), "pub fn a() {}\n");
+        let first = commit_all(&origin, "first");
+        write(&origin.join("src/lib.rs"), "pub fn a() {}\npub fn b() {}\n");
+        write(&origin.join("docs/guide.md"), "guide\n");
+        let base = commit_all(&origin, "second");
+
+        let loop_dir = tmp.path().join("loops").join("x");
+        fs::create_dir_all(&loop_dir).unwrap();
+        git(&loop_dir, &["init", "-q", "-b", "loop/x"]);
+        // loops/x/.git/objects -> ../../../../origin/.git/objects
+        write(
+            &loop_dir.join(".git/objects/info/alternates"),
+            "../../../../origin/.git/objects\n",
+        );
+        git(
+            &loop_dir,
+            &["update-ref", "refs/heads/loop/x", &base.to_string()],
+        );
+        git(&loop_dir, &["reset", "-q", "--hard"]);
+
+        let origin_repo = open_trusted(&origin).unwrap();
+        update_branch(
+            &origin_repo,
+            "loop/x",
+            None,
+            base,
+            "git-loop: create loop x",
+        )
+        .unwrap();
+
+        Fixture {
+            _tmp: tmp,
+            origin,
+            loop_dir,
+            base,
+            first,
+        }
+    }
+
+    fn all_refs(dir: &Path) -> String {
+        git(dir, &["for-each-ref", "--format=%(refname) %(objectname)"])
+    }
+
+    fn loose_object_count(git_dir: &Path) -> usize {
+        let mut count = 0;
+        for entry in fs::read_dir(git_dir.join("objects")).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name();
+            if name.len() == 2 && entry.file_type().unwrap().is_dir() {
+                count += fs::read_dir(entry.path()).unwrap().count();
+            }
+        }
+        count
+    }
+
+    fn assert_fsck_clean(dir: &Path) {
+        let output = git_command(dir, &["fsck", "--strict", "--no-progress"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "fsck failed: {stderr}");
+        assert!(!stderr.contains("error"), "fsck reported errors: {stderr}");
+    }
+
+    #[test]
+    fn import_copies_exactly_the_missing_objects_and_moves_only_the_branch() {
+        let fx = fixture();
+        write(&fx.loop_dir.join("src/new.rs"), "pub fn new() {}\n");
+        write(&fx.loop_dir.join("deep/a/b/c.txt"), "deep\n");
+        let middle = commit_all(&fx.loop_dir, "loop work 1");
+        write(&fx.loop_dir.join("src/lib.rs"), "changed\n");
+        fs::remove_file(fx.loop_dir.join("docs/guide.md")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("README.md", fx.loop_dir.join("link")).unwrap();
+        let tip = commit_all(&fx.loop_dir, "loop work 2");
+
+        let expected_new = git(
+            &fx.loop_dir,
+            &[
+                "rev-list",
+                "--objects",
+                &tip.to_string(),
+                "--not",
+                &fx.base.to_string(),
+            ],
+        )
+        .lines()
+        .count();
+        assert_eq!(
+            loose_object_count(&fx.loop_git()),
+            expected_new,
+            "the loop holds exactly its new objects"
+        );
+        let refs_before = all_refs(&fx.origin);
+
+        let outcome = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap();
+        assert_eq!(
+            outcome,
+            ImportOutcome {
+                old: Some(fx.base),
+                new: Some(tip),
+                objects_copied: expected_new
+            }
+        );
+
+        let refs_after = all_refs(&fx.origin);
+        let changed: Vec<_> = refs_after
+            .lines()
+            .filter(|line| !refs_before.lines().any(|b| b == *line))
+            .collect();
+        assert_eq!(changed, vec![format!("refs/heads/loop/x {tip}")]);
+        assert_eq!(refs_before.lines().count(), refs_after.lines().count());
+        assert_fsck_clean(&fx.origin);
+        assert!(git(&fx.origin, &["cat-file", "-p", &tip.to_string()]).contains("loop work 2"));
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "loop/x~1"]),
+            middle.to_string()
+        );
+        assert_eq!(git(&fx.origin, &["show", "loop/x:deep/a/b/c.txt"]), "deep");
+
+        let again = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap();
+        assert_eq!(
+            again,
+            ImportOutcome {
+                old: Some(tip),
+                new: Some(tip),
+                objects_copied: 0
+            }
+        );
+
+        // A missing loop branch changes nothing.
+        let none = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/none",
+        )
+        .unwrap();
+        assert_eq!(
+            none,
+            ImportOutcome {
+                old: None,
+                new: None,
+                objects_copied: 0
+            }
+        );
+        assert_eq!(all_refs(&fx.origin), refs_after);
+    }
+
+    #[test]
+    fn import_reads_packed_objects_and_packed_refs() {
+        let fx = fixture();
+        write(&fx.loop_dir.join("packed.txt"), "in a pack\n");
+        let tip = commit_all(&fx.loop_dir, "packed work");
+        // -l: like git gc, pack only the loop's own objects, not the origin's.
+        git(&fx.loop_dir, &["repack", "-a", "-d", "-l", "-q"]);
+        git(&fx.loop_dir, &["prune-packed"]);
+        git(&fx.loop_dir, &["pack-refs", "--all"]);
+        assert_eq!(loose_object_count(&fx.loop_git()), 0);
+        assert!(!fx.loop_git().join("refs/heads/loop/x").exists());
+
+        let outcome = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap();
+        assert_eq!(outcome.new, Some(tip));
+        assert_eq!(outcome.objects_copied, 3, "commit, root tree, blob");
+        assert_fsck_clean(&fx.origin);
+        assert_eq!(git(&fx.origin, &["show", "loop/x:packed.txt"]), "in a pack");
+    }
+
+    #[test]
+    fn corrupt_loose_object_is_refused_and_the_ref_stays() {
+        let fx = fixture();
+        write(&fx.loop_dir.join("secret.txt"), "real content\n");
+        let tip = commit_all(&fx.loop_dir, "work");
+        let blob = oid(&git(&fx.loop_dir, &["rev-parse", "HEAD:secret.txt"]));
+        let other = {
+            let mut cmd = git_command(&fx.loop_dir, &["hash-object", "-w", "--stdin"]);
+            cmd.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped());
+            let mut child = cmd.spawn().unwrap();
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b"other content\n")
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            oid(&String::from_utf8(out.stdout).unwrap())
+        };
+        let path_of = |id: &ObjectId| {
+            let hex = id.to_string();
+            fx.loop_git()
+                .join("objects")
+                .join(&hex[..2])
+                .join(&hex[2..])
+        };
+        fs::remove_file(path_of(&blob)).unwrap();
+        fs::copy(path_of(&other), path_of(&blob)).unwrap();
+
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        match err {
+            ImportError::HashMismatch {
+                expected, actual, ..
+            } => {
+                assert_eq!(expected, blob);
+                assert_eq!(actual, other);
+            }
+            other => panic!("expected HashMismatch, got {other:?}"),
+        }
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            fx.base.to_string()
+        );
+        assert!(
+            !git_command(&fx.origin, &["cat-file", "-e", &tip.to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(
+            !git_command(&fx.origin, &["cat-file", "-e", &blob.to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_fsck_clean(&fx.origin);
+    }
+
+    #[test]
+    fn garbage_and_symlinked_loose_objects_are_refused() {
+        let fx = fixture();
+        write(&fx.loop_dir.join("a.txt"), "aaa\n");
+        commit_all(&fx.loop_dir, "work");
+        let blob = oid(&git(&fx.loop_dir, &["rev-parse", "HEAD:a.txt"])).to_string();
+        let path = fx
+            .loop_git()
+            .join("objects")
+            .join(&blob[..2])
+            .join(&blob[2..]);
+
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, b"not zlib at all").unwrap();
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        assert!(matches!(err, ImportError::Corrupt { .. }), "{err:?}");
+
+        #[cfg(unix)]
+        {
+            fs::remove_file(&path).unwrap();
+            let outside = fx.origin.join("README.md");
+            std::os::unix::fs::symlink(&outside, &path).unwrap();
+            let err = import_branch(
+                &fx.loop_git(),
+                &fx.origin_git(),
+                &fx.origin_objects(),
+                "loop/x",
+            )
+            .unwrap_err();
+            assert!(matches!(err, ImportError::UnsafePath { .. }), "{err:?}");
+        }
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            fx.base.to_string()
+        );
+        assert_fsck_clean(&fx.origin);
+    }
+
+    #[test]
+    fn trees_with_dot_git_entries_are_refused() {
+        let fx = fixture();
+        let blob = oid(&git(&fx.origin, &["rev-parse", "HEAD:README.md"]));
+        let tree_input = format!("100644 blob {blob}\t.git\n");
+        let mut cmd = git_command(&fx.loop_dir, &["mktree"]);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(tree_input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let tree = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        let commit = git(
+            &fx.loop_dir,
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                &fx.base.to_string(),
+                "-m",
+                "evil",
+            ],
+        );
+        git(&fx.loop_dir, &["update-ref", "refs/heads/loop/x", &commit]);
+
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ImportError::MalformedObject { .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            fx.base.to_string()
+        );
+    }
+
+    fn hash_object(dir: &Path, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut cmd = git_command(dir, args);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?} failed");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    #[test]
+    fn objects_of_the_wrong_kind_are_refused() {
+        let fx = fixture();
+        // A commit whose "tree" is a blob the origin already has.
+        let blob = git(&fx.origin, &["rev-parse", "HEAD:README.md"]);
+        let commit = hash_object(
+            &fx.loop_dir,
+            &[
+                "hash-object",
+                "-t",
+                "commit",
+                "--literally",
+                "-w",
+                "--stdin",
+            ],
+            &format!(
+                "tree {blob}\nparent {}\nauthor A <a@example.com> 1700000000 +0000\n\
+                 committer A <a@example.com> 1700000000 +0000\n\nevil\n",
+                fx.base
+            ),
+        );
+        git(&fx.loop_dir, &["update-ref", "refs/heads/loop/x", &commit]);
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ImportError::MalformedObject { .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            fx.base.to_string()
+        );
+    }
+
+    #[test]
+    fn a_branch_pointing_at_a_tag_is_refused() {
+        let fx = fixture();
+        write(&fx.loop_dir.join("t.txt"), "tagged\n");
+        commit_all(&fx.loop_dir, "tagged work");
+        git(&fx.loop_dir, &["tag", "-a", "t", "-m", "a tag"]);
+        let tag = oid(&git(&fx.loop_dir, &["rev-parse", "refs/tags/t"]));
+        // git refuses to put a tag on a branch (and fsck flags it); an agent writing the file
+        // directly does not ask.
+        fs::write(fx.loop_git().join("refs/heads/loop/x"), format!("{tag}\n")).unwrap();
+
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ImportError::MalformedObject { id, .. } if id == tag),
+            "{err:?}"
+        );
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            fx.base.to_string()
+        );
+        assert_fsck_clean(&fx.origin);
+    }
+
+    #[test]
+    fn update_and_delete_branch_are_compare_and_swap() {
+        let fx = fixture();
+        let repo = open_trusted(&fx.origin).unwrap();
+
+        update_branch(&repo, "loop/y", None, fx.first, "create").unwrap();
+        assert_eq!(resolve_branch(&repo, "loop/y").unwrap(), Some(fx.first));
+        // Re-creating at the same value is idempotent; at another value it is a lost race.
+        update_branch(&repo, "loop/y", None, fx.first, "create again").unwrap();
+        let err = update_branch(&repo, "loop/y", None, fx.base, "create").unwrap_err();
+        assert!(
+            matches!(err, ImportError::RefMoved { actual: Some(a), .. } if a == fx.first),
+            "{err:?}"
+        );
+
+        let err = update_branch(&repo, "loop/y", Some(fx.base), fx.base, "move").unwrap_err();
+        match err {
+            ImportError::RefMoved {
+                expected,
+                actual,
+                name,
+                ..
+            } => {
+                assert_eq!(expected, Some(fx.base));
+                assert_eq!(actual, Some(fx.first));
+                assert_eq!(name, "refs/heads/loop/y");
+            }
+            other => panic!("expected RefMoved, got {other:?}"),
+        }
+        assert_eq!(resolve_branch(&repo, "loop/y").unwrap(), Some(fx.first));
+
+        update_branch(&repo, "loop/y", Some(fx.first), fx.base, "move").unwrap();
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "loop/y"]),
+            fx.base.to_string()
+        );
+
+        let err = update_branch(&repo, "loop/z", Some(fx.base), fx.first, "move").unwrap_err();
+        assert!(
+            matches!(err, ImportError::RefMoved { actual: None, .. }),
+            "{err:?}"
+        );
+
+        let err = delete_branch(&repo, "loop/y", fx.first).unwrap_err();
+        assert!(matches!(err, ImportError::RefMoved { .. }), "{err:?}");
+        delete_branch(&repo, "loop/y", fx.base).unwrap();
+        assert_eq!(resolve_branch(&repo, "loop/y").unwrap(), None);
+
+        let missing = oid("1234567890123456789012345678901234567890");
+        assert!(matches!(
+            update_branch(&repo, "loop/w", None, missing, "x"),
+            Err(ImportError::MissingObject { .. })
+        ));
+        assert!(matches!(
+            update_branch(&repo, "refs/tags/v1", None, fx.base, "x"),
+            Err(ImportError::InvalidBranchName { .. })
+        ));
+        assert!(matches!(
+            update_branch(&repo, "bad..name", None, fx.base, "x"),
+            Err(ImportError::InvalidBranchName { .. })
+        ));
+        assert_fsck_clean(&fx.origin);
+    }
+
+    #[test]
+    fn tampered_alternates_are_refused() {
+        let fx = fixture();
+        write(&fx.loop_dir.join("x.txt"), "x\n");
+        commit_all(&fx.loop_dir, "work");
+        let alternates = fx.loop_git().join("objects/info/alternates");
+
+        let elsewhere = fx._tmp.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        git(&elsewhere, &["init", "-q"]);
+        fs::write(
+            &alternates,
+            format!("{}\n", elsewhere.join(".git/objects").display()),
+        )
+        .unwrap();
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ImportError::AlternatesTampered { .. }),
+            "{err:?}"
+        );
+
+        fs::write(
+            &alternates,
+            format!(
+                "../../../../origin/.git/objects\n{}\n",
+                elsewhere.join(".git/objects").display()
+            ),
+        )
+        .unwrap();
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ImportError::AlternatesTampered { .. }),
+            "{err:?}"
+        );
+
+        fs::remove_file(&alternates).unwrap();
+        let err = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ImportError::AlternatesTampered { .. }),
+            "{err:?}"
+        );
+
+        // An absolute path to the right place is as good as the relative one.
+        fs::write(&alternates, format!("{}\n", fx.origin_objects().display())).unwrap();
+        import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap();
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            git(&fx.loop_dir, &["rev-parse", "HEAD"])
+        );
+    }
+
+    #[test]
+    fn history_queries() {
+        let fx = fixture();
+        git(
+            &fx.origin,
+            &["tag", "-a", "v1.0", "-m", "release", &fx.first.to_string()],
+        );
+        git(
+            &fx.origin,
+            &["tag", "tree-tag", &format!("{}^{{tree}}", fx.base)],
+        );
+        let repo = open_trusted(&fx.origin).unwrap();
+
+        assert_eq!(count_ahead(&repo, fx.base, &[fx.first]).unwrap(), 1);
+        assert_eq!(count_ahead(&repo, fx.base, &[]).unwrap(), 2);
+        assert_eq!(count_ahead(&repo, fx.first, &[fx.base]).unwrap(), 0);
+        assert_eq!(count_ahead(&repo, fx.base, &[fx.base]).unwrap(), 0);
+
+        assert!(is_ancestor(&repo, fx.first, fx.base).unwrap());
+        assert!(!is_ancestor(&repo, fx.base, fx.first).unwrap());
+        assert!(is_ancestor(&repo, fx.base, fx.base).unwrap());
+
+        assert_eq!(resolve_rev(&repo, "HEAD").unwrap(), Some(fx.base));
+        assert_eq!(resolve_rev(&repo, "main").unwrap(), Some(fx.base));
+        assert_eq!(resolve_rev(&repo, "HEAD~1").unwrap(), Some(fx.first));
+        assert_eq!(resolve_rev(&repo, "v1.0").unwrap(), Some(fx.first));
+        assert_eq!(
+            resolve_rev(&repo, &fx.base.to_string()[..7]).unwrap(),
+            Some(fx.base)
+        );
+        assert_eq!(resolve_rev(&repo, "no-such-thing").unwrap(), None);
+        assert_eq!(resolve_rev(&repo, "tree-tag").unwrap(), None);
+
+        assert_eq!(resolve_branch(&repo, "main").unwrap(), Some(fx.base));
+        assert_eq!(
+            resolve_branch(&repo, "refs/heads/main").unwrap(),
+            Some(fx.base)
+        );
+        assert_eq!(
+            resolve_branch(&repo, "refs/tags/v1.0").unwrap(),
+            Some(fx.first)
+        );
+        assert_eq!(resolve_branch(&repo, "nope").unwrap(), None);
+        assert!(resolve_branch(&repo, "bad..name").is_err());
+
+        assert_eq!(head_branch(&repo).unwrap().as_deref(), Some("main"));
+        assert_eq!(
+            branches(&repo).unwrap(),
+            vec![("loop/x".to_owned(), fx.base), ("main".to_owned(), fx.base)]
+        );
+
+        git(&fx.origin, &["checkout", "-q", "--detach", "HEAD"]);
+        let repo = open_trusted(&fx.origin).unwrap();
+        assert_eq!(head_branch(&repo).unwrap(), None);
+
+        let unborn = fx._tmp.path().join("unborn");
+        fs::create_dir(&unborn).unwrap();
+        git(&unborn, &["init", "-q", "-b", "trunk"]);
+        let repo = open_untrusted(&unborn).unwrap();
+        assert_eq!(head_branch(&repo).unwrap(), None);
+        assert_eq!(resolve_rev(&repo, "HEAD").unwrap(), None);
+        assert_eq!(branches(&repo).unwrap(), vec![]);
+        assert_eq!(worktree_changes(&unborn).unwrap(), Vec::<String>::new());
+
+        // The loop, read as untrusted through its alternates, answers the same questions.
+        let loop_repo = open_untrusted(&fx.loop_dir).unwrap();
+        assert_eq!(head_branch(&loop_repo).unwrap().as_deref(), Some("loop/x"));
+        assert_eq!(resolve_branch(&loop_repo, "loop/x").unwrap(), Some(fx.base));
+        assert_eq!(count_ahead(&loop_repo, fx.base, &[fx.first]).unwrap(), 1);
+        let loop_repo = open_untrusted(&fx.loop_git()).unwrap();
+        assert_eq!(resolve_rev(&loop_repo, "HEAD~1").unwrap(), Some(fx.first));
+    }
+
+    #[test]
+    fn errors_can_cross_threads() {
+        fn assert_send_sync<T: Send + Sync + 'static>() {}
+        assert_send_sync::<GitReadError>();
+        assert_send_sync::<ImportError>();
+    }
+
+    fn changes(dir: &Path) -> Vec<String> {
+        worktree_changes(dir).unwrap()
+    }
+
+    #[test]
+    fn worktree_changes_reports_what_git_status_would() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("wt");
+        fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        write(&dir.join(".gitignore"), "*.log\nignored_dir/\n");
+        write(&dir.join("a.txt"), "alpha\n");
+        write(&dir.join("c.txt"), "gamma\n");
+        write(&dir.join("dir/b.txt"), "beta\n");
+        write(&dir.join("dir/sub/d.txt"), "delta\n");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("a.txt", dir.join("link")).unwrap();
+        commit_all(&dir, "initial");
+        assert_eq!(changes(&dir), Vec::<String>::new());
+
+        // Ignored files and directories are not reported, neither at the top nor below.
+        write(&dir.join("x.log"), "log\n");
+        write(&dir.join("dir/y.log"), "log\n");
+        write(&dir.join("ignored_dir/y.txt"), "ignored\n");
+        write(&dir.join(".git/info/exclude"), "excluded.txt\n");
+        write(&dir.join("excluded.txt"), "excluded\n");
+        assert_eq!(changes(&dir), Vec::<String>::new());
+
+        write(&dir.join("a.txt"), "ALPHA\n"); // same size
+        fs::remove_file(dir.join("dir/b.txt")).unwrap();
+        write(&dir.join("new.txt"), "new\n");
+        write(&dir.join("newdir/deeper/n.txt"), "n\n");
+        write(&dir.join("c.txt"), "gamma, staged\n");
+        git(&dir, &["add", "c.txt"]);
+        assert_eq!(
+            changes(&dir),
+            vec![
+                "a.txt",
+                "c.txt",
+                "dir/b.txt",
+                "new.txt",
+                "newdir/deeper/n.txt"
+            ]
+        );
+
+        // Staged and then reverted in the worktree: still a change against HEAD.
+        git(&dir, &["checkout", "-q", "--", "."]);
+        fs::remove_file(dir.join("new.txt")).unwrap();
+        fs::remove_dir_all(dir.join("newdir")).unwrap();
+        assert_eq!(changes(&dir), vec!["c.txt"]);
+        git(&dir, &["reset", "-q", "--hard"]);
+        assert_eq!(changes(&dir), Vec::<String>::new());
+
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::remove_file(dir.join("link")).unwrap();
+            std::os::unix::fs::symlink("c.txt", dir.join("link")).unwrap();
+            assert_eq!(changes(&dir), vec!["link"]);
+            git(&dir, &["reset", "-q", "--hard"]);
+
+            let mut perms = fs::metadata(dir.join("a.txt")).unwrap().permissions();
+            perms.set_mode(0o755);
+            fs::set_permissions(dir.join("a.txt"), perms).unwrap();
+            assert_eq!(changes(&dir), vec!["a.txt"]);
+            git(&dir, &["reset", "-q", "--hard"]);
+
+            // A directory replaced by a symlink to elsewhere: its files are gone, the link is new.
+            fs::remove_dir_all(dir.join("dir")).unwrap();
+            std::os::unix::fs::symlink(tmp.path(), dir.join("dir")).unwrap();
+            assert_eq!(changes(&dir), vec!["dir", "dir/b.txt", "dir/sub/d.txt"]);
+            fs::remove_file(dir.join("dir")).unwrap();
+            git(&dir, &["reset", "-q", "--hard"]);
+            assert_eq!(changes(&dir), Vec::<String>::new());
+        }
+
+        // Nested repositories are reported as a whole.
+        let nested = dir.join("nested");
+        fs::create_dir(&nested).unwrap();
+        git(&nested, &["init", "-q"]);
+        write(&nested.join("inner.txt"), "inner\n");
+        assert_eq!(changes(&dir), vec!["nested"]);
+    }
+
+    #[test]
+    fn worktree_changes_survive_a_racily_clean_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("wt");
+        fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        for i in 0..200 {
+            write(
+                &dir.join(format!("d{}/f{i}.txt", i % 7)),
+                &format!("file {i}\n"),
+            );
+        }
+        commit_all(&dir, "many");
+        assert_eq!(changes(&dir), Vec::<String>::new());
+        write(&dir.join("d3/f3.txt"), "FILE 3\n");
+        assert_eq!(changes(&dir), vec!["d3/f3.txt"]);
+    }
+
+    fn unique_marker() -> PathBuf {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        std::env::temp_dir().join(format!("git-loop-marker-{}-{nanos}", std::process::id()))
+    }
+
+    #[test]
+    fn nothing_the_loop_configures_is_executed() {
+        let fx = fixture();
+        let marker = unique_marker();
+        let touch = format!("touch {}", marker.display());
+
+        write(&fx.loop_dir.join(".gitattributes"), "* filter=x\n");
+        write(&fx.loop_dir.join("work.txt"), "work\n");
+        commit_all(&fx.loop_dir, "work");
+
+        // Configured only now: from here on, running git in the loop would create the marker.
+        let hooks = fx._tmp.path().join("evil-hooks");
+        fs::create_dir(&hooks).unwrap();
+        for hook in [
+            "pre-commit",
+            "post-checkout",
+            "reference-transaction",
+            "post-index-change",
+            "pre-auto-gc",
+        ] {
+            let path = hooks.join(hook);
+            fs::write(&path, format!("#!/bin/sh\n{touch}\n")).unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        // Were core.worktree honoured, the worktree would be this empty directory instead.
+        let decoy = fx._tmp.path().join("decoy");
+        fs::create_dir(&decoy).unwrap();
+        let config = fx.loop_git().join("config");
+        let mut text = fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "[core]\n\tfsmonitor = {touch}\n\thooksPath = {hooks}\n\tpager = {touch}\n\tworktree = {decoy}\n\
+             [filter \"x\"]\n\tclean = {touch}; cat\n\tsmudge = {touch}; cat\n\tprocess = {touch}\n\trequired = true\n\
+             [diff]\n\texternal = {touch}\n[core]\n\tuseReplaceRefs = true\n",
+            hooks = hooks.display(),
+            decoy = decoy.display(),
+        ));
+        fs::write(&config, text).unwrap();
+        write(&fx.loop_dir.join("work.txt"), "modified\n");
+        write(&fx.loop_dir.join("untracked.txt"), "untracked\n");
+
+        let outcome = import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+        )
+        .unwrap();
+        assert!(outcome.objects_copied > 0);
+        assert_eq!(changes(&fx.loop_dir), vec!["untracked.txt", "work.txt"]);
+        let repo = open_untrusted(&fx.loop_dir).unwrap();
+        assert_eq!(head_branch(&repo).unwrap().as_deref(), Some("loop/x"));
+        count_ahead(&repo, outcome.new.unwrap(), &[fx.base]).unwrap();
+
+        assert!(
+            !marker.exists(),
+            "something configured by the loop was executed"
+        );
+        assert_fsck_clean(&fx.origin);
+
+        // Control: the same repository does run the configured commands when git is used in it.
+        let worktree = format!("core.worktree={}", fx.loop_dir.display());
+        let _ = git_command(&fx.loop_dir, &["-c", &worktree, "status", "--porcelain"]).output();
+        assert!(
+            marker.exists(),
+            "the control run of git should have run the configured commands"
+        );
+        fs::remove_file(&marker).unwrap();
+    }
+}

@@ -1,0 +1,18 @@
+//! git loop: every piece of agent work gets its own loop, a branch and working tree of the
+//! code, per-loop branches of the team's notes, a vault and a sandbox. Everything is files
+//! and git. `main.rs` parses and maps errors to exit codes; the work is done here.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod create;
+pub mod error;
+pub mod fsutil;
+pub mod git;
+pub mod init;
+pub mod loops;
+pub mod repos;
+pub mod ui;
+pub mod workspace;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,665 @@
+//! The loop record (`loops/<id>/loop.toml`) and how a loop is found, imported and judged.
+//!
+//! The record holds only what git cannot tell: who made the loop, from which base, with
+//! which vault and profile. Whether a loop has unpublished notes, unmerged code or is
+//! merged is read from the branches every time (after an import), so the record can
+//! never disagree with the repositories.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::git::objects::{self, ImportError};
+use crate::workspace::Workspace;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Code,
+    Scratch,
+    Distill,
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Code => "code",
+            Kind::Scratch => "scratch",
+            Kind::Distill => "distill",
+        })
+    }
+}
+
+/// What a loop is, as judged from git (plus `Removed` for a loop folder that is gone
+/// while its branch remains).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Active,
+    Published,
+    Merged,
+    Removed,
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            State::Active => "active",
+            State::Published => "published",
+            State::Merged => "merged",
+            State::Removed => "removed",
+        })
+    }
+}
+
+/// An extra mount granted to one loop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    pub path: PathBuf,
+    pub mode: String,
+}
+
+/// `loop.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopRecord {
+    pub id: String,
+    pub title: String,
+    pub kind: Kind,
+    /// The registered repository's name under `context/repos/` (none for scratch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// The commit the code branch started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The branch the loop's work is meant to go back into (`merge`'s default target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_branch: Option<String>,
+    pub branch: String,
+    /// The notes trunk commit the notes branch started from.
+    pub notes_base: String,
+    pub vault: String,
+    pub sandbox: String,
+    pub mode: String,
+    pub network: String,
+    pub created_by: String,
+    pub created_at: String,
+    /// Kept for readers of the record; the state shown is always derived from git.
+    pub state: State,
+    #[serde(default)]
+    pub grants: Vec<Grant>,
+    /// The loop's own config layer.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub config: toml::Table,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{path} is not a valid loop record: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("cannot read {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl LoopRecord {
+    pub fn branch_name(id: &str) -> String {
+        format!("loop/{id}")
+    }
+
+    pub fn read(path: &Path) -> Result<LoopRecord, RecordError> {
+        let text = fs::read_to_string(path).map_err(|source| RecordError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| RecordError::Invalid {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let text = toml::to_string(self)
+            .map_err(|e| Error::failure("cannot serialize the loop record").with_source(e))?;
+        fsutil::write_atomic(path, text.as_bytes())
+    }
+
+    pub fn created_at(&self) -> Option<time::OffsetDateTime> {
+        time::OffsetDateTime::parse(
+            &self.created_at,
+            &time::format_description::well_known::Rfc3339,
+        )
+        .ok()
+    }
+}
+
+/// Reads a loop's record, turning each way it can be broken into an error with a fix.
+pub fn load(ws: &Workspace, id: &str) -> Result<LoopRecord> {
+    let path = ws.loop_record(id);
+    LoopRecord::read(&path).map_err(|e| match &e {
+        RecordError::Invalid { path, .. } => {
+            Error::failure(format!("loop {id} has a broken record"))
+                .with_source(e_clone(&e))
+                .hint(format!("fix the TOML in {} by hand", path.display()))
+                .hint(format!(
+                    "or remove the loop with `git loop rm {id} --force` (its branches stay)"
+                ))
+        }
+        RecordError::Read { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+            Error::failure(format!(
+                "loop {id} has no record ({} is missing)",
+                path.display()
+            ))
+            .hint(format!("remove the folder with `git loop rm {id} --force`"))
+        }
+        RecordError::Read { .. } => {
+            Error::failure(format!("cannot read the record of loop {id}")).with_source(e_clone(&e))
+        }
+    })
+}
+
+fn e_clone(e: &RecordError) -> RecordError {
+    match e {
+        RecordError::Invalid { path, message } => RecordError::Invalid {
+            path: path.clone(),
+            message: message.clone(),
+        },
+        RecordError::Read { path, source } => RecordError::Read {
+            path: path.clone(),
+            source: io::Error::new(source.kind(), source.to_string()),
+        },
+    }
+}
+
+/// Lowercase ASCII, `-` between words, at most 32 characters; `loop` when nothing is left.
+pub fn slugify(title: &str) -> String {
+    let mut slug = String::new();
+    let mut dash = false;
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            if dash && !slug.is_empty() {
+                slug.push('-');
+            }
+            dash = false;
+            slug.push(c.to_ascii_lowercase());
+            if slug.len() >= 32 {
+                break;
+            }
+        } else {
+            dash = true;
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        "loop".to_string()
+    } else {
+        slug.to_string()
+    }
+}
+
+/// `<slug>-<6 hex>`.
+pub fn new_id(slug: &str) -> String {
+    let n: u32 = rand::random::<u32>() & 0x00ff_ffff;
+    format!("{slug}-{n:06x}")
+}
+
+/// Does `s` look like an id this tool made? Used to refuse path tricks in arguments.
+pub fn is_id_like(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && !s.starts_with('.')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// Finds the loop a user means by `query`: an exact id, or a unique prefix of an id or of
+/// a slug. Unknown or ambiguous: an error listing candidates.
+pub fn resolve(ws: &Workspace, query: &str) -> Result<String> {
+    let ids = ws.loop_ids()?;
+    if ids.iter().any(|id| id == query) {
+        return Ok(query.to_string());
+    }
+    if !query.is_empty() && is_id_like(query) {
+        let matches: Vec<&String> = ids.iter().filter(|id| id.starts_with(query)).collect();
+        match matches.as_slice() {
+            [one] => return Ok((*one).clone()),
+            [] => {}
+            many => {
+                let mut err = Error::usage(format!("'{query}' names more than one loop"));
+                for id in many.iter().take(10) {
+                    err = err.hint(format!("did you mean {id}?"));
+                }
+                return Err(err.hint("give more of the id"));
+            }
+        }
+    }
+    let mut err = Error::usage(format!("no loop '{query}'"));
+    // A branch without a folder: the loop was removed, or its folder deleted by hand.
+    if is_id_like(query) && removed_branch_exists(ws, query) {
+        err = err.hint(format!(
+            "its branch loop/{query} still exists, but its folder {} is gone (removed, or deleted by hand)",
+            ws.loop_dir(query).display()
+        ));
+        err = err.hint("`git loop list --all` shows it; `git loop doctor` explains");
+        return Err(err);
+    }
+    let close: Vec<&String> = ids
+        .iter()
+        .filter(|id| query.len() >= 2 && id.contains(query))
+        .take(5)
+        .collect();
+    for id in close {
+        err = err.hint(format!("did you mean {id}?"));
+    }
+    if ids.is_empty() {
+        err = err.hint("there are no loops yet: `git loop new TITLE` makes one");
+    } else {
+        err = err.hint("`git loop list` shows the loops");
+    }
+    Err(err)
+}
+
+fn removed_branch_exists(ws: &Workspace, id: &str) -> bool {
+    let branch = LoopRecord::branch_name(id);
+    objects::open_trusted(&ws.notes())
+        .ok()
+        .and_then(|repo| objects::resolve_branch(&repo, &branch).ok().flatten())
+        .is_some()
+}
+
+/// One of a loop's repositories and its origin.
+#[derive(Debug, Clone)]
+pub struct RepoPair {
+    /// `code`, `notes` or `knowledge`.
+    pub role: &'static str,
+    /// The loop's own clone (its worktree folder).
+    pub clone: PathBuf,
+    /// The origin's top-level folder as the workspace names it.
+    pub origin: PathBuf,
+}
+
+impl RepoPair {
+    pub fn clone_git_dir(&self) -> PathBuf {
+        self.clone.join(".git")
+    }
+    pub fn origin_git_dir(&self) -> PathBuf {
+        self.origin.join(".git")
+    }
+}
+
+/// The repositories a loop writes to, each with its origin.
+pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
+    let mut pairs = Vec::new();
+    if let (Kind::Code, Some(name)) = (rec.kind, &rec.repo) {
+        pairs.push(RepoPair {
+            role: "code",
+            clone: ws.loop_workdir(&rec.id),
+            origin: ws.repo_link(name),
+        });
+    }
+    pairs.push(RepoPair {
+        role: "notes",
+        clone: ws.loop_notes(&rec.id),
+        origin: ws.notes(),
+    });
+    if rec.kind == Kind::Distill {
+        pairs.push(RepoPair {
+            role: "knowledge",
+            clone: ws.loop_knowledge(&rec.id),
+            origin: ws.knowledge(),
+        });
+    }
+    pairs
+}
+
+/// Brings every branch `loop/<id>` of the loop's repositories into their origins
+/// (DESIGN 4.1). Done before anything reads a loop's branch state.
+pub fn import(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    for pair in repo_pairs(ws, rec) {
+        import_pair(&pair, &rec.branch).map_err(|e| {
+            let hint = match &e {
+                ImportError::HashMismatch { .. } => {
+                    "the loop's repository holds a corrupt object; nothing of it reached the origin"
+                        .to_string()
+                }
+                ImportError::AlternatesTampered { .. } => format!(
+                    "restore {}/objects/info/alternates or remove the loop",
+                    pair.clone_git_dir().display()
+                ),
+                _ => "`git loop doctor` checks the workspace".to_string(),
+            };
+            Error::failure(format!(
+                "cannot import {} of loop {} into {}",
+                rec.branch,
+                rec.id,
+                pair.origin.display()
+            ))
+            .with_source(e)
+            .hint(hint)
+        })?;
+    }
+    Ok(())
+}
+
+fn import_pair(pair: &RepoPair, branch: &str) -> Result<objects::ImportOutcome, ImportError> {
+    objects::import_branch(
+        &pair.clone_git_dir(),
+        &pair.origin_git_dir(),
+        &pair.origin_git_dir().join("objects"),
+        branch,
+    )
+}
+
+/// Where one of a loop's branches stands in its origin.
+#[derive(Debug, Clone, Serialize)]
+pub struct BranchStatus {
+    pub role: &'static str,
+    /// The branch's commit in the origin; None if it is gone.
+    pub tip: Option<String>,
+    /// The branch it is measured against (base branch, or trunk).
+    pub against: Option<String>,
+    /// Commits on the loop's branch that `against` lacks.
+    pub ahead: usize,
+    /// Commits on `against` that the loop's branch lacks.
+    pub behind: usize,
+    /// Has the loop committed anything on this branch since it began?
+    pub has_commits: bool,
+}
+
+impl BranchStatus {
+    /// Work on this branch that its target does not have.
+    pub fn pending(&self) -> bool {
+        self.ahead > 0
+    }
+}
+
+/// The judgement of a loop from its branches.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoopStatus {
+    pub state: State,
+    pub branches: Vec<BranchStatus>,
+}
+
+impl LoopStatus {
+    pub fn branch(&self, role: &str) -> Option<&BranchStatus> {
+        self.branches.iter().find(|b| b.role == role)
+    }
+}
+
+/// Reads the loop's branches in their origins (call [`import`] first).
+pub fn status(ws: &Workspace, rec: &LoopRecord) -> Result<LoopStatus> {
+    let mut branches = Vec::new();
+    for pair in repo_pairs(ws, rec) {
+        let (against, start) = match pair.role {
+            "code" => (rec.base_branch.clone(), rec.base.clone()),
+            "notes" => (None, Some(rec.notes_base.clone())),
+            _ => (None, None),
+        };
+        branches.push(branch_status(&pair, &rec.branch, against, start)?);
+    }
+    let code = branches.iter().find(|b| b.role == "code");
+    let notes = branches.iter().find(|b| b.role == "notes");
+    let pending = branches.iter().any(BranchStatus::pending);
+    let state = if pending {
+        State::Active
+    } else if code.is_some_and(|c| c.has_commits) {
+        State::Merged
+    } else if notes.is_some_and(|n| n.has_commits)
+        || branches
+            .iter()
+            .any(|b| b.role == "knowledge" && b.has_commits)
+    {
+        State::Published
+    } else {
+        State::Active
+    };
+    Ok(LoopStatus { state, branches })
+}
+
+fn branch_status(
+    pair: &RepoPair,
+    branch: &str,
+    against: Option<String>,
+    start: Option<String>,
+) -> Result<BranchStatus> {
+    let err = |e: objects::GitReadError| {
+        Error::failure(format!("cannot read {}", pair.origin.display()))
+            .with_source(e)
+            .hint("`git loop doctor` checks the workspace")
+    };
+    let repo = objects::open_trusted(&pair.origin).map_err(err)?;
+    let against = match against {
+        Some(b) => Some(b),
+        None => objects::head_branch(&repo).map_err(err)?,
+    };
+    let tip = objects::resolve_branch(&repo, branch).map_err(err)?;
+    let target = match &against {
+        Some(b) => objects::resolve_branch(&repo, b).map_err(err)?,
+        None => None,
+    };
+    let start: Option<ObjectId> = start.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
+    let (ahead, behind) = match (tip, target) {
+        (Some(t), Some(b)) => (
+            objects::count_ahead(&repo, t, &[b]).map_err(err)?,
+            objects::count_ahead(&repo, b, &[t]).map_err(err)?,
+        ),
+        (Some(t), None) => (
+            objects::count_ahead(&repo, t, start.as_slice()).map_err(err)?,
+            0,
+        ),
+        _ => (0, 0),
+    };
+    Ok(BranchStatus {
+        role: pair.role,
+        tip: tip.map(|t| t.to_string()),
+        against,
+        ahead,
+        behind,
+        has_commits: tip.is_some() && tip != start,
+    })
+}
+
+/// Work that exists only in a loop's own repositories: commits on any of their branches
+/// that the origin does not have (after an import, only branches other than `loop/<id>`
+/// can hold such commits) and changed or untracked files in their worktrees. Read with
+/// gix; nothing the loop repository configures runs.
+pub fn local_only_work(ws: &Workspace, rec: &LoopRecord) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    for pair in repo_pairs(ws, rec) {
+        if !pair.clone.exists() {
+            continue;
+        }
+        let clone = objects::open_untrusted(&pair.clone).map_err(|e| {
+            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
+        })?;
+        let origin = objects::open_trusted(&pair.origin).map_err(|e| {
+            Error::failure(format!("cannot read {}", pair.origin.display())).with_source(e)
+        })?;
+        let branches = objects::branches(&clone).map_err(|e| {
+            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
+        })?;
+        for (name, tip) in branches {
+            if !origin.has_object(tip) {
+                found.push(format!(
+                    "{}: commits on branch {name} not in the origin",
+                    pair.role
+                ));
+            }
+        }
+        let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
+            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
+        })?;
+        if !changes.is_empty() {
+            let shown: Vec<&str> = changes.iter().take(5).map(String::as_str).collect();
+            let more = if changes.len() > 5 {
+                format!(" and {} more", changes.len() - 5)
+            } else {
+                String::new()
+            };
+            found.push(format!(
+                "{}: uncommitted changes ({}{more})",
+                pair.role,
+                shown.join(", ")
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// Why a loop cannot be removed without `--force`: pending branches and local-only work.
+pub fn unfinished_work(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    status: &LoopStatus,
+) -> Result<Vec<String>> {
+    let mut reasons = Vec::new();
+    for b in &status.branches {
+        if b.pending() {
+            let target = b.against.as_deref().unwrap_or("its base");
+            let what = match b.role {
+                "code" => "unmerged",
+                _ => "unpublished",
+            };
+            reasons.push(format!(
+                "{}: {} {what} commit{} on {} (not in {target})",
+                b.role,
+                b.ahead,
+                if b.ahead == 1 { "" } else { "s" },
+                rec.branch
+            ));
+        }
+    }
+    reasons.extend(local_only_work(ws, rec)?);
+    Ok(reasons)
+}
+
+/// The JSON form of a loop (DESIGN section 8).
+pub fn to_json(ws: &Workspace, rec: &LoopRecord, status: Option<&LoopStatus>) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "id": rec.id,
+        "title": rec.title,
+        "kind": rec.kind,
+        "state": status.map(|s| s.state).unwrap_or(rec.state),
+        "branch": rec.branch,
+        "repo": rec.repo,
+        "base": rec.base,
+        "base_branch": rec.base_branch,
+        "vault": rec.vault,
+        "sandbox": rec.sandbox,
+        "mode": rec.mode,
+        "network": rec.network,
+        "created_by": rec.created_by,
+        "created_at": rec.created_at,
+        "path": ws.loop_dir(&rec.id),
+        "workdir": ws.loop_workdir(&rec.id),
+    });
+    if let Some(status) = status {
+        v["branches"] = serde_json::to_value(&status.branches).unwrap_or_default();
+    }
+    v
+}
+
+/// Now, as RFC 3339 in UTC.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// `3d`, `5h`, `12m` ago.
+pub fn age(rec: &LoopRecord) -> String {
+    let Some(created) = rec.created_at() else {
+        return "?".into();
+    };
+    let secs = (time::OffsetDateTime::now_utc() - created)
+        .whole_seconds()
+        .max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+/// One loop as `list` and `gc` see it: its record and its judged state, or why either
+/// could not be had (a broken record, a repository moved away).
+pub struct Surveyed {
+    pub id: String,
+    pub record: Result<LoopRecord>,
+    pub status: Result<LoopStatus>,
+}
+
+/// Every loop of the workspace, imported and judged.
+pub fn survey(ws: &Workspace) -> Result<Vec<Surveyed>> {
+    let mut out = Vec::new();
+    for id in ws.loop_ids()? {
+        let record = load(ws, &id);
+        let status = match &record {
+            Ok(rec) => check_repo(ws, rec)
+                .and_then(|()| import(ws, rec))
+                .and_then(|()| status(ws, rec)),
+            Err(e) => Err(Error::failure(e.message.clone())),
+        };
+        out.push(Surveyed { id, record, status });
+    }
+    Ok(out)
+}
+
+/// The loop's registered repository must still be where its link points.
+pub fn check_repo(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    match &rec.repo {
+        Some(name) if rec.kind == Kind::Code => crate::repos::check_link(ws, name).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// Loops whose folder is gone while their notes branch remains (`rm` without
+/// `--delete-branches`, or a folder deleted by hand).
+pub fn removed_ids(ws: &Workspace) -> Result<Vec<String>> {
+    let repo = objects::open_trusted(&ws.notes())
+        .map_err(|e| Error::failure("cannot read the notes repository").with_source(e))?;
+    let existing = ws.loop_ids()?;
+    let mut ids: Vec<String> = objects::branches(&repo)
+        .map_err(|e| Error::failure("cannot read the notes repository").with_source(e))?
+        .into_iter()
+        .filter_map(|(name, _)| name.strip_prefix("loop/").map(str::to_string))
+        .filter(|id| !existing.contains(id))
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slugify("Fix the Login bug!"), "fix-the-login-bug");
+        assert_eq!(slugify(""), "loop");
+        assert_eq!(slugify("日本語"), "loop");
+        assert_eq!(slugify("../../etc/passwd"), "etc-passwd");
+        assert_eq!(slugify("a/b\"c'd"), "a-b-c-d");
+        assert_eq!(slugify(&"x".repeat(100)).len(), 32);
+        assert_eq!(slugify("  trailing  "), "trailing");
+    }
+
+    #[test]
+    fn ids() {
+        let id = new_id("fix");
+        assert!(id.starts_with("fix-") && id.len() == 10, "{id}");
+        assert!(is_id_like(&id));
+        assert!(!is_id_like("../x"));
+        assert!(!is_id_like(".new-x"));
+    }
+}

@@ -1,0 +1,374 @@
+//! The workspace layout of DESIGN.md section 2. Every path the tool uses is a method here
+//! and nowhere else, so the layout can be read in one place and the sandbox's virtual view
+//! (which mirrors it) can be derived from the same methods.
+//!
+//! The layout is relative by design: a loop's repositories find their origins through
+//! relative paths (`objects/info/alternates`, `remote.origin.url`), so copying the
+//! workspace to another machine keeps working and the same paths resolve inside the
+//! sandbox, where the workspace appears under `/loopat/`.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Context, Error, Result};
+
+/// The name of the team's main branch of a context repository.
+pub const TRUNK: &str = "main";
+
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+    user: String,
+}
+
+/// Host-side paths that live outside the workspace.
+#[derive(Debug, Clone)]
+pub struct HostPaths {
+    pub operator_config: PathBuf,
+    pub identity: PathBuf,
+}
+
+impl HostPaths {
+    pub fn from_env() -> Result<Self> {
+        let config_home = config_home()?;
+        let operator_config = match std::env::var_os("GIT_LOOP_CONFIG") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => config_home.join("git-loop").join("config.toml"),
+        };
+        let identity = match std::env::var_os("GIT_LOOP_IDENTITY") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => config_home.join("git-loop").join("identity.txt"),
+        };
+        Ok(HostPaths {
+            operator_config,
+            identity,
+        })
+    }
+}
+
+fn home_dir() -> Result<PathBuf> {
+    match std::env::var_os("HOME") {
+        Some(h) if !h.is_empty() => Ok(PathBuf::from(h)),
+        _ => Err(Error::failure("HOME is not set")
+            .hint("set HOME, or set GIT_LOOP_HOME to the workspace folder")),
+    }
+}
+
+fn config_home() -> Result<PathBuf> {
+    match std::env::var_os("XDG_CONFIG_HOME") {
+        Some(p) if Path::new(&p).is_absolute() => Ok(PathBuf::from(p)),
+        _ => Ok(home_dir()?.join(".config")),
+    }
+}
+
+/// `$GIT_LOOP_HOME`, else `$XDG_DATA_HOME/git-loop`, else `~/.local/share/git-loop`.
+pub fn default_root() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("GIT_LOOP_HOME") {
+        if !p.is_empty() {
+            let p = PathBuf::from(p);
+            return Ok(if p.is_absolute() {
+                p
+            } else {
+                std::env::current_dir()?.join(p)
+            });
+        }
+    }
+    match std::env::var_os("XDG_DATA_HOME") {
+        Some(p) if Path::new(&p).is_absolute() => Ok(PathBuf::from(p).join("git-loop")),
+        _ => Ok(home_dir()?.join(".local/share/git-loop")),
+    }
+}
+
+/// `GIT_LOOP_USER`, else `$USER`, else the login name of the current uid.
+pub fn current_user() -> Result<String> {
+    let from_env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let user = from_env("GIT_LOOP_USER")
+        .or_else(|| from_env("USER"))
+        .or_else(login_name)
+        .ok_or_else(|| {
+            Error::failure("cannot tell who the user is")
+                .hint("set GIT_LOOP_USER to your user name")
+        })?;
+    if !valid_user_name(&user) {
+        return Err(
+            Error::usage(format!("user name '{user}' cannot name a folder"))
+                .hint("set GIT_LOOP_USER to a name of letters, digits, '.', '_' or '-'"),
+        );
+    }
+    Ok(user)
+}
+
+fn valid_user_name(user: &str) -> bool {
+    !user.is_empty()
+        && user.len() <= 64
+        && !user.starts_with('.')
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+fn login_name() -> Option<String> {
+    // Reading /etc/passwd keeps this free of unsafe libc calls; NSS users without USER
+    // set are rare enough to be told to set GIT_LOOP_USER.
+    let uid = fs::metadata("/proc/self").ok().map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    })?;
+    let passwd = fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let _ = fields.next()?;
+        let id: u32 = fields.next()?.parse().ok()?;
+        (id == uid).then(|| name.to_string())
+    })
+}
+
+impl Workspace {
+    /// The workspace at `root` for `user`; nothing is created.
+    pub fn at(root: PathBuf, user: String) -> Self {
+        Workspace { root, user }
+    }
+
+    /// The workspace named by the environment (DESIGN section 2).
+    pub fn from_env() -> Result<Self> {
+        Ok(Workspace::at(default_root()?, current_user()?))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    pub fn context_dir(&self) -> PathBuf {
+        self.root.join("context")
+    }
+
+    pub fn knowledge(&self) -> PathBuf {
+        self.context_dir().join("knowledge")
+    }
+
+    pub fn notes(&self) -> PathBuf {
+        self.context_dir().join("notes")
+    }
+
+    pub fn repos_dir(&self) -> PathBuf {
+        self.context_dir().join("repos")
+    }
+
+    /// `context/repos/<name>`: a symlink to a registered repository's top-level folder.
+    pub fn repo_link(&self, name: &str) -> PathBuf {
+        self.repos_dir().join(name)
+    }
+
+    pub fn personal_dir(&self) -> PathBuf {
+        self.root.join("personal")
+    }
+
+    pub fn personal(&self) -> PathBuf {
+        self.personal_dir().join(&self.user)
+    }
+
+    /// `personal/<user>/.loopat/vaults/`, hidden in every sandbox.
+    pub fn vaults_dir(&self) -> PathBuf {
+        self.personal().join(".loopat/vaults")
+    }
+
+    pub fn personal_config(&self) -> PathBuf {
+        self.personal().join(".loopat/config.toml")
+    }
+
+    pub fn team_config(&self) -> PathBuf {
+        self.knowledge().join(".loopat/config.toml")
+    }
+
+    pub fn loops_dir(&self) -> PathBuf {
+        self.root.join("loops")
+    }
+
+    pub fn loop_dir(&self, id: &str) -> PathBuf {
+        self.loops_dir().join(id)
+    }
+
+    /// Where `new` assembles a loop before renaming it into place, so that an interrupted
+    /// `new` never leaves a half-made `loops/<id>/`. Same depth as `loop_dir`, so the
+    /// relative paths written inside stay right after the rename.
+    pub fn loop_staging_dir(&self, id: &str) -> PathBuf {
+        self.loops_dir().join(format!("{STAGING_PREFIX}{id}"))
+    }
+
+    pub fn loop_record(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("loop.toml")
+    }
+
+    pub fn loop_workdir(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("workdir")
+    }
+
+    pub fn loop_notes(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("context/notes")
+    }
+
+    pub fn loop_knowledge(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("context/knowledge")
+    }
+
+    pub fn loop_claude_dir(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join(".claude")
+    }
+
+    pub fn loop_home_upper(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("home/upper")
+    }
+
+    pub fn loop_home_work(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("home/work")
+    }
+
+    /// The mount point of the loop's `$HOME` overlay; only ever mounted in `git-loop`'s own
+    /// private mount namespace, so on the host it stays an empty folder.
+    pub fn loop_home_merged(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("home/merged")
+    }
+
+    pub fn loop_events(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("events.jsonl")
+    }
+
+    pub fn home_skel(&self) -> PathBuf {
+        self.root.join("sandbox-home-skel")
+    }
+
+    pub fn locks_dir(&self) -> PathBuf {
+        self.root.join("locks")
+    }
+
+    pub fn workspace_lock(&self) -> PathBuf {
+        self.locks_dir().join("workspace.lock")
+    }
+
+    /// The relative path from a loop's workdir to its code origin; as `remote.origin.url`
+    /// it resolves on the host (through the `context/repos` symlink) and in the sandbox.
+    pub fn rel_repo_from_workdir(name: &str) -> String {
+        format!("../../../context/repos/{name}")
+    }
+
+    /// `loops/<id>/context/.origins/<role>`: a symlink to a context origin (`notes`,
+    /// `knowledge`). A loop's context clones sit at `loops/<id>/context/<role>` on the host
+    /// but at `/loopat/context/<role>` in the sandbox, so no relative path from the clone to
+    /// `context/<role>` resolves in both. Instead the clone points at
+    /// `../.origins/<role>`: on the host this link, in the sandbox a read-only bind of the
+    /// origin at `/loopat/context/.origins/<role>`.
+    pub fn loop_origin_link(&self, id: &str, role: &str) -> PathBuf {
+        self.loop_dir(id).join("context/.origins").join(role)
+    }
+
+    /// The link's target, relative to the link's folder.
+    pub fn origin_link_target(role: &str) -> String {
+        format!("../../../../context/{role}")
+    }
+
+    /// `remote.origin.url` of a loop's context clone (relative to its worktree).
+    pub fn rel_origin_from_context_clone(role: &str) -> String {
+        format!("../.origins/{role}")
+    }
+
+    /// `objects/info/alternates` of a loop's context clone (relative to its objects folder).
+    pub fn rel_objects_from_context_clone(role: &str) -> String {
+        format!("../../../.origins/{role}/.git/objects")
+    }
+
+    /// `objects/info/alternates` of a loop's code clone (relative to its objects folder).
+    pub fn rel_objects_from_workdir(name: &str) -> String {
+        format!("../../../../../context/repos/{name}/.git/objects")
+    }
+
+    /// Every folder of the layout that `init` creates.
+    pub fn layout_dirs(&self) -> Vec<PathBuf> {
+        vec![
+            self.root.clone(),
+            self.context_dir(),
+            self.repos_dir(),
+            self.personal_dir(),
+            self.loops_dir(),
+            self.home_skel(),
+            self.locks_dir(),
+        ]
+    }
+
+    /// Has `init` run here (the marker is the notes repository, made last)?
+    pub fn is_initialized(&self) -> bool {
+        self.notes().join(".git").is_dir()
+            && self.knowledge().join(".git").is_dir()
+            && self.personal().join(".git").is_dir()
+            && self.loops_dir().is_dir()
+            && self.locks_dir().is_dir()
+    }
+
+    /// Names of the loop folders (not the staging ones), sorted.
+    pub fn loop_ids(&self) -> Result<Vec<String>> {
+        let dir = self.loops_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(Error::failure(format!("cannot read {}", dir.display())).with_source(e))
+            }
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.starts_with('.') {
+                continue;
+            }
+            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                ids.push(name.to_string());
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Staging folders left behind by an interrupted `new`.
+    pub fn staging_leftovers(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.loops_dir();
+        let Ok(entries) = fs::read_dir(&dir) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            if entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(STAGING_PREFIX))
+            {
+                out.push(entry.path());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Registered repository names, sorted.
+    pub fn repo_names(&self) -> Result<Vec<String>> {
+        let dir = self.repos_dir();
+        let Ok(entries) = fs::read_dir(&dir) else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+pub const STAGING_PREFIX: &str = ".new-";

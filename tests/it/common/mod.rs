@@ -1,0 +1,271 @@
+//! `TestEnv`: every test gets its own HOME, workspace and git configuration, with fixed
+//! dates and identities, so runs are repeatable and never touch the machine's own setup.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-loop");
+
+pub struct TestEnv {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub ws: PathBuf,
+}
+
+/// What a command did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    #[track_caller]
+    pub fn ok(self) -> Run {
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// A failure with the given exit code, one `error:` line and at least one `hint:`.
+    #[track_caller]
+    pub fn fails(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "expected exit {code}\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        let errors: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "expected one error line:\n{}", self.stderr);
+        assert!(
+            self.stderr.lines().any(|l| l.starts_with("hint:")),
+            "expected a hint:\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Run {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}:\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_has(&self, needle: &str) -> &Run {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}:\n{}",
+            self.stdout
+        );
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        TestEnv::with_workspace_name("ws")
+    }
+
+    /// A workspace folder with the given name (e.g. one with spaces).
+    pub fn with_workspace_name(name: &str) -> TestEnv {
+        let tmp = tempfile::Builder::new()
+            .prefix("git-loop-test")
+            .tempdir()
+            .unwrap();
+        let root = fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        fs::create_dir_all(home.join(".config")).unwrap();
+        TestEnv {
+            ws: root.join(name),
+            _tmp: tmp,
+            root,
+            home,
+        }
+    }
+
+    /// The fixed environment every command of a test runs with.
+    pub fn envs(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        vec![
+            ("PATH", path),
+            ("HOME", self.home.clone().into()),
+            ("USER", "tester".into()),
+            ("GIT_LOOP_HOME", self.ws.clone().into()),
+            ("XDG_CONFIG_HOME", self.home.join(".config").into()),
+            ("XDG_DATA_HOME", self.home.join(".local/share").into()),
+            ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
+            ("GIT_CONFIG_NOSYSTEM", "1".into()),
+            ("GIT_AUTHOR_NAME", "Tester".into()),
+            ("GIT_AUTHOR_EMAIL", "tester@example.com".into()),
+            ("GIT_COMMITTER_NAME", "Tester".into()),
+            ("GIT_COMMITTER_EMAIL", "tester@example.com".into()),
+            ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z".into()),
+            ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z".into()),
+            ("TZ", "UTC".into()),
+            ("LC_ALL", "C".into()),
+            ("NO_COLOR", "1".into()),
+        ]
+    }
+
+    /// `git loop ARGS` in `cwd`.
+    pub fn run_in<I, S>(&self, cwd: &Path, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .envs(self.envs())
+            .current_dir(cwd)
+            .args(args)
+            .stdin(Stdio::null());
+        to_run(cmd.output().expect("start git-loop"))
+    }
+
+    /// `git loop ARGS` in the test's root folder (not a repository).
+    pub fn run<I, S>(&self, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.run_in(&self.root.clone(), args)
+    }
+
+    /// A command of ours with the test environment, for custom setups.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear().envs(self.envs()).stdin(Stdio::null());
+        cmd
+    }
+
+    /// `git ARGS` in `dir`; panics on failure.
+    #[track_caller]
+    pub fn git<I, S>(&self, dir: &Path, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.git_out(dir, args);
+        assert_eq!(
+            out.code,
+            0,
+            "git failed in {}:\n{}",
+            dir.display(),
+            out.stderr
+        );
+        out.stdout
+    }
+
+    pub fn git_out<I, S>(&self, dir: &Path, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new("git");
+        cmd.env_clear()
+            .envs(self.envs())
+            .current_dir(dir)
+            .args(args)
+            .stdin(Stdio::null());
+        to_run(cmd.output().expect("start git"))
+    }
+
+    /// A repository `name` under the test root with one commit on main.
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let dir = self.root.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        self.git(&dir, ["init", "-q", "-b", "main"]);
+        fs::write(dir.join("README.md"), "# demo\n").unwrap();
+        fs::write(dir.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+        self.git(&dir, ["add", "-A"]);
+        self.git(&dir, ["commit", "-q", "-m", "first"]);
+        dir
+    }
+
+    /// `git loop new TITLE` in `repo`; returns the id.
+    #[track_caller]
+    pub fn new_loop(&self, repo: &Path, title: &str) -> String {
+        let run = self.run_in(repo, ["new", title]).ok();
+        run.stdout.trim().to_string()
+    }
+
+    pub fn loop_dir(&self, id: &str) -> PathBuf {
+        self.ws.join("loops").join(id)
+    }
+
+    pub fn workdir(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("workdir")
+    }
+
+    pub fn loop_notes(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("context/notes")
+    }
+
+    pub fn notes(&self) -> PathBuf {
+        self.ws.join("context/notes")
+    }
+
+    /// Commit a file in a loop's repository, as the agent would (inside its sandbox).
+    pub fn commit_file(&self, repo: &Path, rel: &str, text: &str, message: &str) {
+        let file = repo.join(rel);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(&file, text).unwrap();
+        self.git(repo, ["add", "-A"]);
+        self.git(repo, ["commit", "-q", "-m", message]);
+    }
+
+    /// `git rev-parse REV` in `dir`, or None.
+    pub fn rev(&self, dir: &Path, rev: &str) -> Option<String> {
+        let out = self.git_out(dir, ["rev-parse", "--verify", "-q", rev]);
+        (out.code == 0).then(|| out.stdout.trim().to_string())
+    }
+
+    /// Every ref of a repository with its value, for "nothing else changed" checks.
+    pub fn refs(&self, dir: &Path) -> String {
+        self.git(dir, ["for-each-ref", "--format=%(refname) %(objectname)"])
+    }
+
+    /// Names of the entries of `loops/`, hidden ones included.
+    pub fn loop_entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(self.ws.join("loops"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+}
+
+fn to_run(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

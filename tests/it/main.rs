@@ -1,0 +1,12 @@
+//! All integration tests, in one binary.
+
+mod common;
+
+mod bad_input;
+mod cli;
+mod concurrency;
+mod config;
+mod doctor;
+mod import;
+mod lifecycle;
+mod workspace;
