@@ -12,6 +12,7 @@ pub mod git;
 pub mod init;
 pub mod loops;
 pub mod repos;
+pub mod sandbox;
 pub mod ui;
 pub mod workspace;
 

@@ -1,0 +1,312 @@
+//! Caps on the whole process tree of a run (DESIGN 4.2): a cgroup where one can be made
+//! (v2 with `pids` and `memory` enabled for a delegated subtree, or the v1 `pids` and
+//! `memory` hierarchies where they are writable), otherwise rlimits. What cannot be
+//! enforced is refused, unless the profile asked for best effort; the choice is a value
+//! (`Enforcement`) that the status line and the run's events report.
+//!
+//! The cgroup is made by the parent before the sandbox starts; the child joins it (writes
+//! `0` to `cgroup.procs`) before it execs bwrap, so every process of the run is inside from
+//! the first fork. The parent removes it after the run, killing any stragglers first.
+
+use std::ffi::CString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::spec::Limits;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Enforcement {
+    CgroupV2,
+    CgroupV1,
+    /// RLIMIT_NPROC and RLIMIT_AS: per user and per process, so only approximate.
+    Rlimits,
+    /// Nothing caps pids and memory (only with `best-effort`).
+    None,
+}
+
+impl Enforcement {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Enforcement::CgroupV2 => "cgroup v2",
+            Enforcement::CgroupV1 => "cgroup v1",
+            Enforcement::Rlimits => "rlimits",
+            Enforcement::None => "none",
+        }
+    }
+}
+
+/// The limits of one run, ready for the child to apply.
+#[derive(Debug)]
+pub struct Applied {
+    pub enforcement: Enforcement,
+    /// Folders of the run's cgroups, removed by [`Applied::cleanup`].
+    pub dirs: Vec<PathBuf>,
+    /// `cgroup.procs` files the child writes `0` into.
+    pub procs: Vec<CString>,
+    /// `(resource, value)` pairs the child sets as soft and hard limit.
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LimitError {
+    #[error("cannot cap the sandbox's processes and memory: {0}")]
+    Unenforceable(String),
+}
+
+/// Where the controllers live, read from /proc.
+#[derive(Debug, Default, Clone)]
+pub struct CgroupHost {
+    /// The v2 folder of this process, if the unified hierarchy has controllers there.
+    pub v2: Option<PathBuf>,
+    /// The v1 `pids` and `memory` folders of this process.
+    pub v1_pids: Option<PathBuf>,
+    pub v1_memory: Option<PathBuf>,
+}
+
+impl CgroupHost {
+    pub fn read() -> CgroupHost {
+        let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        parse(&cgroups, &mountinfo)
+    }
+}
+
+/// Pure part of [`CgroupHost::read`].
+pub fn parse(cgroups: &str, mountinfo: &str) -> CgroupHost {
+    let mut host = CgroupHost::default();
+    let mut v2_mount = None;
+    let mut v1_mounts: Vec<(String, PathBuf)> = Vec::new();
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let mount_point = left.split(' ').nth(4).unwrap_or_default();
+        let mut r = right.split(' ');
+        let fstype = r.next().unwrap_or_default();
+        let _source = r.next();
+        let opts = r.next().unwrap_or_default();
+        match fstype {
+            "cgroup2" => v2_mount = Some(PathBuf::from(mount_point)),
+            "cgroup" => v1_mounts.push((opts.to_string(), PathBuf::from(mount_point))),
+            _ => {}
+        }
+    }
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        if controllers.is_empty() {
+            if let Some(m) = &v2_mount {
+                host.v2 = Some(m.join(rel));
+            }
+            continue;
+        }
+        for c in controllers.split(',') {
+            let mount = v1_mounts
+                .iter()
+                .find(|(opts, _)| opts.split(',').any(|o| o == c))
+                .map(|(_, m)| m.join(rel));
+            match c {
+                "pids" => host.v1_pids = mount,
+                "memory" => host.v1_memory = mount,
+                _ => {}
+            }
+        }
+    }
+    host
+}
+
+/// Makes the run's cgroups (or picks rlimits) for `limits`.
+pub fn apply(
+    limits: &Limits,
+    name: &str,
+    host: &CgroupHost,
+    is_root: bool,
+) -> Result<Applied, LimitError> {
+    let mut base = Applied {
+        enforcement: Enforcement::None,
+        dirs: Vec::new(),
+        procs: Vec::new(),
+        rlimits: vec![(libc::RLIMIT_CORE, 0), (libc::RLIMIT_NOFILE, limits.nofile)],
+    };
+    if let Some(dir) = &host.v2 {
+        if let Some(cg) = try_v2(dir, name, limits) {
+            base.enforcement = Enforcement::CgroupV2;
+            base.procs.push(procs_file(&cg));
+            base.dirs.push(cg);
+            return Ok(base);
+        }
+    }
+    if let (Some(pids), Some(memory)) = (&host.v1_pids, &host.v1_memory) {
+        if let Some((p, m)) = try_v1(pids, memory, name, limits) {
+            base.enforcement = Enforcement::CgroupV1;
+            base.procs.push(procs_file(&p));
+            base.procs.push(procs_file(&m));
+            base.dirs.push(p);
+            base.dirs.push(m);
+            return Ok(base);
+        }
+    }
+    // RLIMIT_NPROC does not bind root (the kernel exempts uid 0), so it caps nothing there.
+    if !is_root {
+        base.enforcement = Enforcement::Rlimits;
+        base.rlimits.push((libc::RLIMIT_NPROC, limits.pids));
+        base.rlimits.push((libc::RLIMIT_AS, limits.memory_bytes));
+        return Ok(base);
+    }
+    if limits.best_effort {
+        return Ok(base);
+    }
+    Err(LimitError::Unenforceable(
+        "no writable cgroup (v2 with pids and memory delegated, or v1 pids and memory) and rlimits do not bind root".into(),
+    ))
+}
+
+fn procs_file(dir: &Path) -> CString {
+    CString::new(
+        dir.join("cgroup.procs")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .expect("no NUL in cgroup paths")
+}
+
+fn try_v2(parent: &Path, name: &str, limits: &Limits) -> Option<PathBuf> {
+    let controllers = fs::read_to_string(parent.join("cgroup.controllers")).ok()?;
+    if !(controllers.split_whitespace().any(|c| c == "pids")
+        && controllers.split_whitespace().any(|c| c == "memory"))
+    {
+        return None;
+    }
+    let dir = parent.join(name);
+    fs::create_dir(&dir).ok()?;
+    let ok = fs::write(dir.join("pids.max"), limits.pids.to_string()).is_ok()
+        && fs::write(dir.join("memory.max"), limits.memory_bytes.to_string()).is_ok();
+    if ok {
+        let _ = fs::write(dir.join("memory.swap.max"), "0");
+        Some(dir)
+    } else {
+        let _ = fs::remove_dir(&dir);
+        None
+    }
+}
+
+fn try_v1(
+    pids_parent: &Path,
+    mem_parent: &Path,
+    name: &str,
+    limits: &Limits,
+) -> Option<(PathBuf, PathBuf)> {
+    let p = pids_parent.join(name);
+    let m = mem_parent.join(name);
+    let made_p = fs::create_dir(&p).is_ok();
+    let made_m = made_p && fs::create_dir(&m).is_ok();
+    let ok = made_m
+        && fs::write(p.join("pids.max"), limits.pids.to_string()).is_ok()
+        && fs::write(
+            m.join("memory.limit_in_bytes"),
+            limits.memory_bytes.to_string(),
+        )
+        .is_ok();
+    if ok {
+        // Swap would let a memory bomb outgrow the cap; absent without swap accounting.
+        let _ = fs::write(
+            m.join("memory.memsw.limit_in_bytes"),
+            limits.memory_bytes.to_string(),
+        );
+        Some((p, m))
+    } else {
+        let _ = fs::remove_dir(&p);
+        let _ = fs::remove_dir(&m);
+        None
+    }
+}
+
+impl Applied {
+    /// Kills whatever is left in the run's cgroups and removes them.
+    pub fn cleanup(&self) {
+        for dir in &self.dirs {
+            let _ = fs::write(dir.join("cgroup.kill"), "1");
+            for _ in 0..50 {
+                let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+                if procs.trim().is_empty() {
+                    break;
+                }
+                for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                    // SAFETY: kill has no memory effects; a stale pid is harmless here
+                    // since only members of this run's cgroup are listed.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let _ = fs::remove_dir(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HYBRID_CGROUP: &str = "9:name=systemd:/\n8:pids:/\n4:memory:/a/b\n0::/\n";
+    const HYBRID_MOUNTS: &str = "\
+30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755
+31 30 0:27 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+32 30 0:28 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+33 30 0:29 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+
+    #[test]
+    fn finds_v1_and_v2_folders() {
+        let host = parse(HYBRID_CGROUP, HYBRID_MOUNTS);
+        assert_eq!(host.v1_pids, Some(PathBuf::from("/sys/fs/cgroup/pids/")));
+        assert_eq!(
+            host.v1_memory,
+            Some(PathBuf::from("/sys/fs/cgroup/memory/a/b"))
+        );
+        assert_eq!(host.v2, Some(PathBuf::from("/sys/fs/cgroup/unified/")));
+        let v2only = parse(
+            "0::/user.slice/u.service\n",
+            "40 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+        );
+        assert_eq!(
+            v2only.v2,
+            Some(PathBuf::from("/sys/fs/cgroup/user.slice/u.service"))
+        );
+        assert!(v2only.v1_pids.is_none());
+    }
+
+    #[test]
+    fn refuses_rather_than_runs_uncapped() {
+        let none = CgroupHost::default();
+        let limits = Limits::defaults();
+        assert!(matches!(
+            apply(&limits, "x", &none, true),
+            Err(LimitError::Unenforceable(_))
+        ));
+        let best = Limits {
+            best_effort: true,
+            ..limits
+        };
+        assert_eq!(
+            apply(&best, "x", &none, true).unwrap().enforcement,
+            Enforcement::None
+        );
+        let user = apply(&limits, "x", &none, false).unwrap();
+        assert_eq!(user.enforcement, Enforcement::Rlimits);
+        assert!(user
+            .rlimits
+            .iter()
+            .any(|(r, v)| *r == libc::RLIMIT_NPROC && *v == 4096));
+        assert!(user
+            .rlimits
+            .iter()
+            .any(|(r, v)| *r == libc::RLIMIT_CORE && *v == 0));
+    }
+}

@@ -1,0 +1,206 @@
+//! The thin spawner of the bwrap backend: starts bwrap for a spec and waits for it.
+//!
+//! In the child, between fork and exec, in this order:
+//! 1. join the run's cgroups and set the rlimits (before any namespace, so the whole
+//!    tree is inside from the start);
+//! 2. enter a new user and mount namespace and map our own uid and gid;
+//! 3. make every mount private, then mount the loop's `$HOME` overlay (lower
+//!    `sandbox-home-skel/`, upper `home/upper`) on `home/merged` — visible only in this
+//!    private namespace, which bwrap inherits and binds at `$HOME`;
+//! 4. mark every inherited descriptor above 2 close-on-exec except the ones bwrap is
+//!    meant to read (the seccomp programs), so nothing of `git-loop` leaks inside;
+//! 5. exec bwrap with exactly the spec's environment.
+//!
+//! Everything the child needs is prepared before the fork (C strings, map contents), so
+//! the child only makes system calls: no allocation between fork and exec.
+
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+
+use super::limits::Applied;
+use super::spec::SandboxSpec;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot start {bwrap}")]
+    Start {
+        bwrap: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot wait for the sandbox")]
+    Wait(#[source] std::io::Error),
+}
+
+/// What the child does before exec, prepared in the parent.
+struct ChildPlan {
+    procs: Vec<CString>,
+    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    home_dir: CString,
+    overlay_opts: CString,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    keep_fds: Vec<i32>,
+}
+
+/// Starts bwrap with `argv` for `spec` and waits for it to end.
+pub fn run(
+    spec: &SandboxSpec,
+    argv: &[OsString],
+    keep: &[OwnedFd],
+    limits: &Applied,
+    workspace_root: &Path,
+) -> Result<ExitStatus, SpawnError> {
+    let bwrap = argv[0].to_string_lossy().into_owned();
+    // SAFETY: getuid/getgid cannot fail and touch no memory.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let home_dir = spec.home.merged.parent().unwrap_or(Path::new("/"));
+    // The overlay's options name its folders relative to `home/` (the child chdirs
+    // there), so no workspace path with a comma or colon can break the option string.
+    let lower = relative_to(&spec.home.lower, home_dir, workspace_root);
+    let plan = ChildPlan {
+        procs: limits.procs.clone(),
+        rlimits: limits.rlimits.clone(),
+        home_dir: cstr(home_dir.as_os_str()),
+        overlay_opts: CString::new(format!("lowerdir={lower},upperdir=upper,workdir=work"))
+            .expect("no NUL in overlay options"),
+        uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+        gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        keep_fds: keep.iter().map(AsRawFd::as_raw_fd).collect(),
+    };
+
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).env_clear().envs(&spec.env);
+    // SAFETY: the closure runs in the forked child before exec; it only makes system
+    // calls on data prepared above (no allocation, no locks), as pre_exec requires.
+    unsafe {
+        cmd.pre_exec(move || child_setup(&plan));
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|source| SpawnError::Start { bwrap, source })?;
+    // Like system(3): while the sandbox runs, Ctrl-C is for it (bwrap ends and takes the
+    // sandbox with it); we stay to import and record what happened.
+    let _guard = IgnoreInterrupts::new();
+    child.wait().map_err(SpawnError::Wait)
+}
+
+fn relative_to(target: &Path, from: &Path, root: &Path) -> String {
+    // home/ is loops/<id>/home: three levels below the workspace root.
+    match target.strip_prefix(root) {
+        Ok(rel) if from.starts_with(root) => format!("../../../{}", rel.display()),
+        _ => target.display().to_string(),
+    }
+}
+
+fn cstr(s: &std::ffi::OsStr) -> CString {
+    CString::new(s.as_encoded_bytes()).expect("no NUL in paths")
+}
+
+fn check(ret: libc::c_int) -> std::io::Result<()> {
+    if ret < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+fn write_file(path: &[u8], data: &[u8]) -> std::io::Result<()> {
+    // SAFETY: `path` is NUL-terminated by the callers; open/write/close on a local fd.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+        check(fd)?;
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if n < 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
+    for procs in &plan.procs {
+        write_file(procs.as_bytes_with_nul(), b"0")?;
+    }
+    for (resource, value) in &plan.rlimits {
+        let lim = libc::rlimit {
+            rlim_cur: *value,
+            rlim_max: *value,
+        };
+        // SAFETY: setrlimit reads the struct we pass.
+        check(unsafe { libc::setrlimit(*resource, &lim) })?;
+    }
+    // SAFETY: plain system calls on NUL-terminated strings prepared before the fork.
+    unsafe {
+        check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+    }
+    write_file(b"/proc/self/setgroups\0", b"deny")?;
+    write_file(b"/proc/self/uid_map\0", &plan.uid_map)?;
+    write_file(b"/proc/self/gid_map\0", &plan.gid_map)?;
+    // SAFETY: as above.
+    unsafe {
+        check(libc::mount(
+            c"none".as_ptr(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
+        check(libc::chdir(plan.home_dir.as_ptr()))?;
+        check(libc::mount(
+            c"overlay".as_ptr(),
+            c"merged".as_ptr(),
+            c"overlay".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            plan.overlay_opts.as_ptr().cast(),
+        ))?;
+        // Nothing inherited from our own parent reaches the sandbox...
+        check(libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) as libc::c_int)?;
+        // ...but the descriptors bwrap is meant to read.
+        for fd in &plan.keep_fds {
+            check(libc::fcntl(*fd, libc::F_SETFD, 0))?;
+        }
+        // The parent ignores SIGINT while it waits; the sandbox must not inherit that.
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+    }
+    Ok(())
+}
+
+/// Ignores SIGINT and SIGQUIT in this process while alive.
+struct IgnoreInterrupts {
+    old_int: libc::sighandler_t,
+    old_quit: libc::sighandler_t,
+}
+
+impl IgnoreInterrupts {
+    fn new() -> Self {
+        // SAFETY: installing SIG_IGN has no memory effects.
+        unsafe {
+            IgnoreInterrupts {
+                old_int: libc::signal(libc::SIGINT, libc::SIG_IGN),
+                old_quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            }
+        }
+    }
+}
+
+impl Drop for IgnoreInterrupts {
+    fn drop(&mut self) {
+        // SAFETY: restores the handlers saved in new().
+        unsafe {
+            libc::signal(libc::SIGINT, self.old_int);
+            libc::signal(libc::SIGQUIT, self.old_quit);
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! `SandboxSpec`: everything a sandboxed run is, as plain data — the mounts with their
+//! modes, the environment, the working folder, the network and run modes, the limits. It
+//! is computed from the loop, the config layers and the command line by
+//! [`SandboxSpec::for_loop`], with no side effects, so tests can compare it; a backend
+//! turns it into a running process.
+//!
+//! Mount order matters and is the order of `mounts`: bwrap applies them one after another,
+//! so a later mount covers an earlier one at the same or a deeper path. The builder adds
+//! parents before children and protections last: the personal repository rw, then its
+//! `.git` ro over it, then an empty tmpfs over its vaults; `.claude` rw, then its
+//! `CLAUDE.md` and `skills/` ro over it. In review mode every bind is read-only except
+//! `$HOME` and `/tmp`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::loops::{Kind, LoopRecord};
+use crate::workspace::Workspace;
+
+/// Where the loop's world is mounted inside.
+pub const LOOPAT: &str = "/loopat";
+
+/// The fixed PATH inside: the host's PATH could name folders that do not exist inside.
+pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin";
+
+/// Host variables that pass into the sandbox unchanged (DESIGN 4.2); everything else of
+/// the host environment is dropped.
+pub const PASSED_ENV: &[&str] = &["TERM", "LANG", "TZ", "COLORTERM"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RunMode {
+    /// The rw paths of the loop are writable.
+    Work,
+    /// Everything read-only but $HOME and /tmp.
+    Review,
+    /// The same as review: read and reason, change nothing.
+    Plan,
+}
+
+impl RunMode {
+    pub fn writable(self) -> bool {
+        self == RunMode::Work
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunMode::Work => "work",
+            RunMode::Review => "review",
+            RunMode::Plan => "plan",
+        }
+    }
+    pub fn parse(s: &str) -> Option<RunMode> {
+        match s {
+            "work" => Some(RunMode::Work),
+            "review" => Some(RunMode::Review),
+            "plan" => Some(RunMode::Plan),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum NetMode {
+    /// Share the host's network.
+    Host,
+    /// A new network namespace with loopback only.
+    None,
+}
+
+impl NetMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetMode::Host => "host",
+            NetMode::None => "none",
+        }
+    }
+    pub fn parse(s: &str) -> Option<NetMode> {
+        match s {
+            "host" => Some(NetMode::Host),
+            "none" => Some(NetMode::None),
+            _ => None,
+        }
+    }
+}
+
+/// One entry of the sandbox's view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Mount {
+    /// A host path bound inside.
+    Bind {
+        host: PathBuf,
+        inside: PathBuf,
+        rw: bool,
+        /// Skipped when the host path does not exist (`--ro-bind-try`).
+        optional: bool,
+    },
+    /// A symlink (the host's `/bin -> usr/bin` and friends).
+    Symlink {
+        target: PathBuf,
+        inside: PathBuf,
+    },
+    /// A fresh, empty tmpfs; read-only when it only hides what is below it.
+    Tmpfs {
+        inside: PathBuf,
+        size: Option<u64>,
+        ro: bool,
+    },
+    Proc {
+        inside: PathBuf,
+    },
+    Dev {
+        inside: PathBuf,
+    },
+}
+
+impl Mount {
+    pub fn inside(&self) -> &Path {
+        match self {
+            Mount::Bind { inside, .. }
+            | Mount::Symlink { inside, .. }
+            | Mount::Tmpfs { inside, .. }
+            | Mount::Proc { inside }
+            | Mount::Dev { inside } => inside,
+        }
+    }
+
+    fn ro(host: impl Into<PathBuf>, inside: impl Into<PathBuf>) -> Mount {
+        Mount::Bind {
+            host: host.into(),
+            inside: inside.into(),
+            rw: false,
+            optional: false,
+        }
+    }
+
+    fn bind(host: impl Into<PathBuf>, inside: impl Into<PathBuf>, rw: bool) -> Mount {
+        Mount::Bind {
+            host: host.into(),
+            inside: inside.into(),
+            rw,
+            optional: false,
+        }
+    }
+}
+
+/// The `$HOME` overlay `git-loop` mounts before starting bwrap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HomeOverlay {
+    pub lower: PathBuf,
+    pub upper: PathBuf,
+    pub work: PathBuf,
+    /// The mount point in `git-loop`'s private mount namespace; bound at `$HOME`.
+    pub merged: PathBuf,
+}
+
+/// Process and memory caps of the whole process tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    pub pids: u64,
+    pub memory_bytes: u64,
+    pub nofile: u64,
+    /// Size of the sandbox's `/tmp`.
+    pub tmp_bytes: u64,
+    /// Run even where pids and memory cannot be capped (profile `limits = "best-effort"`).
+    pub best_effort: bool,
+}
+
+impl Limits {
+    /// 4096 processes and half the machine's memory (DESIGN 4.2).
+    pub fn defaults() -> Limits {
+        let memory = total_memory().unwrap_or(4 << 30) / 2;
+        Limits {
+            pids: 4096,
+            memory_bytes: memory,
+            nofile: 4096,
+            tmp_bytes: memory.min(4 << 30),
+            best_effort: false,
+        }
+    }
+}
+
+fn total_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxSpec {
+    pub loop_id: String,
+    pub mounts: Vec<Mount>,
+    pub home: HomeOverlay,
+    pub home_inside: PathBuf,
+    /// The whole environment inside, sorted.
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+    pub net: NetMode,
+    pub mode: RunMode,
+    pub limits: Limits,
+    pub hostname: String,
+    pub command: Vec<String>,
+}
+
+/// What the host looks like, as far as the spec depends on it: which of the system
+/// folders exist, and which are symlinks (merged /usr). Gathered once; a fake in tests.
+#[derive(Debug, Clone, Default)]
+pub struct HostView {
+    pub system: Vec<(PathBuf, SystemEntry)>,
+    /// Variables of the host environment (only the allowlisted ones are read).
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemEntry {
+    Dir,
+    Symlink(PathBuf),
+}
+
+/// The host folders the sandbox sees read-only (DESIGN 4.1).
+pub const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+];
+
+impl HostView {
+    pub fn read() -> HostView {
+        let mut system = Vec::new();
+        for dir in SYSTEM_DIRS {
+            let p = Path::new(dir);
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(p) {
+                        system.push((p.to_path_buf(), SystemEntry::Symlink(target)));
+                    }
+                }
+                Ok(m) if m.is_dir() => system.push((p.to_path_buf(), SystemEntry::Dir)),
+                _ => {}
+            }
+        }
+        let mut env = BTreeMap::new();
+        for (k, v) in std::env::vars_os() {
+            let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
+                continue;
+            };
+            if PASSED_ENV.contains(&k) || k.starts_with("LC_") {
+                env.insert(k.to_string(), v.to_string());
+            }
+        }
+        HostView { system, env }
+    }
+}
+
+/// What the caller chose for this run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub mode: RunMode,
+    pub net: NetMode,
+    pub limits: Limits,
+    pub command: Vec<String>,
+    /// Extra read-only folders at the same path inside (the agent's install folder).
+    pub ro_same_path: Vec<PathBuf>,
+    /// Operator mounts `(host, inside, rw)`.
+    pub operator_mounts: Vec<(PathBuf, PathBuf, bool)>,
+}
+
+impl SandboxSpec {
+    /// The sandbox of loop `rec` (DESIGN 4.1). Pure: reads nothing but its arguments.
+    pub fn for_loop(
+        ws: &Workspace,
+        rec: &LoopRecord,
+        host: &HostView,
+        opts: &RunOptions,
+    ) -> SandboxSpec {
+        let id = &rec.id;
+        let loopat = Path::new(LOOPAT);
+        let loop_inside = loopat.join("loop").join(id);
+        let workdir_inside = loop_inside.join("workdir");
+        let ctx = loopat.join("context");
+        let w = opts.mode.writable();
+        let mut m = Vec::new();
+
+        // The system, read-only, on bwrap's fresh tmpfs root. Merged-/usr symlinks are
+        // recreated as symlinks rather than bound, so the view matches the host's.
+        for (path, entry) in &host.system {
+            match entry {
+                SystemEntry::Dir => m.push(Mount::ro(path, path)),
+                SystemEntry::Symlink(target) => m.push(Mount::Symlink {
+                    target: target.clone(),
+                    inside: path.clone(),
+                }),
+            }
+        }
+        m.push(Mount::Proc {
+            inside: "/proc".into(),
+        });
+        m.push(Mount::Dev {
+            inside: "/dev".into(),
+        });
+        m.push(Mount::Tmpfs {
+            inside: "/tmp".into(),
+            size: Some(opts.limits.tmp_bytes),
+            ro: false,
+        });
+
+        // Context: the origins are read-only. The code origin sits where the workdir's
+        // relative alternates and remote URL point; the context origins under
+        // `.origins/`, where the context clones' relative paths point.
+        let distill = rec.kind == Kind::Distill;
+        if distill {
+            m.push(Mount::bind(ws.loop_knowledge(id), ctx.join("knowledge"), w));
+            m.push(Mount::ro(ws.knowledge(), ctx.join(".origins/knowledge")));
+        } else {
+            m.push(Mount::ro(ws.knowledge(), ctx.join("knowledge")));
+        }
+        // Notes are the distill loop's input: read-only there.
+        m.push(Mount::bind(
+            ws.loop_notes(id),
+            ctx.join("notes"),
+            w && !distill,
+        ));
+        m.push(Mount::ro(ws.notes(), ctx.join(".origins/notes")));
+        if let (Kind::Code, Some(name)) = (rec.kind, &rec.repo) {
+            m.push(Mount::ro(ws.repo_link(name), ctx.join("repos").join(name)));
+        }
+
+        // Personal: files rw, its git folder ro, the vaults hidden.
+        let personal_inside = ctx.join("personal");
+        m.push(Mount::bind(ws.personal(), &personal_inside, w));
+        m.push(Mount::ro(
+            ws.personal().join(".git"),
+            personal_inside.join(".git"),
+        ));
+        m.push(Mount::Tmpfs {
+            inside: personal_inside.join(".loopat/vaults"),
+            size: Some(4096),
+            ro: true,
+        });
+
+        // The loop itself.
+        m.push(Mount::bind(ws.loop_workdir(id), &workdir_inside, w));
+        let claude_inside = loop_inside.join(".claude");
+        m.push(Mount::bind(ws.loop_claude_dir(id), &claude_inside, w));
+        for ro in ["CLAUDE.md", "skills"] {
+            m.push(Mount::Bind {
+                host: ws.loop_claude_dir(id).join(ro),
+                inside: claude_inside.join(ro),
+                rw: false,
+                optional: true,
+            });
+        }
+
+        // $HOME: the loop's persistent overlay, writable in every mode.
+        let home_inside = PathBuf::from("/home").join(ws.user());
+        let home = HomeOverlay {
+            lower: ws.home_skel(),
+            upper: ws.loop_home_upper(id),
+            work: ws.loop_home_work(id),
+            merged: ws.loop_home_merged(id),
+        };
+        m.push(Mount::bind(&home.merged, &home_inside, true));
+
+        for dir in &opts.ro_same_path {
+            m.push(Mount::ro(dir, dir));
+        }
+        for (hostp, inside, rw) in &opts.operator_mounts {
+            m.push(Mount::bind(hostp, inside, *rw && w));
+        }
+        for grant in &rec.grants {
+            m.push(Mount::bind(
+                &grant.path,
+                &grant.path,
+                grant.mode == "rw" && w,
+            ));
+        }
+
+        let mut env = BTreeMap::new();
+        for (k, v) in &host.env {
+            if PASSED_ENV.contains(&k.as_str()) || k.starts_with("LC_") {
+                env.insert(k.clone(), v.clone());
+            }
+        }
+        env.insert("HOME".into(), home_inside.display().to_string());
+        env.insert("USER".into(), ws.user().to_string());
+        env.insert("LOGNAME".into(), ws.user().to_string());
+        env.insert("PATH".into(), SANDBOX_PATH.into());
+        env.insert("TMPDIR".into(), "/tmp".into());
+        env.insert(
+            "CLAUDE_CONFIG_DIR".into(),
+            claude_inside.display().to_string(),
+        );
+        env.insert("GIT_LOOP_ID".into(), id.clone());
+        env.insert("GIT_LOOP_MODE".into(), opts.mode.as_str().into());
+        env.entry("TERM".into()).or_insert_with(|| "dumb".into());
+
+        SandboxSpec {
+            loop_id: id.clone(),
+            mounts: m,
+            home,
+            home_inside,
+            env,
+            cwd: if distill {
+                ctx.join("knowledge")
+            } else {
+                workdir_inside
+            },
+            net: opts.net,
+            mode: opts.mode,
+            limits: opts.limits,
+            hostname: "loop".into(),
+            command: opts.command.clone(),
+        }
+    }
+
+    /// The view as a table: (inside, host source, mode), for `show --mounts`.
+    pub fn view(&self) -> Vec<(String, String, String)> {
+        let mut rows = vec![("/".to_string(), "fresh tmpfs".to_string(), "rw".to_string())];
+        for m in &self.mounts {
+            let row = match m {
+                Mount::Bind {
+                    host,
+                    inside,
+                    rw,
+                    optional,
+                } => {
+                    let mut mode = if *rw { "rw" } else { "ro" }.to_string();
+                    if *optional {
+                        mode.push_str(" (if present)");
+                    }
+                    if inside == &self.home_inside {
+                        (
+                            inside.display().to_string(),
+                            format!(
+                                "overlay: {} over {}",
+                                self.home.upper.display(),
+                                self.home.lower.display()
+                            ),
+                            "rw".into(),
+                        )
+                    } else {
+                        (
+                            inside.display().to_string(),
+                            host.display().to_string(),
+                            mode,
+                        )
+                    }
+                }
+                Mount::Symlink { target, inside } => (
+                    inside.display().to_string(),
+                    format!("-> {}", target.display()),
+                    "symlink".into(),
+                ),
+                Mount::Tmpfs { inside, .. } if inside.ends_with(".loopat/vaults") => (
+                    inside.display().to_string(),
+                    "empty tmpfs (vaults hidden)".into(),
+                    "ro".into(),
+                ),
+                Mount::Tmpfs { inside, .. } => (
+                    inside.display().to_string(),
+                    "fresh tmpfs".into(),
+                    "rw".into(),
+                ),
+                Mount::Proc { inside } => (
+                    inside.display().to_string(),
+                    "new proc (own pid namespace)".into(),
+                    "rw".into(),
+                ),
+                Mount::Dev { inside } => (
+                    inside.display().to_string(),
+                    "minimal /dev".into(),
+                    "rw".into(),
+                ),
+            };
+            rows.push(row);
+        }
+        rows
+    }
+}
