@@ -186,6 +186,19 @@ impl Workspace {
         self.knowledge().join(".loopat/config.toml")
     }
 
+    /// `knowledge/.loopat/sandboxes/<name>/sandbox.toml` (the `default` profile needs none).
+    pub fn sandbox_profile(&self, name: &str) -> PathBuf {
+        self.knowledge()
+            .join(".loopat/sandboxes")
+            .join(name)
+            .join("sandbox.toml")
+    }
+
+    /// `knowledge/.loopat/claude/`: the team's doctrine, skills and MCP servers (L2).
+    pub fn team_claude_dir(&self) -> PathBuf {
+        self.knowledge().join(".loopat/claude")
+    }
+
     pub fn loops_dir(&self) -> PathBuf {
         self.root.join("loops")
     }

@@ -7,8 +7,11 @@ pub mod doctor;
 pub mod gc;
 pub mod init;
 pub mod list;
+pub mod log;
 pub mod new;
 pub mod rm;
+pub mod run;
+pub mod shell;
 pub mod show;
 
 use crate::config::{Config, Layer};

@@ -31,7 +31,11 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     }
     // No user namespace can be made inside: no way back out through a nested one.
     push(&["--disable-userns"]);
-    push(&["--die-with-parent", "--new-session", "--cap-drop", "ALL"]);
+    push(&["--die-with-parent"]);
+    if spec.new_session {
+        push(&["--new-session"]);
+    }
+    push(&["--cap-drop", "ALL"]);
     push(&["--hostname", &spec.hostname]);
     for m in &spec.mounts {
         mount_args(&mut a, m);

@@ -1,7 +1,400 @@
-//! The sandbox (DESIGN section 4).
+//! The sandbox (DESIGN section 4): policy and mechanism kept apart.
+//!
+//! - [`spec`] computes a [`spec::SandboxSpec`] — pure data — from the loop, the profile and
+//!   the config layers;
+//! - [`bwrap`] turns a spec into bwrap's argv (pure), [`seccomp`] compiles the filter,
+//!   [`limits`] picks how the caps are enforced, [`spawn`] starts it all;
+//! - [`probe`] says what the machine can do; [`select_backend`] refuses (exit 3) rather
+//!   than fall back to running on the host, which only `--backend none` does, loudly.
+//!
+//! [`run`] is the one path every sandboxed command (`run`, `shell`, `agent`, `demo`) takes.
+
 pub mod bwrap;
+pub mod events;
 pub mod limits;
 pub mod probe;
 pub mod seccomp;
 pub mod spawn;
 pub mod spec;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind, Result};
+use crate::loops::{self, LoopRecord};
+use crate::ui::Ui;
+use crate::workspace::Workspace;
+use spec::{Limits, NetMode, RunMode, RunOptions, SandboxSpec};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// bwrap when the probe passes; otherwise refuse.
+    Auto,
+    /// bwrap, or refuse with exit 3.
+    Bwrap,
+    /// No sandbox: run on the host (with a warning every time).
+    None,
+}
+
+/// What a sandboxed command asks for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub mode: Option<RunMode>,
+    pub net: Option<NetMode>,
+    pub backend: Option<Backend>,
+    pub print_argv: bool,
+    pub command: Vec<String>,
+    /// Attached to a terminal the user types into (`shell`, `agent`): keep the caller's
+    /// session so job control and resizing work; TIOCSTI is refused by seccomp instead.
+    pub interactive: bool,
+    pub ro_same_path: Vec<PathBuf>,
+}
+
+/// The backend to use, or the refusal (exit 3) with the probe's findings and fixes.
+pub fn select_backend(requested: Backend, findings: &[probe::Finding]) -> Result<Backend> {
+    let failed: Vec<&probe::Finding> = findings.iter().filter(|f| !f.ok).collect();
+    match requested {
+        Backend::None => Ok(Backend::None),
+        _ if failed.is_empty() => Ok(Backend::Bwrap),
+        _ => {
+            let first = failed[0];
+            let mut err = Error::new(
+                ErrorKind::SandboxUnavailable,
+                format!(
+                    "the sandbox is unavailable: {}: {}",
+                    first.check, first.detail
+                ),
+            );
+            for f in &failed {
+                if let Some(fix) = &f.fix {
+                    err = err.hint(format!("{}: {fix}", f.check));
+                }
+            }
+            if requested == Backend::Auto {
+                err = err.hint("`git loop doctor` checks everything; `--backend none` runs on the host with no sandbox at all");
+            }
+            Err(err)
+        }
+    }
+}
+
+/// The limits of a loop's profile (`knowledge/.loopat/sandboxes/<name>/sandbox.toml`).
+pub fn profile_limits(ws: &Workspace, profile: &str) -> Result<Limits> {
+    let mut limits = Limits::defaults();
+    let path = ws.sandbox_profile(profile);
+    let table = crate::config::read_table(&path).map_err(|e| {
+        Error::failure(format!("cannot read sandbox profile '{profile}'"))
+            .with_source(e)
+            .hint(format!("fix {}", path.display()))
+    })?;
+    match table.get("limits") {
+        Some(toml::Value::String(s)) if s == "best-effort" => limits.best_effort = true,
+        Some(toml::Value::Table(t)) => {
+            if let Some(p) = t.get("pids").and_then(toml::Value::as_integer) {
+                limits.pids = p.max(1) as u64;
+            }
+            match t.get("memory") {
+                Some(toml::Value::Integer(m)) => limits.memory_bytes = (*m).max(1 << 20) as u64,
+                Some(toml::Value::String(s)) => {
+                    limits.memory_bytes = parse_bytes(s).ok_or_else(|| {
+                        Error::failure(format!(
+                            "profile '{profile}': memory = \"{s}\" is not a size"
+                        ))
+                        .hint("write it like \"8G\", \"512M\" or a number of bytes")
+                    })?
+                }
+                _ => {}
+            }
+            if t.get("enforce").and_then(toml::Value::as_str) == Some("best-effort") {
+                limits.best_effort = true;
+            }
+        }
+        _ => {}
+    }
+    Ok(limits)
+}
+
+fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().ok()?;
+    let mult = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// The spec for a loop and request, from its record, profile and the config layers.
+pub fn spec_for(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &Config,
+    req: &Request,
+) -> Result<SandboxSpec> {
+    let mode = match req.mode {
+        Some(m) => m,
+        None => RunMode::parse(&rec.mode).ok_or_else(|| {
+            Error::failure(format!(
+                "loop {} has an unknown mode '{}'",
+                rec.id, rec.mode
+            ))
+            .hint("use --mode work or --mode review")
+        })?,
+    };
+    let net = match req.net {
+        Some(n) => n,
+        None => NetMode::parse(&rec.network).ok_or_else(|| {
+            Error::new(
+                ErrorKind::SandboxUnavailable,
+                format!(
+                    "network mode '{}' of loop {} is not available",
+                    rec.network, rec.id
+                ),
+            )
+            .hint("run with --net none (loopback only) or --net host")
+        })?,
+    };
+    let operator_mounts = operator_mounts(config)?;
+    let opts = RunOptions {
+        mode,
+        net,
+        limits: profile_limits(ws, &rec.sandbox)?,
+        command: req.command.clone(),
+        ro_same_path: req.ro_same_path.clone(),
+        operator_mounts,
+        new_session: !req.interactive,
+    };
+    Ok(SandboxSpec::for_loop(
+        ws,
+        rec,
+        &spec::HostView::read(),
+        &opts,
+    ))
+}
+
+/// `[[mounts]]` of the operator config (the only layer allowed to add host mounts).
+fn operator_mounts(config: &Config) -> Result<Vec<(PathBuf, PathBuf, bool)>> {
+    let Some(entry) = config.get("mounts") else {
+        return Ok(Vec::new());
+    };
+    let bad = || {
+        Error::failure("the operator config's [[mounts]] is malformed")
+            .hint("write each as [[mounts]] path = \"/host/path\" (inside = \"/path\", mode = \"ro\"|\"rw\")")
+    };
+    let mut out = Vec::new();
+    for m in entry.value.as_array().ok_or_else(bad)? {
+        let t = m.as_table().ok_or_else(bad)?;
+        let host = PathBuf::from(
+            t.get("path")
+                .and_then(toml::Value::as_str)
+                .ok_or_else(bad)?,
+        );
+        let inside = t
+            .get("inside")
+            .and_then(toml::Value::as_str)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| host.clone());
+        let rw = t.get("mode").and_then(toml::Value::as_str) == Some("rw");
+        if !host.is_absolute() || !inside.is_absolute() {
+            return Err(bad());
+        }
+        out.push((host, inside, rw));
+    }
+    Ok(out)
+}
+
+/// Folders a run needs on the host (they may be missing in loops made by older versions).
+fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
+    for dir in [
+        ws.loop_home_upper(id),
+        ws.loop_home_work(id),
+        ws.loop_home_merged(id),
+        ws.loop_claude_dir(id),
+        ws.vaults_dir(),
+        ws.home_skel(),
+    ] {
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            Error::failure(format!("cannot create {}", dir.display())).with_source(e)
+        })?;
+    }
+    // The mount point of the team's skills, made here because bwrap cannot make it in a
+    // read-only `.claude` (review mode).
+    if ws.team_claude_dir().join("skills").is_dir() {
+        let _ = std::fs::create_dir_all(ws.loop_claude_dir(id).join("skills"));
+    }
+    Ok(())
+}
+
+/// Runs `req.command` in the loop's sandbox; returns the command's exit code.
+pub fn run(
+    ui: &mut Ui,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &Config,
+    req: &Request,
+) -> Result<u8> {
+    let requested = match req.backend {
+        Some(b) => b,
+        None => match config.get_str("sandbox.backend").unwrap_or("auto") {
+            "bwrap" => Backend::Bwrap,
+            "none" => Backend::None,
+            _ => Backend::Auto,
+        },
+    };
+    let inputs = probe::Inputs::read();
+    let backend = select_backend(requested, &probe::quick(&inputs))?;
+    let spec = spec_for(ws, rec, config, req)?;
+    if backend == Backend::None {
+        return run_on_host(ui, ws, rec, &spec, req);
+    }
+    let bwrap_path = inputs.bwrap.clone().expect("the probe found bwrap");
+    let seccomp_fds = seccomp::fds().map_err(|e| {
+        Error::new(
+            ErrorKind::SandboxUnavailable,
+            "cannot build the seccomp filter",
+        )
+        .with_source(e)
+    })?;
+    let fds = bwrap::Fds {
+        seccomp: seccomp_fds
+            .iter()
+            .map(|f| std::os::fd::AsRawFd::as_raw_fd(f))
+            .collect(),
+    };
+    let argv = bwrap::argv(&bwrap_path.to_string_lossy(), &spec, &fds);
+    if req.print_argv {
+        writeln!(ui.out(), "{}", bwrap::display(&argv))?;
+        return Ok(0);
+    }
+    ensure_dirs(ws, &rec.id)?;
+    let cgroup_name = format!("git-loop-{}-{}", rec.id, std::process::id());
+    let applied = limits::apply(&spec.limits, &cgroup_name, &limits::CgroupHost::read(), inputs.is_root).map_err(|e| {
+        Error::new(ErrorKind::SandboxUnavailable, "the sandbox's limits cannot be enforced here")
+            .with_source(e)
+            .hint("run as a user with a delegated cgroup (systemd-run --user --scope -p Delegate=yes git loop ...)")
+            .hint("or set `limits = \"best-effort\"` in the sandbox profile to run without caps")
+    })?;
+    let mut status = format!(
+        "git-loop: sandbox bwrap · net {} · {} · mode {}",
+        spec.net.as_str(),
+        "no vault",
+        spec.mode.as_str()
+    );
+    if applied.enforcement == limits::Enforcement::None {
+        status.push_str(" · NO LIMITS (best-effort)");
+    }
+    ui.status(status)?;
+    let events = ws.loop_events(&rec.id);
+    let _ = events::append(
+        &events,
+        "start",
+        json!({"backend": "bwrap", "mode": spec.mode.as_str(), "net": spec.net.as_str(),
+               "limits": applied.enforcement.as_str(), "command": spec.command}),
+    );
+    let started = Instant::now();
+    let result = spawn::run(&spec, &argv, &seccomp_fds, &applied, ws.root());
+    applied.cleanup();
+    drop(seccomp_fds);
+    let status = result.map_err(|e| {
+        Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
+    })?;
+    finish(ui, ws, rec, status, started, "bwrap")
+}
+
+fn finish(
+    ui: &mut Ui,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    status: std::process::ExitStatus,
+    started: Instant,
+    backend: &str,
+) -> Result<u8> {
+    let code = match (status.code(), status.signal()) {
+        (Some(c), _) => c.clamp(0, 255) as u8,
+        (None, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
+        _ => 1,
+    };
+    let _ = events::append(
+        &ws.loop_events(&rec.id),
+        "exit",
+        json!({"backend": backend, "code": code, "duration_ms": started.elapsed().as_millis() as u64}),
+    );
+    // What the run committed reaches the origins now; a failure here is reported but
+    // does not hide the command's own exit code.
+    if let Err(e) = loops::import(ws, rec) {
+        ui.warn(e.one_line())?;
+        for h in &e.hints {
+            writeln!(ui.err(), "hint: {h}")?;
+        }
+    }
+    Ok(code)
+}
+
+/// `--backend none`: the loop's folders and a sanitized environment, no isolation.
+fn run_on_host(
+    ui: &mut Ui,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    spec: &SandboxSpec,
+    req: &Request,
+) -> Result<u8> {
+    // Never silenced, not even by --quiet: the user must always see that nothing isolates this run.
+    writeln!(
+        ui.err(),
+        "git-loop: NO SANDBOX (--backend none) · running on the host · mode {}",
+        spec.mode.as_str()
+    )?;
+    if req.print_argv {
+        writeln!(
+            ui.out(),
+            "{}",
+            bwrap::display(&spec.command.iter().map(Into::into).collect::<Vec<_>>())
+        )?;
+        return Ok(0);
+    }
+    ensure_dirs(ws, &rec.id)?;
+    let mut env = spec.env.clone();
+    env.insert(
+        "HOME".into(),
+        ws.loop_home_upper(&rec.id).display().to_string(),
+    );
+    env.insert(
+        "CLAUDE_CONFIG_DIR".into(),
+        ws.loop_claude_dir(&rec.id).display().to_string(),
+    );
+    let cwd = if rec.kind == loops::Kind::Distill {
+        ws.loop_knowledge(&rec.id)
+    } else {
+        ws.loop_workdir(&rec.id)
+    };
+    let _ = events::append(
+        &ws.loop_events(&rec.id),
+        "start",
+        json!({"backend": "none", "mode": spec.mode.as_str(), "net": "host", "command": spec.command}),
+    );
+    let started = Instant::now();
+    let (program, args) = spec
+        .command
+        .split_first()
+        .ok_or_else(|| Error::usage("no command to run"))?;
+    let status = std::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(&env)
+        .current_dir(&cwd)
+        .status()
+        .map_err(|e| {
+            Error::failure(format!("cannot run {program}"))
+                .with_source(e)
+                .hint("check the command's name and that it is installed")
+        })?;
+    finish(ui, ws, rec, status, started, "none")
+}

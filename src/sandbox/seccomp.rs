@@ -11,7 +11,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 
-use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
 
 /// The syscalls refused inside, with why.
 pub fn denied() -> Vec<(&'static str, i64)> {
@@ -98,10 +101,30 @@ pub fn programs() -> Result<Vec<BpfProgram>, SeccompError> {
         f.try_into()
             .map_err(|e: seccompiler::BackendError| SeccompError::Build(e.to_string()))
     };
-    Ok(vec![
-        build(denied().into_iter().map(|(_, n)| n).collect(), libc::EPERM)?,
-        build(vec![libc::SYS_clone3], libc::ENOSYS)?,
-    ])
+    let mut deny: BTreeMap<i64, Vec<SeccompRule>> =
+        denied().into_iter().map(|(_, n)| (n, vec![])).collect();
+    // Pushing characters into a terminal (TIOCSTI) or poking the console (TIOCLINUX):
+    // refused even where the sandbox keeps the caller's terminal (`shell`, `agent`).
+    let ioctl_cmd = |cmd: u64| -> Result<SeccompRule, SeccompError> {
+        let cond = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, cmd)
+            .map_err(|e| SeccompError::Build(e.to_string()))?;
+        SeccompRule::new(vec![cond]).map_err(|e| SeccompError::Build(e.to_string()))
+    };
+    deny.insert(
+        libc::SYS_ioctl,
+        vec![ioctl_cmd(libc::TIOCSTI)?, ioctl_cmd(libc::TIOCLINUX)?],
+    );
+    let deny = SeccompFilter::new(
+        deny,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| SeccompError::Build(e.to_string()))?;
+    let deny: BpfProgram = deny
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| SeccompError::Build(e.to_string()))?;
+    Ok(vec![deny, build(vec![libc::SYS_clone3], libc::ENOSYS)?])
 }
 
 fn to_memfd(prog: &BpfProgram) -> Result<OwnedFd, SeccompError> {

@@ -203,6 +203,7 @@ pub struct SandboxSpec {
     pub mode: RunMode,
     pub limits: Limits,
     pub hostname: String,
+    pub new_session: bool,
     pub command: Vec<String>,
 }
 
@@ -265,6 +266,9 @@ pub struct RunOptions {
     pub ro_same_path: Vec<PathBuf>,
     /// Operator mounts `(host, inside, rw)`.
     pub operator_mounts: Vec<(PathBuf, PathBuf, bool)>,
+    /// Put the sandbox in a new session (no controlling terminal, so no TIOCSTI into the
+    /// caller's terminal); off for interactive commands, where seccomp refuses TIOCSTI.
+    pub new_session: bool,
 }
 
 impl SandboxSpec {
@@ -344,14 +348,19 @@ impl SandboxSpec {
         m.push(Mount::bind(ws.loop_workdir(id), &workdir_inside, w));
         let claude_inside = loop_inside.join(".claude");
         m.push(Mount::bind(ws.loop_claude_dir(id), &claude_inside, w));
-        for ro in ["CLAUDE.md", "skills"] {
-            m.push(Mount::Bind {
-                host: ws.loop_claude_dir(id).join(ro),
-                inside: claude_inside.join(ro),
-                rw: false,
-                optional: true,
-            });
-        }
+        // The generated doctrine and the team's skills are read-only over the rw folder.
+        m.push(Mount::Bind {
+            host: ws.loop_claude_dir(id).join("CLAUDE.md"),
+            inside: claude_inside.join("CLAUDE.md"),
+            rw: false,
+            optional: true,
+        });
+        m.push(Mount::Bind {
+            host: ws.team_claude_dir().join("skills"),
+            inside: claude_inside.join("skills"),
+            rw: false,
+            optional: true,
+        });
 
         // $HOME: the loop's persistent overlay, writable in every mode.
         let home_inside = PathBuf::from("/home").join(ws.user());
@@ -411,6 +420,7 @@ impl SandboxSpec {
             mode: opts.mode,
             limits: opts.limits,
             hostname: "loop".into(),
+            new_session: opts.new_session,
             command: opts.command.clone(),
         }
     }

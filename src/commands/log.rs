@@ -1,0 +1,65 @@
+use crate::error::Result;
+use crate::loops;
+use crate::sandbox::events;
+use crate::ui::Ui;
+
+/// Show a loop's sandbox events: starts, exits (code, duration), violations.
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    /// The loop: its id, or a unique prefix of its id or title slug.
+    pub id: String,
+    /// Print the events as a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
+    let ws = super::workspace()?;
+    let id = loops::resolve(&ws, &args.id)?;
+    let all = events::read(&ws.loop_events(&id));
+    if args.json {
+        return super::print_json(ui, &serde_json::Value::Array(all)).map(|()| 0);
+    }
+    if all.is_empty() {
+        ui.status(format!("loop {id} has not run yet"))?;
+    }
+    let s = |v: &serde_json::Value, k: &str| {
+        v.get(k)
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| x.to_string())
+            })
+            .unwrap_or_default()
+    };
+    for e in &all {
+        let kind = s(e, "kind");
+        let detail = match kind.as_str() {
+            "start" => format!(
+                "backend {} · net {} · mode {} · limits {} · {}",
+                s(e, "backend"),
+                s(e, "net"),
+                s(e, "mode"),
+                s(e, "limits"),
+                e.get("command")
+                    .and_then(|c| c.as_array())
+                    .map(|a| a
+                        .iter()
+                        .filter_map(|x| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "))
+                    .unwrap_or_default()
+            ),
+            "exit" => format!("code {} after {} ms", s(e, "code"), s(e, "duration_ms")),
+            "violation" => format!(
+                "{} {} refused: {}",
+                s(e, "action"),
+                s(e, "target"),
+                s(e, "reason")
+            ),
+            _ => e.to_string(),
+        };
+        writeln!(ui.out(), "{}  {:<9} {}", s(e, "ts"), kind, detail)?;
+    }
+    Ok(0)
+}
