@@ -16,11 +16,17 @@ _git__loop() {
             ",$1")
                 cmd="git__loop"
                 ;;
+            git__loop,agent)
+                cmd="git__loop__subcmd__agent"
+                ;;
             git__loop,completions)
                 cmd="git__loop__subcmd__completions"
                 ;;
             git__loop,config)
                 cmd="git__loop__subcmd__config"
+                ;;
+            git__loop,demo)
+                cmd="git__loop__subcmd__demo"
                 ;;
             git__loop,doctor)
                 cmd="git__loop__subcmd__doctor"
@@ -37,6 +43,9 @@ _git__loop() {
             git__loop,list)
                 cmd="git__loop__subcmd__list"
                 ;;
+            git__loop,log)
+                cmd="git__loop__subcmd__log"
+                ;;
             git__loop,man)
                 cmd="git__loop__subcmd__man"
                 ;;
@@ -45,6 +54,12 @@ _git__loop() {
                 ;;
             git__loop,rm)
                 cmd="git__loop__subcmd__rm"
+                ;;
+            git__loop,run)
+                cmd="git__loop__subcmd__run"
+                ;;
+            git__loop,shell)
+                cmd="git__loop__subcmd__shell"
                 ;;
             git__loop,show)
                 cmd="git__loop__subcmd__show"
@@ -79,11 +94,17 @@ _git__loop() {
             git__loop__subcmd__config__subcmd__help,unset)
                 cmd="git__loop__subcmd__config__subcmd__help__subcmd__unset"
                 ;;
+            git__loop__subcmd__help,agent)
+                cmd="git__loop__subcmd__help__subcmd__agent"
+                ;;
             git__loop__subcmd__help,completions)
                 cmd="git__loop__subcmd__help__subcmd__completions"
                 ;;
             git__loop__subcmd__help,config)
                 cmd="git__loop__subcmd__help__subcmd__config"
+                ;;
+            git__loop__subcmd__help,demo)
+                cmd="git__loop__subcmd__help__subcmd__demo"
                 ;;
             git__loop__subcmd__help,doctor)
                 cmd="git__loop__subcmd__help__subcmd__doctor"
@@ -100,6 +121,9 @@ _git__loop() {
             git__loop__subcmd__help,list)
                 cmd="git__loop__subcmd__help__subcmd__list"
                 ;;
+            git__loop__subcmd__help,log)
+                cmd="git__loop__subcmd__help__subcmd__log"
+                ;;
             git__loop__subcmd__help,man)
                 cmd="git__loop__subcmd__help__subcmd__man"
                 ;;
@@ -108,6 +132,12 @@ _git__loop() {
                 ;;
             git__loop__subcmd__help,rm)
                 cmd="git__loop__subcmd__help__subcmd__rm"
+                ;;
+            git__loop__subcmd__help,run)
+                cmd="git__loop__subcmd__help__subcmd__run"
+                ;;
+            git__loop__subcmd__help,shell)
+                cmd="git__loop__subcmd__help__subcmd__shell"
                 ;;
             git__loop__subcmd__help,show)
                 cmd="git__loop__subcmd__help__subcmd__show"
@@ -131,12 +161,42 @@ _git__loop() {
 
     case "${cmd}" in
         git__loop)
-            opts="-q -h -V --color --quiet --help --version init new list show rm gc config doctor completions man help"
+            opts="-q -h -V --color --quiet --help --version init new list show rm gc config run shell agent log doctor demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__agent)
+            opts="-q -h -V --mode --net --backend --print-argv --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --mode)
+                    COMPREPLY=($(compgen -W "work review plan" -- "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "host none" -- "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -W "auto bwrap none" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -356,6 +416,28 @@ _git__loop() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__loop__subcmd__demo)
+            opts="-q -h -V --dir --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__loop__subcmd__doctor)
             opts="-q -h -V --json --fix --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -397,8 +479,22 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help)
-            opts="init new list show rm gc config doctor completions man help"
+            opts="init new list show rm gc config run shell agent log doctor demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -494,6 +590,20 @@ _git__loop() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__loop__subcmd__help__subcmd__demo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__loop__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -564,6 +674,20 @@ _git__loop() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__loop__subcmd__help__subcmd__log)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__loop__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -593,6 +717,34 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help__subcmd__rm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__shell)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -648,6 +800,24 @@ _git__loop() {
             ;;
         git__subcmd__loop__subcmd__list)
             opts="-q -h -V --all --json --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__log)
+            opts="-q -h -V --json --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -734,13 +904,77 @@ _git__loop() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__loop__subcmd__show)
-            opts="-q -h -V --json --color --quiet --help --version"
+        git__subcmd__loop__subcmd__run)
+            opts="-q -h -V --mode --net --backend --print-argv --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --mode)
+                    COMPREPLY=($(compgen -W "work review plan" -- "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "host none" -- "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -W "auto bwrap none" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__shell)
+            opts="-q -h -V --mode --net --backend --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --mode)
+                    COMPREPLY=($(compgen -W "work review plan" -- "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "host none" -- "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -W "auto bwrap none" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__show)
+            opts="-q -h -V --json --mounts --mode --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --mode)
+                    COMPREPLY=($(compgen -W "work review plan" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0

@@ -43,8 +43,10 @@ pub enum Command {
     Config(commands::config::ConfigArgs),
     Run(commands::run::RunArgs),
     Shell(commands::shell::ShellArgs),
+    Agent(commands::agent::AgentArgs),
     Log(commands::log::LogArgs),
     Doctor(commands::doctor::DoctorArgs),
+    Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     #[command(hide = true)]
     Man(commands::completions::ManArgs),
@@ -65,8 +67,10 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Config(args) => commands::config::run(ui, args),
         Command::Run(args) => commands::run::run(ui, args),
         Command::Shell(args) => commands::shell::run(ui, args),
+        Command::Agent(args) => commands::agent::run(ui, args),
         Command::Log(args) => commands::log::run(ui, args),
         Command::Doctor(args) => commands::doctor::run(ui, args),
+        Command::Demo(args) => commands::demo::run(ui, args),
         Command::Completions(args) => commands::completions::run(ui, args),
         Command::Man(args) => commands::completions::run_man(ui, args),
     }

@@ -2,6 +2,7 @@
 //! code, per-loop branches of the team's notes, a vault and a sandbox. Everything is files
 //! and git. `main.rs` parses and maps errors to exit codes; the work is done here.
 
+pub mod agent;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -78,6 +78,7 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
         check_leftovers(&ws, args.fix, &mut findings)?;
         check_locks(&ws, args.fix, &mut findings);
     }
+    check_sandbox(&mut findings);
 
     let problems = findings
         .iter()
@@ -329,4 +330,63 @@ fn is_stale(path: &Path) -> bool {
         .ok()
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .is_some_and(|age| age >= STALE_AFTER)
+}
+
+/// The probe of DESIGN 4.3 plus what only a real attempt shows: bwrap's version, an
+/// overlay in a user namespace under bwrap, and how limits would be enforced.
+fn check_sandbox(out: &mut Vec<Finding>) {
+    use crate::sandbox::{limits, probe, spawn, spec::Limits};
+    let inputs = probe::Inputs::read();
+    let quick = probe::quick(&inputs);
+    let all_ok = quick.iter().all(|f| f.ok);
+    for f in quick {
+        out.push(finding(
+            "sandbox",
+            if f.ok { Level::Ok } else { Level::Problem },
+            format!("{}: {}", f.check, f.detail),
+            f.fix,
+        ));
+    }
+    let Some(bwrap) = inputs.bwrap else { return };
+    match std::process::Command::new(&bwrap).arg("--version").output() {
+        Ok(o) if o.status.success() => out.push(finding(
+            "sandbox",
+            Level::Ok,
+            String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            None,
+        )),
+        _ => out.push(finding(
+            "sandbox",
+            Level::Problem,
+            format!("{} --version failed", bwrap.display()),
+            Some("reinstall bubblewrap: sudo apt-get install --reinstall bubblewrap".into()),
+        )),
+    }
+    if all_ok {
+        let scratch = std::env::temp_dir().join(format!("git-loop-doctor-{}", std::process::id()));
+        match spawn::trial(&bwrap, &scratch) {
+            Ok(()) => out.push(finding("sandbox", Level::Ok, "a trial sandbox with an overlay $HOME started".into(), None)),
+            Err(e) => out.push(finding(
+                "sandbox",
+                Level::Problem,
+                format!("a trial sandbox failed: {e}"),
+                Some("check unprivileged user namespaces and overlayfs (see the findings above); on Ubuntu see the AppArmor fix".into()),
+            )),
+        }
+        let _ = fsutil::remove_tree(&scratch);
+    }
+    let limits = Limits::defaults();
+    match limits::apply(&limits, &format!("git-loop-doctor-{}", std::process::id()), &limits::CgroupHost::read(), inputs.is_root) {
+        Ok(applied) => {
+            let level = if applied.enforcement == limits::Enforcement::None { Level::Problem } else { Level::Ok };
+            out.push(finding("sandbox", level, format!("limits enforced with {}", applied.enforcement.as_str()), None));
+            applied.cleanup();
+        }
+        Err(e) => out.push(finding(
+            "sandbox",
+            Level::Problem,
+            e.to_string(),
+            Some("delegate a cgroup (systemd-run --user --scope -p Delegate=yes), or set `limits = \"best-effort\"` in the sandbox profile".into()),
+        )),
+    }
 }

@@ -1,8 +1,10 @@
 //! One file per command: its clap `Args` and one `run`. Only glue lives here; the work is
 //! done by the domain modules.
 
+pub mod agent;
 pub mod completions;
 pub mod config;
+pub mod demo;
 pub mod doctor;
 pub mod gc;
 pub mod init;

@@ -10,12 +10,21 @@ pub struct ShowArgs {
     /// Print the loop record as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print the sandbox's view instead: every path inside, its host source, its mode.
+    #[arg(long)]
+    pub mounts: bool,
+    /// With --mounts: the view in this mode.
+    #[arg(long, value_enum, requires = "mounts")]
+    pub mode: Option<crate::sandbox::spec::RunMode>,
 }
 
 pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
+    if args.mounts {
+        return show_mounts(ui, &ws, &rec, args.mode, args.json);
+    }
     loops::check_repo(&ws, &rec)?;
     loops::import(&ws, &rec)?;
     let status = loops::status(&ws, &rec)?;
@@ -67,5 +76,52 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     for g in &rec.grants {
         writeln!(out, "grant:      {} ({})", g.path.display(), g.mode)?;
     }
+    Ok(0)
+}
+
+fn show_mounts(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    rec: &loops::LoopRecord,
+    mode: Option<crate::sandbox::spec::RunMode>,
+    json: bool,
+) -> Result<u8> {
+    let config = super::load_config(ui, ws, Some(rec))?;
+    let req = crate::sandbox::Request {
+        mode,
+        net: None,
+        backend: None,
+        print_argv: false,
+        command: Vec::new(),
+        interactive: false,
+        ro_same_path: Vec::new(),
+    };
+    let spec = crate::sandbox::spec_for(ws, rec, &config, &req)?;
+    let rows = spec.view();
+    if json {
+        let items: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(inside, source, mode)| serde_json::json!({"inside": inside, "source": source, "mode": mode}))
+            .collect();
+        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
+    }
+    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(6);
+    let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(4);
+    writeln!(
+        ui.out(),
+        "{BOLD}{:<w0$}  {:<w2$}  SOURCE{RESET}",
+        "INSIDE",
+        "MODE"
+    )?;
+    for (inside, source, mode) in rows {
+        writeln!(ui.out(), "{inside:<w0$}  {mode:<w2$}  {source}")?;
+    }
+    writeln!(
+        ui.out(),
+        "cwd {} · network {} · mode {} · nothing else of the host exists inside",
+        spec.cwd.display(),
+        spec.net.as_str(),
+        spec.mode.as_str()
+    )?;
     Ok(0)
 }

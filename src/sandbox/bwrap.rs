@@ -114,3 +114,272 @@ pub fn display(argv: &[OsString]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::loops::{Kind, LoopRecord, State};
+    use crate::sandbox::spec::{HostView, Limits, NetMode, RunMode, RunOptions, SystemEntry};
+    use crate::workspace::Workspace;
+
+    fn record() -> LoopRecord {
+        LoopRecord {
+            id: "fix-abc123".into(),
+            title: "fix".into(),
+            kind: Kind::Code,
+            repo: Some("app".into()),
+            base: Some("0".repeat(40)),
+            base_branch: Some("main".into()),
+            branch: "loop/fix-abc123".into(),
+            notes_base: "1".repeat(40),
+            vault: "default".into(),
+            sandbox: "default".into(),
+            mode: "work".into(),
+            network: "none".into(),
+            created_by: "alice".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            state: State::Active,
+            grants: Vec::new(),
+            config: toml::Table::new(),
+        }
+    }
+
+    fn host() -> HostView {
+        let mut env = BTreeMap::new();
+        env.insert("TERM".to_string(), "xterm".to_string());
+        env.insert("LC_ALL".to_string(), "C".to_string());
+        env.insert("GITHUB_TOKEN".to_string(), "ghp_secret".to_string());
+        env.insert("AWS_SECRET_ACCESS_KEY".to_string(), "secret".to_string());
+        env.insert("SSH_AUTH_SOCK".to_string(), "/run/ssh.sock".to_string());
+        HostView {
+            system: vec![
+                (PathBuf::from("/usr"), SystemEntry::Dir),
+                (
+                    PathBuf::from("/bin"),
+                    SystemEntry::Symlink("usr/bin".into()),
+                ),
+                (PathBuf::from("/etc"), SystemEntry::Dir),
+            ],
+            env,
+        }
+    }
+
+    fn options(mode: RunMode, net: NetMode) -> RunOptions {
+        RunOptions {
+            mode,
+            net,
+            limits: Limits {
+                pids: 64,
+                memory_bytes: 1 << 30,
+                nofile: 1024,
+                tmp_bytes: 1 << 20,
+                best_effort: false,
+            },
+            command: vec!["make".into(), "test".into()],
+            ro_same_path: Vec::new(),
+            operator_mounts: Vec::new(),
+            new_session: true,
+        }
+    }
+
+    fn spec(mode: RunMode, net: NetMode) -> SandboxSpec {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        SandboxSpec::for_loop(&ws, &record(), &host(), &options(mode, net))
+    }
+
+    fn strings(v: Vec<OsString>) -> Vec<String> {
+        v.into_iter().map(|s| s.into_string().unwrap()).collect()
+    }
+
+    #[test]
+    fn work_mode_argv_exactly() {
+        let argv = strings(argv(
+            "/usr/bin/bwrap",
+            &spec(RunMode::Work, NetMode::None),
+            &Fds {
+                seccomp: vec![3, 4],
+            },
+        ));
+        let expected: Vec<&str> = vec![
+            "/usr/bin/bwrap",
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "loop",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "--ro-bind",
+            "/etc",
+            "/etc",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            "1048576",
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            "/ws/context/knowledge",
+            "/loopat/context/knowledge",
+            "--bind",
+            "/ws/loops/fix-abc123/context/notes",
+            "/loopat/context/notes",
+            "--ro-bind",
+            "/ws/context/notes",
+            "/loopat/context/.origins/notes",
+            "--ro-bind",
+            "/ws/context/repos/app",
+            "/loopat/context/repos/app",
+            "--bind",
+            "/ws/personal/alice",
+            "/loopat/context/personal",
+            "--ro-bind",
+            "/ws/personal/alice/.git",
+            "/loopat/context/personal/.git",
+            "--size",
+            "4096",
+            "--tmpfs",
+            "/loopat/context/personal/.loopat/vaults",
+            "--remount-ro",
+            "/loopat/context/personal/.loopat/vaults",
+            "--bind",
+            "/ws/loops/fix-abc123/workdir",
+            "/loopat/loop/fix-abc123/workdir",
+            "--bind",
+            "/ws/loops/fix-abc123/.claude",
+            "/loopat/loop/fix-abc123/.claude",
+            "--ro-bind-try",
+            "/ws/loops/fix-abc123/.claude/CLAUDE.md",
+            "/loopat/loop/fix-abc123/.claude/CLAUDE.md",
+            "--ro-bind-try",
+            "/ws/context/knowledge/.loopat/claude/skills",
+            "/loopat/loop/fix-abc123/.claude/skills",
+            "--bind",
+            "/ws/loops/fix-abc123/home/merged",
+            "/home/alice",
+            "--add-seccomp-fd",
+            "3",
+            "--add-seccomp-fd",
+            "4",
+            "--chdir",
+            "/loopat/loop/fix-abc123/workdir",
+            "--",
+            "make",
+            "test",
+        ];
+        assert_eq!(argv, expected);
+    }
+
+    #[test]
+    fn review_mode_makes_every_bind_read_only_but_home() {
+        let argv = strings(argv(
+            "bwrap",
+            &spec(RunMode::Review, NetMode::None),
+            &Fds { seccomp: vec![3] },
+        ));
+        let binds: Vec<(&str, &str)> = argv
+            .windows(3)
+            .filter(|w| w[0] == "--bind")
+            .map(|w| (w[1].as_str(), w[2].as_str()))
+            .collect();
+        assert_eq!(
+            binds,
+            vec![("/ws/loops/fix-abc123/home/merged", "/home/alice")]
+        );
+        assert!(argv.windows(2).any(|w| w[0] == "--tmpfs" && w[1] == "/tmp"));
+    }
+
+    #[test]
+    fn host_network_is_shared_only_when_asked() {
+        let none = strings(argv(
+            "bwrap",
+            &spec(RunMode::Work, NetMode::None),
+            &Fds { seccomp: vec![] },
+        ));
+        assert!(!none.contains(&"--share-net".to_string()));
+        let host = strings(argv(
+            "bwrap",
+            &spec(RunMode::Work, NetMode::Host),
+            &Fds { seccomp: vec![] },
+        ));
+        let pos = host.iter().position(|a| a == "--share-net").unwrap();
+        assert_eq!(&host[..pos], &["bwrap", "--unshare-all", "--unshare-user"]);
+    }
+
+    #[test]
+    fn the_environment_is_an_allowlist_and_never_in_the_argv() {
+        let s = spec(RunMode::Work, NetMode::None);
+        let keys: Vec<&str> = s.env.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            vec![
+                "CLAUDE_CONFIG_DIR",
+                "GIT_LOOP_ID",
+                "GIT_LOOP_MODE",
+                "HOME",
+                "LC_ALL",
+                "LOGNAME",
+                "PATH",
+                "TERM",
+                "TMPDIR",
+                "USER"
+            ]
+        );
+        assert_eq!(s.env["HOME"], "/home/alice");
+        let argv = strings(argv("bwrap", &s, &Fds { seccomp: vec![3] }));
+        assert!(!argv.iter().any(|a| a == "--setenv" || a.contains("secret")));
+    }
+
+    #[test]
+    fn interactive_runs_keep_the_session() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let opts = RunOptions {
+            new_session: false,
+            ..options(RunMode::Work, NetMode::None)
+        };
+        let s = SandboxSpec::for_loop(&ws, &record(), &host(), &opts);
+        let argv = strings(argv("bwrap", &s, &Fds { seccomp: vec![3] }));
+        assert!(!argv.contains(&"--new-session".to_string()));
+    }
+
+    #[test]
+    fn a_distill_loop_writes_knowledge_and_reads_notes() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let rec = LoopRecord {
+            kind: Kind::Distill,
+            repo: None,
+            ..record()
+        };
+        let s = SandboxSpec::for_loop(&ws, &rec, &host(), &options(RunMode::Work, NetMode::None));
+        let argv = strings(argv("bwrap", &s, &Fds { seccomp: vec![] }));
+        let find =
+            |flag: &str, inside: &str| argv.windows(3).any(|w| w[0] == flag && w[2] == inside);
+        assert!(find("--bind", "/loopat/context/knowledge"));
+        assert!(find("--ro-bind", "/loopat/context/notes"));
+        assert_eq!(s.cwd, PathBuf::from("/loopat/context/knowledge"));
+    }
+
+    #[test]
+    fn display_quotes_what_a_shell_would_split() {
+        let line = display(&[
+            "bwrap".into(),
+            "--chdir".into(),
+            "/a b".into(),
+            "it's".into(),
+        ]);
+        assert_eq!(line, "bwrap --chdir '/a b' 'it'\\''s'");
+    }
+}

@@ -204,3 +204,68 @@ impl Drop for IgnoreInterrupts {
         }
     }
 }
+
+/// `doctor`'s deep check: mount an overlay in a new user namespace and start bwrap with
+/// the sandbox's namespace flags, exactly as a run does, on throwaway folders.
+pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
+    for d in ["skel", "home/upper", "home/work", "home/merged"] {
+        std::fs::create_dir_all(scratch.join(d))
+            .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    }
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let plan = ChildPlan {
+        procs: Vec::new(),
+        rlimits: Vec::new(),
+        home_dir: cstr(scratch.join("home").as_os_str()),
+        overlay_opts: CString::new("lowerdir=../skel,upperdir=upper,workdir=work").expect("no NUL"),
+        uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+        gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        keep_fds: Vec::new(),
+    };
+    let merged = scratch.join("home/merged");
+    let mut cmd = Command::new(bwrap);
+    cmd.args([
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ])
+    .args(["--ro-bind", "/usr", "/usr"])
+    .args([
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+    ])
+    .args(["--proc", "/proc", "--dev", "/dev"])
+    .arg("--bind")
+    .arg(&merged)
+    .args(["/home/trial", "--", "/usr/bin/touch", "/home/trial/ok"])
+    .env_clear()
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped());
+    // SAFETY: as in `run`: only system calls on data prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || child_setup(&plan));
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", bwrap.display()))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    if !scratch.join("home/upper/ok").exists() {
+        return Err("the overlay's upper layer did not receive the write".into());
+    }
+    Ok(())
+}

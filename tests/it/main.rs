@@ -9,4 +9,5 @@ mod config;
 mod doctor;
 mod import;
 mod lifecycle;
+mod sandbox;
 mod workspace;

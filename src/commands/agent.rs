@@ -1,0 +1,66 @@
+use crate::error::{Error, Result};
+use crate::loops;
+use crate::sandbox::spec::{NetMode, RunMode};
+use crate::sandbox::{self, Backend, Request};
+use crate::ui::Ui;
+
+/// Run the configured agent (`agent.command`, default `claude`) in a loop's sandbox.
+///
+/// Before each run the prompt layers are written into the loop's `.claude/`: the built-in
+/// doctrine, the team's, and this loop's facts. The agent's install folder is bound
+/// read-only at the same path inside.
+#[derive(Debug, clap::Args)]
+#[command(trailing_var_arg = true)]
+pub struct AgentArgs {
+    /// The loop: its id, or a unique prefix of its id or title slug.
+    pub id: String,
+    #[arg(long, value_enum)]
+    pub mode: Option<RunMode>,
+    #[arg(long, value_enum)]
+    pub net: Option<NetMode>,
+    #[arg(long, value_enum)]
+    pub backend: Option<Backend>,
+    /// Print the exact bwrap command line instead of running it.
+    #[arg(long)]
+    pub print_argv: bool,
+    /// Arguments for the agent (after `--`).
+    #[arg(allow_hyphen_values = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
+    let ws = super::workspace()?;
+    let id = loops::resolve(&ws, &args.id)?;
+    let rec = loops::load(&ws, &id)?;
+    loops::check_repo(&ws, &rec)?;
+    let config = super::load_config(ui, &ws, Some(&rec))?;
+    let command: Vec<String> = config
+        .get("agent.command")
+        .and_then(|e| e.value.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some((program, rest)) = command.split_first() else {
+        return Err(Error::usage("agent.command is empty")
+            .hint("git loop config set agent.command '[\"claude\"]'"));
+    };
+    let (binary, folder) = crate::agent::locate(program)?;
+    let mut argv = vec![binary.display().to_string()];
+    argv.extend(rest.iter().cloned());
+    argv.extend(args.args);
+    let req = Request {
+        mode: args.mode,
+        net: args.net,
+        backend: args.backend,
+        print_argv: args.print_argv,
+        command: argv,
+        interactive: true,
+        ro_same_path: folder.into_iter().collect(),
+    };
+    let spec = sandbox::spec_for(&ws, &rec, &config, &req)?;
+    crate::agent::write_layers(&ws, &rec, &spec)?;
+    sandbox::run(ui, &ws, &rec, &config, &req)
+}

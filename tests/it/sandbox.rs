@@ -1,0 +1,358 @@
+//! `run`, `shell`, `agent`, `log`, `show --mounts`, the demo, and failing closed.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use crate::common::TestEnv;
+
+fn setup() -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "sandboxed");
+    (env, id)
+}
+
+#[test]
+fn run_passes_io_and_the_exit_code_and_imports_afterwards() {
+    let (env, id) = setup();
+    let run = env.run([
+        "run",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "pwd; echo out; echo err >&2; exit 7",
+    ]);
+    assert_eq!(run.code, 7, "{}", run.stderr);
+    assert_eq!(run.stdout, format!("/loopat/loop/{id}/workdir\nout\n"));
+    assert!(
+        run.stderr.starts_with("git-loop: sandbox bwrap · net none"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("mode work"), "{}", run.stderr);
+    assert!(run.stderr.contains("err\n"));
+
+    // -q drops the status line for bwrap.
+    let quiet = env.run(["run", "-q", &id, "--", "true"]).ok();
+    assert_eq!(quiet.stderr, "");
+
+    // Work committed inside reaches the origin when the run ends.
+    let script = "echo x > new.c && git add new.c && git -c user.name=a -c user.email=a@b commit -qm inside && git rev-parse HEAD";
+    let run = env.run(["run", "-q", &id, "--", "sh", "-c", script]).ok();
+    let tip = run.stdout.trim();
+    assert_eq!(
+        env.rev(&env.root.join("app"), &format!("loop/{id}"))
+            .unwrap(),
+        tip
+    );
+
+    let log = env.run(["log", &id, "--json"]).ok().json();
+    let events = log.as_array().unwrap();
+    assert_eq!(events.len(), 6);
+    assert_eq!(events[0]["kind"], "start");
+    assert_eq!(events[0]["backend"], "bwrap");
+    assert_eq!(events[0]["mode"], "work");
+    assert_eq!(events[0]["net"], "none");
+    assert_eq!(events[1]["kind"], "exit");
+    assert_eq!(events[1]["code"], 7);
+    env.run(["log", &id]).ok().stdout_has("code 7 after");
+}
+
+#[test]
+fn review_mode_reads_but_changes_nothing() {
+    let (env, id) = setup();
+    let run = env.run(["run", &id, "--mode", "review", "--", "sh", "-c",
+        "cat main.c >/dev/null && echo read; touch x 2>/dev/null || echo ro-workdir; touch /loopat/context/notes/x 2>/dev/null || echo ro-notes; touch ~/ok && echo home-rw; touch /tmp/ok && echo tmp-rw"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "read\nro-workdir\nro-notes\nhome-rw\ntmp-rw\n");
+    assert!(run.stderr.contains("mode review"));
+    assert!(!env.workdir(&id).join("x").exists());
+}
+
+#[test]
+fn net_none_has_loopback_only_and_net_host_shares() {
+    let (env, id) = setup();
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &id,
+            "--net",
+            "none",
+            "--",
+            "cat",
+            "/proc/net/dev",
+        ])
+        .ok();
+    let ifaces: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip(2)
+        .map(|l| l.split(':').next().unwrap().trim())
+        .collect();
+    assert_eq!(ifaces, vec!["lo"]);
+    let host_ifaces = fs::read_to_string("/proc/net/dev").unwrap().lines().count();
+    let run = env
+        .run(["run", &id, "--net", "host", "--", "cat", "/proc/net/dev"])
+        .ok();
+    assert_eq!(run.stdout.lines().count(), host_ifaces);
+    run.stderr_has("net host");
+}
+
+#[test]
+fn home_persists_across_runs_of_a_loop_and_not_across_loops() {
+    let (env, id) = setup();
+    env.run(["run", "-q", &id, "--", "sh", "-c", "echo kept > ~/.state"])
+        .ok();
+    env.run(["run", "-q", &id, "--", "cat", "/home/tester/.state"])
+        .ok()
+        .stdout_has("kept");
+    assert!(env.loop_dir(&id).join("home/upper/.state").is_file());
+    // The overlay is mounted only in git-loop's own namespace: the host folder stays empty.
+    assert_eq!(
+        fs::read_dir(env.loop_dir(&id).join("home/merged"))
+            .unwrap()
+            .count(),
+        0
+    );
+    let other = env.new_loop(&env.root.join("app"), "other");
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &other,
+            "--",
+            "sh",
+            "-c",
+            "test -e ~/.state && echo leak || echo clean",
+        ])
+        .ok();
+    assert_eq!(run.stdout, "clean\n");
+}
+
+#[test]
+fn print_argv_prints_and_runs_nothing() {
+    let (env, id) = setup();
+    let run = env
+        .run(["run", &id, "--print-argv", "--", "touch", "/loopat/loop/x"])
+        .ok();
+    assert!(
+        run.stdout
+            .contains("bwrap --unshare-all --unshare-user --disable-userns"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(&format!(
+        "--chdir /loopat/loop/{id}/workdir -- touch /loopat/loop/x"
+    )));
+    assert!(!env.ws.join(format!("loops/{id}/events.jsonl")).exists());
+}
+
+#[test]
+fn without_bwrap_the_run_refuses_with_exit_3() {
+    let (env, id) = setup();
+    let empty = env.root.join("empty-bin");
+    fs::create_dir(&empty).unwrap();
+    // git must stay reachable for the rest of git-loop; only bwrap is missing.
+    std::os::unix::fs::symlink(which("git"), empty.join("git")).unwrap();
+    for backend in [None, Some("auto"), Some("bwrap")] {
+        let mut cmd = env.command();
+        cmd.env("PATH", &empty)
+            .current_dir(&env.root)
+            .args(["run", &id]);
+        if let Some(b) = backend {
+            cmd.args(["--backend", b]);
+        }
+        let out = cmd.args(["--", "true"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(
+            stderr.contains("error: the sandbox is unavailable: bwrap"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("hint: bwrap: sudo apt-get install bubblewrap"),
+            "{stderr}"
+        );
+        if backend != Some("bwrap") {
+            assert!(stderr.contains("--backend none"), "{stderr}");
+        }
+    }
+    assert!(
+        !env.ws.join(format!("loops/{id}/events.jsonl")).exists(),
+        "nothing ran"
+    );
+}
+
+#[test]
+fn backend_none_runs_on_the_host_and_always_says_so() {
+    let (env, id) = setup();
+    let run = env
+        .command()
+        .current_dir(&env.root)
+        .env("GITHUB_TOKEN", "ghp_hostsecret")
+        .args([
+            "run",
+            "-q",
+            &id,
+            "--backend",
+            "none",
+            "--",
+            "sh",
+            "-c",
+            "pwd; env",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("NO SANDBOX (--backend none)"),
+        "the warning survives -q: {stderr}"
+    );
+    assert!(
+        stdout.starts_with(&format!("{}\n", env.workdir(&id).display())),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("ghp_hostsecret"),
+        "the environment is sanitized even without a sandbox"
+    );
+    let log = env.run(["log", &id, "--json"]).ok().json();
+    assert_eq!(log[0]["backend"], "none");
+}
+
+#[test]
+fn profile_limits_are_read_and_core_dumps_are_off() {
+    let (env, id) = setup();
+    let profile = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    fs::write(&profile, "[limits]\nmemory = \"lots\"\n").unwrap();
+    env.run(["run", &id, "--", "true"])
+        .fails(1)
+        .stderr_has("is not a size");
+    fs::write(&profile, "[limits]\npids = 100\nmemory = \"512M\"\n").unwrap();
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null; ulimit -c",
+        ])
+        .ok();
+    assert!(
+        run.stdout.ends_with("0\n"),
+        "core dumps are off: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn show_mounts_lists_the_view() {
+    let (env, id) = setup();
+    let run = env.run(["show", &id, "--mounts"]).ok();
+    for (inside, mode) in [
+        (format!("/loopat/loop/{id}/workdir"), "rw"),
+        ("/loopat/context/knowledge".to_string(), "ro"),
+        ("/loopat/context/notes".to_string(), "rw"),
+        ("/loopat/context/repos/app".to_string(), "ro"),
+        ("/loopat/context/personal/.git".to_string(), "ro"),
+        ("/loopat/context/personal/.loopat/vaults".to_string(), "ro"),
+        ("/home/tester".to_string(), "rw"),
+        ("/usr".to_string(), "ro"),
+        ("/tmp".to_string(), "rw"),
+    ] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{inside} "))
+                    && l.split_whitespace().nth(1) == Some(mode)),
+            "{inside} {mode} missing:\n{}",
+            run.stdout
+        );
+    }
+    let review = env
+        .run(["show", &id, "--mounts", "--mode", "review", "--json"])
+        .ok()
+        .json();
+    let workdir = review
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["inside"] == format!("/loopat/loop/{id}/workdir"))
+        .unwrap();
+    assert_eq!(workdir["mode"], "ro");
+}
+
+#[test]
+fn agent_writes_the_prompt_layers_and_runs_the_configured_command() {
+    let (env, id) = setup();
+    // A stand-in agent installed outside the system folders: its folder is bound read-only.
+    let bin = env.root.join("agent-bin");
+    fs::create_dir(&bin).unwrap();
+    let agent = bin.join("fake-agent");
+    fs::write(&agent, "#!/bin/sh\necho \"agent args: $*\"\necho \"config: $CLAUDE_CONFIG_DIR\"\nhead -n 1 \"$CLAUDE_CONFIG_DIR/CLAUDE.md\"\ngrep -- '- loop id' \"$CLAUDE_CONFIG_DIR/CLAUDE.md\"\ngrep -c 'Team rule' \"$CLAUDE_CONFIG_DIR/CLAUDE.md\"\ncat \"$CLAUDE_CONFIG_DIR/settings.json\"\necho tamper > \"$CLAUDE_CONFIG_DIR/CLAUDE.md\" 2>/dev/null || echo doctrine-ro\n").unwrap();
+    fs::set_permissions(&agent, fs::Permissions::from_mode(0o755)).unwrap();
+    let team = env.ws.join("context/knowledge/.loopat/claude/CLAUDE.md");
+    fs::create_dir_all(team.parent().unwrap()).unwrap();
+    fs::write(&team, "Team rule: write tests first.\n").unwrap();
+    env.run([
+        "config",
+        "set",
+        "agent.command",
+        &format!("[\"{}\", \"--fixed\"]", agent.display()),
+    ])
+    .ok();
+    let run = env.run(["agent", &id, "--", "--extra"]).ok();
+    run.stdout_has("agent args: --fixed --extra")
+        .stdout_has(&format!("config: /loopat/loop/{id}/.claude"))
+        .stdout_has("# Working in a git loop")
+        .stdout_has(&format!("- loop id: {id}"))
+        .stdout_has("\"autoMemoryDirectory\": \"/loopat/context/personal/memory\"")
+        .stdout_has("doctrine-ro");
+    assert!(
+        run.stdout.contains("\n1\n"),
+        "the team layer is in: {}",
+        run.stdout
+    );
+
+    env.run([
+        "config",
+        "set",
+        "agent.command",
+        "[\"no-such-agent-binary\"]",
+    ])
+    .ok();
+    env.run(["agent", &id])
+        .fails(1)
+        .stderr_has("'no-such-agent-binary' is not installed")
+        .stderr_has("agent.command");
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let env = TestEnv::new();
+    let dir = env.root.join("demo");
+    let run = env.run(["demo", "--dir", dir.to_str().unwrap()]).ok();
+    run.stdout_has("3 of 3 refused")
+        .stdout_has("Add a greeting")
+        .stdout_has("memory/greeting.md")
+        .stdout_has("main is untouched");
+    assert!(!run.stdout.contains("ALLOWED"), "{}", run.stdout);
+}
+
+fn which(name: &str) -> std::path::PathBuf {
+    std::env::var("PATH")
+        .unwrap()
+        .split(':')
+        .map(|d| std::path::Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .unwrap()
+}
