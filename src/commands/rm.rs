@@ -101,11 +101,7 @@ pub fn remove(
                     Error::failure(format!("cannot delete {branch} in {}", origin.display()))
                         .with_source(e)
                 })?;
-                writeln!(
-                    ui.err(),
-                    "deleted {branch} in {} (was {tip})",
-                    origin.display()
-                )?;
+                ui.status(format!("deleted {branch} in {} (was {tip})", origin.display()))?;
             }
         }
     }

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Sandbox start-up: median wall time of `git loop run -q ID -- true` against raw `bwrap`
+# with the same namespaces and binds (the argv `git loop run --print-argv` prints, minus
+# the seccomp descriptors only git-loop can hand over), as a ratio (goal: at most 1.5x).
+# Also the resident memory of the supervising git-loop while a command runs (goal: under
+# 16 MiB).
+#
+#   benches/spawn.sh [RUNS]     (default 51 runs each, alternating, after warm-up)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-51}
+
+cargo build --release --quiet
+bin="$PWD/target/release/git-loop"
+
+tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export GIT_LOOP_HOME="$tmp/ws" GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+git init -q -b main "$tmp/repo"
+echo hi > "$tmp/repo/README"
+git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
+id=$(cd "$tmp/repo" && "$bin" new -q bench)
+
+# The raw baseline: the same bwrap command line, without the seccomp descriptors.
+raw=$("$bin" run "$id" --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g')
+
+now() { date +%s%N; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+for _ in 1 2 3; do "$bin" run -q "$id" -- true; eval "$raw"; done
+loop_t=(); raw_t=()
+for _ in $(seq "$runs"); do
+  t0=$(now); "$bin" run -q "$id" -- true; t1=$(now)
+  eval "$raw"; t2=$(now)
+  loop_t+=($(( (t1 - t0) / 1000 ))); raw_t+=($(( (t2 - t1) / 1000 )))
+done
+l=$(printf '%s\n' "${loop_t[@]}" | median)
+r=$(printf '%s\n' "${raw_t[@]}" | median)
+
+# Resident memory of the supervising git-loop while the sandboxed command runs.
+"$bin" run -q "$id" -- sleep 2 &
+sup=$!
+sleep 1
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$sup/status")
+wait "$sup"
+
+echo "runs:                      $runs each"
+echo "raw bwrap:                 $(awk -v v="$r" 'BEGIN{printf "%.1f ms", v/1000}') (median)"
+echo "git loop run -q -- true:   $(awk -v v="$l" 'BEGIN{printf "%.1f ms", v/1000}') (median)"
+echo "ratio run/raw:             $(awk -v a="$l" -v b="$r" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 1.5x)"
+echo "supervisor resident:       $(awk -v v="$rss" 'BEGIN{printf "%.1f MiB", v/1024}') (goal: under 16 MiB)"
+echo "with a vault:              not measured yet (vaults are not delivered into the sandbox yet)"
