@@ -30,6 +30,8 @@ for i in range(n):
 PY
 git -C "$repo" add -A
 git -C "$repo" commit -q -m "30k files"
+# Packed, as a real repository is.
+git -C "$repo" gc -q
 "$bin" init >/dev/null
 
 now() { date +%s%N; }

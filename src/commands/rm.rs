@@ -101,7 +101,10 @@ pub fn remove(
                     Error::failure(format!("cannot delete {branch} in {}", origin.display()))
                         .with_source(e)
                 })?;
-                ui.status(format!("deleted {branch} in {} (was {tip})", origin.display()))?;
+                ui.status(format!(
+                    "deleted {branch} in {} (was {tip})",
+                    origin.display()
+                ))?;
             }
         }
     }

@@ -233,7 +233,9 @@ impl Applied {
     pub fn cleanup(&self) {
         for dir in &self.dirs {
             let _ = fs::write(dir.join("cgroup.kill"), "1");
-            for _ in 0..50 {
+            // The sandbox's last processes are still being reaped when bwrap returns;
+            // they are gone within a millisecond or two, so poll briefly.
+            for _ in 0..2000 {
                 let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
                 if procs.trim().is_empty() {
                     break;
@@ -243,7 +245,7 @@ impl Applied {
                     // since only members of this run's cgroup are listed.
                     unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
-                std::thread::sleep(std::time::Duration::from_millis(10));
+                std::thread::sleep(std::time::Duration::from_micros(250));
             }
             let _ = fs::remove_dir(dir);
         }

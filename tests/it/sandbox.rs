@@ -356,3 +356,59 @@ fn which(name: &str) -> std::path::PathBuf {
         .find(|p| p.is_file())
         .unwrap()
 }
+
+/// `git loop shell` in a real terminal: the shell is interactive, job control works, and
+/// the terminal's size reaches it.
+#[test]
+fn shell_has_a_working_terminal() {
+    let (env, id) = setup();
+    let driver = r#"
+import os, pty, sys, time, select, struct, fcntl, termios
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "shell", sys.argv[2]])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
+out = b""
+def pump(seconds):
+    global out
+    end = time.time() + seconds
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            out += chunk
+    return True
+pump(2)
+os.write(fd, b"sleep 30 &\n")
+pump(1)
+os.write(fd, b"jobs; echo SIZE-$(stty size); echo TTY-$(tty); kill %1; exit\n")
+pump(10)
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+    let mut cmd = std::process::Command::new("python3");
+    cmd.env_clear()
+        .envs(env.envs())
+        .env("SHELL", "/bin/bash")
+        .current_dir(&env.root);
+    let out = cmd
+        .args(["-c", driver, crate::common::BIN, &id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Running") && text.contains("sleep 30"),
+        "job control: {text}"
+    );
+    assert!(text.contains("SIZE-33 101"), "terminal size: {text}");
+    assert!(
+        text.contains("TTY-/dev/") && !text.contains("not a tty"),
+        "a terminal inside: {text}"
+    );
+    assert!(!text.contains("no job control"), "{text}");
+}
