@@ -90,10 +90,13 @@ pub fn write_layers(ws: &Workspace, rec: &LoopRecord, spec: &SandboxSpec) -> Res
     Ok(())
 }
 
+/// The agent writes `.claude/` too: read only a regular file there, never through a
+/// link it planted (which could pull a host file into the sandbox on the next write).
 fn read_json(path: &Path) -> Value {
-    fs::read_to_string(path)
+    fsutil::read_regular(path)
         .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .flatten()
+        .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
         .filter(Value::is_object)
         .unwrap_or_else(|| json!({}))
 }

@@ -14,12 +14,21 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    // Some folders written here are also writable by a sandboxed agent (a loop's
+    // `.claude/`): the temp name gets a random part and is created exclusively without
+    // following links, so nothing planted there can redirect the write.
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
     let result = (|| -> io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
         let mut f = OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o644)
             .open(&tmp)?;
         f.write_all(contents)?;
         f.sync_all()?;
@@ -101,6 +110,60 @@ impl Drop for Lock {
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
     }
+}
+
+/// Reads a file only if it is a regular file at exactly this path (never through a
+/// symlink): for files in folders a sandboxed agent can write. `Ok(None)` if absent or
+/// not a regular file.
+pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ELOOP) => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf)?;
+    Ok(Some(buf))
+}
+
+/// Opens a regular file for reading without following a symlink at its path, or None.
+pub fn open_regular(path: &Path) -> io::Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) if f.metadata()?.is_file() => Ok(Some(f)),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ELOOP) => {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes `path` a real folder: a symlink or file standing there (planted by an agent in
+/// a folder it can write) is removed first, and nothing is created through a link.
+pub fn ensure_real_dir(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => fs::remove_file(path)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    fs::create_dir(path)
 }
 
 /// Bytes used by the files below `path` (symlinks counted as themselves, never followed).

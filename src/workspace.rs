@@ -178,6 +178,49 @@ impl Workspace {
         self.personal().join(".loopat/vaults")
     }
 
+    /// `personal/<user>/.loopat/vaults/<vault>/` (DESIGN.md section 6).
+    pub fn vault_dir(&self, vault: &str) -> PathBuf {
+        self.vaults_dir().join(vault)
+    }
+
+    /// The vault's age recipients, one per line.
+    pub fn vault_recipients(&self, vault: &str) -> PathBuf {
+        self.vault_dir(vault).join("recipients.txt")
+    }
+
+    /// `envs/`: one `<NAME>.age` per environment variable.
+    pub fn vault_envs_dir(&self, vault: &str) -> PathBuf {
+        self.vault_dir(vault).join("envs")
+    }
+
+    /// `envs/<NAME>.age`: the variable NAME inside the sandbox.
+    pub fn vault_env(&self, vault: &str, name: &str) -> PathBuf {
+        self.vault_envs_dir(vault).join(format!("{name}.age"))
+    }
+
+    /// `mounts/home/`: mirrors the sandbox's `$HOME`.
+    pub fn vault_home_dir(&self, vault: &str) -> PathBuf {
+        self.vault_dir(vault).join("mounts/home")
+    }
+
+    /// `mounts/home/<rel>.age`: the file `$HOME/<rel>` inside the sandbox. `rel` must have
+    /// been validated (`vault::names::home_rel`).
+    pub fn vault_home_file(&self, vault: &str, rel: &Path) -> PathBuf {
+        let mut name = rel.as_os_str().to_owned();
+        name.push(".age");
+        self.vault_home_dir(vault).join(name)
+    }
+
+    /// Serialises the writes to one vault (a `rekey` and a `set` must not interleave).
+    pub fn vault_lock(&self, vault: &str) -> PathBuf {
+        self.locks_dir().join(format!("vault-{vault}.lock"))
+    }
+
+    /// The personal repository's `.gitattributes` (the vault textconv is declared there).
+    pub fn personal_gitattributes(&self) -> PathBuf {
+        self.personal().join(".gitattributes")
+    }
+
     pub fn personal_config(&self) -> PathBuf {
         self.personal().join(".loopat/config.toml")
     }

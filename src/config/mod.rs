@@ -19,7 +19,15 @@ use crate::fsutil;
 const DEFAULTS: &str = include_str!("defaults.toml");
 
 /// Keys that only the operator layer may set.
-pub const OPERATOR_ONLY: &[&str] = &["mounts", "network.allow_cidrs", "network.hosts"];
+/// `sandbox.backend` is among them: running without a sandbox is the machine owner's
+/// decision (or the user's, per command, with `--backend none`), never a file's that a
+/// repository or an agent could write.
+pub const OPERATOR_ONLY: &[&str] = &[
+    "mounts",
+    "network.allow_cidrs",
+    "network.hosts",
+    "sandbox.backend",
+];
 
 /// The layers, in the order they apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -366,16 +374,16 @@ mod tests {
     #[test]
     fn later_layers_win_key_by_key() {
         let files = vec![
-            layer(Layer::Personal, "[sandbox]\nbackend = \"none\"\n"),
+            layer(Layer::Personal, "[sandbox]\nprofile = \"mine\"\n"),
             layer(
                 Layer::Operator,
-                "[sandbox]\nbackend = \"bwrap\"\nmode = \"review\"\n",
+                "[sandbox]\nprofile = \"ops\"\nmode = \"review\"\n",
             ),
         ];
         let config = Config::load(&files, None).unwrap();
-        let backend = config.get("sandbox.backend").unwrap();
-        assert_eq!(backend.value.as_str(), Some("none"));
-        assert_eq!(backend.layer, Layer::Personal);
+        let profile = config.get("sandbox.profile").unwrap();
+        assert_eq!(profile.value.as_str(), Some("mine"));
+        assert_eq!(profile.layer, Layer::Personal);
         let mode = config.get("sandbox.mode").unwrap();
         assert_eq!(mode.value.as_str(), Some("review"));
         assert_eq!(mode.layer, Layer::Operator);

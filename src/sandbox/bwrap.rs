@@ -15,10 +15,13 @@ use std::ffi::OsString;
 use super::spec::{Mount, NetMode, SandboxSpec};
 
 /// File descriptors the spawner hands to bwrap.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Fds {
     /// The compiled seccomp filters.
     pub seccomp: Vec<i32>,
+    /// Descriptors of the `RoFile` mounts, by their path inside; one that is missing
+    /// (absent or not a regular file) is left out of the view.
+    pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
 }
 
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
@@ -38,7 +41,7 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     push(&["--cap-drop", "ALL"]);
     push(&["--hostname", &spec.hostname]);
     for m in &spec.mounts {
-        mount_args(&mut a, m);
+        mount_args(&mut a, m, fds);
     }
     for fd in &fds.seccomp {
         a.push("--add-seccomp-fd".into());
@@ -51,8 +54,15 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     a
 }
 
-fn mount_args(a: &mut Vec<OsString>, m: &Mount) {
+fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
     match m {
+        Mount::RoFile { inside, .. } => {
+            if let Some(fd) = fds.files.get(inside) {
+                a.push("--ro-bind-data".into());
+                a.push(fd.to_string().into());
+                a.push(inside.clone().into());
+            }
+        }
         Mount::Bind {
             host,
             inside,
@@ -201,6 +211,11 @@ mod tests {
             &spec(RunMode::Work, NetMode::None),
             &Fds {
                 seccomp: vec![3, 4],
+                files: [(
+                    PathBuf::from("/loopat/loop/fix-abc123/.claude/CLAUDE.md"),
+                    5,
+                )]
+                .into(),
             },
         ));
         let expected: Vec<&str> = vec![
@@ -249,6 +264,9 @@ mod tests {
             "--ro-bind",
             "/ws/personal/alice/.git",
             "/loopat/context/personal/.git",
+            "--ro-bind",
+            "/ws/personal/alice/.loopat",
+            "/loopat/context/personal/.loopat",
             "--size",
             "4096",
             "--tmpfs",
@@ -261,8 +279,8 @@ mod tests {
             "--bind",
             "/ws/loops/fix-abc123/.claude",
             "/loopat/loop/fix-abc123/.claude",
-            "--ro-bind-try",
-            "/ws/loops/fix-abc123/.claude/CLAUDE.md",
+            "--ro-bind-data",
+            "5",
             "/loopat/loop/fix-abc123/.claude/CLAUDE.md",
             "--ro-bind-try",
             "/ws/context/knowledge/.loopat/claude/skills",
@@ -288,7 +306,10 @@ mod tests {
         let argv = strings(argv(
             "bwrap",
             &spec(RunMode::Review, NetMode::None),
-            &Fds { seccomp: vec![3] },
+            &Fds {
+                seccomp: vec![3],
+                ..Default::default()
+            },
         ));
         let binds: Vec<(&str, &str)> = argv
             .windows(3)
@@ -307,13 +328,13 @@ mod tests {
         let none = strings(argv(
             "bwrap",
             &spec(RunMode::Work, NetMode::None),
-            &Fds { seccomp: vec![] },
+            &Fds::default(),
         ));
         assert!(!none.contains(&"--share-net".to_string()));
         let host = strings(argv(
             "bwrap",
             &spec(RunMode::Work, NetMode::Host),
-            &Fds { seccomp: vec![] },
+            &Fds::default(),
         ));
         let pos = host.iter().position(|a| a == "--share-net").unwrap();
         assert_eq!(&host[..pos], &["bwrap", "--unshare-all", "--unshare-user"]);
@@ -339,7 +360,14 @@ mod tests {
             ]
         );
         assert_eq!(s.env["HOME"], "/home/alice");
-        let argv = strings(argv("bwrap", &s, &Fds { seccomp: vec![3] }));
+        let argv = strings(argv(
+            "bwrap",
+            &s,
+            &Fds {
+                seccomp: vec![3],
+                ..Default::default()
+            },
+        ));
         assert!(!argv.iter().any(|a| a == "--setenv" || a.contains("secret")));
     }
 
@@ -351,7 +379,14 @@ mod tests {
             ..options(RunMode::Work, NetMode::None)
         };
         let s = SandboxSpec::for_loop(&ws, &record(), &host(), &opts);
-        let argv = strings(argv("bwrap", &s, &Fds { seccomp: vec![3] }));
+        let argv = strings(argv(
+            "bwrap",
+            &s,
+            &Fds {
+                seccomp: vec![3],
+                ..Default::default()
+            },
+        ));
         assert!(!argv.contains(&"--new-session".to_string()));
     }
 
@@ -364,7 +399,7 @@ mod tests {
             ..record()
         };
         let s = SandboxSpec::for_loop(&ws, &rec, &host(), &options(RunMode::Work, NetMode::None));
-        let argv = strings(argv("bwrap", &s, &Fds { seccomp: vec![] }));
+        let argv = strings(argv("bwrap", &s, &Fds::default()));
         let find =
             |flag: &str, inside: &str| argv.windows(3).any(|w| w[0] == flag && w[2] == inside);
         assert!(find("--bind", "/loopat/context/knowledge"));

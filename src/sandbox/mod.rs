@@ -213,22 +213,31 @@ fn operator_mounts(config: &Config) -> Result<Vec<(PathBuf, PathBuf, bool)>> {
 
 /// Folders a run needs on the host (they may be missing in loops made by older versions).
 fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
+    let mkdir = |dir: &std::path::Path| {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::failure(format!("cannot create {}", dir.display())).with_source(e))
+    };
     for dir in [
         ws.loop_home_upper(id),
         ws.loop_home_work(id),
         ws.loop_home_merged(id),
         ws.loop_claude_dir(id),
-        ws.vaults_dir(),
         ws.home_skel(),
     ] {
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            Error::failure(format!("cannot create {}", dir.display())).with_source(e)
-        })?;
+        mkdir(&dir)?;
     }
+    // In folders the agent can write, a planted symlink must never make us create (or
+    // bind) something elsewhere on the host: real folders only, one level at a time.
+    let real = |dir: &std::path::Path| {
+        crate::fsutil::ensure_real_dir(dir)
+            .map_err(|e| Error::failure(format!("cannot create {}", dir.display())).with_source(e))
+    };
+    real(&ws.personal().join(".loopat"))?;
+    real(&ws.vaults_dir())?;
     // The mount point of the team's skills, made here because bwrap cannot make it in a
     // read-only `.claude` (review mode).
     if ws.team_claude_dir().join("skills").is_dir() {
-        let _ = std::fs::create_dir_all(ws.loop_claude_dir(id).join("skills"));
+        real(&ws.loop_claude_dir(id).join("skills"))?;
     }
     Ok(())
 }
@@ -263,12 +272,24 @@ pub fn run(
         )
         .with_source(e)
     })?;
-    let fds = bwrap::Fds {
-        seccomp: seccomp_fds
-            .iter()
-            .map(|f| std::os::fd::AsRawFd::as_raw_fd(f))
-            .collect(),
+    let mut keep: Vec<std::os::fd::OwnedFd> = seccomp_fds;
+    let mut fds = bwrap::Fds {
+        seccomp: keep.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect(),
+        ..Default::default()
     };
+    for m in &spec.mounts {
+        if let spec::Mount::RoFile { host, inside } = m {
+            let file = crate::fsutil::open_regular(host).map_err(|e| {
+                Error::failure(format!("cannot read {}", host.display())).with_source(e)
+            })?;
+            if let Some(file) = file {
+                let fd = std::os::fd::OwnedFd::from(file);
+                fds.files
+                    .insert(inside.clone(), std::os::fd::AsRawFd::as_raw_fd(&fd));
+                keep.push(fd);
+            }
+        }
+    }
     let argv = bwrap::argv(&bwrap_path.to_string_lossy(), &spec, &fds);
     if req.print_argv {
         writeln!(ui.out(), "{}", bwrap::display(&argv))?;
@@ -300,9 +321,9 @@ pub fn run(
                "limits": applied.enforcement.as_str(), "command": spec.command}),
     );
     let started = Instant::now();
-    let result = spawn::run(&spec, &argv, &seccomp_fds, &applied, ws.root());
+    let result = spawn::run(&spec, &argv, &keep, &applied, ws.root());
     applied.cleanup();
-    drop(seccomp_fds);
+    drop(keep);
     let status = result.map_err(|e| {
         Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
     })?;

@@ -6,6 +6,8 @@
 //! instead of dying. `clone3` fails with ENOSYS instead: its flags sit behind a pointer a
 //! filter cannot read, and ENOSYS makes libc fall back to `clone`, whose namespace flags the
 //! kernel then refuses without capabilities (bwrap drops them all) and `--disable-userns`.
+//! `openat2` fails with ENOSYS for the same reason (its mode is behind a pointer), so the
+//! setuid/setgid check on `openat`'s mode cannot be sidestepped.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -15,6 +17,9 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
 };
+
+/// fchmodat2 (Linux 6.6), not yet in every libc crate release.
+const SYS_FCHMODAT2: i64 = 452;
 
 /// The syscalls refused inside, with why.
 pub fn denied() -> Vec<(&'static str, i64)> {
@@ -114,6 +119,36 @@ pub fn programs() -> Result<Vec<BpfProgram>, SeccompError> {
         libc::SYS_ioctl,
         vec![ioctl_cmd(libc::TIOCSTI)?, ioctl_cmd(libc::TIOCLINUX)?],
     );
+    // Setuid and setgid bits: the loop's folders are host folders, and such a file made
+    // inside would be a setuid binary of the host user (of root, where root runs loops).
+    let mode_bits = |arg: u8| -> Result<Vec<SeccompRule>, SeccompError> {
+        [libc::S_ISUID, libc::S_ISGID]
+            .into_iter()
+            .map(|bit| {
+                let cond = SeccompCondition::new(
+                    arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(bit as u64),
+                    bit as u64,
+                )
+                .map_err(|e| SeccompError::Build(e.to_string()))?;
+                SeccompRule::new(vec![cond]).map_err(|e| SeccompError::Build(e.to_string()))
+            })
+            .collect()
+    };
+    for (nr, arg) in [
+        (libc::SYS_chmod, 1),
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (SYS_FCHMODAT2, 2),
+        (libc::SYS_open, 2),
+        (libc::SYS_openat, 3),
+        (libc::SYS_creat, 1),
+        (libc::SYS_mknod, 1),
+        (libc::SYS_mknodat, 2),
+    ] {
+        deny.insert(nr, mode_bits(arg)?);
+    }
     let deny = SeccompFilter::new(
         deny,
         SeccompAction::Allow,
@@ -124,7 +159,11 @@ pub fn programs() -> Result<Vec<BpfProgram>, SeccompError> {
     let deny: BpfProgram = deny
         .try_into()
         .map_err(|e: seccompiler::BackendError| SeccompError::Build(e.to_string()))?;
-    Ok(vec![deny, build(vec![libc::SYS_clone3], libc::ENOSYS)?])
+    // openat2's mode sits behind a pointer too; without it, libc and runtimes use openat.
+    Ok(vec![
+        deny,
+        build(vec![libc::SYS_clone3, libc::SYS_openat2], libc::ENOSYS)?,
+    ])
 }
 
 fn to_memfd(prog: &BpfProgram) -> Result<OwnedFd, SeccompError> {

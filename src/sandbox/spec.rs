@@ -115,6 +115,14 @@ pub enum Mount {
     Dev {
         inside: PathBuf,
     },
+    /// A read-only copy of a host file that lives in a folder the agent can write: the
+    /// spawner opens it without following links and hands bwrap the descriptor
+    /// (`--ro-bind-data`), so a symlink planted in its place can never bind a host file.
+    /// Skipped when the file is absent or not a regular file.
+    RoFile {
+        host: PathBuf,
+        inside: PathBuf,
+    },
 }
 
 impl Mount {
@@ -124,7 +132,8 @@ impl Mount {
             | Mount::Symlink { inside, .. }
             | Mount::Tmpfs { inside, .. }
             | Mount::Proc { inside }
-            | Mount::Dev { inside } => inside,
+            | Mount::Dev { inside }
+            | Mount::RoFile { inside, .. } => inside,
         }
     }
 
@@ -331,12 +340,17 @@ impl SandboxSpec {
             m.push(Mount::ro(ws.repo_link(name), ctx.join("repos").join(name)));
         }
 
-        // Personal: files rw, its git folder ro, the vaults hidden.
+        // Personal: files rw; its git folder and its `.loopat` (config and vaults) ro, each
+        // a mount point the agent cannot rename away; the vaults hidden.
         let personal_inside = ctx.join("personal");
         m.push(Mount::bind(ws.personal(), &personal_inside, w));
         m.push(Mount::ro(
             ws.personal().join(".git"),
             personal_inside.join(".git"),
+        ));
+        m.push(Mount::ro(
+            ws.personal().join(".loopat"),
+            personal_inside.join(".loopat"),
         ));
         m.push(Mount::Tmpfs {
             inside: personal_inside.join(".loopat/vaults"),
@@ -349,11 +363,9 @@ impl SandboxSpec {
         let claude_inside = loop_inside.join(".claude");
         m.push(Mount::bind(ws.loop_claude_dir(id), &claude_inside, w));
         // The generated doctrine and the team's skills are read-only over the rw folder.
-        m.push(Mount::Bind {
+        m.push(Mount::RoFile {
             host: ws.loop_claude_dir(id).join("CLAUDE.md"),
             inside: claude_inside.join("CLAUDE.md"),
-            rw: false,
-            optional: true,
         });
         m.push(Mount::Bind {
             host: ws.team_claude_dir().join("skills"),
@@ -482,6 +494,11 @@ impl SandboxSpec {
                     inside.display().to_string(),
                     "minimal /dev".into(),
                     "rw".into(),
+                ),
+                Mount::RoFile { host, inside } => (
+                    inside.display().to_string(),
+                    host.display().to_string(),
+                    "ro (if present)".into(),
                 ),
             };
             rows.push(row);

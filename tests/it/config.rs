@@ -5,24 +5,24 @@ use crate::common::TestEnv;
 #[test]
 fn layers_and_origins() {
     let env = TestEnv::new();
-    env.run(["config", "get", "sandbox.backend"])
+    env.run(["config", "get", "sandbox.profile"])
         .ok()
-        .stdout_has("auto");
-    env.run(["config", "set", "--operator", "sandbox.backend", "bwrap"])
+        .stdout_has("default");
+    env.run(["config", "set", "--operator", "sandbox.profile", "ops"])
         .ok();
     let operator = env.home.join(".config/git-loop/config.toml");
     assert!(fs::read_to_string(&operator)
         .unwrap()
-        .contains("backend = \"bwrap\""));
-    env.run(["config", "get", "sandbox.backend", "--show-origin"])
+        .contains("profile = \"ops\""));
+    env.run(["config", "get", "sandbox.profile", "--show-origin"])
         .ok()
-        .stdout_has(&format!("operator:{}\tbwrap", operator.display()));
+        .stdout_has(&format!("operator:{}\tops", operator.display()));
 
-    env.run(["config", "set", "sandbox.backend", "none"]).ok();
+    env.run(["config", "set", "sandbox.profile", "mine"]).ok();
     let personal = env.ws.join("personal/tester/.loopat/config.toml");
-    env.run(["config", "get", "sandbox.backend", "--show-origin"])
+    env.run(["config", "get", "sandbox.profile", "--show-origin"])
         .ok()
-        .stdout_has(&format!("personal:{}\tnone", personal.display()));
+        .stdout_has(&format!("personal:{}\tmine", personal.display()));
 
     env.run([
         "config",
@@ -39,34 +39,56 @@ fn layers_and_origins() {
 
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "cfg");
-    env.run(["config", "set", "--loop", &id, "sandbox.backend", "bwrap"])
+    env.run(["config", "set", "--loop", &id, "sandbox.mode", "review"])
         .ok();
     env.run([
         "config",
         "get",
-        "sandbox.backend",
+        "sandbox.mode",
         "--loop",
         &id,
         "--show-origin",
     ])
     .ok()
     .stdout_has("loop:")
-    .stdout_has("bwrap");
-    env.run(["config", "get", "sandbox.backend"])
+    .stdout_has("review");
+    env.run(["config", "get", "sandbox.mode"])
         .ok()
-        .stdout_has("none");
+        .stdout_has("work");
     env.run(["show", &id]).ok();
 
-    env.run(["config", "unset", "sandbox.backend"]).ok();
-    env.run(["config", "get", "sandbox.backend"])
+    env.run(["config", "unset", "sandbox.profile"]).ok();
+    env.run(["config", "get", "sandbox.profile"])
         .ok()
-        .stdout_has("bwrap");
+        .stdout_has("ops");
     let json = env.run(["config", "list", "--json"]).ok().json();
     assert!(json
         .as_array()
         .unwrap()
         .iter()
-        .any(|e| e["key"] == "sandbox.backend" && e["layer"] == "operator"));
+        .any(|e| e["key"] == "sandbox.profile" && e["layer"] == "operator"));
+}
+
+/// Turning the sandbox off is the machine owner's decision: a personal or team file (which
+/// an agent might write) cannot do it.
+#[test]
+fn only_the_operator_may_turn_the_sandbox_off() {
+    let env = TestEnv::new();
+    env.run(["config", "set", "sandbox.backend", "none"])
+        .fails(2)
+        .stderr_has("only be set in the operator config");
+    let personal = env.ws.join("personal/tester/.loopat/config.toml");
+    fs::write(&personal, "[sandbox]\nbackend = \"none\"\n").unwrap();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "still sandboxed");
+    let run = env.run(["run", &id, "--", "true"]).ok();
+    run.stderr_has("git-loop: sandbox bwrap")
+        .stderr_has("ignored");
+    env.run(["config", "set", "--operator", "sandbox.backend", "none"])
+        .ok();
+    env.run(["run", &id, "--", "true"])
+        .ok()
+        .stderr_has("NO SANDBOX");
 }
 
 #[test]

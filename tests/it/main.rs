@@ -2,6 +2,8 @@
 
 mod common;
 
+mod attacks_files;
+mod attacks_kernel;
 mod bad_input;
 mod cli;
 mod concurrency;

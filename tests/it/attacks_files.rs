@@ -1,0 +1,1355 @@
+//! The attack battery, "Files and git" (ATTACKS.md 1-10): each attack is really attempted
+//! from inside a real sandbox started by `git loop run`, and each test asserts that it
+//! failed *and* that nothing on the host changed. Twins show that what the agent
+//! legitimately needs still works.
+//!
+//! Every in-sandbox script starts with [`PRELUDE`], which defines two shell functions:
+//! `attack NAME 'CODE'` prints `BREACH NAME` when CODE succeeds and `refused NAME: why` when
+//! it fails; `works NAME 'CODE'` prints `works NAME` or `BROKEN NAME: output`. [`inside`]
+//! checks that the script ran in the sandbox, that no attack succeeded, that every
+//! legitimate action worked, and that each named step printed its verdict.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::common::{Run, TestEnv};
+
+const PRELUDE: &str = r##"
+attack() { if out=$( ( eval "$2" ) 2>&1 ); then echo "BREACH $1"; else echo "refused $1: $(printf %s "$out" | tr '\n' ' ' | cut -c1-160)"; fi; }
+works() { if out=$( ( eval "$2" ) 2>&1 ); then echo "works $1"; else echo "BROKEN $1: $out"; fi; }
+if [ -d "/loopat/loop/$GIT_LOOP_ID/workdir" ] && [ "$PWD" = "/loopat/loop/$GIT_LOOP_ID/workdir" ]; then echo IN-SANDBOX; fi
+export GIT_AUTHOR_NAME=Agent GIT_AUTHOR_EMAIL=agent@example.com
+export GIT_COMMITTER_NAME=Agent GIT_COMMITTER_EMAIL=agent@example.com
+"##;
+
+/// Runs `script` (after [`PRELUDE`]) with `sh -c` in the loop's sandbox and checks the
+/// verdicts of every `attack` and `works` line of the script.
+#[track_caller]
+fn inside(env: &TestEnv, id: &str, script: &str) -> Run {
+    let run = sandboxed(env, id, script);
+    check_verdicts(script, &run);
+    run
+}
+
+/// Runs `script` (after [`PRELUDE`]) in the loop's sandbox; checks only that it ran there.
+#[track_caller]
+fn sandboxed(env: &TestEnv, id: &str, script: &str) -> Run {
+    let full = format!("{PRELUDE}\n{script}\n");
+    let run = env.run(["run", id, "--", "sh", "-c", &full]);
+    assert_eq!(
+        run.code, 0,
+        "the sandboxed script failed (exit 3: no sandbox)\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout.lines().any(|l| l == "IN-SANDBOX"),
+        "the script did not run inside the sandbox's view\nstdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+    run
+}
+
+/// No `BREACH`, no `BROKEN`, and a verdict for every `attack` and `works` of `script`.
+#[track_caller]
+fn check_verdicts(script: &str, run: &Run) {
+    if std::env::var_os("ATTACKS_VERBOSE").is_some() {
+        eprintln!("{}\n{}", run.stdout, run.stderr);
+    }
+    let breaches: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("BREACH "))
+        .collect();
+    assert!(
+        breaches.is_empty(),
+        "attacks succeeded inside the sandbox: {breaches:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let broken: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("BROKEN "))
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "legitimate actions failed inside the sandbox: {broken:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+    for line in script.lines().map(str::trim) {
+        let (verdict, rest) = if let Some(rest) = line.strip_prefix("attack ") {
+            ("refused", rest)
+        } else if let Some(rest) = line.strip_prefix("works ") {
+            ("works", rest)
+        } else {
+            continue;
+        };
+        let name = rest.split_whitespace().next().unwrap();
+        let want = format!("{verdict} {name}");
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l == want || l.starts_with(&format!("{want}: "))),
+            "no verdict for {name}\nstdout:\n{}\nstderr:\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
+/// A value of `KEY value` printed by a script.
+#[track_caller]
+fn printed(run: &Run, key: &str) -> String {
+    run.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} ")))
+        .unwrap_or_else(|| panic!("{key} not printed:\n{}", run.stdout))
+        .trim()
+        .to_string()
+}
+
+/// Every file, folder and symlink under `root` (symlinks not followed): kind, mode, and
+/// a hash of the content or the link's target, by path relative to `root`.
+fn snapshot(root: &Path) -> BTreeMap<String, String> {
+    snapshot_where(root, |_| true)
+}
+
+/// [`snapshot`] of the paths `keep` accepts (a refused folder is not descended into).
+fn snapshot_where(root: &Path, keep: impl Fn(&str) -> bool) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    walk(root, root, &keep, &mut out);
+    out
+}
+
+fn walk(root: &Path, path: &Path, keep: &dyn Fn(&str) -> bool, out: &mut BTreeMap<String, String>) {
+    let rel = path
+        .strip_prefix(root)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    if !keep(&rel) {
+        return;
+    }
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        out.insert(rel, "missing".into());
+        return;
+    };
+    let mode = meta.permissions().mode();
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        let target = fs::read_link(path).unwrap();
+        out.insert(rel, format!("link {mode:o} -> {}", target.display()));
+    } else if ft.is_dir() {
+        out.insert(rel, format!("dir {mode:o}"));
+        let mut entries: Vec<PathBuf> = fs::read_dir(path)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            walk(root, &e, keep, out);
+        }
+    } else if ft.is_file() {
+        let bytes = fs::read(path).unwrap();
+        let mut h = DefaultHasher::new();
+        bytes.hash(&mut h);
+        out.insert(
+            rel,
+            format!("file {mode:o} {} {:016x}", bytes.len(), h.finish()),
+        );
+    } else {
+        out.insert(rel, format!("other {mode:o}"));
+    }
+}
+
+/// Panics with the differences when `after` is not `before`.
+#[track_caller]
+fn assert_same(what: &str, before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) {
+    let mut diff = Vec::new();
+    for (k, v) in before {
+        match after.get(k) {
+            None => diff.push(format!("  removed {k} ({v})")),
+            Some(w) if w != v => diff.push(format!("  changed {k}: {v} => {w}")),
+            _ => {}
+        }
+    }
+    for (k, v) in after {
+        if !before.contains_key(k) {
+            diff.push(format!("  added {k} ({v})"));
+        }
+    }
+    assert!(
+        diff.is_empty(),
+        "{what} changed on the host:\n{}",
+        diff.join("\n")
+    );
+}
+
+/// Panics unless every entry of `before` is still in `after`, unchanged.
+#[track_caller]
+fn assert_kept(what: &str, before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) {
+    let lost: Vec<String> = before
+        .iter()
+        .filter(|(k, v)| after.get(*k) != Some(*v))
+        .map(|(k, v)| format!("  {k} ({v}) => {:?}", after.get(k)))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{what} lost or changed:\n{}",
+        lost.join("\n")
+    );
+}
+
+/// The refs of `repo` that differ between two `TestEnv::refs` listings.
+fn changed_refs(before: &str, after: &str) -> Vec<String> {
+    let mut out: Vec<String> = after
+        .lines()
+        .filter(|l| !before.lines().any(|b| b == *l))
+        .map(|l| format!("+{l}"))
+        .collect();
+    out.extend(
+        before
+            .lines()
+            .filter(|l| !after.lines().any(|a| a == *l))
+            .map(|l| format!("-{l}")),
+    );
+    out
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// Shell single-quoting of a host path for a script.
+fn q(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+/// A secret that the script can search for without the literal appearing in its own text:
+/// returns (the secret, shell code that sets `$var` to it).
+fn secret(tag: &str, var: &str) -> (String, String) {
+    let a = "HOST-SEC";
+    let b = format!("RET-{tag}-8d1f0c");
+    (format!("{a}{b}"), format!("{var}='{a}''{b}'"))
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. The host's credentials.
+
+#[test]
+fn host_credentials_cannot_be_read_from_inside() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "creds");
+    let (secret, set_s) = secret("creds", "S");
+    let planted = [
+        ".ssh/id_ed25519",
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        ".gnupg/private-keys-v1.d/key.key",
+        ".config/gh/hosts.yml",
+    ];
+    for rel in planted {
+        write(&env.home.join(rel), &format!("{secret} {rel}\n"));
+    }
+    let home_before = snapshot(&env.home);
+
+    let h = q(&env.home);
+    let script = format!(
+        r##"
+{set_s}
+H={h}
+attack read-host-ssh-key 'cat "$H/.ssh/id_ed25519"'
+attack read-host-rsa-key 'cat "$H/.ssh/id_rsa"'
+attack read-host-aws 'cat "$H/.aws/credentials"'
+attack list-host-gnupg 'ls -A "$H/.gnupg" | grep -q .'
+attack read-host-gnupg 'cat "$H/.gnupg/private-keys-v1.d/key.key"'
+attack read-host-gh 'cat "$H/.config/gh/hosts.yml"'
+attack host-home-exists 'test -e "$H"'
+attack read-sandbox-home-ssh 'cat "$HOME/.ssh/id_ed25519"'
+attack read-sandbox-home-aws 'cat "$HOME/.aws/credentials"'
+attack read-sandbox-home-gh 'cat "$HOME/.config/gh/hosts.yml"'
+attack climb-from-workdir 'cat "../../../../../../../../$H/.ssh/id_ed25519"'
+attack through-proc-root 'cat "/proc/1/root$H/.ssh/id_ed25519"'
+attack through-proc-cwd 'cat "/proc/self/cwd/../../../..$H/.aws/credentials"'
+works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
+attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+attack find-by-name 'test -n "$(find /loopat /home /tmp /etc \( -name id_ed25519 -o -name id_rsa -o -name hosts.yml -o -path "*/.aws/credentials" -o -name key.key \) -print 2>/dev/null)"'
+"##
+    );
+    inside(&env, &id, &script);
+    assert_same("the host HOME", &home_before, &snapshot(&env.home));
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. The age identity and the vaults.
+
+#[test]
+fn the_identity_and_the_vaults_are_hidden() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "vaults");
+    let (secret, set_s) = secret("vault", "S");
+    let identity = env.home.join(".config/git-loop/identity.txt");
+    write(&identity, &format!("AGE-SECRET-KEY-1{secret}\n"));
+    fs::set_permissions(&identity, fs::Permissions::from_mode(0o600)).unwrap();
+    let vaults = env.ws.join("personal/tester/.loopat/vaults");
+    write(
+        &vaults.join("other/envs/X.age"),
+        &format!("age-encryption.org/v1 {secret} other\n"),
+    );
+    write(
+        &vaults.join("default/envs/Y.age"),
+        &format!("age-encryption.org/v1 {secret} default\n"),
+    );
+    write(
+        &vaults.join("default/home/.npmrc.age"),
+        &format!("age-encryption.org/v1 {secret} npmrc\n"),
+    );
+    let home_before = snapshot(&env.home);
+    let vaults_before = snapshot(&vaults);
+
+    let script = format!(
+        r##"
+{set_s}
+I={identity}
+V=/loopat/context/personal/.loopat/vaults
+attack read-identity 'cat "$I"'
+attack identity-folder-exists 'test -e "$(dirname "$I")"'
+attack vaults-not-empty 'test -n "$(ls -A "$V")"'
+attack read-other-vault 'cat "$V/other/envs/X.age"'
+attack read-selected-vault 'cat "$V/default/envs/Y.age"'
+attack read-selected-vault-home 'cat "$V/default/home/.npmrc.age"'
+attack write-vaults 'echo x > "$V/planted"'
+attack mkdir-in-vaults 'mkdir "$V/default"'
+attack find-age-files 'test -n "$(find /loopat /home /tmp /etc -name "*.age" -print 2>/dev/null)"'
+attack find-identity 'test -n "$(find /loopat /home /tmp /etc -name identity.txt -print 2>/dev/null)"'
+works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
+attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+"##,
+        identity = q(&identity),
+    );
+    inside(&env, &id, &script);
+    assert_same("the host HOME", &home_before, &snapshot(&env.home));
+    assert_same("the vaults", &vaults_before, &snapshot(&vaults));
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Another user's personal folder, another loop's folder.
+
+#[test]
+fn another_users_personal_folder_and_another_loop_are_out_of_reach() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "mine");
+    let other_loop = env.new_loop(&repo, "theirs");
+    let (secret, set_s) = secret("others", "S");
+    let other_user = env.ws.join("personal/other");
+    write(&other_user.join("secret.txt"), &format!("{secret} user\n"));
+    write(
+        &other_user.join("memory/MEMORY.md"),
+        &format!("{secret} memory\n"),
+    );
+    let other_dir = env.loop_dir(&other_loop);
+    write(
+        &other_dir.join("workdir/wip-secret.txt"),
+        &format!("{secret} wip\n"),
+    );
+    write(
+        &other_dir.join("context/notes/draft.md"),
+        &format!("{secret} draft\n"),
+    );
+    write(
+        &other_dir.join("home/upper/.netrc"),
+        &format!("{secret} netrc\n"),
+    );
+    write(
+        &other_dir.join(".claude/.credentials.json"),
+        &format!("{secret} claude\n"),
+    );
+    let other_user_before = snapshot(&other_user);
+    let other_loop_before = snapshot(&other_dir);
+
+    let script = format!(
+        r##"
+{set_s}
+O={other_user}
+L={other_dir}
+P=/loopat/context/personal
+X={other_loop}
+attack other-user-by-host-path 'cat "$O/secret.txt"'
+attack other-user-beside-mine 'cat "$P/../other/secret.txt"'
+attack other-user-anywhere 'test -n "$(find /loopat /home -name secret.txt -print 2>/dev/null)"'
+attack other-loop-by-host-path 'cat "$L/workdir/wip-secret.txt"'
+attack other-loop-by-inside-path 'ls "/loopat/loop/$X"'
+attack other-loop-listed 'ls -A /loopat/loop | grep -v "^$GIT_LOOP_ID$" | grep -q .'
+attack other-loop-notes 'cat "$L/context/notes/draft.md"'
+attack other-loop-home 'cat "$L/home/upper/.netrc"'
+attack other-loop-home-in-mine 'cat "$HOME/.netrc"'
+attack other-loop-claude 'cat "$L/.claude/.credentials.json"'
+attack other-loop-relative 'cat "../../$X/workdir/wip-secret.txt"'
+attack workspace-loops-folder 'test -n "$(find /loopat /home /tmp -name loop.toml -print 2>/dev/null)"'
+works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
+attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+works own-personal 'ls "$P/memory"'
+"##,
+        other_user = q(&other_user),
+        other_dir = q(&other_dir),
+    );
+    inside(&env, &id, &script);
+    assert_same(
+        "another user's personal folder",
+        &other_user_before,
+        &snapshot(&other_user),
+    );
+    assert_same(
+        "another loop's folder",
+        &other_loop_before,
+        &snapshot(&other_dir),
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Writes to the system, knowledge and the registered repository.
+
+#[test]
+fn system_knowledge_and_registered_repos_are_read_only() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "writes");
+    let knowledge = env.ws.join("context/knowledge");
+    let notes_origin = env.notes();
+    let tag = format!("git-loop-pwned-{id}");
+    let host_probes: Vec<PathBuf> = ["/usr", "/etc", "/opt", "/usr/bin", "/usr/lib"]
+        .iter()
+        .map(|d| Path::new(d).join(&tag))
+        .collect();
+    let knowledge_before = snapshot(&knowledge);
+    let repo_before = snapshot(&repo);
+    let notes_origin_before = snapshot(&notes_origin);
+    let etc_hostname = fs::metadata("/etc/hostname")
+        .ok()
+        .map(|m| m.modified().ok());
+
+    let script = format!(
+        r##"
+T={tag}
+K=/loopat/context/knowledge
+R=/loopat/context/repos/app
+N=/loopat/context/.origins/notes
+attack write-usr 'touch "/usr/$T"'
+attack write-usr-bin 'touch "/usr/bin/$T"'
+attack mkdir-usr-lib 'mkdir "/usr/lib/$T"'
+attack write-etc 'touch "/etc/$T"'
+attack touch-etc-file 'test -e /etc/hostname && touch -c /etc/hostname'
+attack write-opt 'touch "/opt/$T"'
+attack write-knowledge-file 'echo pwned >> "$K/README.md"'
+attack new-knowledge-file 'touch "$K/$T"'
+attack rm-knowledge-file 'rm "$K/README.md"'
+attack mv-knowledge-file 'mv "$K/README.md" "$K/moved.md"'
+attack chmod-knowledge 'chmod 777 "$K/README.md"'
+attack knowledge-git-config 'git -C "$K" config core.hooksPath /tmp'
+attack knowledge-commit 'git -C "$K" commit -q --allow-empty -m pwned'
+attack write-repo-file 'echo pwned >> "$R/README.md"'
+attack new-repo-file 'touch "$R/$T"'
+attack rm-repo-file 'rm "$R/main.c"'
+attack symlink-in-repo 'ln -s /etc/passwd "$R/link"'
+attack repo-checkout 'git -C "$R" checkout -q -b evil'
+attack repo-reset 'git -C "$R" reset -q --hard HEAD'
+attack repo-commit 'git -C "$R" commit -q --allow-empty -m pwned'
+attack write-notes-origin 'echo pwned >> "$N/inbox.md"'
+attack new-notes-origin-file 'touch "$N/$T"'
+attack mount-point-rm 'rm -rf "$K"'
+works write-workdir 'echo ok > ok.txt && cat ok.txt'
+works write-notes 'echo ok >> /loopat/context/notes/inbox.md'
+works write-home 'echo ok > "$HOME/ok"'
+works write-tmp 'echo ok > /tmp/ok'
+works write-claude-dir 'echo ok > "/loopat/loop/$GIT_LOOP_ID/.claude/ok"'
+works read-knowledge 'cat "$K/README.md" && git -C "$K" log --oneline -1'
+works read-repo 'cat "$R/README.md" && git -C "$R" log --oneline -1'
+"##
+    );
+    inside(&env, &id, &script);
+    for p in &host_probes {
+        let existed = p.exists();
+        let _ = fs::remove_file(p);
+        let _ = fs::remove_dir(p);
+        assert!(!existed, "{} was created on the host", p.display());
+    }
+    assert_eq!(
+        fs::metadata("/etc/hostname")
+            .ok()
+            .map(|m| m.modified().ok()),
+        etc_hostname,
+        "/etc/hostname was touched"
+    );
+    assert_same("knowledge", &knowledge_before, &snapshot(&knowledge));
+    assert_same("the registered repository", &repo_before, &snapshot(&repo));
+    assert_same(
+        "the notes origin",
+        &notes_origin_before,
+        &snapshot(&notes_origin),
+    );
+    env.git(&knowledge, ["fsck", "--strict", "--no-dangling"]);
+    env.git(&repo, ["fsck", "--strict", "--no-dangling"]);
+    // The twins landed where they belong.
+    assert_eq!(
+        fs::read_to_string(env.workdir(&id).join("ok.txt")).unwrap(),
+        "ok\n"
+    );
+    assert!(fs::read_to_string(env.loop_notes(&id).join("inbox.md"))
+        .unwrap()
+        .ends_with("ok\n"));
+    assert!(env.loop_dir(&id).join("home/upper/ok").is_file());
+    assert!(env.loop_dir(&id).join(".claude/ok").is_file());
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. The origins' objects, trunk and branches.
+
+/// The origin with trunk one commit ahead of a branch `old`, so that moving trunk back is
+/// a real change; returns it.
+fn repo_with_history(env: &TestEnv) -> PathBuf {
+    let repo = env.repo("app");
+    env.git(&repo, ["branch", "old"]);
+    env.commit_file(&repo, "second.c", "int second;\n", "second");
+    repo
+}
+
+#[test]
+fn origins_cannot_be_corrupted_moved_or_branched() {
+    let env = TestEnv::new();
+    let repo = repo_with_history(&env);
+    let id = env.new_loop(&repo, "origins");
+    let notes_origin = env.notes();
+    let refs_before = env.refs(&repo);
+    let notes_refs_before = env.refs(&notes_origin);
+    let objects_before = snapshot(&repo.join(".git/objects"));
+    let notes_objects_before = snapshot(&notes_origin.join(".git/objects"));
+    let not_git = |rel: &str| rel != ".git" && !rel.starts_with(".git/");
+    let tree_before = snapshot_where(&repo, not_git);
+    let hooks_before = snapshot(&repo.join(".git/hooks"));
+    let config_before = fs::read(repo.join(".git/config")).unwrap();
+
+    let script = r##"
+O=/loopat/context/repos/app
+N=/loopat/context/.origins/notes
+works agent-commit 'echo agent > agent.c && git add agent.c && git commit -qm agent'
+works notes-commit 'cd /loopat/context/notes && echo fact >> inbox.md && git commit -qam fact'
+echo TIP $(git rev-parse HEAD)
+echo NOTES-TIP $(git -C /loopat/context/notes rev-parse HEAD)
+attack rm-origin-objects 'rm -rf "$O/.git/objects"'
+attack rm-origin-object-file 'f=$(find "$O/.git/objects" -type f | head -1) && rm -f "$f" && test ! -e "$f"'
+attack truncate-origin-object 'f=$(find "$O/.git/objects" -type f | head -1) && : > "$f"'
+attack rm-origin-refs 'rm -rf "$O/.git/refs/heads"'
+attack move-trunk-update-ref 'git -C "$O" update-ref refs/heads/main refs/heads/old'
+attack delete-trunk 'git -C "$O" update-ref -d refs/heads/main'
+attack write-trunk-file 'git rev-parse HEAD > "$O/.git/refs/heads/main"'
+attack push-trunk-by-path 'git push -q "$O" HEAD:main'
+attack push-trunk-by-remote 'git push -q origin HEAD:refs/heads/main'
+attack force-push-trunk 'git push -q -f origin HEAD~2:refs/heads/main'
+attack push-inside-origin 'git -C "$O" push -q . old:main -f'
+attack push-new-branch 'git push -q origin HEAD:refs/heads/evil'
+attack push-delete-branch 'git push -q origin :refs/heads/old'
+attack branch-in-origin 'git -C "$O" branch evil'
+attack tag-in-origin 'git -C "$O" tag evil'
+attack symbolic-ref-in-origin 'git -C "$O" symbolic-ref HEAD refs/heads/old'
+attack origin-config 'git -C "$O" config core.hooksPath /tmp'
+attack origin-hook 'printf "#!/bin/sh\ntouch /tmp/x\n" > "$O/.git/hooks/post-checkout"'
+attack origin-gc 'git -C "$O" gc -q --prune=now'
+attack origin-packed-refs 'echo "0000000000000000000000000000000000000000 refs/heads/main" >> "$O/.git/packed-refs"'
+attack push-loop-branch-directly 'git push -q -f origin HEAD:refs/heads/loop/$GIT_LOOP_ID'
+attack rm-notes-origin-objects 'rm -rf "$N/.git/objects"'
+attack move-notes-trunk 'git -C "$N" update-ref refs/heads/main refs/heads/loop/$GIT_LOOP_ID'
+attack push-notes-trunk 'git -C /loopat/context/notes push -q origin HEAD:main'
+attack notes-branch-in-origin 'git -C "$N" branch evil'
+"##;
+    let run = inside(&env, &id, script);
+    let tip = printed(&run, "TIP");
+    let notes_tip = printed(&run, "NOTES-TIP");
+
+    // After the run's import: loop/<id> moved to the agent's commit, nothing else.
+    assert_eq!(
+        changed_refs(&refs_before, &env.refs(&repo)),
+        vec![
+            format!("+refs/heads/loop/{id} {tip}"),
+            format!(
+                "-refs/heads/loop/{id} {}",
+                env.rev(&repo, "refs/heads/main").unwrap()
+            )
+        ]
+    );
+    assert_eq!(
+        changed_refs(&notes_refs_before, &env.refs(&notes_origin))
+            .into_iter()
+            .filter(|l| l.starts_with('+'))
+            .collect::<Vec<_>>(),
+        vec![format!("+refs/heads/loop/{id} {notes_tip}")]
+    );
+    assert_kept(
+        "the origin's objects",
+        &objects_before,
+        &snapshot(&repo.join(".git/objects")),
+    );
+    assert_kept(
+        "the notes origin's objects",
+        &notes_objects_before,
+        &snapshot(&notes_origin.join(".git/objects")),
+    );
+    assert_same(
+        "the origin's working tree",
+        &tree_before,
+        &snapshot_where(&repo, not_git),
+    );
+    assert_same(
+        "the origin's hooks",
+        &hooks_before,
+        &snapshot(&repo.join(".git/hooks")),
+    );
+    assert_eq!(fs::read(repo.join(".git/config")).unwrap(), config_before);
+    assert!(
+        !repo.join(".git/packed-refs").exists() || {
+            let p = fs::read_to_string(repo.join(".git/packed-refs")).unwrap();
+            !p.contains("0000000000000000000000000000000000000000")
+        }
+    );
+    env.git(&repo, ["fsck", "--strict", "--no-dangling"]);
+    env.git(&notes_origin, ["fsck", "--strict", "--no-dangling"]);
+    assert_eq!(
+        env.git(&repo, ["show", &format!("loop/{id}:agent.c")]),
+        "agent\n"
+    );
+}
+
+#[test]
+fn a_symbolic_loop_branch_cannot_move_trunk() {
+    let env = TestEnv::new();
+    let repo = repo_with_history(&env);
+    let id = env.new_loop(&repo, "symref");
+    let main_before = env.rev(&repo, "refs/heads/main").unwrap();
+    let old_before = env.rev(&repo, "refs/heads/old").unwrap();
+    let notes_main_before = env.rev(&env.notes(), "refs/heads/main").unwrap();
+    // Inside, loop/<id> becomes a symbolic ref to main (and in notes), then the agent
+    // commits: in its own repository, main moves.
+    let script = r##"
+works symref 'git symbolic-ref "refs/heads/loop/$GIT_LOOP_ID" refs/heads/main'
+works commit-through-symref 'echo x > x.c && git add x.c && git commit -qm "through the symref"'
+works symref-to-old 'cd /loopat/context/notes && git branch -f old HEAD && git symbolic-ref "refs/heads/loop/$GIT_LOOP_ID" refs/heads/main && echo y >> inbox.md && git commit -qam y'
+"##;
+    inside(&env, &id, script);
+    assert_eq!(
+        env.rev(&repo, "refs/heads/main").unwrap(),
+        main_before,
+        "trunk moved"
+    );
+    assert_eq!(env.rev(&repo, "refs/heads/old").unwrap(), old_before);
+    assert_eq!(
+        env.rev(&env.notes(), "refs/heads/main").unwrap(),
+        notes_main_before,
+        "notes trunk moved"
+    );
+    for origin in [repo.clone(), env.notes()] {
+        let sym = env.git_out(
+            &origin,
+            ["symbolic-ref", "-q", &format!("refs/heads/loop/{id}")],
+        );
+        assert_ne!(
+            sym.code,
+            0,
+            "loop/{id} became a symbolic ref in {}: {}",
+            origin.display(),
+            sym.stdout
+        );
+        env.git(&origin, ["fsck", "--strict", "--no-dangling"]);
+    }
+}
+
+#[test]
+fn the_agent_commits_amends_rebases_and_branches_and_only_its_branch_lands() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "git work");
+    let refs_before = env.refs(&repo);
+    let notes_refs_before = env.refs(&env.notes());
+    let script = r##"
+works commit 'echo one > a.c && git add a.c && git commit -qm one'
+works amend 'git commit -q --amend -m "one, amended"'
+works branch-and-tag 'git branch experiment && git tag mine'
+works second 'echo two > b.c && git add b.c && git commit -qm two'
+works rebase 'git checkout -q experiment && echo x > x.c && git add x.c && git commit -qm x && git checkout -q "loop/$GIT_LOOP_ID" && git rebase -q experiment'
+works fetch 'git fetch -q origin && git log -1 origin/main'
+works status-diff 'git status --short && git diff HEAD~1 --stat'
+works notes-commit 'cd /loopat/context/notes && echo fact >> memory/MEMORY.md && git add -A && git commit -qm note'
+works notes-amend 'cd /loopat/context/notes && git commit -q --amend -m "note, amended"'
+works notes-branch 'cd /loopat/context/notes && git branch side && git fetch -q origin'
+echo TIP $(git rev-parse HEAD)
+echo NOTES-TIP $(git -C /loopat/context/notes rev-parse HEAD)
+"##;
+    let run = inside(&env, &id, script);
+    let tip = printed(&run, "TIP");
+    let notes_tip = printed(&run, "NOTES-TIP");
+    assert_eq!(env.rev(&env.workdir(&id), "HEAD").unwrap(), tip);
+    let base = env.rev(&repo, "main").unwrap();
+    assert_eq!(
+        changed_refs(&refs_before, &env.refs(&repo)),
+        vec![
+            format!("+refs/heads/loop/{id} {tip}"),
+            format!("-refs/heads/loop/{id} {base}")
+        ],
+        "only loop/<id> moved, to the agent's commit"
+    );
+    let notes_trunk = env.rev(&env.notes(), "main").unwrap();
+    assert_eq!(
+        changed_refs(&notes_refs_before, &env.refs(&env.notes())),
+        vec![
+            format!("+refs/heads/loop/{id} {notes_tip}"),
+            format!("-refs/heads/loop/{id} {notes_trunk}")
+        ]
+    );
+    assert_eq!(
+        env.git(&repo, ["log", "--format=%s", &format!("loop/{id}")])
+            .lines()
+            .collect::<Vec<_>>(),
+        vec!["two", "x", "one, amended", "first"]
+    );
+    env.git(&repo, ["fsck", "--strict", "--no-dangling"]);
+    env.git(&env.notes(), ["fsck", "--strict", "--no-dangling"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Hooks and config planted from inside never run on the host.
+
+#[test]
+fn hooks_and_config_planted_inside_never_run_on_the_host() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "planted");
+    let marker = env.root.join("PWNED");
+    let cmd = format!("touch {}", q(&marker));
+    let script = format!(
+        r##"
+C={cmd_q}
+plant() {{
+  d=$1
+  mkdir -p "$d/.git/hooks" || return 1
+  for h in pre-commit post-commit post-checkout post-merge post-rewrite pre-push pre-rebase reference-transaction post-index-change fsmonitor-watchman pre-auto-gc push-to-checkout commit-msg prepare-commit-msg; do
+    printf '#!/bin/sh\n%s\n' "$C" > "$d/.git/hooks/$h" && chmod +x "$d/.git/hooks/$h" || return 1
+  done
+  mkdir -p "$d/.planted-hooks" && cp "$d/.git/hooks/"* "$d/.planted-hooks/" &&
+  git -C "$d" config core.hooksPath .planted-hooks &&
+  git -C "$d" config core.fsmonitor "$C" &&
+  git -C "$d" config core.pager "$C" &&
+  git -C "$d" config core.editor "$C" &&
+  git -C "$d" config core.sshCommand "$C" &&
+  git -C "$d" config core.askPass "$C" &&
+  git -C "$d" config core.gitProxy "$C" &&
+  git -C "$d" config core.alternateRefsCommand "$C" &&
+  git -C "$d" config diff.external "$C" &&
+  git -C "$d" config diff.evil.textconv "$C" &&
+  git -C "$d" config diff.evil.command "$C" &&
+  git -C "$d" config filter.evil.clean "$C" &&
+  git -C "$d" config filter.evil.smudge "$C" &&
+  git -C "$d" config filter.evil.process "$C" &&
+  git -C "$d" config filter.evil.required true &&
+  git -C "$d" config merge.evil.driver "$C" &&
+  git -C "$d" config credential.helper "!$C" &&
+  git -C "$d" config gpg.program "$C" &&
+  git -C "$d" config commit.gpgSign true &&
+  git -C "$d" config sequence.editor "$C" &&
+  git -C "$d" config alias.status "!$C" &&
+  git -C "$d" config uploadpack.packObjectsHook "$C" &&
+  git -C "$d" config receive.procReceiveRefs refs &&
+  git -C "$d" config include.path /etc/passwd &&
+  printf '* filter=evil diff=evil merge=evil\n' > "$d/.gitattributes" &&
+  echo dirty > "$d/dirty.c"
+}}
+works plant-workdir 'plant "$PWD"'
+works plant-notes 'plant /loopat/context/notes'
+works plant-home-gitconfig 'printf "[core]\n\tfsmonitor = %s\n" "$C" > "$HOME/.gitconfig"'
+attack marker-folder-visible 'test -d "$(dirname {marker_q})"'
+"##,
+        cmd_q = q(Path::new(&cmd)),
+        marker_q = q(&marker),
+    );
+    inside(&env, &id, &script);
+    assert!(!marker.exists(), "a planted command ran during the run");
+    operator_agent(&env, "true");
+    let steps: Vec<Vec<String>> = vec![
+        vec!["list".into()],
+        vec!["list".into(), "--json".into()],
+        vec!["list".into(), "--all".into()],
+        vec!["show".into(), id.clone()],
+        vec!["show".into(), id.clone(), "--json".into()],
+        vec!["show".into(), id.clone(), "--mounts".into()],
+        vec!["log".into(), id.clone()],
+        vec!["gc".into(), "--dry-run".into()],
+        vec!["gc".into()],
+        vec!["gc".into(), "--merged".into()],
+        vec!["doctor".into()],
+        vec!["agent".into(), id.clone()],
+        vec!["run".into(), id.clone(), "--".into(), "true".into()],
+        vec!["rm".into(), id.clone()],
+        vec!["rm".into(), id.clone(), "--force".into()],
+    ];
+    for args in steps {
+        let run = env.run(&args);
+        assert!(
+            !marker.exists(),
+            "a planted command ran on the host during `git loop {}`:\n{}\n{}",
+            args.join(" "),
+            run.stdout,
+            run.stderr
+        );
+        if args[0] == "rm" && args.len() == 2 {
+            assert_eq!(run.code, 1, "rm refuses a dirty loop:\n{}", run.stderr);
+        }
+    }
+    assert!(!env.loop_dir(&id).exists(), "rm --force removed the loop");
+    env.git(&repo, ["fsck", "--strict", "--no-dangling"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. An object whose content does not hash to its name.
+
+/// Shell functions for forging loose objects: `forge KIND PATH DATA` writes a loose object
+/// file holding DATA as KIND at PATH, whatever PATH's name; `objpath REPO REV` is the
+/// loose file of REV in REPO.
+const FORGE: &str = r##"
+forge() {
+  python3 -c '
+import sys, zlib
+kind, path, data = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+raw = kind.encode() + b" " + str(len(data)).encode() + b"\0" + data
+open(path, "wb").write(zlib.compress(raw))
+' "$@"
+}
+objpath() { n=$(git -C "$1" rev-parse "$2") && echo "$1/.git/objects/$(echo $n | cut -c1-2)/$(echo $n | cut -c3-)"; }
+"##;
+
+#[test]
+fn a_corrupt_object_planted_inside_is_not_imported() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "corrupt");
+    let refs_before = env.refs(&repo);
+    let notes_refs_before = env.refs(&env.notes());
+    let objects_before = snapshot(&repo.join(".git/objects"));
+    let notes_objects_before = snapshot(&env.notes().join(".git/objects"));
+
+    // Workdir: the committed blob's file gets other content; loop/<id> references it.
+    let script = format!(
+        r##"{FORGE}
+works commit 'echo "honest content" > secret.txt && git add secret.txt && git commit -qm work'
+works forge-blob 'p=$(objpath "$PWD" HEAD:secret.txt) && chmod u+w "$p" && forge blob "$p" "evil content
+"'
+works blob-lies '! git cat-file blob HEAD:secret.txt | grep -q honest'
+echo BLOB $(git rev-parse HEAD:secret.txt)
+echo TIP $(git rev-parse HEAD)
+"##
+    );
+    let run = inside(&env, &id, &script);
+    run.stderr_has("warning:").stderr_has("corrupt");
+    let blob = printed(&run, "BLOB");
+    let tip = printed(&run, "TIP");
+
+    // Notes of a scratch loop: the tip commit's file gets another commit (another
+    // message), so loop/<id> names a lying object.
+    let scratch = env
+        .run(["new", "--scratch", "corrupt notes"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    let script = format!(
+        r##"{FORGE}
+N=/loopat/context/notes
+works notes-commit 'cd $N && echo fact >> inbox.md && git commit -qam fact'
+works forge-commit 'p=$(objpath $N HEAD) && body=$(git -C $N cat-file commit HEAD | sed "s/^fact$/forged/") && chmod u+w "$p" && forge commit "$p" "$body
+"'
+works commit-lies 'git -C $N cat-file commit HEAD | grep -q forged'
+echo NOTES-TIP $(git -C $N rev-parse HEAD)
+"##
+    );
+    let run = inside(&env, &scratch, &script);
+    run.stderr_has("warning:").stderr_has("corrupt");
+    let notes_tip = printed(&run, "NOTES-TIP");
+
+    assert_eq!(env.refs(&repo), refs_before, "no origin ref moved");
+    assert_eq!(
+        changed_refs(&notes_refs_before, &env.refs(&env.notes())),
+        vec![format!(
+            "+refs/heads/loop/{scratch} {}",
+            env.rev(&env.notes(), "main").unwrap()
+        )],
+        "no notes origin ref moved (the scratch loop's branch stays at trunk)"
+    );
+    for (origin, obj) in [
+        (repo.clone(), &blob),
+        (repo.clone(), &tip),
+        (env.notes(), &notes_tip),
+    ] {
+        assert_ne!(
+            env.git_out(&origin, ["cat-file", "-e", obj]).code,
+            0,
+            "{obj} reached {}",
+            origin.display()
+        );
+        env.git(&origin, ["fsck", "--strict", "--no-dangling"]);
+    }
+    assert_kept(
+        "the origin's objects",
+        &objects_before,
+        &snapshot(&repo.join(".git/objects")),
+    );
+    assert_kept(
+        "the notes origin's objects",
+        &notes_objects_before,
+        &snapshot(&env.notes().join(".git/objects")),
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. Symlinks and hardlinks.
+
+#[test]
+fn symlinks_to_host_paths_and_hardlinks_to_read_only_files_lead_nowhere() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "links");
+    let (secret, set_s) = secret("links", "S");
+    let key = env.home.join(".ssh/id_ed25519");
+    write(&key, &format!("{secret} key\n"));
+    let precious = env.root.join("precious");
+    write(
+        &precious.join("secret.txt"),
+        &format!("{secret} precious\n"),
+    );
+    write(&precious.join("deep/keep.txt"), "keep me\n");
+    let home_before = snapshot(&env.home);
+    let precious_before = snapshot(&precious);
+    let knowledge_before = snapshot(&env.ws.join("context/knowledge"));
+    let repo_refs_before = env.refs(&repo);
+
+    let script = format!(
+        r##"
+{set_s}
+KEY={key}
+PRE={precious}
+NOTES=/loopat/context/notes
+P=/loopat/context/personal
+works plant-links 'ln -s "$KEY" key && ln -s "$PRE" precious && ln -s "$PRE/secret.txt" direct && ln -s /etc/shadow shadow && ln -s "../../../../../../..$PRE/secret.txt" climb && ln -s "/proc/1/root$KEY" viaproc'
+works plant-notes-links 'ln -s "$KEY" "$NOTES/key" && ln -s "$PRE" "$NOTES/precious"'
+works plant-personal-links 'ln -s "$PRE" "$P/memory/precious" && ln -s "$KEY" "$P/memory/key"'
+works plant-home-links 'ln -s "$PRE" "$HOME/precious" && ln -s "$KEY" "$HOME/key"'
+works commit-links 'git add -A && git commit -qm links && git -C "$NOTES" add -A && git -C "$NOTES" commit -qm links'
+attack read-key-link 'cat key'
+attack read-dir-link 'ls precious/'
+attack read-direct-link 'cat direct'
+attack read-climb-link 'cat climb'
+attack read-proc-link 'cat viaproc'
+attack read-notes-links 'cat "$NOTES/key" || ls "$NOTES/precious/"'
+attack read-personal-links 'cat "$P/memory/key" || ls "$P/memory/precious/"'
+attack read-home-links 'cat "$HOME/key" || ls "$HOME/precious/"'
+attack shadow-holds-secret 'grep -qF "$S" shadow'
+attack write-through-link 'echo pwned > direct'
+attack write-through-dir-link 'echo pwned > precious/planted'
+attack hardlink-knowledge 'ln /loopat/context/knowledge/README.md ./hard-knowledge'
+attack hardlink-repo 'ln /loopat/context/repos/app/README.md ./hard-repo'
+attack hardlink-repo-object 'ln "$(find /loopat/context/repos/app/.git/objects -type f | head -1)" ./hard-object'
+attack hardlink-notes-origin 'ln /loopat/context/.origins/notes/inbox.md "$NOTES/hard-inbox"'
+attack hardlink-personal-git 'ln "$P/.git/config" "$P/memory/hard-config"'
+attack hardlink-etc 'ln /etc/passwd "$HOME/hard-passwd"'
+attack hardlink-usr 'ln /usr/bin/env ./hard-env'
+works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
+attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+"##,
+        key = q(&key),
+        precious = q(&precious),
+    );
+    inside(&env, &id, &script);
+    // The run's import carried the links as links; nothing followed them.
+    assert_eq!(
+        env.git(&repo, ["cat-file", "-p", &format!("loop/{id}:key")]),
+        key.display().to_string()
+    );
+    assert_eq!(
+        changed_refs(&repo_refs_before, &env.refs(&repo))
+            .iter()
+            .filter(|l| !l.contains(&format!("refs/heads/loop/{id} ")))
+            .count(),
+        0
+    );
+    env.git(&repo, ["fsck", "--strict", "--no-dangling"]);
+    // Host-side commands walk the loop's folders without following the links either.
+    env.run(["list"]).ok();
+    env.run(["show", &id]).ok();
+    env.run(["gc"]).ok();
+    env.run(["rm", &id, "--force"]).ok();
+    assert!(!env.loop_dir(&id).exists());
+    assert_same("the host HOME", &home_before, &snapshot(&env.home));
+    assert_same(
+        "a host folder a link pointed at",
+        &precious_before,
+        &snapshot(&precious),
+    );
+    assert_same(
+        "knowledge",
+        &knowledge_before,
+        &snapshot(&env.ws.join("context/knowledge")),
+    );
+    let personal_memory = env.ws.join("personal/tester/memory");
+    assert!(fs::symlink_metadata(personal_memory.join("precious"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn symlinked_objects_do_not_smuggle_host_objects_into_an_origin() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // A private repository elsewhere on the host, loose (for the workdir) and packed (for
+    // notes); the sandbox learns their host paths (e.g. from /proc/self/mountinfo).
+    let private = env.repo("private");
+    env.commit_file(&private, "secret.txt", "private\n", "private work");
+    let private_head = env.rev(&private, "HEAD").unwrap();
+    let packed = env.root.join("private-packed");
+    env.git(
+        &env.root,
+        [
+            "clone",
+            "-q",
+            private.to_str().unwrap(),
+            packed.to_str().unwrap(),
+        ],
+    );
+    env.git(&packed, ["repack", "-q", "-a", "-d"]);
+    let loose: Vec<String> = walk_files(&private.join(".git/objects"))
+        .into_iter()
+        .filter(|p| !p.contains("pack") && !p.contains("info"))
+        .collect();
+    let packs: Vec<String> = walk_files(&packed.join(".git/objects/pack"));
+    assert!(!loose.is_empty() && !packs.is_empty());
+    let id = env.new_loop(&repo, "smuggle");
+    let refs_before = env.refs(&repo);
+    let notes_refs_before = env.refs(&env.notes());
+
+    let mut script = String::from("set -e\n");
+    for rel in &loose {
+        // <root>/private/.git/objects/ab/cdef...: link each into the workdir's objects.
+        script.push_str(&format!(
+            "mkdir -p .git/objects/{dir} && ln -sf {host} .git/objects/{rel}\n",
+            dir = &rel[..2],
+            host = q(&private.join(".git/objects").join(rel)),
+        ));
+    }
+    for rel in &packs {
+        script.push_str(&format!(
+            "ln -sf {host} /loopat/context/notes/.git/objects/pack/{rel}\n",
+            host = q(&packed.join(".git/objects/pack").join(rel)),
+        ));
+    }
+    script.push_str(&format!(
+        "mkdir -p .git/refs/heads/loop /loopat/context/notes/.git/refs/heads/loop\n\
+         echo {private_head} > .git/refs/heads/loop/$GIT_LOOP_ID\n\
+         echo {private_head} > /loopat/context/notes/.git/refs/heads/loop/$GIT_LOOP_ID\n\
+         attack private-readable-inside 'git cat-file -p {private_head}'\n\
+         set +e\n"
+    ));
+    inside(&env, &id, &script);
+    for origin in [repo.clone(), env.notes()] {
+        assert_ne!(
+            env.git_out(&origin, ["cat-file", "-e", &private_head]).code,
+            0,
+            "an object of another host repository reached {}",
+            origin.display()
+        );
+        env.git(&origin, ["fsck", "--strict", "--no-dangling"]);
+    }
+    assert_eq!(env.refs(&repo), refs_before);
+    assert_eq!(env.refs(&env.notes()), notes_refs_before);
+}
+
+/// Paths of the files under `dir`, relative to it.
+fn walk_files(dir: &Path) -> Vec<String> {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(_, v)| v.starts_with("file "))
+        .map(|(k, _)| k)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// 9. Renaming or unlinking an ancestor of a hidden path.
+
+#[test]
+fn the_folder_over_the_vaults_cannot_be_moved_or_unmounted() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "vault move");
+    let (secret, set_s) = secret("moved", "S");
+    let personal = env.ws.join("personal/tester");
+    let vaults = personal.join(".loopat/vaults");
+    write(
+        &vaults.join("other/envs/X.age"),
+        &format!("age-encryption.org/v1 {secret}\n"),
+    );
+    let vaults_before = snapshot(&vaults);
+    let git_before = snapshot(&personal.join(".git"));
+
+    let script = r##"
+P=/loopat/context/personal
+attack mv-vaults 'mv "$P/.loopat/vaults" "$P/vaults-moved"'
+attack rename-vaults-python 'python3 -c "import os; os.rename(\"$P/.loopat/vaults\", \"$P/v2\")"'
+attack rmdir-vaults 'rmdir "$P/.loopat/vaults"'
+attack rm-rf-vaults 'rm -rf "$P/.loopat/vaults" && test ! -e "$P/.loopat/vaults"'
+attack umount-vaults 'umount "$P/.loopat/vaults"'
+attack umount-lazy-vaults 'umount -l "$P/.loopat/vaults"'
+attack mv-personal-git 'mv "$P/.git" "$P/git-moved"'
+attack mv-personal 'mv "$P" /loopat/context/personal-moved && ls /loopat/context/personal-moved/.loopat/vaults | grep -q .'
+attack mv-loopat-into-memory 'mv "$P/.loopat" "$P/memory/"'
+attack mv-loopat 'mv "$P/.loopat" "$P/moved"'
+attack vaults-visible 'ls -A "$P/.loopat/vaults" | grep -q .'
+"##;
+    let first = sandboxed(&env, &id, script);
+
+    // On the next run the vaults are still hidden, wherever they are (checked before the
+    // first run's verdicts, to show what a successful move would expose).
+    let next = format!(
+        r##"
+{set_s}
+attack vaults-visible-next-run 'ls -A /loopat/context/personal/.loopat/vaults | grep -q .'
+attack find-age-next-run 'test -n "$(find /loopat -name "*.age" -print 2>/dev/null)"'
+works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp && rm /tmp/control'
+attack grep-next-run 'grep -rqsF "$S" /loopat /home /tmp'
+"##
+    );
+    inside(&env, &id, &next);
+    assert_same("the vaults", &vaults_before, &snapshot(&vaults));
+    assert_same(
+        "personal .git",
+        &git_before,
+        &snapshot(&personal.join(".git")),
+    );
+    check_verdicts(script, &first);
+}
+
+// ---------------------------------------------------------------------------------------
+// 10. The personal repository's .git is read-only; its files are not.
+
+#[test]
+fn personal_git_is_read_only_and_personal_files_are_writable() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "personal");
+    let personal = env.ws.join("personal/tester");
+    let git_before = snapshot(&personal.join(".git"));
+    let refs_before = env.refs(&personal);
+
+    let script = r##"
+P=/loopat/context/personal
+attack write-config 'echo "[core]" >> "$P/.git/config"'
+attack replace-config 'cp "$P/.git/config" /tmp/c && echo x >> /tmp/c && mv /tmp/c "$P/.git/config"'
+attack git-config 'git -C "$P" config core.hooksPath /tmp'
+attack plant-hook 'mkdir -p "$P/.git/hooks" && printf "#!/bin/sh\ntrue\n" > "$P/.git/hooks/post-commit"'
+attack git-add 'echo new > "$P/memory/staged.md" && git -C "$P" add memory/staged.md'
+attack git-commit 'git -C "$P" commit -q --allow-empty -m pwned'
+attack update-ref 'git -C "$P" update-ref refs/heads/evil HEAD'
+attack branch 'git -C "$P" branch evil'
+attack rm-objects 'rm -rf "$P/.git/objects"'
+attack rm-head 'rm -f "$P/.git/HEAD" && test ! -e "$P/.git/HEAD"'
+attack mv-git 'mv "$P/.git" "$P/git-moved"'
+attack rmdir-git 'rm -rf "$P/.git" && test ! -e "$P/.git"'
+attack chmod-git 'chmod 777 "$P/.git/config"'
+works write-memory 'echo "remember this" > "$P/memory/topic.md"'
+works append-memory 'echo "- topic.md" >> "$P/memory/MEMORY.md"'
+works mkdir-memory 'mkdir -p "$P/memory/sub" && echo deep > "$P/memory/sub/deep.md"'
+works read-git 'git -C "$P" log --oneline -1 && git -C "$P" status --short'
+works read-memory-back 'grep -q "remember this" "$P/memory/topic.md"'
+"##;
+    inside(&env, &id, script);
+    let git_after = snapshot(&personal.join(".git"));
+    assert_same("personal .git", &git_before, &git_after);
+    assert_eq!(env.refs(&personal), refs_before);
+    env.git(&personal, ["fsck", "--strict", "--no-dangling"]);
+    assert_eq!(
+        fs::read_to_string(personal.join("memory/topic.md")).unwrap(),
+        "remember this\n"
+    );
+    assert_eq!(
+        fs::read_to_string(personal.join("memory/sub/deep.md")).unwrap(),
+        "deep\n"
+    );
+    // The memory is there on the next run too (and from another loop).
+    let other = env.new_loop(&repo, "other");
+    inside(
+        &env,
+        &other,
+        "works memory-persists 'grep -q \"remember this\" /loopat/context/personal/memory/topic.md'",
+    );
+}
+
+#[test]
+fn personal_config_written_inside_cannot_turn_the_sandbox_off() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "config");
+    // The personal repository's files are writable inside; its .loopat/config.toml is a
+    // config layer. What the agent writes there must not widen its next sandbox.
+    let script = r##"
+C=/loopat/context/personal/.loopat/config.toml
+printf '[sandbox]\nbackend = "none"\n\n[network]\nmode = "host"\n' > "$C" 2>/dev/null
+echo WROTE $?
+"##;
+    inside(&env, &id, script);
+    let next = env.run([
+        "run",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "if [ -d /loopat/context ]; then echo IN-SANDBOX; else echo ON-THE-HOST; fi",
+    ]);
+    assert!(
+        next.stdout.contains("IN-SANDBOX") && !next.stderr.contains("NO SANDBOX"),
+        "a config the agent wrote inside turned the sandbox off for the next run:\nstdout:\n{}\nstderr:\n{}",
+        next.stdout,
+        next.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Twins: $HOME persists per loop, knowledge is readable.
+
+#[test]
+fn home_persists_per_loop_and_knowledge_is_readable() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "home");
+    let other = env.new_loop(&repo, "other home");
+    let home_before = snapshot(&env.home);
+    let script = r##"
+works write-home 'mkdir -p "$HOME/.ssh" "$HOME/.cache/tool" && echo "github.com ssh-ed25519 AAAA" > "$HOME/.ssh/known_hosts" && echo cached > "$HOME/.cache/tool/state"'
+works home-is-home 'test "$HOME" = "/home/$USER" && cd && pwd'
+works read-knowledge 'cat /loopat/context/knowledge/README.md && git -C /loopat/context/knowledge log --oneline -1'
+works read-notes-origin 'git -C /loopat/context/notes log --oneline -1 origin/main'
+"##;
+    inside(&env, &id, script);
+    inside(
+        &env,
+        &id,
+        "works home-persists 'grep -q github.com \"$HOME/.ssh/known_hosts\" && grep -q cached \"$HOME/.cache/tool/state\"'",
+    );
+    inside(
+        &env,
+        &other,
+        "attack other-loop-sees-my-home 'test -e \"$HOME/.ssh/known_hosts\" || test -e \"$HOME/.cache/tool/state\"'",
+    );
+    assert!(env
+        .loop_dir(&id)
+        .join("home/upper/.ssh/known_hosts")
+        .is_file());
+    assert_same("the host HOME", &home_before, &snapshot(&env.home));
+}
+
+/// The operator config (outside the workspace, out of the sandbox's reach) with an
+/// `agent.command` that runs `script` with `sh -c`, so `git loop agent` needs no Claude.
+fn operator_agent(env: &TestEnv, script: &str) {
+    let text = format!(
+        "[agent]\ncommand = [\"sh\", \"-c\", {}]\n",
+        toml_string(script)
+    );
+    write(&env.home.join(".config/git-loop/config.toml"), &text);
+}
+
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[test]
+fn links_planted_in_the_agent_folder_do_not_pull_host_files_in() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "claude links");
+    let (secret, set_s) = secret("docker", "S");
+    // A JSON file of the host holding a credential (an object, so it merges as settings).
+    let docker = env.home.join(".docker/config.json");
+    write(
+        &docker,
+        &format!("{{\"auths\": {{\"registry.example\": {{\"auth\": \"{secret}\"}}}}}}\n"),
+    );
+    let notes_target = env.home.join(".config/gh/hosts.yml");
+    write(&notes_target, &format!("{secret}: gh\n"));
+    let home_before = snapshot(&env.home);
+
+    // Run 1: the agent replaces its settings and doctrine with links to host files.
+    let script = format!(
+        r##"
+C="/loopat/loop/$GIT_LOOP_ID/.claude"
+works link-settings 'ln -sf {docker} "$C/settings.json"'
+works link-claude-json 'ln -sf {docker} "$C/.claude.json"'
+works link-doctrine 'rm -f "$C/CLAUDE.md"; ln -s {gh} "$C/CLAUDE.md" || test -e "$C/CLAUDE.md"'
+attack read-through-links 'cat "$C/settings.json" || cat "$C/.claude.json"'
+"##,
+        docker = q(&docker),
+        gh = q(&notes_target),
+    );
+    inside(&env, &id, &script);
+
+    // Run 2: `git loop agent` writes the layers on the host, then the "agent" looks.
+    let agent_script = format!(
+        r##"{PRELUDE}
+{set_s}
+C="/loopat/loop/$GIT_LOOP_ID/.claude"
+attack secret-in-claude-folder 'grep -rqsF "$S" "$C"'
+attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+"##
+    );
+    operator_agent(&env, &agent_script);
+    let run = env.run(["agent", &id]);
+    assert_eq!(
+        run.code, 0,
+        "git loop agent failed\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(run.stdout.contains("IN-SANDBOX"), "{}", run.stdout);
+    // The host's files were neither read into the loop nor written.
+    // A link the agent left behind and nothing read is harmless (inside it points at
+    // nothing); a regular file holding the secret would mean git-loop copied it in.
+    for f in ["settings.json", ".claude.json", "CLAUDE.md"] {
+        let p = env.loop_dir(&id).join(".claude").join(f);
+        let is_link = p
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            continue;
+        }
+        if let Ok(text) = fs::read_to_string(&p) {
+            assert!(!text.contains(&secret), "{f} holds a host secret:\n{text}");
+        }
+    }
+    check_verdicts(&agent_script, &run);
+    let mut home_after = snapshot(&env.home);
+    home_after.retain(|k, _| !k.starts_with(".config/git-loop"));
+    let mut home_before = home_before;
+    home_before.retain(|k, _| !k.starts_with(".config/git-loop"));
+    assert_same("the host HOME", &home_before, &home_after);
+}
