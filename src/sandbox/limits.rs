@@ -44,7 +44,7 @@ pub struct Applied {
     pub enforcement: Enforcement,
     /// Folders of the run's cgroups, removed by [`Applied::cleanup`].
     pub dirs: Vec<PathBuf>,
-    /// `cgroup.procs` files the child writes `0` into.
+    /// Files the child writes `0` into to join the run's cgroups.
     pub procs: Vec<CString>,
     /// `(resource, value)` pairs the child sets as soft and hard limit.
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
@@ -138,7 +138,7 @@ pub fn apply(
     if let Some(dir) = &host.v2 {
         if let Some(cg) = try_v2(dir, name, limits) {
             base.enforcement = Enforcement::CgroupV2;
-            base.procs.push(procs_file(&cg));
+            base.procs.push(join_file(&cg, "cgroup.procs"));
             base.dirs.push(cg);
             return Ok(base);
         }
@@ -146,8 +146,11 @@ pub fn apply(
     if let (Some(pids), Some(memory)) = (&host.v1_pids, &host.v1_memory) {
         if let Some((p, m)) = try_v1(pids, memory, name, limits) {
             base.enforcement = Enforcement::CgroupV1;
-            base.procs.push(procs_file(&p));
-            base.procs.push(procs_file(&m));
+            // v1's `tasks` with "0" moves the writing thread alone, which the kernel does
+            // without the global threadgroup lock (and its RCU grace period, ~10 ms per
+            // run); the child is single-threaded, so that is the whole process.
+            base.procs.push(join_file(&p, "tasks"));
+            base.procs.push(join_file(&m, "tasks"));
             base.dirs.push(p);
             base.dirs.push(m);
             return Ok(base);
@@ -168,13 +171,8 @@ pub fn apply(
     ))
 }
 
-fn procs_file(dir: &Path) -> CString {
-    CString::new(
-        dir.join("cgroup.procs")
-            .into_os_string()
-            .into_encoded_bytes(),
-    )
-    .expect("no NUL in cgroup paths")
+fn join_file(dir: &Path, name: &str) -> CString {
+    CString::new(dir.join(name).into_os_string().into_encoded_bytes()).expect("no NUL in cgroup paths")
 }
 
 fn try_v2(parent: &Path, name: &str, limits: &Limits) -> Option<PathBuf> {
