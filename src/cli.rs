@@ -45,11 +45,21 @@ pub enum Command {
     Shell(commands::shell::ShellArgs),
     Agent(commands::agent::AgentArgs),
     Log(commands::log::LogArgs),
+    Vault(commands::vault::VaultArgs),
+    Publish(commands::publish::PublishArgs),
+    Merge(commands::merge::MergeArgs),
+    Review(commands::review::ReviewArgs),
+    Pr(commands::pr::PrArgs),
+    Distill(commands::distill::DistillArgs),
+    Autocommit(commands::autocommit::AutocommitArgs),
+    Cron(commands::cron::CronArgs),
     Doctor(commands::doctor::DoctorArgs),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     #[command(hide = true)]
     Man(commands::completions::ManArgs),
+    #[command(hide = true)]
+    Hook(commands::hook::HookArgs),
 }
 
 pub fn command() -> clap::Command {
@@ -69,9 +79,18 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Shell(args) => commands::shell::run(ui, args),
         Command::Agent(args) => commands::agent::run(ui, args),
         Command::Log(args) => commands::log::run(ui, args),
+        Command::Vault(args) => commands::vault::run(ui, args),
+        Command::Publish(args) => commands::publish::run(ui, args),
+        Command::Merge(args) => commands::merge::run(ui, args),
+        Command::Review(args) => commands::review::run(ui, args),
+        Command::Pr(args) => commands::pr::run(ui, args),
+        Command::Distill(args) => commands::distill::run(ui, args),
+        Command::Autocommit(args) => commands::autocommit::run(ui, args),
+        Command::Cron(args) => commands::cron::run(ui, args),
         Command::Doctor(args) => commands::doctor::run(ui, args),
         Command::Demo(args) => commands::demo::run(ui, args),
         Command::Completions(args) => commands::completions::run(ui, args),
         Command::Man(args) => commands::completions::run_man(ui, args),
+        Command::Hook(args) => commands::hook::run(ui, args),
     }
 }

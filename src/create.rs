@@ -34,6 +34,8 @@ pub struct NewLoop {
     pub repo: Option<PathBuf>,
     pub base: Option<String>,
     pub scratch: bool,
+    /// A distill loop: no code, its own clone of knowledge (DESIGN 5).
+    pub distill: bool,
     pub vault: Option<String>,
     pub sandbox: Option<String>,
     pub mode: String,
@@ -77,7 +79,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
     let mut warnings = Vec::new();
 
     // Everything that can be refused is checked before anything is written.
-    let code = if req.scratch {
+    let code = if req.scratch || req.distill {
         if req.repo.is_some() || req.base.is_some() {
             return Err(Error::usage(
                 "--scratch makes a loop without code; it takes no --repo or --base",
@@ -124,6 +126,24 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
         .flatten()
         .ok_or_else(|| Error::failure(format!("the notes trunk {notes_trunk} has no commit")))?;
 
+    let knowledge = if req.distill {
+        let repo = objects::open_trusted(&ws.knowledge()).map_err(|e| {
+            Error::failure("cannot read the knowledge repository")
+                .with_source(e)
+                .hint("`git loop doctor` checks the workspace")
+        })?;
+        let trunk = objects::head_branch(&repo)
+            .ok()
+            .flatten()
+            .ok_or_else(|| Error::failure("the knowledge repository has no trunk checked out"))?;
+        let base = objects::resolve_branch(&repo, &trunk)
+            .ok()
+            .flatten()
+            .ok_or_else(|| Error::failure(format!("the knowledge trunk {trunk} has no commit")))?;
+        Some((repo, base))
+    } else {
+        None
+    };
     let slug = loops::slugify(&title);
     let (id, repo_name) = {
         let _lock = Lock::acquire(&ws.workspace_lock())?;
@@ -155,23 +175,10 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             _ => fs::create_dir_all(&workdir)
                 .context(|| format!("cannot create {}", workdir.display()))?,
         }
-        let notes_dir = staging.join("context/notes");
-        let origins = staging.join("context/.origins");
-        fs::create_dir_all(&origins).context(|| format!("cannot create {}", origins.display()))?;
-        std::os::unix::fs::symlink(
-            Workspace::origin_link_target("notes"),
-            origins.join("notes"),
-        )
-        .context(|| format!("cannot create {}", origins.join("notes").display()))?;
-        let notes_branches = objects::branches(&notes_origin).unwrap_or_default();
-        make_clone(
-            &notes_dir,
-            &Workspace::rel_objects_from_context_clone("notes"),
-            &Workspace::rel_origin_from_context_clone("notes"),
-            &branch,
-            notes_base,
-            &notes_branches,
-        )?;
+        context_clone(&staging, "notes", &notes_origin, &branch, notes_base)?;
+        if let Some((repo, base)) = &knowledge {
+            context_clone(&staging, "knowledge", repo, &branch, *base)?;
+        }
         for dir in [".claude", "home/upper", "home/work", "home/merged"] {
             let d = staging.join(dir);
             fs::create_dir_all(&d).context(|| format!("cannot create {}", d.display()))?;
@@ -181,6 +188,8 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             title: title.clone(),
             kind: if code.is_some() {
                 Kind::Code
+            } else if req.distill {
+                Kind::Distill
             } else {
                 Kind::Scratch
             },
@@ -225,6 +234,17 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             },
         )?;
         made.notes_branch = Some((ws.notes(), notes_base));
+        if let Some((repo, base)) = &knowledge {
+            objects::update_branch(repo, &branch, None, *base, "git loop distill").map_err(
+                |e| {
+                    Error::failure(format!(
+                        "cannot create {branch} in the knowledge repository"
+                    ))
+                    .with_source(e)
+                },
+            )?;
+            made.knowledge_branch = Some((ws.knowledge(), *base));
+        }
 
         fs::rename(&staging, ws.loop_dir(&id))
             .context(|| format!("cannot move {} into place", staging.display()))?;
@@ -363,19 +383,48 @@ fn reserve_id(
 struct Made {
     code_branch: Option<(PathBuf, ObjectId)>,
     notes_branch: Option<(PathBuf, ObjectId)>,
+    knowledge_branch: Option<(PathBuf, ObjectId)>,
 }
 
 impl Made {
     fn undo(&self, branch: &str) {
-        for (path, at) in [&self.code_branch, &self.notes_branch]
-            .into_iter()
-            .flatten()
+        for (path, at) in [
+            &self.code_branch,
+            &self.notes_branch,
+            &self.knowledge_branch,
+        ]
+        .into_iter()
+        .flatten()
         {
             if let Ok(repo) = objects::open_trusted(path) {
                 let _ = objects::delete_branch(&repo, branch, *at);
             }
         }
     }
+}
+
+/// The loop's clone of a context origin (`notes`, `knowledge`) at `context/<role>`, which
+/// reaches its origin through the `context/.origins/<role>` link (see workspace.rs).
+fn context_clone(
+    staging: &Path,
+    role: &str,
+    origin: &gix::Repository,
+    branch: &str,
+    base: ObjectId,
+) -> Result<()> {
+    let origins = staging.join("context/.origins");
+    fs::create_dir_all(&origins).context(|| format!("cannot create {}", origins.display()))?;
+    std::os::unix::fs::symlink(Workspace::origin_link_target(role), origins.join(role))
+        .context(|| format!("cannot create {}", origins.join(role).display()))?;
+    let origin_branches = objects::branches(origin).unwrap_or_default();
+    make_clone(
+        &staging.join("context").join(role),
+        &Workspace::rel_objects_from_context_clone(role),
+        &Workspace::rel_origin_from_context_clone(role),
+        branch,
+        base,
+        &origin_branches,
+    )
 }
 
 /// Makes `dir` a shared clone of an origin on `branch` at `base` and checks it out.

@@ -10,11 +10,15 @@ pub mod create;
 pub mod error;
 pub mod fsutil;
 pub mod git;
+pub mod guard;
+pub mod hooks;
 pub mod init;
 pub mod loops;
+pub mod publish;
 pub mod repos;
 pub mod sandbox;
 pub mod ui;
+pub mod vault;
 pub mod workspace;
 
 pub use error::{Error, ErrorKind, Result};

@@ -44,6 +44,15 @@ impl Ui {
         &mut self.out
     }
 
+    /// Bytes for stdout exactly as they are (a secret, a file's contents): `out` strips
+    /// escape sequences when colors are off, which would change them.
+    pub fn out_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.flush()?;
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(bytes)?;
+        stdout.flush()
+    }
+
     /// Messages about the work: progress, warnings, errors.
     pub fn err(&mut self) -> &mut dyn Write {
         &mut self.err

@@ -303,6 +303,17 @@ impl Workspace {
         self.root.join("locks")
     }
 
+    /// A checkout update in progress for `target` (`notes`, `knowledge`, `code-<repo>`).
+    pub fn checkout_journal(&self, target: &str) -> PathBuf {
+        self.locks_dir().join(format!("checkout-{target}.pending"))
+    }
+
+    /// An autocommit in progress in one of a loop's repositories.
+    pub fn autocommit_journal(&self, id: &str, role: &str) -> PathBuf {
+        self.locks_dir()
+            .join(format!("autocommit-{id}-{role}.pending"))
+    }
+
     pub fn workspace_lock(&self) -> PathBuf {
         self.locks_dir().join("workspace.lock")
     }

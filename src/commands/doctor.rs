@@ -77,6 +77,7 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
         check_loops(&ws, &mut findings)?;
         check_leftovers(&ws, args.fix, &mut findings)?;
         check_locks(&ws, args.fix, &mut findings);
+        check_interrupted(&ws, args.fix, &mut findings);
     }
     check_sandbox(&mut findings);
 
@@ -388,5 +389,95 @@ fn check_sandbox(out: &mut Vec<Finding>) {
             e.to_string(),
             Some("delegate a cgroup (systemd-run --user --scope -p Delegate=yes), or set `limits = \"best-effort\"` in the sandbox profile".into()),
         )),
+    }
+}
+
+/// Leftovers of a `publish`, `merge` or `autocommit` that was killed: journals under
+/// `locks/`, and the workspace's own trunk checkouts left half-updated.
+fn check_interrupted(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
+    // Only while no git-loop command runs: a journal of a live command is not a leftover.
+    let Ok(Some(_lock)) = Lock::try_acquire(&ws.workspace_lock()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(ws.locks_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".pending") {
+            continue;
+        }
+        if name.starts_with("checkout-") {
+            if fix {
+                match crate::publish::recover(&path) {
+                    Ok(_) => out.push(finding(
+                        "interrupted",
+                        Level::Fixed,
+                        format!("finished the checkout update noted in {}", path.display()),
+                        None,
+                    )),
+                    Err(e) => out.push(finding(
+                        "interrupted",
+                        Level::Problem,
+                        format!(
+                            "cannot finish the checkout update noted in {}: {e}",
+                            path.display()
+                        ),
+                        Some("look at `git status` in that checkout".into()),
+                    )),
+                }
+            } else {
+                out.push(finding(
+                    "interrupted",
+                    Level::Problem,
+                    format!(
+                        "a publish or merge was interrupted before its checkout followed ({})",
+                        path.display()
+                    ),
+                    Some("git loop doctor --fix (or run the same publish or merge again)".into()),
+                ));
+            }
+        } else if let Some(rest) = name.strip_prefix("autocommit-") {
+            if fix {
+                let _ = std::fs::remove_file(&path);
+                out.push(finding(
+                    "interrupted",
+                    Level::Fixed,
+                    format!("cleared the interrupted autocommit {rest}"),
+                    None,
+                ));
+            } else {
+                out.push(finding(
+                    "interrupted",
+                    Level::Problem,
+                    format!("an autocommit was interrupted ({})", path.display()),
+                    Some("git loop doctor --fix (or run `git loop autocommit` again)".into()),
+                ));
+            }
+        }
+    }
+    for (role, dir) in [("notes", ws.notes()), ("knowledge", ws.knowledge())] {
+        if !dir.join(".git").is_dir() || crate::publish::checkout_is_clean(&dir) {
+            continue;
+        }
+        if fix && crate::publish::repair_checkout(&dir).is_ok() {
+            out.push(finding(
+                "checkouts",
+                Level::Fixed,
+                format!(
+                    "restored the {role} checkout {} to its trunk",
+                    dir.display()
+                ),
+                None,
+            ));
+        } else {
+            out.push(finding(
+                "checkouts",
+                Level::Problem,
+                format!("the {role} checkout {} differs from its trunk (a half-updated checkout, or edits made there)", dir.display()),
+                Some("git loop doctor --fix restores it to trunk (changes made there by hand are discarded; make them in a loop)".into()),
+            ));
+        }
     }
 }

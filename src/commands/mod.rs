@@ -2,19 +2,28 @@
 //! done by the domain modules.
 
 pub mod agent;
+pub mod autocommit;
 pub mod completions;
 pub mod config;
+pub mod cron;
 pub mod demo;
+pub mod distill;
 pub mod doctor;
 pub mod gc;
+pub mod hook;
 pub mod init;
 pub mod list;
 pub mod log;
+pub mod merge;
 pub mod new;
+pub mod pr;
+pub mod publish;
+pub mod review;
 pub mod rm;
 pub mod run;
 pub mod shell;
 pub mod show;
+pub mod vault;
 
 use crate::config::{Config, Layer};
 use crate::error::Result;

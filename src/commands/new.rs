@@ -59,6 +59,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
             repo: args.repo,
             base: args.base,
             scratch: args.scratch,
+            distill: false,
             vault: args.vault,
             sandbox: args.sandbox,
             mode: text("sandbox.mode"),

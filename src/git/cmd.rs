@@ -147,6 +147,17 @@ impl Git {
         Ok(out)
     }
 
+    /// Runs to completion whatever the exit status, for commands whose status is an
+    /// answer (`merge-tree` exits 1 on conflicts).
+    pub fn output_any(mut self) -> Result<Output, GitError> {
+        let argv = self.argv_string();
+        self.cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|source| GitError::Spawn { argv, source })
+    }
+
     /// Runs to completion, returning stdout as text.
     pub fn read(self) -> Result<String, GitError> {
         let out = self.output()?;

@@ -165,6 +165,7 @@ mod tests {
         env.insert("AWS_SECRET_ACCESS_KEY".to_string(), "secret".to_string());
         env.insert("SSH_AUTH_SOCK".to_string(), "/run/ssh.sock".to_string());
         HostView {
+            etc_secrets: vec![PathBuf::from("/etc/shadow")],
             system: vec![
                 (PathBuf::from("/usr"), SystemEntry::Dir),
                 (
@@ -238,8 +239,17 @@ mod tests {
             "--ro-bind",
             "/etc",
             "/etc",
+            "--ro-bind",
+            "/dev/null",
+            "/etc/shadow",
             "--proc",
             "/proc",
+            "--ro-bind-try",
+            "/proc/sys",
+            "/proc/sys",
+            "--ro-bind-try",
+            "/proc/sysrq-trigger",
+            "/proc/sysrq-trigger",
             "--dev",
             "/dev",
             "--size",

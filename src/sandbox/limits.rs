@@ -135,6 +135,12 @@ pub fn apply(
         procs: Vec::new(),
         rlimits: vec![(libc::RLIMIT_CORE, 0), (libc::RLIMIT_NOFILE, limits.nofile)],
     };
+    for parent in [&host.v2, &host.v1_pids, &host.v1_memory]
+        .into_iter()
+        .flatten()
+    {
+        sweep(parent);
+    }
     if let Some(dir) = &host.v2 {
         if let Some(cg) = try_v2(dir, name, limits) {
             base.enforcement = Enforcement::CgroupV2;
@@ -171,8 +177,34 @@ pub fn apply(
     ))
 }
 
+/// Removes the cgroups of runs whose `git-loop` died without cleaning up (SIGKILL):
+/// named `git-loop-<id>-<pid>` with that pid gone. A cgroup with processes left in it is
+/// not empty and stays (rmdir refuses).
+fn sweep(parent: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix("git-loop-") else {
+            continue;
+        };
+        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+        if !alive {
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
+}
+
 fn join_file(dir: &Path, name: &str) -> CString {
-    CString::new(dir.join(name).into_os_string().into_encoded_bytes()).expect("no NUL in cgroup paths")
+    CString::new(dir.join(name).into_os_string().into_encoded_bytes())
+        .expect("no NUL in cgroup paths")
 }
 
 fn try_v2(parent: &Path, name: &str, limits: &Limits) -> Option<PathBuf> {

@@ -109,6 +109,8 @@ pub fn profile_limits(ws: &Workspace, profile: &str) -> Result<Limits> {
                 }
                 _ => {}
             }
+            // /tmp is memory: never larger than what the run may use.
+            limits.tmp_bytes = limits.tmp_bytes.min(limits.memory_bytes);
             if t.get("enforce").and_then(toml::Value::as_str) == Some("best-effort") {
                 limits.best_effort = true;
             }

@@ -221,6 +221,8 @@ pub struct SandboxSpec {
 #[derive(Debug, Clone, Default)]
 pub struct HostView {
     pub system: Vec<(PathBuf, SystemEntry)>,
+    /// Which of [`ETC_SECRETS`] exist on the host.
+    pub etc_secrets: Vec<PathBuf>,
     /// Variables of the host environment (only the allowlisted ones are read).
     pub env: BTreeMap<String, String>,
 }
@@ -230,6 +232,22 @@ pub enum SystemEntry {
     Dir,
     Symlink(PathBuf),
 }
+
+/// Parts of the sandbox's own /proc that are bound read-only over it.
+pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger"];
+
+/// Files of the host's /etc that hold secrets of the machine; where they exist they are
+/// covered with /dev/null (a sandbox whose user maps to root could read them otherwise).
+pub const ETC_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+];
 
 /// The host folders the sandbox sees read-only (DESIGN 4.1).
 pub const SYSTEM_DIRS: &[&str] = &[
@@ -260,7 +278,16 @@ impl HostView {
                 env.insert(k.to_string(), v.to_string());
             }
         }
-        HostView { system, env }
+        let etc_secrets = ETC_SECRETS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .collect();
+        HostView {
+            system,
+            etc_secrets,
+            env,
+        }
     }
 }
 
@@ -307,9 +334,23 @@ impl SandboxSpec {
                 }),
             }
         }
+        for secret in &host.etc_secrets {
+            m.push(Mount::ro("/dev/null", secret));
+        }
         m.push(Mount::Proc {
             inside: "/proc".into(),
         });
+        // Kernel tunables and the sysrq trigger, read-only: bwrap covers them only when it
+        // can tell they are writable, and a sandbox whose user maps to host root (when
+        // root runs git-loop) could otherwise set core_pattern and run code on the host.
+        for tunable in PROC_READ_ONLY {
+            m.push(Mount::Bind {
+                host: tunable.into(),
+                inside: tunable.into(),
+                rw: false,
+                optional: true,
+            });
+        }
         m.push(Mount::Dev {
             inside: "/dev".into(),
         });

@@ -21,6 +21,7 @@
 
 pub mod crypto;
 pub mod delivery;
+pub mod edit;
 pub mod identity;
 pub mod names;
 pub mod recipients;
@@ -75,6 +76,10 @@ pub enum VaultError {
         #[source]
         source: io::Error,
     },
+    #[error(
+        "the identity {0} is inside the workspace, where a sandbox or a commit could reach it"
+    )]
+    IdentityInWorkspace(PathBuf),
     #[error("{path} is not a usable age or ssh identity: {reason}")]
     BadIdentity { path: PathBuf, reason: String },
     #[error("your identity ({identity}) is not a recipient of {entry} in vault '{vault}'")]
@@ -104,12 +109,8 @@ pub enum VaultError {
     },
     #[error("vault '{0}' has no recipients")]
     NoRecipients(String),
-    #[error("{what} is {size} bytes, more than the {limit} bytes a vault entry may hold")]
-    TooLarge {
-        what: String,
-        size: u64,
-        limit: usize,
-    },
+    #[error("{what} is larger than {limit} bytes, the most a vault entry of its kind may hold")]
+    TooLarge { what: String, limit: usize },
     #[error("{what} is not a valid value: {reason}")]
     BadValue { what: String, reason: &'static str },
     #[error("the vault link {link} points outside {personal} (to {target})")]
@@ -124,8 +125,8 @@ pub enum VaultError {
     DanglingLink(PathBuf),
     #[error("{0} is a symlink; a vault entry is not written through a link to a folder")]
     WriteThroughLink(PathBuf),
-    #[error("{0} does not belong in a vault (entries end in .age)")]
-    Unexpected(PathBuf),
+    #[error("{path} does not belong in a vault: {why}")]
+    Unexpected { path: PathBuf, why: String },
     #[error("{what} {path}")]
     Io {
         what: &'static str,
@@ -191,6 +192,10 @@ impl From<VaultError> for Error {
                     path.display()
                 )],
             ),
+            V::IdentityInWorkspace(_) => (
+                ErrorKind::Failure,
+                vec!["move it out of the workspace (the usual place is $XDG_CONFIG_HOME/git-loop/identity.txt) and point GIT_LOOP_IDENTITY at it".into()],
+            ),
             V::BadIdentity { .. } => (
                 ErrorKind::Failure,
                 vec![
@@ -220,15 +225,15 @@ impl From<VaultError> for Error {
                 );
                 (ErrorKind::Failure, hints)
             }
-            V::Corrupt { vault, entry, path, .. } => (
+            V::Corrupt {
+                vault, entry, path, ..
+            } => (
                 ErrorKind::Failure,
-                vec![
-                    format!(
-                        "restore it from git (git -C <personal> checkout -- {}), or store it again: git loop vault set {vault} {}",
-                        path.display(),
-                        entry.replacen(':', " ", 1)
-                    ),
-                ],
+                vec![format!(
+                    "restore it from git history (`git checkout -- {}` in your personal repository), or store it again: git loop vault set {vault} {}",
+                    path.display(),
+                    entry.replacen(':', " ", 1)
+                )],
             ),
             V::BadRecipient { .. } => (
                 ErrorKind::Usage,
@@ -273,7 +278,7 @@ impl From<VaultError> for Error {
                 ErrorKind::Failure,
                 vec!["remove the link first; a vault folder link would write into another vault".into()],
             ),
-            V::Unexpected(_) => (
+            V::Unexpected { .. } => (
                 ErrorKind::Failure,
                 vec!["move the file out of the vault; only git loop vault writes there".into()],
             ),
@@ -323,8 +328,9 @@ pub fn setup_personal_repo(ws: &Workspace) -> Result<RepoSetup> {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
         Err(e) => {
-            return Err(Error::failure(format!("cannot read {}", attributes.display()))
-                .with_source(e))
+            return Err(
+                Error::failure(format!("cannot read {}", attributes.display())).with_source(e),
+            )
         }
     };
     if !existing.lines().any(|l| l.trim() == GITATTRIBUTES_LINE) {
@@ -348,9 +354,12 @@ pub fn setup_personal_repo(ws: &Workspace) -> Result<RepoSetup> {
         ])
         .run()
         .map_err(|e| {
-            Error::failure(format!("cannot set the vault textconv in {}", repo.display()))
-                .with_source(e)
-                .hint("check that the personal repository is a git repository: git loop doctor")
+            Error::failure(format!(
+                "cannot set the vault textconv in {}",
+                repo.display()
+            ))
+            .with_source(e)
+            .hint("check that the personal repository is a git repository: git loop doctor")
         })?;
     Ok(report)
 }

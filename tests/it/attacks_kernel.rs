@@ -144,6 +144,42 @@ fn host_mounts_under(root: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Cgroup folders under /sys/fs/cgroup (v1 or v2, a few levels deep) whose name contains
+/// `needle`.
+fn cgroups_named(needle: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![(PathBuf::from("/sys/fs/cgroup"), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if entry.file_name().to_string_lossy().contains(needle) {
+                out.push(entry.path());
+            }
+            if depth < 6 {
+                stack.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    out
+}
+
+/// Removes, when dropped, the empty cgroups whose name contains the needle: a test that
+/// finds cgroups left behind by git-loop does not leave them on the machine itself.
+struct SweepCgroups(String);
+
+impl Drop for SweepCgroups {
+    fn drop(&mut self) {
+        for dir in cgroups_named(&self.0) {
+            let _ = fs::remove_dir(dir);
+        }
+    }
+}
+
 /// The host answers: a process starts and a `git-loop` command works.
 #[track_caller]
 fn host_answers(env: &TestEnv) {
@@ -1770,11 +1806,17 @@ echo "STARTED $(grep -la "${{M}}[ABCD]-{n}" /proc/[0-9]*/cmdline 2>/dev/null | w
         "background processes outlived the run: {:?}",
         host_procs_with(&markers)
     );
+    // And the run's cgroups are gone.
+    assert_eq!(
+        cgroups_named(&format!("git-loop-{id}-")),
+        Vec::<PathBuf>::new()
+    );
 }
 
 #[test]
 fn killing_git_loop_kills_the_sandbox() {
     let (env, id) = setup();
+    let _sweep = SweepCgroups(format!("git-loop-{id}-"));
     let n = nonce();
     let markers: Vec<String> = ["A", "B", "C"]
         .iter()
@@ -1819,6 +1861,13 @@ exec bash -c "exec -a ${{M}}C-{n} sleep 300""#
     sh(&env, &id, "echo still-works")
         .ok()
         .stdout_has("still-works");
+    // The killed run's cgroups do not stay behind on the host (at the latest, the loop's
+    // next run clears them).
+    assert_eq!(
+        cgroups_named(&format!("git-loop-{id}-")),
+        Vec::<PathBuf>::new(),
+        "cgroups of the killed run are left on the host"
+    );
 }
 
 /// Positive twin of 18: a background job that ends before the command does its work.

@@ -11,5 +11,7 @@ mod config;
 mod doctor;
 mod import;
 mod lifecycle;
+mod publish;
 mod sandbox;
+mod vault;
 mod workspace;

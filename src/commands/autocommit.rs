@@ -1,0 +1,274 @@
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+use crate::fsutil::{self, Lock};
+use crate::git::cmd::Git;
+use crate::git::objects;
+use crate::loops::{self, LoopRecord};
+use crate::ui::Ui;
+use crate::workspace::Workspace;
+
+/// Commit every dirty repository of the named loops (inside each loop's sandbox) and the
+/// personal repository.
+///
+/// A repository in the middle of a merge or rebase, or with a live index.lock, is skipped
+/// and reported. Files the secret guard rejects are never committed. Holds the workspace
+/// lock; imports afterwards.
+#[derive(Debug, clap::Args)]
+pub struct AutocommitArgs {
+    /// Loops to commit (ids or unique prefixes).
+    #[arg(conflicts_with = "all")]
+    pub ids: Vec<String>,
+    /// Every loop.
+    #[arg(long)]
+    pub all: bool,
+    /// Then publish the notes branches that merge cleanly.
+    #[arg(long)]
+    pub publish_notes: bool,
+}
+
+/// Why a repository is left alone this time.
+fn busy(git_dir: &Path) -> Option<&'static str> {
+    let checks: [(&str, &'static str); 6] = [
+        ("MERGE_HEAD", "a merge is in progress"),
+        ("rebase-merge", "a rebase is in progress"),
+        ("rebase-apply", "a rebase or am is in progress"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick is in progress"),
+        ("REVERT_HEAD", "a revert is in progress"),
+        (
+            "index.lock",
+            "index.lock exists (a git command is running, or was killed)",
+        ),
+    ];
+    checks
+        .into_iter()
+        .find(|(name, _)| git_dir.join(name).symlink_metadata().is_ok())
+        .map(|(_, why)| why)
+}
+
+/// The commit message: how many paths, then each.
+fn message(paths: &[String]) -> String {
+    let mut m = format!(
+        "autocommit: {} changed path{}\n\n",
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" }
+    );
+    for p in paths.iter().take(200) {
+        m.push_str(&format!("- {p}\n"));
+    }
+    if paths.len() > 200 {
+        m.push_str(&format!("- ... and {} more\n", paths.len() - 200));
+    }
+    m
+}
+
+/// Paths whose content the secret guard rejects (read from the host without following
+/// links: the files are the agent's).
+fn rejected(dir: &Path, paths: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in paths {
+        let Ok(Some(bytes)) = fsutil::read_regular(&dir.join(p)) else {
+            continue;
+        };
+        if let Some(finding) = crate::guard::check(p, 0o100644, &bytes).into_iter().next() {
+            out.push((p.clone(), finding.to_string()));
+        }
+    }
+    out
+}
+
+pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
+    let ws = super::workspace()?;
+    if !args.all && args.ids.is_empty() {
+        return Err(
+            Error::usage("name the loops to commit, or --all").hint("git loop autocommit --all")
+        );
+    }
+    let ids = if args.all {
+        ws.loop_ids()?
+    } else {
+        args.ids
+            .iter()
+            .map(|q| loops::resolve(&ws, q))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let _lock = Lock::acquire(&ws.workspace_lock())?;
+    let mut failures = 0;
+    for id in &ids {
+        let rec = match loops::load(&ws, id) {
+            Ok(r) => r,
+            Err(e) => {
+                ui.warn(format!("{id}: skipped: {}", e.one_line()))?;
+                continue;
+            }
+        };
+        if let Err(e) = commit_loop(ui, &ws, &rec) {
+            failures += 1;
+            ui.warn(format!("{id}: {}", e.one_line()))?;
+        }
+    }
+    commit_personal(ui, &ws)?;
+    if args.publish_notes {
+        for id in &ids {
+            let Ok(rec) = loops::load(&ws, id) else {
+                continue;
+            };
+            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", None, false) {
+                Ok((trunk, outcome)) => {
+                    if outcome != crate::publish::Outcome::UpToDate {
+                        super::publish::report(
+                            ui,
+                            &format!("{id} notes"),
+                            &trunk,
+                            &outcome,
+                            false,
+                        )?;
+                    }
+                }
+                Err(e) => ui.warn(format!("{id}: notes not published: {}", e.one_line()))?,
+            }
+        }
+    }
+    Ok(if failures == 0 { 0 } else { 1 })
+}
+
+fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    loops::check_repo(ws, rec)?;
+    for pair in loops::repo_pairs(ws, rec) {
+        let git_dir = pair.clone_git_dir();
+        if !git_dir.is_dir() {
+            continue;
+        }
+        // A commit of ours that was killed left its index.lock: ours to remove (we hold
+        // the workspace lock, so no other autocommit is running).
+        let journal = ws.autocommit_journal(&rec.id, pair.role);
+        if journal.exists() {
+            let _ = std::fs::remove_file(git_dir.join("index.lock"));
+            let _ = std::fs::remove_file(&journal);
+        }
+        if let Some(why) = busy(&git_dir) {
+            ui.status(format!("{} {}: skipped, {why}", rec.id, pair.role))?;
+            continue;
+        }
+        let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
+            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
+        })?;
+        if changes.is_empty() {
+            continue;
+        }
+        let refused = rejected(&pair.clone, &changes);
+        for (path, why) in &refused {
+            ui.warn(format!(
+                "{} {}: not committing {path}: {why}",
+                rec.id, pair.role
+            ))?;
+        }
+        let paths: Vec<String> = changes
+            .iter()
+            .filter(|p| !refused.iter().any(|(r, _)| r == *p))
+            .cloned()
+            .collect();
+        if paths.is_empty() {
+            continue;
+        }
+        let inside = match pair.role {
+            "code" => format!("/loopat/loop/{}/workdir", rec.id),
+            other => format!("/loopat/context/{other}"),
+        };
+        // git runs inside the loop's sandbox: the repository's hooks and config are the
+        // agent's. Paths and the message are arguments, never part of a shell string.
+        let script = "d=$1; m=$2; shift 2; \
+                      git -C \"$d\" add -A -- \"$@\" && \
+                      git -C \"$d\" -c user.name='git loop' -c user.email=git-loop@localhost commit -q -m \"$m\" -- \"$@\"";
+        fsutil::write_atomic(&journal, b"")?;
+        let status = Command::new(std::env::current_exe()?)
+            .args([
+                "run",
+                "-q",
+                "--net",
+                "none",
+                &rec.id,
+                "--",
+                "sh",
+                "-c",
+                script,
+                "autocommit",
+                &inside,
+            ])
+            .arg(message(&paths))
+            .args(paths.iter().map(|p| format!(":(literal){p}")))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()?;
+        let _ = std::fs::remove_file(&journal);
+        if !status.success() {
+            return Err(Error::failure(format!(
+                "the commit in the {} repository failed (exit {})",
+                pair.role,
+                status.code().unwrap_or(-1)
+            ))
+            .hint(format!("look with `git loop shell {}`", rec.id)));
+        }
+        ui.status(format!(
+            "{} {}: committed {} path{}",
+            rec.id,
+            pair.role,
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" }
+        ))?;
+    }
+    // Imported whether or not anything was committed now: the agent may have committed
+    // itself since the last import.
+    loops::import(ws, rec)?;
+    Ok(())
+}
+
+/// The personal repository is the user's own: git runs on the host, with its hooks (the
+/// secret guard among them).
+fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
+    let dir = ws.personal();
+    if busy(&dir.join(".git")).is_some() {
+        ui.status("personal: skipped, a git operation is in progress")?;
+        return Ok(());
+    }
+    let status = Git::in_dir(&dir)
+        .args(["status", "--porcelain", "-z", "--untracked-files=all"])
+        .read()?;
+    let mut paths: Vec<String> = status
+        .split('\0')
+        .filter(|e| e.len() > 3)
+        .map(|e| e[3..].to_string())
+        .collect();
+    paths.retain(|p| !p.is_empty());
+    // Renames in -z output are followed by the old path as its own entry; harmless here.
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let refused = rejected(&dir, &paths);
+    for (path, why) in &refused {
+        ui.warn(format!("personal: not committing {path}: {why}"))?;
+    }
+    let paths: Vec<String> = paths
+        .into_iter()
+        .filter(|p| !refused.iter().any(|(r, _)| r == p))
+        .collect();
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
+    Git::in_dir(&dir)
+        .args(["add", "-A", "--"])
+        .args(&literal)
+        .run()?;
+    crate::init::scaffold_identity(Git::in_dir(&dir))
+        .args(["commit", "-q", "-m", &message(&paths), "--"])
+        .args(&literal)
+        .run()?;
+    ui.status(format!(
+        "personal: committed {} path{}",
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" }
+    ))?;
+    Ok(())
+}

@@ -1,0 +1,199 @@
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+use clap::Subcommand;
+
+use crate::error::{Error, Result};
+use crate::ui::Ui;
+
+/// Run `git loop autocommit --all --quiet` on a schedule (one crontab entry).
+///
+/// The entry is marked with a comment, so install is idempotent and uninstall removes
+/// exactly it, leaving the rest of your crontab alone. GIT_LOOP_CRONTAB names another
+/// crontab command to use.
+#[derive(Debug, clap::Args)]
+pub struct CronArgs {
+    #[command(subcommand)]
+    pub action: CronAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CronAction {
+    /// Add (or update) the entry.
+    Install {
+        /// How often: 1m to 59m, or 1h to 23h.
+        #[arg(long, default_value = "5m", value_parser = parse_every)]
+        every: String,
+    },
+    /// Remove the entry.
+    Uninstall,
+    /// Show the entry, if installed.
+    Status,
+}
+
+const MARKER: &str = "# git-loop autocommit";
+
+/// The crontab schedule for `5m`, `1h`, ...
+pub fn parse_every(s: &str) -> std::result::Result<String, String> {
+    let bad = || format!("'{s}' is not an interval like 5m or 1h (1m-59m, 1h-23h)");
+    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: u32 = num.parse().map_err(|_| bad())?;
+    match (unit, n) {
+        ("m", 1) => Ok("* * * * *".into()),
+        ("m", 2..=59) => Ok(format!("*/{n} * * * *")),
+        ("h", 1) => Ok("0 * * * *".into()),
+        ("h", 2..=23) => Ok(format!("0 */{n} * * *")),
+        _ => Err(bad()),
+    }
+}
+
+fn crontab_command() -> String {
+    std::env::var("GIT_LOOP_CRONTAB")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "crontab".into())
+}
+
+fn read_crontab() -> Result<String> {
+    let cmd = crontab_command();
+    let out = Command::new(&cmd)
+        .arg("-l")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::failure(format!("cannot run `{cmd} -l`"))
+                .with_source(e)
+                .hint("install cron (Debian: sudo apt-get install cron)")
+        })?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    // `crontab -l` fails when the user has no crontab yet: that is an empty one.
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("no crontab") {
+        return Ok(String::new());
+    }
+    Err(Error::failure(format!("`{cmd} -l` failed: {}", err.trim())))
+}
+
+fn write_crontab(text: &str) -> Result<()> {
+    let cmd = crontab_command();
+    let mut child = Command::new(&cmd)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::failure(format!("cannot run `{cmd} -`")).with_source(e))?;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(text.as_bytes())?;
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        return Err(Error::failure(format!(
+            "`{cmd} -` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// The crontab without our entry (pure: install and uninstall are built on it).
+pub fn without_entry(crontab: &str) -> String {
+    let mut out: String = crontab
+        .lines()
+        .filter(|l| !l.ends_with(MARKER))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    if out.trim().is_empty() {
+        out.clear();
+    }
+    out
+}
+
+/// Our entry: the schedule, the workspace it works on, the binary, the marker.
+pub fn entry(schedule: &str, home: &str, exe: &str) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    format!(
+        "{schedule} GIT_LOOP_HOME={} {} autocommit --all --quiet {MARKER}",
+        quote(home),
+        quote(exe)
+    )
+}
+
+pub fn run(ui: &mut Ui, args: CronArgs) -> Result<u8> {
+    match args.action {
+        CronAction::Install { every } => {
+            let ws = super::workspace()?;
+            let exe = std::env::current_exe()?;
+            let current = read_crontab()?;
+            let mut next = without_entry(&current);
+            let line = entry(
+                &every,
+                &ws.root().display().to_string(),
+                &exe.display().to_string(),
+            );
+            next.push_str(&line);
+            next.push('\n');
+            write_crontab(&next)?;
+            ui.status(format!("installed: {line}"))?;
+            Ok(0)
+        }
+        CronAction::Uninstall => {
+            let current = read_crontab()?;
+            let next = without_entry(&current);
+            if next == current {
+                ui.status("not installed")?;
+                return Ok(0);
+            }
+            write_crontab(&next)?;
+            ui.status("uninstalled")?;
+            Ok(0)
+        }
+        CronAction::Status => {
+            let current = read_crontab()?;
+            match current.lines().find(|l| l.ends_with(MARKER)) {
+                Some(line) => {
+                    writeln!(ui.out(), "{line}")?;
+                    Ok(0)
+                }
+                None => {
+                    ui.status("not installed: `git loop cron install` adds it")?;
+                    Ok(1)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules() {
+        assert_eq!(parse_every("5m").unwrap(), "*/5 * * * *");
+        assert_eq!(parse_every("1m").unwrap(), "* * * * *");
+        assert_eq!(parse_every("2h").unwrap(), "0 */2 * * *");
+        assert!(parse_every("0m").is_err());
+        assert!(parse_every("90m").is_err());
+        assert!(parse_every("5").is_err());
+    }
+
+    #[test]
+    fn the_entry_is_replaced_and_removed_alone() {
+        let mine = "MAILTO=me\n0 3 * * * backup.sh\n";
+        let line = entry("*/5 * * * *", "/home/u/ws it's", "/bin/git-loop");
+        assert!(
+            line.contains("GIT_LOOP_HOME='/home/u/ws it'\\''s'"),
+            "{line}"
+        );
+        let installed = format!("{}{line}\n", without_entry(mine));
+        let twice = format!("{}{line}\n", without_entry(&installed));
+        assert_eq!(installed, twice);
+        assert_eq!(without_entry(&twice), mine);
+        assert_eq!(without_entry(&format!("{line}\n")), "");
+    }
+}

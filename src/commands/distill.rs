@@ -1,0 +1,74 @@
+use crate::create::{self, NewLoop};
+use crate::error::Result;
+use crate::ui::Ui;
+
+/// Start a distill loop: the agent condenses the team's notes and memory into knowledge.
+///
+/// The loop gets its own clone of knowledge on loop/<id> (writable, its working folder),
+/// the notes read-only, and the distill doctrine. Its result is reviewed with
+/// `git loop review` and delivered with `git loop publish --knowledge` or `git loop pr`.
+#[derive(Debug, clap::Args)]
+pub struct DistillArgs {
+    /// What to distill (the loop's title).
+    #[arg(default_value = "distill notes into knowledge")]
+    pub title: String,
+    /// Create the loop only; do not start the agent.
+    #[arg(long)]
+    pub no_agent: bool,
+    /// Open a pull request against the knowledge remote at the end.
+    #[arg(long)]
+    pub pr: bool,
+    /// Print the loop record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
+    let ws = super::workspace()?;
+    create::validate_title(&args.title)?;
+    let config = super::load_config(ui, &ws, None)?;
+    let text = |key: &str| config.get_str(key).unwrap_or_default().to_string();
+    let created = create::create(
+        &ws,
+        &NewLoop {
+            title: Some(args.title.clone()),
+            distill: true,
+            mode: text("sandbox.mode"),
+            network: text("network.mode"),
+            vault_default: text("vault.default"),
+            sandbox_default: text("sandbox.profile"),
+            ..Default::default()
+        },
+    )?;
+    let rec = created.record;
+    if args.json {
+        super::print_json(ui, &crate::loops::to_json(&ws, &rec, None))?;
+    } else {
+        ui.status(format!("created distill loop {} on {}", rec.id, rec.branch))?;
+        writeln!(ui.out(), "{}", rec.id)?;
+    }
+    let mut code = 0;
+    if !args.no_agent {
+        code = super::agent::run(
+            ui,
+            super::agent::AgentArgs {
+                id: rec.id.clone(),
+                mode: None,
+                net: None,
+                backend: None,
+                print_argv: false,
+                args: Vec::new(),
+            },
+        )?;
+    }
+    if args.pr && code == 0 {
+        code = super::pr::run(
+            ui,
+            super::pr::PrArgs {
+                id: rec.id.clone(),
+                draft: false,
+            },
+        )?;
+    }
+    Ok(code)
+}

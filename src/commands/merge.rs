@@ -1,0 +1,82 @@
+use crate::error::{Error, Result};
+use crate::fsutil::Lock;
+use crate::git::cmd::Git;
+use crate::loops::{self, Kind};
+use crate::publish::{self, MergeRequest};
+use crate::ui::Ui;
+
+/// Merge a code loop's branch into the repository's base branch (or --into).
+///
+/// The same rules as publish: a fast-forward or a merge commit made without a checkout,
+/// the branch moved by compare-and-swap, and a refusal (changing nothing) when the branch
+/// is checked out with local changes the merge would overwrite.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The loop: its id, or a unique prefix of its id or title slug.
+    pub id: String,
+    /// The branch to merge into (default: the branch the loop started from).
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// One commit with the loop's changes instead of a merge (the original commits stay
+    /// reachable from refs/git-loop/backup/<id>).
+    #[arg(long)]
+    pub squash: bool,
+    /// Say what would happen, change nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    /// The commit message.
+    #[arg(long, short = 'm', value_name = "M")]
+    pub message: Option<String>,
+}
+
+pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
+    let ws = super::workspace()?;
+    let id = loops::resolve(&ws, &args.id)?;
+    let rec = loops::load(&ws, &id)?;
+    let (Kind::Code, Some(repo)) = (rec.kind, rec.repo.as_ref()) else {
+        return Err(Error::usage(format!("loop {id} has no code to merge"))
+            .hint("`git loop publish` publishes its notes"));
+    };
+    loops::check_repo(&ws, &rec)?;
+    let target = match args.into.clone().or_else(|| rec.base_branch.clone()) {
+        Some(t) => t,
+        None => {
+            return Err(Error::usage(format!(
+                "loop {id} started from a detached commit; which branch should it merge into?"
+            ))
+            .hint(format!("git loop merge {id} --into BRANCH")))
+        }
+    };
+    let origin = ws.repo_link(repo);
+    let _lock = Lock::acquire(&ws.workspace_lock())?;
+    loops::import(&ws, &rec)?;
+    if args.squash && !args.dry_run {
+        // The loop's own commits stay reachable whatever happens to its branch later.
+        Git::in_dir(&origin)
+            .args([
+                "update-ref",
+                &format!("refs/git-loop/backup/{id}"),
+                &rec.branch,
+            ])
+            .run()?;
+    }
+    let message = args.message.unwrap_or_else(|| {
+        if args.squash {
+            format!("{} (loop {id}, squashed)", rec.title)
+        } else {
+            format!("Merge loop {id}: {}", rec.title)
+        }
+    });
+    let outcome = publish::merge(&MergeRequest {
+        origin: &origin,
+        source_branch: &rec.branch,
+        target_branch: &target,
+        message,
+        squash: args.squash,
+        dry_run: args.dry_run,
+        journal: Some(ws.checkout_journal(&format!("code-{repo}"))),
+    })
+    .map_err(|e| publish::to_error(e, &id, "merge"))?;
+    super::publish::report(ui, "code", &target, &outcome, args.dry_run)?;
+    Ok(0)
+}

@@ -1,0 +1,741 @@
+use std::fs;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use zeroize::Zeroizing;
+
+use crate::error::{Context, Error, Result};
+use crate::fsutil::Lock;
+use crate::hooks::Installed;
+use crate::ui::Ui;
+use crate::vault::recipients::Recipient;
+use crate::vault::store::Written;
+use crate::vault::{
+    self, identity, names, Entry, EntryKind, EntryRef, Identity, Vault, VaultError,
+};
+use crate::workspace::{HostPaths, Workspace};
+
+/// Manage vaults: credentials encrypted with age, given to a loop's sandbox.
+///
+/// A vault lives in your personal repository (personal/<user>/.loopat/vaults/<vault>/):
+/// envs/<NAME>.age become environment variables, mounts/home/<rel>.age become files
+/// $HOME/<rel>, all encrypted to the recipients in recipients.txt. Your identity (the key
+/// that decrypts) is $XDG_CONFIG_HOME/git-loop/identity.txt, or $GIT_LOOP_IDENTITY; an
+/// unencrypted ssh-ed25519 or ssh-rsa private key works too. Values are decrypted in
+/// memory only, at a loop's start.
+#[derive(Debug, clap::Args)]
+pub struct VaultArgs {
+    #[command(subcommand)]
+    pub action: VaultAction,
+}
+
+/// What kind of entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// An environment variable (envs/<NAME>.age).
+    Env,
+    /// A file below $HOME (mounts/home/<rel>.age).
+    File,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecipientsAction {
+    /// Print the recipients.
+    List,
+    /// Add a recipient (then rekey, so it can decrypt the entries).
+    Add,
+    /// Remove a recipient (then rekey, so it can no longer decrypt them).
+    Rm,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum VaultAction {
+    /// Create your identity (when missing) and a vault, and install the secret guard and
+    /// the vault diff in your personal repository. Prints your recipient (public key).
+    Init {
+        /// The vault to create.
+        #[arg(default_value = "default")]
+        vault: String,
+    },
+    /// List vaults with their recipients and entries (names and sizes, never values).
+    List {
+        /// Only this vault.
+        vault: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store a value: `set VAULT env NAME` reads it from stdin (without echo on a
+    /// terminal); `set VAULT file REL PATH` stores the file PATH (`-`: stdin) as $HOME/REL.
+    Set {
+        /// The vault (`default` is created on first use).
+        vault: String,
+        /// env or file.
+        kind: Kind,
+        /// The variable name, or the path below $HOME.
+        name: String,
+        /// For a file: the file to store (`-` for stdin).
+        path: Option<PathBuf>,
+    },
+    /// Print a value on stdout (refused on a terminal unless --force).
+    Get {
+        /// The vault.
+        vault: String,
+        /// env or file.
+        kind: Kind,
+        /// The variable name, or the path below $HOME.
+        name: String,
+        /// Print even when stdout is a terminal.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Edit an entry with $EDITOR on a copy in a private tmpfs folder, removed afterwards;
+    /// re-encrypted when saved. ENTRY is env:NAME, file:REL, or a bare name.
+    Edit {
+        /// The vault.
+        vault: String,
+        /// The entry: env:NAME, file:REL, or a bare name.
+        entry: String,
+    },
+    /// Remove an entry (env:NAME, file:REL, or a bare name).
+    Rm {
+        /// The vault.
+        vault: String,
+        /// The entry: env:NAME, file:REL, or a bare name.
+        entry: String,
+    },
+    /// List, add or remove the vault's recipients (age1…, ssh-ed25519 …, ssh-rsa …, or a
+    /// .pub file).
+    Recipients {
+        /// The vault.
+        vault: String,
+        /// list, add or rm.
+        action: RecipientsAction,
+        /// The recipient; an ssh key may be given as its words or quoted.
+        recipient: Vec<String>,
+    },
+    /// Re-encrypt every entry to the current recipients.
+    Rekey {
+        /// The vault.
+        vault: String,
+    },
+}
+
+pub fn run(ui: &mut Ui, args: VaultArgs) -> Result<u8> {
+    match args.action {
+        VaultAction::Init { vault } => init(ui, &vault),
+        VaultAction::List { vault, json } => list(ui, vault.as_deref(), json),
+        VaultAction::Set {
+            vault,
+            kind,
+            name,
+            path,
+        } => set(ui, &vault, kind, &name, path.as_deref()),
+        VaultAction::Get {
+            vault,
+            kind,
+            name,
+            force,
+        } => get(ui, &vault, kind, &name, force),
+        VaultAction::Edit { vault, entry } => edit(ui, &vault, &entry),
+        VaultAction::Rm { vault, entry } => rm(ui, &vault, &entry),
+        VaultAction::Recipients {
+            vault,
+            action,
+            recipient,
+        } => recipients(ui, &vault, action, &recipient.join(" ")),
+        VaultAction::Rekey { vault } => rekey(ui, &vault),
+    }
+}
+
+fn entry_ref(kind: Kind, name: &str) -> Result<EntryRef> {
+    Ok(match kind {
+        Kind::Env => EntryRef::env(name)?,
+        Kind::File => EntryRef::file(name)?,
+    })
+}
+
+fn identity_path(ws: &Workspace) -> Result<PathBuf> {
+    let path = HostPaths::from_env()?.identity;
+    identity::check_location(&path, ws.root())?;
+    Ok(path)
+}
+
+fn warn_loose(ui: &mut Ui, id: &Identity) -> Result<()> {
+    if id.loose_mode {
+        ui.warn(format!(
+            "your identity {} can be read by others: chmod 600 it",
+            id.path().display()
+        ))?;
+    }
+    Ok(())
+}
+
+fn load_identity(ui: &mut Ui, ws: &Workspace) -> Result<Identity> {
+    let id = Identity::load(&identity_path(ws)?)?;
+    warn_loose(ui, &id)?;
+    Ok(id)
+}
+
+/// Creates the identity and the vault when missing, and the personal repository's guard.
+fn init_vault(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Identity> {
+    let path = identity_path(ws)?;
+    let (id, created) = identity::ensure(&path)?;
+    if created {
+        ui.status(format!(
+            "created your identity {} (back it up: it is the only key to your vaults)",
+            path.display()
+        ))?;
+    }
+    warn_loose(ui, &id)?;
+    let v = Vault::at(ws, name)?;
+    {
+        let _lock = Lock::acquire(&ws.vault_lock(name))?;
+        if v.create(&[id.recipient().to_string()])? {
+            ui.status(format!(
+                "created vault '{name}' in {} for {}",
+                v.dir().display(),
+                id.recipient()
+            ))?;
+        } else {
+            let listed = v.recipients()?;
+            if !id.recipients().iter().any(|r| listed.contains(r)) {
+                ui.warn(format!(
+                    "vault '{name}' exists and your identity is not one of its recipients"
+                ))?;
+                writeln!(
+                    ui.err(),
+                    "hint: ask a member to run `git loop vault recipients {name} add {}` and `git loop vault rekey {name}`",
+                    id.recipient()
+                )?;
+            }
+        }
+    }
+    let setup = vault::setup_personal_repo(ws)?;
+    match &setup.hook {
+        Some(Installed::Created(p)) | Some(Installed::Updated(p)) => {
+            ui.status(format!("installed the secret guard in {}", p.display()))?
+        }
+        _ => {}
+    }
+    if let Some(problem) = &setup.hook_problem {
+        ui.warn(format!(
+            "the pre-commit secret guard is not installed: {}",
+            problem.one_line()
+        ))?;
+        for h in &problem.hints {
+            writeln!(ui.err(), "hint: {h}")?;
+        }
+    }
+    Ok(id)
+}
+
+fn init(ui: &mut Ui, name: &str) -> Result<u8> {
+    names::vault_name(name)?;
+    let ws = super::workspace()?;
+    let id = init_vault(ui, &ws, name)?;
+    writeln!(ui.out(), "{}", id.recipient())?;
+    Ok(0)
+}
+
+/// The vault to write to: an existing one, or `default`, created on first use.
+fn vault_for_write(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Vault> {
+    let v = Vault::at(ws, name)?;
+    if !v.exists() && name == vault::DEFAULT_VAULT {
+        init_vault(ui, ws, name)?;
+    }
+    Ok(Vault::open(ws, name)?)
+}
+
+fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
+    if let Some(name) = only {
+        names::vault_name(name)?;
+    }
+    let ws = super::workspace()?;
+    let names = match only {
+        Some(name) => vec![name.to_string()],
+        None => Vault::names(&ws)?,
+    };
+    let mut vaults = Vec::new();
+    for name in &names {
+        let v = Vault::open(&ws, name)?;
+        let recipients: Vec<String> = v
+            .recipients()?
+            .recipients()
+            .iter()
+            .map(|l| l.text.clone())
+            .collect();
+        vaults.push((v, recipients));
+    }
+    let mut listed = Vec::new();
+    for (v, recipients) in &vaults {
+        listed.push((v, recipients, v.entries()?));
+    }
+    if json {
+        let items: Vec<serde_json::Value> = listed
+            .iter()
+            .map(|(v, recipients, entries)| {
+                serde_json::json!({
+                    "name": v.name(),
+                    "path": v.dir(),
+                    "recipients": recipients,
+                    "entries": entries.iter().map(entry_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
+    }
+    if listed.is_empty() {
+        ui.status("no vaults yet: git loop vault init")?;
+        return Ok(0);
+    }
+    for (v, recipients, entries) in &listed {
+        writeln!(ui.out(), "{}", v.name())?;
+        for r in recipients.iter() {
+            writeln!(ui.out(), "  recipient  {r}")?;
+        }
+        let width = entries
+            .iter()
+            .map(|e| e.entry.name.len())
+            .max()
+            .unwrap_or(0);
+        for e in entries.iter() {
+            let link = e
+                .link_target
+                .as_ref()
+                .map(|t| format!("  -> {}", t.display()))
+                .unwrap_or_default();
+            writeln!(
+                ui.out(),
+                "  {:<4}  {:<width$}  {}{link}",
+                e.entry.kind.as_str(),
+                e.entry.name,
+                crate::fsutil::human_size(e.size),
+            )?;
+        }
+    }
+    Ok(0)
+}
+
+fn entry_json(e: &Entry) -> serde_json::Value {
+    serde_json::json!({
+        "kind": e.entry.kind.as_str(),
+        "name": e.entry.name,
+        "size": e.size,
+        "path": e.path,
+        "link": e.link_target,
+    })
+}
+
+fn set(ui: &mut Ui, name: &str, kind: Kind, entry: &str, path: Option<&Path>) -> Result<u8> {
+    names::vault_name(name)?;
+    let entry = entry_ref(kind, entry)?;
+    // Everything is read and checked before the first write.
+    let value = match (kind, path) {
+        (Kind::Env, Some(_)) => {
+            return Err(
+                Error::usage("an env entry takes its value from stdin, not a PATH").hint(format!(
+                    "printf %s VALUE | git loop vault set {name} env {}",
+                    entry.name
+                )),
+            )
+        }
+        (Kind::Env, None) => read_env_value(ui, &entry)?,
+        (Kind::File, None) => {
+            return Err(
+                Error::usage("a file entry needs the PATH of the file to store").hint(format!(
+                    "git loop vault set {name} file {} PATH   (`-` reads stdin)",
+                    entry.name
+                )),
+            )
+        }
+        (Kind::File, Some(p)) => read_file_value(&entry, p)?,
+    };
+    Vault::check_value(&entry, &value)?;
+    let ws = super::workspace()?;
+    let v = vault_for_write(ui, &ws, name)?;
+    let count = v.recipients()?.recipients().len();
+    let written = {
+        let _lock = Lock::acquire(&ws.vault_lock(name))?;
+        v.write(&entry, &value)?
+    };
+    let how = match written {
+        Written::Created => "stored",
+        Written::Replaced => "replaced",
+        Written::ReplacedLink => "replaced the link with a value of its own:",
+    };
+    ui.status(format!(
+        "{how} {} in vault '{name}' (encrypted to {count} recipient{})",
+        entry.label(),
+        if count == 1 { "" } else { "s" }
+    ))?;
+    Ok(0)
+}
+
+/// A variable's value from stdin: typed without echo on a terminal, else everything
+/// piped in, less one trailing newline (`echo` adds one).
+fn read_env_value(ui: &mut Ui, entry: &EntryRef) -> Result<Zeroizing<Vec<u8>>> {
+    let limit = entry.kind.limit();
+    let stdin = std::io::stdin();
+    let mut value = if stdin.is_terminal() {
+        write!(ui.err(), "value of {} (not shown): ", entry.name)?;
+        ui.err().flush()?;
+        let line = read_line_without_echo(limit)?;
+        writeln!(ui.err())?;
+        line
+    } else {
+        let mut bytes = Zeroizing::new(Vec::with_capacity(limit + 2));
+        stdin
+            .lock()
+            .take(limit as u64 + 2)
+            .read_to_end(&mut bytes)
+            .context(|| "cannot read the value from stdin")?;
+        bytes
+    };
+    if value.ends_with(b"\n") {
+        value.pop();
+        if value.ends_with(b"\r") {
+            value.pop();
+        }
+    }
+    if value.is_empty() {
+        return Err(
+            Error::usage(format!("no value for {} on stdin", entry.label())).hint(format!(
+                "pipe it in: printf %s VALUE | git loop vault set VAULT env {}",
+                entry.name
+            )),
+        );
+    }
+    Ok(value)
+}
+
+/// One line from the terminal with echo off; the terminal is restored whatever happens.
+fn read_line_without_echo(limit: usize) -> Result<Zeroizing<Vec<u8>>> {
+    use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
+    let stdin = std::io::stdin();
+    let saved = tcgetattr(&stdin).context(|| "cannot read the terminal's settings")?;
+    let mut quiet = saved.clone();
+    quiet.local_flags.remove(LocalFlags::ECHO);
+    tcsetattr(&stdin, SetArg::TCSAFLUSH, &quiet).context(|| "cannot turn off echo")?;
+    struct Restore<'a>(&'a std::io::Stdin, nix::sys::termios::Termios);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let _ = tcsetattr(self.0, SetArg::TCSAFLUSH, &self.1);
+        }
+    }
+    let _restore = Restore(&stdin, saved);
+    let mut line = Zeroizing::new(Vec::with_capacity(limit + 2));
+    let mut byte = [0u8; 1];
+    let mut input = stdin.lock();
+    while line.len() <= limit {
+        match input
+            .read(&mut byte)
+            .context(|| "cannot read the terminal")?
+        {
+            0 => break,
+            _ if byte[0] == b'\n' => break,
+            _ => line.push(byte[0]),
+        }
+    }
+    Ok(line)
+}
+
+fn read_file_value(entry: &EntryRef, path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    let limit = entry.kind.limit();
+    let mut bytes = Zeroizing::new(Vec::new());
+    if path == Path::new("-") {
+        bytes.reserve_exact(limit + 1);
+        std::io::stdin()
+            .lock()
+            .take(limit as u64 + 1)
+            .read_to_end(&mut bytes)
+            .context(|| "cannot read the file from stdin")?;
+        return Ok(bytes);
+    }
+    let file = fs::File::open(path).map_err(|e| {
+        Error::usage(format!("cannot read {}", path.display()))
+            .with_source(e)
+            .hint("give the path of a file you can read, or `-` for stdin")
+    })?;
+    let meta = file
+        .metadata()
+        .context(|| format!("cannot read {}", path.display()))?;
+    if !meta.is_file() {
+        return Err(Error::usage(format!("{} is not a file", path.display()))
+            .hint("a file entry stores one file; store each file of a folder as its own entry"));
+    }
+    if meta.len() > limit as u64 {
+        return Err(VaultError::TooLarge {
+            what: format!("{} ({})", entry.label(), path.display()),
+            limit,
+        }
+        .into());
+    }
+    bytes.reserve_exact(meta.len() as usize + 1);
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .context(|| format!("cannot read {}", path.display()))?;
+    Ok(bytes)
+}
+
+/// Finds an existing entry; its absence is an error naming the vault.
+fn existing(v: &Vault, entry: &EntryRef) -> Result<Entry> {
+    v.find(entry)?.ok_or_else(|| {
+        VaultError::NoEntry {
+            vault: v.name().to_string(),
+            entry: entry.label(),
+        }
+        .into()
+    })
+}
+
+fn get(ui: &mut Ui, name: &str, kind: Kind, entry: &str, force: bool) -> Result<u8> {
+    names::vault_name(name)?;
+    let entry = entry_ref(kind, entry)?;
+    if std::io::stdout().is_terminal() && !force {
+        return Err(
+            Error::usage("refusing to print a secret on a terminal").hint(format!(
+                "pipe it where it is needed (git loop vault get {name} {} {} | …), or pass --force",
+                entry.kind.as_str(),
+                entry.name
+            )),
+        );
+    }
+    let ws = super::workspace()?;
+    let v = Vault::open(&ws, name)?;
+    let found = existing(&v, &entry)?;
+    let id = load_identity(ui, &ws)?;
+    let plain = v.decrypt(&id, &found)?;
+    ui.out_raw(&plain)?;
+    if entry.kind == EntryKind::Env {
+        ui.out_raw(b"\n")?;
+    }
+    Ok(0)
+}
+
+fn edit(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
+    names::vault_name(name)?;
+    if let Some(r) = EntryRef::parse_prefixed(text) {
+        r?;
+    }
+    let ws = super::workspace()?;
+    let v = Vault::open(&ws, name)?;
+    let entry = v.resolve(text)?;
+    let found = v.find(&entry)?;
+    let (before, sealed_before) = match &found {
+        Some(e) => {
+            let id = load_identity(ui, &ws)?;
+            let sealed = v.ciphertext(e)?;
+            let plain = v.decrypt(&id, e)?;
+            (plain, Some(sealed))
+        }
+        None => (Zeroizing::new(Vec::new()), None),
+    };
+    let limit = entry.kind.limit();
+    let file_name = Path::new(&entry.name)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "entry".into());
+    let after = {
+        let copy = vault::edit::PrivateCopy::new(&file_name, &before)?;
+        vault::edit::run_editor(copy.path())?;
+        copy.read(limit)?
+    };
+    let Some(mut after) = after else {
+        ui.status("the editor removed the file; nothing was changed")?;
+        return Ok(0);
+    };
+    if entry.kind == EntryKind::Env && after.ends_with(b"\n") {
+        // Editors end the last line with a newline; a variable's value does not.
+        after.pop();
+        if after.ends_with(b"\r") {
+            after.pop();
+        }
+    }
+    if after[..] == before[..] {
+        ui.status(format!("{} unchanged", entry.label()))?;
+        return Ok(0);
+    }
+    if found.is_none() && after.is_empty() {
+        ui.status(format!("{} left empty; nothing stored", entry.label()))?;
+        return Ok(0);
+    }
+    Vault::check_value(&entry, &after)?;
+    let _lock = Lock::acquire(&ws.vault_lock(name))?;
+    if let (Some(e), Some(sealed)) = (&found, &sealed_before) {
+        if v.ciphertext(e).ok().as_ref() != Some(sealed) {
+            return Err(Error::failure(format!(
+                "{} of vault '{name}' changed while you edited it; your edit was not stored",
+                entry.label()
+            ))
+            .hint(format!(
+                "edit it again: git loop vault edit {name} {}",
+                entry.label()
+            )));
+        }
+    }
+    v.write(&entry, &after)?;
+    ui.status(format!("saved {} in vault '{name}'", entry.label()))?;
+    Ok(0)
+}
+
+fn rm(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
+    names::vault_name(name)?;
+    if let Some(r) = EntryRef::parse_prefixed(text) {
+        r?;
+    }
+    let ws = super::workspace()?;
+    let v = Vault::open(&ws, name)?;
+    let entry = v.resolve(text)?;
+    let _lock = Lock::acquire(&ws.vault_lock(name))?;
+    v.remove(&entry)?;
+    ui.status(format!("removed {} from vault '{name}'", entry.label()))?;
+    Ok(0)
+}
+
+/// The recipients an argument names: a recipient, or a file of them (a `.pub` file).
+fn parse_recipients_arg(arg: &str) -> Result<Vec<(String, Recipient)>> {
+    let bad = |reason: String| -> Error {
+        let what = if arg.is_empty() {
+            "''".to_string()
+        } else if arg.starts_with("AGE-SECRET-KEY-") || arg.starts_with("-----BEGIN") {
+            "the argument".to_string()
+        } else {
+            let short: String = arg.chars().take(24).collect();
+            format!(
+                "'{}{}'",
+                short.escape_debug(),
+                if arg.chars().count() > 24 { "…" } else { "" }
+            )
+        };
+        VaultError::BadRecipient { what, reason }.into()
+    };
+    if arg.trim().is_empty() {
+        return Err(bad("it is empty".into()));
+    }
+    match Recipient::parse(arg) {
+        Ok(r) => Ok(vec![(arg.trim().to_string(), r)]),
+        Err(reason) => {
+            let path = Path::new(arg);
+            if !path.is_file() {
+                return Err(bad(reason));
+            }
+            let text =
+                fs::read_to_string(path).map_err(|e| bad(format!("cannot read the file: {e}")))?;
+            let mut out = Vec::new();
+            for line in text.lines() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                out.push((line.to_string(), Recipient::parse(line).map_err(&bad)?));
+            }
+            if out.is_empty() {
+                return Err(bad("the file holds no recipient".into()));
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn recipients(ui: &mut Ui, name: &str, action: RecipientsAction, arg: &str) -> Result<u8> {
+    names::vault_name(name)?;
+    let given = match action {
+        RecipientsAction::List if !arg.is_empty() => {
+            return Err(Error::usage("`recipients list` takes no recipient")
+                .hint(format!("git loop vault recipients {name} list")))
+        }
+        RecipientsAction::List => Vec::new(),
+        _ => parse_recipients_arg(arg)?,
+    };
+    let ws = super::workspace()?;
+    let v = Vault::open(&ws, name)?;
+    if action == RecipientsAction::List {
+        for line in v.recipients()?.recipients() {
+            writeln!(ui.out(), "{}", line.text)?;
+        }
+        return Ok(0);
+    }
+    let _lock = Lock::acquire(&ws.vault_lock(name))?;
+    let mut file = v.recipients()?;
+    let mut changed = 0;
+    for (text, r) in given {
+        let canonical = r.canonical();
+        let done = match action {
+            RecipientsAction::Add => file.add(&text, r),
+            _ => file.remove(&canonical),
+        };
+        if done {
+            changed += 1;
+        } else if action == RecipientsAction::Add {
+            ui.status(format!(
+                "{canonical} is a recipient of vault '{name}' already"
+            ))?;
+        } else {
+            return Err(Error::failure(format!(
+                "{canonical} is not a recipient of vault '{name}'"
+            ))
+            .hint(format!("see them: git loop vault recipients {name} list")));
+        }
+    }
+    if changed == 0 {
+        return Ok(0);
+    }
+    if file.recipients().is_empty() {
+        return Err(Error::failure(format!(
+            "refusing to remove the last recipient of vault '{name}': nobody could decrypt it"
+        ))
+        .hint(format!(
+            "add the new recipient first: git loop vault recipients {name} add RECIPIENT"
+        )));
+    }
+    v.write_recipients(&file)?;
+    match action {
+        RecipientsAction::Add => ui.status(format!(
+            "added {changed} recipient{} to vault '{name}'; to let {} decrypt the entries: git loop vault rekey {name}",
+            if changed == 1 { "" } else { "s" },
+            if changed == 1 { "it" } else { "them" },
+        ))?,
+        _ => {
+            ui.status(format!(
+                "removed {changed} recipient{} from vault '{name}'",
+                if changed == 1 { "" } else { "s" }
+            ))?;
+            ui.warn(format!(
+                "the entries stay readable with the removed identity until `git loop vault rekey {name}`, and in git history: rotate the credentials that matter"
+            ))?;
+        }
+    }
+    Ok(0)
+}
+
+fn rekey(ui: &mut Ui, name: &str) -> Result<u8> {
+    names::vault_name(name)?;
+    let ws = super::workspace()?;
+    let v = Vault::open(&ws, name)?;
+    let id = load_identity(ui, &ws)?;
+    let recipients = v.recipients()?;
+    let (count, links) = {
+        let _lock = Lock::acquire(&ws.vault_lock(name))?;
+        v.rekey(&id)?
+    };
+    let r = recipients.recipients().len();
+    ui.status(format!(
+        "re-encrypted {count} entr{} of vault '{name}' to {r} recipient{}",
+        if count == 1 { "y" } else { "ies" },
+        if r == 1 { "" } else { "s" }
+    ))?;
+    if links > 0 {
+        ui.status(format!(
+            "skipped {links} linked entr{} (rekey the vault they point into)",
+            if links == 1 { "y" } else { "ies" }
+        ))?;
+    }
+    if !id.recipients().iter().any(|mine| recipients.contains(mine)) {
+        ui.warn(format!(
+            "your identity is not a recipient of vault '{name}' any more: you can no longer decrypt it"
+        ))?;
+    }
+    Ok(0)
+}

@@ -1,0 +1,556 @@
+//! The secret guard (DESIGN.md sections 6 and 7): what a commit in a workspace repository
+//! must never contain.
+//!
+//! - Under `.loopat/vaults/`, every file is an age file, apart from each vault's
+//!   `recipients.txt` (public keys) and symlinks between entries. Anything else there is
+//!   plaintext that was meant to be encrypted.
+//! - Anywhere, nothing that looks like a private key (`-----BEGIN … PRIVATE KEY-----`,
+//!   `AGE-SECRET-KEY-1…`) or a well-known token format (GitHub, AWS, Slack, Anthropic,
+//!   OpenAI, GitLab, Google, Stripe, npm, Hugging Face).
+//!
+//! [`check`] is pure and does the deciding; [`staged`] reads what is staged for a commit
+//! (the pre-commit hook) through `git`, and never says more about a finding than its kind
+//! and line: the report must not repeat the secret.
+
+use std::path::Path;
+
+use crate::git::cmd::{Git, GitError};
+use crate::vault::crypto;
+
+/// The folder whose files must be age files.
+pub const VAULTS_PREFIX: &str = ".loopat/vaults/";
+
+/// git's mode of a symlink blob.
+const MODE_SYMLINK: u32 = 0o120000;
+/// git's mode of a submodule (a commit, no content to scan).
+const MODE_GITLINK: u32 = 0o160000;
+
+/// One reason to refuse a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub path: String,
+    /// 1-based line of the match, when the finding is in the content.
+    pub line: Option<usize>,
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.path, self.what),
+            None => write!(f, "{}: {}", self.path, self.what),
+        }
+    }
+}
+
+/// A token format: a fixed prefix, then at least `min` (and, when set, at most `max`)
+/// characters of its alphabet.
+struct Token {
+    what: &'static str,
+    prefix: &'static [u8],
+    alphabet: fn(u8) -> bool,
+    min: usize,
+    max: Option<usize>,
+}
+
+fn alnum(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+fn upper_alnum(b: u8) -> bool {
+    b.is_ascii_uppercase() || b.is_ascii_digit()
+}
+fn word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+fn word_dash(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+fn alnum_dash(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-'
+}
+fn letters(b: u8) -> bool {
+    b.is_ascii_alphabetic()
+}
+
+/// Longer prefixes first: `sk-ant-` must be named before `sk-` catches it.
+const TOKENS: &[Token] = &[
+    Token {
+        what: "an age secret key",
+        prefix: b"AGE-SECRET-KEY-1",
+        alphabet: upper_alnum,
+        min: 50,
+        max: None,
+    },
+    Token {
+        what: "a GitHub token",
+        prefix: b"github_pat_",
+        alphabet: word,
+        min: 22,
+        max: None,
+    },
+    Token {
+        what: "a GitHub token",
+        prefix: b"ghp_",
+        alphabet: alnum,
+        min: 36,
+        max: None,
+    },
+    Token {
+        what: "a GitHub token",
+        prefix: b"gho_",
+        alphabet: alnum,
+        min: 36,
+        max: None,
+    },
+    Token {
+        what: "a GitHub token",
+        prefix: b"ghu_",
+        alphabet: alnum,
+        min: 36,
+        max: None,
+    },
+    Token {
+        what: "a GitHub token",
+        prefix: b"ghs_",
+        alphabet: alnum,
+        min: 36,
+        max: None,
+    },
+    Token {
+        what: "a GitHub token",
+        prefix: b"ghr_",
+        alphabet: alnum,
+        min: 36,
+        max: None,
+    },
+    Token {
+        what: "an AWS access key id",
+        prefix: b"AKIA",
+        alphabet: upper_alnum,
+        min: 16,
+        max: Some(16),
+    },
+    Token {
+        what: "an AWS access key id",
+        prefix: b"ASIA",
+        alphabet: upper_alnum,
+        min: 16,
+        max: Some(16),
+    },
+    Token {
+        what: "a Slack token",
+        prefix: b"xoxb-",
+        alphabet: alnum_dash,
+        min: 10,
+        max: None,
+    },
+    Token {
+        what: "a Slack token",
+        prefix: b"xoxa-",
+        alphabet: alnum_dash,
+        min: 10,
+        max: None,
+    },
+    Token {
+        what: "a Slack token",
+        prefix: b"xoxp-",
+        alphabet: alnum_dash,
+        min: 10,
+        max: None,
+    },
+    Token {
+        what: "a Slack token",
+        prefix: b"xoxr-",
+        alphabet: alnum_dash,
+        min: 10,
+        max: None,
+    },
+    Token {
+        what: "a Slack token",
+        prefix: b"xoxs-",
+        alphabet: alnum_dash,
+        min: 10,
+        max: None,
+    },
+    Token {
+        what: "an Anthropic API key",
+        prefix: b"sk-ant-",
+        alphabet: word_dash,
+        min: 20,
+        max: None,
+    },
+    Token {
+        what: "an OpenAI API key",
+        prefix: b"sk-",
+        alphabet: word_dash,
+        min: 20,
+        max: None,
+    },
+    Token {
+        what: "a GitLab token",
+        prefix: b"glpat-",
+        alphabet: word_dash,
+        min: 20,
+        max: None,
+    },
+    Token {
+        what: "a Google API key",
+        prefix: b"AIza",
+        alphabet: word_dash,
+        min: 35,
+        max: Some(35),
+    },
+    Token {
+        what: "a Stripe secret key",
+        prefix: b"sk_live_",
+        alphabet: alnum,
+        min: 20,
+        max: None,
+    },
+    Token {
+        what: "a Stripe secret key",
+        prefix: b"rk_live_",
+        alphabet: alnum,
+        min: 20,
+        max: None,
+    },
+    Token {
+        what: "an npm token",
+        prefix: b"npm_",
+        alphabet: alnum,
+        min: 36,
+        max: None,
+    },
+    Token {
+        what: "a Hugging Face token",
+        prefix: b"hf_",
+        alphabet: letters,
+        min: 30,
+        max: None,
+    },
+];
+
+/// Decides whether a staged file may be committed. `mode` is git's file mode.
+pub fn check(path: &str, mode: u32, content: &[u8]) -> Vec<Finding> {
+    if mode == MODE_GITLINK {
+        return Vec::new();
+    }
+    if let Some(rest) = path.strip_prefix(VAULTS_PREFIX) {
+        if mode == MODE_SYMLINK {
+            return Vec::new();
+        }
+        let is_recipients = matches!(rest.split_once('/'), Some((_, "recipients.txt")));
+        if !is_recipients {
+            if crypto::is_age_file(content) {
+                // Ciphertext: a chance match in it means nothing.
+                return Vec::new();
+            }
+            return vec![Finding {
+                path: path.to_string(),
+                line: None,
+                what: "not an age file, but it is under .loopat/vaults/ (plaintext in a vault?)",
+            }];
+        }
+    }
+    scan(path, content)
+}
+
+/// Every private key or token in `content`, one finding per match.
+pub fn scan(path: &str, content: &[u8]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while i < content.len() {
+        let b = content[i];
+        if b == b'\n' {
+            line += 1;
+            i += 1;
+            continue;
+        }
+        let boundary = i == 0 || !word_dash(content[i - 1]);
+        if boundary {
+            if let Some((what, len)) = match_at(&content[i..]) {
+                out.push(Finding {
+                    path: path.to_string(),
+                    line: Some(line),
+                    what,
+                });
+                i += len;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A secret starting at the first byte of `s`: what it is and how long.
+fn match_at(s: &[u8]) -> Option<(&'static str, usize)> {
+    if let Some(len) = private_key_header(s) {
+        return Some(("a private key", len));
+    }
+    for t in TOKENS {
+        if !s.starts_with(t.prefix) {
+            continue;
+        }
+        let body = s[t.prefix.len()..]
+            .iter()
+            .take_while(|&&b| (t.alphabet)(b))
+            .count();
+        if body >= t.min && t.max.is_none_or(|max| body <= max) {
+            return Some((t.what, t.prefix.len() + body));
+        }
+    }
+    None
+}
+
+/// `-----BEGIN <LABEL> PRIVATE KEY-----` (also `… PRIVATE KEY BLOCK-----` of PGP), where
+/// the label is upper-case words: RSA, EC, OPENSSH, ENCRYPTED, DSA, or none.
+fn private_key_header(s: &[u8]) -> Option<usize> {
+    const BEGIN: &[u8] = b"-----BEGIN ";
+    if !s.starts_with(BEGIN) {
+        return None;
+    }
+    let rest = &s[BEGIN.len()..];
+    let label_len = rest
+        .iter()
+        .take(64)
+        .take_while(|&&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ')
+        .count();
+    let label = &rest[..label_len];
+    let tail = &rest[label_len..];
+    let is_key = (label.ends_with(b"PRIVATE KEY") || label.ends_with(b"PRIVATE KEY BLOCK"))
+        && tail.starts_with(b"-----");
+    is_key.then_some(BEGIN.len() + label_len + 5)
+}
+
+/// One file staged for commit.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    pub path: String,
+    pub mode: u32,
+    pub blob: String,
+}
+
+/// The variables git sets for a hook that say which repository and which index the
+/// commit is made from (`git commit -a` and `git commit PATH` use a temporary index).
+const HOOK_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+];
+
+/// A git command in `dir` that sees what the running hook sees. git's own hook
+/// environment is passed on on purpose: without `GIT_INDEX_FILE` a partial commit would
+/// be checked against the wrong index.
+fn hook_git(dir: &Path) -> Git {
+    let mut git = Git::in_dir(dir);
+    for key in HOOK_ENV {
+        if let Some(v) = std::env::var_os(key) {
+            git = git.env(key, v);
+        }
+    }
+    git
+}
+
+/// Files staged for the commit being made in `dir` (added, copied, modified, changed
+/// type; not deleted). The repository is the user's own, so asking git is safe, and git
+/// is the tool that knows which index a hook must read.
+pub fn staged(dir: &Path) -> Result<Vec<Staged>, GitError> {
+    let raw = hook_git(dir)
+        .args([
+            "diff",
+            "--cached",
+            "--raw",
+            "--no-abbrev",
+            "-z",
+            "--no-renames",
+            "--diff-filter=ACMT",
+            "--no-ext-diff",
+        ])
+        .output()?
+        .stdout;
+    Ok(parse_raw(&raw))
+}
+
+/// Parses `git diff --raw -z --no-renames`: `:oldmode newmode oldsha newsha status\0path\0`.
+pub fn parse_raw(raw: &[u8]) -> Vec<Staged> {
+    let mut out = Vec::new();
+    let mut fields = raw.split(|&b| b == 0);
+    while let Some(meta) = fields.next() {
+        if meta.is_empty() {
+            continue;
+        }
+        let Some(path) = fields.next() else { break };
+        let meta = String::from_utf8_lossy(meta);
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        if parts.len() < 5 {
+            continue;
+        }
+        let mode = u32::from_str_radix(parts[1], 8).unwrap_or(0);
+        out.push(Staged {
+            path: String::from_utf8_lossy(path).into_owned(),
+            mode,
+            blob: parts[3].to_string(),
+        });
+    }
+    out
+}
+
+/// The content of a staged blob.
+pub fn blob(dir: &Path, id: &str) -> Result<Vec<u8>, GitError> {
+    Ok(hook_git(dir)
+        .args(["cat-file", "blob", id])
+        .output()?
+        .stdout)
+}
+
+/// Checks everything staged in `dir`.
+pub fn check_staged(dir: &Path) -> Result<Vec<Finding>, GitError> {
+    let mut findings = Vec::new();
+    for file in staged(dir)? {
+        if file.mode == MODE_GITLINK {
+            continue;
+        }
+        let content = blob(dir, &file.blob)?;
+        findings.extend(check(&file.path, file.mode, &content));
+    }
+    Ok(findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: u32 = 0o100644;
+
+    fn whats(path: &str, content: &str) -> Vec<&'static str> {
+        check(path, FILE, content.as_bytes())
+            .into_iter()
+            .map(|f| f.what)
+            .collect()
+    }
+
+    #[test]
+    fn plaintext_under_vaults_is_refused_age_files_pass() {
+        assert_eq!(
+            whats(".loopat/vaults/default/envs/TOKEN.age", "hunter2"),
+            ["not an age file, but it is under .loopat/vaults/ (plaintext in a vault?)"]
+        );
+        assert!(whats(
+            ".loopat/vaults/default/envs/TOKEN.age",
+            "age-encryption.org/v1\n-> X25519 abc\n"
+        )
+        .is_empty());
+        assert!(whats(
+            ".loopat/vaults/default/mounts/home/.netrc.age",
+            "-----BEGIN AGE ENCRYPTED FILE-----\nYWdl\n-----END AGE ENCRYPTED FILE-----\n"
+        )
+        .is_empty());
+        assert!(whats(".loopat/vaults/default/recipients.txt", "age1xyz\n").is_empty());
+        // A secret key pasted into recipients.txt is still caught.
+        let key = format!("AGE-SECRET-KEY-1{}", "Q".repeat(58));
+        assert_eq!(
+            whats(".loopat/vaults/default/recipients.txt", &key),
+            ["an age secret key"]
+        );
+        assert!(check(".loopat/vaults/default/envs/A.age", MODE_SYMLINK, b"B.age").is_empty());
+        // recipients.txt only at a vault's top.
+        assert_eq!(
+            whats(".loopat/vaults/default/mounts/home/recipients.txt", "x").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn private_keys_anywhere() {
+        for header in [
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "-----BEGIN PRIVATE KEY-----",
+            "-----BEGIN EC PRIVATE KEY-----",
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----",
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+        ] {
+            let text = format!("notes\n\n{header}\nMIIE...\n");
+            let found = check("memory/keys.md", FILE, text.as_bytes());
+            assert_eq!(found.len(), 1, "{header}");
+            assert_eq!(found[0].line, Some(3));
+            assert_eq!(found[0].what, "a private key");
+        }
+        assert!(whats("a", "-----BEGIN PUBLIC KEY-----").is_empty());
+        assert!(whats("a", "-----BEGIN CERTIFICATE-----").is_empty());
+        // Prose about the format is not a key.
+        assert!(whats(
+            "a",
+            "a line like -----BEGIN ... PRIVATE KEY----- is refused"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn token_formats() {
+        let cases = [
+            (format!("ghp_{}", "a".repeat(36)), "a GitHub token"),
+            (format!("github_pat_{}", "A1_".repeat(20)), "a GitHub token"),
+            ("AKIAIOSFODNN7EXAMPLE".to_string(), "an AWS access key id"),
+            ("xoxb-1234567890-abcdef".to_string(), "a Slack token"),
+            (
+                format!("sk-ant-api03-{}", "x".repeat(40)),
+                "an Anthropic API key",
+            ),
+            (format!("sk-proj-{}", "Y".repeat(40)), "an OpenAI API key"),
+            (format!("glpat-{}", "z".repeat(20)), "a GitLab token"),
+            (format!("AIza{}", "b".repeat(35)), "a Google API key"),
+            (format!("hf_{}", "c".repeat(34)), "a Hugging Face token"),
+        ];
+        for (token, what) in &cases {
+            let text = format!("export TOKEN={token}\n");
+            assert_eq!(whats("notes.md", &text), [*what], "{token}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_passes() {
+        for text in [
+            "a task-list and a disk-space report",
+            "ghp_short",
+            "AKIA is a prefix; AKIAshort",
+            "AKIAIOSFODNN7EXAMPLEXX is too long for an AWS key id",
+            "sk-ant-short",
+            "mask-the-very-long-component-names-here-ok",
+            "AGE-SECRET-KEY-1 is how an age secret key starts",
+        ] {
+            assert!(whats("notes.md", text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn binary_content_is_scanned_by_bytes() {
+        let mut content = vec![0u8, 159, 146, 150, b'\n'];
+        content.extend_from_slice(format!("ghp_{}", "a".repeat(36)).as_bytes());
+        let found = check("bin", FILE, &content);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].line, Some(2));
+    }
+
+    #[test]
+    fn findings_do_not_repeat_the_secret() {
+        let token = format!("ghp_{}", "s".repeat(36));
+        let found = check("f", FILE, token.as_bytes());
+        assert!(!found[0].to_string().contains(&token));
+    }
+
+    #[test]
+    fn parses_raw_diff_output() {
+        let raw = b":000000 100644 0000000000000000000000000000000000000000 1111111111111111111111111111111111111111 A\0a b.txt\0:100644 120000 2222222222222222222222222222222222222222 3333333333333333333333333333333333333333 T\0.loopat/vaults/v/envs/X.age\0";
+        let staged = parse_raw(raw);
+        assert_eq!(staged.len(), 2);
+        assert_eq!(staged[0].path, "a b.txt");
+        assert_eq!(staged[0].mode, 0o100644);
+        assert_eq!(staged[0].blob, "1".repeat(40));
+        assert_eq!(staged[1].mode, MODE_SYMLINK);
+    }
+}

@@ -1,0 +1,180 @@
+//! What a loop's sandbox receives from its vault: decrypted in memory, handed over as
+//! environment variables and as file contents for memfds. Nothing here touches the disk
+//! except to read ciphertext.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use secrecy::SecretString;
+use zeroize::Zeroizing;
+
+use super::identity::Identity;
+use super::store::{EntryKind, Vault};
+use super::{VaultError, DEFAULT_VAULT};
+use crate::error::Result;
+use crate::workspace::{HostPaths, Workspace};
+
+/// The decrypted contents of one vault. Values are wiped from memory when dropped, and
+/// `Debug` shows names and sizes only.
+#[derive(Default)]
+pub struct Delivery {
+    /// `(NAME, value)` for each `envs/<NAME>.age`, sorted by name.
+    pub env: Vec<(String, SecretString)>,
+    /// `(path relative to $HOME, contents)` for each `mounts/home/<rel>.age`, sorted.
+    pub files: Vec<(PathBuf, Zeroizing<Vec<u8>>)>,
+}
+
+impl Delivery {
+    pub fn is_empty(&self) -> bool {
+        self.env.is_empty() && self.files.is_empty()
+    }
+}
+
+impl fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Vec<&str> = self.env.iter().map(|(n, _)| n.as_str()).collect();
+        let files: Vec<String> = self
+            .files
+            .iter()
+            .map(|(p, c)| format!("{} ({} bytes)", p.display(), c.len()))
+            .collect();
+        f.debug_struct("Delivery")
+            .field("env", &env)
+            .field("files", &files)
+            .finish()
+    }
+}
+
+/// Decrypts the selected vault of the workspace's user in memory. A missing vault named
+/// "default" yields an empty Delivery (a loop without credentials); any other missing
+/// vault is an error with a hint.
+pub fn open_for_run(ws: &Workspace, vault: &str) -> Result<Delivery> {
+    let identity = HostPaths::from_env()?.identity;
+    open_with(ws, vault, &identity)
+}
+
+/// [`open_for_run`] with the identity file given. The identity is read only when the
+/// vault has entries, so a loop without credentials needs none.
+pub fn open_with(ws: &Workspace, vault: &str, identity: &Path) -> Result<Delivery> {
+    let v = Vault::at(ws, vault)?;
+    if !v.exists() {
+        if vault == DEFAULT_VAULT {
+            return Ok(Delivery::default());
+        }
+        return Err(VaultError::NoVault(vault.to_string()).into());
+    }
+    let v = Vault::open(ws, vault)?;
+    let entries = v.entries()?;
+    let mut delivery = Delivery::default();
+    if entries.is_empty() {
+        return Ok(delivery);
+    }
+    super::identity::check_location(identity, ws.root())?;
+    let identity = Identity::load(identity)?;
+    for entry in &entries {
+        let plain = v.decrypt(&identity, entry)?;
+        match entry.entry.kind {
+            EntryKind::Env => {
+                Vault::check_value(&entry.entry, &plain)?;
+                // check_value has made sure it is UTF-8; the copy goes straight into a
+                // SecretString and `plain` is wiped when it drops.
+                let text = String::from_utf8_lossy(&plain).into_owned();
+                delivery
+                    .env
+                    .push((entry.entry.name.clone(), SecretString::from(text)));
+            }
+            EntryKind::File => delivery
+                .files
+                .push((PathBuf::from(&entry.entry.name), plain)),
+        }
+    }
+    Ok(delivery)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vault::store::EntryRef;
+    use secrecy::ExposeSecret;
+    use std::fs;
+
+    fn ws(tmp: &Path) -> Workspace {
+        let ws = Workspace::at(tmp.join("ws"), "alice".into());
+        fs::create_dir_all(ws.vaults_dir()).unwrap();
+        ws
+    }
+
+    #[test]
+    fn missing_default_vault_is_empty_and_needs_no_identity() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = ws(tmp.path());
+        let d = open_with(&ws, "default", &tmp.path().join("no-identity")).unwrap();
+        assert!(d.is_empty());
+        let err = open_with(&ws, "work", &tmp.path().join("no-identity")).unwrap_err();
+        assert_eq!(err.message, "vault 'work' does not exist");
+        assert!(err
+            .hints
+            .iter()
+            .any(|h| h.contains("git loop vault init work")));
+        let err = open_with(&ws, "../x", &tmp.path().join("no-identity")).unwrap_err();
+        assert_eq!(err.kind, crate::ErrorKind::Usage);
+    }
+
+    #[test]
+    fn delivers_env_and_files_in_memory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = ws(tmp.path());
+        let id_path = tmp.path().join("id.txt");
+        let (id, _) = crate::vault::identity::ensure(&id_path).unwrap();
+        let v = Vault::at(&ws, "work").unwrap();
+        v.create(&[id.recipient().to_string()]).unwrap();
+        v.write(&EntryRef::env("B_TOKEN").unwrap(), b"bbb").unwrap();
+        v.write(&EntryRef::env("A_TOKEN").unwrap(), b"aaa").unwrap();
+        v.write(&EntryRef::file(".aws/credentials").unwrap(), b"[default]\n")
+            .unwrap();
+        let d = open_with(&ws, "work", &id_path).unwrap();
+        let env: Vec<(&str, &str)> = d
+            .env
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.expose_secret()))
+            .collect();
+        assert_eq!(env, [("A_TOKEN", "aaa"), ("B_TOKEN", "bbb")]);
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.files[0].0, PathBuf::from(".aws/credentials"));
+        assert_eq!(&d.files[0].1[..], b"[default]\n");
+        let shown = format!("{d:?}");
+        assert!(
+            !shown.contains("aaa") && shown.contains("A_TOKEN"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn refuses_a_run_for_a_link_outside_personal_or_a_stranger_identity() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = ws(tmp.path());
+        let id_path = tmp.path().join("id.txt");
+        let (id, _) = crate::vault::identity::ensure(&id_path).unwrap();
+        let v = Vault::at(&ws, "work").unwrap();
+        v.create(&[id.recipient().to_string()]).unwrap();
+        v.write(&EntryRef::env("T").unwrap(), b"t").unwrap();
+
+        let stranger = tmp.path().join("stranger.txt");
+        crate::vault::identity::ensure(&stranger).unwrap();
+        let err = open_with(&ws, "work", &stranger).unwrap_err();
+        assert!(err.message.contains("vault 'work'"), "{}", err.message);
+        assert!(err.hints.iter().any(|h| h.contains("recipients work add")));
+        assert!(err.hints.iter().any(|h| h.contains("rekey work")));
+
+        let target = tmp.path().join("elsewhere.age");
+        fs::write(&target, b"x").unwrap();
+        let link = ws.vault_env("work", "OUT");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = open_with(&ws, "work", &id_path).unwrap_err();
+        assert!(
+            err.message.contains(&link.display().to_string()),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,541 @@
+//! review, publish, merge, distill, autocommit, cron, pr: proposals become merges.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::TestEnv;
+
+/// A note committed on the loop's notes branch (as the agent would, inside).
+fn note(env: &TestEnv, id: &str, file: &str, text: &str) {
+    env.commit_file(&env.loop_notes(id), file, text, &format!("note {file}"));
+}
+
+fn setup() -> (TestEnv, std::path::PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    (env, repo)
+}
+
+#[test]
+fn publish_fast_forwards_trunk_and_updates_the_checkout() {
+    let (env, repo) = setup();
+    let id = env.new_loop(&repo, "notes");
+    note(&env, &id, "memory/topic.md", "a fact\n");
+    let tip = env.rev(&env.loop_notes(&id), "HEAD").unwrap();
+    let before = env.rev(&env.notes(), "main").unwrap();
+
+    let dry = env.run(["publish", &id, "--dry-run"]).ok();
+    dry.stdout_has("would be fast-forwarded");
+    assert_eq!(env.rev(&env.notes(), "main").unwrap(), before);
+
+    env.run(["publish", &id])
+        .ok()
+        .stdout_has("notes: main fast-forwarded");
+    assert_eq!(env.rev(&env.notes(), "main").unwrap(), tip);
+    assert_eq!(
+        fs::read_to_string(env.notes().join("memory/topic.md")).unwrap(),
+        "a fact\n"
+    );
+    assert_eq!(env.git(&env.notes(), ["status", "--porcelain"]), "");
+    env.run(["publish", &id]).ok().stdout_has("nothing to do");
+    env.git(&env.notes(), ["fsck", "--strict", "--no-dangling"]);
+    let show = env.run(["show", &id, "--json"]).ok().json();
+    assert_eq!(show["state"], "published");
+}
+
+#[test]
+fn publish_makes_a_merge_commit_when_trunk_moved() {
+    let (env, repo) = setup();
+    let a = env.new_loop(&repo, "a");
+    let b = env.new_loop(&repo, "b");
+    note(&env, &a, "a.md", "a\n");
+    note(&env, &b, "b.md", "b\n");
+    env.run(["publish", &a]).ok();
+    env.run(["publish", &b])
+        .ok()
+        .stdout_has("notes: main merged");
+    let parents = env.git(&env.notes(), ["rev-list", "--parents", "-1", "main"]);
+    assert_eq!(
+        parents.split_whitespace().count(),
+        3,
+        "a merge commit: {parents}"
+    );
+    assert!(env.notes().join("a.md").is_file() && env.notes().join("b.md").is_file());
+    assert_eq!(env.git(&env.notes(), ["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_conflict_changes_nothing_and_says_how_to_resolve() {
+    let (env, repo) = setup();
+    let a = env.new_loop(&repo, "a");
+    let b = env.new_loop(&repo, "b");
+    note(&env, &a, "inbox.md", "# Inbox\n- from a\n");
+    note(&env, &b, "inbox.md", "# Inbox\n- from b\n");
+    env.run(["publish", &a]).ok();
+    let trunk = env.rev(&env.notes(), "main").unwrap();
+    env.run(["publish", &b])
+        .fails(1)
+        .stderr_has("conflicts in inbox.md")
+        .stderr_has(&format!("git loop shell {b}"))
+        .stderr_has("rebase origin/main");
+    assert_eq!(env.rev(&env.notes(), "main").unwrap(), trunk);
+    assert_eq!(env.git(&env.notes(), ["status", "--porcelain"]), "");
+
+    // Resolved the way the hint says, inside the loop's sandbox.
+    let script = "git fetch -q origin && git -c user.name=a -c user.email=a@b rebase -q origin/main; \
+                  printf '# Inbox\\n- from a\\n- from b\\n' > inbox.md && git add inbox.md && \
+                  GIT_EDITOR=true git -c user.name=a -c user.email=a@b rebase --continue >/dev/null";
+    env.run([
+        "run",
+        "-q",
+        &b,
+        "--net",
+        "none",
+        "--",
+        "sh",
+        "-c",
+        &format!("cd /loopat/context/notes && {script}"),
+    ])
+    .ok();
+    env.run(["publish", &b]).ok().stdout_has("fast-forwarded");
+    assert_eq!(
+        fs::read_to_string(env.notes().join("inbox.md")).unwrap(),
+        "# Inbox\n- from a\n- from b\n"
+    );
+}
+
+#[test]
+fn sixteen_loops_publishing_at_once_all_land() {
+    let (env, repo) = setup();
+    let ids: Vec<String> = (0..16)
+        .map(|i| {
+            let id = env.new_loop(&repo, &format!("parallel {i}"));
+            note(&env, &id, &format!("n{i}.md"), &format!("{i}\n"));
+            id
+        })
+        .collect();
+    let children: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            env.command()
+                .current_dir(&env.root)
+                .args(["publish", id])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let log = env.git(&env.notes(), ["log", "--format=%s", "main"]);
+    for i in 0..16 {
+        assert!(
+            log.contains(&format!("note n{i}.md")),
+            "note {i} lost:\n{log}"
+        );
+        assert!(env.notes().join(format!("n{i}.md")).is_file());
+    }
+    assert_eq!(env.git(&env.notes(), ["status", "--porcelain"]), "");
+    env.git(&env.notes(), ["fsck", "--strict", "--no-dangling"]);
+}
+
+#[test]
+fn merge_into_the_checked_out_base_branch() {
+    let (env, repo) = setup();
+    let id = env.new_loop(&repo, "feature");
+    env.commit_file(&env.workdir(&id), "feature.c", "int f;\n", "feature");
+    let tip = env.rev(&env.workdir(&id), "HEAD").unwrap();
+    let main = env.rev(&repo, "main").unwrap();
+    env.run(["merge", &id, "--dry-run"])
+        .ok()
+        .stdout_has("would be fast-forwarded");
+    assert_eq!(env.rev(&repo, "main").unwrap(), main);
+
+    // A local change that the merge would overwrite: refused, nothing moves.
+    fs::write(repo.join("feature.c"), "mine\n").unwrap();
+    env.run(["merge", &id])
+        .fails(1)
+        .stderr_has("local changes the merge would overwrite");
+    assert_eq!(env.rev(&repo, "main").unwrap(), main);
+    fs::remove_file(repo.join("feature.c")).unwrap();
+
+    // A local change elsewhere survives.
+    fs::write(repo.join("README.md"), "# mine\n").unwrap();
+    env.run(["merge", &id])
+        .ok()
+        .stdout_has("code: main fast-forwarded");
+    assert_eq!(env.rev(&repo, "main").unwrap(), tip);
+    assert_eq!(
+        fs::read_to_string(repo.join("feature.c")).unwrap(),
+        "int f;\n"
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join("README.md")).unwrap(),
+        "# mine\n"
+    );
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), " M README.md\n");
+    assert_eq!(
+        env.run(["show", &id, "--json"]).ok().json()["state"],
+        "merged"
+    );
+}
+
+#[test]
+fn merge_squash_into_another_branch_keeps_the_commits() {
+    let (env, repo) = setup();
+    env.git(&repo, ["branch", "release"]);
+    let id = env.new_loop(&repo, "squashed");
+    env.commit_file(&env.workdir(&id), "one.c", "1\n", "one");
+    env.commit_file(&env.workdir(&id), "two.c", "2\n", "two");
+    env.git(
+        &repo,
+        ["commit", "-q", "--allow-empty", "-m", "release moved"],
+    );
+    let tip = env.rev(&env.workdir(&id), "HEAD").unwrap();
+    env.run(["merge", &id, "--into", "release", "--squash"])
+        .ok()
+        .stdout_has("code: release merged");
+    let parents = env.git(&repo, ["rev-list", "--parents", "-1", "release"]);
+    assert_eq!(
+        parents.split_whitespace().count(),
+        2,
+        "one parent: {parents}"
+    );
+    assert_eq!(env.git(&repo, ["show", "release:two.c"]), "2\n");
+    assert_eq!(
+        env.rev(&repo, &format!("refs/git-loop/backup/{id}"))
+            .unwrap(),
+        tip
+    );
+    env.git(&repo, ["fsck", "--strict", "--no-dangling"]);
+}
+
+#[test]
+fn review_lists_and_shows_proposals_without_running_the_loops_config() {
+    let (env, repo) = setup();
+    let id = env.new_loop(&repo, "proposal");
+    let quiet = env.new_loop(&repo, "nothing");
+    env.commit_file(&env.workdir(&id), "src/new.c", "int n;\n", "code change");
+    note(&env, &id, "memory/x.md", "x\n");
+    fs::write(env.workdir(&id).join("wip.c"), "wip\n").unwrap();
+    // Planted: a review must never run this on the host.
+    let marker = env.root.join("PWNED");
+    let mut config = fs::OpenOptions::new()
+        .append(true)
+        .open(env.workdir(&id).join(".git/config"))
+        .unwrap();
+    use std::io::Write;
+    writeln!(
+        config,
+        "[core]\n\tpager = touch {0}\n\tfsmonitor = touch {0}\n[diff]\n\texternal = touch {0}",
+        marker.display()
+    )
+    .unwrap();
+
+    let list = env.run(["review"]).ok();
+    assert!(
+        list.stdout.contains(&id)
+            && list.stdout.contains("code +1 (1 files)")
+            && list.stdout.contains("notes +1"),
+        "{}",
+        list.stdout
+    );
+    assert!(!list.stdout.contains(&quiet));
+    let json = env.run(["review", "--json"]).ok().json();
+    let item = &json.as_array().unwrap()[0];
+    assert_eq!(item["id"], id.as_str());
+    assert_eq!(item["code"]["ahead"], 1);
+    assert_eq!(item["code"]["files"][0], "src/new.c");
+    assert_eq!(item["notes"]["files"][0], "memory/x.md");
+    assert_eq!(item["uncommitted"][0], "code:wip.c");
+
+    let one = env.run(["review", &id]).ok();
+    one.stdout_has("== code: loop/")
+        .stdout_has("+int n;")
+        .stdout_has("== notes:")
+        .stdout_has("== code: 1 uncommitted")
+        .stdout_has("wip.c");
+    env.run(["review", &id, "--name-only"])
+        .ok()
+        .stdout_has("src/new.c");
+    env.run(["review", &id, "--stat"])
+        .ok()
+        .stdout_has("src/new.c | 1 +");
+    env.run(["publish", &id]).ok();
+    env.run(["merge", &id]).ok();
+    assert!(!marker.exists(), "a planted command ran on the host");
+}
+
+#[test]
+fn autocommit_commits_inside_skips_busy_repos_and_refuses_secrets() {
+    let (env, repo) = setup();
+    let id = env.new_loop(&repo, "auto");
+    let busy = env.new_loop(&repo, "busy");
+    fs::write(env.workdir(&id).join("work.c"), "int w;\n").unwrap();
+    fs::write(env.workdir(&id).join("key.pem"), "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n").unwrap();
+    fs::write(env.loop_notes(&id).join("inbox.md"), "# Inbox\n- auto\n").unwrap();
+    fs::write(env.workdir(&busy).join("x.c"), "x\n").unwrap();
+    fs::write(
+        env.workdir(&busy).join(".git/MERGE_HEAD"),
+        env.rev(&repo, "HEAD").unwrap(),
+    )
+    .unwrap();
+    fs::write(env.ws.join("personal/tester/memory/mine.md"), "personal\n").unwrap();
+
+    let run = env.run(["autocommit", "--all"]).ok();
+    run.stderr_has("not committing key.pem")
+        .stderr_has("a merge is in progress")
+        .stderr_has("personal: committed 1 path");
+    let wd = env.workdir(&id);
+    assert_eq!(
+        env.git(&wd, ["log", "-1", "--format=%an|%s"]).trim(),
+        "git loop|autocommit: 1 changed path"
+    );
+    assert_eq!(env.git(&wd, ["status", "--porcelain"]), "?? key.pem\n");
+    assert_eq!(env.git(&env.loop_notes(&id), ["status", "--porcelain"]), "");
+    // Imported: the origin has the autocommit.
+    assert_eq!(env.rev(&repo, &format!("loop/{id}")), env.rev(&wd, "HEAD"));
+    assert_eq!(
+        env.git(&env.workdir(&busy), ["status", "--porcelain"]),
+        "?? x.c\n"
+    );
+    assert_eq!(
+        env.git(&env.ws.join("personal/tester"), ["status", "--porcelain"]),
+        ""
+    );
+
+    // --publish-notes publishes what merges cleanly.
+    note(&env, &busy, "busy.md", "b\n");
+    env.run(["autocommit", &id, &busy, "--publish-notes"]).ok();
+    assert!(env.notes().join("busy.md").is_file());
+    assert_eq!(
+        fs::read_to_string(env.notes().join("inbox.md")).unwrap(),
+        "# Inbox\n- auto\n"
+    );
+}
+
+#[test]
+fn distill_loops_write_knowledge_and_publish_it() {
+    let env = TestEnv::new();
+    env.run(["init"]).ok();
+    let rec = env.run(["distill", "--no-agent", "--json"]).ok().json();
+    let id = rec["id"].as_str().unwrap().to_string();
+    assert_eq!(rec["kind"], "distill");
+    let k = env.loop_dir(&id).join("context/knowledge");
+    assert_eq!(
+        env.git(&k, ["symbolic-ref", "--short", "HEAD"]).trim(),
+        format!("loop/{id}")
+    );
+    let script = "pwd; echo '# Facts' > facts.md && git add facts.md && git -c user.name=a -c user.email=a@b commit -qm distilled; \
+                  touch /loopat/context/notes/x 2>/dev/null || echo notes-ro";
+    let run = env
+        .run(["run", "-q", &id, "--net", "none", "--", "sh", "-c", script])
+        .ok();
+    assert_eq!(run.stdout, "/loopat/context/knowledge\nnotes-ro\n");
+    env.run(["publish", &id, "--knowledge"])
+        .ok()
+        .stdout_has("knowledge: main fast-forwarded");
+    assert!(env.ws.join("context/knowledge/facts.md").is_file());
+    env.run([
+        "publish",
+        &env.new_loop(&env.repo("app"), "code"),
+        "--knowledge",
+    ])
+    .fails(2)
+    .stderr_has("not a distill loop");
+}
+
+#[test]
+fn cron_installs_one_entry_and_leaves_the_rest() {
+    let env = TestEnv::new();
+    let tab = env.root.join("crontab.txt");
+    fs::write(&tab, "MAILTO=me\n0 3 * * * backup.sh\n").unwrap();
+    let fake = env.root.join("fake-crontab");
+    fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = -l ]; then cat {0}; else cat > {0}; fi\n",
+            tab.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |args: &[&str]| {
+        let out = env
+            .command()
+            .current_dir(&env.root)
+            .env("GIT_LOOP_CRONTAB", &fake)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(run(&["cron", "status"]).0, 1);
+    assert_eq!(run(&["cron", "install"]).0, 0);
+    assert_eq!(run(&["cron", "install", "--every", "10m"]).0, 0);
+    let text = fs::read_to_string(&tab).unwrap();
+    assert_eq!(text.matches("git-loop autocommit").count(), 1, "{text}");
+    assert!(
+        text.starts_with("MAILTO=me\n0 3 * * * backup.sh\n*/10 * * * * GIT_LOOP_HOME="),
+        "{text}"
+    );
+    assert!(text.contains("autocommit --all --quiet"));
+    let (code, out) = run(&["cron", "status"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("*/10"));
+    assert_eq!(run(&["cron", "uninstall"]).0, 0);
+    assert_eq!(
+        fs::read_to_string(&tab).unwrap(),
+        "MAILTO=me\n0 3 * * * backup.sh\n"
+    );
+}
+
+#[test]
+fn pr_pushes_and_opens_with_gh_or_prints_the_url() {
+    let (env, repo) = setup();
+    let forge = env.root.join("forge.git");
+    env.git(&env.root, ["init", "-q", "--bare", forge.to_str().unwrap()]);
+    env.git(
+        &repo,
+        ["remote", "add", "origin", "https://github.com/team/app.git"],
+    );
+    env.git(
+        &repo,
+        [
+            "remote",
+            "set-url",
+            "--push",
+            "origin",
+            forge.to_str().unwrap(),
+        ],
+    );
+    let id = env.new_loop(&repo, "pull request");
+    env.commit_file(&env.workdir(&id), "pr.c", "int p;\n", "for review");
+
+    // No gh: the branch is pushed and the compare URL printed.
+    let run = env.run(["pr", &id]).ok();
+    assert_eq!(
+        run.stdout.trim(),
+        format!("https://github.com/team/app/compare/main...loop/{id}?expand=1")
+    );
+    assert_eq!(
+        env.rev(&forge, &format!("loop/{id}")),
+        env.rev(&env.workdir(&id), "HEAD")
+    );
+
+    // A stand-in gh that is logged in records how it was called.
+    let bin = env.root.join("bin");
+    fs::create_dir(&bin).unwrap();
+    let log = env.root.join("gh.log");
+    fs::write(
+        bin.join("gh"),
+        format!("#!/bin/sh\necho \"$@\" >> {}\n", log.display()),
+    )
+    .unwrap();
+    fs::set_permissions(bin.join("gh"), fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = env
+        .command()
+        .current_dir(&env.root)
+        .env("PATH", path)
+        .args(["pr", &id, "--draft"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = fs::read_to_string(&log).unwrap();
+    assert!(calls.contains("auth status"), "{calls}");
+    assert!(
+        calls.contains(&format!(
+            "pr create --head loop/{id} --base main --title pull request"
+        )),
+        "{calls}"
+    );
+    assert!(calls.trim_end().ends_with("--draft"), "{calls}");
+}
+
+/// kill -9 of publish, merge and autocommit at random points: the origins stay sound, no
+/// commit is lost, doctor repairs what is left, and a rerun completes.
+#[test]
+fn killed_at_random_points_nothing_is_lost() {
+    let (env, repo) = setup();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut delay = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        Duration::from_micros(seed % 40_000)
+    };
+    for trial in 0..20 {
+        let id = env.new_loop(&repo, &format!("kill {trial}"));
+        note(&env, &id, &format!("k{trial}.md"), "k\n");
+        env.commit_file(&env.workdir(&id), &format!("k{trial}.c"), "k\n", "code");
+        fs::write(env.workdir(&id).join(format!("auto{trial}.c")), "a\n").unwrap();
+        for cmd in [
+            &["autocommit", id.as_str()][..],
+            &["publish", id.as_str()][..],
+            &["merge", id.as_str()][..],
+        ] {
+            let mut child = env
+                .command()
+                .current_dir(&env.root)
+                .args(cmd)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(delay());
+            let _ = child.kill();
+            let _ = child.wait();
+            // What was killed is repaired, then the same command completes.
+            let doctor = env.run(["doctor", "--fix"]);
+            assert!(
+                !doctor.stdout.lines().any(|l| l.starts_with("problem")),
+                "trial {trial} {cmd:?}:\n{}",
+                doctor.stdout
+            );
+            env.run(cmd).ok();
+        }
+        env.git(&repo, ["fsck", "--no-dangling"]);
+        env.git(&env.notes(), ["fsck", "--no-dangling"]);
+        assert_eq!(
+            env.git(&env.notes(), ["status", "--porcelain"]),
+            "",
+            "trial {trial}"
+        );
+        assert!(
+            env.notes().join(format!("k{trial}.md")).is_file(),
+            "trial {trial}: note lost"
+        );
+        assert_eq!(
+            fs::read_to_string(repo.join(format!("k{trial}.c"))).unwrap(),
+            "k\n",
+            "trial {trial}: code lost"
+        );
+        assert_eq!(
+            fs::read_to_string(repo.join(format!("auto{trial}.c"))).unwrap(),
+            "a\n",
+            "trial {trial}: autocommit lost"
+        );
+        assert_eq!(
+            env.git(&repo, ["status", "--porcelain"]),
+            "",
+            "trial {trial}"
+        );
+    }
+}
