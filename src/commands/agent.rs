@@ -60,7 +60,7 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
         interactive: true,
         ro_same_path: folder.into_iter().collect(),
     };
-    let spec = sandbox::spec_for(&ws, &rec, &config, &req)?;
+    let spec = sandbox::spec_for(&ws, &rec, &config, &req, Vec::new())?;
     crate::agent::write_layers(&ws, &rec, &spec)?;
     sandbox::run(ui, &ws, &rec, &config, &req)
 }

@@ -96,7 +96,13 @@ fn show_mounts(
         interactive: false,
         ro_same_path: Vec::new(),
     };
-    let spec = crate::sandbox::spec_for(ws, rec, &config, &req)?;
+    let spec = crate::sandbox::spec_for(
+        ws,
+        rec,
+        &config,
+        &req,
+        crate::sandbox::vault_file_names(ws, &rec.vault),
+    )?;
     let rows = spec.view();
     if json {
         let items: Vec<serde_json::Value> = rows

@@ -56,6 +56,15 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
 
 fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
     match m {
+        Mount::Secret { inside } => {
+            if let Some(fd) = fds.files.get(inside) {
+                a.push("--perms".into());
+                a.push("0600".into());
+                a.push("--ro-bind-data".into());
+                a.push(fd.to_string().into());
+                a.push(inside.clone().into());
+            }
+        }
         Mount::RoFile { inside, .. } => {
             if let Some(fd) = fds.files.get(inside) {
                 a.push("--ro-bind-data".into());
@@ -192,6 +201,7 @@ mod tests {
             command: vec!["make".into(), "test".into()],
             ro_same_path: Vec::new(),
             operator_mounts: Vec::new(),
+            vault_files: Vec::new(),
             new_session: true,
         }
     }

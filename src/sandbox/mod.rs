@@ -140,6 +140,7 @@ pub fn spec_for(
     rec: &LoopRecord,
     config: &Config,
     req: &Request,
+    vault_files: Vec<PathBuf>,
 ) -> Result<SandboxSpec> {
     let mode = match req.mode {
         Some(m) => m,
@@ -172,6 +173,7 @@ pub fn spec_for(
         command: req.command.clone(),
         ro_same_path: req.ro_same_path.clone(),
         operator_mounts,
+        vault_files,
         new_session: !req.interactive,
     };
     Ok(SandboxSpec::for_loop(
@@ -180,6 +182,26 @@ pub fn spec_for(
         &spec::HostView::read(),
         &opts,
     ))
+}
+
+/// The file entries of a loop's vault, by name only (nothing is decrypted), for views.
+pub fn vault_file_names(ws: &Workspace, vault: &str) -> Vec<PathBuf> {
+    crate::vault::store::Vault::open(ws, vault)
+        .and_then(|v| {
+            if v.exists() {
+                v.entries()
+            } else {
+                Ok(Vec::new())
+            }
+        })
+        .map(|entries| {
+            entries
+                .into_iter()
+                .filter(|e| e.entry.kind == crate::vault::store::EntryKind::File)
+                .map(|e| PathBuf::from(e.entry.name))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `[[mounts]]` of the operator config (the only layer allowed to add host mounts).
@@ -262,9 +284,25 @@ pub fn run(
     };
     let inputs = probe::Inputs::read();
     let backend = select_backend(requested, &probe::quick(&inputs))?;
-    let spec = spec_for(ws, rec, config, req)?;
+    // The vault is decrypted in memory; its files go to bwrap by descriptor, its variables
+    // by environment (see spawn.rs), and neither is written anywhere.
+    let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
+    let vault_files: Vec<PathBuf> = delivery.files.iter().map(|(rel, _)| rel.clone()).collect();
+    let spec = spec_for(ws, rec, config, req, vault_files)?;
+    let vault_label = if delivery.is_empty() {
+        "no vault".to_string()
+    } else {
+        format!("vault {}", rec.vault)
+    };
     if backend == Backend::None {
-        return run_on_host(ui, ws, rec, &spec, req);
+        if !delivery.files.is_empty() {
+            return Err(Error::failure(format!(
+                "vault {} has files, which only the sandbox can deliver without writing them to disk",
+                rec.vault
+            ))
+            .hint("run with the sandbox (drop --backend none), or use a vault without file entries"));
+        }
+        return run_on_host(ui, ws, rec, &spec, req, &delivery.env);
     }
     let bwrap_path = inputs.bwrap.clone().expect("the probe found bwrap");
     let seccomp_fds = seccomp::fds().map_err(|e| {
@@ -292,6 +330,24 @@ pub fn run(
             }
         }
     }
+    for (rel, contents) in &delivery.files {
+        let fd = seccomp::memfd("git-loop-vault")
+            .and_then(|fd| {
+                let mut f = std::fs::File::from(fd);
+                use std::io::{Seek, Write};
+                f.write_all(contents)?;
+                f.seek(std::io::SeekFrom::Start(0))?;
+                Ok(std::os::fd::OwnedFd::from(f))
+            })
+            .map_err(|e| {
+                Error::failure("cannot hand a vault file to the sandbox").with_source(e)
+            })?;
+        fds.files.insert(
+            spec.home_inside.join(rel),
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+        );
+        keep.push(fd);
+    }
     let argv = bwrap::argv(&bwrap_path.to_string_lossy(), &spec, &fds);
     if req.print_argv {
         writeln!(ui.out(), "{}", bwrap::display(&argv))?;
@@ -308,7 +364,7 @@ pub fn run(
     let mut status = format!(
         "git-loop: sandbox bwrap · net {} · {} · mode {}",
         spec.net.as_str(),
-        "no vault",
+        vault_label,
         spec.mode.as_str()
     );
     if applied.enforcement == limits::Enforcement::None {
@@ -323,7 +379,8 @@ pub fn run(
                "limits": applied.enforcement.as_str(), "command": spec.command}),
     );
     let started = Instant::now();
-    let result = spawn::run(&spec, &argv, &keep, &applied, ws.root());
+    let result = spawn::run(&spec, &argv, &keep, &applied, ws.root(), &delivery.env);
+    drop(delivery);
     applied.cleanup();
     drop(keep);
     let status = result.map_err(|e| {
@@ -368,6 +425,7 @@ fn run_on_host(
     rec: &LoopRecord,
     spec: &SandboxSpec,
     req: &Request,
+    secret_env: &[(String, secrecy::SecretString)],
 ) -> Result<u8> {
     // Never silenced, not even by --quiet: the user must always see that nothing isolates this run.
     writeln!(
@@ -412,6 +470,10 @@ fn run_on_host(
         .args(args)
         .env_clear()
         .envs(&env)
+        .envs(secret_env.iter().map(|(k, v)| {
+            use secrecy::ExposeSecret;
+            (k.as_str(), v.expose_secret())
+        }))
         .current_dir(&cwd)
         .status()
         .map_err(|e| {

@@ -56,6 +56,7 @@ pub fn run(
     keep: &[OwnedFd],
     limits: &Applied,
     workspace_root: &Path,
+    secret_env: &[(String, secrecy::SecretString)],
 ) -> Result<ExitStatus, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
     // SAFETY: getuid/getgid cannot fail and touch no memory.
@@ -77,6 +78,12 @@ pub fn run(
 
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(&spec.env);
+    // Vault variables reach bwrap (and through it the sandbox) only as environment: never
+    // an argument, which any host user could read in /proc/<pid>/cmdline.
+    for (name, value) in secret_env {
+        use secrecy::ExposeSecret;
+        cmd.env(name, value.expose_secret());
+    }
     // SAFETY: the closure runs in the forked child before exec; it only makes system
     // calls on data prepared above (no allocation, no locks), as pre_exec requires.
     unsafe {

@@ -123,6 +123,12 @@ pub enum Mount {
         host: PathBuf,
         inside: PathBuf,
     },
+    /// A vault file, decrypted in memory and handed to bwrap by descriptor
+    /// (`--perms 0600 --ro-bind-data`): its plaintext lives in the sandbox's own tmpfs,
+    /// never on the host's disk, and only for the run.
+    Secret {
+        inside: PathBuf,
+    },
 }
 
 impl Mount {
@@ -133,7 +139,8 @@ impl Mount {
             | Mount::Tmpfs { inside, .. }
             | Mount::Proc { inside }
             | Mount::Dev { inside }
-            | Mount::RoFile { inside, .. } => inside,
+            | Mount::RoFile { inside, .. }
+            | Mount::Secret { inside } => inside,
         }
     }
 
@@ -302,6 +309,9 @@ pub struct RunOptions {
     pub ro_same_path: Vec<PathBuf>,
     /// Operator mounts `(host, inside, rw)`.
     pub operator_mounts: Vec<(PathBuf, PathBuf, bool)>,
+    /// The files of the loop's vault, relative to `$HOME` (names only: the contents reach
+    /// the spawner, never the spec).
+    pub vault_files: Vec<PathBuf>,
     /// Put the sandbox in a new session (no controlling terminal, so no TIOCSTI into the
     /// caller's terminal); off for interactive commands, where seccomp refuses TIOCSTI.
     pub new_session: bool,
@@ -424,6 +434,11 @@ impl SandboxSpec {
             merged: ws.loop_home_merged(id),
         };
         m.push(Mount::bind(&home.merged, &home_inside, true));
+        for rel in &opts.vault_files {
+            m.push(Mount::Secret {
+                inside: home_inside.join(rel),
+            });
+        }
 
         for dir in &opts.ro_same_path {
             m.push(Mount::ro(dir, dir));
@@ -535,6 +550,11 @@ impl SandboxSpec {
                     inside.display().to_string(),
                     "minimal /dev".into(),
                     "rw".into(),
+                ),
+                Mount::Secret { inside } => (
+                    inside.display().to_string(),
+                    "vault file, decrypted in memory".into(),
+                    "ro 0600".into(),
                 ),
                 Mount::RoFile { host, inside } => (
                     inside.display().to_string(),

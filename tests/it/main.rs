@@ -14,4 +14,5 @@ mod lifecycle;
 mod publish;
 mod sandbox;
 mod vault;
+mod vault_delivery;
 mod workspace;

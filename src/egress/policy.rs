@@ -1,0 +1,917 @@
+//! The egress policy of the `proxy` network mode (DESIGN 4.5), as data and pure functions:
+//! no socket, no file, no clock. The proxy asks it two questions, in this order:
+//!
+//! 1. [`Policy::check_host`] before anything is resolved: is this host name, spelled as the
+//!    client spelled it, one the sandbox may reach? It is canonicalised first
+//!    ([`canonical_host`]: case, trailing dot, IDNA), so no spelling of a name is matched
+//!    as another; a numeric host (an IP address in any spelling) is refused outright; the
+//!    fixed denylist is consulted before the allowlist, so it wins over every allow.
+//! 2. [`Policy::check_addr`] for every address the name resolves to (or is pinned to),
+//!    right before the proxy dials that exact address: loopback, private, link-local,
+//!    CGNAT, ULA, multicast and unspecified addresses, in their IPv4-mapped forms too, are
+//!    refused unless an operator `allow_cidrs` entry covers them (DNS rebinding); the
+//!    denylisted addresses are refused even then.
+//!
+//! Only two wildcard forms exist, one `*` per pattern, always a whole label:
+//! `*.example.com` admits any depth of subdomain but never the apex, and
+//! `bedrock.*.amazonaws.com` admits exactly one label in place of the `*`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+use serde::Deserialize;
+
+/// The built-in allowlist and denylist (one data file, shown by `git loop show ID --net`).
+pub const BASELINE: &str = include_str!("baseline.toml");
+
+/// Longest host name the proxy reads (DNS allows 253).
+const MAX_NAME: usize = 253;
+
+/// Which rule refused a connection: named in the 403 body, the SOCKS reply's event, and
+/// the violation event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// The client did not present this run's token.
+    Credentials,
+    /// A request the proxy cannot read, or a host that is not a host name.
+    Malformed,
+    /// An IP address as the target, in any spelling.
+    NumericHost,
+    /// On the fixed denylist (cloud metadata, telemetry): wins over every allow.
+    Denylist,
+    /// Not on this sandbox's allowlist.
+    Allowlist,
+    /// The name resolves to an address the sandbox may not reach.
+    Address,
+    /// The CONNECT target, the Host header and the TLS SNI do not name the same host.
+    Mismatch,
+    /// A kind of request the proxy does not carry (SOCKS BIND and UDP, `https://` URIs).
+    Unsupported,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Credentials => "credentials",
+            Rule::Malformed => "malformed",
+            Rule::NumericHost => "numeric-host",
+            Rule::Denylist => "denylist",
+            Rule::Allowlist => "allowlist",
+            Rule::Address => "address",
+            Rule::Mismatch => "host-mismatch",
+            Rule::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub rule: Rule,
+    pub reason: String,
+}
+
+impl Refusal {
+    pub fn new(rule: Rule, reason: impl Into<String>) -> Refusal {
+        Refusal {
+            rule,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (rule: {})", self.reason, self.rule.as_str())
+    }
+}
+
+/// The one spelling of a host name that is matched and dialed: lower case, no trailing
+/// dot, Punycode for non-ASCII labels (UTS 46 mapping, so full-width letters and digits
+/// become ASCII first). Refuses IP addresses in every spelling the WHATWG URL standard
+/// and `inet_aton` accept (`127.1`, `0x7f.0.0.1`, `2130706433`, `0177.0.0.1`,
+/// `[::1]`, `::ffff:127.0.0.1`), percent-encoding, and anything that is not a host name.
+pub fn canonical_host(raw: &str) -> Result<String, Refusal> {
+    let malformed = |why: &str| Refusal::new(Rule::Malformed, format!("{} is {why}", shown(raw)));
+    if raw.is_empty() {
+        return Err(Refusal::new(Rule::Malformed, "the host is empty"));
+    }
+    if raw.len() > 4 * MAX_NAME {
+        return Err(malformed("too long for a host name"));
+    }
+    if raw.starts_with('[') || raw.contains(':') {
+        let inner = raw.trim_start_matches('[').trim_end_matches(']');
+        return Err(match inner.parse::<Ipv6Addr>() {
+            Ok(a) => Refusal::new(
+                Rule::NumericHost,
+                format!("{} is the IPv6 address {a}; the proxy reaches host names only", shown(raw)),
+            ),
+            Err(_) => malformed("not a host name (a port or an IPv6 address where a name belongs)"),
+        });
+    }
+    if raw.contains('%') {
+        return Err(malformed("percent-encoded; send the host name itself"));
+    }
+    if raw
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || c == '*')
+    {
+        return Err(malformed("not a host name"));
+    }
+    // UTS 46 before the numeric check: "１２７.０.０.１" maps to the address it looks like.
+    let ascii = idna::domain_to_ascii_cow(raw.as_bytes(), idna::AsciiDenyList::URL)
+        .map_err(|_| malformed("not a valid internationalised host name"))?;
+    let mut name = ascii.into_owned();
+    if name.ends_with('.') {
+        name.pop();
+    }
+    if name.is_empty() {
+        return Err(malformed("not a host name"));
+    }
+    if let Some(addr) = numeric_host(&name) {
+        let what = match addr {
+            Some(a) => format!("the IPv4 address {a}"),
+            None => "an IPv4 address in a numeric spelling".to_string(),
+        };
+        return Err(Refusal::new(
+            Rule::NumericHost,
+            format!("{} is {what}; the proxy reaches host names only", shown(raw)),
+        ));
+    }
+    if name.len() > MAX_NAME {
+        return Err(malformed("too long for a host name"));
+    }
+    for label in name.split('.') {
+        if label.is_empty() || label.len() > 63 {
+            return Err(malformed("not a host name (an empty or overlong label)"));
+        }
+        if !label
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        {
+            return Err(malformed("not a host name"));
+        }
+    }
+    Ok(name)
+}
+
+/// A host as it may appear in a message: quoted, clipped, control characters escaped.
+fn shown(raw: &str) -> String {
+    let clipped: String = raw.chars().take(120).collect();
+    let mut s = format!("{clipped:?}");
+    if raw.chars().count() > 120 {
+        s.push('…');
+    }
+    s
+}
+
+/// `Some` when `name` (already lower case ASCII) is an IPv4 address by the WHATWG URL
+/// rule "the last label is a number": all digits, or `0x` and hex digits. The inner value
+/// is the address when the whole name parses as one (`inet_aton`'s forms), for messages.
+fn numeric_host(name: &str) -> Option<Option<Ipv4Addr>> {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let is_number = !last.is_empty()
+        && (last.bytes().all(|b| b.is_ascii_digit())
+            || last
+                .strip_prefix("0x")
+                .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())));
+    if !is_number {
+        return None;
+    }
+    Some(parse_ipv4_loose(name))
+}
+
+/// `inet_aton`: one to four parts, each decimal, `0x` hex or `0` octal; the last part
+/// fills the remaining bytes.
+fn parse_ipv4_loose(name: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<&str> = name.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut nums = Vec::with_capacity(4);
+    for p in &parts {
+        let n = if let Some(h) = p.strip_prefix("0x") {
+            if h.is_empty() {
+                0
+            } else {
+                u64::from_str_radix(h, 16).ok()?
+            }
+        } else if p.len() > 1 && p.starts_with('0') {
+            u64::from_str_radix(&p[1..], 8).ok()?
+        } else {
+            p.parse::<u64>().ok()?
+        };
+        nums.push(n);
+    }
+    let (last, init) = nums.split_last()?;
+    if init.iter().any(|&n| n > 255) || *last >= 1u64 << (8 * (5 - nums.len())) {
+        return None;
+    }
+    let mut value = *last;
+    for (i, n) in init.iter().enumerate() {
+        value |= n << (8 * (3 - i));
+    }
+    Some(Ipv4Addr::from(value as u32))
+}
+
+/// A domain pattern of the allowlist or the denylist.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pattern {
+    /// One host name.
+    Exact(String),
+    /// `*.suffix`: any name ending in `.suffix`, at any depth; never `suffix` itself.
+    Subdomains(String),
+    /// `prefix.*.suffix`: exactly one label between them.
+    OneLabel { prefix: String, suffix: String },
+}
+
+impl Pattern {
+    /// Reads a pattern as written in a profile, a config file or on the command line.
+    pub fn parse(raw: &str) -> Result<Pattern, String> {
+        let text = raw.trim();
+        let text = text.strip_suffix('.').unwrap_or(text);
+        let canon = |part: &str| -> Result<String, String> {
+            canonical_host(part).map_err(|r| match r.rule {
+                Rule::NumericHost => format!("'{raw}' is an IP address; allow host names only (the operator's allow_cidrs covers addresses)"),
+                _ => format!("'{raw}' is not a host name or pattern"),
+            })
+        };
+        match text.matches('*').count() {
+            0 => canon(text).map(Pattern::Exact),
+            1 => {
+                let labels: Vec<&str> = text.split('.').collect();
+                let Some(star) = labels.iter().position(|l| *l == "*") else {
+                    return Err(format!(
+                        "'{raw}': a * stands for whole labels (write *.example.com or name.*.example.com)"
+                    ));
+                };
+                if star == labels.len() - 1 {
+                    return Err(format!("'{raw}': the * cannot be the last label"));
+                }
+                let suffix = canon(&labels[star + 1..].join("."))?;
+                if star == 0 {
+                    if !suffix.contains('.') {
+                        return Err(format!(
+                            "'{raw}' would admit a whole top-level domain; name at least two labels after *."
+                        ));
+                    }
+                    Ok(Pattern::Subdomains(suffix))
+                } else {
+                    let prefix = canon(&labels[..star].join("."))?;
+                    Ok(Pattern::OneLabel { prefix, suffix })
+                }
+            }
+            _ => Err(format!("'{raw}' has more than one *; a pattern has at most one")),
+        }
+    }
+
+    /// Does this pattern admit `host` (a canonical host name)?
+    pub fn matches(&self, host: &str) -> bool {
+        match self {
+            Pattern::Exact(name) => host == name,
+            Pattern::Subdomains(suffix) => host
+                .strip_suffix(suffix.as_str())
+                .and_then(|rest| rest.strip_suffix('.'))
+                .is_some_and(|sub| !sub.is_empty()),
+            Pattern::OneLabel { prefix, suffix } => host
+                .strip_prefix(prefix.as_str())
+                .and_then(|rest| rest.strip_prefix('.'))
+                .and_then(|rest| rest.strip_suffix(suffix.as_str()))
+                .and_then(|rest| rest.strip_suffix('.'))
+                .is_some_and(|label| !label.is_empty() && !label.contains('.')),
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pattern::Exact(name) => f.write_str(name),
+            Pattern::Subdomains(suffix) => write!(f, "*.{suffix}"),
+            Pattern::OneLabel { prefix, suffix } => write!(f, "{prefix}.*.{suffix}"),
+        }
+    }
+}
+
+/// An address range of the operator's `allow_cidrs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    net: IpAddr,
+    prefix: u8,
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Cidr, String> {
+        let bad = || format!("'{s}' is not an address range (write it like 10.1.0.0/16 or fd00::/8)");
+        let (addr, prefix) = match s.trim().split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s.trim(), None),
+        };
+        let net: IpAddr = addr.parse().map_err(|_| bad())?;
+        let max = if net.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
+                p.parse::<u8>().map_err(|_| bad())?
+            }
+            Some(_) => return Err(bad()),
+            None => max,
+        };
+        if prefix > max {
+            return Err(bad());
+        }
+        Ok(Cidr { net, prefix })
+    }
+}
+
+impl Cidr {
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.net, ip) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                u32::from(net) & mask == u32::from(ip) & mask
+            }
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.net, self.prefix)
+    }
+}
+
+/// The IPv4 address an IPv6 address stands for: IPv4-mapped (`::ffff:a.b.c.d`),
+/// IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`) and NAT64
+/// (`64:ff9b::a.b.c.d`) forms all reach the IPv4 host.
+pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let tail = Ipv4Addr::new(
+        (s[6] >> 8) as u8,
+        s[6] as u8,
+        (s[7] >> 8) as u8,
+        s[7] as u8,
+    );
+    let zero = |r: std::ops::Range<usize>| s[r].iter().all(|&x| x == 0);
+    if zero(0..5) && s[5] == 0xffff {
+        return Some(tail);
+    }
+    if zero(0..4) && s[4] == 0xffff && s[5] == 0 {
+        return Some(tail);
+    }
+    if s[0] == 0x64 && s[1] == 0xff9b && zero(2..6) {
+        return Some(tail);
+    }
+    // `::` and `::1` are IPv6's own unspecified and loopback addresses.
+    if zero(0..6) && u32::from(tail) > 1 {
+        return Some(tail);
+    }
+    None
+}
+
+/// Why an address is one a sandbox may not reach by default, if it is one.
+pub fn special_address(ip: IpAddr) -> Option<String> {
+    match ip {
+        IpAddr::V4(a) => special_v4(a).map(str::to_string),
+        IpAddr::V6(a) => {
+            if let Some(v4) = embedded_ipv4(a) {
+                return special_v4(v4).map(|class| format!("{class} (IPv4 in IPv6)"));
+            }
+            let first = a.segments()[0];
+            let class = if a.is_unspecified() {
+                Some("unspecified")
+            } else if a.is_loopback() {
+                Some("loopback")
+            } else if first & 0xfe00 == 0xfc00 {
+                Some("unique local (ULA, fc00::/7)")
+            } else if first & 0xffc0 == 0xfe80 {
+                Some("link-local")
+            } else if first & 0xffc0 == 0xfec0 {
+                Some("site-local")
+            } else if first & 0xff00 == 0xff00 {
+                Some("multicast")
+            } else {
+                None
+            };
+            class.map(str::to_string)
+        }
+    }
+}
+
+fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
+    let o = a.octets();
+    match o {
+        [0, ..] => Some("unspecified (0.0.0.0/8)"),
+        [127, ..] => Some("loopback"),
+        [10, ..] => Some("private (RFC 1918)"),
+        [172, b, ..] if b & 0xf0 == 16 => Some("private (RFC 1918)"),
+        [192, 168, ..] => Some("private (RFC 1918)"),
+        [169, 254, ..] => Some("link-local"),
+        [100, b, ..] if b & 0xc0 == 64 => Some("shared (CGNAT, 100.64.0.0/10)"),
+        [192, 0, 0, _] => Some("reserved (192.0.0.0/24)"),
+        [224..=239, ..] => Some("multicast"),
+        [240..=255, ..] => Some("reserved or broadcast"),
+        _ => None,
+    }
+}
+
+/// An allowlist entry and where it came from (for `show --net`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowed {
+    pub pattern: Pattern,
+    pub source: String,
+}
+
+/// A denylist entry and why it is there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    pub pattern: Pattern,
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct BaselineFile {
+    allow: Vec<AllowGroup>,
+    deny: Vec<DenyGroup>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AllowGroup {
+    group: String,
+    domains: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DenyGroup {
+    why: String,
+    domains: Vec<String>,
+    #[serde(default)]
+    addresses: Vec<String>,
+}
+
+/// Everything the proxy of one run enforces.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    allow: Vec<Allowed>,
+    deny: Vec<Denied>,
+    deny_addresses: Vec<(IpAddr, String)>,
+    hosts: BTreeMap<String, IpAddr>,
+    cidrs: Vec<Cidr>,
+}
+
+impl Policy {
+    /// The built-in baseline: its allowlist (each entry's source names its group) and the
+    /// fixed denylist.
+    pub fn baseline() -> Policy {
+        let file: BaselineFile = toml::from_str(BASELINE).expect("the built-in baseline.toml is valid");
+        let mut policy = Policy::default();
+        for group in file.allow {
+            for d in group.domains {
+                let pattern = Pattern::parse(&d).expect("the built-in allowlist is valid");
+                policy.add(pattern, format!("baseline ({})", group.group));
+            }
+        }
+        for group in file.deny {
+            for d in group.domains {
+                policy.deny.push(Denied {
+                    pattern: Pattern::parse(&d).expect("the built-in denylist is valid"),
+                    why: group.why.clone(),
+                });
+            }
+            for a in group.addresses {
+                let ip = a.parse().expect("the built-in denylist's addresses are valid");
+                policy.deny_addresses.push((ip, group.why.clone()));
+            }
+        }
+        policy
+    }
+
+    /// Adds an allowlist entry; one already there keeps its first source.
+    pub fn add(&mut self, pattern: Pattern, source: impl Into<String>) {
+        if !self.allow.iter().any(|a| a.pattern == pattern) {
+            self.allow.push(Allowed {
+                pattern,
+                source: source.into(),
+            });
+        }
+    }
+
+    /// Operator `[network.hosts]`: `name` resolves to `addr`, like /etc/hosts.
+    pub fn pin(&mut self, name: &str, addr: IpAddr) -> Result<(), String> {
+        let name = canonical_host(name)
+            .map_err(|r| format!("[network.hosts] '{name}': {}", r.reason))?;
+        self.hosts.insert(name, addr);
+        Ok(())
+    }
+
+    /// Operator `allow_cidrs`: addresses in `cidr` pass the connect-time check.
+    pub fn allow_cidr(&mut self, cidr: Cidr) {
+        self.cidrs.push(cidr);
+    }
+
+    pub fn allowed(&self) -> &[Allowed] {
+        &self.allow
+    }
+
+    pub fn denied(&self) -> &[Denied] {
+        &self.deny
+    }
+
+    pub fn denied_addresses(&self) -> &[(IpAddr, String)] {
+        &self.deny_addresses
+    }
+
+    pub fn hosts(&self) -> &BTreeMap<String, IpAddr> {
+        &self.hosts
+    }
+
+    pub fn cidrs(&self) -> &[Cidr] {
+        &self.cidrs
+    }
+
+    /// The first question: may a client name this host? Returns its canonical name.
+    pub fn check_host(&self, raw: &str) -> Result<String, Refusal> {
+        let host = canonical_host(raw)?;
+        if let Some(d) = self.deny.iter().find(|d| d.pattern.matches(&host)) {
+            return Err(Refusal::new(
+                Rule::Denylist,
+                format!("{host} is on the fixed denylist ({}: {})", d.why, d.pattern),
+            ));
+        }
+        if !self.allow.iter().any(|a| a.pattern.matches(&host)) {
+            return Err(Refusal::new(
+                Rule::Allowlist,
+                format!("{host} is not on this sandbox's allowlist"),
+            ));
+        }
+        Ok(host)
+    }
+
+    /// The operator's pin for a canonical host name, if any.
+    pub fn pinned(&self, host: &str) -> Option<IpAddr> {
+        self.hosts.get(host).copied()
+    }
+
+    /// The second question, for each address right before it is dialed.
+    pub fn check_addr(&self, ip: IpAddr) -> Result<(), Refusal> {
+        let v4 = match ip {
+            IpAddr::V6(a) => embedded_ipv4(a).map(IpAddr::V4),
+            IpAddr::V4(_) => None,
+        };
+        let forms = std::iter::once(ip).chain(v4);
+        for form in forms.clone() {
+            if let Some((_, why)) = self.deny_addresses.iter().find(|(d, _)| *d == form) {
+                return Err(Refusal::new(
+                    Rule::Denylist,
+                    format!("{ip} is on the fixed denylist ({why})"),
+                ));
+            }
+        }
+        if let Some(class) = special_address(ip) {
+            let covered = forms
+                .clone()
+                .any(|f| self.cidrs.iter().any(|c| c.contains(f)));
+            if !covered {
+                return Err(Refusal::new(
+                    Rule::Address,
+                    format!("the name resolves to {ip}, a {class} address"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(allow: &[&str]) -> Policy {
+        let mut p = Policy::baseline();
+        for a in allow {
+            p.add(Pattern::parse(a).unwrap(), "test");
+        }
+        p
+    }
+
+    fn rule(r: Result<String, Refusal>) -> Option<Rule> {
+        r.err().map(|e| e.rule)
+    }
+
+    #[test]
+    fn canonical_names_fold_case_dots_and_unicode() {
+        for (raw, want) in [
+            ("Example.COM", "example.com"),
+            ("example.com.", "example.com"),
+            ("EXAMPLE.com.", "example.com"),
+            ("ｅｘａｍｐｌｅ．ｃｏｍ", "example.com"),
+            ("bücher.example", "xn--bcher-kva.example"),
+            ("BÜCHER.example.", "xn--bcher-kva.example"),
+            ("xn--bcher-kva.example", "xn--bcher-kva.example"),
+            ("_acme.example.com", "_acme.example.com"),
+            ("1.2.3.4.example.com", "1.2.3.4.example.com"),
+        ] {
+            assert_eq!(canonical_host(raw).as_deref(), Ok(want), "{raw}");
+        }
+    }
+
+    #[test]
+    fn numeric_hosts_are_refused_in_every_spelling() {
+        for raw in [
+            "127.0.0.1",
+            "127.1",
+            "127.0.1",
+            "0x7f.0.0.1",
+            "0x7F.1",
+            "0x7f000001",
+            "2130706433",
+            "017700000001",
+            "0177.0.0.1",
+            "0.0.0.0",
+            "0",
+            "0x0",
+            "127.0.0.1.",
+            "１２７.０.０.１",
+            "999.1.1.1",
+            "1.2.3.4",
+            "169.254.169.254",
+            "[::1]",
+            "[::ffff:127.0.0.1]",
+            "[0:0:0:0:0:ffff:7f00:1]",
+            "[fd00:ec2::254]",
+            "::1",
+            "[::]",
+        ] {
+            let got = canonical_host(raw);
+            assert_eq!(rule(got.clone()), Some(Rule::NumericHost), "{raw}: {got:?}");
+        }
+        assert!(canonical_host("127.1")
+            .unwrap_err()
+            .reason
+            .contains("127.0.0.1"));
+        assert!(canonical_host("0x7f.0.0.1")
+            .unwrap_err()
+            .reason
+            .contains("127.0.0.1"));
+        assert!(canonical_host("2130706433")
+            .unwrap_err()
+            .reason
+            .contains("127.0.0.1"));
+        assert!(canonical_host("0177.0.0.1")
+            .unwrap_err()
+            .reason
+            .contains("127.0.0.1"));
+    }
+
+    #[test]
+    fn what_is_not_a_host_name_is_refused() {
+        for raw in [
+            "",
+            "allowed.example:443.evil.test",
+            "allowed.example%2eevil.test",
+            "%31%32%37.0.0.1",
+            "a..b",
+            ".",
+            "..",
+            "a b.example",
+            "a\nb.example",
+            "a/b.example",
+            "a@b.example",
+            "*.example.com",
+            "[example.com]",
+            "[::1",
+            "exa mple.com",
+        ] {
+            let got = canonical_host(raw);
+            assert!(
+                matches!(rule(got.clone()), Some(Rule::Malformed | Rule::NumericHost)),
+                "{raw:?}: {got:?}"
+            );
+        }
+        assert_eq!(
+            canonical_host(&"a".repeat(64)).unwrap_err().rule,
+            Rule::Malformed
+        );
+    }
+
+    #[test]
+    fn wildcards_admit_exactly_their_form() {
+        let sub = Pattern::parse("*.github.com").unwrap();
+        for host in ["api.github.com", "a.b.github.com", "codeload.github.com"] {
+            assert!(sub.matches(host), "{host}");
+        }
+        for host in [
+            "github.com",
+            "evilgithub.com",
+            "github.com.evil.test",
+            "api.github.com.evil.test",
+            "githubxcom",
+            "api-github.com",
+        ] {
+            assert!(!sub.matches(host), "{host}");
+        }
+        let one = Pattern::parse("bedrock.*.amazonaws.com").unwrap();
+        assert!(one.matches("bedrock.us-east-1.amazonaws.com"));
+        for host in [
+            "bedrock.amazonaws.com",
+            "bedrock.a.b.amazonaws.com",
+            "xbedrock.us-east-1.amazonaws.com",
+            "bedrock.us-east-1.amazonaws.com.evil.test",
+            "bedrock-runtime.us-east-1.amazonaws.com",
+            "s3.us-east-1.amazonaws.com",
+        ] {
+            assert!(!one.matches(host), "{host}");
+        }
+        let exact = Pattern::parse("GitHub.com.").unwrap();
+        assert_eq!(exact, Pattern::Exact("github.com".into()));
+        assert!(!exact.matches("api.github.com"));
+    }
+
+    #[test]
+    fn patterns_are_parsed_strictly() {
+        assert_eq!(
+            Pattern::parse("*.Example.COM").unwrap().to_string(),
+            "*.example.com"
+        );
+        assert_eq!(
+            Pattern::parse("bedrock.*.AmazonAWS.com.").unwrap().to_string(),
+            "bedrock.*.amazonaws.com"
+        );
+        for bad in [
+            "*",
+            "*.com",
+            "*.*.example.com",
+            "a*.example.com",
+            "example.*",
+            "api.*",
+            "127.0.0.1",
+            "10.0.0.0/8",
+            "[::1]",
+            "exa mple.com",
+            "",
+            "a..b",
+        ] {
+            assert!(Pattern::parse(bad).is_err(), "{bad}");
+        }
+        assert!(Pattern::parse("127.0.0.1")
+            .unwrap_err()
+            .contains("allow_cidrs"));
+    }
+
+    #[test]
+    fn smuggled_spellings_match_only_their_canonical_host() {
+        let p = policy(&["allowed.example"]);
+        assert_eq!(p.check_host("ALLOWED.example.").as_deref(), Ok("allowed.example"));
+        for raw in [
+            "allowed.example:443.evil.test",
+            "allowed.example.evil.test",
+            "evil.test",
+            "allowed.example@evil.test",
+            "allowed.example%00.evil.test",
+            "allowed.example\0.evil.test",
+        ] {
+            assert!(p.check_host(raw).is_err(), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn the_denylist_wins_over_every_allow() {
+        let p = policy(&[
+            "metadata.google.internal",
+            "*.google.internal",
+            "*.anthropic.com",
+        ]);
+        for raw in [
+            "metadata.google.internal",
+            "METADATA.GOOGLE.INTERNAL.",
+            "metadata",
+            "statsig.anthropic.com",
+        ] {
+            assert_eq!(rule(p.check_host(raw)), Some(Rule::Denylist), "{raw}");
+        }
+        assert_eq!(p.check_host("api.anthropic.com").as_deref(), Ok("api.anthropic.com"));
+        assert_eq!(rule(p.check_host("evil.test")), Some(Rule::Allowlist));
+    }
+
+    #[test]
+    fn the_baseline_has_the_usual_hosts() {
+        let p = Policy::baseline();
+        for host in [
+            "api.anthropic.com",
+            "api.openai.com",
+            "github.com",
+            "api.github.com",
+            "objects.githubusercontent.com",
+            "registry.npmjs.org",
+            "pypi.org",
+            "files.pythonhosted.org",
+            "index.crates.io",
+            "proxy.golang.org",
+            "bedrock-runtime.us-west-2.amazonaws.com",
+        ] {
+            assert!(p.check_host(host).is_ok(), "{host}");
+        }
+        assert!(p.check_host("example.com").is_err());
+    }
+
+    #[test]
+    fn local_addresses_are_refused_at_connect_time() {
+        let p = Policy::baseline();
+        for a in [
+            "127.0.0.1",
+            "127.8.9.10",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.1.1",
+            "100.64.0.1",
+            "100.127.255.255",
+            "0.0.0.0",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::ffff:0:127.0.0.1",
+            "::127.0.0.1",
+            "64:ff9b::7f00:1",
+        ] {
+            let ip: IpAddr = a.parse().unwrap();
+            let got = p.check_addr(ip);
+            assert_eq!(got.clone().err().map(|r| r.rule), Some(Rule::Address), "{a}: {got:?}");
+        }
+        for a in [
+            "93.184.215.14",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2606:4700::1",
+            "::ffff:93.184.215.14",
+        ] {
+            assert_eq!(p.check_addr(a.parse().unwrap()), Ok(()), "{a}");
+        }
+    }
+
+    #[test]
+    fn metadata_addresses_stay_refused_whatever_the_cidrs_allow() {
+        let mut p = Policy::baseline();
+        for c in ["169.254.0.0/16", "fd00::/8", "0.0.0.0/0", "::/0"] {
+            p.allow_cidr(c.parse().unwrap());
+        }
+        for a in [
+            "169.254.169.254",
+            "fd00:ec2::254",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "100.100.100.200",
+        ] {
+            let ip: IpAddr = a.parse().unwrap();
+            assert_eq!(
+                p.check_addr(ip).err().map(|r| r.rule),
+                Some(Rule::Denylist),
+                "{a}"
+            );
+        }
+        assert_eq!(p.check_addr("169.254.1.1".parse().unwrap()), Ok(()));
+    }
+
+    #[test]
+    fn allow_cidrs_open_exactly_their_range() {
+        let mut p = Policy::baseline();
+        p.allow_cidr("127.0.0.0/8".parse().unwrap());
+        p.allow_cidr("10.1.0.0/16".parse().unwrap());
+        for a in ["127.0.0.1", "127.255.0.1", "10.1.200.3", "::ffff:127.0.0.1"] {
+            assert_eq!(p.check_addr(a.parse().unwrap()), Ok(()), "{a}");
+        }
+        for a in ["10.2.0.1", "192.168.0.1", "::1"] {
+            assert!(p.check_addr(a.parse().unwrap()).is_err(), "{a}");
+        }
+        for bad in ["10.0.0.0/33", "10.0.0.0/", "ten/8", "::/129", "10.0.0.0/+8"] {
+            assert!(bad.parse::<Cidr>().is_err(), "{bad}");
+        }
+        assert_eq!("10.1.0.0/16".parse::<Cidr>().unwrap().to_string(), "10.1.0.0/16");
+        assert!("fd00::1".parse::<Cidr>().unwrap().contains("fd00::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn pins_are_canonical_names() {
+        let mut p = Policy::baseline();
+        p.pin("Registry.Internal.", "10.1.2.3".parse().unwrap()).unwrap();
+        assert_eq!(p.pinned("registry.internal"), Some("10.1.2.3".parse().unwrap()));
+        assert!(p.pin("10.0.0.1", "10.0.0.1".parse().unwrap()).is_err());
+    }
+}
