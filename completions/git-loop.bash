@@ -49,6 +49,9 @@ _git__loop() {
             git__loop,hook)
                 cmd="git__loop__subcmd__hook"
                 ;;
+            git__loop,hooks)
+                cmd="git__loop__subcmd__hooks"
+                ;;
             git__loop,init)
                 cmd="git__loop__subcmd__init"
                 ;;
@@ -178,6 +181,9 @@ _git__loop() {
             git__loop__subcmd__help,hook)
                 cmd="git__loop__subcmd__help__subcmd__hook"
                 ;;
+            git__loop__subcmd__help,hooks)
+                cmd="git__loop__subcmd__help__subcmd__hooks"
+                ;;
             git__loop__subcmd__help,init)
                 cmd="git__loop__subcmd__help__subcmd__init"
                 ;;
@@ -247,6 +253,12 @@ _git__loop() {
             git__loop__subcmd__help__subcmd__hook,textconv-vault)
                 cmd="git__loop__subcmd__help__subcmd__hook__subcmd__textconv__subcmd__vault"
                 ;;
+            git__loop__subcmd__help__subcmd__hooks,install)
+                cmd="git__loop__subcmd__help__subcmd__hooks__subcmd__install"
+                ;;
+            git__loop__subcmd__help__subcmd__hooks,uninstall)
+                cmd="git__loop__subcmd__help__subcmd__hooks__subcmd__uninstall"
+                ;;
             git__loop__subcmd__help__subcmd__vault,edit)
                 cmd="git__loop__subcmd__help__subcmd__vault__subcmd__edit"
                 ;;
@@ -288,6 +300,24 @@ _git__loop() {
                 ;;
             git__loop__subcmd__hook__subcmd__help,textconv-vault)
                 cmd="git__loop__subcmd__hook__subcmd__help__subcmd__textconv__subcmd__vault"
+                ;;
+            git__loop__subcmd__hooks,help)
+                cmd="git__loop__subcmd__hooks__subcmd__help"
+                ;;
+            git__loop__subcmd__hooks,install)
+                cmd="git__loop__subcmd__hooks__subcmd__install"
+                ;;
+            git__loop__subcmd__hooks,uninstall)
+                cmd="git__loop__subcmd__hooks__subcmd__uninstall"
+                ;;
+            git__loop__subcmd__hooks__subcmd__help,help)
+                cmd="git__loop__subcmd__hooks__subcmd__help__subcmd__help"
+                ;;
+            git__loop__subcmd__hooks__subcmd__help,install)
+                cmd="git__loop__subcmd__hooks__subcmd__help__subcmd__install"
+                ;;
+            git__loop__subcmd__hooks__subcmd__help,uninstall)
+                cmd="git__loop__subcmd__hooks__subcmd__help__subcmd__uninstall"
                 ;;
             git__loop__subcmd__vault,edit)
                 cmd="git__loop__subcmd__vault__subcmd__edit"
@@ -350,7 +380,7 @@ _git__loop() {
 
     case "${cmd}" in
         git__loop)
-            opts="-q -h -V --color --quiet --help --version init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron doctor demo completions man hook help"
+            opts="-q -h -V --color --quiet --help --version init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -850,7 +880,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help)
-            opts="init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron doctor demo completions man hook help"
+            opts="init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1130,6 +1160,48 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help__subcmd__hook__subcmd__textconv__subcmd__vault)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__hooks)
+            opts="install uninstall"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__hooks__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__hooks__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1550,6 +1622,124 @@ _git__loop() {
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__hooks)
+            opts="-q -h -V --color --quiet --help --version install uninstall help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__hooks__subcmd__help)
+            opts="install uninstall help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__hooks__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__hooks__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__hooks__subcmd__help__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__hooks__subcmd__install)
+            opts="-q -h -V --repo --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__hooks__subcmd__uninstall)
+            opts="-q -h -V --repo --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0

@@ -11,6 +11,7 @@ pub mod distill;
 pub mod doctor;
 pub mod gc;
 pub mod hook;
+pub mod hooks;
 pub mod init;
 pub mod list;
 pub mod log;

@@ -539,3 +539,56 @@ fn killed_at_random_points_nothing_is_lost() {
         );
     }
 }
+
+#[test]
+fn hooks_install_keeps_the_users_hooks_and_uninstall_removes_only_ours() {
+    let (env, repo) = setup();
+    env.run(["init"]).ok();
+    let own = repo.join(".git/hooks/pre-commit");
+    fs::create_dir_all(own.parent().unwrap()).unwrap();
+    fs::write(&own, "#!/bin/sh\necho mine\n").unwrap();
+    fs::set_permissions(&own, fs::Permissions::from_mode(0o755)).unwrap();
+    // The personal repository uses core.hooksPath: respected.
+    let personal = env.ws.join("personal/tester");
+    env.git(&personal, ["config", "core.hooksPath", ".githooks"]);
+
+    env.run(["hooks", "install", "--repo", repo.to_str().unwrap()])
+        .ok();
+    env.run(["hooks", "install", "--repo", repo.to_str().unwrap()])
+        .ok()
+        .stderr_has("up to date");
+    let text = fs::read_to_string(&own).unwrap();
+    assert!(
+        text.contains("echo mine") && text.matches("# >>> git-loop >>>").count() == 1,
+        "{text}"
+    );
+    assert!(personal.join(".githooks/pre-commit").is_file());
+    assert!(env.notes().join(".git/hooks/pre-commit").is_file());
+    // The guard works through the installed hook (git-loop is the binary under test).
+    fs::write(repo.join("leak.txt"), "AKIAABCDEFGHIJKLMNOP\n").unwrap();
+    env.git(&repo, ["add", "leak.txt"]);
+    let bin_dir = std::path::Path::new(crate::common::BIN)
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let out = std::process::Command::new("git")
+        .env_clear()
+        .envs(env.envs())
+        .env("PATH", &path)
+        .current_dir(&repo)
+        .args(["commit", "-q", "-m", "leak"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the guard let a key through");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("mine")
+            || String::from_utf8_lossy(&out.stderr).contains("AWS")
+    );
+
+    env.run(["hooks", "uninstall", "--repo", repo.to_str().unwrap()])
+        .ok();
+    assert_eq!(fs::read_to_string(&own).unwrap(), "#!/bin/sh\necho mine\n");
+    assert!(!env.notes().join(".git/hooks/pre-commit").exists());
+    assert!(!personal.join(".githooks/pre-commit").exists());
+}
