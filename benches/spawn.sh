@@ -23,15 +23,18 @@ git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
 id=$(cd "$tmp/repo" && "$bin" new -q bench)
 
 # The raw baseline: the same bwrap command line, without the seccomp descriptors.
-raw=$("$bin" run "$id" --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g')
+# `--net none` throughout: this measures the sandbox itself; benches/proxy.sh measures the
+# proxy network mode. Descriptors only git-loop can hand over (the seccomp programs, the
+# sandbox's resolv.conf) are left out of the raw command line.
+raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
 
 now() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-for _ in 1 2 3; do "$bin" run -q "$id" -- true; eval "$raw"; done
+for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
 loop_t=(); raw_t=()
 for _ in $(seq "$runs"); do
-  t0=$(now); "$bin" run -q "$id" -- true; t1=$(now)
+  t0=$(now); "$bin" run -q "$id" --net none -- true; t1=$(now)
   eval "$raw"; t2=$(now)
   loop_t+=($(( (t1 - t0) / 1000 ))); raw_t+=($(( (t2 - t1) / 1000 )))
 done
@@ -39,7 +42,7 @@ l=$(printf '%s\n' "${loop_t[@]}" | median)
 r=$(printf '%s\n' "${raw_t[@]}" | median)
 
 # Resident memory of the supervising git-loop while the sandboxed command runs.
-"$bin" run -q "$id" -- sleep 2 &
+"$bin" run -q "$id" --net none -- sleep 2 &
 sup=$!
 sleep 1
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$sup/status")

@@ -16,6 +16,12 @@ _git__loop() {
             ",$1")
                 cmd="git__loop"
                 ;;
+            git__loop,__connect)
+                cmd="git__loop__subcmd____connect"
+                ;;
+            git__loop,__relay)
+                cmd="git__loop__subcmd____relay"
+                ;;
             git__loop,agent)
                 cmd="git__loop__subcmd__agent"
                 ;;
@@ -42,6 +48,9 @@ _git__loop() {
                 ;;
             git__loop,gc)
                 cmd="git__loop__subcmd__gc"
+                ;;
+            git__loop,grant)
+                cmd="git__loop__subcmd__grant"
                 ;;
             git__loop,help)
                 cmd="git__loop__subcmd__help"
@@ -148,6 +157,12 @@ _git__loop() {
             git__loop__subcmd__cron__subcmd__help,uninstall)
                 cmd="git__loop__subcmd__cron__subcmd__help__subcmd__uninstall"
                 ;;
+            git__loop__subcmd__help,__connect)
+                cmd="git__loop__subcmd__help__subcmd____connect"
+                ;;
+            git__loop__subcmd__help,__relay)
+                cmd="git__loop__subcmd__help__subcmd____relay"
+                ;;
             git__loop__subcmd__help,agent)
                 cmd="git__loop__subcmd__help__subcmd__agent"
                 ;;
@@ -174,6 +189,9 @@ _git__loop() {
                 ;;
             git__loop__subcmd__help,gc)
                 cmd="git__loop__subcmd__help__subcmd__gc"
+                ;;
+            git__loop__subcmd__help,grant)
+                cmd="git__loop__subcmd__help__subcmd__grant"
                 ;;
             git__loop__subcmd__help,help)
                 cmd="git__loop__subcmd__help__subcmd__help"
@@ -380,7 +398,7 @@ _git__loop() {
 
     case "${cmd}" in
         git__loop)
-            opts="-q -h -V --color --quiet --help --version init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help"
+            opts="-q -h -V --color --quiet --help --version init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -397,8 +415,48 @@ _git__loop() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__loop__subcmd____connect)
+            opts="-q -h -V --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd____relay)
+            opts="-q -h -V --fd --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --fd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__loop__subcmd__agent)
-            opts="-q -h -V --mode --net --backend --print-argv --color --quiet --help --version"
+            opts="-q -h -V --mode --net --allow-domain --backend --print-argv --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -409,7 +467,11 @@ _git__loop() {
                     return 0
                     ;;
                 --net)
-                    COMPREPLY=($(compgen -W "host none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "host none proxy" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-domain)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --backend)
@@ -879,9 +941,67 @@ _git__loop() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__loop__subcmd__help)
-            opts="init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help"
+        git__subcmd__loop__subcmd__grant)
+            opts="-q -h -V --ro --rw --once --revoke --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rw)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --revoke)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help)
+            opts="init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd____connect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd____relay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1104,6 +1224,20 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help__subcmd__gc)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__grant)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1976,7 +2110,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__run)
-            opts="-q -h -V --mode --net --backend --print-argv --color --quiet --help --version"
+            opts="-q -h -V --mode --net --allow-domain --backend --print-argv --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1987,7 +2121,11 @@ _git__loop() {
                     return 0
                     ;;
                 --net)
-                    COMPREPLY=($(compgen -W "host none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "host none proxy" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-domain)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --backend)
@@ -2006,7 +2144,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__shell)
-            opts="-q -h -V --mode --net --backend --color --quiet --help --version"
+            opts="-q -h -V --mode --net --allow-domain --backend --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2017,7 +2155,11 @@ _git__loop() {
                     return 0
                     ;;
                 --net)
-                    COMPREPLY=($(compgen -W "host none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "host none proxy" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-domain)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --backend)
@@ -2036,7 +2178,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__show)
-            opts="-q -h -V --json --mounts --mode --color --quiet --help --version"
+            opts="-q -h -V --json --mounts --mode --net --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -39,6 +39,7 @@ complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "gc" -d 'Remove fi
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "config" -d 'Read and write the layered configuration'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "run" -d 'Run a command in a loop\'s sandbox'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "shell" -d 'Open an interactive shell ($SHELL, else bash) in a loop\'s sandbox'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "grant" -d 'Grant a loop\'s sandbox one more host folder or file, at the same path inside'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "agent" -d 'Run the configured agent (`agent.command`, default `claude`) in a loop\'s sandbox'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "log" -d 'Show a loop\'s sandbox events: starts, exits (code, duration), violations'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "vault" -d 'Manage vaults: credentials encrypted with age, given to a loop\'s sandbox'
@@ -54,6 +55,8 @@ complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "doctor" -d 'Check
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "demo" -d 'Show git loop end to end in a throwaway workspace: a sample repository, a loop, and a scripted agent in the real sandbox that works, commits, takes notes, and tries three forbidden things'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "man" -d 'Print the man page (roff)'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "__relay" -d 'The sandbox\'s first process in the proxy network mode (started by git-loop)'
+complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "__connect" -d 'ssh\'s ProxyCommand inside a proxy-mode sandbox'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "hook" -d 'What the git hooks and diff drivers installed by git loop call (not for people)'
 complete -c git-loop -n "__fish_git_loop_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand init" -l knowledge -d 'Clone the team\'s knowledge repository from this URL' -r
@@ -92,6 +95,7 @@ always\t''
 never\t''"
 complete -c git-loop -n "__fish_git_loop_using_subcommand show" -l json -d 'Print the loop record as JSON'
 complete -c git-loop -n "__fish_git_loop_using_subcommand show" -l mounts -d 'Print the sandbox\'s view instead: every path inside, its host source, its mode'
+complete -c git-loop -n "__fish_git_loop_using_subcommand show" -l net -d 'Print what the proxy network mode lets this loop reach instead: the allowlist with where each entry comes from, the denylist, and the operator\'s pins and ranges'
 complete -c git-loop -n "__fish_git_loop_using_subcommand show" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand show" -s V -l version -d 'Print version'
@@ -168,8 +172,10 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand config; and __fish_see
 complete -c git-loop -n "__fish_git_loop_using_subcommand run" -l mode -d 'work: the loop\'s folders are writable; review: everything read-only but $HOME and /tmp' -r -f -a "work\t'The rw paths of the loop are writable'
 review\t'Everything read-only but $HOME and /tmp'
 plan\t'The same as review: read and reason, change nothing'"
-complete -c git-loop -n "__fish_git_loop_using_subcommand run" -l net -d 'host: the host\'s network; none: loopback only' -r -f -a "host\t'Share the host\'s network'
-none\t'A new network namespace with loopback only'"
+complete -c git-loop -n "__fish_git_loop_using_subcommand run" -l net -d 'proxy: only the allowed domains, through git-loop\'s proxy (the default); host: the host\'s network; none: loopback only' -r -f -a "host\t'Share the host\'s network'
+none\t'A new network namespace with loopback only'
+proxy\t'A new network namespace whose only way out is git-loop\'s proxy, for the allowlisted domains (`git loop show ID --net`)'"
+complete -c git-loop -n "__fish_git_loop_using_subcommand run" -l allow-domain -d 'Let the proxy also reach this domain for this run (repeatable): a host name, *.example.com (its subdomains) or name.*.example.com (one label)' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand run" -l backend -d 'auto: bwrap if the probe passes, else refuse; none: no sandbox at all' -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
 bwrap\t'bwrap, or refuse with exit 3'
 none\t'No sandbox: run on the host (with a warning every time)'"
@@ -184,7 +190,9 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l mode -r -f -
 review\t'Everything read-only but $HOME and /tmp'
 plan\t'The same as review: read and reason, change nothing'"
 complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l net -r -f -a "host\t'Share the host\'s network'
-none\t'A new network namespace with loopback only'"
+none\t'A new network namespace with loopback only'
+proxy\t'A new network namespace whose only way out is git-loop\'s proxy, for the allowlisted domains (`git loop show ID --net`)'"
+complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l allow-domain -d 'Let the proxy also reach this domain for this run (repeatable): a host name, *.example.com (its subdomains) or name.*.example.com (one label)' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l backend -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
 bwrap\t'bwrap, or refuse with exit 3'
 none\t'No sandbox: run on the host (with a warning every time)'"
@@ -194,11 +202,23 @@ never\t''"
 complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -l ro -d 'Grant PATH read-only' -r -F
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -l rw -d 'Grant PATH read-write' -r -F
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -l revoke -d 'Remove the grant of PATH' -r -F
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -l once -d 'For the next run only'
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s V -l version -d 'Print version'
 complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l mode -r -f -a "work\t'The rw paths of the loop are writable'
 review\t'Everything read-only but $HOME and /tmp'
 plan\t'The same as review: read and reason, change nothing'"
 complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l net -r -f -a "host\t'Share the host\'s network'
-none\t'A new network namespace with loopback only'"
+none\t'A new network namespace with loopback only'
+proxy\t'A new network namespace whose only way out is git-loop\'s proxy, for the allowlisted domains (`git loop show ID --net`)'"
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l allow-domain -d 'Let the proxy also reach this domain for this run (repeatable): a host name, *.example.com (its subdomains) or name.*.example.com (one label)' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l backend -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
 bwrap\t'bwrap, or refuse with exit 3'
 none\t'No sandbox: run on the host (with a warning every time)'"
@@ -429,6 +449,19 @@ never\t''"
 complete -c git-loop -n "__fish_git_loop_using_subcommand man" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand man" -s h -l help -d 'Print help'
 complete -c git-loop -n "__fish_git_loop_using_subcommand man" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand __relay" -l fd -d 'The inherited descriptor of the channel to git-loop\'s proxy' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand __relay" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand __relay" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand __relay" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand __relay" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand __connect" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand __connect" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand __connect" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand __connect" -s V -l version -d 'Print version'
 complete -c git-loop -n "__fish_git_loop_using_subcommand hook; and not __fish_seen_subcommand_from pre-commit textconv-vault help" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -453,32 +486,35 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand hook; and __fish_seen_
 complete -c git-loop -n "__fish_git_loop_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "pre-commit" -d 'The secret guard: refuses a commit holding plaintext under .loopat/vaults/, a private key or a token'
 complete -c git-loop -n "__fish_git_loop_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "textconv-vault" -d 'git\'s textconv for vault files: a size and a recipient count, never a value'
 complete -c git-loop -n "__fish_git_loop_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "init" -d 'Create the workspace: context repositories, your personal repository, the loop folders'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "new" -d 'Create a loop: a branch `loop/<id>` and its own working tree of the repository you are in, plus its own branch of the team\'s notes'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "list" -d 'List the loops with their state, age, commits ahead/behind and disk use'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "show" -d 'Show one loop: its record, its folders, and where its branches stand'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "rm" -d 'Remove a loop\'s folder and working trees'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "gc" -d 'Remove finished loops: merged or published, with nothing left that is not'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "config" -d 'Read and write the layered configuration'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "run" -d 'Run a command in a loop\'s sandbox'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "shell" -d 'Open an interactive shell ($SHELL, else bash) in a loop\'s sandbox'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "agent" -d 'Run the configured agent (`agent.command`, default `claude`) in a loop\'s sandbox'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "log" -d 'Show a loop\'s sandbox events: starts, exits (code, duration), violations'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "vault" -d 'Manage vaults: credentials encrypted with age, given to a loop\'s sandbox'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "publish" -d 'Publish a loop\'s notes (and, for a distill loop, its knowledge) into trunk'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "merge" -d 'Merge a code loop\'s branch into the repository\'s base branch (or --into)'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "review" -d 'Show what loops propose: commits ahead of their targets and uncommitted changes'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "pr" -d 'Push a loop\'s branch to the remote and open a pull request'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "distill" -d 'Start a distill loop: the agent condenses the team\'s notes and memory into knowledge'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "autocommit" -d 'Commit every dirty repository of the named loops (inside each loop\'s sandbox) and the personal repository'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "cron" -d 'Run `git loop autocommit --all --quiet` on a schedule (one crontab entry)'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "hooks" -d 'Install or remove git loop\'s git hooks (the pre-commit secret guard)'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "doctor" -d 'Check the workspace and say how to fix each problem found'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "demo" -d 'Show git loop end to end in a throwaway workspace: a sample repository, a loop, and a scripted agent in the real sandbox that works, commits, takes notes, and tries three forbidden things'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "man" -d 'Print the man page (roff)'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "hook" -d 'What the git hooks and diff drivers installed by git loop call (not for people)'
-complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man hook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "init" -d 'Create the workspace: context repositories, your personal repository, the loop folders'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "new" -d 'Create a loop: a branch `loop/<id>` and its own working tree of the repository you are in, plus its own branch of the team\'s notes'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "list" -d 'List the loops with their state, age, commits ahead/behind and disk use'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "show" -d 'Show one loop: its record, its folders, and where its branches stand'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "rm" -d 'Remove a loop\'s folder and working trees'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "gc" -d 'Remove finished loops: merged or published, with nothing left that is not'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "config" -d 'Read and write the layered configuration'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "run" -d 'Run a command in a loop\'s sandbox'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "shell" -d 'Open an interactive shell ($SHELL, else bash) in a loop\'s sandbox'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "grant" -d 'Grant a loop\'s sandbox one more host folder or file, at the same path inside'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "agent" -d 'Run the configured agent (`agent.command`, default `claude`) in a loop\'s sandbox'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "log" -d 'Show a loop\'s sandbox events: starts, exits (code, duration), violations'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "vault" -d 'Manage vaults: credentials encrypted with age, given to a loop\'s sandbox'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "publish" -d 'Publish a loop\'s notes (and, for a distill loop, its knowledge) into trunk'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "merge" -d 'Merge a code loop\'s branch into the repository\'s base branch (or --into)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "review" -d 'Show what loops propose: commits ahead of their targets and uncommitted changes'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "pr" -d 'Push a loop\'s branch to the remote and open a pull request'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "distill" -d 'Start a distill loop: the agent condenses the team\'s notes and memory into knowledge'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "autocommit" -d 'Commit every dirty repository of the named loops (inside each loop\'s sandbox) and the personal repository'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "cron" -d 'Run `git loop autocommit --all --quiet` on a schedule (one crontab entry)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "hooks" -d 'Install or remove git loop\'s git hooks (the pre-commit secret guard)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "doctor" -d 'Check the workspace and say how to fix each problem found'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "demo" -d 'Show git loop end to end in a throwaway workspace: a sample repository, a loop, and a scripted agent in the real sandbox that works, commits, takes notes, and tries three forbidden things'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "man" -d 'Print the man page (roff)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "__relay" -d 'The sandbox\'s first process in the proxy network mode (started by git-loop)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "__connect" -d 'ssh\'s ProxyCommand inside a proxy-mode sandbox'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "hook" -d 'What the git hooks and diff drivers installed by git loop call (not for people)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and not __fish_seen_subcommand_from init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "get" -d 'Print the value of KEY (e.g. sandbox.backend)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set KEY to VALUE in one layer (default: personal)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove KEY from one layer (default: personal)'

@@ -43,6 +43,7 @@ pub enum Command {
     Config(commands::config::ConfigArgs),
     Run(commands::run::RunArgs),
     Shell(commands::shell::ShellArgs),
+    Grant(commands::grant::GrantArgs),
     Agent(commands::agent::AgentArgs),
     Log(commands::log::LogArgs),
     Vault(commands::vault::VaultArgs),
@@ -59,6 +60,12 @@ pub enum Command {
     Completions(commands::completions::CompletionsArgs),
     #[command(hide = true)]
     Man(commands::completions::ManArgs),
+    /// The sandbox's first process in the proxy network mode (started by git-loop).
+    #[command(name = "__relay", hide = true)]
+    Relay(commands::relay::RelayArgs),
+    /// ssh's ProxyCommand inside a proxy-mode sandbox.
+    #[command(name = "__connect", hide = true)]
+    Connect(commands::relay::ConnectArgs),
     #[command(hide = true)]
     Hook(commands::hook::HookArgs),
 }
@@ -78,6 +85,7 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Config(args) => commands::config::run(ui, args),
         Command::Run(args) => commands::run::run(ui, args),
         Command::Shell(args) => commands::shell::run(ui, args),
+        Command::Grant(args) => commands::grant::run(ui, args),
         Command::Agent(args) => commands::agent::run(ui, args),
         Command::Log(args) => commands::log::run(ui, args),
         Command::Vault(args) => commands::vault::run(ui, args),
@@ -93,6 +101,8 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Demo(args) => commands::demo::run(ui, args),
         Command::Completions(args) => commands::completions::run(ui, args),
         Command::Man(args) => commands::completions::run_man(ui, args),
+        Command::Relay(args) => commands::relay::run(ui, args),
+        Command::Connect(args) => commands::relay::run_connect(ui, args),
         Command::Hook(args) => commands::hook::run(ui, args),
     }
 }

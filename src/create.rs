@@ -198,6 +198,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             base_branch: code.as_ref().and_then(|c| c.base_branch.clone()),
             branch: branch.clone(),
             notes_base: notes_base.to_string(),
+            knowledge_base: knowledge.as_ref().map(|(_, base)| base.to_string()),
             vault: req
                 .vault
                 .clone()

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod create;
+pub mod egress;
 pub mod error;
 pub mod fsutil;
 pub mod git;

@@ -62,7 +62,11 @@ impl fmt::Display for State {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grant {
     pub path: PathBuf,
+    /// `ro` or `rw`.
     pub mode: String,
+    /// For the next run only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub once: bool,
 }
 
 /// `loop.toml`.
@@ -83,6 +87,9 @@ pub struct LoopRecord {
     pub branch: String,
     /// The notes trunk commit the notes branch started from.
     pub notes_base: String,
+    /// The knowledge trunk commit a distill loop's knowledge branch started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge_base: Option<String>,
     pub vault: String,
     pub sandbox: String,
     pub mode: String,
@@ -283,6 +290,9 @@ pub struct RepoPair {
     pub clone: PathBuf,
     /// The origin's top-level folder as the workspace names it.
     pub origin: PathBuf,
+    /// The objects folder the clone's alternates must name, spelled the way git-loop
+    /// wrote it (through `context/repos/<name>` or `context/.origins/<role>`).
+    pub alternate: PathBuf,
 }
 
 impl RepoPair {
@@ -302,18 +312,21 @@ pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
             role: "code",
             clone: ws.loop_workdir(&rec.id),
             origin: ws.repo_link(name),
+            alternate: ws.repo_link(name).join(".git/objects"),
         });
     }
     pairs.push(RepoPair {
         role: "notes",
         clone: ws.loop_notes(&rec.id),
         origin: ws.notes(),
+        alternate: ws.loop_origin_link(&rec.id, "notes").join(".git/objects"),
     });
     if rec.kind == Kind::Distill {
         pairs.push(RepoPair {
             role: "knowledge",
             clone: ws.loop_knowledge(&rec.id),
             origin: ws.knowledge(),
+            alternate: ws.loop_origin_link(&rec.id, "knowledge").join(".git/objects"),
         });
     }
     pairs
@@ -322,8 +335,29 @@ pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
 /// Brings every branch `loop/<id>` of the loop's repositories into their origins
 /// (DESIGN 4.1). Done before anything reads a loop's branch state.
 pub fn import(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    import_with(ws, rec, &mut Origins::default())
+}
+
+/// Origin repositories opened once per command, however many loops it reads.
+#[derive(Default)]
+pub struct Origins {
+    repos: std::collections::HashMap<PathBuf, gix::Repository>,
+}
+
+impl Origins {
+    pub fn get(&mut self, path: &Path) -> Result<&gix::Repository, objects::GitReadError> {
+        if !self.repos.contains_key(path) {
+            let repo = objects::open_trusted(path)?;
+            self.repos.insert(path.to_path_buf(), repo);
+        }
+        Ok(&self.repos[path])
+    }
+}
+
+/// [`import`] with origins shared across calls.
+pub fn import_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> Result<()> {
     for pair in repo_pairs(ws, rec) {
-        import_pair(&pair, &rec.branch).map_err(|e| {
+        import_pair(&pair, &rec.branch, origins).map_err(|e| {
             let hint = match &e {
                 ImportError::HashMismatch { .. } => {
                     "the loop's repository holds a corrupt object; nothing of it reached the origin"
@@ -348,13 +382,13 @@ pub fn import(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     Ok(())
 }
 
-fn import_pair(pair: &RepoPair, branch: &str) -> Result<objects::ImportOutcome, ImportError> {
-    objects::import_branch(
-        &pair.clone_git_dir(),
-        &pair.origin_git_dir(),
-        &pair.origin_git_dir().join("objects"),
-        branch,
-    )
+fn import_pair(
+    pair: &RepoPair,
+    branch: &str,
+    origins: &mut Origins,
+) -> Result<objects::ImportOutcome, ImportError> {
+    let origin = origins.get(&pair.origin)?;
+    objects::import_branch_into(&pair.clone_git_dir(), origin, &pair.alternate, branch)
 }
 
 /// Where one of a loop's branches stands in its origin.
@@ -395,14 +429,19 @@ impl LoopStatus {
 
 /// Reads the loop's branches in their origins (call [`import`] first).
 pub fn status(ws: &Workspace, rec: &LoopRecord) -> Result<LoopStatus> {
+    status_with(ws, rec, &mut Origins::default())
+}
+
+/// [`status`] with origins shared across calls.
+pub fn status_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> Result<LoopStatus> {
     let mut branches = Vec::new();
     for pair in repo_pairs(ws, rec) {
         let (against, start) = match pair.role {
             "code" => (rec.base_branch.clone(), rec.base.clone()),
             "notes" => (None, Some(rec.notes_base.clone())),
-            _ => (None, None),
+            _ => (None, rec.knowledge_base.clone()),
         };
-        branches.push(branch_status(&pair, &rec.branch, against, start)?);
+        branches.push(branch_status(&pair, &rec.branch, against, start, origins)?);
     }
     let code = branches.iter().find(|b| b.role == "code");
     let notes = branches.iter().find(|b| b.role == "notes");
@@ -428,13 +467,14 @@ fn branch_status(
     branch: &str,
     against: Option<String>,
     start: Option<String>,
+    origins: &mut Origins,
 ) -> Result<BranchStatus> {
     let err = |e: objects::GitReadError| {
         Error::failure(format!("cannot read {}", pair.origin.display()))
             .with_source(e)
             .hint("`git loop doctor` checks the workspace")
     };
-    let repo = objects::open_trusted(&pair.origin).map_err(err)?;
+    let repo = origins.get(&pair.origin).map_err(err)?;
     let against = match against {
         Some(b) => Some(b),
         None => objects::head_branch(&repo).map_err(err)?,
@@ -597,22 +637,58 @@ pub struct Surveyed {
     pub id: String,
     pub record: Result<LoopRecord>,
     pub status: Result<LoopStatus>,
+    /// Bytes the loop's folder uses, when asked for.
+    pub disk_bytes: Option<u64>,
 }
 
 /// Every loop of the workspace, imported and judged.
 pub fn survey(ws: &Workspace) -> Result<Vec<Surveyed>> {
-    let mut out = Vec::new();
-    for id in ws.loop_ids()? {
-        let record = load(ws, &id);
-        let status = match &record {
-            Ok(rec) => check_repo(ws, rec)
-                .and_then(|()| import(ws, rec))
-                .and_then(|()| status(ws, rec)),
-            Err(e) => Err(Error::failure(e.message.clone())),
-        };
-        out.push(Surveyed { id, record, status });
-    }
+    survey_with(ws, false)
+}
+
+/// [`survey`], also measuring each loop's disk use when asked. Loops are independent
+/// (each imports only its own branch), so the work is spread over the machine's cores,
+/// each worker with its own opened origins.
+pub fn survey_with(ws: &Workspace, disk: bool) -> Result<Vec<Surveyed>> {
+    let ids = ws.loop_ids()?;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let chunk = ids.len().div_ceil(workers).max(1);
+    let mut out: Vec<Surveyed> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ids
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut origins = Origins::default();
+                    part.iter()
+                        .map(|id| survey_one(ws, id.clone(), &mut origins, disk))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a survey worker panicked"))
+            .collect()
+    });
+    out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
+}
+
+fn survey_one(ws: &Workspace, id: String, origins: &mut Origins, disk: bool) -> Surveyed {
+    let record = load(ws, &id);
+    let status = match &record {
+        Ok(rec) => check_repo(ws, rec)
+            .and_then(|()| import_with(ws, rec, origins))
+            .and_then(|()| status_with(ws, rec, origins)),
+        Err(e) => Err(Error::failure(e.message.clone())),
+    };
+    let disk_bytes = disk.then(|| crate::fsutil::disk_usage(&ws.loop_dir(&id)));
+    Surveyed {
+        id,
+        record,
+        status,
+        disk_bytes,
+    }
 }
 
 /// The loop's registered repository must still be where its link points.

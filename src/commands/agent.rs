@@ -18,6 +18,10 @@ pub struct AgentArgs {
     pub mode: Option<RunMode>,
     #[arg(long, value_enum)]
     pub net: Option<NetMode>,
+    /// Let the proxy also reach this domain for this run (repeatable): a host name,
+    /// *.example.com (its subdomains) or name.*.example.com (one label).
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domain: Vec<String>,
     #[arg(long, value_enum)]
     pub backend: Option<Backend>,
     /// Print the exact bwrap command line instead of running it.
@@ -59,6 +63,7 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
         command: argv,
         interactive: true,
         ro_same_path: folder.into_iter().collect(),
+        allow_domains: args.allow_domain,
     };
     let spec = sandbox::spec_for(&ws, &rec, &config, &req, Vec::new())?;
     crate::agent::write_layers(&ws, &rec, &spec)?;

@@ -55,6 +55,7 @@ pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
                 id: rec.id.clone(),
                 mode: None,
                 net: None,
+                allow_domain: Vec::new(),
                 backend: None,
                 print_argv: false,
                 args: Vec::new(),

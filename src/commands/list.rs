@@ -19,7 +19,7 @@ pub struct ListArgs {
 
 pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     let ws = super::workspace()?;
-    let surveyed = loops::survey(&ws)?;
+    let surveyed = loops::survey_with(&ws, true)?;
     let removed = if args.all {
         loops::removed_ids(&ws)?
     } else {
@@ -32,7 +32,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
             match &s.record {
                 Ok(rec) => {
                     let mut v = loops::to_json(&ws, rec, s.status.as_ref().ok());
-                    v["disk_bytes"] = fsutil::disk_usage(&ws.loop_dir(&s.id)).into();
+                    v["disk_bytes"] = s.disk_bytes.unwrap_or(0).into();
                     if let Err(e) = &s.status {
                         v["error"] = e.one_line().into();
                     }
@@ -63,7 +63,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     ]];
     let mut problems = Vec::new();
     for s in &surveyed {
-        let disk = fsutil::human_size(fsutil::disk_usage(&ws.loop_dir(&s.id)));
+        let disk = fsutil::human_size(s.disk_bytes.unwrap_or(0));
         match (&s.record, &s.status) {
             (Ok(rec), Ok(status)) => {
                 let code = status

@@ -72,6 +72,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
         ui.warn(w)?;
     }
     let rec = &created.record;
+    run_setup(ui, &ws, rec)?;
     if args.json {
         super::print_json(ui, &crate::loops::to_json(&ws, rec, None))?;
     } else {
@@ -91,4 +92,37 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
         writeln!(ui.out(), "{}", rec.id)?;
     }
     Ok(0)
+}
+
+/// The sandbox profile's `setup` command (`setup = "npm ci"` or an argument list), run
+/// once in the new loop's sandbox. Its failure leaves the loop usable and says so.
+fn run_setup(ui: &mut Ui, ws: &crate::workspace::Workspace, rec: &crate::loops::LoopRecord) -> Result<()> {
+    let profile = crate::config::read_table(&ws.sandbox_profile(&rec.sandbox)).unwrap_or_default();
+    let argv: Vec<String> = match profile.get("setup") {
+        Some(toml::Value::String(cmd)) => vec!["sh".into(), "-c".into(), cmd.clone()],
+        Some(toml::Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        _ => return Ok(()),
+    };
+    if argv.is_empty() {
+        return Ok(());
+    }
+    ui.status(format!("setup: running `{}` in the loop's sandbox...", argv.join(" ")))?;
+    let status = std::process::Command::new(std::env::current_exe()?)
+        .args(["run", "-q", &rec.id, "--"])
+        .args(&argv)
+        .stdin(std::process::Stdio::null())
+        // stdout stays clean for `--json` and the printed id.
+        .stdout(std::io::stderr())
+        .status()?;
+    if status.success() {
+        ui.status("setup: done")?;
+    } else {
+        ui.warn(format!(
+            "setup failed (exit {}); the loop is usable: run it again with `git loop run {} -- {}`",
+            status.code().unwrap_or(-1),
+            rec.id,
+            argv.join(" ")
+        ))?;
+    }
+    Ok(())
 }

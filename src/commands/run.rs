@@ -17,9 +17,14 @@ pub struct RunArgs {
     /// work: the loop's folders are writable; review: everything read-only but $HOME and /tmp.
     #[arg(long, value_enum)]
     pub mode: Option<RunMode>,
-    /// host: the host's network; none: loopback only.
+    /// proxy: only the allowed domains, through git-loop's proxy (the default); host: the
+    /// host's network; none: loopback only.
     #[arg(long, value_enum)]
     pub net: Option<NetMode>,
+    /// Let the proxy also reach this domain for this run (repeatable): a host name,
+    /// *.example.com (its subdomains) or name.*.example.com (one label).
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domain: Vec<String>,
     /// auto: bwrap if the probe passes, else refuse; none: no sandbox at all.
     #[arg(long, value_enum)]
     pub backend: Option<Backend>,
@@ -53,6 +58,7 @@ pub fn run(ui: &mut Ui, args: RunArgs) -> Result<u8> {
             command: args.command,
             interactive: false,
             ro_same_path: Vec::new(),
+            allow_domains: args.allow_domain,
         },
     )
 }

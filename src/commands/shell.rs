@@ -16,6 +16,10 @@ pub struct ShellArgs {
     pub mode: Option<RunMode>,
     #[arg(long, value_enum)]
     pub net: Option<NetMode>,
+    /// Let the proxy also reach this domain for this run (repeatable): a host name,
+    /// *.example.com (its subdomains) or name.*.example.com (one label).
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domain: Vec<String>,
     #[arg(long, value_enum)]
     pub backend: Option<Backend>,
 }
@@ -44,6 +48,7 @@ pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
             command: vec![shell],
             interactive: true,
             ro_same_path: Vec::new(),
+            allow_domains: args.allow_domain,
         },
     )
 }

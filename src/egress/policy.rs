@@ -106,7 +106,10 @@ pub fn canonical_host(raw: &str) -> Result<String, Refusal> {
         return Err(match inner.parse::<Ipv6Addr>() {
             Ok(a) => Refusal::new(
                 Rule::NumericHost,
-                format!("{} is the IPv6 address {a}; the proxy reaches host names only", shown(raw)),
+                format!(
+                    "{} is the IPv6 address {a}; the proxy reaches host names only",
+                    shown(raw)
+                ),
             ),
             Err(_) => malformed("not a host name (a port or an IPv6 address where a name belongs)"),
         });
@@ -137,7 +140,10 @@ pub fn canonical_host(raw: &str) -> Result<String, Refusal> {
         };
         return Err(Refusal::new(
             Rule::NumericHost,
-            format!("{} is {what}; the proxy reaches host names only", shown(raw)),
+            format!(
+                "{} is {what}; the proxy reaches host names only",
+                shown(raw)
+            ),
         ));
     }
     if name.len() > MAX_NAME {
@@ -252,18 +258,15 @@ impl Pattern {
                 }
                 let suffix = canon(&labels[star + 1..].join("."))?;
                 if star == 0 {
-                    if !suffix.contains('.') {
-                        return Err(format!(
-                            "'{raw}' would admit a whole top-level domain; name at least two labels after *."
-                        ));
-                    }
                     Ok(Pattern::Subdomains(suffix))
                 } else {
                     let prefix = canon(&labels[..star].join("."))?;
                     Ok(Pattern::OneLabel { prefix, suffix })
                 }
             }
-            _ => Err(format!("'{raw}' has more than one *; a pattern has at most one")),
+            _ => Err(format!(
+                "'{raw}' has more than one *; a pattern has at most one"
+            )),
         }
     }
 
@@ -305,7 +308,8 @@ pub struct Cidr {
 impl FromStr for Cidr {
     type Err = String;
     fn from_str(s: &str) -> Result<Cidr, String> {
-        let bad = || format!("'{s}' is not an address range (write it like 10.1.0.0/16 or fd00::/8)");
+        let bad =
+            || format!("'{s}' is not an address range (write it like 10.1.0.0/16 or fd00::/8)");
         let (addr, prefix) = match s.trim().split_once('/') {
             Some((a, p)) => (a, Some(p)),
             None => (s.trim(), None),
@@ -330,7 +334,9 @@ impl Cidr {
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.net, ip) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
                 u32::from(net) & mask == u32::from(ip) & mask
             }
             (IpAddr::V6(net), IpAddr::V6(ip)) => {
@@ -355,12 +361,7 @@ impl fmt::Display for Cidr {
 /// (`64:ff9b::a.b.c.d`) forms all reach the IPv4 host.
 pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let tail = Ipv4Addr::new(
-        (s[6] >> 8) as u8,
-        s[6] as u8,
-        (s[7] >> 8) as u8,
-        s[7] as u8,
-    );
+    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     let zero = |r: std::ops::Range<usize>| s[r].iter().all(|&x| x == 0);
     if zero(0..5) && s[5] == 0xffff {
         return Some(tail);
@@ -472,7 +473,8 @@ impl Policy {
     /// The built-in baseline: its allowlist (each entry's source names its group) and the
     /// fixed denylist.
     pub fn baseline() -> Policy {
-        let file: BaselineFile = toml::from_str(BASELINE).expect("the built-in baseline.toml is valid");
+        let file: BaselineFile =
+            toml::from_str(BASELINE).expect("the built-in baseline.toml is valid");
         let mut policy = Policy::default();
         for group in file.allow {
             for d in group.domains {
@@ -488,7 +490,9 @@ impl Policy {
                 });
             }
             for a in group.addresses {
-                let ip = a.parse().expect("the built-in denylist's addresses are valid");
+                let ip = a
+                    .parse()
+                    .expect("the built-in denylist's addresses are valid");
                 policy.deny_addresses.push((ip, group.why.clone()));
             }
         }
@@ -507,8 +511,8 @@ impl Policy {
 
     /// Operator `[network.hosts]`: `name` resolves to `addr`, like /etc/hosts.
     pub fn pin(&mut self, name: &str, addr: IpAddr) -> Result<(), String> {
-        let name = canonical_host(name)
-            .map_err(|r| format!("[network.hosts] '{name}': {}", r.reason))?;
+        let name =
+            canonical_host(name).map_err(|r| format!("[network.hosts] '{name}': {}", r.reason))?;
         self.hosts.insert(name, addr);
         Ok(())
     }
@@ -743,12 +747,17 @@ mod tests {
             "*.example.com"
         );
         assert_eq!(
-            Pattern::parse("bedrock.*.AmazonAWS.com.").unwrap().to_string(),
+            Pattern::parse("bedrock.*.AmazonAWS.com.")
+                .unwrap()
+                .to_string(),
             "bedrock.*.amazonaws.com"
+        );
+        assert_eq!(
+            Pattern::parse("*.internal").unwrap().to_string(),
+            "*.internal"
         );
         for bad in [
             "*",
-            "*.com",
             "*.*.example.com",
             "a*.example.com",
             "example.*",
@@ -770,7 +779,10 @@ mod tests {
     #[test]
     fn smuggled_spellings_match_only_their_canonical_host() {
         let p = policy(&["allowed.example"]);
-        assert_eq!(p.check_host("ALLOWED.example.").as_deref(), Ok("allowed.example"));
+        assert_eq!(
+            p.check_host("ALLOWED.example.").as_deref(),
+            Ok("allowed.example")
+        );
         for raw in [
             "allowed.example:443.evil.test",
             "allowed.example.evil.test",
@@ -798,7 +810,10 @@ mod tests {
         ] {
             assert_eq!(rule(p.check_host(raw)), Some(Rule::Denylist), "{raw}");
         }
-        assert_eq!(p.check_host("api.anthropic.com").as_deref(), Ok("api.anthropic.com"));
+        assert_eq!(
+            p.check_host("api.anthropic.com").as_deref(),
+            Ok("api.anthropic.com")
+        );
         assert_eq!(rule(p.check_host("evil.test")), Some(Rule::Allowlist));
     }
 
@@ -853,7 +868,11 @@ mod tests {
         ] {
             let ip: IpAddr = a.parse().unwrap();
             let got = p.check_addr(ip);
-            assert_eq!(got.clone().err().map(|r| r.rule), Some(Rule::Address), "{a}: {got:?}");
+            assert_eq!(
+                got.clone().err().map(|r| r.rule),
+                Some(Rule::Address),
+                "{a}: {got:?}"
+            );
         }
         for a in [
             "93.184.215.14",
@@ -903,15 +922,25 @@ mod tests {
         for bad in ["10.0.0.0/33", "10.0.0.0/", "ten/8", "::/129", "10.0.0.0/+8"] {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
         }
-        assert_eq!("10.1.0.0/16".parse::<Cidr>().unwrap().to_string(), "10.1.0.0/16");
-        assert!("fd00::1".parse::<Cidr>().unwrap().contains("fd00::1".parse().unwrap()));
+        assert_eq!(
+            "10.1.0.0/16".parse::<Cidr>().unwrap().to_string(),
+            "10.1.0.0/16"
+        );
+        assert!("fd00::1"
+            .parse::<Cidr>()
+            .unwrap()
+            .contains("fd00::1".parse().unwrap()));
     }
 
     #[test]
     fn pins_are_canonical_names() {
         let mut p = Policy::baseline();
-        p.pin("Registry.Internal.", "10.1.2.3".parse().unwrap()).unwrap();
-        assert_eq!(p.pinned("registry.internal"), Some("10.1.2.3".parse().unwrap()));
+        p.pin("Registry.Internal.", "10.1.2.3".parse().unwrap())
+            .unwrap();
+        assert_eq!(
+            p.pinned("registry.internal"),
+            Some("10.1.2.3".parse().unwrap())
+        );
         assert!(p.pin("10.0.0.1", "10.0.0.1".parse().unwrap()).is_err());
     }
 }

@@ -459,11 +459,22 @@ pub fn import_branch(
     expected_alternate: &Path,
     branch: &str,
 ) -> Result<ImportOutcome, ImportError> {
+    let origin = open_trusted(origin_git_dir)?;
+    import_branch_into(loop_git_dir, &origin, expected_alternate, branch)
+}
+
+/// [`import_branch`] into an origin the caller has already opened (commands that import
+/// many loops open each origin once).
+pub fn import_branch_into(
+    loop_git_dir: &Path,
+    origin: &gix::Repository,
+    expected_alternate: &Path,
+    branch: &str,
+) -> Result<ImportOutcome, ImportError> {
     let name = branch_ref_name(branch)?;
     check_alternates(loop_git_dir, expected_alternate)?;
 
-    let origin = open_trusted(origin_git_dir)?;
-    let old = direct_ref_target(&origin, &name)?;
+    let old = direct_ref_target(origin, &name)?;
 
     let mut store = LoopStore::open(loop_git_dir, origin.object_hash())?;
     let Some(tip) = store.read_branch(&name)? else {
@@ -481,7 +492,7 @@ pub fn import_branch(
         });
     }
 
-    let objects_copied = copy_missing_objects(&mut store, &origin, tip)?;
+    let objects_copied = copy_missing_objects(&mut store, origin, tip)?;
     if !origin.objects.exists(&tip) {
         // Unreachable unless the origin's object database misbehaves; never point a ref at nothing.
         return Err(ImportError::MissingObject {
@@ -490,7 +501,7 @@ pub fn import_branch(
         });
     }
     compare_and_swap(
-        &origin,
+        origin,
         &name,
         old,
         tip,
@@ -501,6 +512,22 @@ pub fn import_branch(
         new: Some(tip),
         objects_copied,
     })
+}
+
+/// `path` with `.` and `..` resolved as text (no file-system access).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// Set or create `refs/heads/<branch>` in a trusted repository with compare-and-swap semantics
@@ -644,13 +671,21 @@ fn direct_ref_target(
 
 /// Step 1 of an import: the loop must still borrow objects from the origin and nothing else.
 fn check_alternates(loop_git_dir: &Path, expected_alternate: &Path) -> Result<(), ImportError> {
-    let expected =
-        fs::canonicalize(expected_alternate).map_err(import_io_err(expected_alternate))?;
     let tampered = |reason: String| ImportError::AlternatesTampered {
         repo: loop_git_dir.to_owned(),
-        expected: expected.clone(),
+        expected: expected_alternate.to_owned(),
         reason,
     };
+    // The loop's `.git` and its `objects` must be real folders where git-loop made them:
+    // a symlink there (the agent controls the worktree) would make the import read some
+    // other repository of the host and copy its objects where the agent can read them.
+    for dir in [loop_git_dir.to_path_buf(), loop_git_dir.join("objects")] {
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(tampered(format!("{} is not a real folder (a symlink?)", dir.display()))),
+            Err(e) => return Err(tampered(format!("{} cannot be read: {e}", dir.display()))),
+        }
+    }
     let git_dir = fs::canonicalize(loop_git_dir).map_err(import_io_err(loop_git_dir))?;
     let objects_dir = git_dir.join("objects");
     let file = objects_dir.join("info").join("alternates");
@@ -680,6 +715,14 @@ fn check_alternates(loop_git_dir: &Path, expected_alternate: &Path) -> Result<()
         .map_err(|_| tampered("the entry is not a valid path".into()))?;
     // git resolves relative entries against the objects directory; it is canonical, so `..` in the
     // entry means the same thing here as it does to git.
+    // The common case costs no path resolution: the entry is the relative path git-loop
+    // wrote, and with `.git` and `objects` real folders (checked above) its `..` steps
+    // mean what they say lexically.
+    if lexical(&loop_git_dir.join("objects").join(&entry_path)) == lexical(expected_alternate) {
+        return Ok(());
+    }
+    let expected =
+        fs::canonicalize(expected_alternate).map_err(import_io_err(expected_alternate))?;
     let named = objects_dir.join(entry_path);
     match fs::canonicalize(&named) {
         Ok(actual) if actual == expected => Ok(()),

@@ -22,6 +22,9 @@ pub struct Fds {
     /// Descriptors of the `RoFile` mounts, by their path inside; one that is missing
     /// (absent or not a regular file) is left out of the view.
     pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
+    /// With `net` `Proxy`: the sandbox's end of the channel to the host-side proxy, which
+    /// the relay (the sandbox's first process) hands the proxy ports over.
+    pub relay: Option<i32>,
 }
 
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
@@ -50,6 +53,17 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     a.push("--chdir".into());
     a.push(spec.cwd.clone().into());
     a.push("--".into());
+    if spec.net == NetMode::Proxy {
+        // The relay first: it binds the proxy ports inside, hands them to git-loop, and
+        // execs the command (see egress/relay.rs).
+        a.push(crate::egress::relay::RELAY_EXE.into());
+        a.push("__relay".into());
+        if let Some(fd) = fds.relay {
+            a.push("--fd".into());
+            a.push(fd.to_string().into());
+        }
+        a.push("--".into());
+    }
     a.extend(spec.command.iter().map(OsString::from));
     a
 }
@@ -65,7 +79,7 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push(inside.clone().into());
             }
         }
-        Mount::RoFile { inside, .. } => {
+        Mount::RoFile { inside, .. } | Mount::Data { inside, .. } => {
             if let Some(fd) = fds.files.get(inside) {
                 a.push("--ro-bind-data".into());
                 a.push(fd.to_string().into());
@@ -154,6 +168,7 @@ mod tests {
             base_branch: Some("main".into()),
             branch: "loop/fix-abc123".into(),
             notes_base: "1".repeat(40),
+            knowledge_base: None,
             vault: "default".into(),
             sandbox: "default".into(),
             mode: "work".into(),
@@ -203,6 +218,11 @@ mod tests {
             operator_mounts: Vec::new(),
             vault_files: Vec::new(),
             new_session: true,
+            egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
+                exe: "/opt/git-loop/bin/git-loop".into(),
+                domains: 3,
+                token: "t0k".into(),
+            }),
         }
     }
 
@@ -227,6 +247,7 @@ mod tests {
                     5,
                 )]
                 .into(),
+                relay: None,
             },
         ));
         let expected: Vec<&str> = vec![
@@ -341,6 +362,67 @@ mod tests {
             vec![("/ws/loops/fix-abc123/home/merged", "/home/alice")]
         );
         assert!(argv.windows(2).any(|w| w[0] == "--tmpfs" && w[1] == "/tmp"));
+    }
+
+    #[test]
+    fn proxy_mode_starts_the_relay_before_the_command() {
+        let s = spec(RunMode::Work, NetMode::Proxy);
+        let argv = strings(argv(
+            "bwrap",
+            &s,
+            &Fds {
+                seccomp: vec![3],
+                files: [(PathBuf::from("/etc/resolv.conf"), 6)].into(),
+                relay: Some(7),
+            },
+        ));
+        assert!(!argv.contains(&"--share-net".to_string()));
+        let dash = argv.iter().position(|a| a == "--").unwrap();
+        assert_eq!(
+            &argv[dash..],
+            &[
+                "--",
+                "/loopat/.git-loop/git-loop",
+                "__relay",
+                "--fd",
+                "7",
+                "--",
+                "make",
+                "test"
+            ]
+        );
+        // The binary read-only, after the system folders; no name server inside.
+        let bind = argv
+            .windows(3)
+            .position(|w| {
+                w == [
+                    "--ro-bind",
+                    "/opt/git-loop/bin/git-loop",
+                    "/loopat/.git-loop/git-loop",
+                ]
+            })
+            .expect("the relay binary is bound");
+        let etc = argv
+            .windows(3)
+            .position(|w| w[0] == "--ro-bind" && w[2] == "/etc")
+            .unwrap();
+        let resolv = argv
+            .windows(3)
+            .position(|w| w == ["--ro-bind-data", "6", "/etc/resolv.conf"])
+            .expect("resolv.conf is replaced");
+        assert!(etc < resolv && etc < bind);
+        // The token reaches the environment, never the argv.
+        assert_eq!(s.env["HTTPS_PROXY"], "http://gitloop:t0k@127.0.0.1:3128");
+        assert_eq!(s.env["no_proxy"], "localhost,127.0.0.1");
+        assert!(!argv.iter().any(|a| a.contains("t0k")));
+        // No relay and no proxy variables without the proxy mode.
+        let none = spec(RunMode::Work, NetMode::None);
+        assert!(none.egress.is_none() && !none.env.contains_key("HTTPS_PROXY"));
+        let host = spec(RunMode::Work, NetMode::Host);
+        assert!(!host
+            .mounts
+            .iter()
+            .any(|m| m.inside() == std::path::Path::new("/etc/resolv.conf")));
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub struct Request {
     /// session so job control and resizing work; TIOCSTI is refused by seccomp instead.
     pub interactive: bool,
     pub ro_same_path: Vec<PathBuf>,
+    /// `--allow-domain`: patterns the proxy admits for this run, on top of the allowlist.
+    pub allow_domains: Vec<String>,
 }
 
 /// The backend to use, or the refusal (exit 3) with the probe's findings and fixes.
@@ -162,8 +164,19 @@ pub fn spec_for(
                     rec.network, rec.id
                 ),
             )
-            .hint("run with --net none (loopback only) or --net host")
+            .hint("run with --net proxy, --net none (loopback only) or --net host")
         })?,
+    };
+    let egress = match net {
+        NetMode::Proxy => {
+            let policy = crate::egress::policy_for(ws, &rec.sandbox, config, &req.allow_domains)?;
+            Some(spec::Egress {
+                exe: relay_exe()?,
+                domains: policy.allowed().len(),
+                token: new_token(),
+            })
+        }
+        _ => None,
     };
     let operator_mounts = operator_mounts(config)?;
     let opts = RunOptions {
@@ -175,6 +188,7 @@ pub fn spec_for(
         operator_mounts,
         vault_files,
         new_session: !req.interactive,
+        egress,
     };
     Ok(SandboxSpec::for_loop(
         ws,
@@ -182,6 +196,34 @@ pub fn spec_for(
         &spec::HostView::read(),
         &opts,
     ))
+}
+
+/// This very binary, which the `proxy` mode binds into the sandbox as its relay.
+fn relay_exe() -> Result<PathBuf> {
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::new(
+            ErrorKind::SandboxUnavailable,
+            "cannot find the git-loop binary for the proxy's relay",
+        )
+        .with_source(e)
+    })?;
+    if !exe.is_file() {
+        return Err(Error::new(
+            ErrorKind::SandboxUnavailable,
+            format!(
+                "the git-loop binary {} was replaced while it ran",
+                exe.display()
+            ),
+        )
+        .hint("run the command again"));
+    }
+    Ok(exe)
+}
+
+/// A run's proxy token: 256 random bits, hex.
+fn new_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The file entries of a loop's vault, by name only (nothing is decrypted), for views.
@@ -330,6 +372,36 @@ pub fn run(
             }
         }
     }
+    for m in &spec.mounts {
+        if let spec::Mount::Data { inside, content } = m {
+            // Over a regular file only (see `Mount::Data`); the view has the host's /etc.
+            let over_file = std::fs::symlink_metadata(inside).is_ok_and(|m| m.is_file());
+            if over_file {
+                let fd = data_fd(content).map_err(|e| {
+                    Error::failure(format!("cannot hand {} to the sandbox", inside.display()))
+                        .with_source(e)
+                })?;
+                fds.files
+                    .insert(inside.clone(), std::os::fd::AsRawFd::as_raw_fd(&fd));
+                keep.push(fd);
+            }
+        }
+    }
+    // The proxy's channel: the relay inside hands the proxy ports over it.
+    let mut channel = None;
+    if spec.net == NetMode::Proxy {
+        let (host_end, sandbox_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
+            Error::new(
+                ErrorKind::SandboxUnavailable,
+                "cannot set up the network proxy",
+            )
+            .with_source(e)
+        })?;
+        let fd = std::os::fd::OwnedFd::from(sandbox_end);
+        fds.relay = Some(std::os::fd::AsRawFd::as_raw_fd(&fd));
+        keep.push(fd);
+        channel = Some(host_end);
+    }
     for (rel, contents) in &delivery.files {
         let fd = seccomp::memfd("git-loop-vault")
             .and_then(|fd| {
@@ -354,6 +426,26 @@ pub fn run(
         return Ok(0);
     }
     ensure_dirs(ws, &rec.id)?;
+    // Ready before the sandbox starts; dropped (and so stopped) on every early return.
+    let proxy = match (channel, &spec.egress) {
+        (Some(channel), Some(egress)) => {
+            let setup = crate::egress::proxy::Setup {
+                policy: crate::egress::policy_for(ws, &rec.sandbox, config, &req.allow_domains)?,
+                token: egress.token.clone(),
+                events: ws.loop_events(&rec.id),
+            };
+            Some(
+                crate::egress::proxy::Proxy::start(channel, setup).map_err(|e| {
+                    Error::new(
+                        ErrorKind::SandboxUnavailable,
+                        "cannot start the network proxy",
+                    )
+                    .with_source(e)
+                })?,
+            )
+        }
+        _ => None,
+    };
     let cgroup_name = format!("git-loop-{}-{}", rec.id, std::process::id());
     let applied = limits::apply(&spec.limits, &cgroup_name, &limits::CgroupHost::read(), inputs.is_root).map_err(|e| {
         Error::new(ErrorKind::SandboxUnavailable, "the sandbox's limits cannot be enforced here")
@@ -361,9 +453,13 @@ pub fn run(
             .hint("run as a user with a delegated cgroup (systemd-run --user --scope -p Delegate=yes git loop ...)")
             .hint("or set `limits = \"best-effort\"` in the sandbox profile to run without caps")
     })?;
+    let net_label = match &spec.egress {
+        Some(e) => format!("proxy ({} domains)", e.domains),
+        None => spec.net.as_str().to_string(),
+    };
     let mut status = format!(
         "git-loop: sandbox bwrap · net {} · {} · mode {}",
-        spec.net.as_str(),
+        net_label,
         vault_label,
         spec.mode.as_str()
     );
@@ -372,21 +468,38 @@ pub fn run(
     }
     ui.status(status)?;
     let events = ws.loop_events(&rec.id);
-    let _ = events::append(
-        &events,
-        "start",
-        json!({"backend": "bwrap", "mode": spec.mode.as_str(), "net": spec.net.as_str(),
-               "limits": applied.enforcement.as_str(), "command": spec.command}),
-    );
+    let mut start = json!({"backend": "bwrap", "mode": spec.mode.as_str(), "net": spec.net.as_str(),
+               "limits": applied.enforcement.as_str(), "command": spec.command});
+    if let Some(e) = &spec.egress {
+        start["domains"] = json!(e.domains);
+    }
+    let _ = events::append(&events, "start", start);
     let started = Instant::now();
     let result = spawn::run(&spec, &argv, &keep, &applied, ws.root(), &delivery.env);
     drop(delivery);
+    let refused = proxy.map(|p| p.stop().refusals.load(std::sync::atomic::Ordering::Relaxed));
     applied.cleanup();
     drop(keep);
+    if let Some(n @ 1..) = refused {
+        ui.status(format!(
+            "git-loop: the network policy refused {n} connection{} (`git loop log {}` lists them)",
+            if n == 1 { "" } else { "s" },
+            rec.id
+        ))?;
+    }
     let status = result.map_err(|e| {
         Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
     })?;
     finish(ui, ws, rec, status, started, "bwrap")
+}
+
+/// A descriptor bwrap reads `content` from (`--ro-bind-data`).
+fn data_fd(content: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::io::{Seek, Write};
+    let mut f = std::fs::File::from(seccomp::memfd("git-loop-data")?);
+    f.write_all(content.as_bytes())?;
+    f.seek(std::io::SeekFrom::Start(0))?;
+    Ok(std::os::fd::OwnedFd::from(f))
 }
 
 fn finish(
@@ -407,6 +520,14 @@ fn finish(
         "exit",
         json!({"backend": backend, "code": code, "duration_ms": started.elapsed().as_millis() as u64}),
     );
+    // Grants for one run are spent. (No workspace lock: `autocommit` holds it while its
+    // sandboxed commits run, and the record is replaced atomically.)
+    if rec.grants.iter().any(|g| g.once) {
+        if let Ok(mut fresh) = loops::load(ws, &rec.id) {
+            fresh.grants.retain(|g| !g.once);
+            let _ = fresh.write(&ws.loop_record(&rec.id));
+        }
+    }
     // What the run committed reaches the origins now; a failure here is reported but
     // does not hide the command's own exit code.
     if let Err(e) = loops::import(ws, rec) {
@@ -443,6 +564,11 @@ fn run_on_host(
     }
     ensure_dirs(ws, &rec.id)?;
     let mut env = spec.env.clone();
+    // On the host there is no proxy (and whatever listens on its 127.0.0.1:3128 must not
+    // get the token): the proxy variables go.
+    for (name, _) in crate::egress::relay::environment("") {
+        env.remove(&name);
+    }
     env.insert(
         "HOME".into(),
         ws.loop_home_upper(&rec.id).display().to_string(),

@@ -68,6 +68,9 @@ pub enum NetMode {
     Host,
     /// A new network namespace with loopback only.
     None,
+    /// A new network namespace whose only way out is git-loop's proxy, for the allowlisted
+    /// domains (`git loop show ID --net`).
+    Proxy,
 }
 
 impl NetMode {
@@ -75,15 +78,37 @@ impl NetMode {
         match self {
             NetMode::Host => "host",
             NetMode::None => "none",
+            NetMode::Proxy => "proxy",
         }
     }
     pub fn parse(s: &str) -> Option<NetMode> {
         match s {
             "host" => Some(NetMode::Host),
             "none" => Some(NetMode::None),
+            "proxy" => Some(NetMode::Proxy),
             _ => None,
         }
     }
+}
+
+/// The sandbox's `/etc/resolv.conf` when it has no network of its own: no name server, so
+/// a lookup inside goes to the sandbox's own loopback and nowhere else (ATTACKS 27).
+pub const RESOLV_CONF: &str =
+    "# git loop: this sandbox has no name server. Names are resolved by git-loop's\n\
+# proxy, for the allowed domains only: use HTTP_PROXY, HTTPS_PROXY or ALL_PROXY.\n\
+options attempts:1 timeout:1\n";
+
+/// What the `proxy` network mode adds to a sandbox (DESIGN 4.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Egress {
+    /// The `git-loop` binary, bound read-only at [`crate::egress::relay::RELAY_EXE`]: the
+    /// sandbox's first process hands the proxy ports over and execs the command.
+    pub exe: PathBuf,
+    /// How many patterns the allowlist has (the status line says it).
+    pub domains: usize,
+    /// This run's proxy token, in the proxy variables of `env`; never printed.
+    #[serde(skip)]
+    pub token: String,
 }
 
 /// One entry of the sandbox's view.
@@ -123,6 +148,13 @@ pub enum Mount {
         host: PathBuf,
         inside: PathBuf,
     },
+    /// A read-only file with content of git-loop's own, handed to bwrap by descriptor
+    /// (`--ro-bind-data`). Laid only over a regular file of the host's view: bwrap would
+    /// follow a symlink there and try to create its target.
+    Data {
+        inside: PathBuf,
+        content: String,
+    },
     /// A vault file, decrypted in memory and handed to bwrap by descriptor
     /// (`--perms 0600 --ro-bind-data`): its plaintext lives in the sandbox's own tmpfs,
     /// never on the host's disk, and only for the run.
@@ -140,6 +172,7 @@ impl Mount {
             | Mount::Proc { inside }
             | Mount::Dev { inside }
             | Mount::RoFile { inside, .. }
+            | Mount::Data { inside, .. }
             | Mount::Secret { inside } => inside,
         }
     }
@@ -221,6 +254,8 @@ pub struct SandboxSpec {
     pub hostname: String,
     pub new_session: bool,
     pub command: Vec<String>,
+    /// What the `proxy` network mode adds; `Some` exactly when `net` is `Proxy`.
+    pub egress: Option<Egress>,
 }
 
 /// What the host looks like, as far as the spec depends on it: which of the system
@@ -315,6 +350,8 @@ pub struct RunOptions {
     /// Put the sandbox in a new session (no controlling terminal, so no TIOCSTI into the
     /// caller's terminal); off for interactive commands, where seccomp refuses TIOCSTI.
     pub new_session: bool,
+    /// With `net` `Proxy`: the relay binary and the run's token and allowlist size.
+    pub egress: Option<Egress>,
 }
 
 impl SandboxSpec {
@@ -369,6 +406,18 @@ impl SandboxSpec {
             size: Some(opts.limits.tmp_bytes),
             ro: false,
         });
+
+        // Without a network of its own the sandbox has no name server either.
+        if opts.net != NetMode::Host {
+            m.push(Mount::Data {
+                inside: "/etc/resolv.conf".into(),
+                content: RESOLV_CONF.into(),
+            });
+        }
+        let egress = opts.egress.clone().filter(|_| opts.net == NetMode::Proxy);
+        if let Some(e) = &egress {
+            m.push(Mount::ro(&e.exe, crate::egress::relay::RELAY_EXE));
+        }
 
         // Context: the origins are read-only. The code origin sits where the workdir's
         // relative alternates and remote URL point; the context origins under
@@ -472,6 +521,9 @@ impl SandboxSpec {
         env.insert("GIT_LOOP_ID".into(), id.clone());
         env.insert("GIT_LOOP_MODE".into(), opts.mode.as_str().into());
         env.entry("TERM".into()).or_insert_with(|| "dumb".into());
+        if let Some(e) = &egress {
+            env.extend(crate::egress::relay::environment(&e.token));
+        }
 
         SandboxSpec {
             loop_id: id.clone(),
@@ -490,6 +542,7 @@ impl SandboxSpec {
             hostname: "loop".into(),
             new_session: opts.new_session,
             command: opts.command.clone(),
+            egress,
         }
     }
 
@@ -550,6 +603,18 @@ impl SandboxSpec {
                     inside.display().to_string(),
                     "minimal /dev".into(),
                     "rw".into(),
+                ),
+                Mount::Data { inside, .. } if inside.as_path() == Path::new("/etc/resolv.conf") => {
+                    (
+                        inside.display().to_string(),
+                        "git-loop: no name server (the proxy resolves)".into(),
+                        "ro (over a file)".into(),
+                    )
+                }
+                Mount::Data { inside, .. } => (
+                    inside.display().to_string(),
+                    "git-loop".into(),
+                    "ro (over a file)".into(),
                 ),
                 Mount::Secret { inside } => (
                     inside.display().to_string(),

@@ -301,17 +301,19 @@ fn the_identity_and_the_vaults_are_hidden() {
     let identity = env.home.join(".config/git-loop/identity.txt");
     write(&identity, &format!("AGE-SECRET-KEY-1{secret}\n"));
     fs::set_permissions(&identity, fs::Permissions::from_mode(0o600)).unwrap();
+    // Not the loop's vault (`default`, which holds nothing here): decrypting is not what
+    // this test is about; tests/it/vault_delivery.rs covers the selected vault's files.
     let vaults = env.ws.join("personal/tester/.loopat/vaults");
     write(
         &vaults.join("other/envs/X.age"),
         &format!("age-encryption.org/v1 {secret} other\n"),
     );
     write(
-        &vaults.join("default/envs/Y.age"),
+        &vaults.join("team/envs/Y.age"),
         &format!("age-encryption.org/v1 {secret} default\n"),
     );
     write(
-        &vaults.join("default/home/.npmrc.age"),
+        &vaults.join("team/mounts/home/.npmrc.age"),
         &format!("age-encryption.org/v1 {secret} npmrc\n"),
     );
     let home_before = snapshot(&env.home);

@@ -9,6 +9,7 @@ mod cli;
 mod concurrency;
 mod config;
 mod doctor;
+mod egress;
 mod import;
 mod lifecycle;
 mod publish;

@@ -1,0 +1,1103 @@
+//! The host side of the `proxy` network mode: for one run, an HTTP proxy (absolute-URI
+//! requests and CONNECT) and a SOCKS5 proxy (CONNECT to a domain name), serving the two
+//! listening sockets the in-sandbox relay hands over (see relay.rs), on one thread of the
+//! supervising `git-loop` with a current-thread tokio runtime, so the supervisor stays one
+//! small process.
+//!
+//! Every connection goes through the same steps, in this order:
+//! 1. the client proves it has this run's token (`Proxy-Authorization: Basic`, or SOCKS5
+//!    username/password), before anything about the policy is revealed;
+//! 2. the target host, as the client spelled it, passes [`Policy::check_host`], and every
+//!    other name the request carries (the Host header) is the same canonical host;
+//! 3. the name is resolved (or taken from the operator's pins), every address passes
+//!    [`Policy::check_addr`], and exactly a checked address is dialed: nothing resolves
+//!    the name a second time;
+//! 4. in a tunnel (CONNECT, SOCKS), the client's first bytes are read before they are
+//!    sent on: a TLS ClientHello's server name, or a plain HTTP request's Host header,
+//!    must name the tunnel's host.
+//!
+//! A refusal answers 403 with a body that says it is the sandbox's policy and names the
+//! rule (or the SOCKS code 2, "not allowed by ruleset"), and appends a violation event to
+//! the loop's `events.jsonl`. Failures that are not the policy's (a name that does not
+//! resolve, a server that is down) answer 502 or the matching SOCKS code and are not
+//! violations.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, Semaphore};
+
+use super::policy::{canonical_host, Policy, Refusal, Rule};
+use super::relay;
+use super::wire::{self, ClientHello, SocksAddr};
+
+/// At most this many connections at once; more wait in the listen backlog.
+const MAX_CONNECTIONS: usize = 1024;
+/// How long a client may take to send a request head or a SOCKS message.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the first bytes of a tunnel may take to show their host, once they started.
+const PEEK_TIMEOUT: Duration = Duration::from_secs(15);
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(15);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Copy buffers start small (idle connections stay cheap) and grow while a transfer fills
+/// them, up to this.
+const MIN_BUFFER: usize = 8 * 1024;
+const MAX_BUFFER: usize = 256 * 1024;
+/// Bytes of copy buffer beyond `MIN_BUFFER`, over all connections: buffers grow only while
+/// this lasts, so the supervisor's memory stays bounded however many transfers are busy.
+const GROWTH_BUDGET: usize = 24 * 1024 * 1024;
+/// Violation events written per run; a sandbox hammering the proxy cannot fill the disk.
+const MAX_RECORDED: u64 = 1000;
+
+const POLICY_NOTE: &str =
+    "This is a decision of the sandbox's network policy, not a network fault: \
+retrying, or reaching the host another way, will not work. If the task needs this host, say so \
+and why; a person can allow it (git loop run --allow-domain NAME, or [network] allow_domains in \
+the sandbox profile).";
+
+/// What the proxy of one run enforces and where it reports.
+pub struct Setup {
+    pub policy: Policy,
+    /// This run's token: the password of the proxy URLs.
+    pub token: String,
+    /// The loop's `events.jsonl`.
+    pub events: PathBuf,
+}
+
+/// Counts of one run, for the closing status line.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub connections: AtomicU64,
+    pub refusals: AtomicU64,
+}
+
+struct Shared {
+    policy: Policy,
+    token: String,
+    events: PathBuf,
+    stats: Arc<Stats>,
+    permits: Arc<Semaphore>,
+    /// Copy-buffer bytes granted beyond `MIN_BUFFER` (see `GROWTH_BUDGET`).
+    grown: AtomicUsize,
+}
+
+/// A running proxy; [`Proxy::stop`] ends it.
+pub struct Proxy {
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    stats: Arc<Stats>,
+}
+
+impl Proxy {
+    /// Starts the proxy thread. It waits for the relay's handover on `channel`, then
+    /// serves until [`Proxy::stop`].
+    pub fn start(channel: std::os::unix::net::UnixStream, setup: Setup) -> io::Result<Proxy> {
+        // Built here, so a failure is reported before the sandbox starts.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .max_blocking_threads(4)
+            .thread_stack_size(512 * 1024)
+            .build()?;
+        channel.set_nonblocking(true)?;
+        raise_nofile();
+        let stats = Arc::new(Stats::default());
+        let shared = Arc::new(Shared {
+            policy: setup.policy,
+            token: setup.token,
+            events: setup.events,
+            stats: stats.clone(),
+            permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            grown: AtomicUsize::new(0),
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("git-loop-proxy".into())
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                runtime.block_on(async move {
+                    tokio::select! {
+                        _ = stopped => {}
+                        _ = serve(channel, shared) => {}
+                    }
+                });
+                // Open connections end with the run; a name lookup still running in the
+                // blocking pool is not waited for.
+                runtime.shutdown_background();
+            })?;
+        Ok(Proxy {
+            stop: Some(stop),
+            thread: Some(thread),
+            stats,
+        })
+    }
+
+    /// Ends the proxy (every open connection closes) and returns its counts.
+    pub fn stop(mut self) -> Arc<Stats> {
+        self.shutdown();
+        self.stats.clone()
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// A connection holds two sockets and two pipes: the soft descriptor limit goes up to the
+/// hard one. (The sandbox gets its own limit, set in the child; see limits.rs.)
+fn raise_nofile() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max.min(64 * 1024);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+async fn serve(channel: std::os::unix::net::UnixStream, shared: Arc<Shared>) -> io::Result<()> {
+    let mut channel = tokio::net::UnixStream::from_std(channel)?;
+    let listeners = loop {
+        channel.readable().await?;
+        let fd = channel.as_raw_fd();
+        match channel.try_io(tokio::io::Interest::READABLE, || relay::recv_listeners(fd)) {
+            Ok(l) => break l,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let mut listeners = listeners.into_iter();
+    let (Some(http), Some(socks)) = (listeners.next(), listeners.next()) else {
+        return Err(io::Error::other("the relay sent no listeners"));
+    };
+    http.set_nonblocking(true)?;
+    socks.set_nonblocking(true)?;
+    let http = TcpListener::from_std(http)?;
+    let socks = TcpListener::from_std(socks)?;
+    channel.write_all(relay::READY).await?;
+    loop {
+        let permit = shared
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(io::Error::other)?;
+        let (stream, socks_port) = tokio::select! {
+            r = http.accept() => (r, false),
+            r = socks.accept() => (r, true),
+        };
+        let stream = match stream {
+            Ok((s, _)) => s,
+            Err(_) => {
+                // Out of descriptors, most likely: let some connections finish.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            if socks_port {
+                socks_connection(stream, &shared).await;
+            } else {
+                http_connection(stream, &shared).await;
+            }
+            drop(permit);
+        });
+    }
+}
+
+impl Shared {
+    fn violation(&self, via: &str, target: &str, refusal: &Refusal) {
+        let n = self.stats.refusals.fetch_add(1, Ordering::Relaxed);
+        if n >= MAX_RECORDED {
+            return;
+        }
+        let reason = if n + 1 == MAX_RECORDED {
+            format!(
+                "{} (further refusals of this run are not recorded)",
+                refusal.reason
+            )
+        } else {
+            refusal.reason.clone()
+        };
+        let target: String = target.chars().take(300).collect();
+        let _ = crate::sandbox::events::append(
+            &self.events,
+            "violation",
+            json!({"action": "network-outbound", "target": target, "reason": reason,
+                   "rule": refusal.rule.as_str(), "via": via}),
+        );
+    }
+
+    fn token_matches(&self, given: &[u8]) -> bool {
+        // Constant time in the token's content: no timing oracle for guessing it.
+        let want = self.token.as_bytes();
+        given.len() == want.len()
+            && given
+                .iter()
+                .zip(want)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+}
+
+fn no_token() -> Refusal {
+    Refusal::new(
+        Rule::Credentials,
+        "the client did not present this run's proxy credentials",
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP: CONNECT and absolute-URI requests
+// ---------------------------------------------------------------------------------------
+
+async fn http_connection(mut client: TcpStream, sh: &Shared) {
+    let mut buf = Vec::with_capacity(4096);
+    let head = match tokio::time::timeout(
+        HEAD_TIMEOUT,
+        read_parsed(&mut client, &mut buf, wire::MAX_HEAD, wire::request_head),
+    )
+    .await
+    {
+        Ok(Ok(Some(head))) => head,
+        Ok(Ok(None)) | Err(_) => return,
+        Ok(Err(e)) => {
+            let refusal = Refusal::new(Rule::Malformed, e.to_string());
+            sh.violation("http", "?", &refusal);
+            respond(&mut client, 400, "?", &refusal, false).await;
+            return;
+        }
+    };
+    let target = target_of(&head);
+    let authorized = match head.single("proxy-authorization") {
+        // No credentials at all is how many clients (libcurl, so git) ask which scheme the
+        // proxy wants: the 407 is the answer, not yet a violation.
+        Ok(None) => None,
+        Ok(Some(v)) => {
+            Some(wire::basic_credentials(v).is_some_and(|(_, pass)| sh.token_matches(&pass)))
+        }
+        Err(_) => Some(false),
+    };
+    if authorized != Some(true) {
+        let refusal = no_token();
+        if authorized.is_some() {
+            sh.violation("http", &target, &refusal);
+        }
+        respond(&mut client, 407, &target, &refusal, true).await;
+        return;
+    }
+    let early = buf.split_off(head.len);
+    if head.method.eq_ignore_ascii_case("CONNECT") {
+        http_connect(client, &head, early, sh).await;
+    } else {
+        http_forward(client, &head, early, sh).await;
+    }
+}
+
+async fn http_connect(
+    mut client: TcpStream,
+    head: &wire::RequestHead,
+    early: Vec<u8>,
+    sh: &Shared,
+) {
+    let target = head.target.as_str();
+    let (raw_host, port) = match wire::authority(target, None) {
+        Ok((h, Some(p))) => (h, p),
+        Ok((_, None)) => {
+            let r = Refusal::new(Rule::Malformed, "a CONNECT target needs a port");
+            return respond(&mut client, 400, target, &r, false).await;
+        }
+        Err(e) => {
+            let r = Refusal::new(Rule::Malformed, e.to_string());
+            sh.violation("connect", target, &r);
+            return respond(&mut client, 400, target, &r, false).await;
+        }
+    };
+    let checked = sh
+        .policy
+        .check_host(&raw_host)
+        .and_then(|host| host_header_agrees(head, &host, port).map(|()| host));
+    let host = match checked {
+        Ok(h) => h,
+        Err(r) => {
+            sh.violation("connect", target, &r);
+            return respond(&mut client, 403, target, &r, false).await;
+        }
+    };
+    let upstream = match dial(sh, &host, port).await {
+        Ok(s) => s,
+        Err(Dial::Refused(r)) => {
+            sh.violation("connect", target, &r);
+            return respond(&mut client, 403, target, &r, false).await;
+        }
+        Err(Dial::Failed(why)) => return bad_gateway(&mut client, target, &why).await,
+    };
+    if client
+        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await
+        .is_err()
+    {
+        return;
+    }
+    tunnel(client, upstream, early, &host, port, "connect", sh).await;
+}
+
+async fn http_forward(
+    mut client: TcpStream,
+    head: &wire::RequestHead,
+    early: Vec<u8>,
+    sh: &Shared,
+) {
+    let target = target_of(head);
+    let target = target.as_str();
+    let uri = match wire::absolute_uri(&head.target) {
+        Ok(u) => u,
+        Err(e) => {
+            let rule = match e {
+                wire::WireError::Scheme(_) => Rule::Unsupported,
+                _ => Rule::Malformed,
+            };
+            let r = Refusal::new(rule, e.to_string());
+            sh.violation("http", target, &r);
+            return respond(&mut client, 400, target, &r, false).await;
+        }
+    };
+    let checked = sh
+        .policy
+        .check_host(&uri.host)
+        .and_then(|host| host_header_agrees(head, &host, uri.port).map(|()| host));
+    let host = match checked {
+        Ok(h) => h,
+        Err(r) => {
+            sh.violation("http", target, &r);
+            return respond(&mut client, 403, target, &r, false).await;
+        }
+    };
+    let upstream = match dial(sh, &host, uri.port).await {
+        Ok(s) => s,
+        Err(Dial::Refused(r)) => {
+            sh.violation("http", target, &r);
+            return respond(&mut client, 403, target, &r, false).await;
+        }
+        Err(Dial::Failed(why)) => return bad_gateway(&mut client, target, &why).await,
+    };
+    // One request per connection: the request goes on in origin form with
+    // `Connection: close`, so the next request (perhaps for another host) comes on a new
+    // connection and is checked again.
+    let mut out = format!(
+        "{} {} HTTP/1.{}\r\n",
+        head.method, uri.path, head.minor_version
+    )
+    .into_bytes();
+    for (name, value) in &head.headers {
+        let hop_by_hop = [
+            "proxy-authorization",
+            "proxy-connection",
+            "connection",
+            "keep-alive",
+        ]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h));
+        if !hop_by_hop {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    out.extend_from_slice(b"Connection: close\r\n\r\n");
+    out.extend_from_slice(&early);
+    if write_all(&upstream, &out).await.is_err() {
+        return;
+    }
+    // The exchange is over when the server has answered and closed.
+    tokio::select! {
+        _ = half(&upstream, &client, Vec::new(), &sh.grown) => {}
+        _ = async { let _ = half(&client, &upstream, Vec::new(), &sh.grown).await; std::future::pending::<()>().await } => {}
+    }
+}
+
+/// `host:port` of a request as the client wrote it, for events and messages (the raw
+/// target when it has no host).
+fn target_of(head: &wire::RequestHead) -> String {
+    if head.method.eq_ignore_ascii_case("CONNECT") {
+        return head.target.clone();
+    }
+    match wire::absolute_uri(&head.target) {
+        Ok(uri) => format!("{}:{}", uri.host, uri.port),
+        Err(_) => head.target.clone(),
+    }
+}
+
+/// The Host header, if any, must name the request's host (and port, when it names one).
+fn host_header_agrees(head: &wire::RequestHead, host: &str, port: u16) -> Result<(), Refusal> {
+    let value = match head.single("host") {
+        Ok(Some(v)) => v,
+        Ok(None) => return Ok(()),
+        Err(e) => return Err(Refusal::new(Rule::Mismatch, e.to_string())),
+    };
+    let value = std::str::from_utf8(value)
+        .map_err(|_| Refusal::new(Rule::Mismatch, "the Host header is not text"))?;
+    let (h, p) = wire::authority(value.trim(), None).map_err(|_| {
+        Refusal::new(
+            Rule::Mismatch,
+            format!("the Host header {value:?} is not a host"),
+        )
+    })?;
+    let named = canonical_host(&h)
+        .map_err(|r| Refusal::new(Rule::Mismatch, format!("the Host header: {}", r.reason)))?;
+    if named != host || p.is_some_and(|p| p != port) {
+        return Err(Refusal::new(
+            Rule::Mismatch,
+            format!("the Host header names {value}, the request {host}:{port}"),
+        ));
+    }
+    Ok(())
+}
+
+async fn respond(
+    client: &mut TcpStream,
+    status: u16,
+    target: &str,
+    refusal: &Refusal,
+    ask_credentials: bool,
+) {
+    let text = match status {
+        400 => "Bad Request",
+        403 => "Forbidden",
+        407 => "Proxy Authentication Required",
+        _ => "Error",
+    };
+    let target: String = target.chars().take(300).collect();
+    let body = format!(
+        "git-loop sandbox policy: {target:?} refused.\nrule: {}\nreason: {}\n\n{POLICY_NOTE}\n",
+        refusal.rule.as_str(),
+        refusal.reason
+    );
+    let mut head = format!(
+        "HTTP/1.1 {status} {text}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\nX-Git-Loop-Policy: {}\r\n",
+        body.len(),
+        refusal.rule.as_str()
+    );
+    if ask_credentials {
+        head.push_str("Proxy-Authenticate: Basic realm=\"git-loop sandbox\"\r\n");
+    }
+    head.push_str("\r\n");
+    let _ = client.write_all(head.as_bytes()).await;
+    let _ = client.write_all(body.as_bytes()).await;
+    let _ = client.shutdown().await;
+}
+
+async fn bad_gateway(client: &mut TcpStream, target: &str, why: &str) {
+    let body = format!("git-loop proxy: cannot reach {target:?}: {why}\n");
+    let head = format!(
+        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = client.write_all(head.as_bytes()).await;
+    let _ = client.write_all(body.as_bytes()).await;
+    let _ = client.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// SOCKS5
+// ---------------------------------------------------------------------------------------
+
+/// SOCKS5 reply codes (RFC 1928).
+const SOCKS_FAILURE: u8 = 1;
+const SOCKS_NOT_ALLOWED: u8 = 2;
+const SOCKS_HOST_UNREACHABLE: u8 = 4;
+const SOCKS_REFUSED: u8 = 5;
+const SOCKS_TIMED_OUT: u8 = 6;
+const SOCKS_COMMAND_UNSUPPORTED: u8 = 7;
+
+async fn socks_connection(mut client: TcpStream, sh: &Shared) {
+    let mut buf = Vec::with_capacity(512);
+    let Some((methods, used)) = complete(
+        tokio::time::timeout(
+            HEAD_TIMEOUT,
+            read_parsed(&mut client, &mut buf, 1024, wire::socks_greeting),
+        )
+        .await,
+    ) else {
+        return;
+    };
+    buf.drain(..used);
+    if !methods.contains(&2) {
+        sh.violation("socks", "?", &no_token());
+        let _ = client.write_all(&[5, 0xff]).await;
+        return;
+    }
+    if client.write_all(&[5, 2]).await.is_err() {
+        return;
+    }
+    let Some((_, pass, used)) = complete(
+        tokio::time::timeout(
+            HEAD_TIMEOUT,
+            read_parsed(&mut client, &mut buf, 1024, wire::socks_userpass),
+        )
+        .await,
+    ) else {
+        return;
+    };
+    buf.drain(..used);
+    if !sh.token_matches(&pass) {
+        sh.violation("socks", "?", &no_token());
+        let _ = client.write_all(&[1, 1]).await;
+        return;
+    }
+    if client.write_all(&[1, 0]).await.is_err() {
+        return;
+    }
+    let Some(req) = complete(
+        tokio::time::timeout(
+            HEAD_TIMEOUT,
+            read_parsed(&mut client, &mut buf, 1024, wire::socks_request),
+        )
+        .await,
+    ) else {
+        return;
+    };
+    let early = buf.split_off(req.len);
+    let target = req.target();
+    let host = match socks_target(&req, &sh.policy) {
+        Ok(h) => h,
+        Err((code, r)) => {
+            sh.violation("socks", &target, &r);
+            return socks_reply(&mut client, code).await;
+        }
+    };
+    let upstream = match dial(sh, &host, req.port).await {
+        Ok(s) => s,
+        Err(Dial::Refused(r)) => {
+            sh.violation("socks", &target, &r);
+            return socks_reply(&mut client, SOCKS_NOT_ALLOWED).await;
+        }
+        Err(Dial::Failed(why)) => {
+            let code = if why.contains("refused") {
+                SOCKS_REFUSED
+            } else if why.contains("timed out") {
+                SOCKS_TIMED_OUT
+            } else if why.contains("resolve") {
+                SOCKS_HOST_UNREACHABLE
+            } else {
+                SOCKS_FAILURE
+            };
+            return socks_reply(&mut client, code).await;
+        }
+    };
+    if client
+        .write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0])
+        .await
+        .is_err()
+    {
+        return;
+    }
+    tunnel(client, upstream, early, &host, req.port, "socks", sh).await;
+}
+
+/// The canonical host a SOCKS5 request may reach, or the reply code and the refusal.
+fn socks_target(req: &wire::SocksRequest, policy: &Policy) -> Result<String, (u8, Refusal)> {
+    if req.command != 1 {
+        let what = match req.command {
+            2 => "BIND",
+            3 => "UDP ASSOCIATE",
+            _ => "an unknown command",
+        };
+        return Err((
+            SOCKS_COMMAND_UNSUPPORTED,
+            Refusal::new(
+                Rule::Unsupported,
+                format!("SOCKS5 {what}: the proxy carries CONNECT only (no UDP, no DNS)"),
+            ),
+        ));
+    }
+    let numeric = |a: String| {
+        Err((
+            SOCKS_NOT_ALLOWED,
+            Refusal::new(
+                Rule::NumericHost,
+                format!("the address {a}; the proxy reaches host names only"),
+            ),
+        ))
+    };
+    let raw = match &req.addr {
+        SocksAddr::V4(a) => return numeric(a.to_string()),
+        SocksAddr::V6(a) => return numeric(a.to_string()),
+        SocksAddr::Domain(d) => std::str::from_utf8(d).map_err(|_| {
+            (
+                SOCKS_NOT_ALLOWED,
+                Refusal::new(Rule::Malformed, "the SOCKS5 domain name is not text"),
+            )
+        })?,
+    };
+    policy.check_host(raw).map_err(|r| (SOCKS_NOT_ALLOWED, r))
+}
+
+/// The message of a timed read, when one arrived complete.
+fn complete<T>(
+    r: Result<Result<Option<T>, wire::WireError>, tokio::time::error::Elapsed>,
+) -> Option<T> {
+    match r {
+        Ok(Ok(Some(v))) => Some(v),
+        _ => None,
+    }
+}
+
+async fn socks_reply(client: &mut TcpStream, code: u8) {
+    let _ = client.write_all(&[5, code, 0, 1, 0, 0, 0, 0, 0, 0]).await;
+    let _ = client.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Dialing, tunnels, copying
+// ---------------------------------------------------------------------------------------
+
+enum Dial {
+    /// The policy refused an address.
+    Refused(Refusal),
+    /// Not the policy: the name does not resolve, the server does not answer.
+    Failed(String),
+}
+
+/// Resolves `host` (or takes its pin), checks every address, and connects to a checked
+/// one: the address dialed is always one that was checked.
+async fn dial(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
+    let addrs: Vec<IpAddr> = match sh.policy.pinned(host) {
+        Some(ip) => vec![ip],
+        None => match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port)))
+            .await
+        {
+            Ok(Ok(found)) => {
+                let mut ips: Vec<IpAddr> = Vec::new();
+                for a in found {
+                    if !ips.contains(&a.ip()) {
+                        ips.push(a.ip());
+                    }
+                }
+                ips
+            }
+            Ok(Err(e)) => return Err(Dial::Failed(format!("cannot resolve {host}: {e}"))),
+            Err(_) => return Err(Dial::Failed(format!("cannot resolve {host}: timed out"))),
+        },
+    };
+    if addrs.is_empty() {
+        return Err(Dial::Failed(format!("cannot resolve {host}: no address")));
+    }
+    // Every address, not only the one dialed: a name that resolves to a local address at
+    // all is a rebinding attempt, and is refused as a whole.
+    for ip in &addrs {
+        sh.policy.check_addr(*ip).map_err(Dial::Refused)?;
+    }
+    let mut last = String::new();
+    for ip in addrs {
+        match tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            TcpStream::connect(SocketAddr::new(ip, port)),
+        )
+        .await
+        {
+            Ok(Ok(s)) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                last = format!("{ip}: connection refused")
+            }
+            Ok(Err(e)) => last = format!("{ip}: {e}"),
+            Err(_) => last = format!("{ip}: connection timed out"),
+        }
+    }
+    Err(Dial::Failed(last))
+}
+
+/// Joins client and server until both directions end. The server's bytes flow at once
+/// (server-first protocols: ssh banners, SMTP greetings); the client's first bytes are
+/// inspected before any reaches the server.
+async fn tunnel(
+    client: TcpStream,
+    upstream: TcpStream,
+    mut early: Vec<u8>,
+    host: &str,
+    port: u16,
+    via: &str,
+    sh: &Shared,
+) {
+    let up = async {
+        if let Err(refusal) = inspect(&client, &mut early, host).await {
+            if let Some(r) = refusal {
+                sh.violation(via, &format!("{host}:{port}"), &r);
+            }
+            return Err(io::Error::other("refused"));
+        }
+        half(&client, &upstream, std::mem::take(&mut early), &sh.grown).await
+    };
+    let down = half(&upstream, &client, Vec::new(), &sh.grown);
+    let _ = tokio::try_join!(up, down);
+}
+
+/// Reads the tunnel's first bytes (into `early`) until they show which host they are for:
+/// a TLS ClientHello's server name, or a plain HTTP request's Host header, must name
+/// `host`. Other protocols (ssh) pass. `Err(None)`: the client went away.
+async fn inspect(
+    client: &TcpStream,
+    early: &mut Vec<u8>,
+    host: &str,
+) -> Result<(), Option<Refusal>> {
+    if early.is_empty() {
+        match read_some(client, early).await {
+            Ok(0) | Err(_) => return Err(None),
+            Ok(_) => {}
+        }
+    }
+    let deadline = tokio::time::Instant::now() + PEEK_TIMEOUT;
+    loop {
+        let verdict = if early[0] == 0x16 {
+            match wire::client_hello_sni(early) {
+                ClientHello::NotTls | ClientHello::NoSni => Some(Ok(())),
+                ClientHello::Incomplete => None,
+                ClientHello::Malformed(why) => Some(Err(Refusal::new(
+                    Rule::Malformed,
+                    format!("an unreadable TLS ClientHello: {why}"),
+                ))),
+                ClientHello::Sni(name) => Some(same_host("the TLS server name (SNI)", &name, host)),
+            }
+        } else if early[0].is_ascii_alphabetic() {
+            match wire::request_head(early) {
+                Ok(Some(head)) => Some(match head.single("host") {
+                    Ok(Some(v)) => {
+                        let v = String::from_utf8_lossy(v).into_owned();
+                        match wire::authority(v.trim(), None) {
+                            Ok((h, _)) => same_host("the Host header", h.as_bytes(), host),
+                            Err(_) => Err(Refusal::new(
+                                Rule::Mismatch,
+                                format!("the Host header {v:?} in the tunnel is not a host"),
+                            )),
+                        }
+                    }
+                    Ok(None) => Ok(()),
+                    Err(e) => Err(Refusal::new(Rule::Mismatch, e.to_string())),
+                }),
+                Ok(None) => None,
+                // Not HTTP: another protocol, passed as it is.
+                Err(_) => Some(Ok(())),
+            }
+        } else {
+            Some(Ok(()))
+        };
+        match verdict {
+            Some(v) => return v.map_err(Some),
+            None if early.len() >= wire::MAX_HELLO => {
+                return Err(Some(Refusal::new(
+                    Rule::Malformed,
+                    "the tunnel's first message is too large to read",
+                )))
+            }
+            None => match tokio::time::timeout_at(deadline, read_some(client, early)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                Ok(_) => return Err(None),
+                Err(_) => {
+                    return Err(Some(Refusal::new(
+                        Rule::Malformed,
+                        "the tunnel's first message did not complete",
+                    )))
+                }
+            },
+        }
+    }
+}
+
+fn same_host(what: &str, named: &[u8], host: &str) -> Result<(), Refusal> {
+    let shown = String::from_utf8_lossy(named);
+    match std::str::from_utf8(named).ok().map(canonical_host) {
+        Some(Ok(n)) if n == host => Ok(()),
+        _ => Err(Refusal::new(
+            Rule::Mismatch,
+            format!("{what} names {shown:?}, the tunnel {host}"),
+        )),
+    }
+}
+
+/// Appends what `s` has to `buf` (at least one byte, or 0 at the end).
+async fn read_some(s: &TcpStream, buf: &mut Vec<u8>) -> io::Result<usize> {
+    buf.reserve(16 * 1024);
+    loop {
+        s.readable().await?;
+        match s.try_read_buf(buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            other => return other,
+        }
+    }
+}
+
+async fn write_all(s: &TcpStream, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        s.writable().await?;
+        match s.try_write(data) {
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Ends the writing direction of `s` (the peer reads the end of the stream).
+fn shutdown_write(s: &TcpStream) {
+    let _ = nix::sys::socket::shutdown(s.as_raw_fd(), nix::sys::socket::Shutdown::Write);
+}
+
+/// One direction of a connection: `first`, then everything `src` sends, to `dst`, then
+/// the end of the stream. The bytes go through a pipe with splice(2), so the proxy moves
+/// page references instead of copying every byte through its own memory; where no pipe
+/// can be had, through a buffer.
+async fn half(
+    src: &TcpStream,
+    dst: &TcpStream,
+    first: Vec<u8>,
+    grown: &AtomicUsize,
+) -> io::Result<()> {
+    write_all(dst, &first).await?;
+    drop(first);
+    match Pipe::new() {
+        Some(pipe) => splice_half(src, dst, &pipe).await,
+        None => copy_half(src, dst, grown).await,
+    }
+}
+
+/// A non-blocking pipe, closed when dropped.
+struct Pipe {
+    read: std::os::fd::OwnedFd,
+    write: std::os::fd::OwnedFd,
+}
+
+impl Pipe {
+    fn new() -> Option<Pipe> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the array we pass.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        use std::os::fd::FromRawFd;
+        // SAFETY: both descriptors were just created and are owned by nothing else.
+        let pipe = unsafe {
+            Pipe {
+                read: std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                write: std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            }
+        };
+        // A larger pipe moves a bulk transfer in fewer wake-ups; it holds page references
+        // only while data is in flight. Where the kernel refuses (its per-user pipe
+        // budget), the default size does.
+        // SAFETY: F_SETPIPE_SZ on a pipe we own.
+        unsafe {
+            libc::fcntl(
+                pipe.write.as_raw_fd(),
+                libc::F_SETPIPE_SZ,
+                PIPE_SIZE as libc::c_int,
+            )
+        };
+        Some(pipe)
+    }
+}
+
+/// Moves up to `len` bytes from `from` to `to` without blocking.
+fn splice(from: i32, to: i32, len: usize) -> io::Result<usize> {
+    // SAFETY: splice between two descriptors we hold, no offsets; the kernel checks both.
+    let n = unsafe {
+        libc::splice(
+            from,
+            std::ptr::null_mut(),
+            to,
+            std::ptr::null_mut(),
+            len,
+            libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// The size asked for each splice pipe.
+const PIPE_SIZE: usize = 1024 * 1024;
+
+async fn splice_half(src: &TcpStream, dst: &TcpStream, pipe: &Pipe) -> io::Result<()> {
+    const CHUNK: usize = PIPE_SIZE;
+    let (pipe_in, pipe_out) = (pipe.write.as_raw_fd(), pipe.read.as_raw_fd());
+    loop {
+        // The pipe is empty here, so EAGAIN means the socket has nothing yet.
+        let n = loop {
+            src.readable().await?;
+            match src.try_io(tokio::io::Interest::READABLE, || {
+                splice(src.as_raw_fd(), pipe_in, CHUNK)
+            }) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            shutdown_write(dst);
+            return Ok(());
+        }
+        let mut left = n;
+        while left > 0 {
+            dst.writable().await?;
+            match dst.try_io(tokio::io::Interest::WRITABLE, || {
+                splice(pipe_out, dst.as_raw_fd(), left)
+            }) {
+                Ok(m) => left -= m,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// The buffered fallback of [`splice_half`]. The buffer doubles while reads fill it (a
+/// bulk transfer), within the shared `grown` budget.
+async fn copy_half(src: &TcpStream, dst: &TcpStream, grown: &AtomicUsize) -> io::Result<()> {
+    /// Gives the growth back to the budget however the copy ends (a dropped future too).
+    struct Granted<'a>(&'a AtomicUsize, usize);
+    impl Drop for Granted<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(self.1, Ordering::Relaxed);
+        }
+    }
+    let mut granted = Granted(grown, 0);
+    let mut buf = vec![0u8; MIN_BUFFER];
+    loop {
+        src.readable().await?;
+        let n = match src.try_read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            shutdown_write(dst);
+            return Ok(());
+        }
+        write_all(dst, &buf[..n]).await?;
+        if n == buf.len() && buf.len() < MAX_BUFFER {
+            let more = buf.len();
+            if grown.fetch_add(more, Ordering::Relaxed) + more <= GROWTH_BUDGET {
+                granted.1 += more;
+                buf.resize(buf.len() * 2, 0);
+            } else {
+                grown.fetch_sub(more, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Reads into `buf` until `parse` finds a complete message (or the peer closes: `None`).
+async fn read_parsed<T>(
+    s: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    limit: usize,
+    parse: impl Fn(&[u8]) -> Result<Option<T>, wire::WireError>,
+) -> Result<Option<T>, wire::WireError> {
+    loop {
+        if !buf.is_empty() {
+            if let Some(v) = parse(buf)? {
+                return Ok(Some(v));
+            }
+        }
+        if buf.len() >= limit {
+            return Err(wire::WireError::TooLarge);
+        }
+        buf.reserve(4096.min(limit - buf.len()));
+        match s.read_buf(buf).await {
+            Ok(0) | Err(_) => return Ok(None),
+            Ok(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> wire::RequestHead {
+        wire::request_head(text.as_bytes()).unwrap().unwrap()
+    }
+
+    #[test]
+    fn the_host_header_must_name_the_request_host() {
+        let ok = [
+            "GET http://a.example/ HTTP/1.1\r\nHost: a.example\r\n\r\n",
+            "GET http://a.example/ HTTP/1.1\r\nHost: A.Example.:80\r\n\r\n",
+            "GET http://a.example/ HTTP/1.0\r\n\r\n",
+            "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n",
+        ];
+        for text in ok {
+            let h = head(text);
+            let port = if h.method == "CONNECT" { 443 } else { 80 };
+            assert_eq!(host_header_agrees(&h, "a.example", port), Ok(()), "{text}");
+        }
+        let bad = [
+            "GET http://a.example/ HTTP/1.1\r\nHost: b.example\r\n\r\n",
+            "GET http://a.example/ HTTP/1.1\r\nHost: a.example:8080\r\n\r\n",
+            "GET http://a.example/ HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n",
+            "GET http://a.example/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            "GET http://a.example/ HTTP/1.1\r\nHost: a.example@b.example\r\n\r\n",
+        ];
+        for text in bad {
+            let got = host_header_agrees(&head(text), "a.example", 80);
+            assert_eq!(got.map_err(|r| r.rule), Err(Rule::Mismatch), "{text}");
+        }
+    }
+
+    #[test]
+    fn events_name_host_and_port() {
+        assert_eq!(
+            target_of(&head("GET http://a.example/x HTTP/1.1\r\n\r\n")),
+            "a.example:80"
+        );
+        assert_eq!(
+            target_of(&head("CONNECT a.example:443 HTTP/1.1\r\n\r\n")),
+            "a.example:443"
+        );
+        assert_eq!(target_of(&head("GET /x HTTP/1.1\r\n\r\n")), "/x");
+    }
+
+    #[test]
+    fn tunnels_must_name_their_host() {
+        assert!(same_host("SNI", b"A.example.", "a.example").is_ok());
+        assert_eq!(
+            same_host("SNI", b"b.example", "a.example").map_err(|r| r.rule),
+            Err(Rule::Mismatch)
+        );
+        assert!(same_host("SNI", b"127.0.0.1", "127.0.0.1").is_err());
+        assert!(same_host("SNI", b"\xff", "a.example").is_err());
+    }
+}

