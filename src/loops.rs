@@ -326,7 +326,9 @@ pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
             role: "knowledge",
             clone: ws.loop_knowledge(&rec.id),
             origin: ws.knowledge(),
-            alternate: ws.loop_origin_link(&rec.id, "knowledge").join(".git/objects"),
+            alternate: ws
+                .loop_origin_link(&rec.id, "knowledge")
+                .join(".git/objects"),
         });
     }
     pairs
@@ -477,21 +479,21 @@ fn branch_status(
     let repo = origins.get(&pair.origin).map_err(err)?;
     let against = match against {
         Some(b) => Some(b),
-        None => objects::head_branch(&repo).map_err(err)?,
+        None => objects::head_branch(repo).map_err(err)?,
     };
-    let tip = objects::resolve_branch(&repo, branch).map_err(err)?;
+    let tip = objects::resolve_branch(repo, branch).map_err(err)?;
     let target = match &against {
-        Some(b) => objects::resolve_branch(&repo, b).map_err(err)?,
+        Some(b) => objects::resolve_branch(repo, b).map_err(err)?,
         None => None,
     };
     let start: Option<ObjectId> = start.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
     let (ahead, behind) = match (tip, target) {
         (Some(t), Some(b)) => (
-            objects::count_ahead(&repo, t, &[b]).map_err(err)?,
-            objects::count_ahead(&repo, b, &[t]).map_err(err)?,
+            objects::count_ahead(repo, t, &[b]).map_err(err)?,
+            objects::count_ahead(repo, b, &[t]).map_err(err)?,
         ),
         (Some(t), None) => (
-            objects::count_ahead(&repo, t, start.as_slice()).map_err(err)?,
+            objects::count_ahead(repo, t, start.as_slice()).map_err(err)?,
             0,
         ),
         _ => (0, 0),
@@ -651,7 +653,9 @@ pub fn survey(ws: &Workspace) -> Result<Vec<Surveyed>> {
 /// each worker with its own opened origins.
 pub fn survey_with(ws: &Workspace, disk: bool) -> Result<Vec<Surveyed>> {
     let ids = ws.loop_ids()?;
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
     let chunk = ids.len().div_ceil(workers).max(1);
     let mut out: Vec<Surveyed> = std::thread::scope(|scope| {
         let handles: Vec<_> = ids

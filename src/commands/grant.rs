@@ -37,8 +37,10 @@ pub fn run(ui: &mut Ui, args: GrantArgs) -> Result<u8> {
         let before = rec.grants.len();
         rec.grants.retain(|g| g.path != path);
         if rec.grants.len() == before {
-            return Err(Error::usage(format!("loop {id} has no grant of {}", path.display()))
-                .hint(format!("`git loop show {id} --mounts` lists its grants")));
+            return Err(
+                Error::usage(format!("loop {id} has no grant of {}", path.display()))
+                    .hint(format!("`git loop show {id} --mounts` lists its grants")),
+            );
         }
         rec.write(&ws.loop_record(&id))?;
         ui.status(format!("revoked {}", path.display()))?;
@@ -64,8 +66,10 @@ pub fn run(ui: &mut Ui, args: GrantArgs) -> Result<u8> {
     let config_home = crate::workspace::HostPaths::from_env()?;
     if let Some(dir) = config_home.identity.parent() {
         if path.starts_with(dir) || dir.starts_with(&path) {
-            return Err(Error::usage(format!("{} holds the age identity", path.display()))
-                .hint("the identity never enters a sandbox"));
+            return Err(
+                Error::usage(format!("{} holds the age identity", path.display()))
+                    .hint("the identity never enters a sandbox"),
+            );
         }
     }
     rec.grants.retain(|g| g.path != path);

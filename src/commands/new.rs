@@ -96,17 +96,27 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
 
 /// The sandbox profile's `setup` command (`setup = "npm ci"` or an argument list), run
 /// once in the new loop's sandbox. Its failure leaves the loop usable and says so.
-fn run_setup(ui: &mut Ui, ws: &crate::workspace::Workspace, rec: &crate::loops::LoopRecord) -> Result<()> {
+fn run_setup(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    rec: &crate::loops::LoopRecord,
+) -> Result<()> {
     let profile = crate::config::read_table(&ws.sandbox_profile(&rec.sandbox)).unwrap_or_default();
     let argv: Vec<String> = match profile.get("setup") {
         Some(toml::Value::String(cmd)) => vec!["sh".into(), "-c".into(), cmd.clone()],
-        Some(toml::Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
         _ => return Ok(()),
     };
     if argv.is_empty() {
         return Ok(());
     }
-    ui.status(format!("setup: running `{}` in the loop's sandbox...", argv.join(" ")))?;
+    ui.status(format!(
+        "setup: running `{}` in the loop's sandbox...",
+        argv.join(" ")
+    ))?;
     let status = std::process::Command::new(std::env::current_exe()?)
         .args(["run", "-q", &rec.id, "--"])
         .args(&argv)

@@ -16,6 +16,9 @@
 //!    sent on: a TLS ClientHello's server name, or a plain HTTP request's Host header,
 //!    must name the tunnel's host.
 //!
+//! Accepted bytes move with splice(2) through a pipe per direction: the proxy hands page
+//! references from one socket to the other and copies nothing itself.
+//!
 //! A refusal answers 403 with a body that says it is the sandbox's policy and names the
 //! rule (or the SOCKS code 2, "not allowed by ruleset"), and appends a violation event to
 //! the loop's `events.jsonl`. Failures that are not the policy's (a name that does not
@@ -47,8 +50,8 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
 const PEEK_TIMEOUT: Duration = Duration::from_secs(15);
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(15);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
-/// Copy buffers start small (idle connections stay cheap) and grow while a transfer fills
-/// them, up to this.
+/// The buffered copy (used where no splice pipe can be had): buffers start small, so idle
+/// connections stay cheap, and grow while a transfer fills them, up to `MAX_BUFFER`.
 const MIN_BUFFER: usize = 8 * 1024;
 const MAX_BUFFER: usize = 256 * 1024;
 /// Bytes of copy buffer beyond `MIN_BUFFER`, over all connections: buffers grow only while

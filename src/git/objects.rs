@@ -682,7 +682,12 @@ fn check_alternates(loop_git_dir: &Path, expected_alternate: &Path) -> Result<()
     for dir in [loop_git_dir.to_path_buf(), loop_git_dir.join("objects")] {
         match fs::symlink_metadata(&dir) {
             Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(tampered(format!("{} is not a real folder (a symlink?)", dir.display()))),
+            Ok(_) => {
+                return Err(tampered(format!(
+                    "{} is not a real folder (a symlink?)",
+                    dir.display()
+                )))
+            }
             Err(e) => return Err(tampered(format!("{} cannot be read: {e}", dir.display()))),
         }
     }
@@ -718,7 +723,7 @@ fn check_alternates(loop_git_dir: &Path, expected_alternate: &Path) -> Result<()
     // The common case costs no path resolution: the entry is the relative path git-loop
     // wrote, and with `.git` and `objects` real folders (checked above) its `..` steps
     // mean what they say lexically.
-    if lexical(&loop_git_dir.join("objects").join(&entry_path)) == lexical(expected_alternate) {
+    if lexical(&loop_git_dir.join("objects").join(entry_path)) == lexical(expected_alternate) {
         return Ok(());
     }
     let expected =

@@ -144,6 +144,17 @@ pub fn spec_for(
     req: &Request,
     vault_files: Vec<PathBuf>,
 ) -> Result<SandboxSpec> {
+    spec_and_policy(ws, rec, config, req, vault_files).map(|(spec, _)| spec)
+}
+
+/// [`spec_for`], and the egress policy the proxy enforces when the network mode is `proxy`.
+fn spec_and_policy(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &Config,
+    req: &Request,
+    vault_files: Vec<PathBuf>,
+) -> Result<(SandboxSpec, Option<crate::egress::policy::Policy>)> {
     let mode = match req.mode {
         Some(m) => m,
         None => RunMode::parse(&rec.mode).ok_or_else(|| {
@@ -167,16 +178,17 @@ pub fn spec_for(
             .hint("run with --net proxy, --net none (loopback only) or --net host")
         })?,
     };
-    let egress = match net {
+    let (egress, policy) = match net {
         NetMode::Proxy => {
             let policy = crate::egress::policy_for(ws, &rec.sandbox, config, &req.allow_domains)?;
-            Some(spec::Egress {
+            let egress = spec::Egress {
                 exe: relay_exe()?,
                 domains: policy.allowed().len(),
                 token: new_token(),
-            })
+            };
+            (Some(egress), Some(policy))
         }
-        _ => None,
+        _ => (None, None),
     };
     let operator_mounts = operator_mounts(config)?;
     let opts = RunOptions {
@@ -190,12 +202,8 @@ pub fn spec_for(
         new_session: !req.interactive,
         egress,
     };
-    Ok(SandboxSpec::for_loop(
-        ws,
-        rec,
-        &spec::HostView::read(),
-        &opts,
-    ))
+    let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
+    Ok((spec, policy))
 }
 
 /// This very binary, which the `proxy` mode binds into the sandbox as its relay.
@@ -330,7 +338,7 @@ pub fn run(
     // by environment (see spawn.rs), and neither is written anywhere.
     let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
     let vault_files: Vec<PathBuf> = delivery.files.iter().map(|(rel, _)| rel.clone()).collect();
-    let spec = spec_for(ws, rec, config, req, vault_files)?;
+    let (spec, policy) = spec_and_policy(ws, rec, config, req, vault_files)?;
     let vault_label = if delivery.is_empty() {
         "no vault".to_string()
     } else {
@@ -427,10 +435,10 @@ pub fn run(
     }
     ensure_dirs(ws, &rec.id)?;
     // Ready before the sandbox starts; dropped (and so stopped) on every early return.
-    let proxy = match (channel, &spec.egress) {
-        (Some(channel), Some(egress)) => {
+    let proxy = match (channel, &spec.egress, policy) {
+        (Some(channel), Some(egress), Some(policy)) => {
             let setup = crate::egress::proxy::Setup {
-                policy: crate::egress::policy_for(ws, &rec.sandbox, config, &req.allow_domains)?,
+                policy,
                 token: egress.token.clone(),
                 events: ws.loop_events(&rec.id),
             };

@@ -26,7 +26,8 @@ fn run_passes_io_and_the_exit_code_and_imports_afterwards() {
     assert_eq!(run.code, 7, "{}", run.stderr);
     assert_eq!(run.stdout, format!("/loopat/loop/{id}/workdir\nout\n"));
     assert!(
-        run.stderr.starts_with("git-loop: sandbox bwrap · net proxy ("),
+        run.stderr
+            .starts_with("git-loop: sandbox bwrap · net proxy ("),
         "{}",
         run.stderr
     );
@@ -144,11 +145,25 @@ fn print_argv_prints_and_runs_nothing() {
         run.stdout
     );
     // The default network mode starts the proxy's relay, which then runs the command.
-    let relay = format!("--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __relay --fd ");
+    let relay =
+        format!("--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __relay --fd ");
     assert!(run.stdout.contains(&relay), "{}", run.stdout);
-    assert!(run.stdout.ends_with(" -- touch /loopat/loop/x\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(" -- touch /loopat/loop/x\n"),
+        "{}",
+        run.stdout
+    );
     let none = env
-        .run(["run", &id, "--net", "none", "--print-argv", "--", "touch", "/loopat/loop/x"])
+        .run([
+            "run",
+            &id,
+            "--net",
+            "none",
+            "--print-argv",
+            "--",
+            "touch",
+            "/loopat/loop/x",
+        ])
         .ok();
     assert!(none.stdout.contains(&format!(
         "--chdir /loopat/loop/{id}/workdir -- touch /loopat/loop/x"
@@ -429,32 +444,65 @@ fn grants_add_a_host_path_and_once_grants_are_spent() {
     let inside = shared.display().to_string();
     env.run(["grant", &id, "--ro", &inside]).ok();
     env.run(["show", &id, "--mounts"]).ok().stdout_has(&inside);
-    let run = env.run(["run", "-q", &id, "--", "sh", "-c", &format!("cat {inside}/data.txt; touch {inside}/x 2>/dev/null || echo ro")]).ok();
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            &format!("cat {inside}/data.txt; touch {inside}/x 2>/dev/null || echo ro"),
+        ])
+        .ok();
     assert_eq!(run.stdout, "data\nro\n");
     env.run(["grant", &id, "--revoke", &inside]).ok();
     env.run(["grant", &id, "--rw", &inside, "--once"]).ok();
-    env.run(["run", "-q", &id, "--", "touch", &format!("{inside}/made")]).ok();
+    env.run(["run", "-q", &id, "--", "touch", &format!("{inside}/made")])
+        .ok();
     assert!(shared.join("made").exists());
-    let run = env.run(["run", "-q", &id, "--", "sh", "-c", &format!("test -e {inside} && echo visible || echo gone")]).ok();
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            &format!("test -e {inside} && echo visible || echo gone"),
+        ])
+        .ok();
     assert_eq!(run.stdout, "gone\n");
     // The workspace itself, or the folder of the identity, cannot be granted.
-    env.run(["grant", &id, "--rw", env.ws.to_str().unwrap()]).fails(2).stderr_has("workspace");
-    env.run(["grant", &id, "--ro", env.root.to_str().unwrap()]).fails(2);
-    env.run(["grant", &id, "--ro", "/nonexistent"]).fails(2).stderr_has("does not exist");
+    env.run(["grant", &id, "--rw", env.ws.to_str().unwrap()])
+        .fails(2)
+        .stderr_has("workspace");
+    env.run(["grant", &id, "--ro", env.root.to_str().unwrap()])
+        .fails(2);
+    env.run(["grant", &id, "--ro", "/nonexistent"])
+        .fails(2)
+        .stderr_has("does not exist");
 }
 
 #[test]
 fn the_profiles_setup_runs_once_in_the_new_loops_sandbox() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let profile = env.ws.join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    let profile = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
     env.run(["init"]).ok();
     fs::create_dir_all(profile.parent().unwrap()).unwrap();
     fs::write(&profile, "setup = \"pwd > setup.out; echo installing\"\n").unwrap();
     let run = env.run_in(&repo, ["new", "with setup"]).ok();
     let id = run.stdout.trim().to_string();
-    run.stderr_has("setup: running").stderr_has("installing").stderr_has("setup: done");
-    assert_eq!(fs::read_to_string(env.workdir(&id).join("setup.out")).unwrap(), format!("/loopat/loop/{id}/workdir\n"));
+    run.stderr_has("setup: running")
+        .stderr_has("installing")
+        .stderr_has("setup: done");
+    assert_eq!(
+        fs::read_to_string(env.workdir(&id).join("setup.out")).unwrap(),
+        format!("/loopat/loop/{id}/workdir\n")
+    );
     fs::write(&profile, "setup = [\"false\"]\n").unwrap();
     let run = env.run_in(&repo, ["new", "failing setup", "--json"]).ok();
     run.stderr_has("setup failed (exit 1); the loop is usable");
