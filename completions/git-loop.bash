@@ -1996,7 +1996,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__new)
-            opts="-q -h -V --repo --base --scratch --vault --sandbox --json --color --quiet --help --version"
+            opts="-q -h -V --repo --base --scratch --vault --sandbox --seed-chat --json --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2015,6 +2015,10 @@ _git__loop() {
                     return 0
                     ;;
                 --sandbox)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed-chat)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -71,6 +71,7 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l repo -d 'The r
 complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l base -d 'The commit, branch or tag to start from (default: HEAD)' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l vault -d 'The vault whose credentials the loop\'s sandbox receives' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l sandbox -d 'The sandbox profile (knowledge/.loopat/sandboxes/<name>/)' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l seed-chat -d 'A conversation transcript the loop continues: read-only inside at /loopat/context/chat/<id>/' -r -F
 complete -c git-loop -n "__fish_git_loop_using_subcommand new" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -38,6 +38,8 @@ pub struct NewLoop {
     pub distill: bool,
     pub vault: Option<String>,
     pub sandbox: Option<String>,
+    /// A conversation transcript the loop continues (`--seed-chat`).
+    pub seed_chat: Option<PathBuf>,
     pub mode: String,
     pub network: String,
     pub vault_default: String,
@@ -79,6 +81,14 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
     let mut warnings = Vec::new();
 
     // Everything that can be refused is checked before anything is written.
+    if let Some(chat) = &req.seed_chat {
+        if !chat.is_file() {
+            return Err(
+                Error::usage(format!("--seed-chat {}: no such file", chat.display()))
+                    .hint("give the path of a conversation transcript (a text file)"),
+            );
+        }
+    }
     let code = if req.scratch || req.distill {
         if req.repo.is_some() || req.base.is_some() {
             return Err(Error::usage(
@@ -178,6 +188,15 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
         context_clone(&staging, "notes", &notes_origin, &branch, notes_base)?;
         if let Some((repo, base)) = &knowledge {
             context_clone(&staging, "knowledge", repo, &branch, *base)?;
+        }
+        if let Some(chat) = &req.seed_chat {
+            let dir = staging.join("chat");
+            fs::create_dir_all(&dir).context(|| format!("cannot create {}", dir.display()))?;
+            let name = chat
+                .file_name()
+                .map(|n| n.to_owned())
+                .unwrap_or_else(|| "chat.md".into());
+            fs::copy(chat, dir.join(name)).context(|| format!("cannot copy {}", chat.display()))?;
         }
         for dir in [".claude", "home/upper", "home/work", "home/merged"] {
             let d = staging.join(dir);

@@ -71,6 +71,20 @@ impl Ui {
         writeln!(self.err, "{}warning:{} {}", YELLOW, RESET, line.as_ref())
     }
 
+    /// A spinner on stderr for work that can take more than a second; hidden when stderr
+    /// is not a terminal or under `--quiet`, so scripts and `--json` never see it.
+    pub fn spinner(&self, message: impl Into<String>) -> indicatif::ProgressBar {
+        use std::io::IsTerminal;
+        if self.quiet || !io::stderr().is_terminal() {
+            return indicatif::ProgressBar::hidden();
+        }
+        let bar = indicatif::ProgressBar::new_spinner()
+            .with_message(message.into())
+            .with_finish(indicatif::ProgressFinish::AndClear);
+        bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        bar
+    }
+
     pub fn is_quiet(&self) -> bool {
         self.quiet
     }

@@ -291,6 +291,12 @@ impl Workspace {
         self.loop_dir(id).join("home/merged")
     }
 
+    /// `loops/<id>/chat/`: the transcript a loop was seeded with (`new --seed-chat`),
+    /// read-only at `/loopat/context/chat/<id>/` inside.
+    pub fn loop_chat_dir(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("chat")
+    }
+
     pub fn loop_events(&self, id: &str) -> PathBuf {
         self.loop_dir(id).join("events.jsonl")
     }

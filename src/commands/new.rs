@@ -28,6 +28,10 @@ pub struct NewArgs {
     /// The sandbox profile (knowledge/.loopat/sandboxes/<name>/).
     #[arg(long, value_name = "NAME")]
     pub sandbox: Option<String>,
+    /// A conversation transcript the loop continues: read-only inside at
+    /// /loopat/context/chat/<id>/.
+    #[arg(long, value_name = "FILE")]
+    pub seed_chat: Option<PathBuf>,
     /// Print the loop record as JSON.
     #[arg(long)]
     pub json: bool,
@@ -52,6 +56,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     crate::init::ensure(&ws)?;
     let config = super::load_config(ui, &ws, None)?;
     let text = |key: &str| config.get_str(key).unwrap_or_default().to_string();
+    let spinner = ui.spinner("creating the loop: its branch, working tree and notes");
     let created = create::create(
         &ws,
         &NewLoop {
@@ -60,6 +65,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
             base: args.base,
             scratch: args.scratch,
             distill: false,
+            seed_chat: args.seed_chat,
             vault: args.vault,
             sandbox: args.sandbox,
             mode: text("sandbox.mode"),
@@ -71,6 +77,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     for w in &created.warnings {
         ui.warn(w)?;
     }
+    spinner.finish_and_clear();
     let rec = &created.record;
     run_setup(ui, &ws, rec)?;
     if args.json {

@@ -217,6 +217,7 @@ mod tests {
             ro_same_path: Vec::new(),
             operator_mounts: Vec::new(),
             vault_files: Vec::new(),
+            chat_seeded: false,
             new_session: true,
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),

@@ -199,6 +199,7 @@ fn spec_and_policy(
         ro_same_path: req.ro_same_path.clone(),
         operator_mounts,
         vault_files,
+        chat_seeded: ws.loop_chat_dir(&rec.id).is_dir(),
         new_session: !req.interactive,
         egress,
     };

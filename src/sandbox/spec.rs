@@ -344,6 +344,8 @@ pub struct RunOptions {
     pub ro_same_path: Vec<PathBuf>,
     /// Operator mounts `(host, inside, rw)`.
     pub operator_mounts: Vec<(PathBuf, PathBuf, bool)>,
+    /// The loop was seeded with a chat transcript (`loops/<id>/chat/` exists).
+    pub chat_seeded: bool,
     /// The files of the loop's vault, relative to `$HOME` (names only: the contents reach
     /// the spawner, never the spec).
     pub vault_files: Vec<PathBuf>,
@@ -438,6 +440,11 @@ impl SandboxSpec {
         m.push(Mount::ro(ws.notes(), ctx.join(".origins/notes")));
         if let (Kind::Code, Some(name)) = (rec.kind, &rec.repo) {
             m.push(Mount::ro(ws.repo_link(name), ctx.join("repos").join(name)));
+        }
+
+        // The chat this loop continues, if it was seeded with one.
+        if opts.chat_seeded {
+            m.push(Mount::ro(ws.loop_chat_dir(id), ctx.join("chat").join(id)));
         }
 
         // Personal: files rw; its git folder and its `.loopat` (config and vaults) ro, each

@@ -508,3 +508,29 @@ fn the_profiles_setup_runs_once_in_the_new_loops_sandbox() {
     run.stderr_has("setup failed (exit 1); the loop is usable");
     assert!(env.loop_dir(run.json()["id"].as_str().unwrap()).is_dir());
 }
+
+#[test]
+fn a_seeded_chat_is_read_only_inside() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let chat = env.root.join("chat.md");
+    fs::write(&chat, "user: fix the login bug\n").unwrap();
+    let id = env
+        .run_in(
+            &repo,
+            ["new", "continue", "--seed-chat", chat.to_str().unwrap()],
+        )
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    let run = env.run(["run", "-q", &id, "--net", "none", "--", "sh", "-c",
+        &format!("cat /loopat/context/chat/{id}/chat.md; echo x >> /loopat/context/chat/{id}/chat.md 2>/dev/null || echo ro")]).ok();
+    assert_eq!(run.stdout, "user: fix the login bug\nro\n");
+    env.run(["show", &id, "--mounts"])
+        .ok()
+        .stdout_has(&format!("/loopat/context/chat/{id}"));
+    env.run_in(&repo, ["new", "x", "--seed-chat", "/nonexistent"])
+        .fails(2)
+        .stderr_has("no such file");
+}
