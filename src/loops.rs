@@ -389,8 +389,41 @@ fn import_pair(
     branch: &str,
     origins: &mut Origins,
 ) -> Result<objects::ImportOutcome, ImportError> {
+    // Nothing to import when both sides name the same commit: read the two ref files
+    // directly (no repository opened, nothing followed through a link), which is what most
+    // runs end with. Anything unusual takes the full path.
+    let refname = format!("refs/heads/{branch}");
+    if let (Some(a), Some(b)) = (
+        quick_ref(&pair.clone_git_dir(), &refname),
+        quick_ref(&pair.origin_git_dir(), &refname),
+    ) {
+        if a == b {
+            return Ok(objects::ImportOutcome {
+                old: ObjectId::from_hex(a.as_bytes()).ok(),
+                new: ObjectId::from_hex(b.as_bytes()).ok(),
+                objects_copied: 0,
+            });
+        }
+    }
     let origin = origins.get(&pair.origin)?;
     objects::import_branch_into(&pair.clone_git_dir(), origin, &pair.alternate, branch)
+}
+
+/// The hex id a ref names, read from its loose file or `packed-refs` without following
+/// links; None when it is anything else (symbolic, missing, odd).
+fn quick_ref(git_dir: &Path, refname: &str) -> Option<String> {
+    let valid = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Ok(Some(bytes)) = crate::fsutil::read_regular(&git_dir.join(refname)) {
+        let text = String::from_utf8(bytes).ok()?;
+        let id = text.trim_end();
+        return valid(id).then(|| id.to_string());
+    }
+    let packed = crate::fsutil::read_regular(&git_dir.join("packed-refs")).ok()??;
+    let text = String::from_utf8(packed).ok()?;
+    text.lines().find_map(|line| {
+        let (id, name) = line.split_once(' ')?;
+        (name == refname && valid(id)).then(|| id.to_string())
+    })
 }
 
 /// Where one of a loop's branches stands in its origin.
