@@ -193,12 +193,35 @@ fn sweep(parent: &Path) {
         let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<i32>().ok()) else {
             continue;
         };
-        // SAFETY: kill with signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+        // Pids are reused (pid_max is often 32768): the owner is alive only if a process
+        // with that pid exists and is a git-loop.
+        let alive = fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim_end() == "git-loop");
         if !alive {
-            let _ = fs::remove_dir(entry.path());
+            remove_stale(&entry.path());
         }
+    }
+}
+
+/// Removes a dead run's cgroup. Its last processes may still be exiting (or be zombies
+/// not yet reaped by init) for a moment after its git-loop was killed: kill what is left
+/// and give them up to half a second. Only ever paid after a killed run.
+fn remove_stale(dir: &Path) {
+    for _ in 0..250 {
+        if fs::remove_dir(dir).is_ok() {
+            return;
+        }
+        let tasks = fs::read_to_string(dir.join("tasks"))
+            .or_else(|_| fs::read_to_string(dir.join("cgroup.procs")))
+            .unwrap_or_default();
+        if tasks.trim().is_empty() && !dir.exists() {
+            return;
+        }
+        for pid in tasks.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+            // SAFETY: kill has no memory effects; only members of the dead run's cgroup.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
 

@@ -27,21 +27,40 @@ fn with_stdin(env: &TestEnv, args: &[&str], input: &[u8]) {
     );
 }
 
-const TOKEN: &str = "vault-token-5d1f0e77c2";
-const KEY: &str = "vault-file-secret-9a8b7c";
-const OTHER: &str = "other-vault-secret-31f2";
+// Made at run time, so the secrets are in neither this source file nor the test binary
+// (the disk search below would find those wherever the checkout lives).
+fn unique() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{:x}{:x}", nanos, std::process::id())
+}
 
-fn setup() -> (TestEnv, String) {
+struct Secrets {
+    token: String,
+    key: String,
+    other: String,
+}
+
+fn setup() -> (TestEnv, String, Secrets) {
+    let u = unique();
+    let secrets = Secrets {
+        token: format!("vault-token-{u}"),
+        key: format!("vault-file-secret-{u}"),
+        other: format!("other-vault-secret-{u}"),
+    };
+    let (token, key_secret, other) = (&secrets.token, &secrets.key, &secrets.other);
     let env = TestEnv::new();
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "vaulted");
     with_stdin(
         &env,
         &["vault", "set", "default", "env", "API_TOKEN"],
-        TOKEN.as_bytes(),
+        token.as_bytes(),
     );
     let key = env.root.join("key-source");
-    fs::write(&key, format!("{KEY}\n")).unwrap();
+    fs::write(&key, format!("{key_secret}\n")).unwrap();
     env.run([
         "vault",
         "set",
@@ -56,26 +75,40 @@ fn setup() -> (TestEnv, String) {
     with_stdin(
         &env,
         &["vault", "set", "other", "env", "OTHER_TOKEN"],
-        OTHER.as_bytes(),
+        other.as_bytes(),
     );
-    (env, id)
+    (env, id, secrets)
 }
 
 #[test]
 fn the_selected_vault_is_delivered_and_no_other() {
-    let (env, id) = setup();
+    let (env, id, secrets) = setup();
     let script = "echo \"token=$API_TOKEN other=${OTHER_TOKEN:-absent}\"; \
                   stat -c '%a' ~/.config/tool/key; cat ~/.config/tool/key; \
                   echo x >> ~/.config/tool/key 2>/dev/null || echo key-ro; \
                   ls -A /loopat/context/personal/.loopat/vaults | wc -l; \
-                  S=other-vault; S=$S-secret-31f2; \
+                  S=other-vault; S=$S-secret-$1; \
                   grep -rqsF \"$S\" /loopat /home /tmp /etc /dev 2>/dev/null && echo LEAK || echo no-other";
     let run = env
-        .run(["run", &id, "--net", "none", "--", "sh", "-c", script])
+        .run([
+            "run",
+            &id,
+            "--net",
+            "none",
+            "--",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            secrets.other.trim_start_matches("other-vault-secret-"),
+        ])
         .ok();
     assert_eq!(
         run.stdout,
-        format!("token={TOKEN} other=absent\n600\n{KEY}\nkey-ro\n0\nno-other\n")
+        format!(
+            "token={} other=absent\n600\n{}\nkey-ro\n0\nno-other\n",
+            secrets.token, secrets.key
+        )
     );
     run.stderr_has("· vault default ·");
     // The loop's $HOME layer on the host holds no copy of the file's content.
@@ -94,7 +127,7 @@ fn the_selected_vault_is_delivered_and_no_other() {
 /// /dev/shm or the host's /tmp, and in no process's command line.
 #[test]
 fn plaintext_never_touches_the_disk_or_a_command_line() {
-    let (env, id) = setup();
+    let (env, id, secrets) = setup();
     let mut child = env
         .command()
         .current_dir(&env.root)
@@ -125,7 +158,7 @@ fn plaintext_never_touches_the_disk_or_a_command_line() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    for secret in [TOKEN, KEY] {
+    for secret in [&secrets.token, &secrets.key] {
         for dir in [env.root.clone(), "/dev/shm".into(), std::env::temp_dir()] {
             let hits = files_containing(&dir, secret.as_bytes());
             assert!(hits.is_empty(), "{secret} found on disk: {hits:?}");
@@ -145,7 +178,7 @@ fn plaintext_never_touches_the_disk_or_a_command_line() {
 
 #[test]
 fn without_a_sandbox_files_are_refused_and_variables_pass() {
-    let (env, id) = setup();
+    let (env, id, secrets) = setup();
     env.run(["run", &id, "--backend", "none", "--", "true"])
         .fails(1)
         .stderr_has("only the sandbox can deliver");
@@ -164,7 +197,7 @@ fn without_a_sandbox_files_are_refused_and_variables_pass() {
             "echo $API_TOKEN",
         ])
         .ok();
-    assert_eq!(run.stdout.trim(), TOKEN);
+    assert_eq!(run.stdout.trim(), secrets.token);
 }
 
 #[test]
