@@ -53,4 +53,4 @@ echo "raw bwrap:                 $(awk -v v="$r" 'BEGIN{printf "%.1f ms", v/1000
 echo "git loop run -q -- true:   $(awk -v v="$l" 'BEGIN{printf "%.1f ms", v/1000}') (median)"
 echo "ratio run/raw:             $(awk -v a="$l" -v b="$r" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 1.5x)"
 echo "supervisor resident:       $(awk -v v="$rss" 'BEGIN{printf "%.1f MiB", v/1024}') (goal: under 16 MiB)"
-echo "with a vault:              not measured yet (vaults are not delivered into the sandbox yet)"
+echo "with a vault:              see benches/vault.sh (what a vault adds to this)"
