@@ -30,6 +30,12 @@ pub struct HostPaths {
 }
 
 impl HostPaths {
+    /// `$XDG_CONFIG_HOME/systemd/user`: where `cron install` puts its timer when systemd
+    /// runs the user's session.
+    pub fn systemd_user_dir() -> Result<PathBuf> {
+        Ok(config_home()?.join("systemd/user"))
+    }
+
     pub fn from_env() -> Result<Self> {
         let config_home = config_home()?;
         let operator_config = match std::env::var_os("GIT_LOOP_CONFIG") {

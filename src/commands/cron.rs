@@ -6,11 +6,12 @@ use clap::Subcommand;
 use crate::error::{Error, Result};
 use crate::ui::Ui;
 
-/// Run `git loop autocommit --all --quiet` on a schedule (one crontab entry).
+/// Run `git loop autocommit --all --quiet` on a schedule.
 ///
-/// The entry is marked with a comment, so install is idempotent and uninstall removes
-/// exactly it, leaving the rest of your crontab alone. GIT_LOOP_CRONTAB names another
-/// crontab command to use.
+/// Where systemd runs your user session: a user timer (git-loop-autocommit.timer).
+/// Elsewhere: one crontab entry, marked with a comment, so install is idempotent and
+/// uninstall removes exactly it, leaving the rest of your crontab alone.
+/// GIT_LOOP_CRONTAB and GIT_LOOP_SYSTEMCTL name other commands to use.
 #[derive(Debug, clap::Args)]
 pub struct CronArgs {
     #[command(subcommand)]
@@ -123,7 +124,132 @@ pub fn entry(schedule: &str, home: &str, exe: &str) -> String {
     )
 }
 
+const UNIT: &str = "git-loop-autocommit";
+
+/// The systemctl to use, when systemd runs the user's session (or one is named).
+fn systemctl() -> Option<String> {
+    if let Some(cmd) = std::env::var("GIT_LOOP_SYSTEMCTL")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
+        return Some(cmd);
+    }
+    if std::env::var_os("GIT_LOOP_CRONTAB").is_some() {
+        return None;
+    }
+    let out = Command::new("systemctl")
+        .args(["--user", "is-system-running"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let state = String::from_utf8_lossy(&out.stdout);
+    matches!(state.trim(), "running" | "degraded" | "starting").then(|| "systemctl".to_string())
+}
+
+fn systemctl_run(cmd: &str, args: &[&str]) -> Result<std::process::Output> {
+    Command::new(cmd)
+        .arg("--user")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::failure(format!("cannot run `{cmd} --user {}`", args.join(" "))).with_source(e)
+        })
+}
+
+/// The timer and service units (pure).
+pub fn units(every: &str, home: &str, exe: &str) -> (String, String) {
+    let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    let service = format!(
+        "[Unit]\nDescription=git loop: commit what loops left uncommitted\n\n[Service]\nType=oneshot\nEnvironment={}\nExecStart={} autocommit --all --quiet\n",
+        quote(&format!("GIT_LOOP_HOME={home}")),
+        quote(exe)
+    );
+    let timer = format!(
+        "[Unit]\nDescription=git loop autocommit every {every}\n\n[Timer]\nOnBootSec={every}\nOnUnitActiveSec={every}\n\n[Install]\nWantedBy=timers.target\n"
+    );
+    (service, timer)
+}
+
+fn run_systemd(ui: &mut Ui, cmd: &str, action: CronAction) -> Result<u8> {
+    let dir = crate::workspace::HostPaths::systemd_user_dir()?;
+    let service_path = dir.join(format!("{UNIT}.service"));
+    let timer_path = dir.join(format!("{UNIT}.timer"));
+    match action {
+        CronAction::Install { every } => {
+            let every_span = every_span(&every);
+            let ws = super::workspace()?;
+            let exe = std::env::current_exe()?;
+            let (service, timer) = units(
+                &every_span,
+                &ws.root().display().to_string(),
+                &exe.display().to_string(),
+            );
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                Error::failure(format!("cannot create {}", dir.display())).with_source(e)
+            })?;
+            crate::fsutil::write_atomic(&service_path, service.as_bytes())?;
+            crate::fsutil::write_atomic(&timer_path, timer.as_bytes())?;
+            systemctl_run(cmd, &["daemon-reload"])?;
+            let out = systemctl_run(cmd, &["enable", "--now", &format!("{UNIT}.timer")])?;
+            if !out.status.success() {
+                return Err(Error::failure(format!(
+                    "systemd would not start {UNIT}.timer: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+                .hint(format!("look with `systemctl --user status {UNIT}.timer`")));
+            }
+            ui.status(format!(
+                "installed: {UNIT}.timer every {every_span} ({})",
+                timer_path.display()
+            ))?;
+            Ok(0)
+        }
+        CronAction::Uninstall => {
+            if !timer_path.exists() && !service_path.exists() {
+                ui.status("not installed")?;
+                return Ok(0);
+            }
+            let _ = systemctl_run(cmd, &["disable", "--now", &format!("{UNIT}.timer")]);
+            let _ = std::fs::remove_file(&timer_path);
+            let _ = std::fs::remove_file(&service_path);
+            systemctl_run(cmd, &["daemon-reload"])?;
+            ui.status("uninstalled")?;
+            Ok(0)
+        }
+        CronAction::Status => {
+            if !timer_path.exists() {
+                ui.status("not installed: `git loop cron install` adds it")?;
+                return Ok(1);
+            }
+            let out = systemctl_run(cmd, &["is-active", &format!("{UNIT}.timer")])?;
+            writeln!(
+                ui.out(),
+                "{UNIT}.timer: {}",
+                String::from_utf8_lossy(&out.stdout).trim()
+            )?;
+            Ok(0)
+        }
+    }
+}
+
+/// `*/5 * * * *` back to `5min` for systemd (the schedule was validated by clap).
+fn every_span(schedule: &str) -> String {
+    let field = schedule.split_whitespace().collect::<Vec<_>>();
+    match field.as_slice() {
+        ["*", "*", "*", "*", "*"] => "1min".into(),
+        ["0", "*", "*", "*", "*"] => "1h".into(),
+        ["0", h, "*", "*", "*"] => format!("{}h", h.trim_start_matches("*/")),
+        [m, "*", "*", "*", "*"] => format!("{}min", m.trim_start_matches("*/")),
+        _ => "5min".into(),
+    }
+}
+
 pub fn run(ui: &mut Ui, args: CronArgs) -> Result<u8> {
+    if let Some(cmd) = systemctl() {
+        return run_systemd(ui, &cmd, args.action);
+    }
     match args.action {
         CronAction::Install { every } => {
             let ws = super::workspace()?;
@@ -171,6 +297,30 @@ pub fn run(ui: &mut Ui, args: CronArgs) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn systemd_units() {
+        let (service, timer) = units(
+            &every_span("*/10 * * * *"),
+            "/home/u/my ws",
+            "/usr/bin/git-loop",
+        );
+        assert!(
+            service.contains("Environment=\"GIT_LOOP_HOME=/home/u/my ws\""),
+            "{service}"
+        );
+        assert!(
+            service.contains("ExecStart=\"/usr/bin/git-loop\" autocommit --all --quiet"),
+            "{service}"
+        );
+        assert!(
+            timer.contains("OnUnitActiveSec=10min") && timer.contains("WantedBy=timers.target"),
+            "{timer}"
+        );
+        assert_eq!(every_span("0 */2 * * *"), "2h");
+        assert_eq!(every_span("0 * * * *"), "1h");
+        assert_eq!(every_span("* * * * *"), "1min");
+    }
 
     #[test]
     fn schedules() {

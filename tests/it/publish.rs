@@ -592,3 +592,55 @@ fn hooks_install_keeps_the_users_hooks_and_uninstall_removes_only_ours() {
     assert!(!env.notes().join(".git/hooks/pre-commit").exists());
     assert!(!personal.join(".githooks/pre-commit").exists());
 }
+
+#[test]
+fn cron_uses_a_systemd_user_timer_where_systemd_runs() {
+    let env = TestEnv::new();
+    let log = env.root.join("systemctl.log");
+    let fake = env.root.join("fake-systemctl");
+    fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {}\n[ \"$2\" = is-active ] && echo active\nexit 0\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |args: &[&str]| {
+        let out = env
+            .command()
+            .current_dir(&env.root)
+            .env("GIT_LOOP_SYSTEMCTL", &fake)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(run(&["cron", "install", "--every", "10m"]).0, 0);
+    let units = env.home.join(".config/systemd/user");
+    let timer = fs::read_to_string(units.join("git-loop-autocommit.timer")).unwrap();
+    assert!(timer.contains("OnUnitActiveSec=10min"), "{timer}");
+    let service = fs::read_to_string(units.join("git-loop-autocommit.service")).unwrap();
+    assert!(
+        service.contains("autocommit --all --quiet")
+            && service.contains(&env.ws.display().to_string()),
+        "{service}"
+    );
+    let (code, out) = run(&["cron", "status"]);
+    assert_eq!((code, out.trim()), (0, "git-loop-autocommit.timer: active"));
+    assert_eq!(run(&["cron", "uninstall"]).0, 0);
+    assert!(!units.join("git-loop-autocommit.timer").exists());
+    let calls = fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.contains("--user enable --now git-loop-autocommit.timer"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("--user disable --now git-loop-autocommit.timer"),
+        "{calls}"
+    );
+}
