@@ -187,14 +187,14 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand run" -l print-argv -d 
 complete -c git-loop -n "__fish_git_loop_using_subcommand run" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand run" -s V -l version -d 'Print version'
-complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l mode -r -f -a "work\t'The rw paths of the loop are writable'
+complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l mode -d 'work: the loop\'s folders are writable; review: everything read-only but $HOME and /tmp' -r -f -a "work\t'The rw paths of the loop are writable'
 review\t'Everything read-only but $HOME and /tmp'
 plan\t'The same as review: read and reason, change nothing'"
-complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l net -r -f -a "host\t'Share the host\'s network'
+complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l net -d 'proxy: only the allowed domains, through git-loop\'s proxy (the default); host: the host\'s network; none: loopback only' -r -f -a "host\t'Share the host\'s network'
 none\t'A new network namespace with loopback only'
 proxy\t'A new network namespace whose only way out is git-loop\'s proxy, for the allowlisted domains (`git loop show ID --net`)'"
 complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l allow-domain -d 'Let the proxy also reach this domain for this run (repeatable): a host name, *.example.com (its subdomains) or name.*.example.com (one label)' -r
-complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l backend -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
+complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l backend -d 'auto: bwrap if the probe passes, else refuse; none: no sandbox at all' -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
 bwrap\t'bwrap, or refuse with exit 3'
 none\t'No sandbox: run on the host (with a warning every time)'"
 complete -c git-loop -n "__fish_git_loop_using_subcommand shell" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
@@ -213,14 +213,14 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -l once -d 'For
 complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s V -l version -d 'Print version'
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l mode -r -f -a "work\t'The rw paths of the loop are writable'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l mode -d 'work: the loop\'s folders are writable; review: everything read-only but $HOME and /tmp' -r -f -a "work\t'The rw paths of the loop are writable'
 review\t'Everything read-only but $HOME and /tmp'
 plan\t'The same as review: read and reason, change nothing'"
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l net -r -f -a "host\t'Share the host\'s network'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l net -d 'proxy: only the allowed domains, through git-loop\'s proxy (the default); host: the host\'s network; none: loopback only' -r -f -a "host\t'Share the host\'s network'
 none\t'A new network namespace with loopback only'
 proxy\t'A new network namespace whose only way out is git-loop\'s proxy, for the allowlisted domains (`git loop show ID --net`)'"
 complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l allow-domain -d 'Let the proxy also reach this domain for this run (repeatable): a host name, *.example.com (its subdomains) or name.*.example.com (one label)' -r
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l backend -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l backend -d 'auto: bwrap if the probe passes, else refuse; none: no sandbox at all' -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
 bwrap\t'bwrap, or refuse with exit 3'
 none\t'No sandbox: run on the host (with a warning every time)'"
 complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''

@@ -1,7 +1,6 @@
 use crate::error::{Error, Result};
 use crate::loops;
-use crate::sandbox::spec::{NetMode, RunMode};
-use crate::sandbox::{self, Backend, Request};
+use crate::sandbox;
 use crate::ui::Ui;
 
 /// Run the configured agent (`agent.command`, default `claude`) in a loop's sandbox.
@@ -14,16 +13,8 @@ use crate::ui::Ui;
 pub struct AgentArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
     pub id: String,
-    #[arg(long, value_enum)]
-    pub mode: Option<RunMode>,
-    #[arg(long, value_enum)]
-    pub net: Option<NetMode>,
-    /// Let the proxy also reach this domain for this run (repeatable): a host name,
-    /// *.example.com (its subdomains) or name.*.example.com (one label).
-    #[arg(long = "allow-domain", value_name = "DOMAIN")]
-    pub allow_domain: Vec<String>,
-    #[arg(long, value_enum)]
-    pub backend: Option<Backend>,
+    #[command(flatten)]
+    pub sandbox: super::SandboxFlags,
     /// Print the exact bwrap command line instead of running it.
     #[arg(long)]
     pub print_argv: bool,
@@ -55,16 +46,8 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     let mut argv = vec![binary.display().to_string()];
     argv.extend(rest.iter().cloned());
     argv.extend(args.args);
-    let req = Request {
-        mode: args.mode,
-        net: args.net,
-        backend: args.backend,
-        print_argv: args.print_argv,
-        command: argv,
-        interactive: true,
-        ro_same_path: folder.into_iter().collect(),
-        allow_domains: args.allow_domain,
-    };
+    let mut req = args.sandbox.request(argv, true, args.print_argv);
+    req.ro_same_path = folder.into_iter().collect();
     let spec = sandbox::spec_for(&ws, &rec, &config, &req, Vec::new())?;
     crate::agent::write_layers(&ws, &rec, &spec)?;
     sandbox::run(ui, &ws, &rec, &config, &req)

@@ -53,10 +53,7 @@ pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
             ui,
             super::agent::AgentArgs {
                 id: rec.id.clone(),
-                mode: None,
-                net: None,
-                allow_domain: Vec::new(),
-                backend: None,
+                sandbox: Default::default(),
                 print_argv: false,
                 args: Vec::new(),
             },

@@ -68,3 +68,43 @@ pub fn print_json(ui: &mut Ui, value: &serde_json::Value) -> Result<()> {
     writeln!(ui.out(), "{text}")?;
     Ok(())
 }
+
+/// The sandbox options `run`, `shell` and `agent` share.
+#[derive(Debug, Default, clap::Args)]
+pub struct SandboxFlags {
+    /// work: the loop's folders are writable; review: everything read-only but $HOME and /tmp.
+    #[arg(long, value_enum)]
+    pub mode: Option<crate::sandbox::spec::RunMode>,
+    /// proxy: only the allowed domains, through git-loop's proxy (the default); host: the
+    /// host's network; none: loopback only.
+    #[arg(long, value_enum)]
+    pub net: Option<crate::sandbox::spec::NetMode>,
+    /// Let the proxy also reach this domain for this run (repeatable): a host name,
+    /// *.example.com (its subdomains) or name.*.example.com (one label).
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domain: Vec<String>,
+    /// auto: bwrap if the probe passes, else refuse; none: no sandbox at all.
+    #[arg(long, value_enum)]
+    pub backend: Option<crate::sandbox::Backend>,
+}
+
+impl SandboxFlags {
+    /// The sandbox request for `command` with these options.
+    pub fn request(
+        self,
+        command: Vec<String>,
+        interactive: bool,
+        print_argv: bool,
+    ) -> crate::sandbox::Request {
+        crate::sandbox::Request {
+            mode: self.mode,
+            net: self.net,
+            backend: self.backend,
+            print_argv,
+            command,
+            interactive,
+            ro_same_path: Vec::new(),
+            allow_domains: self.allow_domain,
+        }
+    }
+}

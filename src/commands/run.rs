@@ -1,7 +1,6 @@
 use crate::error::{Error, Result};
 use crate::loops;
-use crate::sandbox::spec::{NetMode, RunMode};
-use crate::sandbox::{self, Backend, Request};
+use crate::sandbox;
 use crate::ui::Ui;
 
 /// Run a command in a loop's sandbox.
@@ -14,20 +13,8 @@ use crate::ui::Ui;
 pub struct RunArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
     pub id: String,
-    /// work: the loop's folders are writable; review: everything read-only but $HOME and /tmp.
-    #[arg(long, value_enum)]
-    pub mode: Option<RunMode>,
-    /// proxy: only the allowed domains, through git-loop's proxy (the default); host: the
-    /// host's network; none: loopback only.
-    #[arg(long, value_enum)]
-    pub net: Option<NetMode>,
-    /// Let the proxy also reach this domain for this run (repeatable): a host name,
-    /// *.example.com (its subdomains) or name.*.example.com (one label).
-    #[arg(long = "allow-domain", value_name = "DOMAIN")]
-    pub allow_domain: Vec<String>,
-    /// auto: bwrap if the probe passes, else refuse; none: no sandbox at all.
-    #[arg(long, value_enum)]
-    pub backend: Option<Backend>,
+    #[command(flatten)]
+    pub sandbox: super::SandboxFlags,
     /// Print the exact bwrap command line instead of running it.
     #[arg(long)]
     pub print_argv: bool,
@@ -50,15 +37,6 @@ pub fn run(ui: &mut Ui, args: RunArgs) -> Result<u8> {
         &ws,
         &rec,
         &config,
-        &Request {
-            mode: args.mode,
-            net: args.net,
-            backend: args.backend,
-            print_argv: args.print_argv,
-            command: args.command,
-            interactive: false,
-            ro_same_path: Vec::new(),
-            allow_domains: args.allow_domain,
-        },
+        &args.sandbox.request(args.command, false, args.print_argv),
     )
 }

@@ -1,7 +1,6 @@
 use crate::error::Result;
 use crate::loops;
-use crate::sandbox::spec::{NetMode, RunMode};
-use crate::sandbox::{self, Backend, Request};
+use crate::sandbox;
 use crate::ui::Ui;
 
 /// Open an interactive shell ($SHELL, else bash) in a loop's sandbox.
@@ -12,16 +11,8 @@ use crate::ui::Ui;
 pub struct ShellArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
     pub id: String,
-    #[arg(long, value_enum)]
-    pub mode: Option<RunMode>,
-    #[arg(long, value_enum)]
-    pub net: Option<NetMode>,
-    /// Let the proxy also reach this domain for this run (repeatable): a host name,
-    /// *.example.com (its subdomains) or name.*.example.com (one label).
-    #[arg(long = "allow-domain", value_name = "DOMAIN")]
-    pub allow_domain: Vec<String>,
-    #[arg(long, value_enum)]
-    pub backend: Option<Backend>,
+    #[command(flatten)]
+    pub sandbox: super::SandboxFlags,
 }
 
 pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
@@ -40,15 +31,6 @@ pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
         &ws,
         &rec,
         &config,
-        &Request {
-            mode: args.mode,
-            net: args.net,
-            backend: args.backend,
-            print_argv: false,
-            command: vec![shell],
-            interactive: true,
-            ro_same_path: Vec::new(),
-            allow_domains: args.allow_domain,
-        },
+        &args.sandbox.request(vec![shell], true, false),
     )
 }
