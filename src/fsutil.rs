@@ -71,11 +71,17 @@ impl Lock {
         Ok(lock)
     }
 
-    /// Takes the lock only if nobody holds it.
+    /// Takes the lock only if nobody holds it (a lock file that does not exist yet is
+    /// held by nobody: it is created). `Ok(None)` means another process holds it.
     pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {
-        let file = match OpenOptions::new().read(true).write(true).open(path) {
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+        {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
                 return Err(
                     Error::failure(format!("cannot open lock {}", path.display())).with_source(e),
