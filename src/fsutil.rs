@@ -175,16 +175,26 @@ pub fn ensure_real_dir(path: &Path) -> io::Result<()> {
 /// Bytes used by the files below `path` (symlinks counted as themselves, never followed).
 pub fn disk_usage(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
-    let mut total = 0;
+    let Ok(root) = fs::symlink_metadata(path) else {
+        return 0;
+    };
+    let mut total = root.blocks() * 512;
+    if !root.is_dir() {
+        return total;
+    }
+    // Each entry is stat-ed relative to its open folder (DirEntry::metadata, which does
+    // not follow links), not by its full path: loops hold many small files and the
+    // kernel's path walk per file would cost more than the stat itself.
     let mut stack = vec![path.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        let Ok(meta) = fs::symlink_metadata(&p) else {
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
             continue;
         };
-        total += meta.blocks() * 512;
-        if meta.is_dir() {
-            if let Ok(entries) = fs::read_dir(&p) {
-                stack.extend(entries.flatten().map(|e| e.path()));
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            total += meta.blocks() * 512;
+            if meta.is_dir() {
+                stack.push(entry.path());
             }
         }
     }
