@@ -172,10 +172,9 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         if paths.is_empty() {
             continue;
         }
-        let inside = match pair.role {
-            "code" => format!("/loopat/loop/{}/workdir", rec.id),
-            other => format!("/loopat/context/{other}"),
-        };
+        let inside = crate::sandbox::spec::repo_inside(&rec.id, pair.role)
+            .display()
+            .to_string();
         // git runs inside the loop's sandbox: the repository's hooks and config are the
         // agent's. Paths and the message are arguments, never part of a shell string.
         let script = "d=$1; m=$2; shift 2; \

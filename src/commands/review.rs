@@ -209,9 +209,10 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
         let text = diff.arg(format!("{target}...{}", p.rec.branch)).read()?;
         write!(ui.out(), "{text}")?;
     }
-    let inside = |role: &str| match role {
-        "code" => format!("/loopat/loop/{}/workdir", p.rec.id),
-        other => format!("/loopat/context/{other}"),
+    let inside = |role: &str| {
+        crate::sandbox::spec::repo_inside(&p.rec.id, role)
+            .display()
+            .to_string()
     };
     for (role, paths) in &p.uncommitted {
         if paths.is_empty() {

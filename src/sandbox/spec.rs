@@ -275,6 +275,16 @@ pub enum SystemEntry {
     Symlink(PathBuf),
 }
 
+/// Where one of a loop's repositories (`code`, `notes`, `knowledge`) is inside its
+/// sandbox: the paths the agent works in, and where host-side commands point git that they
+/// run inside the sandbox.
+pub fn repo_inside(id: &str, role: &str) -> PathBuf {
+    match role {
+        "code" => Path::new(LOOPAT).join("loop").join(id).join("workdir"),
+        other => Path::new(LOOPAT).join("context").join(other),
+    }
+}
+
 /// Parts of the sandbox's own /proc that are bound read-only over it.
 pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger"];
 
@@ -367,7 +377,7 @@ impl SandboxSpec {
         let id = &rec.id;
         let loopat = Path::new(LOOPAT);
         let loop_inside = loopat.join("loop").join(id);
-        let workdir_inside = loop_inside.join("workdir");
+        let workdir_inside = repo_inside(id, "code");
         let ctx = loopat.join("context");
         let w = opts.mode.writable();
         let mut m = Vec::new();
