@@ -7,19 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 
-cargo build --release --quiet
-bin="$PWD/target/release/git-loop"
-
-tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export GIT_LOOP_HOME="$tmp/ws" GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+source benches/lib.sh
+bench_build
+bench_workspace
 git init -q -b main "$tmp/repo"
 for i in $(seq 20); do echo "$i" > "$tmp/repo/f$i.txt"; done
 git -C "$tmp/repo" add -A && git -C "$tmp/repo" commit -q -m first
 
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "making 1000 loops..." >&2
 (cd "$tmp/repo" && for i in $(seq 1000); do "$bin" new -q "loop $i" >/dev/null; done)

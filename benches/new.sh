@@ -8,13 +8,9 @@ cd "$(dirname "$0")/.."
 runs=${1:-9}
 files=${FILES:-30000}
 
-cargo build --release --quiet
-bin="$PWD/target/release/git-loop"
-
-tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export GIT_LOOP_HOME="$tmp/ws" GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+source benches/lib.sh
+bench_build
+bench_workspace
 
 repo="$tmp/repo"
 mkdir -p "$repo"
@@ -34,8 +30,6 @@ git -C "$repo" commit -q -m "30k files"
 git -C "$repo" gc -q
 "$bin" init >/dev/null
 
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 wt_times=() ; new_times=()
 for i in $(seq 0 "$runs"); do

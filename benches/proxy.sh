@@ -17,8 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-31}
 
-cargo build --release --quiet
-bin="$PWD/target/release/git-loop"
+source benches/lib.sh
+bench_build
 
 tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
 server_pid=""
@@ -178,7 +178,6 @@ while [ ! -s "$tmp/port" ]; do sleep 0.05; done
 port=$(cat "$tmp/port")
 cat "$tmp/big" >/dev/null
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 # Throughput and latency, alternating direct (on the host), direct from a sandbox that
 # shares the host's network (`--net host`: what the sandbox alone costs), and through
@@ -219,7 +218,6 @@ p_lat=$(echo "$proxied" | awk '/LATENCY/ {print $2}' | median)
 # Start-up: `--net proxy` against raw bwrap with the same namespaces and binds (the
 # `--net none` command line, minus the descriptors only git-loop can hand over).
 raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
-now() { date +%s%N; }
 for _ in 1 2 3; do "$bin" run -q "$id" --net proxy -- true; "$bin" run -q "$id" --net none -- true; eval "$raw"; done
 proxy_t=(); none_t=(); raw_t=()
 for _ in $(seq "$runs"); do

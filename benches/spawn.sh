@@ -10,13 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-51}
 
-cargo build --release --quiet
-bin="$PWD/target/release/git-loop"
-
-tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export GIT_LOOP_HOME="$tmp/ws" GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+source benches/lib.sh
+bench_build
+bench_workspace
 git init -q -b main "$tmp/repo"
 echo hi > "$tmp/repo/README"
 git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
@@ -28,8 +24,6 @@ id=$(cd "$tmp/repo" && "$bin" new -q bench)
 # sandbox's resolv.conf) are left out of the raw command line.
 raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
 
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
 loop_t=(); raw_t=()

@@ -7,14 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-31}
 
-cargo build --release --quiet
-bin="$PWD/target/release/git-loop"
-
-tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export GIT_LOOP_HOME="$tmp/ws" GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+source benches/lib.sh
+bench_build
+bench_workspace
 export XDG_CONFIG_HOME="$tmp/config"
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 git init -q -b main "$tmp/repo"
 echo hi > "$tmp/repo/README"
 git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
@@ -29,8 +25,6 @@ for i in $(seq 10); do
   rm "$tmp/f$i"
 done
 
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 for _ in 1 2 3; do "$bin" run -q "$plain" --net none -- true; "$bin" run -q "$vaulted" --net none -- true; done
 p_t=(); v_t=()

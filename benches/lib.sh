@@ -1,0 +1,23 @@
+# Shared by the benchmark scripts (sourced, not run): the release build, a throwaway
+# workspace with a fixed git identity, and the timing helpers.
+
+# Builds the release binary; sets $bin.
+bench_build() {
+  cargo build --release --quiet
+  bin="$PWD/target/release/git-loop"
+}
+
+# A workspace under a fresh folder removed on exit; sets $tmp.
+bench_workspace() {
+  tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
+  trap 'rm -rf "$tmp"' EXIT
+  export GIT_LOOP_HOME="$tmp/ws" GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+  export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost
+  export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+}
+
+# Nanoseconds since the epoch.
+now() { date +%s%N; }
+
+# The median of the numbers on stdin, one per line.
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
