@@ -20,6 +20,16 @@ use crate::ui::{ColorWhen, Ui};
                   The workspace is $GIT_LOOP_HOME (default: $XDG_DATA_HOME/git-loop)."
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options every command takes.
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
     /// When to use colors: auto (on a terminal, unless NO_COLOR), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     pub color: ColorWhen,
@@ -27,9 +37,42 @@ pub struct Cli {
     /// Print less: no status lines.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+}
+
+/// `git loop run` is paid on every sandboxed command, and building the whole command tree
+/// costs a third of a millisecond: a command line starting with `run` is parsed by this
+/// one-command tree first. Anything it does not accept (help, a mistake) goes to the full
+/// tree, so every message is the full tree's.
+#[derive(Debug, Parser)]
+#[command(name = "git-loop", bin_name = "git loop")]
+struct RunOnly {
+    #[command(flatten)]
+    global: GlobalArgs,
 
     #[command(subcommand)]
-    pub command: Command,
+    command: RunCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum RunCommand {
+    Run(commands::run::RunArgs),
+}
+
+/// Parses a command line (the program name first).
+pub fn parse_from(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, clap::Error> {
+    if args.get(1).is_some_and(|a| a == "run") {
+        if let Ok(RunOnly {
+            global,
+            command: RunCommand::Run(run),
+        }) = RunOnly::try_parse_from(&args)
+        {
+            return Ok(Cli {
+                global,
+                command: Command::Run(run),
+            });
+        }
+    }
+    Cli::try_parse_from(args)
 }
 
 #[derive(Debug, Subcommand)]
@@ -104,5 +147,48 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Relay(args) => commands::relay::run(ui, args),
         Command::Connect(args) => commands::relay::run_connect(ui, args),
         Command::Hook(args) => commands::hook::run(ui, args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn words(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn run_is_parsed_by_the_small_tree_exactly_as_by_the_full_one() {
+        for line in [
+            "git-loop run abc -- true",
+            "git-loop run -q abc --net none -- sh -c x",
+            "git-loop run abc --print-argv --mode review -- ls -la",
+            "git-loop run --color never abc --allow-domain a.com --allow-domain b.org -- x",
+            "git-loop run abc --backend none -q -- --weird -x",
+        ] {
+            assert!(RunOnly::try_parse_from(words(line)).is_ok(), "{line}");
+            assert_eq!(
+                format!("{:?}", parse_from(words(line)).unwrap()),
+                format!("{:?}", Cli::try_parse_from(words(line)).unwrap()),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_the_small_tree_refuses_gets_the_full_trees_message() {
+        for line in [
+            "git-loop run --help",
+            "git-loop run abc --net nowhere -- true",
+            "git-loop run abc",
+            "git-loop run --version",
+        ] {
+            let fast = parse_from(words(line)).unwrap_err();
+            let full = Cli::try_parse_from(words(line)).unwrap_err();
+            assert_eq!(fast.kind(), full.kind(), "{line}");
+            assert_eq!(fast.to_string(), full.to_string(), "{line}");
+        }
     }
 }

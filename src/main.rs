@@ -1,13 +1,11 @@
 use std::io;
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use git_loop::cli::{self, Cli};
+use git_loop::cli;
 use git_loop::ui::{Ui, BOLD, RED, RESET, YELLOW};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match cli::parse_from(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version on stdout with exit 0, usage errors with exit 2.
@@ -15,7 +13,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let mut ui = Ui::stdio(cli.color, cli.quiet);
+    let mut ui = Ui::stdio(cli.global.color, cli.global.quiet);
     match cli::dispatch(cli, &mut ui) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
