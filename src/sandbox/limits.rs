@@ -6,7 +6,10 @@
 //!
 //! The cgroup is made by the parent before the sandbox starts; the child joins it (writes
 //! `0` to `cgroup.procs`) before it execs bwrap, so every process of the run is inside from
-//! the first fork. The parent removes it after the run, killing any stragglers first.
+//! the first fork. When bwrap returns, the parent kills whatever is left at once
+//! ([`Applied::kill`]), does its own work after the run while the kernel tears the
+//! sandbox down, then waits for the cgroup to be empty and removes it
+//! ([`Applied::cleanup`]).
 
 use std::ffi::CString;
 use std::fs;
@@ -48,6 +51,8 @@ pub struct Applied {
     pub procs: Vec<CString>,
     /// `(resource, value)` pairs the child sets as soft and hard limit.
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    /// Where runs make their cgroups: swept of killed runs' leftovers after this run.
+    parents: Vec<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -134,13 +139,13 @@ pub fn apply(
         dirs: Vec::new(),
         procs: Vec::new(),
         rlimits: vec![(libc::RLIMIT_CORE, 0), (libc::RLIMIT_NOFILE, limits.nofile)],
+        parents: Vec::new(),
     };
-    for parent in [&host.v2, &host.v1_pids, &host.v1_memory]
+    base.parents = [&host.v2, &host.v1_pids, &host.v1_memory]
         .into_iter()
         .flatten()
-    {
-        sweep(parent);
-    }
+        .cloned()
+        .collect();
     if let Some(dir) = &host.v2 {
         if let Some(cg) = try_v2(dir, name, limits) {
             base.enforcement = Enforcement::CgroupV2;
@@ -282,25 +287,54 @@ fn try_v1(
 }
 
 impl Applied {
-    /// Kills whatever is left in the run's cgroups and removes them.
-    pub fn cleanup(&self) {
+    /// Kills every process left in the run's cgroups, until a reading finds none it has
+    /// not killed yet (a fork whose parent has a SIGKILL pending fails, so the set cannot
+    /// grow behind the last reading). Afterwards no process of the run executes another
+    /// instruction of its own, though the kernel may take a moment to tear them down.
+    pub fn kill(&self) {
         for dir in &self.dirs {
-            let _ = fs::write(dir.join("cgroup.kill"), "1");
-            // The sandbox's last processes are still being reaped when bwrap returns;
-            // they are gone within a millisecond or two, so poll briefly.
-            for _ in 0..2000 {
+            if fs::write(dir.join("cgroup.kill"), "1").is_ok() {
+                continue;
+            }
+            let mut killed: Vec<i32> = Vec::new();
+            for _ in 0..1000 {
                 let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-                if procs.trim().is_empty() {
+                let fresh: Vec<i32> = procs
+                    .lines()
+                    .filter_map(|l| l.trim().parse::<i32>().ok())
+                    .filter(|pid| !killed.contains(pid))
+                    .collect();
+                if fresh.is_empty() {
                     break;
                 }
-                for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-                    // SAFETY: kill has no memory effects; a stale pid is harmless here
-                    // since only members of this run's cgroup are listed.
+                for pid in fresh {
+                    // SAFETY: kill has no memory effects; only members of this run's
+                    // cgroup are listed.
                     unsafe { libc::kill(pid, libc::SIGKILL) };
+                    killed.push(pid);
                 }
-                std::thread::sleep(std::time::Duration::from_micros(250));
             }
-            let _ = fs::remove_dir(dir);
+        }
+    }
+
+    /// Waits until the run's cgroups are empty (after [`Applied::kill`], only the kernel's
+    /// teardown of the sandbox's namespaces is left), removes them, then removes what
+    /// killed runs left behind.
+    pub fn cleanup(&self) {
+        self.kill();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        for dir in &self.dirs {
+            while fs::remove_dir(dir).is_err() && dir.exists() {
+                if std::time::Instant::now() > deadline {
+                    // Left for the next run's sweep; its processes are all killed.
+                    break;
+                }
+                self.kill();
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+        }
+        for parent in &self.parents {
+            sweep(parent);
         }
     }
 }

@@ -485,21 +485,28 @@ pub fn run(
     let _ = events::append(&events, "start", start);
     let started = Instant::now();
     let result = spawn::run(&spec, &argv, &keep, &applied, ws.root(), &delivery.env);
+    // Nothing of the sandbox runs past this point; the kernel's teardown of its
+    // namespaces overlaps with the work below, and `cleanup` waits for its end, so no
+    // process of the run is left when `run` returns.
+    applied.kill();
     drop(delivery);
     let refused = proxy.map(|p| p.stop().refusals.load(std::sync::atomic::Ordering::Relaxed));
-    applied.cleanup();
     drop(keep);
-    if let Some(n @ 1..) = refused {
-        ui.status(format!(
-            "git-loop: the network policy refused {n} connection{} (`git loop log {}` lists them)",
-            if n == 1 { "" } else { "s" },
-            rec.id
-        ))?;
-    }
-    let status = result.map_err(|e| {
-        Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
-    })?;
-    finish(ui, ws, rec, status, started, "bwrap")
+    let outcome = (|| {
+        if let Some(n @ 1..) = refused {
+            ui.status(format!(
+                "git-loop: the network policy refused {n} connection{} (`git loop log {}` lists them)",
+                if n == 1 { "" } else { "s" },
+                rec.id
+            ))?;
+        }
+        let status = result.map_err(|e| {
+            Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
+        })?;
+        finish(ui, ws, rec, status, started, "bwrap")
+    })();
+    applied.cleanup();
+    outcome
 }
 
 /// A descriptor bwrap reads `content` from (`--ro-bind-data`).
