@@ -76,7 +76,12 @@ pub fn run(
         keep_fds: keep.iter().map(AsRawFd::as_raw_fd).collect(),
     };
 
-    let mut cmd = Command::new(&argv[0]);
+    // A relative bwrap path would be resolved after the child's chdir: fix it first.
+    let program = std::path::absolute(&argv[0]).map_err(|source| SpawnError::Start {
+        bwrap: bwrap.clone(),
+        source,
+    })?;
+    let mut cmd = Command::new(program);
     cmd.args(&argv[1..]).env_clear().envs(&spec.env);
     // Vault variables reach bwrap (and through it the sandbox) only as environment: never
     // an argument, which any host user could read in /proc/<pid>/cmdline.
