@@ -20,7 +20,7 @@ echo "making 1000 loops..." >&2
 
 list_t=()
 for _ in $(seq "$runs"); do
-  t0=$(now); "$bin" list >/dev/null; t1=$(now)
+  t0=${EPOCHREALTIME/./}000; "$bin" list >/dev/null; t1=${EPOCHREALTIME/./}000
   list_t+=($(( (t1 - t0) / 1000 )))
 done
 
@@ -28,7 +28,7 @@ done
 ids=$("$bin" list --json | python3 -c 'import json,sys; print(" ".join(l["id"] for l in json.load(sys.stdin)[:100]))')
 auto_t=()
 for _ in $(seq "$runs"); do
-  t0=$(now); "$bin" autocommit -q $ids; t1=$(now)
+  t0=${EPOCHREALTIME/./}000; "$bin" autocommit -q $ids; t1=${EPOCHREALTIME/./}000
   auto_t+=($(( (t1 - t0) / 1000 )))
 done
 

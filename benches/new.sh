@@ -33,9 +33,9 @@ git -C "$repo" gc -q
 
 wt_times=() ; new_times=()
 for i in $(seq 0 "$runs"); do
-  t0=$(now); git -C "$repo" worktree add -q "$tmp/wt$i" -b "wt$i" HEAD; t1=$(now)
+  t0=${EPOCHREALTIME/./}000; git -C "$repo" worktree add -q "$tmp/wt$i" -b "wt$i" HEAD; t1=${EPOCHREALTIME/./}000
   git -C "$repo" worktree remove --force "$tmp/wt$i"
-  t2=$(now); id=$(cd "$repo" && "$bin" new -q "bench $i"); t3=$(now)
+  t2=${EPOCHREALTIME/./}000; id=$(cd "$repo" && "$bin" new -q "bench $i"); t3=${EPOCHREALTIME/./}000
   "$bin" rm -q --delete-branches "$id"
   if [ "$i" -gt 0 ]; then   # run 0 warms the caches
     wt_times+=($(( (t1 - t0) / 1000 )))

@@ -221,9 +221,9 @@ raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccom
 for _ in 1 2 3; do "$bin" run -q "$id" --net proxy -- true; "$bin" run -q "$id" --net none -- true; eval "$raw"; done
 proxy_t=(); none_t=(); raw_t=()
 for _ in $(seq "$runs"); do
-  t0=$(now); "$bin" run -q "$id" --net proxy -- true; t1=$(now)
-  "$bin" run -q "$id" --net none -- true; t2=$(now)
-  eval "$raw"; t3=$(now)
+  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id" --net proxy -- true; t1=${EPOCHREALTIME/./}000
+  "$bin" run -q "$id" --net none -- true; t2=${EPOCHREALTIME/./}000
+  eval "$raw"; t3=${EPOCHREALTIME/./}000
   proxy_t+=($(( (t1 - t0) / 1000 ))); none_t+=($(( (t2 - t1) / 1000 ))); raw_t+=($(( (t3 - t2) / 1000 )))
 done
 sp=$(printf '%s\n' "${proxy_t[@]}" | median)

@@ -28,8 +28,8 @@ raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccom
 for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
 loop_t=(); raw_t=()
 for _ in $(seq "$runs"); do
-  t0=$(now); "$bin" run -q "$id" --net none -- true; t1=$(now)
-  eval "$raw"; t2=$(now)
+  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id" --net none -- true; t1=${EPOCHREALTIME/./}000
+  eval "$raw"; t2=${EPOCHREALTIME/./}000
   loop_t+=($(( (t1 - t0) / 1000 ))); raw_t+=($(( (t2 - t1) / 1000 )))
 done
 l=$(printf '%s\n' "${loop_t[@]}" | median)

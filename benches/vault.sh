@@ -29,8 +29,8 @@ done
 for _ in 1 2 3; do "$bin" run -q "$plain" --net none -- true; "$bin" run -q "$vaulted" --net none -- true; done
 p_t=(); v_t=()
 for _ in $(seq "$runs"); do
-  t0=$(now); "$bin" run -q "$plain" --net none -- true; t1=$(now)
-  "$bin" run -q "$vaulted" --net none -- true; t2=$(now)
+  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$plain" --net none -- true; t1=${EPOCHREALTIME/./}000
+  "$bin" run -q "$vaulted" --net none -- true; t2=${EPOCHREALTIME/./}000
   p_t+=($(( (t1 - t0) / 1000 ))); v_t+=($(( (t2 - t1) / 1000 )))
 done
 p=$(printf '%s\n' "${p_t[@]}" | median)
