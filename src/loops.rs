@@ -343,14 +343,40 @@ pub fn import(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
 /// Origin repositories opened once per command, however many loops it reads.
 #[derive(Default)]
 pub struct Origins {
-    repos: std::collections::HashMap<PathBuf, gix::Repository>,
+    repos: std::collections::HashMap<PathBuf, Origin>,
+}
+
+struct Origin {
+    repo: gix::Repository,
+    /// Whether walks should load the repository's commit-graph: looked up once here
+    /// rather than by every walk.
+    commit_graph: bool,
 }
 
 impl Origins {
     pub fn get(&mut self, path: &Path) -> Result<&gix::Repository, objects::GitReadError> {
+        self.origin(path).map(|o| &o.repo)
+    }
+
+    /// The repository at `path` and whether its walks use a commit-graph.
+    pub fn get_with_graph(
+        &mut self,
+        path: &Path,
+    ) -> Result<(&gix::Repository, bool), objects::GitReadError> {
+        self.origin(path).map(|o| (&o.repo, o.commit_graph))
+    }
+
+    fn origin(&mut self, path: &Path) -> Result<&Origin, objects::GitReadError> {
         if !self.repos.contains_key(path) {
-            let repo = objects::open_trusted(path)?;
-            self.repos.insert(path.to_path_buf(), repo);
+            let mut repo = objects::open_trusted(path)?;
+            // Loops share their bases (every loop of a repository walks to the same trunk
+            // commits): keep what was read. Each loose object read otherwise maps and
+            // unmaps its file, and an unmap in a threaded survey costs every core a TLB
+            // flush.
+            repo.object_cache_size_if_unset(4 << 20);
+            let commit_graph = repo.commit_graph_if_enabled().is_ok_and(|g| g.is_some());
+            self.repos
+                .insert(path.to_path_buf(), Origin { repo, commit_graph });
         }
         Ok(&self.repos[path])
     }
@@ -509,7 +535,7 @@ fn branch_status(
             .with_source(e)
             .hint("`git loop doctor` checks the workspace")
     };
-    let repo = origins.get(&pair.origin).map_err(err)?;
+    let (repo, graph) = origins.get_with_graph(&pair.origin).map_err(err)?;
     let against = match against {
         Some(b) => Some(b),
         None => objects::head_branch(repo).map_err(err)?,
@@ -522,11 +548,11 @@ fn branch_status(
     let start: Option<ObjectId> = start.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
     let (ahead, behind) = match (tip, target) {
         (Some(t), Some(b)) => (
-            objects::count_ahead(repo, t, &[b]).map_err(err)?,
-            objects::count_ahead(repo, b, &[t]).map_err(err)?,
+            objects::count_ahead(repo, t, &[b], graph).map_err(err)?,
+            objects::count_ahead(repo, b, &[t], graph).map_err(err)?,
         ),
         (Some(t), None) => (
-            objects::count_ahead(repo, t, start.as_slice()).map_err(err)?,
+            objects::count_ahead(repo, t, start.as_slice(), graph).map_err(err)?,
             0,
         ),
         _ => (0, 0),

@@ -387,10 +387,16 @@ pub fn count_ahead(
     repo: &gix::Repository,
     tip: ObjectId,
     bases: &[ObjectId],
+    use_commit_graph: bool,
 ) -> Result<usize, GitReadError> {
+    // A loop without commits of its own: nothing to walk.
+    if bases.contains(&tip) {
+        return Ok(0);
+    }
     let walk = repo
         .rev_walk([tip])
         .with_hidden(bases.iter().copied())
+        .use_commit_graph(use_commit_graph)
         .all()
         .map_err(git_read_err(
             repo,
@@ -2477,10 +2483,11 @@ mod tests {
         );
         let repo = open_trusted(&fx.origin).unwrap();
 
-        assert_eq!(count_ahead(&repo, fx.base, &[fx.first]).unwrap(), 1);
-        assert_eq!(count_ahead(&repo, fx.base, &[]).unwrap(), 2);
-        assert_eq!(count_ahead(&repo, fx.first, &[fx.base]).unwrap(), 0);
-        assert_eq!(count_ahead(&repo, fx.base, &[fx.base]).unwrap(), 0);
+        assert_eq!(count_ahead(&repo, fx.base, &[fx.first], true).unwrap(), 1);
+        assert_eq!(count_ahead(&repo, fx.base, &[], true).unwrap(), 2);
+        assert_eq!(count_ahead(&repo, fx.base, &[], false).unwrap(), 2);
+        assert_eq!(count_ahead(&repo, fx.first, &[fx.base], true).unwrap(), 0);
+        assert_eq!(count_ahead(&repo, fx.base, &[fx.base], true).unwrap(), 0);
 
         assert!(is_ancestor(&repo, fx.first, fx.base).unwrap());
         assert!(!is_ancestor(&repo, fx.base, fx.first).unwrap());
@@ -2532,7 +2539,10 @@ mod tests {
         let loop_repo = open_untrusted(&fx.loop_dir).unwrap();
         assert_eq!(head_branch(&loop_repo).unwrap().as_deref(), Some("loop/x"));
         assert_eq!(resolve_branch(&loop_repo, "loop/x").unwrap(), Some(fx.base));
-        assert_eq!(count_ahead(&loop_repo, fx.base, &[fx.first]).unwrap(), 1);
+        assert_eq!(
+            count_ahead(&loop_repo, fx.base, &[fx.first], true).unwrap(),
+            1
+        );
         let loop_repo = open_untrusted(&fx.loop_git()).unwrap();
         assert_eq!(resolve_rev(&loop_repo, "HEAD~1").unwrap(), Some(fx.first));
     }
@@ -2709,7 +2719,7 @@ mod tests {
         assert_eq!(changes(&fx.loop_dir), vec!["untracked.txt", "work.txt"]);
         let repo = open_untrusted(&fx.loop_dir).unwrap();
         assert_eq!(head_branch(&repo).unwrap().as_deref(), Some("loop/x"));
-        count_ahead(&repo, outcome.new.unwrap(), &[fx.base]).unwrap();
+        count_ahead(&repo, outcome.new.unwrap(), &[fx.base], true).unwrap();
 
         assert!(
             !marker.exists(),
