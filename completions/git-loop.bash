@@ -19,9 +19,6 @@ _git__loop() {
             git__loop,__connect)
                 cmd="git__loop__subcmd____connect"
                 ;;
-            git__loop,__relay)
-                cmd="git__loop__subcmd____relay"
-                ;;
             git__loop,agent)
                 cmd="git__loop__subcmd__agent"
                 ;;
@@ -159,9 +156,6 @@ _git__loop() {
                 ;;
             git__loop__subcmd__help,__connect)
                 cmd="git__loop__subcmd__help__subcmd____connect"
-                ;;
-            git__loop__subcmd__help,__relay)
-                cmd="git__loop__subcmd__help__subcmd____relay"
                 ;;
             git__loop__subcmd__help,agent)
                 cmd="git__loop__subcmd__help__subcmd__agent"
@@ -398,7 +392,7 @@ _git__loop() {
 
     case "${cmd}" in
         git__loop)
-            opts="-q -h -V --color --quiet --help --version init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help"
+            opts="-q -h -V --color --quiet --help --version init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __connect hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -422,28 +416,6 @@ _git__loop() {
                 return 0
             fi
             case "${prev}" in
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__subcmd__loop__subcmd____relay)
-            opts="-q -h -V --fd --color --quiet --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -972,7 +944,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help)
-            opts="init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __relay __connect hook help"
+            opts="init new list show rm gc config run shell grant agent log vault publish merge review pr distill autocommit cron hooks doctor demo completions man __connect hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -986,20 +958,6 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help__subcmd____connect)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__subcmd__loop__subcmd__help__subcmd____relay)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -103,9 +103,6 @@ pub enum Command {
     Completions(commands::completions::CompletionsArgs),
     #[command(hide = true)]
     Man(commands::completions::ManArgs),
-    /// The sandbox's first process in the proxy network mode (started by git-loop).
-    #[command(name = "__relay", hide = true)]
-    Relay(commands::relay::RelayArgs),
     /// ssh's ProxyCommand inside a proxy-mode sandbox.
     #[command(name = "__connect", hide = true)]
     Connect(commands::relay::ConnectArgs),
@@ -144,7 +141,6 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Demo(args) => commands::demo::run(ui, args),
         Command::Completions(args) => commands::completions::run(ui, args),
         Command::Man(args) => commands::completions::run_man(ui, args),
-        Command::Relay(args) => commands::relay::run(ui, args),
         Command::Connect(args) => commands::relay::run_connect(ui, args),
         Command::Hook(args) => commands::hook::run(ui, args),
     }

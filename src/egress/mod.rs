@@ -5,7 +5,7 @@
 //!   address checks, the operator's pins and CIDRs; the baseline is `baseline.toml`;
 //! - [`wire`]: pure parsers of what clients send (HTTP heads, SOCKS5, TLS ClientHello);
 //! - [`proxy`]: the host side, one thread of the supervising `git-loop` per run;
-//! - [`relay`]: the sandbox side, `git-loop __relay` and `git-loop __connect`.
+//! - [`relay`]: the sandbox side: the handover of the proxy ports, `git-loop __connect`.
 //!
 //! [`policy_for`] assembles a run's policy from its sources: the baseline, the loop's
 //! sandbox profile, the config's `network.allow_domains`, `--allow-domain`, and the

@@ -100,7 +100,7 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// Starts the proxy thread. It waits for the relay's handover on `channel`, then
+    /// Starts the proxy thread. It waits for the spawner's handover on `channel`, then
     /// serves until [`Proxy::stop`].
     pub fn start(channel: std::os::unix::net::UnixStream, setup: Setup) -> io::Result<Proxy> {
         // Built here, so a failure is reported before the sandbox starts.
@@ -182,7 +182,7 @@ fn raise_nofile() {
 }
 
 async fn serve(channel: std::os::unix::net::UnixStream, shared: Arc<Shared>) -> io::Result<()> {
-    let mut channel = tokio::net::UnixStream::from_std(channel)?;
+    let channel = tokio::net::UnixStream::from_std(channel)?;
     let listeners = loop {
         channel.readable().await?;
         let fd = channel.as_raw_fd();
@@ -194,13 +194,13 @@ async fn serve(channel: std::os::unix::net::UnixStream, shared: Arc<Shared>) -> 
     };
     let mut listeners = listeners.into_iter();
     let (Some(http), Some(socks)) = (listeners.next(), listeners.next()) else {
-        return Err(io::Error::other("the relay sent no listeners"));
+        return Err(io::Error::other("no listeners came over the proxy channel"));
     };
     http.set_nonblocking(true)?;
     socks.set_nonblocking(true)?;
     let http = TcpListener::from_std(http)?;
     let socks = TcpListener::from_std(socks)?;
-    channel.write_all(relay::READY).await?;
+    drop(channel);
     loop {
         let permit = shared
             .permits

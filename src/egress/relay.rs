@@ -1,36 +1,26 @@
-//! The sandbox's side of the `proxy` network mode, run by `git-loop` itself inside the
-//! sandbox (bound read-only at [`RELAY_EXE`]; no socat, nothing else installed).
+//! The sandbox's side of the `proxy` network mode.
 //!
-//! `git-loop __relay --fd N -- CMD...` is the sandbox's first process. In the sandbox's
-//! own, empty network namespace it binds the two proxy ports on `127.0.0.1`, hands both
-//! listening sockets to the host-side proxy over the unix socket it inherited as fd `N`
-//! (`SCM_RIGHTS`), waits for the proxy's acknowledgement, closes everything it holds and
-//! execs the command. So the proxy is ready before the command starts: connections made
-//! before the proxy's first `accept` wait in the listen backlog. From then on the host
-//! side accepts each connection itself, in the sandbox's namespace, and nothing is
-//! relayed byte by byte inside: the command is the sandbox's process as it would be
-//! without a network, and it ends the run as before (bwrap's `--die-with-parent` and pid
-//! namespace take everything with them).
+//! The sandbox has a network namespace of its own with nothing but a loopback, made by
+//! the spawner (spawn.rs) before bwrap starts: it brings the loopback up, binds the two
+//! proxy ports on `127.0.0.1` there, and hands both listening sockets to the host-side
+//! proxy over a unix socket pair (`SCM_RIGHTS`), the [`HANDOVER`] byte with them. The
+//! proxy accepts each connection itself, in the sandbox's namespace: nothing is relayed
+//! byte by byte inside, no process of ours runs in the sandbox before the command, and
+//! no host socket is in the sandbox's view (ATTACKS 14b). Connections made before the
+//! proxy's first `accept` wait in the listen backlog.
 //!
-//! Handing over the listening sockets rather than binding a unix socket file into the
-//! sandbox and copying each connection across it keeps every host socket out of the
-//! sandbox's view (ATTACKS 14b), and spares one copy of every byte.
-//!
-//! `git-loop __connect HOST PORT` is ssh's `ProxyCommand` inside (`GIT_SSH_COMMAND`): it
-//! asks the SOCKS5 port for `HOST:PORT` with this run's token (from `ALL_PROXY`) and
-//! joins stdin and stdout to the connection.
+//! `git-loop __connect HOST PORT` (the binary is bound read-only at [`RELAY_EXE`]) is
+//! ssh's `ProxyCommand` inside (`GIT_SSH_COMMAND`): it asks the SOCKS5 port for
+//! `HOST:PORT` with this run's token (from `ALL_PROXY`) and joins stdin and stdout to the
+//! connection.
 
-use std::ffi::OsString;
-use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::io::{self, IoSliceMut, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
-use std::time::Duration;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
-use nix::sys::socket::{self, ControlMessage, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::{self, ControlMessageOwned, MsgFlags};
 
-/// Where the git-loop binary is bound inside the sandbox.
+/// Where the git-loop binary is bound inside the sandbox (for [`connect`]).
 pub const RELAY_EXE: &str = "/loopat/.git-loop/git-loop";
 /// The HTTP/HTTPS proxy port inside the sandbox.
 pub const HTTP_PORT: u16 = 3128;
@@ -39,12 +29,8 @@ pub const SOCKS_PORT: u16 = 1080;
 /// The user name in the proxy URLs; the password is the run's token.
 pub const PROXY_USER: &str = "gitloop";
 
-/// The byte the relay sends with the listeners, and the one the proxy answers.
-const HANDOVER: &[u8; 1] = b"L";
-pub const READY: &[u8; 1] = b"A";
-
-/// How long the relay waits for the host side to take the listeners.
-const READY_TIMEOUT: Duration = Duration::from_secs(20);
+/// The byte the spawner sends with the listeners.
+pub const HANDOVER: &[u8; 1] = b"L";
 
 /// The proxy variables of the sandbox's environment (DESIGN 4.5). Every client that
 /// honours them goes through the proxy with the run's token; ssh (and so git over ssh)
@@ -70,96 +56,7 @@ pub fn environment(token: &str) -> Vec<(String, String)> {
     env
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum RelayError {
-    #[error("descriptor {0} is not the proxy's channel (git-loop starts __relay itself)")]
-    NotAChannel(RawFd),
-    #[error("cannot listen on 127.0.0.1:{port} inside the sandbox")]
-    Listen {
-        port: u16,
-        #[source]
-        source: io::Error,
-    },
-    #[error("cannot hand the proxy ports to git-loop")]
-    Handover(#[source] io::Error),
-    #[error("git-loop's proxy did not take the proxy ports")]
-    NotReady(#[source] io::Error),
-    #[error("cannot run {program}")]
-    Exec {
-        program: String,
-        #[source]
-        source: io::Error,
-    },
-}
-
-/// Binds the proxy ports, hands them over on fd `channel`, and execs `command`; returns
-/// only on failure.
-pub fn relay(channel: RawFd, command: &[OsString]) -> RelayError {
-    match handover(channel) {
-        Ok(()) => {}
-        Err(e) => return e,
-    }
-    let Some((program, args)) = command.split_first() else {
-        return RelayError::Exec {
-            program: String::new(),
-            source: io::Error::new(io::ErrorKind::InvalidInput, "no command"),
-        };
-    };
-    // The environment and the working folder are the ones bwrap set up for the command.
-    let source = std::process::Command::new(program).args(args).exec();
-    RelayError::Exec {
-        program: program.to_string_lossy().into_owned(),
-        source,
-    }
-}
-
-fn handover(channel: RawFd) -> Result<(), RelayError> {
-    // SAFETY: F_GETFD only reads the descriptor's flags; an invalid number fails.
-    let flags = unsafe { libc::fcntl(channel, libc::F_GETFD) };
-    if flags < 0 || channel <= 2 {
-        return Err(RelayError::NotAChannel(channel));
-    }
-    // SAFETY: the descriptor is open (checked above) and nothing else in this process
-    // owns it: git-loop passed its number to this process alone.
-    let channel = UnixStream::from(unsafe { OwnedFd::from_raw_fd(channel) });
-    // The command must not inherit the channel.
-    // SAFETY: sets the close-on-exec flag of a descriptor we own.
-    unsafe { libc::fcntl(channel.as_raw_fd(), libc::F_SETFD, flags | libc::FD_CLOEXEC) };
-    if channel.peer_addr().is_err() {
-        return Err(RelayError::NotAChannel(channel.as_raw_fd()));
-    }
-    let listen = |port: u16| {
-        TcpListener::bind(("127.0.0.1", port)).map_err(|source| RelayError::Listen { port, source })
-    };
-    let http = listen(HTTP_PORT)?;
-    let socks = listen(SOCKS_PORT)?;
-    send_listeners(&channel, &[http.as_raw_fd(), socks.as_raw_fd()])
-        .map_err(RelayError::Handover)?;
-    channel
-        .set_read_timeout(Some(READY_TIMEOUT))
-        .map_err(RelayError::NotReady)?;
-    let mut answer = [0u8; 1];
-    (&channel)
-        .read_exact(&mut answer)
-        .map_err(RelayError::NotReady)?;
-    if &answer != READY {
-        return Err(RelayError::NotReady(io::Error::other(
-            "an unexpected answer",
-        )));
-    }
-    // The listeners now live in the host-side proxy; our copies close here.
-    Ok(())
-}
-
-fn send_listeners(channel: &UnixStream, fds: &[RawFd]) -> io::Result<()> {
-    let iov = [IoSlice::new(HANDOVER)];
-    let cmsg = [ControlMessage::ScmRights(fds)];
-    socket::sendmsg::<()>(channel.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None)
-        .map_err(io::Error::from)?;
-    Ok(())
-}
-
-/// The host side of the handover: the listeners the relay sent on `channel`, if a whole
+/// The host side of the handover: the listeners the spawner sent on `channel`, if a whole
 /// handover is there (`WouldBlock` until then on a non-blocking channel). Each must be
 /// a listening TCP socket on 127.0.0.1 of the sandbox.
 pub fn recv_listeners(channel: RawFd) -> io::Result<Vec<TcpListener>> {
@@ -338,6 +235,17 @@ fn socks_handshake(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    /// What the spawner sends (spawn.rs does it with raw system calls in its child).
+    fn send_listeners(channel: &UnixStream, fds: &[RawFd]) -> io::Result<()> {
+        let iov = [std::io::IoSlice::new(HANDOVER)];
+        let cmsg = [socket::ControlMessage::ScmRights(fds)];
+        socket::sendmsg::<()>(channel.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None)
+            .map_err(io::Error::from)?;
+        Ok(())
+    }
 
     #[test]
     fn the_environment_names_both_ports_and_the_token() {

@@ -22,17 +22,16 @@ pub struct Fds {
     /// Descriptors of the `RoFile` mounts, by their path inside; one that is missing
     /// (absent or not a regular file) is left out of the view.
     pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
-    /// With `net` `Proxy`: the sandbox's end of the channel to the host-side proxy, which
-    /// the relay (the sandbox's first process) hands the proxy ports over.
-    pub relay: Option<i32>,
 }
 
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec![bwrap.into()];
     let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
-    // Every namespace, the user namespace included; the network too unless `host`.
+    // Every namespace, the user namespace included; the network too unless `host`, or
+    // `proxy`, whose network namespace the spawner has made already (with the loopback
+    // up and the proxy ports listening: see spawn.rs).
     push(&["--unshare-all", "--unshare-user"]);
-    if spec.net == NetMode::Host {
+    if matches!(spec.net, NetMode::Host | NetMode::Proxy) {
         push(&["--share-net"]);
     }
     // No user namespace can be made inside: no way back out through a nested one.
@@ -53,17 +52,6 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     a.push("--chdir".into());
     a.push(spec.cwd.clone().into());
     a.push("--".into());
-    if spec.net == NetMode::Proxy {
-        // The relay first: it binds the proxy ports inside, hands them to git-loop, and
-        // execs the command (see egress/relay.rs).
-        a.push(crate::egress::relay::RELAY_EXE.into());
-        a.push("__relay".into());
-        if let Some(fd) = fds.relay {
-            a.push("--fd".into());
-            a.push(fd.to_string().into());
-        }
-        a.push("--".into());
-    }
     a.extend(spec.command.iter().map(OsString::from));
     a
 }
@@ -248,7 +236,6 @@ mod tests {
                     5,
                 )]
                 .into(),
-                relay: None,
             },
         ));
         let expected: Vec<&str> = vec![
@@ -366,7 +353,7 @@ mod tests {
     }
 
     #[test]
-    fn proxy_mode_starts_the_relay_before_the_command() {
+    fn proxy_mode_runs_the_command_in_the_spawners_network() {
         let s = spec(RunMode::Work, NetMode::Proxy);
         let argv = strings(argv(
             "bwrap",
@@ -374,24 +361,14 @@ mod tests {
             &Fds {
                 seccomp: vec![3],
                 files: [(PathBuf::from("/etc/resolv.conf"), 6)].into(),
-                relay: Some(7),
             },
         ));
-        assert!(!argv.contains(&"--share-net".to_string()));
+        // The network namespace is the one the spawner made (loopback and proxy ports
+        // only), not the host's: bwrap keeps it rather than making another.
+        let pos = argv.iter().position(|a| a == "--share-net").unwrap();
+        assert_eq!(&argv[..pos], &["bwrap", "--unshare-all", "--unshare-user"]);
         let dash = argv.iter().position(|a| a == "--").unwrap();
-        assert_eq!(
-            &argv[dash..],
-            &[
-                "--",
-                "/loopat/.git-loop/git-loop",
-                "__relay",
-                "--fd",
-                "7",
-                "--",
-                "make",
-                "test"
-            ]
-        );
+        assert_eq!(&argv[dash..], &["--", "make", "test"]);
         // The binary read-only, after the system folders; no name server inside.
         let bind = argv
             .windows(3)
@@ -402,7 +379,7 @@ mod tests {
                     "/loopat/.git-loop/git-loop",
                 ]
             })
-            .expect("the relay binary is bound");
+            .expect("the binary is bound for ssh's ProxyCommand");
         let etc = argv
             .windows(3)
             .position(|w| w[0] == "--ro-bind" && w[2] == "/etc")
@@ -416,7 +393,7 @@ mod tests {
         assert_eq!(s.env["HTTPS_PROXY"], "http://gitloop:t0k@127.0.0.1:3128");
         assert_eq!(s.env["no_proxy"], "localhost,127.0.0.1");
         assert!(!argv.iter().any(|a| a.contains("t0k")));
-        // No relay and no proxy variables without the proxy mode.
+        // No proxy variables without the proxy mode.
         let none = spec(RunMode::Work, NetMode::None);
         assert!(none.egress.is_none() && !none.env.contains_key("HTTPS_PROXY"));
         let host = spec(RunMode::Work, NetMode::Host);

@@ -207,12 +207,12 @@ fn spec_and_policy(
     Ok((spec, policy))
 }
 
-/// This very binary, which the `proxy` mode binds into the sandbox as its relay.
+/// This very binary, which the `proxy` mode binds into the sandbox for ssh's ProxyCommand.
 fn relay_exe() -> Result<PathBuf> {
     let exe = std::env::current_exe().map_err(|e| {
         Error::new(
             ErrorKind::SandboxUnavailable,
-            "cannot find the git-loop binary for the proxy's relay",
+            "cannot find the git-loop binary for the proxy mode",
         )
         .with_source(e)
     })?;
@@ -396,8 +396,10 @@ pub fn run(
             }
         }
     }
-    // The proxy's channel: the relay inside hands the proxy ports over it.
+    // The proxy's channel: the spawner hands the proxy ports it made in the sandbox's
+    // network namespace over it (its end never reaches the sandbox).
     let mut channel = None;
+    let mut spawner_end = None;
     if spec.net == NetMode::Proxy {
         let (host_end, sandbox_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
             Error::new(
@@ -406,9 +408,7 @@ pub fn run(
             )
             .with_source(e)
         })?;
-        let fd = std::os::fd::OwnedFd::from(sandbox_end);
-        fds.relay = Some(std::os::fd::AsRawFd::as_raw_fd(&fd));
-        keep.push(fd);
+        spawner_end = Some(std::os::fd::OwnedFd::from(sandbox_end));
         channel = Some(host_end);
     }
     for (rel, contents) in &delivery.files {
@@ -484,7 +484,16 @@ pub fn run(
     }
     let _ = events::append(&events, "start", start);
     let started = Instant::now();
-    let result = spawn::run(&spec, &argv, &keep, &applied, ws.root(), &delivery.env);
+    let result = spawn::run(
+        &spec,
+        &argv,
+        &keep,
+        spawner_end.as_ref(),
+        &applied,
+        ws.root(),
+        &delivery.env,
+    );
+    drop(spawner_end);
     // Nothing of the sandbox runs past this point; the kernel's teardown of its
     // namespaces overlaps with the work below, and `cleanup` waits for its end, so no
     // process of the run is left when `run` returns.

@@ -3,7 +3,9 @@
 //! In the child, between fork and exec, in this order:
 //! 1. join the run's cgroups and set the rlimits (before any namespace, so the whole
 //!    tree is inside from the start);
-//! 2. enter a new user and mount namespace and map our own uid and gid;
+//! 2. enter a new user and mount namespace and map our own uid and gid; in the `proxy`
+//!    network mode also a new network namespace, whose loopback it brings up and in which
+//!    it listens on the proxy ports, handing the listeners to the host-side proxy;
 //! 3. make every mount private, then mount the loop's `$HOME` overlay (lower
 //!    `sandbox-home-skel/`, upper `home/upper`) on `home/merged` — visible only in this
 //!    private namespace, which bwrap inherits and binds at `$HOME`;
@@ -47,6 +49,10 @@ struct ChildPlan {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     keep_fds: Vec<i32>,
+    /// With the `proxy` network mode: the channel to the host-side proxy. The child then
+    /// makes the sandbox's network namespace itself, brings its loopback up, listens on
+    /// the proxy ports and hands the listeners over this channel (see [`proxy_network`]).
+    proxy_channel: Option<i32>,
 }
 
 /// Starts bwrap with `argv` for `spec` and waits for it to end.
@@ -54,6 +60,7 @@ pub fn run(
     spec: &SandboxSpec,
     argv: &[OsString],
     keep: &[OwnedFd],
+    proxy_channel: Option<&OwnedFd>,
     limits: &Applied,
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
@@ -74,6 +81,7 @@ pub fn run(
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: keep.iter().map(AsRawFd::as_raw_fd).collect(),
+        proxy_channel: proxy_channel.map(AsRawFd::as_raw_fd),
     };
 
     // A relative bwrap path would be resolved after the child's chdir: fix it first.
@@ -150,13 +158,21 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
         // SAFETY: setrlimit reads the struct we pass.
         check(unsafe { libc::setrlimit(*resource, &lim) })?;
     }
+    let net = if plan.proxy_channel.is_some() {
+        libc::CLONE_NEWNET
+    } else {
+        0
+    };
     // SAFETY: plain system calls on NUL-terminated strings prepared before the fork.
     unsafe {
-        check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+        check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | net))?;
     }
     write_file(b"/proc/self/setgroups\0", b"deny")?;
     write_file(b"/proc/self/uid_map\0", &plan.uid_map)?;
     write_file(b"/proc/self/gid_map\0", &plan.gid_map)?;
+    if let Some(channel) = plan.proxy_channel {
+        proxy_network(channel)?;
+    }
     // SAFETY: as above.
     unsafe {
         check(libc::mount(
@@ -189,6 +205,78 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
         // The parent ignores SIGINT while it waits; the sandbox must not inherit that.
         libc::signal(libc::SIGINT, libc::SIG_DFL);
         libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+    }
+    Ok(())
+}
+
+/// In the child, in the sandbox's new network namespace: brings the loopback up (which
+/// gives it 127.0.0.1 and ::1 and nothing else), listens on the proxy's HTTP and SOCKS5
+/// ports on 127.0.0.1, and hands both listeners to the host-side proxy over `channel`.
+/// The listeners are ready before bwrap starts, so connections the command makes before
+/// the proxy's first `accept` wait in their backlog; the child's copies close at exec.
+fn proxy_network(channel: i32) -> std::io::Result<()> {
+    use crate::egress::relay::{HANDOVER, HTTP_PORT, SOCKS_PORT};
+    // SAFETY: system calls on local, correctly laid out structs; every descriptor made
+    // here is close-on-exec.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check(s)?;
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        let up = check(libc::ioctl(s, libc::SIOCGIFFLAGS, &mut req)).and_then(|()| {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            check(libc::ioctl(s, libc::SIOCSIFFLAGS, &req))
+        });
+        libc::close(s);
+        up?;
+        let mut listeners = [0i32; 2];
+        for (slot, port) in listeners.iter_mut().zip([HTTP_PORT, SOCKS_PORT]) {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            check(fd)?;
+            *slot = fd;
+            let addr = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: port.to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            check(libc::bind(
+                fd,
+                (&addr as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            ))?;
+            check(libc::listen(fd, 1024))?;
+        }
+        // One message: the handover byte with both listeners.
+        let mut byte = *HANDOVER;
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut control = [0u64; 8];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        let payload = std::mem::size_of_val(&listeners) as libc::c_uint;
+        msg.msg_controllen = libc::CMSG_SPACE(payload) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(payload) as _;
+        std::ptr::copy_nonoverlapping(
+            listeners.as_ptr(),
+            libc::CMSG_DATA(cmsg).cast::<i32>(),
+            listeners.len(),
+        );
+        let sent = libc::sendmsg(channel, &msg, libc::MSG_NOSIGNAL);
+        if sent != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
     Ok(())
 }
@@ -277,6 +365,7 @@ pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: Vec::new(),
+        proxy_channel: None,
     };
     let merged = scratch.join("home/merged");
     let mut cmd = Command::new(bwrap);

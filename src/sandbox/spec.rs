@@ -101,8 +101,8 @@ options attempts:1 timeout:1\n";
 /// What the `proxy` network mode adds to a sandbox (DESIGN 4.5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Egress {
-    /// The `git-loop` binary, bound read-only at [`crate::egress::relay::RELAY_EXE`]: the
-    /// sandbox's first process hands the proxy ports over and execs the command.
+    /// The `git-loop` binary, bound read-only at [`crate::egress::relay::RELAY_EXE`]:
+    /// ssh's ProxyCommand inside (`git-loop __connect`).
     pub exe: PathBuf,
     /// How many patterns the allowlist has (the status line says it).
     pub domains: usize,
@@ -362,7 +362,8 @@ pub struct RunOptions {
     /// Put the sandbox in a new session (no controlling terminal, so no TIOCSTI into the
     /// caller's terminal); off for interactive commands, where seccomp refuses TIOCSTI.
     pub new_session: bool,
-    /// With `net` `Proxy`: the relay binary and the run's token and allowlist size.
+    /// With `net` `Proxy`: the binary for ssh's ProxyCommand, the run's token and the
+    /// allowlist size.
     pub egress: Option<Egress>,
 }
 

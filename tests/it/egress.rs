@@ -1329,10 +1329,12 @@ fn proxy_is_the_default_and_show_net_lists_the_allowlist() {
     env.run(["run", &id, "--net", "none", "--", "true"])
         .ok()
         .stderr_has("net none");
-    // A missing command is reported like a shell would, with its exit code.
-    let missing = env.run(["run", &id, "--", "no-such-command-here"]);
-    assert_eq!(missing.code, 127, "{}", missing.stderr);
-    missing.stderr_has("cannot run no-such-command-here");
+    // A missing command fails as in the other modes: bwrap names it and exits non-zero.
+    for net in ["proxy", "none"] {
+        let missing = env.run(["run", &id, "--net", net, "--", "no-such-command-here"]);
+        assert_eq!(missing.code, 1, "{}", missing.stderr);
+        missing.stderr_has("no-such-command-here: No such file or directory");
+    }
 }
 
 #[test]
