@@ -317,11 +317,15 @@ impl Applied {
         }
     }
 
-    /// Waits until the run's cgroups are empty (after [`Applied::kill`], only the kernel's
-    /// teardown of the sandbox's namespaces is left), removes them, then removes what
-    /// killed runs left behind.
+    /// Removes what killed runs left behind, then waits until the run's cgroups are empty
+    /// (after [`Applied::kill`], only the kernel's teardown of the sandbox's namespaces is
+    /// left) and removes them.
     pub fn cleanup(&self) {
         self.kill();
+        // Killed runs' leftovers first: the kernel is still tearing this run down.
+        for parent in &self.parents {
+            sweep(parent);
+        }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         for dir in &self.dirs {
             while fs::remove_dir(dir).is_err() && dir.exists() {
@@ -332,9 +336,6 @@ impl Applied {
                 self.kill();
                 std::thread::sleep(std::time::Duration::from_micros(100));
             }
-        }
-        for parent in &self.parents {
-            sweep(parent);
         }
     }
 }
