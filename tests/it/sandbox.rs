@@ -102,6 +102,57 @@ fn net_none_has_loopback_only_and_net_host_shares() {
 }
 
 #[test]
+fn net_proxy_has_loopback_only_with_the_two_proxy_ports_listening() {
+    let (env, id) = setup();
+    // The spawner made this namespace: the loopback is up (with 127.0.0.1 and ::1), no
+    // other interface exists, and the only sockets are the proxy's two listeners.
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            "cat /proc/net/dev; echo TCP; cat /proc/net/tcp /proc/net/tcp6; echo UP; cat /proc/net/if_inet6",
+        ])
+        .ok();
+    let (dev, rest) = run.stdout.split_once("TCP\n").unwrap();
+    let ifaces: Vec<&str> = dev
+        .lines()
+        .skip(2)
+        .map(|l| l.split(':').next().unwrap().trim())
+        .collect();
+    assert_eq!(ifaces, vec!["lo"]);
+    let (tcp, up) = rest.split_once("UP\n").unwrap();
+    let mut sockets: Vec<(String, String)> = tcp
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("sl"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[1].to_string(), f[3].to_string())
+        })
+        .collect();
+    sockets.sort();
+    // 127.0.0.1:1080 and 127.0.0.1:3128, both listening (state 0A).
+    assert_eq!(
+        sockets,
+        vec![
+            ("0100007F:0438".to_string(), "0A".to_string()),
+            ("0100007F:0C38".to_string(), "0A".to_string()),
+        ],
+        "{}",
+        run.stdout
+    );
+    // ::1 is there only once the loopback is up.
+    assert!(
+        up.lines()
+            .any(|l| l.starts_with("00000000000000000000000000000001") && l.ends_with("lo")),
+        "lo is not up: {up}"
+    );
+}
+
+#[test]
 fn home_persists_across_runs_of_a_loop_and_not_across_loops() {
     let (env, id) = setup();
     env.run(["run", "-q", &id, "--", "sh", "-c", "echo kept > ~/.state"])
