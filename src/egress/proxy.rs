@@ -1,8 +1,8 @@
 //! The host side of the `proxy` network mode: for one run, an HTTP proxy (absolute-URI
 //! requests and CONNECT) and a SOCKS5 proxy (CONNECT to a domain name), serving the two
-//! listening sockets the in-sandbox relay hands over (see relay.rs), on one thread of the
-//! supervising `git-loop` with a current-thread tokio runtime, so the supervisor stays one
-//! small process.
+//! listening sockets the spawner makes in the sandbox's network namespace and hands over
+//! (see relay.rs), on one thread of the supervising `git-loop` with a current-thread tokio
+//! runtime, so the supervisor stays one small process.
 //!
 //! Every connection goes through the same steps, in this order:
 //! 1. the client proves it has this run's token (`Proxy-Authorization: Basic`, or SOCKS5
