@@ -7,8 +7,9 @@
 //!    network mode also a new network namespace, whose loopback it brings up and in which
 //!    it listens on the proxy ports, handing the listeners to the host-side proxy;
 //! 3. make every mount private, then mount the loop's `$HOME` overlay (lower
-//!    `sandbox-home-skel/`, upper `home/upper`) on `home/merged` — visible only in this
-//!    private namespace, which bwrap inherits and binds at `$HOME`;
+//!    `sandbox-home-skel/`, upper `home/upper`, `volatile`: see [`mount_home`]) on
+//!    `home/merged` — visible only in this private namespace, which bwrap inherits and
+//!    binds at `$HOME`;
 //! 4. mark every inherited descriptor above 2 close-on-exec except the ones bwrap is
 //!    meant to read (the seccomp programs), so nothing of `git-loop` leaks inside;
 //! 5. where the kernel has Landlock scopes (6.12+), confine the whole tree so it can
@@ -46,6 +47,8 @@ struct ChildPlan {
     rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     home_dir: CString,
     overlay_opts: CString,
+    /// The same options with `volatile` (see [`mount_home`]), if this overlay takes it.
+    volatile_opts: Option<CString>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     keep_fds: Vec<i32>,
@@ -78,6 +81,12 @@ pub fn run(
         home_dir: cstr(home_dir.as_os_str()),
         overlay_opts: CString::new(format!("lowerdir={lower},upperdir=upper,workdir=work"))
             .expect("no NUL in overlay options"),
+        volatile_opts: Some(
+            CString::new(format!(
+                "lowerdir={lower},upperdir=upper,workdir=work,volatile"
+            ))
+            .expect("no NUL in overlay options"),
+        ),
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: keep.iter().map(AsRawFd::as_raw_fd).collect(),
@@ -183,13 +192,7 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
             std::ptr::null(),
         ))?;
         check(libc::chdir(plan.home_dir.as_ptr()))?;
-        check(libc::mount(
-            c"overlay".as_ptr(),
-            c"merged".as_ptr(),
-            c"overlay".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            plan.overlay_opts.as_ptr().cast(),
-        ))?;
+        mount_home(plan)?;
         // Nothing inherited from our own parent reaches the sandbox...
         check(libc::syscall(
             libc::SYS_close_range,
@@ -281,6 +284,49 @@ fn proxy_network(channel: i32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// In the child, in `home/`: mounts the loop's `$HOME` overlay on `merged`.
+///
+/// `volatile` where the kernel has it (5.10+): the overlay is then not synced when its
+/// last mount goes, which happens as the sandbox's pid 1 exits, while `run` waits for the
+/// sandbox to be gone. A sync there costs a journal commit and a disk flush on every run
+/// (about 1 ms here), and after a run that wrote much to `$HOME`, the whole write-out. So
+/// `$HOME` behaves like the loop's other folders, whose writes the kernel's writeback takes
+/// to disk in its own time (fsync inside `$HOME` does not force it either). A volatile
+/// overlay leaves `work/work/incompat/volatile` behind, and refuses to mount over it until
+/// it is removed: its upper layer is a plain folder tree (no index, no redirects, no
+/// metacopy in a user namespace), so it is removed here before each mount.
+fn mount_home(plan: &ChildPlan) -> std::io::Result<()> {
+    let mount = |opts: &CString| {
+        // SAFETY: mount with NUL-terminated strings prepared before the fork.
+        check(unsafe {
+            libc::mount(
+                c"overlay".as_ptr(),
+                c"merged".as_ptr(),
+                c"overlay".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                opts.as_ptr().cast(),
+            )
+        })
+    };
+    // SAFETY: unlink/rmdir of fixed relative paths; a missing one is no error here.
+    unsafe {
+        libc::unlink(c"work/work/incompat/volatile/dirty".as_ptr());
+        libc::rmdir(c"work/work/incompat/volatile".as_ptr());
+        libc::rmdir(c"work/work/incompat".as_ptr());
+    }
+    match &plan.volatile_opts {
+        // An older kernel does not know the option.
+        Some(volatile) => mount(volatile).or_else(|e| {
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                mount(&plan.overlay_opts)
+            } else {
+                Err(e)
+            }
+        }),
+        None => mount(&plan.overlay_opts),
+    }
+}
+
 /// Landlock ABI 6 scopes: no connect to abstract unix sockets created outside this
 /// process tree, no signals to processes outside it. Best effort: an older kernel returns
 /// an error and the rest of the sandbox stands as it is (abstract sockets are per network
@@ -362,6 +408,7 @@ pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
         rlimits: Vec::new(),
         home_dir: cstr(scratch.join("home").as_os_str()),
         overlay_opts: CString::new("lowerdir=../skel,upperdir=upper,workdir=work").expect("no NUL"),
+        volatile_opts: None,
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: Vec::new(),

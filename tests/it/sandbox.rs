@@ -161,6 +161,16 @@ fn home_persists_across_runs_of_a_loop_and_not_across_loops() {
         .ok()
         .stdout_has("kept");
     assert!(env.loop_dir(&id).join("home/upper/.state").is_file());
+    // The overlay is volatile (not synced as the sandbox ends); the marker it leaves is
+    // cleared by the next run, which mounts it again.
+    let marker = env.loop_dir(&id).join("home/work/work/incompat/volatile");
+    assert!(fs::symlink_metadata(&marker).is_ok(), "no volatile overlay");
+    env.run(["run", "-q", &id, "--", "sh", "-c", "echo again >> ~/.state"])
+        .ok();
+    assert_eq!(
+        fs::read_to_string(env.loop_dir(&id).join("home/upper/.state")).unwrap(),
+        "kept\nagain\n"
+    );
     // The overlay is mounted only in git-loop's own namespace: the host folder stays empty.
     assert_eq!(
         fs::read_dir(env.loop_dir(&id).join("home/merged"))
