@@ -498,6 +498,7 @@ pub fn run(
     // namespaces overlaps with the work below, and `cleanup` waits for its end, so no
     // process of the run is left when `run` returns.
     applied.kill();
+    let result = result.map(|ended| ended.status);
     drop(delivery);
     let refused = proxy.map(|p| p.stop().refusals.load(std::sync::atomic::Ordering::Relaxed));
     drop(keep);

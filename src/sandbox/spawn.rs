@@ -58,6 +58,17 @@ struct ChildPlan {
     proxy_channel: Option<i32>,
 }
 
+/// How the sandbox ended.
+pub struct Ended {
+    pub status: ExitStatus,
+    /// A hold on the mount namespace the child made (where the `$HOME` overlay is
+    /// mounted), taken while bwrap ran. Tearing a mount namespace down waits for an RCU
+    /// grace period; held here, that teardown is not part of bwrap's exit, and dropping
+    /// this once the sandbox is killed runs it alongside the teardown of the sandbox's own
+    /// namespaces, which `run` waits for anyway.
+    pub namespace: Option<std::fs::File>,
+}
+
 /// Starts bwrap with `argv` for `spec` and waits for it to end.
 pub fn run(
     spec: &SandboxSpec,
@@ -67,7 +78,7 @@ pub fn run(
     limits: &Applied,
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
-) -> Result<ExitStatus, SpawnError> {
+) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
     // SAFETY: getuid/getgid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -114,10 +125,15 @@ pub fn run(
     let mut child = cmd
         .spawn()
         .map_err(|source| SpawnError::Start { bwrap, source })?;
+    // bwrap has exec'd in the child's namespaces and takes milliseconds to set the
+    // sandbox up: taking the hold now costs the run nothing. A bwrap already gone leaves
+    // none, and the teardown happens as it always would.
+    let namespace = std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok();
     // Like system(3): while the sandbox runs, Ctrl-C is for it (bwrap ends and takes the
     // sandbox with it); we stay to import and record what happened.
     let _guard = IgnoreInterrupts::new();
-    child.wait().map_err(SpawnError::Wait)
+    let status = child.wait().map_err(SpawnError::Wait)?;
+    Ok(Ended { status, namespace })
 }
 
 fn relative_to(target: &Path, from: &Path, root: &Path) -> String {
