@@ -498,7 +498,11 @@ pub fn run(
     // namespaces overlaps with the work below, and `cleanup` waits for its end, so no
     // process of the run is left when `run` returns.
     applied.kill();
-    let result = result.map(|ended| ended.status);
+    // Letting the spawner's mount namespace go now tears it down alongside the sandbox's.
+    let result = result.map(|ended| {
+        drop(ended.namespace);
+        ended.status
+    });
     drop(delivery);
     let refused = proxy.map(|p| p.stop().refusals.load(std::sync::atomic::Ordering::Relaxed));
     drop(keep);
