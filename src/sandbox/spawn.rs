@@ -80,6 +80,16 @@ pub fn run(
     secret_env: &[(String, secrecy::SecretString)],
 ) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
+    // bwrap keeps the network namespace in the proxy mode (`--share-net`, see bwrap.rs):
+    // that must be the one the child makes, never ours.
+    if (spec.net == super::spec::NetMode::Proxy) != proxy_channel.is_some() {
+        return Err(SpawnError::Start {
+            bwrap,
+            source: std::io::Error::other(
+                "the proxy network mode and the proxy's channel go together",
+            ),
+        });
+    }
     // SAFETY: getuid/getgid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let home_dir = spec.home.merged.parent().unwrap_or(Path::new("/"));
