@@ -71,6 +71,14 @@ fn review_mode_reads_but_changes_nothing() {
     assert!(!env.workdir(&id).join("x").exists());
 }
 
+/// The interface names of a `/proc/net/dev` listing.
+fn interfaces(dev: &str) -> Vec<&str> {
+    dev.lines()
+        .skip(2)
+        .map(|l| l.split(':').next().unwrap().trim())
+        .collect()
+}
+
 #[test]
 fn net_none_has_loopback_only_and_net_host_shares() {
     let (env, id) = setup();
@@ -86,13 +94,7 @@ fn net_none_has_loopback_only_and_net_host_shares() {
             "/proc/net/dev",
         ])
         .ok();
-    let ifaces: Vec<&str> = run
-        .stdout
-        .lines()
-        .skip(2)
-        .map(|l| l.split(':').next().unwrap().trim())
-        .collect();
-    assert_eq!(ifaces, vec!["lo"]);
+    assert_eq!(interfaces(&run.stdout), vec!["lo"]);
     let host_ifaces = fs::read_to_string("/proc/net/dev").unwrap().lines().count();
     let run = env
         .run(["run", &id, "--net", "host", "--", "cat", "/proc/net/dev"])
@@ -118,12 +120,7 @@ fn net_proxy_has_loopback_only_with_the_two_proxy_ports_listening() {
         ])
         .ok();
     let (dev, rest) = run.stdout.split_once("TCP\n").unwrap();
-    let ifaces: Vec<&str> = dev
-        .lines()
-        .skip(2)
-        .map(|l| l.split(':').next().unwrap().trim())
-        .collect();
-    assert_eq!(ifaces, vec!["lo"]);
+    assert_eq!(interfaces(dev), vec!["lo"]);
     let (tcp, up) = rest.split_once("UP\n").unwrap();
     let mut sockets: Vec<(String, String)> = tcp
         .lines()
