@@ -207,6 +207,7 @@ mod tests {
             vault_files: Vec::new(),
             chat_seeded: false,
             new_session: true,
+            home_overlay: true,
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,
@@ -350,6 +351,26 @@ mod tests {
             vec![("/ws/loops/fix-abc123/home/merged", "/home/alice")]
         );
         assert!(argv.windows(2).any(|w| w[0] == "--tmpfs" && w[1] == "/tmp"));
+    }
+
+    #[test]
+    fn home_without_an_overlay_binds_the_loops_own_layer() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let opts = RunOptions {
+            home_overlay: false,
+            ..options(RunMode::Review, NetMode::None)
+        };
+        let s = SandboxSpec::for_loop(&ws, &record(), &host(), &opts);
+        let argv = strings(argv("bwrap", &s, &Fds::default()));
+        let binds: Vec<(&str, &str)> = argv
+            .windows(3)
+            .filter(|w| w[0] == "--bind")
+            .map(|w| (w[1].as_str(), w[2].as_str()))
+            .collect();
+        assert_eq!(
+            binds,
+            vec![("/ws/loops/fix-abc123/home/upper", "/home/alice")]
+        );
     }
 
     #[test]

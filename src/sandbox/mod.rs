@@ -202,9 +202,21 @@ fn spec_and_policy(
         chat_seeded: ws.loop_chat_dir(&rec.id).is_dir(),
         new_session: !req.interactive,
         egress,
+        home_overlay: home_needs_overlay(ws, &rec.id),
     };
     let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
     Ok((spec, policy))
+}
+
+/// Whether the loop's `$HOME` must be an overlay (see [`spec::Home`]): `sandbox-home-skel/`
+/// has something in it, or the loop's `$HOME` has been an overlay before. A skeleton that
+/// cannot be read counts as not empty, so the overlay mount reports what is wrong with it.
+pub fn home_needs_overlay(ws: &Workspace, id: &str) -> bool {
+    let skel_empty = match std::fs::read_dir(ws.home_skel()) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    !skel_empty || std::fs::symlink_metadata(ws.loop_home_work(id).join("work")).is_ok()
 }
 
 /// This very binary, which the `proxy` mode binds into the sandbox for ssh's ProxyCommand.

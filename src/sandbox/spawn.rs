@@ -3,11 +3,13 @@
 //! In the child, between fork and exec, in this order:
 //! 1. join the run's cgroups and set the rlimits (before any namespace, so the whole
 //!    tree is inside from the start);
-//! 2. enter a new user and mount namespace and map our own uid and gid; in the `proxy`
-//!    network mode also a new network namespace, whose loopback it brings up and in which
-//!    it listens on the proxy ports, handing the listeners to the host-side proxy;
-//! 3. make every mount private, then mount the loop's `$HOME` overlay (lower
-//!    `sandbox-home-skel/`, upper `home/upper`, `volatile`: see [`mount_home`]) on
+//! 2. where the spec needs one, enter a new user namespace and map our own uid and gid:
+//!    with a `$HOME` overlay also a new mount namespace, and in the `proxy` network mode
+//!    a new network namespace, whose loopback it brings up and in which it listens on the
+//!    proxy ports, handing the listeners to the host-side proxy. Without either, bwrap
+//!    starts from the caller's namespaces, as it would on its own;
+//! 3. with an overlay: make every mount private, then mount the loop's `$HOME` overlay
+//!    (lower `sandbox-home-skel/`, upper `home/upper`, `volatile`: see [`mount_home`]) on
 //!    `home/merged` — visible only in this private namespace, which bwrap inherits and
 //!    binds at `$HOME`;
 //! 4. mark every inherited descriptor above 2 close-on-exec except the ones bwrap is
@@ -45,10 +47,8 @@ pub enum SpawnError {
 struct ChildPlan {
     procs: Vec<CString>,
     rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
-    home_dir: CString,
-    overlay_opts: CString,
-    /// The same options with `volatile` (see [`mount_home`]), if this overlay takes it.
-    volatile_opts: Option<CString>,
+    /// The `$HOME` overlay, where the spec has one.
+    overlay: Option<Overlay>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     keep_fds: Vec<i32>,
@@ -58,11 +58,36 @@ struct ChildPlan {
     proxy_channel: Option<i32>,
 }
 
+/// The `$HOME` overlay the child mounts on `merged` in its `home/` folder.
+struct Overlay {
+    home_dir: CString,
+    opts: CString,
+    /// The same options with `volatile` (see [`mount_home`]), if this overlay takes it.
+    volatile_opts: Option<CString>,
+}
+
+impl ChildPlan {
+    /// Whether the child makes namespaces of its own before bwrap.
+    fn unshares(&self) -> libc::c_int {
+        let mut flags = 0;
+        if self.overlay.is_some() {
+            flags |= libc::CLONE_NEWNS;
+        }
+        if self.proxy_channel.is_some() {
+            flags |= libc::CLONE_NEWNET;
+        }
+        if flags != 0 {
+            flags |= libc::CLONE_NEWUSER;
+        }
+        flags
+    }
+}
+
 /// How the sandbox ended.
 pub struct Ended {
     pub status: ExitStatus,
     /// A hold on the mount namespace the child made (where the `$HOME` overlay is
-    /// mounted), taken while bwrap ran. Tearing a mount namespace down waits for an RCU
+    /// mounted), taken while bwrap ran; `None` without an overlay. Tearing a mount namespace down waits for an RCU
     /// grace period; held here, that teardown is not part of bwrap's exit, and dropping
     /// this once the sandbox is killed runs it alongside the teardown of the sandbox's own
     /// namespaces, which `run` waits for anyway.
@@ -92,22 +117,24 @@ pub fn run(
     }
     // SAFETY: getuid/getgid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let home_dir = spec.home.merged.parent().unwrap_or(Path::new("/"));
-    // The overlay's options name its folders relative to `home/` (the child chdirs
-    // there), so no workspace path with a comma or colon can break the option string.
-    let lower = relative_to(&spec.home.lower, home_dir, workspace_root);
+    let overlay = spec.home.overlay.then(|| {
+        let home_dir = spec.home.merged.parent().unwrap_or(Path::new("/"));
+        // The overlay's options name its folders relative to `home/` (the child chdirs
+        // there), so no workspace path with a comma or colon can break the option string.
+        let lower = relative_to(&spec.home.lower, home_dir, workspace_root);
+        let opts = format!("lowerdir={lower},upperdir=upper,workdir=work");
+        Overlay {
+            home_dir: cstr(home_dir.as_os_str()),
+            volatile_opts: Some(
+                CString::new(format!("{opts},volatile")).expect("no NUL in overlay options"),
+            ),
+            opts: CString::new(opts).expect("no NUL in overlay options"),
+        }
+    });
     let plan = ChildPlan {
         procs: limits.procs.clone(),
         rlimits: limits.rlimits.clone(),
-        home_dir: cstr(home_dir.as_os_str()),
-        overlay_opts: CString::new(format!("lowerdir={lower},upperdir=upper,workdir=work"))
-            .expect("no NUL in overlay options"),
-        volatile_opts: Some(
-            CString::new(format!(
-                "lowerdir={lower},upperdir=upper,workdir=work,volatile"
-            ))
-            .expect("no NUL in overlay options"),
-        ),
+        overlay,
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: keep.iter().map(AsRawFd::as_raw_fd).collect(),
@@ -132,13 +159,16 @@ pub fn run(
     unsafe {
         cmd.pre_exec(move || child_setup(&plan));
     }
+    let own_mounts = spec.home.overlay;
     let mut child = cmd
         .spawn()
         .map_err(|source| SpawnError::Start { bwrap, source })?;
     // bwrap has exec'd in the child's namespaces and takes milliseconds to set the
     // sandbox up: taking the hold now costs the run nothing. A bwrap already gone leaves
     // none, and the teardown happens as it always would.
-    let namespace = std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok();
+    let namespace = own_mounts
+        .then(|| std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok())
+        .flatten();
     // Like system(3): while the sandbox runs, Ctrl-C is for it (bwrap ends and takes the
     // sandbox with it); we stay to import and record what happened.
     let _guard = IgnoreInterrupts::new();
@@ -193,32 +223,33 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
         // SAFETY: setrlimit reads the struct we pass.
         check(unsafe { libc::setrlimit(*resource, &lim) })?;
     }
-    let net = if plan.proxy_channel.is_some() {
-        libc::CLONE_NEWNET
-    } else {
-        0
-    };
-    // SAFETY: plain system calls on NUL-terminated strings prepared before the fork.
-    unsafe {
-        check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | net))?;
+    let unshares = plan.unshares();
+    if unshares != 0 {
+        // SAFETY: a plain system call.
+        check(unsafe { libc::unshare(unshares) })?;
+        write_file(b"/proc/self/setgroups\0", b"deny")?;
+        write_file(b"/proc/self/uid_map\0", &plan.uid_map)?;
+        write_file(b"/proc/self/gid_map\0", &plan.gid_map)?;
     }
-    write_file(b"/proc/self/setgroups\0", b"deny")?;
-    write_file(b"/proc/self/uid_map\0", &plan.uid_map)?;
-    write_file(b"/proc/self/gid_map\0", &plan.gid_map)?;
     if let Some(channel) = plan.proxy_channel {
         proxy_network(channel)?;
     }
-    // SAFETY: as above.
+    if let Some(overlay) = &plan.overlay {
+        // SAFETY: plain system calls on NUL-terminated strings prepared before the fork.
+        unsafe {
+            check(libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+            check(libc::chdir(overlay.home_dir.as_ptr()))?;
+        }
+        mount_home(overlay)?;
+    }
+    // SAFETY: plain system calls on data prepared before the fork.
     unsafe {
-        check(libc::mount(
-            c"none".as_ptr(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        ))?;
-        check(libc::chdir(plan.home_dir.as_ptr()))?;
-        mount_home(plan)?;
         // Nothing inherited from our own parent reaches the sandbox...
         check(libc::syscall(
             libc::SYS_close_range,
@@ -321,7 +352,7 @@ fn proxy_network(channel: i32) -> std::io::Result<()> {
 /// overlay leaves `work/work/incompat/volatile` behind, and refuses to mount over it until
 /// it is removed: its upper layer is a plain folder tree (no index, no redirects, no
 /// metacopy in a user namespace), so it is removed here before each mount.
-fn mount_home(plan: &ChildPlan) -> std::io::Result<()> {
+fn mount_home(overlay: &Overlay) -> std::io::Result<()> {
     let mount = |opts: &CString| {
         // SAFETY: mount with NUL-terminated strings prepared before the fork.
         check(unsafe {
@@ -340,16 +371,16 @@ fn mount_home(plan: &ChildPlan) -> std::io::Result<()> {
         libc::rmdir(c"work/work/incompat/volatile".as_ptr());
         libc::rmdir(c"work/work/incompat".as_ptr());
     }
-    match &plan.volatile_opts {
+    match &overlay.volatile_opts {
         // An older kernel does not know the option.
         Some(volatile) => mount(volatile).or_else(|e| {
             if e.raw_os_error() == Some(libc::EINVAL) {
-                mount(&plan.overlay_opts)
+                mount(&overlay.opts)
             } else {
                 Err(e)
             }
         }),
-        None => mount(&plan.overlay_opts),
+        None => mount(&overlay.opts),
     }
 }
 
@@ -432,9 +463,11 @@ pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
     let plan = ChildPlan {
         procs: Vec::new(),
         rlimits: Vec::new(),
-        home_dir: cstr(scratch.join("home").as_os_str()),
-        overlay_opts: CString::new("lowerdir=../skel,upperdir=upper,workdir=work").expect("no NUL"),
-        volatile_opts: None,
+        overlay: Some(Overlay {
+            home_dir: cstr(scratch.join("home").as_os_str()),
+            opts: CString::new("lowerdir=../skel,upperdir=upper,workdir=work").expect("no NUL"),
+            volatile_opts: None,
+        }),
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: Vec::new(),

@@ -196,14 +196,35 @@ impl Mount {
     }
 }
 
-/// The `$HOME` overlay `git-loop` mounts before starting bwrap.
+/// The loop's `$HOME`: `upper` seen through an overlay over `lower`
+/// (`sandbox-home-skel/`), which `git-loop` mounts on `merged` in a private mount
+/// namespace before starting bwrap.
+///
+/// Where `lower` is empty and `upper` has never been under an overlay, the overlay would
+/// show exactly `upper`, and `upper` itself is bound instead: the same view, without a
+/// mount namespace of our own and the overlay's work-folder churn on every run. Once an
+/// overlay has been mounted on a loop's `$HOME` (`work/work` exists), that `$HOME` stays
+/// an overlay: its upper layer may hold whiteouts and opaque folders that only an overlay
+/// reads right.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HomeOverlay {
+pub struct Home {
     pub lower: PathBuf,
     pub upper: PathBuf,
     pub work: PathBuf,
-    /// The mount point in `git-loop`'s private mount namespace; bound at `$HOME`.
+    /// The overlay's mount point in `git-loop`'s private mount namespace.
     pub merged: PathBuf,
+    pub overlay: bool,
+}
+
+impl Home {
+    /// What is bound at `$HOME` inside.
+    pub fn bound(&self) -> &Path {
+        if self.overlay {
+            &self.merged
+        } else {
+            &self.upper
+        }
+    }
 }
 
 /// Process and memory caps of the whole process tree.
@@ -243,7 +264,7 @@ fn total_memory() -> Option<u64> {
 pub struct SandboxSpec {
     pub loop_id: String,
     pub mounts: Vec<Mount>,
-    pub home: HomeOverlay,
+    pub home: Home,
     pub home_inside: PathBuf,
     /// The whole environment inside, sorted.
     pub env: BTreeMap<String, String>,
@@ -365,6 +386,8 @@ pub struct RunOptions {
     /// With `net` `Proxy`: the binary for ssh's ProxyCommand, the run's token and the
     /// allowlist size.
     pub egress: Option<Egress>,
+    /// `$HOME` is an overlay (see [`Home`]; [`crate::sandbox::home_needs_overlay`]).
+    pub home_overlay: bool,
 }
 
 impl SandboxSpec {
@@ -492,15 +515,16 @@ impl SandboxSpec {
             optional: true,
         });
 
-        // $HOME: the loop's persistent overlay, writable in every mode.
+        // $HOME: the loop's persistent layer, writable in every mode.
         let home_inside = PathBuf::from("/home").join(ws.user());
-        let home = HomeOverlay {
+        let home = Home {
             lower: ws.home_skel(),
             upper: ws.loop_home_upper(id),
             work: ws.loop_home_work(id),
             merged: ws.loop_home_merged(id),
+            overlay: opts.home_overlay,
         };
-        m.push(Mount::bind(&home.merged, &home_inside, true));
+        m.push(Mount::bind(home.bound(), &home_inside, true));
         for rel in &opts.vault_files {
             m.push(Mount::Secret {
                 inside: home_inside.join(rel),
@@ -579,11 +603,21 @@ impl SandboxSpec {
                     if *optional {
                         mode.push_str(" (if present)");
                     }
-                    if inside == &self.home_inside {
+                    if inside == &self.home_inside && self.home.overlay {
                         (
                             inside.display().to_string(),
                             format!(
                                 "overlay: {} over {}",
+                                self.home.upper.display(),
+                                self.home.lower.display()
+                            ),
+                            "rw".into(),
+                        )
+                    } else if inside == &self.home_inside {
+                        (
+                            inside.display().to_string(),
+                            format!(
+                                "{} ({} is empty)",
                                 self.home.upper.display(),
                                 self.home.lower.display()
                             ),

@@ -157,23 +157,24 @@ fn home_persists_across_runs_of_a_loop_and_not_across_loops() {
     env.run(["run", "-q", &id, "--", "cat", "/home/tester/.state"])
         .ok()
         .stdout_has("kept");
-    assert!(env.loop_dir(&id).join("home/upper/.state").is_file());
-    // The overlay is volatile (not synced as the sandbox ends); the marker it leaves is
-    // cleared by the next run, which mounts it again.
-    let marker = env.loop_dir(&id).join("home/work/work/incompat/volatile");
-    assert!(fs::symlink_metadata(&marker).is_ok(), "no volatile overlay");
     env.run(["run", "-q", &id, "--", "sh", "-c", "echo again >> ~/.state"])
         .ok();
     assert_eq!(
         fs::read_to_string(env.loop_dir(&id).join("home/upper/.state")).unwrap(),
         "kept\nagain\n"
     );
-    // The overlay is mounted only in git-loop's own namespace: the host folder stays empty.
-    assert_eq!(
-        fs::read_dir(env.loop_dir(&id).join("home/merged"))
-            .unwrap()
-            .count(),
-        0
+    // With an empty sandbox-home-skel/ there is nothing to lay under the loop's own
+    // layer: it is $HOME itself, and no overlay was ever mounted on it.
+    assert!(!env.loop_dir(&id).join("home/work/work").exists());
+    let row = env.run(["show", &id, "--mounts"]).ok();
+    let home = row
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("/home/tester "))
+        .unwrap();
+    assert!(
+        home.contains("home/upper (") && home.contains("sandbox-home-skel is empty)"),
+        "{home}"
     );
     let other = env.new_loop(&env.root.join("app"), "other");
     let run = env
@@ -188,6 +189,68 @@ fn home_persists_across_runs_of_a_loop_and_not_across_loops() {
         ])
         .ok();
     assert_eq!(run.stdout, "clean\n");
+}
+
+#[test]
+fn home_is_an_overlay_of_the_skeleton_and_stays_one() {
+    let (env, id) = setup();
+    let skel = env.ws.join("sandbox-home-skel");
+    fs::write(skel.join(".profile"), "from the skeleton\n").unwrap();
+    fs::write(skel.join(".gone"), "deleted inside\n").unwrap();
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            "cat ~/.profile && rm ~/.gone && echo mine > ~/.state",
+        ])
+        .ok();
+    assert_eq!(run.stdout, "from the skeleton\n");
+    // The skeleton is the lower layer: nothing inside changes it.
+    assert_eq!(
+        fs::read_to_string(skel.join(".gone")).unwrap(),
+        "deleted inside\n"
+    );
+    let upper = env.loop_dir(&id).join("home/upper");
+    assert_eq!(fs::read_to_string(upper.join(".state")).unwrap(), "mine\n");
+    assert!(!upper.join(".profile").exists());
+    // The overlay is volatile (not synced as the sandbox ends); the marker it leaves is
+    // cleared by the next run, which mounts it again.
+    let marker = env.loop_dir(&id).join("home/work/work/incompat/volatile");
+    assert!(fs::symlink_metadata(&marker).is_ok(), "no volatile overlay");
+    let row = env.run(["show", &id, "--mounts"]).ok();
+    assert!(row.stdout.contains("overlay: "), "{}", row.stdout);
+    // The overlay is mounted only in git-loop's own namespace: the host folder stays empty.
+    assert_eq!(
+        fs::read_dir(env.loop_dir(&id).join("home/merged"))
+            .unwrap()
+            .count(),
+        0
+    );
+
+    // With the skeleton emptied, this loop's $HOME stays an overlay: its upper layer
+    // holds the whiteout of ~/.gone, which only an overlay reads as "deleted".
+    fs::remove_file(skel.join(".profile")).unwrap();
+    fs::remove_file(skel.join(".gone")).unwrap();
+    let run = env
+        .run([
+            "run",
+            "-q",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            "ls -A ~; test -e ~/.gone && echo visible || echo gone",
+        ])
+        .ok();
+    assert_eq!(run.stdout, ".state\ngone\n");
+    // A loop whose $HOME never was an overlay gets its own layer bound directly.
+    let other = env.new_loop(&env.root.join("app"), "other");
+    env.run(["run", "-q", &other, "--", "true"]).ok();
+    assert!(!env.loop_dir(&other).join("home/work/work").exists());
 }
 
 #[test]
