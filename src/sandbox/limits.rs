@@ -292,36 +292,19 @@ impl Applied {
     /// grow behind the last reading). Afterwards no process of the run executes another
     /// instruction of its own, though the kernel may take a moment to tear them down.
     pub fn kill(&self) {
-        for dir in &self.dirs {
-            if fs::write(dir.join("cgroup.kill"), "1").is_ok() {
-                continue;
-            }
-            let mut killed: Vec<i32> = Vec::new();
-            for _ in 0..1000 {
-                let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-                let fresh: Vec<i32> = procs
-                    .lines()
-                    .filter_map(|l| l.trim().parse::<i32>().ok())
-                    .filter(|pid| !killed.contains(pid))
-                    .collect();
-                if fresh.is_empty() {
-                    break;
-                }
-                for pid in fresh {
-                    // SAFETY: kill has no memory effects; only members of this run's
-                    // cgroup are listed.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                    killed.push(pid);
-                }
-            }
+        // v1's `pids` and `memory` cgroups of a run hold the same processes (the child
+        // joins both before exec and every descendant inherits both), so reading the
+        // first is enough here; `cleanup` removes every folder, and kills through all of
+        // them while one is not empty.
+        if let Some(dir) = self.dirs.first() {
+            kill_in(dir);
         }
     }
 
     /// Removes what killed runs left behind, then waits until the run's cgroups are empty
     /// (after [`Applied::kill`], only the kernel's teardown of the sandbox's namespaces is
-    /// left) and removes them.
+    /// left) and removes them, killing what any of them still holds while one is not.
     pub fn cleanup(&self) {
-        self.kill();
         // Killed runs' leftovers first: the kernel is still tearing this run down.
         for parent in &self.parents {
             sweep(parent);
@@ -333,9 +316,36 @@ impl Applied {
                     // Left for the next run's sweep; its processes are all killed.
                     break;
                 }
-                self.kill();
+                for dir in &self.dirs {
+                    kill_in(dir);
+                }
                 std::thread::sleep(std::time::Duration::from_micros(100));
             }
+        }
+    }
+}
+
+/// Kills the processes of one cgroup (see [`Applied::kill`]).
+fn kill_in(dir: &Path) {
+    if fs::write(dir.join("cgroup.kill"), "1").is_ok() {
+        return;
+    }
+    let mut killed: Vec<i32> = Vec::new();
+    for _ in 0..1000 {
+        let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        let fresh: Vec<i32> = procs
+            .lines()
+            .filter_map(|l| l.trim().parse::<i32>().ok())
+            .filter(|pid| !killed.contains(pid))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for pid in fresh {
+            // SAFETY: kill has no memory effects; only members of this run's cgroup are
+            // listed.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed.push(pid);
         }
     }
 }

@@ -53,18 +53,23 @@ pub fn which(name: &str, path: &str) -> Option<PathBuf> {
 impl Inputs {
     pub fn read() -> Inputs {
         let path = std::env::var("PATH").unwrap_or_default();
+        // SAFETY: geteuid cannot fail.
+        let is_root = unsafe { libc::geteuid() } == 0;
         Inputs {
             bwrap: which("bwrap", &path),
-            // SAFETY: geteuid cannot fail.
-            is_root: unsafe { libc::geteuid() } == 0,
+            is_root,
             max_user_namespaces: read_u64("/proc/sys/user/max_user_namespaces"),
-            unprivileged_userns_clone: read_u64("/proc/sys/kernel/unprivileged_userns_clone"),
-            apparmor_restrict: read_u64("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
+            // Both bind only unprivileged users (see `quick`).
+            unprivileged_userns_clone: (!is_root)
+                .then(|| read_u64("/proc/sys/kernel/unprivileged_userns_clone"))
+                .flatten(),
+            apparmor_restrict: (!is_root)
+                .then(|| read_u64("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
+                .flatten(),
             filesystems: std::fs::read_to_string("/proc/filesystems").unwrap_or_default(),
-            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-                .unwrap_or_default()
-                .trim()
-                .to_string(),
+            kernel: nix::sys::utsname::uname()
+                .map(|u| u.release().to_string_lossy().into_owned())
+                .unwrap_or_default(),
         }
     }
 }

@@ -254,10 +254,14 @@ impl Limits {
 }
 
 fn total_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    // sysinfo(2) rather than /proc/meminfo, which the kernel composes from dozens of
+    // counters on every read: this runs before every sandbox start.
+    // SAFETY: sysinfo fills the struct we pass.
+    let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sysinfo(&mut info) } != 0 {
+        return None;
+    }
+    Some(info.totalram as u64 * u64::from(info.mem_unit.max(1)))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
