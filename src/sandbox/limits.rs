@@ -182,9 +182,46 @@ pub fn apply(
     ))
 }
 
-/// Removes the cgroups of runs whose `git-loop` died without cleaning up (SIGKILL):
-/// named `git-loop-<id>-<pid>` with that pid gone. A cgroup with processes left in it is
-/// not empty and stays (rmdir refuses).
+/// The name of a run's cgroups: `git-loop-<loop id>-<pid>-t<start time>`, where the start
+/// time is the supervising process's (clock ticks after boot, from /proc/self/stat), so
+/// the pid and start time name exactly that process, whatever its binary is called and
+/// however pids are reused.
+pub fn run_cgroup_name(id: &str) -> String {
+    let pid = std::process::id();
+    match start_time(pid) {
+        Some(start) => format!("git-loop-{id}-{pid}-t{start}"),
+        None => format!("git-loop-{id}-{pid}"),
+    }
+}
+
+/// Field 22 of /proc/<pid>/stat, read after the command name (which may hold anything).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after_comm) = stat.rsplit_once(')')?;
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the run that named a cgroup `name` (see [`run_cgroup_name`]) may still be
+/// alive. `None`: not a run's cgroup.
+fn run_alive(name: &str) -> Option<bool> {
+    let rest = name.strip_prefix("git-loop-")?;
+    let (before, last) = rest.rsplit_once('-')?;
+    if let Some(start) = last.strip_prefix('t') {
+        let start: u64 = start.parse().ok()?;
+        let pid: u32 = before.rsplit_once('-')?.1.parse().ok()?;
+        return Some(start_time(pid) == Some(start));
+    }
+    // A name without the start time (older versions): alive if that pid is a git-loop.
+    let pid: u32 = last.parse().ok()?;
+    Some(
+        fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim_end() == "git-loop"),
+    )
+}
+
+/// Removes the cgroups of runs whose `git-loop` died without cleaning up (SIGKILL): those
+/// whose supervising process (see [`run_cgroup_name`]) is gone. A cgroup with processes
+/// left in it is not empty and stays (rmdir refuses).
 fn sweep(parent: &Path) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
@@ -192,17 +229,7 @@ fn sweep(parent: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        let Some(rest) = name.strip_prefix("git-loop-") else {
-            continue;
-        };
-        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<i32>().ok()) else {
-            continue;
-        };
-        // Pids are reused (pid_max is often 32768): the owner is alive only if a process
-        // with that pid exists and is a git-loop.
-        let alive = fs::read_to_string(format!("/proc/{pid}/comm"))
-            .is_ok_and(|comm| comm.trim_end() == "git-loop");
-        if !alive {
+        if run_alive(name) == Some(false) {
             remove_stale(&entry.path());
         }
     }
@@ -380,6 +407,28 @@ mod tests {
             Some(PathBuf::from("/sys/fs/cgroup/user.slice/u.service"))
         );
         assert!(v2only.v1_pids.is_none());
+    }
+
+    #[test]
+    fn a_runs_cgroup_names_its_supervisor_by_pid_and_start_time() {
+        let name = run_cgroup_name("fix-login-3f9a1c");
+        let pid = std::process::id();
+        assert!(
+            name.starts_with(&format!("git-loop-fix-login-3f9a1c-{pid}-")),
+            "{name}"
+        );
+        assert_eq!(run_alive(&name), Some(true));
+        // The same pid with another start time is another process: that run is gone.
+        let start = start_time(pid).unwrap();
+        assert_eq!(
+            run_alive(&format!("git-loop-fix-login-3f9a1c-{pid}-t{}", start + 1)),
+            Some(false)
+        );
+        // Names of older versions: alive only if the pid is a git-loop (a test binary
+        // is not).
+        assert_eq!(run_alive(&format!("git-loop-fix-{pid}")), Some(false));
+        assert_eq!(run_alive("git-loop-doctor"), None);
+        assert_eq!(run_alive("system.slice"), None);
     }
 
     #[test]

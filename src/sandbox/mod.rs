@@ -467,7 +467,7 @@ pub fn run(
         }
         _ => None,
     };
-    let cgroup_name = format!("git-loop-{}-{}", rec.id, std::process::id());
+    let cgroup_name = limits::run_cgroup_name(&rec.id);
     let applied = limits::apply(&spec.limits, &cgroup_name, &limits::CgroupHost::read(), inputs.is_root).map_err(|e| {
         Error::new(ErrorKind::SandboxUnavailable, "the sandbox's limits cannot be enforced here")
             .with_source(e)

@@ -1870,6 +1870,48 @@ exec bash -c "exec -a ${{M}}C-{n} sleep 300""#
     );
 }
 
+/// Positive twin of 18: a run's clean-up of killed runs' cgroups never takes a live run
+/// for a dead one, whatever the binary is called (a live run's supervisor is named by its
+/// pid and start time, not by its command name).
+#[test]
+fn concurrent_runs_leave_each_other_alone_under_any_binary_name() {
+    let (env, id) = setup();
+    let _sweep = SweepCgroups(format!("git-loop-{id}-"));
+    let renamed = env.root.join("gl-renamed");
+    fs::copy(BIN, &renamed).unwrap();
+    let n = nonce();
+    let mut cmd = Command::new(&renamed);
+    cmd.env_clear()
+        .envs(env.envs())
+        .current_dir(&env.root)
+        .args(["run", &id, "--", "sh", "-c"])
+        .arg(format!("touch started-{n}; sleep 2; echo survived-{n}"));
+    let mut first = Live::spawn(cmd, &env.root, "first");
+    let started = env.workdir(&id).join(format!("started-{n}"));
+    assert!(
+        wait_until(Duration::from_secs(30), || started.exists()
+            || !first.running()),
+        "{:?}",
+        first.output()
+    );
+    // A second run, from a binary of the same name, sweeps while the first one runs.
+    let second = Command::new(&renamed)
+        .env_clear()
+        .envs(env.envs())
+        .current_dir(&env.root)
+        .args(["run", "-q", &id, "--", "true"])
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "{second:?}");
+    let run = first.finish(Duration::from_secs(30));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(&format!("survived-{n}")),
+        "{}",
+        run.stdout
+    );
+}
+
 /// Positive twin of 18: a background job that ends before the command does its work.
 #[test]
 fn a_background_job_that_finishes_in_time_works() {
