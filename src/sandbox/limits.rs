@@ -53,6 +53,9 @@ pub struct Applied {
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// Where runs make their cgroups: swept of killed runs' leftovers after this run.
     parents: Vec<PathBuf>,
+    /// The run's cgroup folders, open and locked while the run lives (see
+    /// [`run_cgroup_name`]).
+    held: Vec<fs::File>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -140,6 +143,7 @@ pub fn apply(
         procs: Vec::new(),
         rlimits: vec![(libc::RLIMIT_CORE, 0), (libc::RLIMIT_NOFILE, limits.nofile)],
         parents: Vec::new(),
+        held: Vec::new(),
     };
     base.parents = [&host.v2, &host.v1_pids, &host.v1_memory]
         .into_iter()
@@ -147,7 +151,9 @@ pub fn apply(
         .cloned()
         .collect();
     if let Some(dir) = &host.v2 {
+        let _making = Coordinator::share(dir);
         if let Some(cg) = try_v2(dir, name, limits) {
+            base.held = hold(&[&cg]);
             base.enforcement = Enforcement::CgroupV2;
             base.procs.push(join_file(&cg, "cgroup.procs"));
             base.dirs.push(cg);
@@ -155,7 +161,9 @@ pub fn apply(
         }
     }
     if let (Some(pids), Some(memory)) = (&host.v1_pids, &host.v1_memory) {
+        let _making = Coordinator::share(pids);
         if let Some((p, m)) = try_v1(pids, memory, name, limits) {
+            base.held = hold(&[&p, &m]);
             base.enforcement = Enforcement::CgroupV1;
             // v1's `tasks` with "0" moves the writing thread alone, which the kernel does
             // without the global threadgroup lock (and its RCU grace period, ~10 ms per
@@ -182,56 +190,83 @@ pub fn apply(
     ))
 }
 
-/// The name of a run's cgroups: `git-loop-<loop id>-<pid>-t<start time>`, where the start
-/// time is the supervising process's (clock ticks after boot, from /proc/self/stat), so
-/// the pid and start time name exactly that process, whatever its binary is called and
-/// however pids are reused.
+/// The name of a run's cgroups: `git-loop-<loop id>-<pid>-flock`. The run holds an
+/// exclusive `flock` on each of them while it lives ([`Applied`] keeps the folders open),
+/// which the kernel drops when the process dies, however it dies. So a cgroup of this
+/// name that nobody holds belongs to a dead run, whatever its binary was called, however
+/// pids are reused, and from whichever pid namespace it was made. A run makes and locks
+/// its cgroups under a shared lock on the folder it makes the first one in (the
+/// [`Coordinator`]), and a sweep judges them under the exclusive one, so a sweep never
+/// sees a cgroup between its making and its locking.
 pub fn run_cgroup_name(id: &str) -> String {
-    let pid = std::process::id();
-    match start_time(pid) {
-        Some(start) => format!("git-loop-{id}-{pid}-t{start}"),
-        None => format!("git-loop-{id}-{pid}"),
+    format!("git-loop-{id}-{}-flock", std::process::id())
+}
+
+/// An `flock` on the folder runs make their cgroups in, held while alive; see
+/// [`run_cgroup_name`].
+struct Coordinator {
+    _lock: Option<fs::File>,
+}
+
+impl Coordinator {
+    /// Waits for the shared lock (a sweep holds the exclusive one only while it judges).
+    fn share(parent: &Path) -> Coordinator {
+        Coordinator {
+            _lock: fs::File::open(parent)
+                .ok()
+                .filter(|f| f.lock_shared().is_ok()),
+        }
+    }
+
+    /// The exclusive lock, if nobody is making or judging cgroups right now.
+    fn try_exclusive(parent: &Path) -> Option<Coordinator> {
+        let f = fs::File::open(parent).ok()?;
+        f.try_lock().ok()?;
+        Some(Coordinator { _lock: Some(f) })
     }
 }
 
-/// Field 22 of /proc/<pid>/stat, read after the command name (which may hold anything).
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, after_comm) = stat.rsplit_once(')')?;
-    after_comm.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Whether the run that named a cgroup `name` (see [`run_cgroup_name`]) may still be
-/// alive. `None`: not a run's cgroup.
-fn run_alive(name: &str) -> Option<bool> {
+/// Whether the run that made the cgroup `dir` is alive, under the coordinator's exclusive
+/// lock. `None`: not a run's cgroup. A dead run's lock is taken and returned with the
+/// answer, and kept while its cgroup is removed.
+fn run_alive(dir: &Path) -> Option<(bool, Option<fs::File>)> {
+    let name = dir.file_name()?.to_str()?;
     let rest = name.strip_prefix("git-loop-")?;
-    let (before, last) = rest.rsplit_once('-')?;
-    if let Some(start) = last.strip_prefix('t') {
-        let start: u64 = start.parse().ok()?;
-        let pid: u32 = before.rsplit_once('-')?.1.parse().ok()?;
-        return Some(start_time(pid) == Some(start));
+    if rest.ends_with("-flock") {
+        let folder = fs::File::open(dir).ok()?;
+        return Some(match folder.try_lock() {
+            Ok(()) => (false, Some(folder)),
+            Err(_) => (true, None),
+        });
     }
-    // A name without the start time (older versions): alive if that pid is a git-loop.
-    let pid: u32 = last.parse().ok()?;
-    Some(
-        fs::read_to_string(format!("/proc/{pid}/comm"))
-            .is_ok_and(|comm| comm.trim_end() == "git-loop"),
-    )
+    // A name of an older version, `git-loop-<id>-<pid>`: alive if that pid is a git-loop.
+    let pid: u32 = rest.rsplit_once('-')?.1.parse().ok()?;
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm"));
+    Some((comm.is_ok_and(|c| c.trim_end() == "git-loop"), None))
 }
 
 /// Removes the cgroups of runs whose `git-loop` died without cleaning up (SIGKILL): those
-/// whose supervising process (see [`run_cgroup_name`]) is gone. A cgroup with processes
-/// left in it is not empty and stays (rmdir refuses).
-fn sweep(parent: &Path) {
-    let Ok(entries) = fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if run_alive(name) == Some(false) {
-            remove_stale(&entry.path());
+/// whose lock nobody holds (see [`run_cgroup_name`]). Skipped when another run is making
+/// its cgroups or sweeping right now: a later sweep does it.
+fn sweep(coordinator: &Path, parents: &[PathBuf]) {
+    let mut dead = Vec::new();
+    {
+        let Some(_judging) = Coordinator::try_exclusive(coordinator) else {
+            return;
+        };
+        for parent in parents {
+            let Ok(entries) = fs::read_dir(parent) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if let Some((false, held)) = run_alive(&entry.path()) {
+                    dead.push((entry.path(), held));
+                }
+            }
         }
+    }
+    for (dir, _held) in dead {
+        remove_stale(&dir);
     }
 }
 
@@ -255,6 +290,15 @@ fn remove_stale(dir: &Path) {
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+/// Opens and locks the run's fresh cgroup folders (under the [`Coordinator`]'s shared
+/// lock, so no sweep looks at them before).
+fn hold(dirs: &[&Path]) -> Vec<fs::File> {
+    dirs.iter()
+        .filter_map(|d| fs::File::open(d).ok())
+        .filter(|f| f.try_lock().is_ok())
+        .collect()
 }
 
 fn join_file(dir: &Path, name: &str) -> CString {
@@ -333,8 +377,8 @@ impl Applied {
     /// left) and removes them, killing what any of them still holds while one is not.
     pub fn cleanup(&self) {
         // Killed runs' leftovers first: the kernel is still tearing this run down.
-        for parent in &self.parents {
-            sweep(parent);
+        if let Some(coordinator) = self.dirs.first().and_then(|d| d.parent()) {
+            sweep(coordinator, &self.parents);
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         for dir in &self.dirs {
@@ -410,25 +454,51 @@ mod tests {
     }
 
     #[test]
-    fn a_runs_cgroup_names_its_supervisor_by_pid_and_start_time() {
+    fn a_run_holds_its_cgroups_while_it_lives() {
+        let tmp = tempfile::tempdir().unwrap();
         let name = run_cgroup_name("fix-login-3f9a1c");
-        let pid = std::process::id();
-        assert!(
-            name.starts_with(&format!("git-loop-fix-login-3f9a1c-{pid}-")),
-            "{name}"
-        );
-        assert_eq!(run_alive(&name), Some(true));
-        // The same pid with another start time is another process: that run is gone.
-        let start = start_time(pid).unwrap();
         assert_eq!(
-            run_alive(&format!("git-loop-fix-login-3f9a1c-{pid}-t{}", start + 1)),
-            Some(false)
+            name,
+            format!("git-loop-fix-login-3f9a1c-{}-flock", std::process::id())
         );
+        let dir = tmp.path().join(&name);
+        fs::create_dir(&dir).unwrap();
+        let held = hold(&[&dir]);
+        assert_eq!(held.len(), 1);
+        assert!(matches!(run_alive(&dir), Some((true, None))));
+        drop(held);
+        let (alive, lock) = run_alive(&dir).unwrap();
+        assert!(!alive && lock.is_some());
+        // While one sweep holds it, another sees it held.
+        assert!(matches!(run_alive(&dir), Some((true, None))));
+        drop(lock);
         // Names of older versions: alive only if the pid is a git-loop (a test binary
         // is not).
-        assert_eq!(run_alive(&format!("git-loop-fix-{pid}")), Some(false));
-        assert_eq!(run_alive("git-loop-doctor"), None);
-        assert_eq!(run_alive("system.slice"), None);
+        let old = tmp
+            .path()
+            .join(format!("git-loop-fix-{}", std::process::id()));
+        assert!(matches!(run_alive(&old), Some((false, None))));
+        assert!(run_alive(&tmp.path().join("git-loop-doctor")).is_none());
+        assert!(run_alive(&tmp.path().join("system.slice")).is_none());
+    }
+
+    #[test]
+    fn a_sweep_waits_for_no_run_that_is_making_its_cgroups() {
+        let tmp = tempfile::tempdir().unwrap();
+        let parent = tmp.path().to_path_buf();
+        let dead = parent.join("git-loop-gone-1-flock");
+        fs::create_dir(&dead).unwrap();
+        {
+            // A run between making its cgroup and locking it: the sweep passes.
+            let _making = Coordinator::share(&parent);
+            let fresh = parent.join(run_cgroup_name("fresh"));
+            fs::create_dir(&fresh).unwrap();
+            sweep(&parent, std::slice::from_ref(&parent));
+            assert!(fresh.exists() && dead.exists());
+            fs::remove_dir(&fresh).unwrap();
+        }
+        sweep(&parent, std::slice::from_ref(&parent));
+        assert!(!dead.exists());
     }
 
     #[test]
