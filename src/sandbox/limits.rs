@@ -77,31 +77,101 @@ pub struct CgroupHost {
 impl CgroupHost {
     pub fn read() -> CgroupHost {
         let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        // The kernel composes /proc/self/mountinfo anew on every read, which costs more
+        // than the rest of a run's cgroup set-up: where the hierarchies are mounted where
+        // systemd mounts them (checked with statfs), that is all there is to know.
+        if let Some(mounts) = Mounts::conventional(&cgroups) {
+            return resolve(&cgroups, &mounts);
+        }
         let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         parse(&cgroups, &mountinfo)
     }
 }
 
+/// Where the cgroup hierarchies are mounted: the v2 one, and each v1 one with its
+/// controllers (comma-separated).
+#[derive(Debug, Default, PartialEq)]
+struct Mounts {
+    v2: Option<PathBuf>,
+    v1: Vec<(String, PathBuf)>,
+}
+
+impl Mounts {
+    fn from_mountinfo(mountinfo: &str) -> Mounts {
+        let mut mounts = Mounts::default();
+        for line in mountinfo.lines() {
+            let Some((left, right)) = line.split_once(" - ") else {
+                continue;
+            };
+            let mount_point = left.split(' ').nth(4).unwrap_or_default();
+            let mut r = right.split(' ');
+            let fstype = r.next().unwrap_or_default();
+            let _source = r.next();
+            let opts = r.next().unwrap_or_default();
+            match fstype {
+                "cgroup2" => mounts.v2 = Some(PathBuf::from(mount_point)),
+                "cgroup" => mounts
+                    .v1
+                    .push((opts.to_string(), PathBuf::from(mount_point))),
+                _ => {}
+            }
+        }
+        mounts
+    }
+
+    /// systemd's layout: v2 at /sys/fs/cgroup (or /sys/fs/cgroup/unified beside v1), each
+    /// v1 hierarchy this process is in at /sys/fs/cgroup/<its controllers>. `None` where
+    /// any of them is not a cgroup file system there.
+    fn conventional(cgroups: &str) -> Option<Mounts> {
+        use nix::sys::statfs::{statfs, CGROUP2_SUPER_MAGIC, CGROUP_SUPER_MAGIC};
+        Mounts::conventional_with(cgroups, |path, v2| {
+            let magic = if v2 {
+                CGROUP2_SUPER_MAGIC
+            } else {
+                CGROUP_SUPER_MAGIC
+            };
+            statfs(path).is_ok_and(|s| s.filesystem_type() == magic)
+        })
+    }
+
+    /// [`Mounts::conventional`] with `is_cgroup(path, v2)` telling what is mounted where.
+    fn conventional_with(cgroups: &str, is_cgroup: impl Fn(&Path, bool) -> bool) -> Option<Mounts> {
+        let mut mounts = Mounts::default();
+        let root = Path::new("/sys/fs/cgroup");
+        for line in cgroups.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (Some(_), Some(controllers)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if controllers.is_empty() {
+                let unified = root.join("unified");
+                mounts.v2 = if is_cgroup(root, true) {
+                    Some(root.to_path_buf())
+                } else if is_cgroup(&unified, true) {
+                    Some(unified)
+                } else {
+                    return None;
+                };
+            } else if controllers.split(',').any(|c| c == "pids" || c == "memory") {
+                let mount = root.join(controllers);
+                if !is_cgroup(&mount, false) {
+                    return None;
+                }
+                mounts.v1.push((controllers.to_string(), mount));
+            }
+        }
+        Some(mounts)
+    }
+}
+
 /// Pure part of [`CgroupHost::read`].
 pub fn parse(cgroups: &str, mountinfo: &str) -> CgroupHost {
+    resolve(cgroups, &Mounts::from_mountinfo(mountinfo))
+}
+
+/// This process's folders in the hierarchies of `mounts`.
+fn resolve(cgroups: &str, mounts: &Mounts) -> CgroupHost {
     let mut host = CgroupHost::default();
-    let mut v2_mount = None;
-    let mut v1_mounts: Vec<(String, PathBuf)> = Vec::new();
-    for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let mount_point = left.split(' ').nth(4).unwrap_or_default();
-        let mut r = right.split(' ');
-        let fstype = r.next().unwrap_or_default();
-        let _source = r.next();
-        let opts = r.next().unwrap_or_default();
-        match fstype {
-            "cgroup2" => v2_mount = Some(PathBuf::from(mount_point)),
-            "cgroup" => v1_mounts.push((opts.to_string(), PathBuf::from(mount_point))),
-            _ => {}
-        }
-    }
     for line in cgroups.lines() {
         let mut parts = line.splitn(3, ':');
         let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
@@ -110,13 +180,14 @@ pub fn parse(cgroups: &str, mountinfo: &str) -> CgroupHost {
         };
         let rel = path.trim_start_matches('/');
         if controllers.is_empty() {
-            if let Some(m) = &v2_mount {
+            if let Some(m) = &mounts.v2 {
                 host.v2 = Some(m.join(rel));
             }
             continue;
         }
         for c in controllers.split(',') {
-            let mount = v1_mounts
+            let mount = mounts
+                .v1
                 .iter()
                 .find(|(opts, _)| opts.split(',').any(|o| o == c))
                 .map(|(_, m)| m.join(rel));
@@ -499,6 +570,46 @@ mod tests {
         }
         sweep(&parent, std::slice::from_ref(&parent));
         assert!(!dead.exists());
+    }
+
+    #[test]
+    fn the_conventional_layout_is_read_as_mountinfo_says() {
+        // systemd's hybrid layout, as the fixtures above describe it.
+        let hybrid = |path: &Path, v2: bool| {
+            let p = path.to_str().unwrap();
+            if v2 {
+                p == "/sys/fs/cgroup/unified"
+            } else {
+                p == "/sys/fs/cgroup/pids" || p == "/sys/fs/cgroup/memory"
+            }
+        };
+        let fast = Mounts::conventional_with(HYBRID_CGROUP, hybrid).unwrap();
+        assert_eq!(
+            format!("{:?}", resolve(HYBRID_CGROUP, &fast)),
+            format!("{:?}", parse(HYBRID_CGROUP, HYBRID_MOUNTS))
+        );
+        // Pure v2 at /sys/fs/cgroup.
+        let v2 = Mounts::conventional_with("0::/user.slice/u.service\n", |p, v2| {
+            v2 && p == Path::new("/sys/fs/cgroup")
+        })
+        .unwrap();
+        assert_eq!(
+            resolve("0::/user.slice/u.service\n", &v2).v2,
+            Some(PathBuf::from("/sys/fs/cgroup/user.slice/u.service"))
+        );
+        // A hierarchy anywhere else: mountinfo is read.
+        assert!(Mounts::conventional_with(HYBRID_CGROUP, |p, v2| !v2 && hybrid(p, v2)).is_none());
+        assert!(Mounts::conventional_with(HYBRID_CGROUP, |p, v2| v2 && hybrid(p, v2)).is_none());
+        // And this machine, whatever its layout: the fast answer, where there is one, is
+        // mountinfo's.
+        let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap();
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap();
+        if let Some(fast) = Mounts::conventional(&cgroups) {
+            assert_eq!(
+                format!("{:?}", resolve(&cgroups, &fast)),
+                format!("{:?}", parse(&cgroups, &mountinfo))
+            );
+        }
     }
 
     #[test]
