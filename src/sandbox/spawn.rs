@@ -291,6 +291,11 @@ fn proxy_network(channel: i32) -> std::io::Result<()> {
         });
         libc::close(s);
         up?;
+        // Every connection in this namespace runs over its loopback, where pacing only
+        // costs: the host's default may be BBR, whose pacing caps a loopback transfer at
+        // a fraction of what the loopback moves (the proxy's own hop included). Reno
+        // does not pace. A kernel that refuses leaves the default, which works as well.
+        let _ = write_file(b"/proc/sys/net/ipv4/tcp_congestion_control\0", b"reno");
         let mut listeners = [0i32; 2];
         for (slot, port) in listeners.iter_mut().zip([HTTP_PORT, SOCKS_PORT]) {
             let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);

@@ -147,6 +147,23 @@ fn net_proxy_has_loopback_only_with_the_two_proxy_ports_listening() {
             .any(|l| l.starts_with("00000000000000000000000000000001") && l.ends_with("lo")),
         "lo is not up: {up}"
     );
+    // Connections in it (the proxy's hop to the command included) are not paced, whatever
+    // the host's default congestion control; the host's own setting is left as it was.
+    let host_cc = fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
+    env.run([
+        "run",
+        "-q",
+        &id,
+        "--",
+        "cat",
+        "/proc/sys/net/ipv4/tcp_congestion_control",
+    ])
+    .ok()
+    .stdout_has("reno");
+    assert_eq!(
+        fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(),
+        host_cc
+    );
 }
 
 #[test]
