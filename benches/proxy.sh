@@ -2,6 +2,8 @@
 # The costs of the `proxy` network mode, on loopback (goals from issue 6 in brackets):
 #   - 1 GiB through the proxy (a CONNECT tunnel, from inside a sandbox) against 1 GiB
 #     direct on the host, same server, same client [at least 0.8x the direct throughput];
+#     once with a server on the host's default congestion control, once with a server on
+#     Reno (which never paces), so the proxy's own cost shows whatever the default is;
 #   - the median latency a new connection gains through the proxy (CONNECT, then one small
 #     request) [at most 1 ms];
 #   - 256 concurrent connections held through the proxy: the supervising git-loop's peak
@@ -22,8 +24,10 @@ bench_build
 
 tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
 server_pid=""
+server2_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "$server2_pid" ] && kill "$server2_pid" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -50,6 +54,8 @@ head -c $((1 << 30)) /dev/zero >"$tmp/big"
 cat >"$tmp/server.py" <<'PY'
 import os, socket, sys, threading
 big = sys.argv[1]
+# Optional: the congestion control of the server's connections (default: the host's).
+cc = sys.argv[2].encode() if len(sys.argv) > 2 else None
 size = os.path.getsize(big)
 def handle(c):
     try:
@@ -85,6 +91,8 @@ print(srv.getsockname()[1], flush=True)
 while True:
     c, _ = srv.accept()
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if cc:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
     threading.Thread(target=handle, args=(c,), daemon=True).start()
 PY
 # The client, the same on both sides (the system's python3, the one the sandbox has).
@@ -174,8 +182,14 @@ PY
 
 python3 "$tmp/server.py" "$tmp/big" >"$tmp/port" &
 server_pid=$!
-while [ ! -s "$tmp/port" ]; do sleep 0.05; done
+# A second server whose connections use Reno, which never paces: with it, neither side's
+# figure depends on the host's default congestion control (BBR paces, and caps a loopback
+# transfer well below what the loopback moves), and the ratio is the proxy's own cost.
+python3 "$tmp/server.py" "$tmp/big" reno >"$tmp/port2" &
+server2_pid=$!
+while [ ! -s "$tmp/port" ] || [ ! -s "$tmp/port2" ]; do sleep 0.05; done
 port=$(cat "$tmp/port")
+port2=$(cat "$tmp/port2")
 cat "$tmp/big" >/dev/null
 
 
@@ -188,6 +202,11 @@ for _ in 1 2 3 4 5 6 7; do
   direct+=$(cd "$wd" && /usr/bin/python3 .bench.py get direct 127.0.0.1 "$port")$'\n'
   sandboxed+=$(inside --net host -- python3 .bench.py get direct 127.0.0.1 "$port")$'\n'
   proxied+=$(inside --net proxy --allow-domain bench.test -- python3 .bench.py get connect bench.test "$port")$'\n'
+done
+unpaced_direct=""; unpaced_proxied=""
+for _ in 1 2 3 4 5 6 7; do
+  unpaced_direct+=$(cd "$wd" && /usr/bin/python3 .bench.py get direct 127.0.0.1 "$port2")$'\n'
+  unpaced_proxied+=$(inside --net proxy --allow-domain bench.test -- python3 .bench.py get connect bench.test "$port2")$'\n'
 done
 for _ in 1 2 3 4 5; do
   direct+=$(cd "$wd" && /usr/bin/python3 .bench.py latency direct 127.0.0.1 "$port")$'\n'
@@ -212,6 +231,8 @@ held=$(awk '/HELD/ {print $2}' "$tmp/inside")
 d_rate=$(echo "$direct" | awk '/THROUGHPUT/ {print $3}' | median)
 s_rate=$(echo "$sandboxed" | awk '/THROUGHPUT/ {print $3}' | median)
 p_rate=$(echo "$proxied" | awk '/THROUGHPUT/ {print $3}' | median)
+ud_rate=$(echo "$unpaced_direct" | awk '/THROUGHPUT/ {print $3}' | median)
+up_rate=$(echo "$unpaced_proxied" | awk '/THROUGHPUT/ {print $3}' | median)
 d_lat=$(echo "$direct" | awk '/LATENCY/ {print $2}' | median)
 p_lat=$(echo "$proxied" | awk '/LATENCY/ {print $2}' | median)
 
@@ -235,6 +256,8 @@ echo "1 GiB direct, host:        $d_rate MB/s (median of 7)"
 echo "1 GiB direct, sandboxed:   $s_rate MB/s (median of 7, --net host)"
 echo "1 GiB through the proxy:   $p_rate MB/s (median of 7, CONNECT tunnel from the sandbox)"
 echo "throughput ratio:          $(awk -v a="$p_rate" -v b="$d_rate" 'BEGIN{printf "%.2fx", a/b}') of direct on the host (goal: at least 0.8x); $(awk -v a="$p_rate" -v b="$s_rate" 'BEGIN{printf "%.2fx", a/b}') of direct from the sandbox"
+echo "host congestion control:   $(cat /proc/sys/net/ipv4/tcp_congestion_control) (the server's connections above use it)"
+echo "1 GiB, Reno server:        direct $ud_rate MB/s, through the proxy $up_rate MB/s (medians of 7): $(awk -v a="$up_rate" -v b="$ud_rate" 'BEGIN{printf "%.2fx", a/b}') (no pacing anywhere: the proxy's own cost)"
 echo "new connection, direct:    $d_lat ms (median of 5 medians of 200: connect, GET, answer, close)"
 echo "new connection, proxied:   $p_lat ms"
 echo "added per connection:      $(awk -v a="$p_lat" -v b="$d_lat" 'BEGIN{printf "%.3f ms", a-b}') (goal: at most 1 ms)"

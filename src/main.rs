@@ -48,6 +48,14 @@ fn run() -> u8 {
     }
 }
 
+/// indicatif's rate estimates are this program's only use of the C math library: `pow`
+/// defined here (on the `libm` crate) spares loading libm.so at every start, about
+/// 0.06 ms here. A test checks the binary needs no libm.
+#[no_mangle]
+pub extern "C" fn pow(x: f64, y: f64) -> f64 {
+    libm::pow(x, y)
+}
+
 /// `git loop list | head` must not report an error when head closes the pipe.
 fn is_broken_pipe(err: &git_loop::Error) -> bool {
     let mut next: Option<&(dyn std::error::Error + 'static)> = err

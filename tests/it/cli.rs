@@ -73,3 +73,21 @@ fn help_for_every_command() {
     }
     assert!(!env.ws.exists(), "help touches no workspace");
 }
+
+/// Every start of `git-loop` is paid by every sandbox start: it loads no C library it does
+/// not need (main.rs defines the one libm function a dependency uses).
+#[test]
+fn the_binary_loads_no_libm() {
+    let out = std::process::Command::new(crate::common::BIN)
+        .arg("--version")
+        .env("LD_DEBUG", "libs")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let loaded = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        loaded.contains("libc.so.6"),
+        "LD_DEBUG said nothing:\n{loaded}"
+    );
+    assert!(!loaded.contains("libm.so"), "{loaded}");
+}
