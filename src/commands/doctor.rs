@@ -381,6 +381,7 @@ fn check_sandbox(out: &mut Vec<Finding>) {
         Ok(applied) => {
             let level = if applied.enforcement == limits::Enforcement::None { Level::Problem } else { Level::Ok };
             out.push(finding("sandbox", level, format!("limits enforced with {}", applied.enforcement.as_str()), None));
+            applied.sweep_killed();
             applied.cleanup();
         }
         Err(e) => out.push(finding(

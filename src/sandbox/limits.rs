@@ -51,7 +51,8 @@ pub struct Applied {
     pub procs: Vec<CString>,
     /// `(resource, value)` pairs the child sets as soft and hard limit.
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
-    /// Where runs make their cgroups: swept of killed runs' leftovers after this run.
+    /// Where this run made its cgroups, which is where other runs make theirs: swept of
+    /// killed runs' leftovers while this one runs.
     parents: Vec<PathBuf>,
     /// The run's cgroup folders, open and locked while the run lives (see
     /// [`run_cgroup_name`]).
@@ -216,14 +217,10 @@ pub fn apply(
         parents: Vec::new(),
         held: Vec::new(),
     };
-    base.parents = [&host.v2, &host.v1_pids, &host.v1_memory]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect();
     if let Some(dir) = &host.v2 {
         let _making = Coordinator::share(dir);
         if let Some(cg) = try_v2(dir, name, limits) {
+            base.parents = vec![dir.clone()];
             base.held = hold(&[&cg]);
             base.enforcement = Enforcement::CgroupV2;
             base.procs.push(join_file(&cg, "cgroup.procs"));
@@ -234,6 +231,7 @@ pub fn apply(
     if let (Some(pids), Some(memory)) = (&host.v1_pids, &host.v1_memory) {
         let _making = Coordinator::share(pids);
         if let Some((p, m)) = try_v1(pids, memory, name, limits) {
+            base.parents = vec![pids.clone(), memory.clone()];
             base.held = hold(&[&p, &m]);
             base.enforcement = Enforcement::CgroupV1;
             // v1's `tasks` with "0" moves the writing thread alone, which the kernel does
@@ -443,14 +441,17 @@ impl Applied {
         }
     }
 
-    /// Removes what killed runs left behind, then waits until the run's cgroups are empty
-    /// (after [`Applied::kill`], only the kernel's teardown of the sandbox's namespaces is
-    /// left) and removes them, killing what any of them still holds while one is not.
-    pub fn cleanup(&self) {
-        // Killed runs' leftovers first: the kernel is still tearing this run down.
+    /// Removes the cgroups killed runs left behind (see [`run_cgroup_name`]).
+    pub fn sweep_killed(&self) {
         if let Some(coordinator) = self.dirs.first().and_then(|d| d.parent()) {
             sweep(coordinator, &self.parents);
         }
+    }
+
+    /// Waits until the run's cgroups are empty (after [`Applied::kill`], only the
+    /// kernel's teardown of the sandbox's namespaces is left) and removes them, killing
+    /// what any of them still holds while one is not.
+    pub fn cleanup(&self) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         for dir in &self.dirs {
             while fs::remove_dir(dir).is_err() && dir.exists() {

@@ -504,6 +504,9 @@ pub fn run(
         &applied,
         ws.root(),
         &delivery.env,
+        // The sandbox takes milliseconds to set itself up, which this process would spend
+        // waiting: the sweep of killed runs' cgroups is done then.
+        || applied.sweep_killed(),
     );
     drop(spawner_end);
     // Nothing of the sandbox runs past this point; the kernel's teardown of its

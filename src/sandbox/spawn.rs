@@ -94,7 +94,9 @@ pub struct Ended {
     pub namespace: Option<std::fs::File>,
 }
 
-/// Starts bwrap with `argv` for `spec` and waits for it to end.
+/// Starts bwrap with `argv` for `spec`, does `meanwhile` while the sandbox starts, and
+/// waits for it to end.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     spec: &SandboxSpec,
     argv: &[OsString],
@@ -103,6 +105,7 @@ pub fn run(
     limits: &Applied,
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
+    meanwhile: impl FnOnce(),
 ) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
     // bwrap keeps the network namespace in the proxy mode (`--share-net`, see bwrap.rs):
@@ -172,6 +175,7 @@ pub fn run(
     // Like system(3): while the sandbox runs, Ctrl-C is for it (bwrap ends and takes the
     // sandbox with it); we stay to import and record what happened.
     let _guard = IgnoreInterrupts::new();
+    meanwhile();
     let status = child.wait().map_err(SpawnError::Wait)?;
     Ok(Ended { status, namespace })
 }
