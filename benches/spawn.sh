@@ -2,6 +2,7 @@
 # Sandbox start-up: median wall time of `git loop run -q ID -- true` against raw `bwrap`
 # with the same namespaces and binds (the argv `git loop run --print-argv` prints, minus
 # the seccomp descriptors only git-loop can hand over), as a ratio (goal: at most 1.5x).
+# Then the same once sandbox-home-skel/ holds a dotfile, which makes $HOME an overlay.
 # Also the resident memory of the supervising git-loop while a command runs (goal: under
 # 16 MiB).
 #
@@ -35,6 +36,21 @@ done
 l=$(printf '%s\n' "${loop_t[@]}" | median)
 r=$(printf '%s\n' "${raw_t[@]}" | median)
 
+# The same with dotfiles in sandbox-home-skel/, where $HOME is an overlay git-loop mounts
+# in a namespace of its own (a fresh loop, so its own $HOME starts as an empty layer).
+echo 'export EDITOR=vi' >"$GIT_LOOP_HOME/sandbox-home-skel/.profile"
+id2=$(cd "$tmp/repo" && "$bin" new -q bench-skel)
+raw2=$("$bin" run "$id2" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
+for _ in 1 2 3; do "$bin" run -q "$id2" --net none -- true; eval "$raw2"; done
+skel_t=(); raw2_t=()
+for _ in $(seq "$runs"); do
+  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id2" --net none -- true; t1=${EPOCHREALTIME/./}000
+  eval "$raw2"; t2=${EPOCHREALTIME/./}000
+  skel_t+=($(( (t1 - t0) / 1000 ))); raw2_t+=($(( (t2 - t1) / 1000 )))
+done
+l2=$(printf '%s\n' "${skel_t[@]}" | median)
+r2=$(printf '%s\n' "${raw2_t[@]}" | median)
+
 # Resident memory of the supervising git-loop while the sandboxed command runs.
 "$bin" run -q "$id" --net none -- sleep 2 &
 sup=$!
@@ -46,5 +62,6 @@ echo "runs:                      $runs each"
 echo "raw bwrap:                 $(awk -v v="$r" 'BEGIN{printf "%.1f ms", v/1000}') (median)"
 echo "git loop run -q -- true:   $(awk -v v="$l" 'BEGIN{printf "%.1f ms", v/1000}') (median)"
 echo "ratio run/raw:             $(awk -v a="$l" -v b="$r" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 1.5x)"
+echo "with a skeleton (overlay):  $(awk -v v="$l2" 'BEGIN{printf "%.1f ms", v/1000}') against raw $(awk -v v="$r2" 'BEGIN{printf "%.1f ms", v/1000}'): $(awk -v a="$l2" -v b="$r2" 'BEGIN{printf "%.2fx", a/b}')"
 echo "supervisor resident:       $(awk -v v="$rss" 'BEGIN{printf "%.1f MiB", v/1024}') (goal: under 16 MiB)"
 echo "with a vault:              see benches/vault.sh (what a vault adds to this)"
