@@ -89,6 +89,15 @@ impl CgroupHost {
     }
 }
 
+/// The lines of /proc/self/cgroup: (controllers, path), controllers empty for v2.
+fn memberships(cgroups: &str) -> impl Iterator<Item = (&str, &str)> {
+    cgroups.lines().filter_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let _hierarchy = parts.next()?;
+        Some((parts.next()?, parts.next()?))
+    })
+}
+
 /// Where the cgroup hierarchies are mounted: the v2 one, and each v1 one with its
 /// controllers (comma-separated).
 #[derive(Debug, Default, PartialEq)]
@@ -139,11 +148,7 @@ impl Mounts {
     fn conventional_with(cgroups: &str, is_cgroup: impl Fn(&Path, bool) -> bool) -> Option<Mounts> {
         let mut mounts = Mounts::default();
         let root = Path::new("/sys/fs/cgroup");
-        for line in cgroups.lines() {
-            let mut parts = line.splitn(3, ':');
-            let (Some(_), Some(controllers)) = (parts.next(), parts.next()) else {
-                continue;
-            };
+        for (controllers, _) in memberships(cgroups) {
             if controllers.is_empty() {
                 let unified = root.join("unified");
                 mounts.v2 = if is_cgroup(root, true) {
@@ -173,12 +178,7 @@ pub fn parse(cgroups: &str, mountinfo: &str) -> CgroupHost {
 /// This process's folders in the hierarchies of `mounts`.
 fn resolve(cgroups: &str, mounts: &Mounts) -> CgroupHost {
     let mut host = CgroupHost::default();
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
+    for (controllers, path) in memberships(cgroups) {
         let rel = path.trim_start_matches('/');
         if controllers.is_empty() {
             if let Some(m) = &mounts.v2 {
@@ -219,9 +219,9 @@ pub fn apply(
     };
     if let Some(dir) = &host.v2 {
         let _making = Coordinator::share(dir);
-        if let Some(cg) = try_v2(dir, name, limits) {
+        if let Some((cg, held)) = try_v2(dir, name, limits) {
             base.parents = vec![dir.clone()];
-            base.held = hold(&[&cg]);
+            base.held = held;
             base.enforcement = Enforcement::CgroupV2;
             base.procs.push(join_file(&cg, "cgroup.procs"));
             base.dirs.push(cg);
@@ -230,9 +230,9 @@ pub fn apply(
     }
     if let (Some(pids), Some(memory)) = (&host.v1_pids, &host.v1_memory) {
         let _making = Coordinator::share(pids);
-        if let Some((p, m)) = try_v1(pids, memory, name, limits) {
+        if let Some((p, m, held)) = try_v1(pids, memory, name, limits) {
             base.parents = vec![pids.clone(), memory.clone()];
-            base.held = hold(&[&p, &m]);
+            base.held = held;
             base.enforcement = Enforcement::CgroupV1;
             // v1's `tasks` with "0" moves the writing thread alone, which the kernel does
             // without the global threadgroup lock (and its RCU grace period, ~10 ms per
@@ -362,11 +362,15 @@ fn remove_stale(dir: &Path) {
 }
 
 /// Opens and locks the run's fresh cgroup folders (under the [`Coordinator`]'s shared
-/// lock, so no sweep looks at them before).
-fn hold(dirs: &[&Path]) -> Vec<fs::File> {
+/// lock, so no sweep looks at them before). `None` if any cannot be held: a cgroup nobody
+/// holds would be taken for a dead run's.
+fn hold(dirs: &[&Path]) -> Option<Vec<fs::File>> {
     dirs.iter()
-        .filter_map(|d| fs::File::open(d).ok())
-        .filter(|f| f.try_lock().is_ok())
+        .map(|d| {
+            let f = fs::File::open(d).ok()?;
+            f.try_lock().ok()?;
+            Some(f)
+        })
         .collect()
 }
 
@@ -375,7 +379,7 @@ fn join_file(dir: &Path, name: &str) -> CString {
         .expect("no NUL in cgroup paths")
 }
 
-fn try_v2(parent: &Path, name: &str, limits: &Limits) -> Option<PathBuf> {
+fn try_v2(parent: &Path, name: &str, limits: &Limits) -> Option<(PathBuf, Vec<fs::File>)> {
     let controllers = fs::read_to_string(parent.join("cgroup.controllers")).ok()?;
     if !(controllers.split_whitespace().any(|c| c == "pids")
         && controllers.split_whitespace().any(|c| c == "memory"))
@@ -386,9 +390,10 @@ fn try_v2(parent: &Path, name: &str, limits: &Limits) -> Option<PathBuf> {
     fs::create_dir(&dir).ok()?;
     let ok = fs::write(dir.join("pids.max"), limits.pids.to_string()).is_ok()
         && fs::write(dir.join("memory.max"), limits.memory_bytes.to_string()).is_ok();
-    if ok {
+    let held = if ok { hold(&[&dir]) } else { None };
+    if let Some(held) = held {
         let _ = fs::write(dir.join("memory.swap.max"), "0");
-        Some(dir)
+        Some((dir, held))
     } else {
         let _ = fs::remove_dir(&dir);
         None
@@ -400,7 +405,7 @@ fn try_v1(
     mem_parent: &Path,
     name: &str,
     limits: &Limits,
-) -> Option<(PathBuf, PathBuf)> {
+) -> Option<(PathBuf, PathBuf, Vec<fs::File>)> {
     let p = pids_parent.join(name);
     let m = mem_parent.join(name);
     let made_p = fs::create_dir(&p).is_ok();
@@ -412,13 +417,14 @@ fn try_v1(
             limits.memory_bytes.to_string(),
         )
         .is_ok();
-    if ok {
+    let held = if ok { hold(&[&p, &m]) } else { None };
+    if let Some(held) = held {
         // Swap would let a memory bomb outgrow the cap; absent without swap accounting.
         let _ = fs::write(
             m.join("memory.memsw.limit_in_bytes"),
             limits.memory_bytes.to_string(),
         );
-        Some((p, m))
+        Some((p, m, held))
     } else {
         let _ = fs::remove_dir(&p);
         let _ = fs::remove_dir(&m);
@@ -535,7 +541,7 @@ mod tests {
         );
         let dir = tmp.path().join(&name);
         fs::create_dir(&dir).unwrap();
-        let held = hold(&[&dir]);
+        let held = hold(&[&dir]).unwrap();
         assert_eq!(held.len(), 1);
         assert!(matches!(run_alive(&dir), Some((true, None))));
         drop(held);
