@@ -291,6 +291,12 @@ impl Workspace {
         self.loop_dir(id).join("home/work")
     }
 
+    /// The folder the kernel makes in `home/work` when an overlay is first mounted on the
+    /// loop's `$HOME`; it stays, which is how a `$HOME` once an overlay is told.
+    pub fn loop_home_overlay_work(&self, id: &str) -> PathBuf {
+        self.loop_home_work(id).join("work")
+    }
+
     /// The mount point of the loop's `$HOME` overlay; only ever mounted in `git-loop`'s own
     /// private mount namespace, so on the host it stays an empty folder.
     pub fn loop_home_merged(&self, id: &str) -> PathBuf {

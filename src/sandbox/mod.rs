@@ -216,7 +216,7 @@ pub fn home_needs_overlay(ws: &Workspace, id: &str) -> bool {
         Ok(mut entries) => entries.next().is_none(),
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     };
-    !skel_empty || std::fs::symlink_metadata(ws.loop_home_work(id).join("work")).is_ok()
+    !skel_empty || std::fs::symlink_metadata(ws.loop_home_overlay_work(id)).is_ok()
 }
 
 /// This very binary, which the `proxy` mode binds into the sandbox for ssh's ProxyCommand.

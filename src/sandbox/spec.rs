@@ -607,26 +607,14 @@ impl SandboxSpec {
                     if *optional {
                         mode.push_str(" (if present)");
                     }
-                    if inside == &self.home_inside && self.home.overlay {
-                        (
-                            inside.display().to_string(),
-                            format!(
-                                "overlay: {} over {}",
-                                self.home.upper.display(),
-                                self.home.lower.display()
-                            ),
-                            "rw".into(),
-                        )
-                    } else if inside == &self.home_inside {
-                        (
-                            inside.display().to_string(),
-                            format!(
-                                "{} ({} is empty)",
-                                self.home.upper.display(),
-                                self.home.lower.display()
-                            ),
-                            "rw".into(),
-                        )
+                    if inside == &self.home_inside {
+                        let (upper, lower) = (self.home.upper.display(), self.home.lower.display());
+                        let source = if self.home.overlay {
+                            format!("overlay: {upper} over {lower}")
+                        } else {
+                            format!("{upper} ({lower} is empty)")
+                        };
+                        (inside.display().to_string(), source, "rw".into())
                     } else {
                         (
                             inside.display().to_string(),
