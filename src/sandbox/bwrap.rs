@@ -221,6 +221,14 @@ mod tests {
         SandboxSpec::for_loop(&ws, &record(), &host(), &options(mode, net))
     }
 
+    /// The `--bind` (read-write) pairs of an argv.
+    fn rw_binds(argv: &[String]) -> Vec<(&str, &str)> {
+        argv.windows(3)
+            .filter(|w| w[0] == "--bind")
+            .map(|w| (w[1].as_str(), w[2].as_str()))
+            .collect()
+    }
+
     fn strings(v: Vec<OsString>) -> Vec<String> {
         v.into_iter().map(|s| s.into_string().unwrap()).collect()
     }
@@ -341,13 +349,8 @@ mod tests {
                 ..Default::default()
             },
         ));
-        let binds: Vec<(&str, &str)> = argv
-            .windows(3)
-            .filter(|w| w[0] == "--bind")
-            .map(|w| (w[1].as_str(), w[2].as_str()))
-            .collect();
         assert_eq!(
-            binds,
+            rw_binds(&argv),
             vec![("/ws/loops/fix-abc123/home/merged", "/home/alice")]
         );
         assert!(argv.windows(2).any(|w| w[0] == "--tmpfs" && w[1] == "/tmp"));
@@ -362,13 +365,8 @@ mod tests {
         };
         let s = SandboxSpec::for_loop(&ws, &record(), &host(), &opts);
         let argv = strings(argv("bwrap", &s, &Fds::default()));
-        let binds: Vec<(&str, &str)> = argv
-            .windows(3)
-            .filter(|w| w[0] == "--bind")
-            .map(|w| (w[1].as_str(), w[2].as_str()))
-            .collect();
         assert_eq!(
-            binds,
+            rw_binds(&argv),
             vec![("/ws/loops/fix-abc123/home/upper", "/home/alice")]
         );
     }

@@ -3,7 +3,12 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common::TestEnv;
+use crate::common::{Run, TestEnv};
+
+/// `git loop run -q ID -- sh -c SCRIPT`.
+fn sh(env: &TestEnv, id: &str, script: &str) -> Run {
+    env.run(["run", "-q", id, "--", "sh", "-c", script])
+}
 
 fn setup() -> (TestEnv, String) {
     let env = TestEnv::new();
@@ -108,16 +113,7 @@ fn net_proxy_has_loopback_only_with_the_two_proxy_ports_listening() {
     let (env, id) = setup();
     // The spawner made this namespace: the loopback is up (with 127.0.0.1 and ::1), no
     // other interface exists, and the only sockets are the proxy's two listeners.
-    let run = env
-        .run([
-            "run",
-            "-q",
-            &id,
-            "--",
-            "sh",
-            "-c",
-            "cat /proc/net/dev; echo TCP; cat /proc/net/tcp /proc/net/tcp6; echo UP; cat /proc/net/if_inet6",
-        ])
+    let run = sh(&env, &id, "cat /proc/net/dev; echo TCP; cat /proc/net/tcp /proc/net/tcp6; echo UP; cat /proc/net/if_inet6")
         .ok();
     let (dev, rest) = run.stdout.split_once("TCP\n").unwrap();
     assert_eq!(interfaces(dev), vec!["lo"]);
@@ -169,13 +165,11 @@ fn net_proxy_has_loopback_only_with_the_two_proxy_ports_listening() {
 #[test]
 fn home_persists_across_runs_of_a_loop_and_not_across_loops() {
     let (env, id) = setup();
-    env.run(["run", "-q", &id, "--", "sh", "-c", "echo kept > ~/.state"])
-        .ok();
+    sh(&env, &id, "echo kept > ~/.state").ok();
     env.run(["run", "-q", &id, "--", "cat", "/home/tester/.state"])
         .ok()
         .stdout_has("kept");
-    env.run(["run", "-q", &id, "--", "sh", "-c", "echo again >> ~/.state"])
-        .ok();
+    sh(&env, &id, "echo again >> ~/.state").ok();
     assert_eq!(
         fs::read_to_string(env.loop_dir(&id).join("home/upper/.state")).unwrap(),
         "kept\nagain\n"
@@ -194,17 +188,7 @@ fn home_persists_across_runs_of_a_loop_and_not_across_loops() {
         "{home}"
     );
     let other = env.new_loop(&env.root.join("app"), "other");
-    let run = env
-        .run([
-            "run",
-            "-q",
-            &other,
-            "--",
-            "sh",
-            "-c",
-            "test -e ~/.state && echo leak || echo clean",
-        ])
-        .ok();
+    let run = sh(&env, &other, "test -e ~/.state && echo leak || echo clean").ok();
     assert_eq!(run.stdout, "clean\n");
 }
 
@@ -214,17 +198,12 @@ fn home_is_an_overlay_of_the_skeleton_and_stays_one() {
     let skel = env.ws.join("sandbox-home-skel");
     fs::write(skel.join(".profile"), "from the skeleton\n").unwrap();
     fs::write(skel.join(".gone"), "deleted inside\n").unwrap();
-    let run = env
-        .run([
-            "run",
-            "-q",
-            &id,
-            "--",
-            "sh",
-            "-c",
-            "cat ~/.profile && rm ~/.gone && echo mine > ~/.state",
-        ])
-        .ok();
+    let run = sh(
+        &env,
+        &id,
+        "cat ~/.profile && rm ~/.gone && echo mine > ~/.state",
+    )
+    .ok();
     assert_eq!(run.stdout, "from the skeleton\n");
     // The skeleton is the lower layer: nothing inside changes it.
     assert_eq!(
@@ -252,17 +231,12 @@ fn home_is_an_overlay_of_the_skeleton_and_stays_one() {
     // holds the whiteout of ~/.gone, which only an overlay reads as "deleted".
     fs::remove_file(skel.join(".profile")).unwrap();
     fs::remove_file(skel.join(".gone")).unwrap();
-    let run = env
-        .run([
-            "run",
-            "-q",
-            &id,
-            "--",
-            "sh",
-            "-c",
-            "ls -A ~; test -e ~/.gone && echo visible || echo gone",
-        ])
-        .ok();
+    let run = sh(
+        &env,
+        &id,
+        "ls -A ~; test -e ~/.gone && echo visible || echo gone",
+    )
+    .ok();
     assert_eq!(run.stdout, ".state\ngone\n");
     // A loop whose $HOME never was an overlay gets its own layer bound directly.
     let other = env.new_loop(&env.root.join("app"), "other");
@@ -402,17 +376,12 @@ fn profile_limits_are_read_and_core_dumps_are_off() {
         .fails(1)
         .stderr_has("is not a size");
     fs::write(&profile, "[limits]\npids = 100\nmemory = \"512M\"\n").unwrap();
-    let run = env
-        .run([
-            "run",
-            "-q",
-            &id,
-            "--",
-            "sh",
-            "-c",
-            "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null; ulimit -c",
-        ])
-        .ok();
+    let run = sh(
+        &env,
+        &id,
+        "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null; ulimit -c",
+    )
+    .ok();
     assert!(
         run.stdout.ends_with("0\n"),
         "core dumps are off: {}",
