@@ -19,37 +19,33 @@ echo hi > "$tmp/repo/README"
 git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
 id=$(cd "$tmp/repo" && "$bin" new -q bench)
 
-# The raw baseline: the same bwrap command line, without the seccomp descriptors.
-# `--net none` throughout: this measures the sandbox itself; benches/proxy.sh measures the
-# proxy network mode. Descriptors only git-loop can hand over (the seccomp programs, the
-# sandbox's resolv.conf) are left out of the raw command line.
-raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
+# Sets $l and $r: the medians of `git loop run -q ID -- true` and of the raw baseline,
+# the same bwrap command line, alternating. `--net none` throughout: this measures the
+# sandbox itself; benches/proxy.sh measures the proxy network mode. Descriptors only
+# git-loop can hand over (the seccomp programs, the sandbox's resolv.conf) are left out of
+# the raw command line.
+measure() {
+  local id=$1 raw
+  raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
+  for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
+  local loop_t=() raw_t=() t0 t1 t2
+  for _ in $(seq "$runs"); do
+    t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id" --net none -- true; t1=${EPOCHREALTIME/./}000
+    eval "$raw"; t2=${EPOCHREALTIME/./}000
+    loop_t+=($(( (t1 - t0) / 1000 ))); raw_t+=($(( (t2 - t1) / 1000 )))
+  done
+  l=$(printf '%s\n' "${loop_t[@]}" | median)
+  r=$(printf '%s\n' "${raw_t[@]}" | median)
+}
 
-
-for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
-loop_t=(); raw_t=()
-for _ in $(seq "$runs"); do
-  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id" --net none -- true; t1=${EPOCHREALTIME/./}000
-  eval "$raw"; t2=${EPOCHREALTIME/./}000
-  loop_t+=($(( (t1 - t0) / 1000 ))); raw_t+=($(( (t2 - t1) / 1000 )))
-done
-l=$(printf '%s\n' "${loop_t[@]}" | median)
-r=$(printf '%s\n' "${raw_t[@]}" | median)
-
+measure "$id"
+l1=$l r1=$r
 # The same with dotfiles in sandbox-home-skel/, where $HOME is an overlay git-loop mounts
 # in a namespace of its own (a fresh loop, so its own $HOME starts as an empty layer).
 echo 'export EDITOR=vi' >"$GIT_LOOP_HOME/sandbox-home-skel/.profile"
-id2=$(cd "$tmp/repo" && "$bin" new -q bench-skel)
-raw2=$("$bin" run "$id2" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
-for _ in 1 2 3; do "$bin" run -q "$id2" --net none -- true; eval "$raw2"; done
-skel_t=(); raw2_t=()
-for _ in $(seq "$runs"); do
-  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id2" --net none -- true; t1=${EPOCHREALTIME/./}000
-  eval "$raw2"; t2=${EPOCHREALTIME/./}000
-  skel_t+=($(( (t1 - t0) / 1000 ))); raw2_t+=($(( (t2 - t1) / 1000 )))
-done
-l2=$(printf '%s\n' "${skel_t[@]}" | median)
-r2=$(printf '%s\n' "${raw2_t[@]}" | median)
+measure "$(cd "$tmp/repo" && "$bin" new -q bench-skel)"
+l2=$l r2=$r
+l=$l1 r=$r1
 
 # Resident memory of the supervising git-loop while the sandboxed command runs.
 "$bin" run -q "$id" --net none -- sleep 2 &
