@@ -8,6 +8,13 @@
 //! kernel then refuses without capabilities (bwrap drops them all) and `--disable-userns`.
 //! `openat2` fails with ENOSYS for the same reason (its mode is behind a pointer), so the
 //! setuid/setgid check on `openat`'s mode cannot be sidestepped.
+//!
+//! Sockets of two families fail with EAFNOSUPPORT, as on a kernel built without them:
+//! `AF_VSOCK` (one connect from the hypervisor's services, whatever the network namespace)
+//! and `AF_NETLINK` (the kernel's configuration interfaces, audit, uevents). Tools that
+//! list or change interfaces over netlink (`ip`, `ss`, `getifaddrs`, Node's
+//! `os.networkInterfaces()`) report an error inside; name resolution and connections do
+//! not use it.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -91,7 +98,13 @@ pub fn fds() -> Result<Vec<OwnedFd>, SeccompError> {
     Ok(out)
 }
 
-/// The deny program and the clone3 program.
+/// Socket families refused inside, with the errno a kernel without them gives.
+pub const DENIED_SOCKET_FAMILIES: [(&str, i32); 2] = [
+    ("AF_NETLINK", libc::AF_NETLINK),
+    ("AF_VSOCK", libc::AF_VSOCK),
+];
+
+/// The deny program, the clone3 program and the socket-family program.
 pub fn programs() -> Result<Vec<BpfProgram>, SeccompError> {
     let arch = target_arch()?;
     let build = |nrs: Vec<i64>, errno: i32| -> Result<BpfProgram, SeccompError> {
@@ -163,7 +176,45 @@ pub fn programs() -> Result<Vec<BpfProgram>, SeccompError> {
     Ok(vec![
         deny,
         build(vec![libc::SYS_clone3, libc::SYS_openat2], libc::ENOSYS)?,
+        socket_families(arch)?,
     ])
+}
+
+/// `socket(2)` and `socketpair(2)` with a family of [`DENIED_SOCKET_FAMILIES`] fail with
+/// EAFNOSUPPORT; every other family is left to the namespaces.
+fn socket_families(arch: TargetArch) -> Result<BpfProgram, SeccompError> {
+    fn err(e: impl std::fmt::Display) -> SeccompError {
+        SeccompError::Build(e.to_string())
+    }
+    let rules = || -> Result<Vec<SeccompRule>, SeccompError> {
+        DENIED_SOCKET_FAMILIES
+            .iter()
+            .map(|(_, family)| {
+                let cond = SeccompCondition::new(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Eq,
+                    *family as u64,
+                )
+                .map_err(err)?;
+                SeccompRule::new(vec![cond]).map_err(err)
+            })
+            .collect()
+    };
+    let filter = SeccompFilter::new(
+        [
+            (libc::SYS_socket, rules()?),
+            (libc::SYS_socketpair, rules()?),
+        ]
+        .into(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EAFNOSUPPORT as u32),
+        arch,
+    )
+    .map_err(err)?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| SeccompError::Build(e.to_string()))
 }
 
 fn to_memfd(prog: &BpfProgram) -> Result<OwnedFd, SeccompError> {

@@ -1567,6 +1567,71 @@ int main(void) {
     }
 }
 
+/// Sockets that reach past the namespaces: `AF_VSOCK` talks to the hypervisor's services
+/// whatever the network namespace, `AF_NETLINK` to the kernel's configuration interfaces.
+/// Both are refused with EAFNOSUPPORT in every network mode; the families work leaves
+/// alone (unix, IPv4, IPv6) still do, in the same sandbox.
+#[test]
+fn vsock_and_netlink_sockets_cannot_be_made() {
+    let (env, id) = setup();
+    let code = r#"
+import errno, socket, sys
+def attempt(label, family, kind, proto=0):
+    try:
+        s = socket.socket(family, kind, proto)
+        s.close()
+        print("SOCKET %s: made" % label)
+    except OSError as e:
+        print("SOCKET %s: refused %s" % (label, errno.errorcode.get(e.errno, e.errno)))
+attempt("vsock-stream", socket.AF_VSOCK, socket.SOCK_STREAM)
+attempt("vsock-dgram", socket.AF_VSOCK, socket.SOCK_DGRAM)
+attempt("netlink-route", socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+attempt("netlink-audit", socket.AF_NETLINK, socket.SOCK_RAW, 9)
+attempt("netlink-uevent", socket.AF_NETLINK, socket.SOCK_DGRAM, 15)
+try:
+    socket.socketpair(socket.AF_NETLINK, socket.SOCK_RAW)
+    print("SOCKET netlink-pair: made")
+except OSError as e:
+    print("SOCKET netlink-pair: refused %s" % errno.errorcode.get(e.errno, e.errno))
+attempt("unix", socket.AF_UNIX, socket.SOCK_STREAM)
+attempt("inet", socket.AF_INET, socket.SOCK_STREAM)
+attempt("inet6", socket.AF_INET6, socket.SOCK_DGRAM)
+"#;
+    // The attack's power: on the host, outside any sandbox, the same calls make netlink
+    // sockets (and vsock ones where the kernel has the family).
+    let host = std::process::Command::new("python3")
+        .args(["-c", code])
+        .output()
+        .unwrap();
+    let host = String::from_utf8_lossy(&host.stdout).into_owned();
+    assert!(
+        host.contains("SOCKET netlink-route: made"),
+        "the host itself cannot make a netlink socket, so the test proves nothing:\n{host}"
+    );
+    for net in ["none", "proxy", "host"] {
+        let run = env.run(["run", "--net", net, &id, "--", "python3", "-c", code]);
+        assert_eq!(run.code, 0, "{net}: {}\n{}", run.stdout, run.stderr);
+        for label in [
+            "vsock-stream",
+            "vsock-dgram",
+            "netlink-route",
+            "netlink-audit",
+            "netlink-uevent",
+        ] {
+            run.stdout_has(&format!("SOCKET {label}: refused EAFNOSUPPORT\n"));
+        }
+        // socketpair knows only unix sockets: refused before or by the filter.
+        assert!(
+            run.stdout.contains("SOCKET netlink-pair: refused"),
+            "{net}: {}",
+            run.stdout
+        );
+        for label in ["unix", "inet", "inet6"] {
+            run.stdout_has(&format!("SOCKET {label}: made\n"));
+        }
+    }
+}
+
 /// With `--net host` the sandbox shares the host's network namespace, and abstract unix
 /// sockets (X11's `@/tmp/.X11-unix/X0`, D-Bus, container shims) belong to it: reachable
 /// unless something else scopes them. ATTACKS 14b: no host unix socket, in any mode.
