@@ -71,6 +71,27 @@ impl Lock {
         Ok(lock)
     }
 
+    /// Waits for a shared hold on the lock: many shared holders at once, none while
+    /// someone holds it exclusively ([`Lock::try_acquire`]).
+    pub fn acquire_shared(path: &Path) -> Result<Lock> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .context(|| format!("cannot open lock {}", path.display()))?;
+        file.lock_shared()
+            .context(|| format!("cannot lock {}", path.display()))?;
+        Ok(Lock {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
     /// Takes the lock only if nobody holds it (a lock file that does not exist yet is
     /// held by nobody: it is created). `Ok(None)` means another process holds it.
     pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {

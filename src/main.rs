@@ -15,6 +15,8 @@ use git_loop::ui::{Ui, BOLD, RED, RESET, YELLOW};
 pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: setting a disposition has no memory effects.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // A run must end with whatever started it, even one that dies during our start-up.
+    git_loop::sandbox::spawn::remember_parent();
     // std::env::args works without the runtime start: on glibc it captures the arguments
     // itself, from .init_array.
     let code = std::panic::catch_unwind(run).unwrap_or(101);

@@ -332,6 +332,14 @@ impl Workspace {
             .join(format!("autocommit-{id}-{role}.pending"))
     }
 
+    /// Held shared by every live run of loop `id` (`run`, `shell`, `agent`, and the
+    /// sandboxed commits of `autocommit`): whoever takes it exclusively knows that no
+    /// process of that loop's sandbox is alive, so git's lock files in the loop's
+    /// repositories have no owner left.
+    pub fn loop_run_lock(&self, id: &str) -> PathBuf {
+        self.locks_dir().join(format!("run-{id}.lock"))
+    }
+
     pub fn workspace_lock(&self) -> PathBuf {
         self.locks_dir().join("workspace.lock")
     }

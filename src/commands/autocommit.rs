@@ -38,7 +38,7 @@ fn busy(git_dir: &Path) -> Option<&'static str> {
         ("REVERT_HEAD", "a revert is in progress"),
         (
             "index.lock",
-            "index.lock exists (a git command is running, or was killed)",
+            "index.lock exists (a git command of a live run of the loop holds it)",
         ),
     ];
     checks
@@ -130,25 +130,42 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
             }
         }
     }
-    Ok(if failures == 0 { 0 } else { 1 })
+    if failures > 0 {
+        // Never a quiet success: cron's log keeps this line, and the exit status tells.
+        return Err(Error::failure(format!(
+            "{failures} loop{} could not be committed",
+            if failures == 1 { "" } else { "s" }
+        ))
+        .hint("the warnings above say why for each; the rest was committed"));
+    }
+    Ok(0)
 }
 
 fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     loops::check_repo(ws, rec)?;
+    // A git lock file that no live run of the loop can own is a leftover of a killed git
+    // (a run or an earlier autocommit killed mid-commit): removed, and said so.
+    if let Some(stale) = loops::stale_git_locks(ws, rec)? {
+        for (path, e) in stale.remove() {
+            ui.warn(format!("cannot remove the stale {}: {e}", path.display()))?;
+        }
+        for path in &stale.files {
+            ui.status(format!(
+                "{}: removed the stale {} (no run of the loop is alive to own it)",
+                rec.id,
+                path.display()
+            ))?;
+        }
+    }
+    let mut skipped = Vec::new();
     for pair in loops::repo_pairs(ws, rec) {
         let git_dir = pair.clone_git_dir();
         if !git_dir.is_dir() {
             continue;
         }
-        // A commit of ours that was killed left its index.lock: ours to remove (we hold
-        // the workspace lock, so no other autocommit is running).
-        let journal = ws.autocommit_journal(&rec.id, pair.role);
-        if journal.exists() {
-            let _ = std::fs::remove_file(git_dir.join("index.lock"));
-            let _ = std::fs::remove_file(&journal);
-        }
         if let Some(why) = busy(&git_dir) {
-            ui.status(format!("{} {}: skipped, {why}", rec.id, pair.role))?;
+            ui.warn(format!("{} {}: not committed, {why}", rec.id, pair.role))?;
+            skipped.push(pair.role);
             continue;
         }
         let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
@@ -180,7 +197,6 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         let script = "d=$1; m=$2; shift 2; \
                       git -C \"$d\" add -A -- \"$@\" && \
                       git -C \"$d\" -c user.name='git loop' -c user.email=git-loop@localhost commit -q -m \"$m\" -- \"$@\"";
-        fsutil::write_atomic(&journal, b"")?;
         let status = Command::new(std::env::current_exe()?)
             .args([
                 "run",
@@ -200,7 +216,6 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .status()?;
-        let _ = std::fs::remove_file(&journal);
         if !status.success() {
             return Err(Error::failure(format!(
                 "the commit in the {} repository failed (exit {})",
@@ -220,6 +235,17 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     // Imported whether or not anything was committed now: the agent may have committed
     // itself since the last import.
     loops::import(ws, rec)?;
+    if !skipped.is_empty() {
+        return Err(Error::failure(format!(
+            "the {} repository of loop {} was not committed",
+            skipped.join(" and "),
+            rec.id
+        ))
+        .hint(format!(
+            "finish or abort what is in progress with `git loop shell {}`",
+            rec.id
+        )));
+    }
     Ok(())
 }
 

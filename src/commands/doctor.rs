@@ -77,6 +77,7 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
         check_loops(&ws, &mut findings)?;
         check_leftovers(&ws, args.fix, &mut findings)?;
         check_locks(&ws, args.fix, &mut findings);
+        check_loop_locks(&ws, args.fix, &mut findings);
         check_interrupted(&ws, args.fix, &mut findings);
     }
     check_sandbox(&mut findings);
@@ -290,6 +291,42 @@ fn check_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
                         lock.display()
                     )),
                 ));
+            }
+        }
+    }
+}
+
+/// git's lock files in the loops' own repositories, judged by their owner: while no run
+/// of a loop is alive (its run lock is free), no git can hold them, whatever their age.
+fn check_loop_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
+    for id in ws.loop_ids().unwrap_or_default() {
+        let Ok(rec) = loops::load(ws, &id) else {
+            continue;
+        };
+        let Ok(Some(stale)) = loops::stale_git_locks(ws, &rec) else {
+            continue;
+        };
+        let failed = if fix { stale.remove() } else { Vec::new() };
+        for lock in &stale.files {
+            match failed.iter().find(|(p, _)| p == lock) {
+                None if fix => out.push(finding(
+                    "locks",
+                    Level::Fixed,
+                    format!("removed stale {} (no run of loop {id} is alive)", lock.display()),
+                    None,
+                )),
+                found => out.push(finding(
+                    "locks",
+                    Level::Problem,
+                    match found {
+                        Some((_, e)) => format!("cannot remove stale {}: {e}", lock.display()),
+                        None => format!(
+                            "stale git lock file {} (no run of loop {id} is alive to hold it); until it goes, commits in that repository fail and autocommit skips it",
+                            lock.display()
+                        ),
+                    },
+                    Some("git loop doctor --fix".into()),
+                )),
             }
         }
     }

@@ -50,7 +50,15 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                         .join(" "))
                     .unwrap_or_default()
             ),
-            "exit" => format!("code {} after {} ms", s(e, "code"), s(e, "duration_ms")),
+            "exit" => match e.get("signal") {
+                Some(_) => format!(
+                    "code {} after {} ms (ended by SIG{} to git-loop)",
+                    s(e, "code"),
+                    s(e, "duration_ms"),
+                    s(e, "signal")
+                ),
+                None => format!("code {} after {} ms", s(e, "code"), s(e, "duration_ms")),
+            },
             "violation" => format!(
                 "{} {} refused: {}",
                 s(e, "action"),

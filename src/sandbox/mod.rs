@@ -347,6 +347,9 @@ pub fn run(
     };
     let inputs = probe::Inputs::read();
     let backend = select_backend(requested, &probe::quick(&inputs))?;
+    // Held for the whole run: the git lock files in the loop's repositories are this
+    // run's to own while it lives (see `loops::stale_git_locks`).
+    let _run_lock = crate::fsutil::Lock::acquire_shared(&ws.loop_run_lock(&rec.id))?;
     // The vault is decrypted in memory; its files go to bwrap by descriptor, its variables
     // by environment (see spawn.rs), and neither is written anywhere.
     let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
@@ -516,7 +519,7 @@ pub fn run(
     // Letting the spawner's mount namespace go now tears it down alongside the sandbox's.
     let result = result.map(|ended| {
         drop(ended.namespace);
-        ended.status
+        (ended.status, ended.signal)
     });
     drop(delivery);
     let refused = proxy.map(|p| p.stop().refusals.load(std::sync::atomic::Ordering::Relaxed));
@@ -529,10 +532,13 @@ pub fn run(
                 rec.id
             ))?;
         }
-        let status = result.map_err(|e| {
+        let (status, signal) = result.map_err(|e| {
             Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
         })?;
-        finish(ui, ws, rec, status, started, "bwrap")
+        if let Some(sig) = signal {
+            ui.status(format!("git-loop: SIG{} ended the run", signal_name(sig)))?;
+        }
+        finish(ui, ws, rec, status, signal, started, "bwrap")
     })();
     applied.cleanup();
     outcome
@@ -552,19 +558,21 @@ fn finish(
     ws: &Workspace,
     rec: &LoopRecord,
     status: std::process::ExitStatus,
+    signal: Option<i32>,
     started: Instant,
     backend: &str,
 ) -> Result<u8> {
-    let code = match (status.code(), status.signal()) {
-        (Some(c), _) => c.clamp(0, 255) as u8,
-        (None, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
+    // A signal to git-loop that ended the run is the run's end, as for a shell's child.
+    let code = match (signal, status.code(), status.signal()) {
+        (Some(sig), _, _) | (None, None, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
+        (None, Some(c), _) => c.clamp(0, 255) as u8,
         _ => 1,
     };
-    let _ = events::append(
-        &ws.loop_events(&rec.id),
-        "exit",
-        json!({"backend": backend, "code": code, "duration_ms": started.elapsed().as_millis() as u64}),
-    );
+    let mut exit = json!({"backend": backend, "code": code, "duration_ms": started.elapsed().as_millis() as u64});
+    if let Some(sig) = signal {
+        exit["signal"] = json!(signal_name(sig));
+    }
+    let _ = events::append(&ws.loop_events(&rec.id), "exit", exit);
     // Grants for one run are spent. (No workspace lock: `autocommit` holds it while its
     // sandboxed commits run, and the record is replaced atomically.)
     if rec.grants.iter().any(|g| g.once) {
@@ -582,6 +590,13 @@ fn finish(
         }
     }
     Ok(code)
+}
+
+/// `TERM` for SIGTERM and so on, as `kill -l` names them.
+pub fn signal_name(sig: i32) -> String {
+    nix::sys::signal::Signal::try_from(sig)
+        .map(|s| s.as_str().trim_start_matches("SIG").to_string())
+        .unwrap_or_else(|_| sig.to_string())
 }
 
 /// `--backend none`: the loop's folders and a sanitized environment, no isolation.
@@ -652,5 +667,5 @@ fn run_on_host(
                 .with_source(e)
                 .hint("check the command's name and that it is installed")
         })?;
-    finish(ui, ws, rec, status, started, "none")
+    finish(ui, ws, rec, status, None, started, "none")
 }

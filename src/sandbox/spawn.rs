@@ -27,6 +27,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::limits::Applied;
 use super::spec::SandboxSpec;
@@ -92,6 +93,8 @@ pub struct Ended {
     /// this once the sandbox is killed runs it alongside the teardown of the sandbox's own
     /// namespaces, which `run` waits for anyway.
     pub namespace: Option<std::fs::File>,
+    /// The signal sent to `git-loop` that ended the run (see [`EndOnSignals`]).
+    pub signal: Option<i32>,
 }
 
 /// Starts bwrap with `argv` for `spec`, does `meanwhile` while the sandbox starts, and
@@ -163,21 +166,24 @@ pub fn run(
         cmd.pre_exec(move || child_setup(&plan));
     }
     let own_mounts = spec.home.overlay;
+    let signals = EndOnSignals::install();
     let mut child = cmd
         .spawn()
         .map_err(|source| SpawnError::Start { bwrap, source })?;
+    signals.watch(child.id());
     // bwrap has exec'd in the child's namespaces and takes milliseconds to set the
     // sandbox up: taking the hold now costs the run nothing. A bwrap already gone leaves
     // none, and the teardown happens as it always would.
     let namespace = own_mounts
         .then(|| std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok())
         .flatten();
-    // Like system(3): while the sandbox runs, Ctrl-C is for it (bwrap ends and takes the
-    // sandbox with it); we stay to import and record what happened.
-    let _guard = IgnoreInterrupts::new();
     meanwhile();
     let status = child.wait().map_err(SpawnError::Wait)?;
-    Ok(Ended { status, namespace })
+    Ok(Ended {
+        status,
+        namespace,
+        signal: signals.ended_by(),
+    })
 }
 
 fn relative_to(target: &Path, from: &Path, root: &Path) -> String {
@@ -432,30 +438,116 @@ fn scope_with_landlock() {
     }
 }
 
-/// Ignores SIGINT and SIGQUIT in this process while alive.
-struct IgnoreInterrupts {
-    old_int: libc::sighandler_t,
-    old_quit: libc::sighandler_t,
+/// The parent this process started under (see [`remember_parent`]); 0 if not noted.
+static STARTED_UNDER: AtomicI32 = AtomicI32::new(0);
+
+/// Notes the parent process at start: a parent that dies before a run arms
+/// `PR_SET_PDEATHSIG` is then still noticed (the process has been re-parented by then).
+pub fn remember_parent() {
+    // SAFETY: getppid cannot fail.
+    STARTED_UNDER.store(unsafe { libc::getppid() }, Ordering::Relaxed);
 }
 
-impl IgnoreInterrupts {
-    fn new() -> Self {
-        // SAFETY: installing SIG_IGN has no memory effects.
+/// The run's bwrap, for the signal handler; 0 before it starts.
+static SANDBOX_PID: AtomicI32 = AtomicI32::new(0);
+/// The signal that ended the run, 0 while none did.
+static ENDED_BY: AtomicI32 = AtomicI32::new(0);
+
+/// The signals that end a run when they are sent to `git-loop` itself.
+const ENDING_SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
+
+/// While a sandbox runs, a signal to `git-loop` ends the sandbox, and `git-loop` stays to
+/// import and record what happened: TERM and HUP always (HUP is also what the kernel sends
+/// when whatever started `git-loop` dies, through `PR_SET_PDEATHSIG`: a `git` front-end
+/// killed with SIGKILL takes the run with it), INT and QUIT when someone sent them to
+/// this process. INT and QUIT from the terminal (Ctrl-C) are for the program in the
+/// sandbox, as with system(3): the terminal sends them to the whole foreground process
+/// group, the sandbox's processes included, or to a shell inside that runs its own job
+/// control.
+struct EndOnSignals {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+extern "C" fn end_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler.
+    let code = unsafe { (*info).si_code };
+    if matches!(sig, libc::SIGINT | libc::SIGQUIT) && code == libc::SI_KERNEL {
+        return;
+    }
+    let _ = ENDED_BY.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    let pid = SANDBOX_PID.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe. bwrap's death ends the sandbox (its pid 1
+        // has bwrap as its parent-death signal's parent, and the pid namespace goes with it).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+impl EndOnSignals {
+    fn install() -> Self {
+        let mut old = Vec::new();
+        // SAFETY: installing a handler that only touches atomics and calls kill(2); the
+        // previous dispositions are kept to be restored.
         unsafe {
-            IgnoreInterrupts {
-                old_int: libc::signal(libc::SIGINT, libc::SIG_IGN),
-                old_quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = end_on_signal as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            for sig in ENDING_SIGNALS {
+                let mut previous: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &action, &mut previous) == 0 {
+                    old.push((sig, previous));
+                }
             }
+            // Whatever started this process dying must end the run: checked after the
+            // prctl, so a parent that died just before is not missed.
+            let parent = match STARTED_UNDER.load(Ordering::Relaxed) {
+                0 => libc::getppid(),
+                noted => noted,
+            };
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGHUP as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            if libc::getppid() != parent {
+                let _ =
+                    ENDED_BY.compare_exchange(0, libc::SIGHUP, Ordering::SeqCst, Ordering::SeqCst);
+            }
+        }
+        EndOnSignals { old }
+    }
+
+    /// Hands the sandbox's pid to the handler; a signal that came before is acted on now.
+    fn watch(&self, pid: u32) {
+        SANDBOX_PID.store(pid as i32, Ordering::SeqCst);
+        if ENDED_BY.load(Ordering::SeqCst) != 0 {
+            // SAFETY: a plain system call.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+
+    /// The signal that ended the run, if one did.
+    fn ended_by(&self) -> Option<i32> {
+        match ENDED_BY.load(Ordering::SeqCst) {
+            0 => None,
+            sig => Some(sig),
         }
     }
 }
 
-impl Drop for IgnoreInterrupts {
+impl Drop for EndOnSignals {
     fn drop(&mut self) {
-        // SAFETY: restores the handlers saved in new().
+        SANDBOX_PID.store(0, Ordering::SeqCst);
+        // SAFETY: restores the dispositions saved in install(); the import and the event
+        // that follow the run are not cut short by a parent that dies now.
         unsafe {
-            libc::signal(libc::SIGINT, self.old_int);
-            libc::signal(libc::SIGQUIT, self.old_quit);
+            libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0);
+            for (sig, previous) in &self.old {
+                libc::sigaction(*sig, previous, std::ptr::null_mut());
+            }
         }
     }
 }

@@ -116,6 +116,15 @@ fn host_procs_with(needles: &[String]) -> Vec<(u32, String)> {
         .collect()
 }
 
+/// Host processes whose command line starts with `marker` (a process inside named with
+/// `exec -a`, not the git-loop or bwrap whose arguments mention it).
+fn host_procs_named(marker: &str) -> Vec<(u32, String)> {
+    host_cmdlines()
+        .into_iter()
+        .filter(|(_, c)| c.starts_with(marker))
+        .collect()
+}
+
 /// Numeric entries of the host's /proc.
 fn host_pid_count() -> usize {
     fs::read_dir("/proc")
@@ -1933,6 +1942,137 @@ exec bash -c "exec -a ${{M}}C-{n} sleep 300""#
         Vec::<PathBuf>::new(),
         "cgroups of the killed run are left on the host"
     );
+}
+
+/// The events of a loop, parsed.
+fn loop_events(env: &TestEnv, id: &str) -> Vec<serde_json::Value> {
+    fs::read_to_string(env.loop_dir(id).join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// ATTACKS 34: whatever started the run dying (SIGKILL to the `git` front-end, as an
+/// editor or a supervising script sends) ends the sandbox: git-loop notices its parent
+/// is gone, kills the sandbox, imports and records the end.
+#[test]
+fn killing_the_git_front_end_ends_the_sandbox() {
+    let (env, id) = setup();
+    let _sweep = SweepCgroups(format!("git-loop-{id}-"));
+    let n = nonce();
+    let marker = format!("glkfront-{n}");
+    // `git loop` finds git-loop on PATH, as for a user.
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let git_loop = |args: &[&str]| {
+        let mut cmd = Command::new("git");
+        cmd.env_clear()
+            .envs(env.envs())
+            .env("PATH", &path)
+            .current_dir(&env.root)
+            .arg("loop")
+            .args(args);
+        cmd
+    };
+    // Positive twin: through the front-end, a run works and returns its code.
+    let twin = git_loop(&["run", &id, "--", "sh", "-c", "echo via-git; exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(twin.status.code(), Some(7), "{twin:?}");
+    assert!(String::from_utf8_lossy(&twin.stdout).contains("via-git"));
+
+    let script = format!(
+        "echo x > {f}; bash -c 'exec -a {marker} sleep 300' & exec bash -c 'exec -a {marker}b sleep 300'",
+        f = "committed-before-the-kill.txt"
+    );
+    let mut live = Live::spawn(
+        git_loop(&["run", &id, "--", "sh", "-c", &script]),
+        &env.root,
+        "front",
+    );
+    let up = wait_until(Duration::from_secs(60), || {
+        host_procs_named(&marker).len() >= 2 || !live.running()
+    });
+    assert!(
+        up && live.running(),
+        "the sandbox never started: {:?}",
+        live.output()
+    );
+    let git_loop_pids: Vec<u32> = host_cmdlines()
+        .into_iter()
+        .filter(|(_, c)| c.contains("git-loop") && c.contains(&id) && c.contains("run"))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(!git_loop_pids.is_empty(), "no git-loop process under git");
+    // The front-end is `live.child`: SIGKILL it, as a supervisor would.
+    live.child.kill().unwrap();
+    live.child.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(15), || host_procs_named(&marker)
+            .is_empty()),
+        "the sandbox outlived its git front-end: {:?}",
+        host_procs_named(&marker)
+    );
+    assert!(
+        wait_until(Duration::from_secs(15), || git_loop_pids
+            .iter()
+            .all(|p| !Path::new(&format!("/proc/{p}")).exists())),
+        "git-loop outlived its git front-end"
+    );
+    // It recorded the end, with the signal that ended it.
+    let events = loop_events(&env, &id);
+    let last = events.last().unwrap();
+    assert_eq!(last["kind"], "exit", "{events:?}");
+    assert_eq!(last["signal"], "HUP", "{last}");
+    assert_eq!(last["code"], 129, "{last}");
+}
+
+/// A TERM, HUP or INT sent to git-loop during a run ends the sandbox and writes the exit
+/// event with the signal; the run exits with 128 + the signal.
+#[test]
+fn a_signal_to_git_loop_ends_the_run_and_is_recorded() {
+    let (env, id) = setup();
+    let _sweep = SweepCgroups(format!("git-loop-{id}-"));
+    for (sig, name, number) in [
+        (libc::SIGTERM, "TERM", 15),
+        (libc::SIGHUP, "HUP", 1),
+        (libc::SIGINT, "INT", 2),
+    ] {
+        let marker = format!("glksig{name}-{}", nonce());
+        let script = format!("exec bash -c 'exec -a {marker} sleep 300'");
+        let mut live = Live::spawn(run_cmd(&env, &id, &script), &env.root, name);
+        let up = wait_until(Duration::from_secs(60), || {
+            !host_procs_named(&marker).is_empty() || !live.running()
+        });
+        assert!(
+            up && live.running(),
+            "{name}: never started: {:?}",
+            live.output()
+        );
+        // SAFETY: a plain kill of our own child.
+        unsafe { libc::kill(live.pid() as i32, sig) };
+        let run = live.finish(Duration::from_secs(30));
+        assert_eq!(run.code, 128 + number, "{name}: {run:?}");
+        run.stderr_has(&format!("git-loop: SIG{name} ended the run"));
+        assert!(
+            wait_until(Duration::from_secs(10), || host_procs_named(&marker)
+                .is_empty()),
+            "{name}: the sandbox outlived the run"
+        );
+        let events = loop_events(&env, &id);
+        let last = events.last().unwrap();
+        assert_eq!(last["kind"], "exit", "{name}: {events:?}");
+        assert_eq!(last["signal"], name, "{last}");
+    }
+    // `git loop log` says how the run ended.
+    env.run(["log", &id])
+        .ok()
+        .stdout_has("(ended by SIGINT to git-loop)");
 }
 
 /// Positive twin of 18: a run's clean-up of killed runs' cgroups never takes a live run

@@ -291,10 +291,14 @@ fn autocommit_commits_inside_skips_busy_repos_and_refuses_secrets() {
     .unwrap();
     fs::write(env.ws.join("personal/tester/memory/mine.md"), "personal\n").unwrap();
 
-    let run = env.run(["autocommit", "--all"]).ok();
+    // The busy loop is a warning, and the run as a whole says it did not commit it.
+    let run = env.run(["autocommit", "--all"]).fails(1);
     run.stderr_has("not committing key.pem")
-        .stderr_has("a merge is in progress")
-        .stderr_has("personal: committed 1 path");
+        .stderr_has(&format!(
+            "{busy} code: not committed, a merge is in progress"
+        ))
+        .stderr_has("personal: committed 1 path")
+        .stderr_has("error: 1 loop could not be committed");
     let wd = env.workdir(&id);
     assert_eq!(
         env.git(&wd, ["log", "-1", "--format=%an|%s"]).trim(),
@@ -315,12 +319,90 @@ fn autocommit_commits_inside_skips_busy_repos_and_refuses_secrets() {
 
     // --publish-notes publishes what merges cleanly.
     note(&env, &busy, "busy.md", "b\n");
-    env.run(["autocommit", &id, &busy, "--publish-notes"]).ok();
+    env.run(["autocommit", &id, &busy, "--publish-notes"])
+        .fails(1);
     assert!(env.notes().join("busy.md").is_file());
     assert_eq!(
         fs::read_to_string(env.notes().join("inbox.md")).unwrap(),
         "# Inbox\n- auto\n"
     );
+}
+
+/// git's lock files in a loop's repositories belong to the loop's live runs: left by a
+/// killed git, they are removed (and said to be) once no run is alive, by autocommit and
+/// by `doctor --fix`, whatever their age; while a run lives, they are left alone.
+#[test]
+fn stale_git_locks_in_loops_are_judged_by_their_owner() {
+    let (env, repo) = setup();
+    let id = env.new_loop(&repo, "locks");
+    let wd = env.workdir(&id);
+    fs::write(wd.join("work.c"), "int w;\n").unwrap();
+    for lock in [
+        "index.lock",
+        "HEAD.lock",
+        "refs/heads/loop/next-index-4.lock",
+    ] {
+        fs::write(wd.join(".git").join(lock), "").unwrap();
+    }
+    // While a run of the loop is alive, the locks may be its own: left alone.
+    let mut live = env
+        .command()
+        .current_dir(&env.root)
+        .args([
+            "run",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            ": > .ready; i=0; while [ ! -e .go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut waited = 0;
+    while !wd.join(".ready").exists() && waited < 600 {
+        std::thread::sleep(Duration::from_millis(100));
+        waited += 1;
+    }
+    assert!(wd.join(".ready").exists(), "the run never started");
+    let fixed = env.run(["doctor", "--fix"]);
+    assert!(!fixed.stdout.contains("index.lock"), "{}", fixed.stdout);
+    env.run(["autocommit", &id])
+        .fails(1)
+        .stderr_has(&format!("{id} code: not committed, index.lock exists"));
+    assert!(wd.join(".git/index.lock").exists());
+    fs::write(wd.join(".go"), "").unwrap();
+    assert!(live.wait().unwrap().success());
+    fs::remove_file(wd.join(".ready")).unwrap();
+    fs::remove_file(wd.join(".go")).unwrap();
+
+    // No run is alive: doctor names every lock at once (no waiting for them to age)...
+    let doctor = env.run(["doctor"]);
+    assert_eq!(doctor.code, 1, "{}", doctor.stdout);
+    for lock in ["index.lock", "HEAD.lock", "next-index-4.lock"] {
+        assert!(
+            doctor
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("problem") && l.contains(lock)),
+            "{lock} not reported:\n{}",
+            doctor.stdout
+        );
+    }
+    // ...and autocommit removes them, says so, and commits.
+    let run = env.run(["autocommit", &id]).ok();
+    run.stderr_has("removed the stale")
+        .stderr_has(&format!("{id} code: committed 1 path"));
+    for lock in [
+        "index.lock",
+        "HEAD.lock",
+        "refs/heads/loop/next-index-4.lock",
+    ] {
+        assert!(!wd.join(".git").join(lock).exists(), "{lock} stayed");
+    }
+    assert_eq!(env.git(&wd, ["status", "--porcelain"]), "");
+    env.run(["doctor"]).ok().stdout_has("no problems found");
 }
 
 #[test]
