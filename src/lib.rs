@@ -6,6 +6,7 @@ pub mod agent;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod confined;
 pub mod create;
 pub mod egress;
 pub mod error;
