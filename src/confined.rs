@@ -534,9 +534,15 @@ mod tests {
         symlink(tmp.path(), t.path().join("mid")).unwrap();
         let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         assert!(t.walk(Path::new("a/b/file"), flags).is_ok());
-        assert_eq!(t.walk(Path::new("mid/secret"), flags).unwrap_err(), Errno::ENOTDIR);
+        assert_eq!(
+            t.walk(Path::new("mid/secret"), flags).unwrap_err(),
+            Errno::ENOTDIR
+        );
         symlink(tmp.path().join("secret"), t.path().join("a/last")).unwrap();
-        assert_eq!(t.walk(Path::new("a/last"), flags).unwrap_err(), Errno::ELOOP);
+        assert_eq!(
+            t.walk(Path::new("a/last"), flags).unwrap_err(),
+            Errno::ELOOP
+        );
     }
 
     #[test]

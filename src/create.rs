@@ -12,7 +12,6 @@
 //! created, so an interrupted or failed `new` leaves nothing half-made.
 
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -466,15 +465,15 @@ fn make_clone(
     fs::create_dir_all(&info).context(|| format!("cannot create {}", info.display()))?;
     fs::write(info.join("alternates"), format!("{rel_objects}\n"))
         .context(|| format!("cannot write {}", info.join("alternates").display()))?;
-    let mut config = fs::OpenOptions::new()
-        .append(true)
-        .open(git_dir.join("config"))
-        .context(|| format!("cannot open {}", git_dir.join("config").display()))?;
-    write!(
-        config,
-        "[remote \"origin\"]\n\turl = {rel_url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"{branch}\"]\n\tremote = origin\n"
-    )
-    .context(|| "cannot write the clone's config")?;
+    // The whole config is git-loop's (every run rewrites it, see `loops::clone_config`);
+    // `hooks/` stays empty and `commondir` names the clone itself; `info/` is the agent's.
+    fs::write(git_dir.join("config"), loops::clone_config(rel_url, branch))
+        .context(|| "cannot write the clone's config")?;
+    fs::write(git_dir.join("commondir"), ".\n").context(|| "cannot write the clone's commondir")?;
+    for folder in ["hooks", "info"] {
+        fs::create_dir_all(git_dir.join(folder))
+            .context(|| format!("cannot create {}", git_dir.join(folder).display()))?;
+    }
     // All refs in one packed-refs file: one write instead of a file per branch.
     let mut refs: Vec<(String, ObjectId)> = origin_branches
         .iter()

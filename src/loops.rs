@@ -293,9 +293,32 @@ pub struct RepoPair {
     /// The objects folder the clone's alternates must name, spelled the way git-loop
     /// wrote it (through `context/repos/<name>` or `context/.origins/<role>`).
     pub alternate: PathBuf,
+    /// The clone's `remote.origin.url`, relative to its worktree (see workspace.rs).
+    pub remote_url: String,
+}
+
+/// A loop clone's whole `.git/config`: git-loop's, rewritten before every run and
+/// read-only inside (DESIGN 4.0), so nothing the agent could configure (hooks path,
+/// fsmonitor, pager, filters, includes) is read by the user's own git in the loop's
+/// folder. Submodules are not entered: a gitlink and a nested repository the agent made
+/// would otherwise have the user's `git status` read the nested repository's config.
+pub fn clone_config(remote_url: &str, branch: &str) -> String {
+    format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n\tfsmonitor = false\n\
+         [remote \"origin\"]\n\turl = {remote_url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\
+         [branch \"{branch}\"]\n\tremote = origin\n\
+         [diff]\n\tignoreSubmodules = all\n\
+         [submodule]\n\trecurse = false\n\
+         [fetch]\n\trecurseSubmodules = false\n"
+    )
 }
 
 impl RepoPair {
+    /// This clone's `.git/config` (see [`clone_config`]).
+    pub fn clone_config(&self, branch: &str) -> String {
+        clone_config(&self.remote_url, branch)
+    }
+
     pub fn clone_git_dir(&self) -> PathBuf {
         self.clone.join(".git")
     }
@@ -313,6 +336,7 @@ pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
             clone: ws.loop_workdir(&rec.id),
             origin: ws.repo_link(name),
             alternate: ws.repo_link(name).join(".git/objects"),
+            remote_url: Workspace::rel_repo_from_workdir(name),
         });
     }
     pairs.push(RepoPair {
@@ -320,6 +344,7 @@ pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
         clone: ws.loop_notes(&rec.id),
         origin: ws.notes(),
         alternate: ws.loop_origin_link(&rec.id, "notes").join(".git/objects"),
+        remote_url: Workspace::rel_origin_from_context_clone("notes"),
     });
     if rec.kind == Kind::Distill {
         pairs.push(RepoPair {
@@ -329,6 +354,7 @@ pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
             alternate: ws
                 .loop_origin_link(&rec.id, "knowledge")
                 .join(".git/objects"),
+            remote_url: Workspace::rel_origin_from_context_clone("knowledge"),
         });
     }
     pairs

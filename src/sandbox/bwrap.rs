@@ -19,8 +19,9 @@ use super::spec::{Mount, NetMode, SandboxSpec};
 pub struct Fds {
     /// The compiled seccomp filters.
     pub seccomp: Vec<i32>,
-    /// Descriptors of the `RoFile` mounts, by their path inside; one that is missing
-    /// (absent or not a regular file) is left out of the view.
+    /// Descriptors of the mounts that bwrap gets by descriptor (`Confined`, `OwnFile`,
+    /// `Data`, `Secret`), by their path inside; an optional one that is absent is left out
+    /// of the view.
     pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
 }
 
@@ -67,9 +68,23 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push(inside.clone().into());
             }
         }
-        Mount::RoFile { inside, .. } | Mount::Data { inside, .. } => {
+        Mount::Data { inside, .. } => {
             if let Some(fd) = fds.files.get(inside) {
                 a.push("--ro-bind-data".into());
+                a.push(fd.to_string().into());
+                a.push(inside.clone().into());
+            }
+        }
+        Mount::Confined { inside, rw, .. } => {
+            if let Some(fd) = fds.files.get(inside) {
+                a.push(if *rw { "--bind-fd" } else { "--ro-bind-fd" }.into());
+                a.push(fd.to_string().into());
+                a.push(inside.clone().into());
+            }
+        }
+        Mount::OwnFile { inside, .. } => {
+            if let Some(fd) = fds.files.get(inside) {
+                a.push("--ro-bind-fd".into());
                 a.push(fd.to_string().into());
                 a.push(inside.clone().into());
             }
@@ -106,6 +121,10 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push("--remount-ro".into());
                 a.push(inside.clone().into());
             }
+        }
+        Mount::RemountRo { inside } => {
+            a.push("--remount-ro".into());
+            a.push(inside.clone().into());
         }
         Mount::Proc { inside } => {
             a.push("--proc".into());
@@ -235,16 +254,31 @@ mod tests {
 
     #[test]
     fn work_mode_argv_exactly() {
+        let w = "/loopat/loop/fix-abc123/workdir";
+        let n = "/loopat/context/notes";
+        let files: std::collections::BTreeMap<PathBuf, i32> = [
+            "/loopat/loop/fix-abc123/.claude/CLAUDE.md".to_string(),
+            format!("{w}/.git"),
+            format!("{w}/.git/config"),
+            format!("{w}/.git/commondir"),
+            format!("{w}/.git/hooks"),
+            format!("{n}/.git"),
+            format!("{n}/.git/config"),
+            format!("{n}/.git/commondir"),
+            format!("{n}/.git/hooks"),
+            "/loopat/context/personal/.loopat".to_string(),
+            "/loopat/loop/fix-abc123/.claude/skills".to_string(),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (PathBuf::from(p), i as i32 + 5))
+        .collect();
         let argv = strings(argv(
             "/usr/bin/bwrap",
             &spec(RunMode::Work, NetMode::None),
             &Fds {
                 seccomp: vec![3, 4],
-                files: [(
-                    PathBuf::from("/loopat/loop/fix-abc123/.claude/CLAUDE.md"),
-                    5,
-                )]
-                .into(),
+                files,
             },
         ));
         let expected: Vec<&str> = vec![
@@ -293,17 +327,22 @@ mod tests {
             "--ro-bind",
             "/ws/context/notes",
             "/loopat/context/.origins/notes",
+            // Only the origin's git folder, not its working tree.
             "--ro-bind",
-            "/ws/context/repos/app",
-            "/loopat/context/repos/app",
+            "/ws/context/repos/app/.git",
+            "/loopat/context/repos/app/.git",
             "--bind",
             "/ws/personal/alice",
             "/loopat/context/personal",
-            "--ro-bind",
-            "/ws/personal/alice/.git",
+            // The personal history hidden; the personal config read-only, by descriptor.
+            "--size",
+            "4096",
+            "--tmpfs",
             "/loopat/context/personal/.git",
-            "--ro-bind",
-            "/ws/personal/alice/.loopat",
+            "--remount-ro",
+            "/loopat/context/personal/.git",
+            "--ro-bind-fd",
+            "14",
             "/loopat/context/personal/.loopat",
             "--size",
             "4096",
@@ -314,18 +353,46 @@ mod tests {
             "--bind",
             "/ws/loops/fix-abc123/workdir",
             "/loopat/loop/fix-abc123/workdir",
+            // Each of the loop's repositories: its git folder pinned, its config,
+            // commondir and hooks git-loop's and read-only.
+            "--bind-fd",
+            "6",
+            "/loopat/loop/fix-abc123/workdir/.git",
+            "--ro-bind-fd",
+            "7",
+            "/loopat/loop/fix-abc123/workdir/.git/config",
+            "--ro-bind-fd",
+            "8",
+            "/loopat/loop/fix-abc123/workdir/.git/commondir",
+            "--ro-bind-fd",
+            "9",
+            "/loopat/loop/fix-abc123/workdir/.git/hooks",
+            "--bind-fd",
+            "10",
+            "/loopat/context/notes/.git",
+            "--ro-bind-fd",
+            "11",
+            "/loopat/context/notes/.git/config",
+            "--ro-bind-fd",
+            "12",
+            "/loopat/context/notes/.git/commondir",
+            "--ro-bind-fd",
+            "13",
+            "/loopat/context/notes/.git/hooks",
             "--bind",
             "/ws/loops/fix-abc123/.claude",
             "/loopat/loop/fix-abc123/.claude",
-            "--ro-bind-data",
+            "--ro-bind-fd",
             "5",
             "/loopat/loop/fix-abc123/.claude/CLAUDE.md",
-            "--ro-bind-try",
-            "/ws/context/knowledge/.loopat/claude/skills",
+            "--ro-bind-fd",
+            "15",
             "/loopat/loop/fix-abc123/.claude/skills",
             "--bind",
             "/ws/loops/fix-abc123/home/merged",
             "/home/alice",
+            "--remount-ro",
+            "/",
             "--add-seccomp-fd",
             "3",
             "--add-seccomp-fd",
@@ -337,6 +404,49 @@ mod tests {
             "test",
         ];
         assert_eq!(argv, expected);
+    }
+
+    #[test]
+    fn what_git_reads_as_instructions_in_a_loops_repositories_is_read_only() {
+        let s = spec(RunMode::Work, NetMode::None);
+        for (role, inside) in [
+            ("code", "/loopat/loop/fix-abc123/workdir"),
+            ("notes", "/loopat/context/notes"),
+        ] {
+            let config = s
+                .mounts
+                .iter()
+                .find_map(|m| match m {
+                    Mount::OwnFile {
+                        inside: i, content, ..
+                    } if i == &PathBuf::from(format!("{inside}/.git/config")) => Some(content),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{role}: no config of git-loop's"));
+            assert!(config.contains("fsmonitor = false"), "{config}");
+            assert!(config.contains("ignoreSubmodules = all"), "{config}");
+            assert!(config.contains("[branch \"loop/fix-abc123\"]"), "{config}");
+            for part in ["hooks", "commondir"] {
+                assert!(
+                    s.mounts.iter().any(|m| match m {
+                        Mount::Confined { inside: i, rw, .. } => {
+                            i == &PathBuf::from(format!("{inside}/.git/{part}")) && !rw
+                        }
+                        Mount::OwnFile { inside: i, .. } => {
+                            i == &PathBuf::from(format!("{inside}/.git/{part}"))
+                        }
+                        _ => false,
+                    }),
+                    "{role}: {part} is not read-only"
+                );
+            }
+        }
+        // In review mode the git folders are read-only too.
+        let review = spec(RunMode::Review, NetMode::None);
+        assert!(!review
+            .mounts
+            .iter()
+            .any(|m| matches!(m, Mount::Confined { rw: true, .. })));
     }
 
     #[test]

@@ -322,8 +322,13 @@ fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
     real(&ws.personal().join(".loopat"))?;
     real(&ws.vaults_dir())?;
     // The mount point of the team's skills, made here because bwrap cannot make it in a
-    // read-only `.claude` (review mode).
-    if ws.team_claude_dir().join("skills").is_dir() {
+    // read-only `.claude` (review mode). Looked at without following a link: knowledge
+    // holds what teammates pushed.
+    let team_skills = crate::confined::Tree::open(&ws.knowledge())
+        .ok()
+        .flatten()
+        .and_then(|t| t.kind(spec::TEAM_SKILLS).ok().flatten());
+    if team_skills == Some(crate::confined::Kind::Dir) {
         real(&ws.loop_claude_dir(id).join("skills"))?;
     }
     Ok(())
@@ -383,17 +388,18 @@ pub fn run(
         seccomp: keep.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect(),
         ..Default::default()
     };
+    // Bind sources below trees a sandbox can write are opened here, following no link,
+    // and bwrap binds the descriptors (DESIGN 4.0); git-loop's own files there are
+    // written first.
+    ensure_dirs(ws, &rec.id)?;
+    prepare_repos(ui, ws, rec)?;
     for m in &spec.mounts {
-        if let spec::Mount::RoFile { host, inside } = m {
-            let file = crate::fsutil::open_regular(host).map_err(|e| {
-                Error::failure(format!("cannot read {}", host.display())).with_source(e)
-            })?;
-            if let Some(file) = file {
-                let fd = std::os::fd::OwnedFd::from(file);
-                fds.files
-                    .insert(inside.clone(), std::os::fd::AsRawFd::as_raw_fd(&fd));
-                keep.push(fd);
-            }
+        if let Some(fd) = confined_fd(m)? {
+            fds.files.insert(
+                m.inside().to_path_buf(),
+                std::os::fd::AsRawFd::as_raw_fd(&fd),
+            );
+            keep.push(fd);
         }
     }
     for m in &spec.mounts {
@@ -449,7 +455,6 @@ pub fn run(
         writeln!(ui.out(), "{}", bwrap::display(&argv))?;
         return Ok(0);
     }
-    ensure_dirs(ws, &rec.id)?;
     // Ready before the sandbox starts; dropped (and so stopped) on every early return.
     let proxy = match (channel, &spec.egress, policy) {
         (Some(channel), Some(egress), Some(policy)) => {
@@ -542,6 +547,115 @@ pub fn run(
     })();
     applied.cleanup();
     outcome
+}
+
+/// The descriptor of a `Confined` or `OwnFile` mount (writing an `OwnFile` first); `None`
+/// for other mounts and for an optional one that is absent.
+fn confined_fd(m: &spec::Mount) -> Result<Option<std::os::fd::OwnedFd>> {
+    use crate::confined::Tree;
+    let cannot = |root: &std::path::Path,
+                  rel: &std::path::Path,
+                  e: crate::confined::ConfinedError| {
+        Error::new(
+            ErrorKind::Failure,
+            format!("cannot give the sandbox {}", root.join(rel).display()),
+        )
+        .with_source(e)
+        .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace")
+    };
+    match m {
+        spec::Mount::Confined {
+            root,
+            rel,
+            optional,
+            ..
+        } => {
+            let fd = Tree::open(root)
+                .and_then(|t| match t {
+                    Some(t) => t.path_fd(rel),
+                    None => Ok(None),
+                })
+                .map_err(|e| cannot(root, rel, e))?;
+            match fd {
+                Some(fd) => Ok(Some(fd)),
+                None if *optional => Ok(None),
+                None => Err(
+                    Error::failure(format!("{} is missing", root.join(rel).display()))
+                        .hint("`git loop doctor` checks the workspace"),
+                ),
+            }
+        }
+        spec::Mount::OwnFile {
+            root, rel, content, ..
+        } => {
+            let tree = Tree::open(root)
+                .map_err(|e| cannot(root, rel, e))?
+                .ok_or_else(|| Error::failure(format!("{} is missing", root.display())))?;
+            tree.write_atomic(rel, content.as_bytes(), 0o644)
+                .and_then(|()| tree.path_fd(rel))
+                .map_err(|e| cannot(root, rel, e))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Readies the loop's repositories for a run: each git folder a real folder with its
+/// `hooks/` (empty: hooks an agent left there before they were read-only are removed,
+/// and said so) and `info/`.
+fn prepare_repos(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    use crate::confined::{Kind, Tree};
+    let loop_dir = ws.loop_dir(&rec.id);
+    let tree = Tree::open(&loop_dir)
+        .map_err(|e| Error::failure(format!("cannot open {}", loop_dir.display())).with_source(e))?
+        .ok_or_else(|| Error::failure(format!("{} is missing", loop_dir.display())))?;
+    for pair in loops::repo_pairs(ws, rec) {
+        let git = pair
+            .clone
+            .strip_prefix(&loop_dir)
+            .expect("a loop's repositories are in its folder")
+            .join(".git");
+        let bad = |e: crate::confined::ConfinedError| {
+            Error::failure(format!(
+                "the {} repository of loop {} cannot be used",
+                pair.role, rec.id
+            ))
+            .with_source(e)
+            .hint(format!(
+                "look at {} (a sandbox may have replaced it)",
+                pair.clone_git_dir().display()
+            ))
+        };
+        match tree.kind(&git).map_err(bad)? {
+            Some(Kind::Dir) => {}
+            _ => {
+                return Err(bad(crate::confined::ConfinedError::NotDir {
+                    path: pair.clone_git_dir(),
+                }))
+            }
+        }
+        for folder in ["hooks", "info"] {
+            tree.ensure_dir(git.join(folder)).map_err(bad)?;
+        }
+        let hooks = git.join("hooks");
+        for name in tree.list(&hooks).map_err(bad)?.unwrap_or_default() {
+            if name.as_encoded_bytes().ends_with(b".sample") {
+                continue;
+            }
+            let path = hooks.join(&name);
+            let removed = match tree.kind(&path).map_err(bad)? {
+                Some(Kind::Dir) => crate::fsutil::remove_tree(&loop_dir.join(&path)).is_ok(),
+                _ => tree.remove_file(&path).is_ok(),
+            };
+            if removed {
+                ui.warn(format!(
+                    "removed {} from loop {}: a loop's hooks are git-loop's, and none runs",
+                    loop_dir.join(&path).display(),
+                    rec.id
+                ))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A descriptor bwrap reads `content` from (`--ro-bind-data`).

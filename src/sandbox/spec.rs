@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::loops::{Kind, LoopRecord};
+use crate::loops::{Kind, LoopRecord, RepoPair};
 use crate::workspace::Workspace;
 
 /// Where the loop's world is mounted inside.
@@ -128,6 +128,11 @@ pub enum Mount {
         target: PathBuf,
         inside: PathBuf,
     },
+    /// Makes an earlier mount read-only: last of all, the sandbox's root, so the folders
+    /// bwrap made there for mount points (`/loopat/...`) take no writes.
+    RemountRo {
+        inside: PathBuf,
+    },
     /// A fresh, empty tmpfs; read-only when it only hides what is below it.
     Tmpfs {
         inside: PathBuf,
@@ -140,13 +145,27 @@ pub enum Mount {
     Dev {
         inside: PathBuf,
     },
-    /// A read-only copy of a host file that lives in a folder the agent can write: the
-    /// spawner opens it without following links and hands bwrap the descriptor
-    /// (`--ro-bind-data`), so a symlink planted in its place can never bind a host file.
-    /// Skipped when the file is absent or not a regular file.
-    RoFile {
-        host: PathBuf,
+    /// A folder or file below a tree a sandbox can write (DESIGN 4.0: `root` is the tree's
+    /// root, a path of the workspace's layout; `rel` the path below it): the spawner opens
+    /// it through [`crate::confined::Tree`], following no link on the way, and binds the
+    /// descriptor it opened (`--bind-fd`), so what was checked is what is bound. Skipped
+    /// when absent if `optional`, else the run refuses.
+    Confined {
+        root: PathBuf,
+        rel: PathBuf,
         inside: PathBuf,
+        rw: bool,
+        optional: bool,
+    },
+    /// A file of git-loop's own in a tree a sandbox can write (a loop repository's
+    /// `.git/config`): the spawner writes `content` there, replacing whatever stands there
+    /// (a planted link is replaced, never written through), and binds it read-only by
+    /// descriptor. The host's copy and the sandbox's view are the same file.
+    OwnFile {
+        root: PathBuf,
+        rel: PathBuf,
+        inside: PathBuf,
+        content: String,
     },
     /// A read-only file with content of git-loop's own, handed to bwrap by descriptor
     /// (`--ro-bind-data`). Laid only over a regular file of the host's view: bwrap would
@@ -169,9 +188,11 @@ impl Mount {
             Mount::Bind { inside, .. }
             | Mount::Symlink { inside, .. }
             | Mount::Tmpfs { inside, .. }
+            | Mount::RemountRo { inside }
             | Mount::Proc { inside }
             | Mount::Dev { inside }
-            | Mount::RoFile { inside, .. }
+            | Mount::Confined { inside, .. }
+            | Mount::OwnFile { inside, .. }
             | Mount::Data { inside, .. }
             | Mount::Secret { inside } => inside,
         }
@@ -183,6 +204,22 @@ impl Mount {
             inside: inside.into(),
             rw: false,
             optional: false,
+        }
+    }
+
+    fn confined(
+        root: impl Into<PathBuf>,
+        rel: impl Into<PathBuf>,
+        inside: impl Into<PathBuf>,
+        rw: bool,
+        optional: bool,
+    ) -> Mount {
+        Mount::Confined {
+            root: root.into(),
+            rel: rel.into(),
+            inside: inside.into(),
+            rw,
+            optional,
         }
     }
 
@@ -394,6 +431,43 @@ pub struct RunOptions {
     pub home_overlay: bool,
 }
 
+/// The team's skills below the knowledge repository's root.
+pub const TEAM_SKILLS: &str = ".loopat/claude/skills";
+
+/// What git reads from a repository's git folder as configuration rather than data, held
+/// by git-loop in a loop's repositories and read-only inside: `config` (hooks path,
+/// fsmonitor, pager, filters, `include`), `hooks/`, and `commondir`, which would otherwise
+/// let a planted file point git at a config folder of the agent's making.
+fn protect_git(m: &mut Vec<Mount>, ws: &Workspace, rec: &LoopRecord, pair: &RepoPair, rw: bool) {
+    let id = &rec.id;
+    let inside = repo_inside(id, pair.role).join(".git");
+    let rel = pair
+        .clone
+        .strip_prefix(ws.loop_dir(id))
+        .expect("a loop's repositories are in its folder")
+        .join(".git");
+    m.push(Mount::confined(ws.loop_dir(id), &rel, &inside, rw, false));
+    m.push(Mount::OwnFile {
+        root: ws.loop_dir(id),
+        rel: rel.join("config"),
+        inside: inside.join("config"),
+        content: pair.clone_config(&rec.branch),
+    });
+    m.push(Mount::OwnFile {
+        root: ws.loop_dir(id),
+        rel: rel.join("commondir"),
+        inside: inside.join("commondir"),
+        content: ".\n".into(),
+    });
+    m.push(Mount::confined(
+        ws.loop_dir(id),
+        rel.join("hooks"),
+        inside.join("hooks"),
+        false,
+        false,
+    ));
+}
+
 impl SandboxSpec {
     /// The sandbox of loop `rec` (DESIGN 4.1). Pure: reads nothing but its arguments.
     pub fn for_loop(
@@ -476,8 +550,13 @@ impl SandboxSpec {
             w && !distill,
         ));
         m.push(Mount::ro(ws.notes(), ctx.join(".origins/notes")));
+        // Of the registered repository only its git folder: its working tree, with
+        // untracked and ignored files such as `.env`, stays out of view.
         if let (Kind::Code, Some(name)) = (rec.kind, &rec.repo) {
-            m.push(Mount::ro(ws.repo_link(name), ctx.join("repos").join(name)));
+            m.push(Mount::ro(
+                ws.repo_link(name).join(".git"),
+                ctx.join("repos").join(name).join(".git"),
+            ));
         }
 
         // The chat this loop continues, if it was seeded with one.
@@ -485,17 +564,22 @@ impl SandboxSpec {
             m.push(Mount::ro(ws.loop_chat_dir(id), ctx.join("chat").join(id)));
         }
 
-        // Personal: files rw; its git folder and its `.loopat` (config and vaults) ro, each
-        // a mount point the agent cannot rename away; the vaults hidden.
+        // Personal: files rw; its git folder hidden under an empty read-only tmpfs (its
+        // history is git-loop's to keep, and held the vaults once), its `.loopat` (config)
+        // ro, each a mount point the agent cannot rename away; the vaults hidden.
         let personal_inside = ctx.join("personal");
         m.push(Mount::bind(ws.personal(), &personal_inside, w));
-        m.push(Mount::ro(
-            ws.personal().join(".git"),
-            personal_inside.join(".git"),
-        ));
-        m.push(Mount::ro(
-            ws.personal().join(".loopat"),
+        m.push(Mount::Tmpfs {
+            inside: personal_inside.join(".git"),
+            size: Some(4096),
+            ro: true,
+        });
+        m.push(Mount::confined(
+            ws.personal(),
+            ".loopat",
             personal_inside.join(".loopat"),
+            false,
+            false,
         ));
         m.push(Mount::Tmpfs {
             inside: personal_inside.join(".loopat/vaults"),
@@ -505,19 +589,31 @@ impl SandboxSpec {
 
         // The loop itself.
         m.push(Mount::bind(ws.loop_workdir(id), &workdir_inside, w));
+        // Each of the loop's repositories: its git folder pinned (a mount point cannot be
+        // renamed or replaced), and what the user's own git on the host reads from it as
+        // instructions is git-loop's and read-only inside (DESIGN 4.0).
+        for pair in crate::loops::repo_pairs(ws, rec) {
+            let writable = w && !(distill && pair.role == "notes");
+            protect_git(&mut m, ws, rec, &pair, writable);
+        }
         let claude_inside = loop_inside.join(".claude");
         m.push(Mount::bind(ws.loop_claude_dir(id), &claude_inside, w));
-        // The generated doctrine and the team's skills are read-only over the rw folder.
-        m.push(Mount::RoFile {
-            host: ws.loop_claude_dir(id).join("CLAUDE.md"),
-            inside: claude_inside.join("CLAUDE.md"),
-        });
-        m.push(Mount::Bind {
-            host: ws.team_claude_dir().join("skills"),
-            inside: claude_inside.join("skills"),
-            rw: false,
-            optional: true,
-        });
+        // The generated doctrine and the team's skills are read-only over the rw folder;
+        // both sit in folders a sandbox can write, so neither is reached through a link.
+        m.push(Mount::confined(
+            ws.loop_dir(id),
+            ".claude/CLAUDE.md",
+            claude_inside.join("CLAUDE.md"),
+            false,
+            true,
+        ));
+        m.push(Mount::confined(
+            ws.knowledge(),
+            TEAM_SKILLS,
+            claude_inside.join("skills"),
+            false,
+            true,
+        ));
 
         // $HOME: the loop's persistent layer, writable in every mode.
         let home_inside = PathBuf::from("/home").join(ws.user());
@@ -548,6 +644,10 @@ impl SandboxSpec {
                 grant.mode == "rw" && w,
             ));
         }
+
+        m.push(Mount::RemountRo {
+            inside: PathBuf::from("/"),
+        });
 
         let mut env = BTreeMap::new();
         for (k, v) in &host.env {
@@ -594,7 +694,7 @@ impl SandboxSpec {
 
     /// The view as a table: (inside, host source, mode), for `show --mounts`.
     pub fn view(&self) -> Vec<(String, String, String)> {
-        let mut rows = vec![("/".to_string(), "fresh tmpfs".to_string(), "rw".to_string())];
+        let mut rows = vec![("/".to_string(), "fresh tmpfs".to_string(), "ro".to_string())];
         for m in &self.mounts {
             let row = match m {
                 Mount::Bind {
@@ -628,6 +728,11 @@ impl SandboxSpec {
                     format!("-> {}", target.display()),
                     "symlink".into(),
                 ),
+                Mount::Tmpfs { inside, .. } if inside.ends_with("personal/.git") => (
+                    inside.display().to_string(),
+                    "empty tmpfs (the personal history is git-loop's)".into(),
+                    "ro".into(),
+                ),
                 Mount::Tmpfs { inside, .. } if inside.ends_with(".loopat/vaults") => (
                     inside.display().to_string(),
                     "empty tmpfs (vaults hidden)".into(),
@@ -638,6 +743,7 @@ impl SandboxSpec {
                     "fresh tmpfs".into(),
                     "rw".into(),
                 ),
+                Mount::RemountRo { .. } => continue,
                 Mount::Proc { inside } => (
                     inside.display().to_string(),
                     "new proc (own pid namespace)".into(),
@@ -665,10 +771,30 @@ impl SandboxSpec {
                     "vault file, decrypted in memory".into(),
                     "ro 0600".into(),
                 ),
-                Mount::RoFile { host, inside } => (
+                Mount::Confined {
+                    root,
+                    rel,
+                    inside,
+                    rw,
+                    optional,
+                } => {
+                    let mut mode = if *rw { "rw" } else { "ro" }.to_string();
+                    if *optional {
+                        mode.push_str(" (if present)");
+                    }
+                    mode.push_str(", no links followed");
+                    (
+                        inside.display().to_string(),
+                        root.join(rel).display().to_string(),
+                        mode,
+                    )
+                }
+                Mount::OwnFile {
+                    root, rel, inside, ..
+                } => (
                     inside.display().to_string(),
-                    host.display().to_string(),
-                    "ro (if present)".into(),
+                    format!("{} (git-loop's)", root.join(rel).display()),
+                    "ro".into(),
                 ),
             };
             rows.push(row);

@@ -434,6 +434,13 @@ fn system_knowledge_and_registered_repos_are_read_only() {
         .iter()
         .map(|d| Path::new(d).join(&tag))
         .collect();
+    // The origin's working tree holds what never reaches git: an untracked `.env` and an
+    // ignored build folder with credentials. Only its git folder is in the sandbox's view.
+    let origin_secret = format!("origin-secret-{id}");
+    fs::write(repo.join(".env"), format!("API_KEY={origin_secret}\n")).unwrap();
+    fs::write(repo.join(".gitignore"), "build/\n").unwrap();
+    fs::create_dir_all(repo.join("build")).unwrap();
+    fs::write(repo.join("build/local-credentials"), &origin_secret).unwrap();
     let knowledge_before = snapshot(&knowledge);
     let repo_before = snapshot(&repo);
     let notes_origin_before = snapshot(&notes_origin);
@@ -476,8 +483,14 @@ works write-home 'echo ok > "$HOME/ok"'
 works write-tmp 'echo ok > /tmp/ok'
 works write-claude-dir 'echo ok > "/loopat/loop/$GIT_LOOP_ID/.claude/ok"'
 works read-knowledge 'cat "$K/README.md" && git -C "$K" log --oneline -1'
-works read-repo 'cat "$R/README.md" && git -C "$R" log --oneline -1'
-"##
+works read-repo 'git -C "$R" log --oneline -1 && git -C "$R" show HEAD:README.md'
+works fetch-from-origin 'git fetch -q origin && git log --oneline -1 origin/main'
+attack read-untracked-env 'cat "$R/.env"'
+attack read-ignored-file 'cat "$R/build/local-credentials"'
+attack origin-worktree-listed 'ls "$R" | grep -q .'
+attack grep-origin-secret 'grep -rqsF "{secret}" /loopat /home /tmp'
+"##,
+        secret = origin_secret,
     );
     inside(&env, &id, &script);
     for p in &host_probes {
@@ -729,6 +742,26 @@ echo NOTES-TIP $(git -C /loopat/context/notes rev-parse HEAD)
 // ---------------------------------------------------------------------------------------
 // 6. Hooks and config planted from inside never run on the host.
 
+/// What git reads as instructions in a loop's repository (`d`) is git-loop's and
+/// read-only inside: each way to plant it is an attack; attributes stay the agent's.
+fn plant_attempts(n: &str, d: &str) -> String {
+    format!(
+        r##"d={d}
+attack hook-{n} 'printf "#!/bin/sh\n%s\n" "$C" > "$d/.git/hooks/pre-commit"'
+attack hooks-folder-{n} 'mv "$d/.git/hooks" "$d/.git/hooks-moved"'
+attack config-{n} 'git -C "$d" config core.fsmonitor "$C"'
+attack config-hookspath-{n} 'git -C "$d" config core.hooksPath .planted-hooks'
+attack config-include-{n} 'git -C "$d" config include.path /etc/passwd'
+attack config-replace-{n} 'cp "$d/.git/config" /tmp/c && printf "[core]\n\tpager = %s\n" "$C" >> /tmp/c && mv /tmp/c "$d/.git/config"'
+attack config-append-{n} 'printf "[diff]\n\texternal = %s\n" "$C" >> "$d/.git/config"'
+attack config-unlink-{n} 'rm -f "$d/.git/config"'
+attack commondir-{n} 'mkdir -p "$d/evil" && printf "[core]\n\tfsmonitor = %s\n" "$C" > "$d/evil/config" && echo ../evil > "$d/.git/commondir"'
+attack git-folder-{n} 'mv "$d/.git" "$d/git-moved"'
+works attributes-{n} 'printf "* filter=evil diff=evil merge=evil\n" > "$d/.gitattributes" && echo dirty > "$d/dirty.c"'
+"##
+    )
+}
+
 #[test]
 fn hooks_and_config_planted_inside_never_run_on_the_host() {
     let env = TestEnv::new();
@@ -739,47 +772,29 @@ fn hooks_and_config_planted_inside_never_run_on_the_host() {
     let script = format!(
         r##"
 C={cmd_q}
-plant() {{
-  d=$1
-  mkdir -p "$d/.git/hooks" || return 1
-  for h in pre-commit post-commit post-checkout post-merge post-rewrite pre-push pre-rebase reference-transaction post-index-change fsmonitor-watchman pre-auto-gc push-to-checkout commit-msg prepare-commit-msg; do
-    printf '#!/bin/sh\n%s\n' "$C" > "$d/.git/hooks/$h" && chmod +x "$d/.git/hooks/$h" || return 1
-  done
-  mkdir -p "$d/.planted-hooks" && cp "$d/.git/hooks/"* "$d/.planted-hooks/" &&
-  git -C "$d" config core.hooksPath .planted-hooks &&
-  git -C "$d" config core.fsmonitor "$C" &&
-  git -C "$d" config core.pager "$C" &&
-  git -C "$d" config core.editor "$C" &&
-  git -C "$d" config core.sshCommand "$C" &&
-  git -C "$d" config core.askPass "$C" &&
-  git -C "$d" config core.gitProxy "$C" &&
-  git -C "$d" config core.alternateRefsCommand "$C" &&
-  git -C "$d" config diff.external "$C" &&
-  git -C "$d" config diff.evil.textconv "$C" &&
-  git -C "$d" config diff.evil.command "$C" &&
-  git -C "$d" config filter.evil.clean "$C" &&
-  git -C "$d" config filter.evil.smudge "$C" &&
-  git -C "$d" config filter.evil.process "$C" &&
-  git -C "$d" config filter.evil.required true &&
-  git -C "$d" config merge.evil.driver "$C" &&
-  git -C "$d" config credential.helper "!$C" &&
-  git -C "$d" config gpg.program "$C" &&
-  git -C "$d" config commit.gpgSign true &&
-  git -C "$d" config sequence.editor "$C" &&
-  git -C "$d" config alias.status "!$C" &&
-  git -C "$d" config uploadpack.packObjectsHook "$C" &&
-  git -C "$d" config receive.procReceiveRefs refs &&
-  git -C "$d" config include.path /etc/passwd &&
-  printf '* filter=evil diff=evil merge=evil\n' > "$d/.gitattributes" &&
-  echo dirty > "$d/dirty.c"
-}}
-works plant-workdir 'plant "$PWD"'
-works plant-notes 'plant /loopat/context/notes'
-works plant-home-gitconfig 'printf "[core]\n\tfsmonitor = %s\n" "$C" > "$HOME/.gitconfig"'
+{per_repo}works plant-home-gitconfig 'printf "[core]\n\tfsmonitor = %s\n" "$C" > "$HOME/.gitconfig"'
+# The agent's git work is untouched: commit, branch, amend, rebase, fetch.
+works commit 'git add dirty.c && git commit -qm work'
+works branch 'git branch side && git checkout -q side && git checkout -q -'
+works amend 'git commit -q --amend -m "work, amended"'
+works rebase 'git rebase -q HEAD~1'
+works fetch 'git fetch -q origin'
+works info-exclude 'echo "*.tmp" >> .git/info/exclude'
 attack marker-folder-visible 'test -d "$(dirname {marker_q})"'
 "##,
         cmd_q = q(Path::new(&cmd)),
         marker_q = q(&marker),
+        per_repo = ["workdir", "notes"]
+            .iter()
+            .map(|n| plant_attempts(
+                n,
+                if *n == "workdir" {
+                    "$PWD"
+                } else {
+                    "/loopat/context/notes"
+                }
+            ))
+            .collect::<String>(),
     );
     inside(&env, &id, &script);
     assert!(!marker.exists(), "a planted command ran during the run");
@@ -822,6 +837,80 @@ attack marker-folder-visible 'test -d "$(dirname {marker_q})"'
     }
     assert!(!env.loop_dir(&id).exists(), "rm --force removed the loop");
     env.git(&repo, ["fsck", "--strict", "--no-dangling"]);
+}
+
+/// ATTACKS 32: the person's own git in a loop's folder (`git status` where `new` said the
+/// workdir is) runs nothing the agent wrote: not through the repository's config or hooks
+/// (git-loop's, read-only inside), not through `commondir`, not through a nested
+/// repository committed as a gitlink, not through attributes naming filters.
+#[test]
+fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "own git");
+    let marker = env.root.join("PWNED-own-git");
+    let cmd = format!("touch {}", q(&marker));
+    let script = format!(
+        r##"C={cmd_q}
+nested() {{
+  d=$1
+  mkdir -p "$d/evil" && cd "$d/evil" && git init -q && git commit -q --allow-empty -m x &&
+  git config core.fsmonitor "$C" && git config core.pager "$C" &&
+  printf '#!/bin/sh\n%s\n' "$C" > .git/hooks/post-index-change && chmod +x .git/hooks/post-index-change &&
+  cd "$d" && git add evil 2>/dev/null &&
+  printf '[submodule "evil"]\n\tpath = evil\n\turl = ./evil\n' > .gitmodules &&
+  printf '* filter=evil diff=evil\n' > .gitattributes &&
+  git add .gitmodules .gitattributes && git commit -qm "gitlink" &&
+  echo change > "$d/evil/dirty" && echo dirty >> "$d/.gitattributes"
+}}
+works nested-workdir 'nested "$PWD"'
+works nested-notes 'nested /loopat/context/notes'
+"##,
+        cmd_q = q(Path::new(&cmd)),
+    );
+    inside(&env, &id, &script);
+    assert!(!marker.exists(), "a planted command ran during the run");
+    // The person's own git, as a user runs it, in both of the loop's clones.
+    for dir in [env.workdir(&id), env.loop_notes(&id)] {
+        for args in [
+            &["status"][..],
+            &["status", "--porcelain"],
+            &["diff"],
+            &["diff", "HEAD~1"],
+            &["log", "-p", "-2"],
+            &["show", "HEAD"],
+            &["stash", "list"],
+            &["branch", "-vv"],
+            &["fetch", "-q", "origin"],
+            &["submodule", "status"],
+        ] {
+            let out = env.git_out(&dir, args);
+            assert!(
+                !marker.exists(),
+                "`git {}` in {} ran a planted command:\n{}{}",
+                args.join(" "),
+                dir.display(),
+                out.stdout,
+                out.stderr
+            );
+        }
+        // Positive twin: the person's git sees the agent's work.
+        let log = env.git(&dir, ["log", "-1", "--format=%s"]);
+        assert_eq!(log.trim(), "gitlink", "{}", dir.display());
+    }
+    // And none of git-loop's own commands run it either.
+    for args in [
+        vec!["review".to_string(), id.clone()],
+        vec!["autocommit".to_string(), id.clone()],
+        vec!["list".to_string()],
+    ] {
+        env.run(&args);
+        assert!(
+            !marker.exists(),
+            "`git loop {}` ran a planted command",
+            args.join(" ")
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1153,6 +1242,8 @@ attack grep-next-run 'grep -rqsF "$S" /loopat /home /tmp'
 // ---------------------------------------------------------------------------------------
 // 10. The personal repository's .git is read-only; its files are not.
 
+/// The personal repository's files are the agent's to write; its git folder is hidden
+/// (an empty read-only folder): its history is git-loop's, and held the vaults once.
 #[test]
 fn personal_git_is_read_only_and_personal_files_are_writable() {
     let env = TestEnv::new();
@@ -1172,15 +1263,16 @@ attack git-add 'echo new > "$P/memory/staged.md" && git -C "$P" add memory/stage
 attack git-commit 'git -C "$P" commit -q --allow-empty -m pwned'
 attack update-ref 'git -C "$P" update-ref refs/heads/evil HEAD'
 attack branch 'git -C "$P" branch evil'
-attack rm-objects 'rm -rf "$P/.git/objects"'
-attack rm-head 'rm -f "$P/.git/HEAD" && test ! -e "$P/.git/HEAD"'
+attack plant-objects 'mkdir "$P/.git/objects"'
+attack plant-head 'echo "ref: refs/heads/evil" > "$P/.git/HEAD"'
+attack read-history 'git -C "$P" log --oneline -1'
+attack list-git 'ls -A "$P/.git" | grep -q .'
 attack mv-git 'mv "$P/.git" "$P/git-moved"'
 attack rmdir-git 'rm -rf "$P/.git" && test ! -e "$P/.git"'
 attack chmod-git 'chmod 777 "$P/.git/config"'
 works write-memory 'echo "remember this" > "$P/memory/topic.md"'
 works append-memory 'echo "- topic.md" >> "$P/memory/MEMORY.md"'
 works mkdir-memory 'mkdir -p "$P/memory/sub" && echo deep > "$P/memory/sub/deep.md"'
-works read-git 'git -C "$P" log --oneline -1 && git -C "$P" status --short'
 works read-memory-back 'grep -q "remember this" "$P/memory/topic.md"'
 "##;
     inside(&env, &id, script);

@@ -397,7 +397,10 @@ fn show_mounts_lists_the_view() {
         (format!("/loopat/loop/{id}/workdir"), "rw"),
         ("/loopat/context/knowledge".to_string(), "ro"),
         ("/loopat/context/notes".to_string(), "rw"),
-        ("/loopat/context/repos/app".to_string(), "ro"),
+        ("/loopat/context/repos/app/.git".to_string(), "ro"),
+        (format!("/loopat/loop/{id}/workdir/.git/config"), "ro"),
+        (format!("/loopat/loop/{id}/workdir/.git/hooks"), "ro,"),
+        ("/".to_string(), "ro"),
         ("/loopat/context/personal/.git".to_string(), "ro"),
         ("/loopat/context/personal/.loopat/vaults".to_string(), "ro"),
         ("/home/tester".to_string(), "rw"),
@@ -424,6 +427,11 @@ fn show_mounts_lists_the_view() {
         .find(|r| r["inside"] == format!("/loopat/loop/{id}/workdir"))
         .unwrap();
     assert_eq!(workdir["mode"], "ro");
+    // The origin's working tree is not part of the view, only its git folder.
+    assert!(!run
+        .stdout
+        .lines()
+        .any(|l| l.starts_with("/loopat/context/repos/app ")));
 }
 
 #[test]
