@@ -98,8 +98,8 @@ pub fn init(ws: &Workspace, sources: &Sources) -> Result<Report> {
         }
         report.created.push(path);
     }
-    // The mount point of the empty tmpfs that hides the vaults in every sandbox.
-    create_dir(&ws.vaults_dir())?;
+    // The personal config layer's folder (`.loopat/config.toml`), read-only in sandboxes.
+    create_dir(&ws.personal().join(".loopat"))?;
     Ok(report)
 }
 

@@ -179,8 +179,15 @@ impl Workspace {
         self.personal_dir().join(&self.user)
     }
 
-    /// `personal/<user>/.loopat/vaults/`, hidden in every sandbox.
+    /// `vaults/<user>/`: the user's vaults, a git repository of their own outside every
+    /// sandbox's view, names, ciphertexts and history included (DESIGN 4.0, 6).
     pub fn vaults_dir(&self) -> PathBuf {
+        self.root.join("vaults").join(&self.user)
+    }
+
+    /// `personal/<user>/.loopat/vaults/`, where vaults lived before they had a repository
+    /// of their own; moved from there on first use (`vault::migrate`).
+    pub fn legacy_vaults_dir(&self) -> PathBuf {
         self.personal().join(".loopat/vaults")
     }
 
@@ -217,14 +224,14 @@ impl Workspace {
         self.vault_home_dir(vault).join(name)
     }
 
+    /// Serialises the moves and commits of the vaults' repository.
+    pub fn vaults_lock(&self) -> PathBuf {
+        self.locks_dir().join("vaults.lock")
+    }
+
     /// Serialises the writes to one vault (a `rekey` and a `set` must not interleave).
     pub fn vault_lock(&self, vault: &str) -> PathBuf {
         self.locks_dir().join(format!("vault-{vault}.lock"))
-    }
-
-    /// The personal repository's `.gitattributes` (the vault textconv is declared there).
-    pub fn personal_gitattributes(&self) -> PathBuf {
-        self.personal().join(".gitattributes")
     }
 
     pub fn personal_config(&self) -> PathBuf {

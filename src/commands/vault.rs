@@ -18,7 +18,7 @@ use crate::workspace::{HostPaths, Workspace};
 
 /// Manage vaults: credentials encrypted with age, given to a loop's sandbox.
 ///
-/// A vault lives in your personal repository (personal/<user>/.loopat/vaults/<vault>/):
+/// A vault lives in the vaults' repository (vaults/<user>/<vault>/ in the workspace):
 /// envs/<NAME>.age become environment variables, mounts/home/<rel>.age become files
 /// $HOME/<rel>, all encrypted to the recipients in recipients.txt. Your identity (the key
 /// that decrypts) is $XDG_CONFIG_HOME/git-loop/identity.txt, or $GIT_LOOP_IDENTITY; an
@@ -123,6 +123,7 @@ pub enum VaultAction {
 }
 
 pub fn run(ui: &mut Ui, args: VaultArgs) -> Result<u8> {
+    vault::migrate_and_say(ui, &super::workspace()?)?;
     match args.action {
         VaultAction::Init { vault } => init(ui, &vault),
         VaultAction::List { vault, json } => list(ui, vault.as_deref(), json),
@@ -212,20 +213,28 @@ fn init_vault(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Identity> {
             }
         }
     }
-    let setup = vault::setup_personal_repo(ws)?;
-    match &setup.hook {
-        Some(Installed::Created(p)) | Some(Installed::Updated(p)) => {
+    if vault::ensure_repo(ws)? {
+        ui.status(format!(
+            "created the vaults' repository {} (outside every sandbox's view)",
+            ws.vaults_dir().display()
+        ))?;
+    }
+    vault::commit(ws, &format!("vault {name}: init"))?;
+    // The personal repository keeps its secret guard: plaintext that looks like a vault
+    // entry, a private key or a token never enters its history either.
+    match crate::hooks::install(&ws.personal(), crate::hooks::PRE_COMMIT) {
+        Ok(Installed::Created(p)) | Ok(Installed::Updated(p)) => {
             ui.status(format!("installed the secret guard in {}", p.display()))?
         }
-        _ => {}
-    }
-    if let Some(problem) = &setup.hook_problem {
-        ui.warn(format!(
-            "the pre-commit secret guard is not installed: {}",
-            problem.one_line()
-        ))?;
-        for h in &problem.hints {
-            writeln!(ui.err(), "hint: {h}")?;
+        Ok(_) => {}
+        Err(problem) => {
+            ui.warn(format!(
+                "the pre-commit secret guard is not installed: {}",
+                problem.one_line()
+            ))?;
+            for h in &problem.hints {
+                writeln!(ui.err(), "hint: {h}")?;
+            }
         }
     }
     Ok(id)
@@ -360,6 +369,7 @@ fn set(ui: &mut Ui, name: &str, kind: Kind, entry: &str, path: Option<&Path>) ->
         let _lock = Lock::acquire(&ws.vault_lock(name))?;
         v.write(&entry, &value)?
     };
+    vault::commit(&ws, &format!("vault {name}: set {}", entry.label()))?;
     let how = match written {
         Written::Created => "stored",
         Written::Replaced => "replaced",
@@ -576,6 +586,7 @@ fn edit(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
         }
     }
     v.write(&entry, &after)?;
+    vault::commit(&ws, &format!("vault {name}: edit {}", entry.label()))?;
     ui.status(format!("saved {} in vault '{name}'", entry.label()))?;
     Ok(0)
 }
@@ -590,6 +601,7 @@ fn rm(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
     let entry = v.resolve(text)?;
     let _lock = Lock::acquire(&ws.vault_lock(name))?;
     v.remove(&entry)?;
+    vault::commit(&ws, &format!("vault {name}: rm {}", entry.label()))?;
     ui.status(format!("removed {} from vault '{name}'", entry.label()))?;
     Ok(0)
 }
@@ -691,6 +703,7 @@ fn recipients(ui: &mut Ui, name: &str, action: RecipientsAction, arg: &str) -> R
         )));
     }
     v.write_recipients(&file)?;
+    vault::commit(&ws, &format!("vault {name}: recipients changed"))?;
     match action {
         RecipientsAction::Add => ui.status(format!(
             "added {changed} recipient{} to vault '{name}'; to let {} decrypt the entries: git loop vault rekey {name}",
@@ -720,6 +733,7 @@ fn rekey(ui: &mut Ui, name: &str) -> Result<u8> {
         let _lock = Lock::acquire(&ws.vault_lock(name))?;
         v.rekey(&id)?
     };
+    vault::commit(&ws, &format!("vault {name}: rekey"))?;
     let r = recipients.recipients().len();
     ui.status(format!(
         "re-encrypted {count} entr{} of vault '{name}' to {r} recipient{}",

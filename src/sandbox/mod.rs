@@ -320,7 +320,6 @@ fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
             .map_err(|e| Error::failure(format!("cannot create {}", dir.display())).with_source(e))
     };
     real(&ws.personal().join(".loopat"))?;
-    real(&ws.vaults_dir())?;
     // The mount point of the team's skills, made here because bwrap cannot make it in a
     // read-only `.claude` (review mode). Looked at without following a link: knowledge
     // holds what teammates pushed.
@@ -355,6 +354,8 @@ pub fn run(
     // Held for the whole run: the git lock files in the loop's repositories are this
     // run's to own while it lives (see `loops::stale_git_locks`).
     let _run_lock = crate::fsutil::Lock::acquire_shared(&ws.loop_run_lock(&rec.id))?;
+    // Vaults still in the personal tree (where they lived before) would be in view.
+    crate::vault::migrate_and_say(ui, ws)?;
     // The vault is decrypted in memory; its files go to bwrap by descriptor, its variables
     // by environment (see spawn.rs), and neither is written anywhere.
     let delivery = crate::vault::open_for_run(ws, &rec.vault)?;

@@ -566,7 +566,8 @@ impl SandboxSpec {
 
         // Personal: files rw; its git folder hidden under an empty read-only tmpfs (its
         // history is git-loop's to keep, and held the vaults once), its `.loopat` (config)
-        // ro, each a mount point the agent cannot rename away; the vaults hidden.
+        // ro, each a mount point the agent cannot rename away. The vaults live in a
+        // repository of their own that no sandbox sees.
         let personal_inside = ctx.join("personal");
         m.push(Mount::bind(ws.personal(), &personal_inside, w));
         m.push(Mount::Tmpfs {
@@ -581,11 +582,6 @@ impl SandboxSpec {
             false,
             false,
         ));
-        m.push(Mount::Tmpfs {
-            inside: personal_inside.join(".loopat/vaults"),
-            size: Some(4096),
-            ro: true,
-        });
 
         // The loop itself.
         m.push(Mount::bind(ws.loop_workdir(id), &workdir_inside, w));

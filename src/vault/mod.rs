@@ -1,5 +1,6 @@
 //! Vaults (DESIGN.md section 6): one user's credentials, encrypted with age to the
-//! vault's recipients, kept in the personal repository and decrypted only in memory.
+//! vault's recipients, kept in a git repository of their own (`vaults/<user>/`, outside
+//! every sandbox's view, history included: DESIGN 4.0) and decrypted only in memory.
 //!
 //! How the pieces fit:
 //! - [`names`] says which vault names, variable names and `$HOME` paths are valid (pure).
@@ -9,9 +10,10 @@
 //! - [`crypto`] encrypts to a set of recipients and decrypts with an identity, in memory,
 //!   and recognises an age file by its header.
 //! - [`store`] is the layout on disk: listing entries (symlinks resolved and confined to
-//!   `personal/<user>/`), atomic writes of ciphertext, removal, rekey.
+//!   `vaults/<user>/`), atomic writes of ciphertext, removal, rekey.
 //! - [`delivery`] decrypts the vault a loop runs with, for the sandbox.
-//! - [`setup_personal_repo`] installs the secret guard and the diff textconv.
+//! - [`ensure_repo`] makes the vaults' repository, [`commit`] records each change in it,
+//!   and [`migrate`] moves vaults from the personal repository, where they lived before.
 //!
 //! Rules that hold everywhere: plaintext lives only in `Zeroizing` / `SecretString`
 //! buffers and never in a file of the host (the temp file of an atomic write holds
@@ -49,9 +51,9 @@ pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 /// environment string over 128 KiB at exec, so a larger value could never be delivered.
 pub const MAX_ENV_BYTES: usize = 64 * 1024;
 
-/// The attribute that `setup_personal_repo` puts on vault files, and the diff driver.
+/// The attribute that [`ensure_repo`] puts on vault entries, and the diff driver.
 pub const DIFF_DRIVER: &str = "git-loop-vault";
-const GITATTRIBUTES_LINE: &str = ".loopat/vaults/** diff=git-loop-vault";
+const GITATTRIBUTES: &str = "# Vault entries show in `git diff` as sizes, never values.\n*/envs/** diff=git-loop-vault\n*/mounts/** diff=git-loop-vault\n";
 /// Run by git (through `sh -c`) with the temp file of a blob appended.
 const TEXTCONV_COMMAND: &str = "git-loop hook textconv-vault";
 
@@ -113,11 +115,11 @@ pub enum VaultError {
     TooLarge { what: String, limit: usize },
     #[error("{what} is not a valid value: {reason}")]
     BadValue { what: String, reason: &'static str },
-    #[error("the vault link {link} points outside {personal} (to {target})")]
+    #[error("the vault link {link} points outside {vaults} (to {target})")]
     SymlinkEscape {
         link: PathBuf,
         target: PathBuf,
-        personal: PathBuf,
+        vaults: PathBuf,
     },
     #[error("the vault link {0} is part of a symlink loop")]
     SymlinkLoop(PathBuf),
@@ -304,47 +306,23 @@ impl From<VaultError> for Error {
     }
 }
 
-/// What [`setup_personal_repo`] did, for the command's report.
-#[derive(Debug, Default)]
-pub struct RepoSetup {
-    pub hook: Option<crate::hooks::Installed>,
-    /// Why the pre-commit guard could not be installed (a hook the user manages otherwise).
-    pub hook_problem: Option<Error>,
-    pub gitattributes_added: bool,
-}
-
-/// Installs, in the personal repository, the pre-commit secret guard, the attribute that
-/// marks vault files and the textconv that shows them in `git diff` as sizes, never values.
-/// Idempotent.
-pub fn setup_personal_repo(ws: &Workspace) -> Result<RepoSetup> {
-    let repo = ws.personal();
-    let mut report = RepoSetup::default();
-    match crate::hooks::install(&repo, crate::hooks::PRE_COMMIT) {
-        Ok(done) => report.hook = Some(done),
-        Err(e) => report.hook_problem = Some(e),
+/// Makes the vaults' repository (`vaults/<user>/`) when it is missing: a git repository
+/// of its own, which no sandbox ever sees and which can still sync through a remote, with
+/// the attributes and the textconv that show entries in `git diff` as sizes, never values.
+/// Returns whether it was made now.
+pub fn ensure_repo(ws: &Workspace) -> Result<bool> {
+    let repo = ws.vaults_dir();
+    if repo.join(".git").is_dir() {
+        return Ok(false);
     }
-    let attributes = ws.personal_gitattributes();
-    let existing = match std::fs::read_to_string(&attributes) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            return Err(
-                Error::failure(format!("cannot read {}", attributes.display())).with_source(e),
-            )
-        }
-    };
-    if !existing.lines().any(|l| l.trim() == GITATTRIBUTES_LINE) {
-        let mut text = existing;
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(GITATTRIBUTES_LINE);
-        text.push('\n');
-        crate::fsutil::write_atomic(&attributes, text.as_bytes())?;
-        report.gitattributes_added = true;
-    }
-    // The personal repository is the user's own (trusted), and `git config` is the tool
-    // that writes its config file correctly.
+    std::fs::create_dir_all(&repo)
+        .map_err(|e| Error::failure(format!("cannot create {}", repo.display())).with_source(e))?;
+    // The repository is git-loop's and no sandbox can write it: git runs here on the host.
+    Git::bare()
+        .args(["init", "--quiet", "--template=", "--initial-branch", "main"])
+        .arg(&repo)
+        .run()?;
+    crate::fsutil::write_atomic(&repo.join(".gitattributes"), GITATTRIBUTES.as_bytes())?;
     Git::in_dir(&repo)
         .args([
             "config",
@@ -352,14 +330,127 @@ pub fn setup_personal_repo(ws: &Workspace) -> Result<RepoSetup> {
             &format!("diff.{DIFF_DRIVER}.textconv"),
             TEXTCONV_COMMAND,
         ])
-        .run()
-        .map_err(|e| {
+        .run()?;
+    commit(ws, "vaults: start")?;
+    Ok(true)
+}
+
+/// Records what changed in the vaults' repository as one commit (nothing when nothing
+/// changed). Every file committed is checked first: entries must be age files, so no
+/// plaintext ever reaches the history.
+pub fn commit(ws: &Workspace, message: &str) -> Result<()> {
+    let repo = ws.vaults_dir();
+    if !repo.join(".git").is_dir() {
+        return Ok(());
+    }
+    Git::in_dir(&repo).args(["add", "--all"]).run()?;
+    let staged = Git::in_dir(&repo)
+        .args(["diff", "--cached", "--name-only", "-z", "--no-renames"])
+        .read()?;
+    if staged.is_empty() {
+        return Ok(());
+    }
+    // The repository's own files (its attributes) are git-loop's; what is in a vault's
+    // folder must be an age file or its recipients.
+    for path in staged.split('\0').filter(|p| p.contains('/')) {
+        let full = repo.join(path);
+        let Ok(Some(bytes)) = crate::fsutil::read_regular(&full) else {
+            continue;
+        };
+        let as_in_personal = format!("{}{path}", crate::guard::VAULTS_PREFIX);
+        if let Some(finding) = crate::guard::check(&as_in_personal, 0o100644, &bytes)
+            .into_iter()
+            .next()
+        {
+            let _ = Git::in_dir(&repo).args(["reset", "--quiet"]).run();
+            return Err(Error::failure(format!(
+                "not committing {} to the vaults' repository: {finding}",
+                full.display()
+            ))
+            .hint("only `git loop vault` writes there; move that file away"));
+        }
+    }
+    crate::init::scaffold_identity(Git::in_dir(&repo))
+        .args(["commit", "--quiet", "--no-verify", "-m", message])
+        .run()?;
+    Ok(())
+}
+
+/// Moves vaults from `personal/<user>/.loopat/vaults/`, where they lived before, into the
+/// vaults' repository, and commits them there; the personal repository's next commit
+/// records them gone. Returns the names moved (empty when there was nothing to move). A
+/// vault that exists in both places is an error, and nothing is moved.
+pub fn migrate(ws: &Workspace) -> Result<Vec<String>> {
+    let legacy = ws.legacy_vaults_dir();
+    if std::fs::symlink_metadata(&legacy).is_err() {
+        return Ok(Vec::new());
+    }
+    let _lock = crate::fsutil::Lock::acquire(&ws.vaults_lock())?;
+    let listing = match std::fs::read_dir(&legacy) {
+        Ok(listing) => listing,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::failure(format!("cannot read {}", legacy.display())).with_source(e))
+        }
+    };
+    let mut names: Vec<std::ffi::OsString> = listing.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    let target = ws.vaults_dir();
+    for name in &names {
+        if std::fs::symlink_metadata(target.join(name)).is_ok() {
+            return Err(Error::failure(format!(
+                "vault {} exists both in {} and in {}",
+                name.to_string_lossy(),
+                legacy.display(),
+                target.display()
+            ))
+            .hint(format!(
+                "keep one: move the other out of the way, then run the command again ({} is where vaults live now)",
+                target.display()
+            )));
+        }
+    }
+    if !names.is_empty() {
+        ensure_repo(ws)?;
+    }
+    let mut moved = Vec::new();
+    for name in names {
+        std::fs::rename(legacy.join(&name), target.join(&name)).map_err(|e| {
             Error::failure(format!(
-                "cannot set the vault textconv in {}",
-                repo.display()
+                "cannot move {} to {}",
+                legacy.join(&name).display(),
+                target.display()
             ))
             .with_source(e)
-            .hint("check that the personal repository is a git repository: git loop doctor")
         })?;
-    Ok(report)
+        moved.push(name.to_string_lossy().into_owned());
+    }
+    std::fs::remove_dir(&legacy).map_err(|e| {
+        Error::failure(format!("cannot remove {}", legacy.display()))
+            .with_source(e)
+            .hint("remove it by hand once it is empty; vaults live in the vaults' repository now")
+    })?;
+    if !moved.is_empty() {
+        commit(
+            ws,
+            &format!("vaults: moved from personal/{}/.loopat/vaults", ws.user()),
+        )?;
+    }
+    Ok(moved)
+}
+
+/// [`migrate`], saying once what moved.
+pub fn migrate_and_say(ui: &mut crate::ui::Ui, ws: &Workspace) -> Result<()> {
+    let moved = migrate(ws)?;
+    if !moved.is_empty() {
+        ui.status(format!(
+            "moved {} vault{} ({}) from {} to {}, a repository of their own that no sandbox sees",
+            moved.len(),
+            if moved.len() == 1 { "" } else { "s" },
+            moved.join(", "),
+            ws.legacy_vaults_dir().display(),
+            ws.vaults_dir().display()
+        ))?;
+    }
+    Ok(())
 }

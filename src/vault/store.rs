@@ -1,7 +1,7 @@
 //! A vault on disk (DESIGN.md section 6):
 //!
 //! ```text
-//! personal/<user>/.loopat/vaults/<vault>/
+//! vaults/<user>/<vault>/
 //!   recipients.txt          age recipients, one per line
 //!   envs/<NAME>.age         -> environment variable NAME
 //!   mounts/home/<rel>.age   -> file $HOME/<rel> (folders mirrored)
@@ -9,7 +9,7 @@
 //!
 //! Listing walks `envs/` and `mounts/home/`. A symlink may stand for an entry or a folder
 //! and point at other entries of the same user's vaults; its real path must stay inside
-//! `personal/<user>/` (else the walk refuses, naming the link), a loop is refused, and a
+//! `vaults/<user>/` (else the walk refuses, naming the link), a loop is refused, and a
 //! folder reached twice is a loop too. Writes never follow a symlinked folder (that would
 //! write into another vault) and replace an entry's file atomically (temp file in the same
 //! folder holding ciphertext only, then rename).
@@ -125,8 +125,8 @@ pub struct Vault {
     envs: PathBuf,
     home: PathBuf,
     recipients_path: PathBuf,
-    /// `personal/<user>/`, resolved: every symlink must stay inside it.
-    personal: PathBuf,
+    /// `vaults/<user>/`, resolved: every symlink must stay inside it.
+    root: PathBuf,
 }
 
 impl Vault {
@@ -144,14 +144,14 @@ impl Vault {
     /// The vault `name`, existing or not; the name is validated.
     pub fn at(ws: &Workspace, name: &str) -> Result<Vault, VaultError> {
         names::vault_name(name)?;
-        let personal = fs::canonicalize(ws.personal()).unwrap_or_else(|_| ws.personal());
+        let root = fs::canonicalize(ws.vaults_dir()).unwrap_or_else(|_| ws.vaults_dir());
         Ok(Vault {
             name: name.to_string(),
             dir: ws.vault_dir(name),
             envs: ws.vault_envs_dir(name),
             home: ws.vault_home_dir(name),
             recipients_path: ws.vault_recipients(name),
-            personal,
+            root,
         })
     }
 
@@ -523,14 +523,14 @@ impl Vault {
     }
 
     /// Resolves a symlink inside the vault and checks that it stays inside
-    /// `personal/<user>/`.
+    /// `vaults/<user>/`.
     fn confine(&self, link: &Path) -> Result<PathBuf, VaultError> {
         match fs::canonicalize(link) {
-            Ok(real) if real.starts_with(&self.personal) => Ok(real),
+            Ok(real) if real.starts_with(&self.root) => Ok(real),
             Ok(real) => Err(VaultError::SymlinkEscape {
                 link: link.to_path_buf(),
                 target: real,
-                personal: self.personal.clone(),
+                vaults: self.root.clone(),
             }),
             Err(e) if e.raw_os_error() == Some(ELOOP) => {
                 Err(VaultError::SymlinkLoop(link.to_path_buf()))

@@ -303,7 +303,7 @@ fn the_identity_and_the_vaults_are_hidden() {
     fs::set_permissions(&identity, fs::Permissions::from_mode(0o600)).unwrap();
     // Not the loop's vault (`default`, which holds nothing here): decrypting is not what
     // this test is about; tests/it/vault_delivery.rs covers the selected vault's files.
-    let vaults = env.ws.join("personal/tester/.loopat/vaults");
+    let vaults = env.ws.join("vaults/tester");
     write(
         &vaults.join("other/envs/X.age"),
         &format!("age-encryption.org/v1 {secret} other\n"),
@@ -323,25 +323,104 @@ fn the_identity_and_the_vaults_are_hidden() {
         r##"
 {set_s}
 I={identity}
-V=/loopat/context/personal/.loopat/vaults
+V={vaults_q}
+OLD=/loopat/context/personal/.loopat/vaults
 attack read-identity 'cat "$I"'
 attack identity-folder-exists 'test -e "$(dirname "$I")"'
-attack vaults-not-empty 'test -n "$(ls -A "$V")"'
+attack vaults-exist-by-host-path 'test -e "$V"'
 attack read-other-vault 'cat "$V/other/envs/X.age"'
-attack read-selected-vault 'cat "$V/default/envs/Y.age"'
-attack read-selected-vault-home 'cat "$V/default/home/.npmrc.age"'
-attack write-vaults 'echo x > "$V/planted"'
-attack mkdir-in-vaults 'mkdir "$V/default"'
+attack read-team-vault 'cat "$V/team/envs/Y.age"'
+attack read-team-vault-home 'cat "$V/team/mounts/home/.npmrc.age"'
+attack old-place-exists 'test -e "$OLD"'
+attack write-old-place 'mkdir "$OLD"'
+attack vault-names-anywhere 'find /loopat /home /tmp -name other -o -name team 2>/dev/null | grep -q .'
 attack find-age-files 'test -n "$(find /loopat /home /tmp /etc -name "*.age" -print 2>/dev/null)"'
 attack find-identity 'test -n "$(find /loopat /home /tmp /etc -name identity.txt -print 2>/dev/null)"'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
 attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
 "##,
         identity = q(&identity),
+        vaults_q = q(&vaults),
     );
     inside(&env, &id, &script);
     assert_same("the host HOME", &home_before, &snapshot(&env.home));
     assert_same("the vaults", &vaults_before, &snapshot(&vaults));
+}
+
+/// ATTACKS 30: vaults made where they lived before (the personal tree) are moved into
+/// their own repository before any sandbox starts; their history in the personal
+/// repository stays out of every sandbox's view with it.
+#[test]
+fn vaults_from_before_are_moved_and_their_history_is_out_of_view() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "old vaults");
+    let personal = env.ws.join("personal/tester");
+    let legacy = personal.join(".loopat/vaults");
+    // A real vault, made where vaults lived before: made now, then put back there, as a
+    // workspace of an earlier version holds it.
+    env.run(["vault", "init", "work"]).ok();
+    let mut set = env
+        .command()
+        .current_dir(&env.root)
+        .args(["vault", "set", "work", "env", "TOKEN"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        set.stdin
+            .take()
+            .unwrap()
+            .write_all(b"the-token-value")
+            .unwrap();
+    }
+    assert!(set.wait().unwrap().success());
+    fs::create_dir_all(&legacy).unwrap();
+    fs::rename(env.ws.join("vaults/tester/work"), legacy.join("work")).unwrap();
+    fs::remove_dir_all(env.ws.join("vaults")).unwrap();
+    // The ciphertext's recipient stanza: a string found only in that file.
+    let sealed = fs::read(legacy.join("work/envs/TOKEN.age")).unwrap();
+    let secret = String::from_utf8_lossy(&sealed)
+        .lines()
+        .find(|l| l.starts_with("-> X25519 "))
+        .unwrap()
+        .to_string();
+    let set_s = format!("S='{secret}'");
+    // As an earlier autocommit did: the vault went into the personal history.
+    env.git(&personal, ["add", "-A"]);
+    env.git(
+        &personal,
+        ["commit", "-q", "--no-verify", "-m", "vaults in history"],
+    );
+
+    let script = format!(
+        r##"
+{set_s}
+P=/loopat/context/personal
+attack old-place-exists 'test -e "$P/.loopat/vaults"'
+attack history-log 'git -C "$P" log --all --name-only | grep -q TOKEN'
+attack history-objects 'ls -A "$P/.git" | grep -q .'
+attack find-age 'test -n "$(find /loopat /home /tmp -name "*.age" -print 2>/dev/null)"'
+works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF -e "$S" /loopat /home /tmp && rm /tmp/control'
+attack grep-everything 'grep -rqsF -e "$S" /loopat /home /tmp'
+"##
+    );
+    let run = inside(&env, &id, &script);
+    run.stderr_has("moved 1 vault (work)");
+    // Moved, whole, into the vaults' repository, and committed there.
+    let moved = env.ws.join("vaults/tester/work/envs/TOKEN.age");
+    assert_eq!(fs::read(&moved).unwrap(), sealed);
+    assert!(!legacy.exists());
+    assert_eq!(
+        env.git(&env.ws.join("vaults/tester"), ["status", "--porcelain"]),
+        ""
+    );
+    // Said once.
+    let again = env.run(["run", &id, "--", "true"]).ok();
+    assert!(!again.stderr.contains("moved"), "{}", again.stderr);
+    // The vault still works from its new place.
+    env.run(["vault", "list", "work"]).ok().stdout_has("TOKEN");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1187,50 +1266,45 @@ fn walk_files(dir: &Path) -> Vec<String> {
 // ---------------------------------------------------------------------------------------
 // 9. Renaming or unlinking an ancestor of a hidden path.
 
+/// The folder that hides the personal history (which once held the vaults) cannot be
+/// moved, removed or unmounted, nor the folders it hangs from.
 #[test]
-fn the_folder_over_the_vaults_cannot_be_moved_or_unmounted() {
+fn the_folder_over_the_personal_history_cannot_be_moved_or_unmounted() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let id = env.new_loop(&repo, "vault move");
+    let id = env.new_loop(&repo, "history move");
     let (secret, set_s) = secret("moved", "S");
     let personal = env.ws.join("personal/tester");
-    let vaults = personal.join(".loopat/vaults");
-    write(
-        &vaults.join("other/envs/X.age"),
-        &format!("age-encryption.org/v1 {secret}\n"),
-    );
-    let vaults_before = snapshot(&vaults);
+    write(&personal.join("memory/old.md"), &format!("{secret}\n"));
+    env.git(&personal, ["add", "-A"]);
+    env.git(&personal, ["commit", "-q", "-m", "in history"]);
+    fs::remove_file(personal.join("memory/old.md")).unwrap();
     let git_before = snapshot(&personal.join(".git"));
 
     let script = r##"
 P=/loopat/context/personal
-attack mv-vaults 'mv "$P/.loopat/vaults" "$P/vaults-moved"'
-attack rename-vaults-python 'python3 -c "import os; os.rename(\"$P/.loopat/vaults\", \"$P/v2\")"'
-attack rmdir-vaults 'rmdir "$P/.loopat/vaults"'
-attack rm-rf-vaults 'rm -rf "$P/.loopat/vaults" && test ! -e "$P/.loopat/vaults"'
-attack umount-vaults 'umount "$P/.loopat/vaults"'
-attack umount-lazy-vaults 'umount -l "$P/.loopat/vaults"'
 attack mv-personal-git 'mv "$P/.git" "$P/git-moved"'
-attack mv-personal 'mv "$P" /loopat/context/personal-moved && ls /loopat/context/personal-moved/.loopat/vaults | grep -q .'
-attack mv-loopat-into-memory 'mv "$P/.loopat" "$P/memory/"'
+attack rename-git-python 'python3 -c "import os; os.rename(\"$P/.git\", \"$P/g2\")"'
+attack rmdir-git 'rmdir "$P/.git"'
+attack umount-git 'umount "$P/.git"'
+attack umount-lazy-git 'umount -l "$P/.git"'
+attack mv-personal 'mv "$P" /loopat/context/personal-moved && ls -A /loopat/context/personal-moved/.git | grep -q .'
 attack mv-loopat 'mv "$P/.loopat" "$P/moved"'
-attack vaults-visible 'ls -A "$P/.loopat/vaults" | grep -q .'
+attack history-visible 'ls -A "$P/.git" | grep -q .'
 "##;
     let first = sandboxed(&env, &id, script);
 
-    // On the next run the vaults are still hidden, wherever they are (checked before the
-    // first run's verdicts, to show what a successful move would expose).
+    // On the next run the history is still hidden (checked before the first run's
+    // verdicts, to show what a successful move would expose).
     let next = format!(
         r##"
 {set_s}
-attack vaults-visible-next-run 'ls -A /loopat/context/personal/.loopat/vaults | grep -q .'
-attack find-age-next-run 'test -n "$(find /loopat -name "*.age" -print 2>/dev/null)"'
+attack history-visible-next-run 'ls -A /loopat/context/personal/.git | grep -q .'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp && rm /tmp/control'
 attack grep-next-run 'grep -rqsF "$S" /loopat /home /tmp'
 "##
     );
     inside(&env, &id, &next);
-    assert_same("the vaults", &vaults_before, &snapshot(&vaults));
     assert_same(
         "personal .git",
         &git_before,

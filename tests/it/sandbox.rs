@@ -402,7 +402,7 @@ fn show_mounts_lists_the_view() {
         (format!("/loopat/loop/{id}/workdir/.git/hooks"), "ro,"),
         ("/".to_string(), "ro"),
         ("/loopat/context/personal/.git".to_string(), "ro"),
-        ("/loopat/context/personal/.loopat/vaults".to_string(), "ro"),
+        ("/loopat/context/personal/.loopat".to_string(), "ro,"),
         ("/home/tester".to_string(), "rw"),
         ("/usr".to_string(), "ro"),
         ("/tmp".to_string(), "rw"),

@@ -15,8 +15,14 @@ fn personal(env: &TestEnv) -> PathBuf {
     env.ws.join("personal/tester")
 }
 
+/// The vaults' repository of the test's user: outside the personal tree, a repository
+/// of its own.
+fn vaults(env: &TestEnv) -> PathBuf {
+    env.ws.join("vaults/tester")
+}
+
 fn vault_dir(env: &TestEnv, vault: &str) -> PathBuf {
-    personal(env).join(".loopat/vaults").join(vault)
+    vaults(env).join(vault)
 }
 
 fn identity(env: &TestEnv) -> PathBuf {
@@ -376,13 +382,21 @@ fn the_hook_refuses_plaintext_and_keys_and_keeps_the_users_hook() {
     env.run(["vault", "init"]).ok();
     assert_eq!(fs::read_to_string(hooks.join("pre-commit")).unwrap(), hook);
 
-    // Encrypted entries commit; the user's hook ran too.
+    // Vaults live in their own repository now, but the personal repository's guard still
+    // knows the old layout: an age file there commits; the user's hook ran too.
+    let old_layout = repo.join(".loopat/vaults/default/envs");
+    fs::create_dir_all(&old_layout).unwrap();
+    fs::copy(
+        vault_dir(&env, "default").join("envs/GITHUB_TOKEN.age"),
+        old_layout.join("GITHUB_TOKEN.age"),
+    )
+    .unwrap();
     git(&env, &repo, &["add", "-A"]);
     git(&env, &repo, &["commit", "-q", "-m", "vault"]).ok();
     assert!(repo.join(".git/user-hook.log").is_file());
 
     // Plaintext under the vaults.
-    let plain = vault_dir(&env, "default").join("envs/LEAKED.age");
+    let plain = old_layout.join("LEAKED.age");
     fs::write(&plain, "hunter2\n").unwrap();
     git(&env, &repo, &["add", "-A"]);
     let refused = git(&env, &repo, &["commit", "-q", "-m", "oops"]);
@@ -470,20 +484,24 @@ fn a_hook_in_another_language_is_left_alone_with_a_warning() {
 fn git_diff_shows_sizes_never_values() {
     let env = TestEnv::new();
     with_vault(&env);
-    let repo = personal(&env);
+    let repo = vaults(&env);
     assert!(fs::read_to_string(repo.join(".gitattributes"))
         .unwrap()
-        .contains(".loopat/vaults/** diff=git-loop-vault"));
+        .contains("*/envs/** diff=git-loop-vault"));
     assert_eq!(
         git(&env, &repo, &["config", "diff.git-loop-vault.textconv"])
             .stdout
             .trim(),
         "git-loop hook textconv-vault"
     );
-    git(&env, &repo, &["add", "-A"]);
-    git(&env, &repo, &["commit", "-q", "-m", "vault"]).ok();
+    // Every change is a commit of the vaults' repository, shown as sizes.
     set_env(&env, "default", "GITHUB_TOKEN", "ghp_value_changed").ok();
-    let diff = git(&env, &repo, &["diff"]).ok();
+    assert_eq!(
+        git(&env, &repo, &["status", "--porcelain"]).stdout,
+        "",
+        "the change was not committed"
+    );
+    let diff = git(&env, &repo, &["diff", "HEAD~1"]).ok();
     diff.stdout_has("envs/GITHUB_TOKEN.age")
         .stdout_has("-age-encrypted entry, ")
         .stdout_has("+age-encrypted entry, ")
@@ -605,12 +623,12 @@ fn edit_uses_a_private_tmpfs_copy_and_leaves_nothing() {
 /// Runs `args`, expects exit `code` with `needle`, and checks the vaults are untouched.
 #[track_caller]
 fn refused(env: &TestEnv, args: &[&str], code: i32, needle: &str) -> Run {
-    let before = snapshot(&env.ws.join("personal/tester/.loopat/vaults"));
+    let before = snapshot(&vaults(env));
     let run = env.run(args);
     let run = run.fails(code);
     run.stderr_has(needle);
     assert_eq!(
-        snapshot(&env.ws.join("personal/tester/.loopat/vaults")),
+        snapshot(&vaults(env)),
         before,
         "{args:?} wrote to the vaults"
     );
@@ -797,7 +815,7 @@ fn an_identity_that_is_not_a_recipient() {
         &[("GIT_LOOP_IDENTITY", &stranger)],
     )
     .ok();
-    let before = snapshot(&env.ws.join("personal/tester/.loopat/vaults"));
+    let before = snapshot(&vaults(&env));
     let as_stranger: &[(&str, &Path)] = &[("GIT_LOOP_IDENTITY", &stranger)];
     for args in [
         &["vault", "get", "default", "env", "GITHUB_TOKEN"][..],
@@ -809,10 +827,7 @@ fn an_identity_that_is_not_a_recipient() {
             .stderr_has("git loop vault recipients default add age1")
             .stderr_has("git loop vault rekey default");
     }
-    assert_eq!(
-        snapshot(&env.ws.join("personal/tester/.loopat/vaults")),
-        before
-    );
+    assert_eq!(snapshot(&vaults(&env)), before);
 }
 
 #[test]
@@ -891,7 +906,7 @@ fn vault_symlinks_loops_and_escapes() {
     fs::remove_file(envs.join("B.age")).unwrap();
 
     // Out of personal/<user>/: another user's vault, or the host.
-    let other = env.ws.join("personal/mallory/.loopat/vaults/x/envs");
+    let other = env.ws.join("vaults/mallory/x/envs");
     fs::create_dir_all(&other).unwrap();
     fs::write(other.join("T.age"), "x").unwrap();
     symlink(other.join("T.age"), envs.join("T.age")).unwrap();
