@@ -18,6 +18,7 @@ pub mod loops;
 pub mod publish;
 pub mod repos;
 pub mod sandbox;
+pub mod terminal;
 pub mod ui;
 pub mod vault;
 pub mod workspace;
