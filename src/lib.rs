@@ -10,6 +10,7 @@ pub mod create;
 pub mod egress;
 pub mod error;
 pub mod fsutil;
+pub mod gate;
 pub mod git;
 pub mod guard;
 pub mod hooks;

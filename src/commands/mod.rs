@@ -86,6 +86,29 @@ pub fn operator_guard_allowlist() -> Result<crate::guard::Allowlist> {
     Ok(guard_allowlist(&config))
 }
 
+/// Warns about each `--accept-policy PATH` that names nothing the branches carry (a typo,
+/// or a change that is no longer there).
+pub fn warn_unused_acceptance(
+    ui: &mut Ui,
+    reports: &[(&str, &crate::gate::Report)],
+    accepted: &[String],
+) -> Result<()> {
+    for a in accepted {
+        let used = reports.iter().any(|(_, r)| {
+            r.items.iter().any(|i| {
+                i.concern.gate() == crate::gate::Gate::NeedsAcceptance
+                    && crate::gate::covers(a, &i.path)
+            })
+        });
+        if !used {
+            ui.warn(format!(
+                "--accept-policy {a}: the branch carries no change to policy there"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
 /// Prints JSON on stdout, pretty and newline-terminated.
 pub fn print_json(ui: &mut Ui, value: &serde_json::Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)
