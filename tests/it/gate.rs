@@ -191,6 +191,34 @@ print("REPLY", r[1] if len(r) > 1 else "closed")
     assert_inert("review", &review.stdout);
 }
 
+/// Ref names and paths the agent chose reach the person through `rm`'s refusal: git
+/// refuses control characters in ref names, not bidi overrides.
+#[test]
+fn attack_35_branch_names_and_paths_show_visibly_when_rm_refuses() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "names");
+    agent(
+        &env,
+        &id,
+        r#"
+git checkout -q -b "$(printf 'topic-\342\200\256gpj.exe')"
+printf 'x\n' > x.txt
+git add -A
+git commit -q -m x
+printf 'y\n' > "$(printf 'f\033[2K\r.txt')"
+"#,
+    );
+    let coloured = env.run(["rm", &id, "--color", "always"]);
+    assert_eq!(coloured.code, 1, "{}", coloured.stderr);
+    assert_inert("rm", &coloured.stderr);
+    let rm = env.run(["rm", &id]).fails(1);
+    assert_inert("rm", &rm.stderr);
+    rm.stderr_has("commits on branch topic-\\u{202e}gpj.exe not in the origin")
+        .stderr_has("f\\x1b[2K\\r.txt");
+    assert!(env.loop_dir(&id).exists());
+}
+
 /// The twin: ordinary work reads exactly as git shows it.
 #[test]
 fn a_normal_review_is_unchanged_and_readable() {
