@@ -1924,7 +1924,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__merge)
-            opts="-n -m -q -h -V --into --squash --dry-run --message --color --quiet --help --version"
+            opts="-n -m -q -h -V --into --squash --dry-run --message --accept-policy --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1939,6 +1939,10 @@ _git__loop() {
                     return 0
                     ;;
                 -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --accept-policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2010,7 +2014,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__publish)
-            opts="-n -m -q -h -V --notes --knowledge --dry-run --message --color --quiet --help --version"
+            opts="-n -m -q -h -V --notes --knowledge --dry-run --message --accept-policy --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2021,6 +2025,10 @@ _git__loop() {
                     return 0
                     ;;
                 -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --accept-policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

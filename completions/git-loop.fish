@@ -234,7 +234,7 @@ always\t''
 never\t''"
 complete -c git-loop -n "__fish_git_loop_using_subcommand log" -l json -d 'Print the events as a JSON array'
 complete -c git-loop -n "__fish_git_loop_using_subcommand log" -s q -l quiet -d 'Print less: no status lines'
-complete -c git-loop -n "__fish_git_loop_using_subcommand log" -s h -l help -d 'Print help'
+complete -c git-loop -n "__fish_git_loop_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand log" -s V -l version -d 'Print version'
 complete -c git-loop -n "__fish_git_loop_using_subcommand vault; and not __fish_seen_subcommand_from init list set get edit rm recipients rekey help" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
@@ -311,6 +311,7 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand vault; and __fish_seen
 complete -c git-loop -n "__fish_git_loop_using_subcommand vault; and __fish_seen_subcommand_from help" -f -a "rekey" -d 'Re-encrypt every entry to the current recipients'
 complete -c git-loop -n "__fish_git_loop_using_subcommand vault; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand publish" -s m -l message -d 'The merge commit\'s message' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand publish" -l accept-policy -d 'Let this change to policy land: a path under .loopat/ or a symlink that the branch adds or changes, or a folder above them (repeatable). `git loop review ID` lists them; without this, publish refuses a branch that carries any' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand publish" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -322,6 +323,7 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand publish" -s h -l help 
 complete -c git-loop -n "__fish_git_loop_using_subcommand publish" -s V -l version -d 'Print version'
 complete -c git-loop -n "__fish_git_loop_using_subcommand merge" -l into -d 'The branch to merge into (default: the branch the loop started from)' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand merge" -s m -l message -d 'The commit message' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand merge" -l accept-policy -d 'Let this change to policy land: a path under .loopat/ or a symlink that the branch adds or changes, or a folder above them (repeatable). `git loop review ID` lists them; without this, merge refuses a branch that carries any' -r
 complete -c git-loop -n "__fish_git_loop_using_subcommand merge" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -335,7 +337,7 @@ always\t''
 never\t''"
 complete -c git-loop -n "__fish_git_loop_using_subcommand review" -l stat -d 'Only the diffstat'
 complete -c git-loop -n "__fish_git_loop_using_subcommand review" -l name-only -d 'Only the names of changed files'
-complete -c git-loop -n "__fish_git_loop_using_subcommand review" -l json -d 'Print JSON: {id, code: {ahead, files}, notes: {...}, knowledge: {...}, uncommitted: [paths]}'
+complete -c git-loop -n "__fish_git_loop_using_subcommand review" -l json -d 'Print JSON: {id, code: {ahead, files, attention}, notes: {...}, knowledge: {...}, uncommitted: [paths]}'
 complete -c git-loop -n "__fish_git_loop_using_subcommand review" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand review" -s V -l version -d 'Print version'

@@ -8,6 +8,12 @@
 //!   `AGE-SECRET-KEY-1…`) or a well-known token format (GitHub, AWS, Slack, Anthropic,
 //!   OpenAI, GitLab, Google, Stripe, npm, Hugging Face).
 //!
+//! A match whose exact text is on the [`Allowlist`] is not a finding: the built-in
+//! placeholders that documentation and tests use (AWS's `AKIAIOSFODNN7EXAMPLE`), and the
+//! values the operator config lists under `guard.allow` for false positives. Only the
+//! operator may add to it: a value in a file that an agent can write would let that agent
+//! take a real secret out.
+//!
 //! [`check`] is pure and does the deciding; [`staged`] reads what is staged for a commit
 //! (the pre-commit hook) through `git`, and never says more about a finding than its kind
 //! and line: the report must not repeat the secret.
@@ -230,8 +236,49 @@ const TOKENS: &[Token] = &[
     },
 ];
 
+/// Placeholder values published in documentation, which look like secrets and are not.
+const BUILTIN_ALLOWED: &[&str] = &["AKIAIOSFODNN7EXAMPLE"];
+
+/// Exact texts that match a rule and are known not to be secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowlist {
+    values: Vec<String>,
+}
+
+impl Default for Allowlist {
+    fn default() -> Self {
+        Allowlist::builtin()
+    }
+}
+
+impl Allowlist {
+    /// The built-in placeholders only.
+    pub fn builtin() -> Self {
+        Allowlist {
+            values: BUILTIN_ALLOWED.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    /// The built-in placeholders and `extra` (the operator's `guard.allow`).
+    pub fn with(extra: impl IntoIterator<Item = String>) -> Self {
+        let mut list = Allowlist::builtin();
+        list.values
+            .extend(extra.into_iter().filter(|v| !v.is_empty()));
+        list
+    }
+
+    fn allows(&self, matched: &[u8]) -> bool {
+        self.values.iter().any(|v| v.as_bytes() == matched)
+    }
+}
+
 /// Decides whether a staged file may be committed. `mode` is git's file mode.
 pub fn check(path: &str, mode: u32, content: &[u8]) -> Vec<Finding> {
+    check_allowing(path, mode, content, &Allowlist::builtin())
+}
+
+/// [`check`] with an allowlist of false positives.
+pub fn check_allowing(path: &str, mode: u32, content: &[u8], allow: &Allowlist) -> Vec<Finding> {
     if mode == MODE_GITLINK {
         return Vec::new();
     }
@@ -252,11 +299,16 @@ pub fn check(path: &str, mode: u32, content: &[u8]) -> Vec<Finding> {
             }];
         }
     }
-    scan(path, content)
+    scan_allowing(path, content, allow)
 }
 
 /// Every private key or token in `content`, one finding per match.
 pub fn scan(path: &str, content: &[u8]) -> Vec<Finding> {
+    scan_allowing(path, content, &Allowlist::builtin())
+}
+
+/// [`scan`] with an allowlist of false positives.
+pub fn scan_allowing(path: &str, content: &[u8], allow: &Allowlist) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut line = 1;
     let mut i = 0;
@@ -270,6 +322,10 @@ pub fn scan(path: &str, content: &[u8]) -> Vec<Finding> {
         let boundary = i == 0 || !word_dash(content[i - 1]);
         if boundary {
             if let Some((what, len)) = match_at(&content[i..]) {
+                if allow.allows(&content[i..i + len]) {
+                    i += len;
+                    continue;
+                }
                 out.push(Finding {
                     path: path.to_string(),
                     line: Some(line),
@@ -408,14 +464,14 @@ pub fn blob(dir: &Path, id: &str) -> Result<Vec<u8>, GitError> {
 }
 
 /// Checks everything staged in `dir`.
-pub fn check_staged(dir: &Path) -> Result<Vec<Finding>, GitError> {
+pub fn check_staged(dir: &Path, allow: &Allowlist) -> Result<Vec<Finding>, GitError> {
     let mut findings = Vec::new();
     for file in staged(dir)? {
         if file.mode == MODE_GITLINK {
             continue;
         }
         let content = blob(dir, &file.blob)?;
-        findings.extend(check(&file.path, file.mode, &content));
+        findings.extend(check_allowing(&file.path, file.mode, &content, allow));
     }
     Ok(findings)
 }
@@ -495,7 +551,7 @@ mod tests {
         let cases = [
             (format!("ghp_{}", "a".repeat(36)), "a GitHub token"),
             (format!("github_pat_{}", "A1_".repeat(20)), "a GitHub token"),
-            ("AKIAIOSFODNN7EXAMPLE".to_string(), "an AWS access key id"),
+            ("AKIAQ3EGTNCS7LB4XY2Z".to_string(), "an AWS access key id"),
             ("xoxb-1234567890-abcdef".to_string(), "a Slack token"),
             (
                 format!("sk-ant-api03-{}", "x".repeat(40)),
@@ -510,6 +566,26 @@ mod tests {
             let text = format!("export TOKEN={token}\n");
             assert_eq!(whats("notes.md", &text), [*what], "{token}");
         }
+    }
+
+    #[test]
+    fn the_allowlist_names_exact_values() {
+        // AWS's documentation placeholder is built in; a real-looking one is not.
+        assert!(whats("docs.md", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE").is_empty());
+        let other = "AKIAQ3EGTNCS7LB4XY2Z";
+        assert_eq!(whats("notes.md", other), ["an AWS access key id"]);
+        let allow = Allowlist::with([other.to_string()]);
+        assert!(check_allowing("notes.md", FILE, other.as_bytes(), &allow).is_empty());
+        // Only the exact value: a longer token that contains it is still a finding.
+        let token = format!("ghp_{}", "a".repeat(36));
+        let allow = Allowlist::with([format!("ghp_{}", "a".repeat(30))]);
+        assert_eq!(check_allowing("f", FILE, token.as_bytes(), &allow).len(), 1);
+        // The allowlist does not reach into a vault: plaintext there is refused anyway.
+        let allow = Allowlist::with(["hunter2".to_string()]);
+        assert_eq!(
+            check_allowing(".loopat/vaults/v/envs/X.age", FILE, b"hunter2", &allow).len(),
+            1
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use std::io::{self, Write};
 
 use git_loop::cli;
+use git_loop::terminal::visible_lines;
 use git_loop::ui::{Ui, BOLD, RED, RESET, YELLOW};
 
 #[no_mangle]
@@ -34,16 +35,23 @@ fn run() -> u8 {
         }
     };
     let mut ui = Ui::stdio(cli.global.color, cli.global.quiet);
-    match cli::dispatch(cli, &mut ui) {
+    let result = cli::dispatch(cli, &mut ui);
+    ui.finish();
+    match result {
         Ok(code) => code,
         Err(err) => {
             if is_broken_pipe(&err) {
                 return 0;
             }
+            // Errors name paths, branches and conflicts that a sandbox may have chosen.
             let e = ui.err();
-            let _ = writeln!(e, "{BOLD}{RED}error:{RESET} {}", err.one_line());
+            let _ = writeln!(
+                e,
+                "{BOLD}{RED}error:{RESET} {}",
+                visible_lines(&err.one_line())
+            );
             for hint in &err.hints {
-                let _ = writeln!(e, "{YELLOW}hint:{RESET} {hint}");
+                let _ = writeln!(e, "{YELLOW}hint:{RESET} {}", visible_lines(hint));
             }
             err.kind.exit_code()
         }

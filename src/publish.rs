@@ -44,6 +44,11 @@ pub struct MergeRequest<'a> {
     pub dry_run: bool,
     /// Where to note a checkout update in progress (see [`recover`]).
     pub journal: Option<PathBuf>,
+    /// The source commit the gate judged (`crate::gate`), and the target it was judged
+    /// against: what lands is exactly that commit, whatever the branch says by now (an
+    /// import may move it at any time), and the merge refuses if the target moved
+    /// somewhere that would make the branch carry more than was judged.
+    pub gated: Option<(ObjectId, ObjectId)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +65,12 @@ pub enum MergeError {
     DirtyCheckout { target: String, worktree: PathBuf },
     #[error("{target} kept moving while the merge was computed ({tries} tries)")]
     Busy { target: String, tries: usize },
+    #[error("{target} moved to {now} since the branch was checked against {judged}")]
+    TargetMoved {
+        target: String,
+        judged: ObjectId,
+        now: ObjectId,
+    },
     #[error(transparent)]
     Git(#[from] GitError),
     #[error("cannot read {path}")]
@@ -100,10 +111,24 @@ pub fn merge(req: &MergeRequest) -> Result<Outcome, MergeError> {
         recover(j)?;
     }
     for _ in 0..TRIES {
-        let source = tip(req.origin, req.source_branch)?
-            .ok_or_else(|| MergeError::NoBranch(req.source_branch.to_string()))?;
+        let source = match req.gated {
+            Some((source, _)) => source,
+            None => tip(req.origin, req.source_branch)?
+                .ok_or_else(|| MergeError::NoBranch(req.source_branch.to_string()))?,
+        };
         let old = tip(req.origin, req.target_branch)?
             .ok_or_else(|| MergeError::NoBranch(req.target_branch.to_string()))?;
+        if let Some((_, judged)) = req.gated {
+            // A target that moved forward only hides more of the branch; one moved
+            // anywhere else could make it carry commits nobody checked.
+            if old != judged && !is_ancestor(req.origin, judged, old)? {
+                return Err(MergeError::TargetMoved {
+                    target: req.target_branch.to_string(),
+                    judged,
+                    now: old,
+                });
+            }
+        }
         if is_ancestor(req.origin, source, old)? {
             return Ok(Outcome::UpToDate);
         }
@@ -310,6 +335,7 @@ pub fn to_error(e: MergeError, id: &str, what: &str) -> Error {
         ],
         MergeError::NoBranch(_) => vec!["`git loop doctor` checks the workspace".into()],
         MergeError::Busy { .. } => vec!["try again in a moment".into()],
+        MergeError::TargetMoved { .. } => vec![format!("nothing was changed; {what} again")],
         _ => vec![],
     };
     let mut err = Error::failure(format!("cannot {what} loop {id}")).with_source(e);

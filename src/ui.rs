@@ -1,8 +1,13 @@
 //! Where commands write. A command never prints directly: it writes to the [`Ui`] it is
 //! handed, so output can be captured, colored only on a terminal, and kept off stdout
-//! where stdout is reserved for `--json`.
+//! where stdout is reserved for `--json`. What a sandbox wrote reaches it only through
+//! [`crate::terminal`]'s visible forms; status lines and warnings are made visible here.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use crate::terminal;
 
 use anstream::ColorChoice;
 
@@ -17,8 +22,11 @@ pub enum ColorWhen {
 
 pub struct Ui {
     out: anstream::AutoStream<Box<dyn Write>>,
+    out_choice: ColorChoice,
     err: anstream::AutoStream<Box<dyn Write>>,
     quiet: bool,
+    /// The pager `out` writes into, once [`Ui::page`] started one.
+    pager: Option<Child>,
 }
 
 impl Ui {
@@ -34,8 +42,60 @@ impl Ui {
         let err_choice = choice.unwrap_or_else(|| anstream::AutoStream::choice(&io::stderr()));
         Ui {
             out: anstream::AutoStream::new(Box::new(io::stdout()), out_choice),
+            out_choice,
             err: anstream::AutoStream::new(Box::new(io::stderr()), err_choice),
             quiet,
+            pager: None,
+        }
+    }
+
+    /// From here on, stdout goes through the user's pager, as git's long output does: only
+    /// when stdout is a terminal, and only a pager the user chose ([`terminal::pager_command`]).
+    /// A pager that cannot be started is no reason to fail: the output goes to stdout.
+    pub fn page(&mut self) -> io::Result<()> {
+        if self.pager.is_some() || !io::stdout().is_terminal() {
+            return Ok(());
+        }
+        let Some(command) = terminal::pager_command(
+            std::env::var_os("GIT_PAGER"),
+            user_core_pager(),
+            std::env::var_os("PAGER"),
+        ) else {
+            return Ok(());
+        };
+        // git runs its pager through the shell, so `core.pager = less -S` or a pipeline
+        // works the same here. The string is the user's own setting, never built from
+        // anything a loop wrote.
+        let spawned = Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .envs(terminal::pager_env(
+                std::env::var_os("LESS"),
+                std::env::var_os("LV"),
+            ))
+            .stdin(Stdio::piped())
+            .spawn();
+        let Ok(mut child) = spawned else {
+            return Ok(());
+        };
+        let Some(stdin) = child.stdin.take() else {
+            return Ok(());
+        };
+        self.out.flush()?;
+        self.out = anstream::AutoStream::new(Box::new(stdin), self.out_choice);
+        self.pager = Some(child);
+        Ok(())
+    }
+
+    /// Ends the pager, if one was started: the output is closed and the pager waited for
+    /// (the person may still be reading). Called before an error is printed, so that the
+    /// error is not lost behind the pager.
+    pub fn finish(&mut self) {
+        if let Some(mut child) = self.pager.take() {
+            let _ = self.out.flush();
+            // Dropping the pipe's end is the pager's end of input.
+            self.out = anstream::AutoStream::new(Box::new(io::stdout()), self.out_choice);
+            let _ = child.wait();
         }
     }
 
@@ -63,18 +123,23 @@ impl Ui {
         if self.quiet {
             return Ok(());
         }
-        writeln!(self.err, "{}", line.as_ref())
+        writeln!(self.err, "{}", terminal::visible_lines(line.as_ref()))
     }
 
     /// A warning on stderr; never silenced, since it names something the user must know.
     pub fn warn(&mut self, line: impl AsRef<str>) -> io::Result<()> {
-        writeln!(self.err, "{}warning:{} {}", YELLOW, RESET, line.as_ref())
+        writeln!(
+            self.err,
+            "{}warning:{} {}",
+            YELLOW,
+            RESET,
+            terminal::visible_lines(line.as_ref())
+        )
     }
 
     /// A spinner on stderr for work that can take more than a second; hidden when stderr
     /// is not a terminal or under `--quiet`, so scripts and `--json` never see it.
     pub fn spinner(&self, message: impl Into<String>) -> indicatif::ProgressBar {
-        use std::io::IsTerminal;
         if self.quiet || !io::stderr().is_terminal() {
             return indicatif::ProgressBar::hidden();
         }
@@ -88,6 +153,23 @@ impl Ui {
     pub fn is_quiet(&self) -> bool {
         self.quiet
     }
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The user's `core.pager`, from their system and global configuration only: git is asked
+/// from `/`, so a repository the command happens to run in (a loop's workdir, whose
+/// config the agent writes) has no say.
+fn user_core_pager() -> Option<String> {
+    crate::git::cmd::Git::in_dir(Path::new("/"))
+        .args(["config", "--get", "core.pager"])
+        .read()
+        .ok()
+        .map(|s| s.trim_end_matches('\n').to_string())
 }
 
 pub const BOLD: &str = "\x1b[1m";

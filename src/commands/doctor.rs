@@ -101,10 +101,10 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
                 ui.out(),
                 "{color}{mark:<8}{RESET}{}: {}",
                 f.check,
-                f.message
+                crate::terminal::shown(&f.message)
             )?;
             if let Some(fix) = &f.fix {
-                writeln!(ui.out(), "        fix: {fix}")?;
+                writeln!(ui.out(), "        fix: {}", crate::terminal::shown(fix))?;
             }
         }
         if problems == 0 {

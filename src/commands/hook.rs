@@ -41,7 +41,8 @@ pub fn run(ui: &mut Ui, args: HookArgs) -> Result<u8> {
 fn pre_commit(ui: &mut Ui) -> Result<u8> {
     // git runs a hook at the top of the working tree.
     let dir = std::env::current_dir()?;
-    let findings = guard::check_staged(&dir).map_err(|e| {
+    let allow = super::operator_guard_allowlist()?;
+    let findings = guard::check_staged(&dir, &allow).map_err(|e| {
         Error::failure("the secret guard cannot read the staged files")
             .with_source(e)
             .hint("run `git status` to see what is wrong with the repository")
@@ -50,7 +51,7 @@ fn pre_commit(ui: &mut Ui) -> Result<u8> {
         return Ok(0);
     }
     for f in &findings {
-        writeln!(ui.err(), "  {f}")?;
+        writeln!(ui.err(), "  {}", crate::terminal::shown(&f.to_string()))?;
     }
     let files = {
         let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();

@@ -1,6 +1,7 @@
 use crate::error::Result;
 use crate::fsutil;
 use crate::loops::{self, State};
+use crate::terminal::visible;
 use crate::ui::{Ui, BOLD, DIM, GREEN, RESET, YELLOW};
 
 /// List the loops with their state, age, commits ahead/behind and disk use.
@@ -124,6 +125,15 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     if rows.len() == 1 {
         ui.status("no loops yet: `git loop new TITLE` in a repository makes one")?;
         return Ok(0);
+    }
+    // Titles (and any folder name under loops/) are shown with their control characters
+    // visible, measured as shown.
+    for row in rows.iter_mut() {
+        for cell in row.iter_mut() {
+            if let std::borrow::Cow::Owned(v) = visible(cell.as_str()) {
+                *cell = v;
+            }
+        }
     }
     let widths: Vec<usize> = (0..6)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))

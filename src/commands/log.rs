@@ -1,9 +1,13 @@
 use crate::error::Result;
 use crate::loops;
 use crate::sandbox::events;
+use crate::terminal::shown;
 use crate::ui::Ui;
 
 /// Show a loop's sandbox events: starts, exits (code, duration), violations.
+///
+/// Control characters in the events (a proxy target or a command the sandbox chose) are
+/// shown as escapes; `--json` keeps them exactly.
 #[derive(Debug, clap::Args)]
 pub struct LogArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
@@ -67,7 +71,15 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
             ),
             _ => e.to_string(),
         };
-        writeln!(ui.out(), "{}  {:<9} {}", s(e, "ts"), kind, detail)?;
+        // Every field may hold what a sandbox chose (a proxy target, a command): shown
+        // with its control characters visible, so none can rewrite the lines around it.
+        writeln!(
+            ui.out(),
+            "{}  {:<9} {}",
+            shown(&s(e, "ts")),
+            shown(&kind),
+            shown(&detail)
+        )?;
     }
     Ok(0)
 }

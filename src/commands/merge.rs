@@ -1,5 +1,6 @@
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
+use crate::gate;
 use crate::git::cmd::Git;
 use crate::loops::{self, Kind};
 use crate::publish::{self, MergeRequest};
@@ -10,6 +11,11 @@ use crate::ui::Ui;
 /// The same rules as publish: a fast-forward or a merge commit made without a checkout,
 /// the branch moved by compare-and-swap, and a refusal (changing nothing) when the branch
 /// is checked out with local changes the merge would overwrite.
+///
+/// First, every commit the branch carries is checked (what `git loop review ID` lists
+/// before the diff): a secret, a gitlink or a nested .git is refused; a change under
+/// .loopat/ or a symlink is refused unless named with --accept-policy. A refusal says what
+/// is at stake and changes nothing.
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
@@ -27,6 +33,11 @@ pub struct MergeArgs {
     /// The commit message.
     #[arg(long, short = 'm', value_name = "M")]
     pub message: Option<String>,
+    /// Let this change to policy land: a path under .loopat/ or a symlink that the branch
+    /// adds or changes, or a folder above them (repeatable). `git loop review ID` lists
+    /// them; without this, merge refuses a branch that carries any.
+    #[arg(long = "accept-policy", value_name = "PATH")]
+    pub accept_policy: Vec<String>,
 }
 
 pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
@@ -48,15 +59,40 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
         }
     };
     let origin = ws.repo_link(repo);
+    let allow = super::operator_guard_allowlist()?;
     let _lock = Lock::acquire(&ws.workspace_lock())?;
     loops::import(&ws, &rec)?;
+    let insp = gate::inspect(&origin, &rec.branch, &target, &allow).map_err(|e| {
+        Error::failure(format!("cannot check what loop {id} would merge"))
+            .with_source(e)
+            .hint(format!("is {} a branch of {}?", target, origin.display()))
+    })?;
+    let reports = [("code", &insp.report)];
+    let mut retry = format!("git loop merge {id}");
+    if let Some(into) = &args.into {
+        retry.push_str(&format!(" --into {into}"));
+    }
+    if args.squash {
+        retry.push_str(" --squash");
+    }
+    if let Some(e) = gate::refusal(
+        ui.err(),
+        "merge",
+        &id,
+        &reports,
+        &args.accept_policy,
+        &retry,
+    )? {
+        return Err(e);
+    }
+    super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;
     if args.squash && !args.dry_run {
         // The loop's own commits stay reachable whatever happens to its branch later.
         Git::in_dir(&origin)
             .args([
                 "update-ref",
                 &format!("refs/git-loop/backup/{id}"),
-                &rec.branch,
+                &insp.source.to_string(),
             ])
             .run()?;
     }
@@ -75,6 +111,7 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
         squash: args.squash,
         dry_run: args.dry_run,
         journal: Some(ws.checkout_journal(&format!("code-{repo}"))),
+        gated: Some((insp.source, insp.target)),
     })
     .map_err(|e| publish::to_error(e, &id, "merge"))?;
     super::publish::report(ui, "code", &target, &outcome, args.dry_run)?;

@@ -61,6 +61,54 @@ pub fn load_config(ui: &mut Ui, ws: &Workspace, rec: Option<&LoopRecord>) -> Res
     Ok(config)
 }
 
+/// The secret guard's allowlist of false positives: the built-in placeholders and the
+/// operator config's `guard.allow` (only the operator layer may set it).
+pub fn guard_allowlist(config: &Config) -> crate::guard::Allowlist {
+    let extra = config
+        .get("guard.allow")
+        .filter(|e| matches!(e.layer, Layer::Operator))
+        .and_then(|e| e.value.as_array())
+        .map(|values| {
+            values
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    crate::guard::Allowlist::with(extra)
+}
+
+/// [`guard_allowlist`] where there is no workspace to read (a hook in any repository):
+/// from the operator config alone.
+pub fn operator_guard_allowlist() -> Result<crate::guard::Allowlist> {
+    let host = HostPaths::from_env()?;
+    let config = Config::load(&[(Layer::Operator, host.operator_config)], None)?;
+    Ok(guard_allowlist(&config))
+}
+
+/// Warns about each `--accept-policy PATH` that names nothing the branches carry (a typo,
+/// or a change that is no longer there).
+pub fn warn_unused_acceptance(
+    ui: &mut Ui,
+    reports: &[(&str, &crate::gate::Report)],
+    accepted: &[String],
+) -> Result<()> {
+    for a in accepted {
+        let used = reports.iter().any(|(_, r)| {
+            r.items.iter().any(|i| {
+                i.concern.gate() == crate::gate::Gate::NeedsAcceptance
+                    && crate::gate::covers(a, &i.path)
+            })
+        });
+        if !used {
+            ui.warn(format!(
+                "--accept-policy {a}: the branch carries no change to policy there"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
 /// Prints JSON on stdout, pretty and newline-terminated.
 pub fn print_json(ui: &mut Ui, value: &serde_json::Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)

@@ -2,9 +2,11 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
+use crate::gate;
 use crate::git::cmd::Git;
 use crate::loops::{self, Kind};
 use crate::sandbox::probe::which;
+use crate::terminal::shown;
 use crate::ui::Ui;
 
 /// Push a loop's branch to the remote and open a pull request.
@@ -13,6 +15,9 @@ use crate::ui::Ui;
 /// push their knowledge branch to the knowledge remote ("distilling notes into knowledge
 /// via pull request"). With `gh` or `glab` installed and logged in, the pull request is
 /// opened; otherwise the compare URL is printed.
+///
+/// First, every commit the branch carries is scanned with the secret guard's rules, and a
+/// gitlink or a nested .git is refused: a refusal says what and where, and pushes nothing.
 #[derive(Debug, clap::Args)]
 pub struct PrArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
@@ -52,9 +57,19 @@ pub fn run(ui: &mut Ui, args: PrArgs) -> Result<u8> {
             .hint("publish its notes with `git loop publish`"))
         }
     };
-    {
+    let allow = super::operator_guard_allowlist()?;
+    let insp = {
         let _lock = Lock::acquire(&ws.workspace_lock())?;
         loops::import(&ws, &rec)?;
+        gate::inspect(&origin, &rec.branch, &base, &allow).map_err(|e| {
+            Error::failure(format!("cannot check what loop {id} would propose"))
+                .with_source(e)
+                .hint(format!("is {base} a branch of {}?", origin.display()))
+        })?
+    };
+    let retry = format!("git loop pr {id}");
+    if let Some(e) = gate::refusal(ui.err(), "pr", &id, &[(what, &insp.report)], &[], &retry)? {
+        return Err(e);
     }
     let remote = Git::in_dir(&origin).args(["remote"]).read()?;
     let remote = remote
@@ -74,9 +89,10 @@ pub fn run(ui: &mut Ui, args: PrArgs) -> Result<u8> {
             ))
         })?;
     // Pushed by the user's own git in their repository: their credentials and hooks apply.
+    // The commit pushed is the one scanned, whatever the branch says by now.
     Git::in_dir(&origin)
         .args(["push", "--quiet", &remote])
-        .arg(format!("refs/heads/{0}:refs/heads/{0}", rec.branch))
+        .arg(format!("{}:refs/heads/{}", insp.source, rec.branch))
         .run()
         .map_err(|e| {
             Error::failure(format!("cannot push {} to {remote}", rec.branch))
@@ -152,11 +168,13 @@ pub fn run(ui: &mut Ui, args: PrArgs) -> Result<u8> {
         return Ok(0);
     }
     match compare_url(&url, &base, &rec.branch) {
-        Some(u) => writeln!(ui.out(), "{u}")?,
+        Some(u) => writeln!(ui.out(), "{}", shown(&u))?,
         None => writeln!(
             ui.out(),
-            "open a pull request from {} into {base} on {url}",
-            rec.branch
+            "open a pull request from {} into {} on {}",
+            shown(&rec.branch),
+            shown(&base),
+            shown(&url)
         )?,
     }
     Ok(0)

@@ -1,8 +1,12 @@
+use std::path::Path;
+
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
+use crate::gate;
 use crate::git::objects;
 use crate::loops::{self, Kind};
 use crate::publish::{self, MergeRequest, Outcome};
+use crate::terminal::shown;
 use crate::ui::Ui;
 
 /// Publish a loop's notes (and, for a distill loop, its knowledge) into trunk.
@@ -10,6 +14,11 @@ use crate::ui::Ui;
 /// A fast-forward when possible, otherwise a merge commit made without checking trunk
 /// out. Trunk moves only by compare-and-swap. A conflict changes nothing and says how
 /// to resolve it. The origins' checkouts of trunk are brought up to date.
+///
+/// First, every commit the branch carries is checked (what `git loop review ID` lists
+/// before the diff): a secret, a gitlink or a nested .git is refused; a change under
+/// .loopat/ or a symlink is refused unless named with --accept-policy. A refusal says what
+/// is at stake and changes nothing.
 #[derive(Debug, clap::Args)]
 pub struct PublishArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
@@ -26,6 +35,11 @@ pub struct PublishArgs {
     /// The merge commit's message.
     #[arg(long, short = 'm', value_name = "M")]
     pub message: Option<String>,
+    /// Let this change to policy land: a path under .loopat/ or a symlink that the branch
+    /// adds or changes, or a folder above them (repeatable). `git loop review ID` lists
+    /// them; without this, publish refuses a branch that carries any.
+    #[arg(long = "accept-policy", value_name = "PATH")]
+    pub accept_policy: Vec<String>,
 }
 
 pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
@@ -45,17 +59,82 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
     if args.knowledge {
         roles.push(("knowledge", ws.knowledge()));
     }
+    let allow = super::operator_guard_allowlist()?;
     let _lock = Lock::acquire(&ws.workspace_lock())?;
     loops::import(&ws, &rec)?;
-    for (role, origin) in roles {
-        let (trunk, outcome) =
-            publish_one(&ws, &origin, &rec, role, args.message.clone(), args.dry_run)?;
-        report(ui, role, &trunk, &outcome, args.dry_run)?;
+    // Every branch is judged before any of them lands: a refusal changes nothing.
+    let mut gated = Vec::new();
+    for (role, origin) in &roles {
+        gated.push((*role, origin, gate_one(origin, &rec, &allow)?));
+    }
+    let reports: Vec<(&str, &gate::Report)> = gated
+        .iter()
+        .map(|(role, _, (_, insp))| (*role, &insp.report))
+        .collect();
+    let retry = format!(
+        "git loop publish {id}{}{}",
+        if args.notes && args.knowledge {
+            " --notes"
+        } else {
+            ""
+        },
+        if args.knowledge { " --knowledge" } else { "" }
+    );
+    if let Some(e) = gate::refusal(
+        ui.err(),
+        "publish",
+        &id,
+        &reports,
+        &args.accept_policy,
+        &retry,
+    )? {
+        return Err(e);
+    }
+    super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;
+    for (role, origin, (trunk, insp)) in &gated {
+        let outcome = merge_gated(
+            &ws,
+            origin,
+            &rec,
+            role,
+            trunk,
+            insp,
+            args.message.clone(),
+            args.dry_run,
+        )?;
+        report(ui, role, trunk, &outcome, args.dry_run)?;
     }
     Ok(0)
 }
 
-/// Publishes one of a loop's context branches (notes or knowledge) into its trunk.
+/// The trunk of a context repository (the branch its checkout has).
+fn trunk_of(origin: &Path) -> Result<String> {
+    let repo = objects::open_trusted(origin)
+        .map_err(|e| Error::failure(format!("cannot read {}", origin.display())).with_source(e))?;
+    objects::head_branch(&repo)
+        .ok()
+        .flatten()
+        .ok_or_else(|| Error::failure(format!("{} has no trunk checked out", origin.display())))
+}
+
+/// What a loop's branch of `origin` carries into its trunk, judged by the gate.
+fn gate_one(
+    origin: &Path,
+    rec: &loops::LoopRecord,
+    allow: &crate::guard::Allowlist,
+) -> Result<(String, gate::Inspection)> {
+    let trunk = trunk_of(origin)?;
+    let insp = gate::inspect(origin, &rec.branch, &trunk, allow).map_err(|e| {
+        Error::failure(format!("cannot check what loop {} would publish", rec.id))
+            .with_source(e)
+            .hint("`git loop doctor` checks the workspace")
+    })?;
+    Ok((trunk, insp))
+}
+
+/// Publishes one of a loop's context branches (notes or knowledge) into its trunk, when
+/// the gate lets it through with no policy accepted (what `autocommit --publish-notes`
+/// does: a refusal says what is at stake in its cause).
 pub fn publish_one(
     ws: &crate::workspace::Workspace,
     origin: &std::path::Path,
@@ -64,26 +143,50 @@ pub fn publish_one(
     message: Option<String>,
     dry_run: bool,
 ) -> Result<(String, Outcome)> {
-    let repo = objects::open_trusted(origin)
-        .map_err(|e| Error::failure(format!("cannot read {}", origin.display())).with_source(e))?;
-    let trunk = objects::head_branch(&repo)
-        .ok()
-        .flatten()
-        .ok_or_else(|| Error::failure(format!("{} has no trunk checked out", origin.display())))?;
+    let allow = super::operator_guard_allowlist()?;
+    let (trunk, insp) = gate_one(origin, rec, &allow)?;
+    let mut stakes = Vec::new();
+    let retry = format!("git loop publish {}", rec.id);
+    if let Some(e) = gate::refusal(
+        &mut stakes,
+        "publish",
+        &rec.id,
+        &[(role, &insp.report)],
+        &[],
+        &retry,
+    )? {
+        return Err(e.with_source(gate::AtStake::from_lines(&stakes)));
+    }
+    let outcome = merge_gated(ws, origin, rec, role, &trunk, &insp, message, dry_run)?;
+    Ok((trunk, outcome))
+}
+
+/// Merges exactly the commit the gate judged into trunk.
+#[allow(clippy::too_many_arguments)]
+fn merge_gated(
+    ws: &crate::workspace::Workspace,
+    origin: &Path,
+    rec: &loops::LoopRecord,
+    role: &str,
+    trunk: &str,
+    insp: &gate::Inspection,
+    message: Option<String>,
+    dry_run: bool,
+) -> Result<Outcome> {
     let message =
         message.unwrap_or_else(|| format!("Publish {role} of loop {}: {}", rec.id, rec.title));
     let journal = ws.checkout_journal(role);
-    let outcome = publish::merge(&MergeRequest {
+    publish::merge(&MergeRequest {
         origin,
         source_branch: &rec.branch,
-        target_branch: &trunk,
+        target_branch: trunk,
         message,
         squash: false,
         dry_run,
         journal: Some(journal),
+        gated: Some((insp.source, insp.target)),
     })
-    .map_err(|e| publish::to_error(e, &rec.id, "publish"))?;
-    Ok((trunk, outcome))
+    .map_err(|e| publish::to_error(e, &rec.id, "publish"))
 }
 
 /// One line saying what happened to `target` (the trunk or branch that received `what`).
@@ -96,17 +199,19 @@ pub fn report(
 ) -> Result<()> {
     let would = if dry_run { "would be " } else { "" };
     let line = match outcome {
-        Outcome::UpToDate => format!("{what}: nothing to do ({target} already has it)"),
+        Outcome::UpToDate => format!("{what}: nothing to do ({} already has it)", shown(target)),
         Outcome::FastForward { old, new } => {
             format!(
-                "{what}: {target} {would}fast-forwarded {}..{}",
+                "{what}: {} {would}fast-forwarded {}..{}",
+                shown(target),
                 short(old),
                 short(new)
             )
         }
         Outcome::Merged { old, new } => {
             format!(
-                "{what}: {target} {would}merged {}..{}",
+                "{what}: {} {would}merged {}..{}",
+                shown(target),
                 short(old),
                 short(new)
             )

@@ -1,21 +1,26 @@
-use std::io::IsTerminal;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::gate::{self, Gate};
 use crate::git::cmd::Git;
 use crate::git::objects;
 use crate::loops::{self, LoopRecord, LoopStatus};
-use crate::ui::{Ui, BOLD, RESET};
+use crate::terminal::{self, shown};
+use crate::ui::{Ui, BOLD, RED, RESET, YELLOW};
 use crate::workspace::Workspace;
 
 /// Show what loops propose: commits ahead of their targets and uncommitted changes.
 ///
-/// Without ID: every loop with proposals. With ID: the commits, a stat and a unified
-/// diff of each of its branches against its target (read in the origins, after an
+/// Without ID: every loop with proposals. With ID: for each of its branches, what needs a
+/// person's eye (changes under .loopat/, symlinks, gitlinks, executable bits, what the
+/// secret guard flags, binary files: what publish and merge refuse or ask about), then the
+/// commits, a stat and a unified diff against its target (read in the origins, after an
 /// import), and the loop's uncommitted changes (read by git inside the loop's sandbox, in
-/// review mode: nothing a loop repository configures ever runs on the host).
+/// review mode: nothing a loop repository configures ever runs on the host). Control
+/// characters in what the loop wrote are shown as escapes (\r, \x1b, \u{202e}); long
+/// output goes through your pager.
 #[derive(Debug, clap::Args)]
 pub struct ReviewArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
@@ -26,7 +31,8 @@ pub struct ReviewArgs {
     /// Only the names of changed files.
     #[arg(long)]
     pub name_only: bool,
-    /// Print JSON: {id, code: {ahead, files}, notes: {...}, knowledge: {...}, uncommitted: [paths]}.
+    /// Print JSON: {id, code: {ahead, files, attention}, notes: {...}, knowledge: {...},
+    /// uncommitted: [paths]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -37,6 +43,8 @@ struct Proposals {
     status: LoopStatus,
     /// Per role: files changed on the branch against its target.
     files: Vec<(&'static str, Vec<String>)>,
+    /// Per role: what the branch carries that needs a person's eye.
+    attention: Vec<(&'static str, gate::Report)>,
     /// Per role: uncommitted paths in the loop's own clone.
     uncommitted: Vec<(&'static str, Vec<String>)>,
 }
@@ -47,6 +55,13 @@ impl Proposals {
             || self.uncommitted.iter().any(|(_, p)| !p.is_empty())
     }
 
+    fn report(&self, role: &str) -> Option<&gate::Report> {
+        self.attention
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map(|(_, report)| report)
+    }
+
     fn to_json(&self) -> Value {
         let mut v = json!({"id": self.rec.id, "title": self.rec.title});
         for role in ["code", "notes", "knowledge"] {
@@ -55,6 +70,7 @@ impl Proposals {
                     "ahead": b.ahead,
                     "against": b.against,
                     "files": self.files.iter().find(|(r, _)| *r == role).map(|(_, f)| f.clone()).unwrap_or_default(),
+                    "attention": self.report(role).map(gate::Report::to_json).unwrap_or_else(|| json!([])),
                 }),
                 None => Value::Null,
             };
@@ -69,21 +85,37 @@ impl Proposals {
     }
 }
 
-fn gather(ws: &Workspace, rec: LoopRecord) -> Result<Proposals> {
+fn gather(ws: &Workspace, rec: LoopRecord, allow: &crate::guard::Allowlist) -> Result<Proposals> {
     loops::check_repo(ws, &rec)?;
     loops::import(ws, &rec)?;
     let status = loops::status(ws, &rec)?;
     let mut files = Vec::new();
+    let mut attention = Vec::new();
     let mut uncommitted = Vec::new();
     for pair in loops::repo_pairs(ws, &rec) {
         let b = status.branch(pair.role);
         if let (Some(b), Some(target)) = (b, b.and_then(|b| b.against.clone())) {
             if b.ahead > 0 {
+                // NUL-separated: the exact names, not git's quoting of unusual ones.
                 let names = Git::in_dir(&pair.origin)
-                    .args(["diff", "--no-ext-diff", "--name-only"])
+                    .args(["diff", "--no-ext-diff", "--name-only", "-z"])
                     .arg(format!("{target}...{}", rec.branch))
-                    .read()?;
-                files.push((pair.role, names.lines().map(str::to_string).collect()));
+                    .output()?
+                    .stdout;
+                files.push((
+                    pair.role,
+                    names
+                        .split(|&b| b == 0)
+                        .filter(|n| !n.is_empty())
+                        .map(|n| String::from_utf8_lossy(n).into_owned())
+                        .collect(),
+                ));
+                let insp =
+                    gate::inspect(&pair.origin, &rec.branch, &target, allow).map_err(|e| {
+                        Error::failure(format!("cannot check what loop {} proposes", rec.id))
+                            .with_source(e)
+                    })?;
+                attention.push((pair.role, insp.report));
             }
         }
         if pair.clone.join(".git").is_dir() {
@@ -97,27 +129,35 @@ fn gather(ws: &Workspace, rec: LoopRecord) -> Result<Proposals> {
         rec,
         status,
         files,
+        attention,
         uncommitted,
     })
 }
 
 pub fn run(ui: &mut Ui, args: ReviewArgs) -> Result<u8> {
     let ws = super::workspace()?;
+    let allow = super::operator_guard_allowlist()?;
     match &args.id {
-        None => review_all(ui, &ws, &args),
+        None => review_all(ui, &ws, &args, &allow),
         Some(q) => {
             let id = loops::resolve(&ws, q)?;
             let rec = loops::load(&ws, &id)?;
-            let p = gather(&ws, rec)?;
+            let p = gather(&ws, rec, &allow)?;
             if args.json {
                 return super::print_json(ui, &p.to_json()).map(|()| 0);
             }
+            ui.page()?;
             review_one(ui, &ws, &p, &args)
         }
     }
 }
 
-fn review_all(ui: &mut Ui, ws: &Workspace, args: &ReviewArgs) -> Result<u8> {
+fn review_all(
+    ui: &mut Ui,
+    ws: &Workspace,
+    args: &ReviewArgs,
+    allow: &crate::guard::Allowlist,
+) -> Result<u8> {
     let mut all = Vec::new();
     for id in ws.loop_ids()? {
         let rec = match loops::load(ws, &id) {
@@ -127,7 +167,7 @@ fn review_all(ui: &mut Ui, ws: &Workspace, args: &ReviewArgs) -> Result<u8> {
                 continue;
             }
         };
-        match gather(ws, rec) {
+        match gather(ws, rec, allow) {
             Ok(p) if p.any() => all.push(p),
             Ok(_) => {}
             Err(e) => ui.warn(format!("{id}: {}", e.one_line()))?,
@@ -158,24 +198,23 @@ fn review_all(ui: &mut Ui, ws: &Workspace, args: &ReviewArgs) -> Result<u8> {
         if dirty > 0 {
             parts.push(format!("{dirty} uncommitted"));
         }
+        let eye: usize = p.attention.iter().map(|(_, r)| r.items.len()).sum();
+        if eye > 0 {
+            parts.push(format!("{eye} to check"));
+        }
         writeln!(
             ui.out(),
             "{BOLD}{}{RESET}  {}  {}",
-            p.rec.id,
+            shown(&p.rec.id),
             parts.join(", "),
-            p.rec.title
+            shown(&p.rec.title)
         )?;
     }
     Ok(0)
 }
 
 fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> Result<u8> {
-    let color = if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
-        "--color=always"
-    } else {
-        "--color=never"
-    };
-    let mut shown = false;
+    let mut shown_any = false;
     for pair in loops::repo_pairs(ws, &p.rec) {
         let Some(b) = p.status.branch(pair.role) else {
             continue;
@@ -184,21 +223,35 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
         if b.ahead == 0 {
             continue;
         }
-        shown = true;
+        shown_any = true;
         writeln!(
             ui.out(),
-            "{BOLD}== {}: {} is {} commit{} ahead of {target}{RESET}",
+            "{BOLD}== {}: {} is {} commit{} ahead of {}{RESET}",
             pair.role,
-            p.rec.branch,
+            shown(&p.rec.branch),
             b.ahead,
-            if b.ahead == 1 { "" } else { "s" }
+            if b.ahead == 1 { "" } else { "s" },
+            shown(target)
         )?;
+        if let Some(report) = p.report(pair.role).filter(|r| !r.is_empty()) {
+            write_attention(ui, report)?;
+        }
+        // git in the origin (a repository the user trusts), with no colour of its own:
+        // what it prints is made visible and coloured here.
         let range = format!("{target}..{}", p.rec.branch);
         let log = Git::in_dir(&pair.origin)
-            .args(["log", "--oneline", color, &range])
-            .read()?;
-        write!(ui.out(), "{log}")?;
-        let mut diff = Git::in_dir(&pair.origin).args(["diff", "--no-ext-diff", color]);
+            .args(["log", "--no-color", "--format=%h%x00%s", &range])
+            .output()?
+            .stdout;
+        for line in log.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            terminal::write_log_line(ui.out(), line)?;
+        }
+        let mut diff = Git::in_dir(&pair.origin).args([
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+        ]);
         diff = if args.name_only {
             diff.arg("--name-only")
         } else if args.stat {
@@ -206,8 +259,11 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
         } else {
             diff.args(["--stat", "--patch"])
         };
-        let text = diff.arg(format!("{target}...{}", p.rec.branch)).read()?;
-        write!(ui.out(), "{text}")?;
+        let text = diff
+            .arg(format!("{target}...{}", p.rec.branch))
+            .output()?
+            .stdout;
+        terminal::write_diff(ui.out(), &text)?;
     }
     let inside = |role: &str| {
         crate::sandbox::spec::repo_inside(&p.rec.id, role)
@@ -218,15 +274,15 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
         if paths.is_empty() {
             continue;
         }
-        shown = true;
+        shown_any = true;
         writeln!(
             ui.out(),
             "{BOLD}== {role}: {} uncommitted{RESET}",
             paths.len()
         )?;
-        ui.out().flush()?;
         // Read by git inside the loop's sandbox, read-only: its config and hooks are the
-        // agent's and run nowhere else.
+        // agent's and run nowhere else. Its output is the agent's too: it is read here
+        // and shown like any other content from the loop.
         let dir = inside(role);
         let mut git_args: Vec<String> = vec![
             "git".into(),
@@ -235,7 +291,12 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
             "-c".into(),
             "core.pager=cat".into(),
         ];
-        git_args.extend(["diff".into(), color.into(), "HEAD".into()]);
+        git_args.extend([
+            "diff".into(),
+            "--no-color".into(),
+            "--no-ext-diff".into(),
+            "HEAD".into(),
+        ]);
         git_args.push(
             if args.name_only {
                 "--name-status"
@@ -246,31 +307,75 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
             }
             .into(),
         );
-        let status = Command::new(std::env::current_exe()?)
+        let out = Command::new(std::env::current_exe()?)
             .args([
-                "run", "-q", "--mode", "review", "--net", "none", &p.rec.id, "--",
+                "run", "-q", "--color", "never", "--mode", "review", "--net", "none", &p.rec.id,
+                "--",
             ])
             .args(&git_args)
             .stdin(Stdio::null())
-            .status()?;
-        if !status.success() {
+            .output()?;
+        terminal::write_diff(ui.out(), &out.stdout)?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let stderr = stderr.trim();
             ui.warn(format!(
-                "could not read the uncommitted changes of {role} in the sandbox"
+                "could not read the uncommitted changes of {role} in the sandbox{}{}",
+                if stderr.is_empty() { "" } else { ": " },
+                stderr
             ))?;
         }
-        let untracked: Vec<&String> = paths.iter().collect();
         writeln!(
             ui.out(),
             "changed or untracked: {}",
-            untracked
+            paths
                 .iter()
-                .map(|s| s.as_str())
+                .map(|s| shown(s).to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         )?;
     }
-    if !shown {
+    if !shown_any {
         ui.status(format!("loop {} proposes nothing yet", p.rec.id))?;
     }
     Ok(0)
+}
+
+/// What a branch carries that needs a person's eye, before its diff: what publish and
+/// merge refuse in red, what they ask `--accept-policy` for in yellow.
+fn write_attention(ui: &mut Ui, report: &gate::Report) -> Result<()> {
+    let count = |g: Gate| {
+        report
+            .items
+            .iter()
+            .filter(|i| i.concern.gate() == g)
+            .count()
+    };
+    let (refused, asked) = (count(Gate::Refused), count(Gate::NeedsAcceptance));
+    let mut what = Vec::new();
+    if refused > 0 {
+        what.push(format!("{refused} that publish and merge refuse"));
+    }
+    if asked > 0 {
+        what.push(format!("{asked} that need --accept-policy"));
+    }
+    let summary = if what.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", what.join(", "))
+    };
+    writeln!(ui.out(), "{YELLOW}needs a person's eye{summary}:{RESET}")?;
+    for item in &report.items {
+        let color = match item.concern.gate() {
+            Gate::Refused => RED,
+            Gate::NeedsAcceptance => YELLOW,
+            Gate::Shown => "",
+        };
+        if color.is_empty() {
+            writeln!(ui.out(), "  {}", item.line())?;
+        } else {
+            writeln!(ui.out(), "  {color}{}{RESET}", item.line())?;
+        }
+    }
+    Ok(())
 }

@@ -1,5 +1,6 @@
 use crate::error::Result;
 use crate::loops;
+use crate::terminal::shown;
 use crate::ui::{Ui, BOLD, RESET};
 
 /// Show one loop: its record, its folders, and where its branches stand.
@@ -38,50 +39,78 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     if args.json {
         return super::print_json(ui, &loops::to_json(&ws, &rec, Some(&status))).map(|()| 0);
     }
+    // The record and the branches are the loop's own words (its title, the names it
+    // gave): every one is shown with its control characters visible.
     let out = ui.out();
-    writeln!(out, "{BOLD}loop {}{RESET}  {}", rec.id, rec.title)?;
+    writeln!(
+        out,
+        "{BOLD}loop {}{RESET}  {}",
+        shown(&rec.id),
+        shown(&rec.title)
+    )?;
     writeln!(out, "state:      {}", status.state)?;
     writeln!(out, "kind:       {}", rec.kind)?;
-    writeln!(out, "branch:     {}", rec.branch)?;
+    writeln!(out, "branch:     {}", shown(&rec.branch))?;
     if let Some(repo) = &rec.repo {
         let target = std::fs::read_link(ws.repo_link(repo)).unwrap_or_default();
-        writeln!(out, "repo:       {repo} ({})", target.display())?;
+        writeln!(
+            out,
+            "repo:       {} ({})",
+            shown(repo),
+            shown(target.as_os_str().as_encoded_bytes())
+        )?;
     }
     if let Some(base) = &rec.base {
         let on = rec
             .base_branch
             .as_deref()
-            .map(|b| format!(" on {b}"))
+            .map(|b| format!(" on {}", shown(b)))
             .unwrap_or_default();
-        writeln!(out, "base:       {base}{on}")?;
+        writeln!(out, "base:       {}{on}", shown(base))?;
     }
-    writeln!(out, "vault:      {}", rec.vault)?;
+    writeln!(out, "vault:      {}", shown(&rec.vault))?;
     writeln!(
         out,
         "sandbox:    {} (mode {}, network {})",
-        rec.sandbox, rec.mode, rec.network
+        shown(&rec.sandbox),
+        shown(&rec.mode),
+        shown(&rec.network)
     )?;
     writeln!(
         out,
         "created:    {} by {} ({} ago)",
-        rec.created_at,
-        rec.created_by,
+        shown(&rec.created_at),
+        shown(&rec.created_by),
         loops::age(&rec)
     )?;
-    writeln!(out, "folder:     {}", ws.loop_dir(&id).display())?;
-    writeln!(out, "workdir:    {}", ws.loop_workdir(&id).display())?;
+    writeln!(
+        out,
+        "folder:     {}",
+        shown(ws.loop_dir(&id).as_os_str().as_encoded_bytes())
+    )?;
+    writeln!(
+        out,
+        "workdir:    {}",
+        shown(ws.loop_workdir(&id).as_os_str().as_encoded_bytes())
+    )?;
     for b in &status.branches {
         let against = b.against.as_deref().unwrap_or("its start");
         writeln!(
             out,
-            "{:<11} {} ahead, {} behind {against}",
+            "{:<11} {} ahead, {} behind {}",
             format!("{}:", b.role),
             b.ahead,
-            b.behind
+            b.behind,
+            shown(against)
         )?;
     }
     for g in &rec.grants {
-        writeln!(out, "grant:      {} ({})", g.path.display(), g.mode)?;
+        writeln!(
+            out,
+            "grant:      {} ({})",
+            shown(g.path.as_os_str().as_encoded_bytes()),
+            shown(&g.mode)
+        )?;
     }
     Ok(0)
 }
@@ -128,7 +157,13 @@ fn show_mounts(
         "MODE"
     )?;
     for (inside, source, mode) in rows {
-        writeln!(ui.out(), "{inside:<w0$}  {mode:<w2$}  {source}")?;
+        writeln!(
+            ui.out(),
+            "{:<w0$}  {:<w2$}  {}",
+            shown(&inside),
+            shown(&mode),
+            shown(&source)
+        )?;
     }
     writeln!(
         ui.out(),
@@ -181,7 +216,12 @@ fn show_net(
         format!("ALLOWED ({})", allowed.len())
     )?;
     for a in allowed {
-        writeln!(out, "{:<w$}  {}", a.pattern.to_string(), a.source)?;
+        writeln!(
+            out,
+            "{:<w$}  {}",
+            shown(&a.pattern.to_string()),
+            shown(&a.source.to_string())
+        )?;
     }
     writeln!(out)?;
     writeln!(

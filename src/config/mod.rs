@@ -23,6 +23,9 @@ const DEFAULTS: &str = include_str!("defaults.toml");
 /// decision (or the user's, per command, with `--backend none`), never a file's that a
 /// repository or an agent could write.
 pub const OPERATOR_ONLY: &[&str] = &[
+    // Exact values the secret guard lets through (false positives): in any other layer
+    // they would let an agent take a real secret out.
+    "guard.allow",
     "mounts",
     "network.allow_cidrs",
     "network.hosts",

@@ -442,6 +442,131 @@ pub fn is_ancestor(
     }
 }
 
+/// One commit of a range, as the gate on the way out reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeCommit {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+}
+
+/// Every commit reachable from `tip` but not from any of `hidden` (what a branch carries
+/// into a target), with its tree and parents, newest first.
+pub fn commits_between(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    hidden: &[ObjectId],
+) -> Result<Vec<RangeCommit>, GitReadError> {
+    let walk = repo
+        .rev_walk([tip])
+        .with_hidden(hidden.iter().copied())
+        .all()
+        .map_err(git_read_err(
+            repo,
+            format!("could not walk history from {tip}"),
+        ))?;
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for info in walk {
+        let info = info.map_err(git_read_err(
+            repo,
+            format!("could not walk history from {tip}"),
+        ))?;
+        let commit = repo
+            .objects
+            .find_commit(&info.id, &mut buf)
+            .map_err(|source| GitReadError::Decode {
+                repo: repo.git_dir().to_owned(),
+                id: info.id,
+                source,
+            })?;
+        out.push(RangeCommit {
+            id: info.id,
+            tree: commit.tree(),
+            parents: commit.parents().collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// The tree of a commit.
+pub fn commit_tree(repo: &gix::Repository, id: ObjectId) -> Result<ObjectId, GitReadError> {
+    let mut buf = Vec::new();
+    let commit =
+        repo.objects
+            .find_commit(&id, &mut buf)
+            .map_err(|source| GitReadError::Decode {
+                repo: repo.git_dir().to_owned(),
+                id,
+                source,
+            })?;
+    Ok(commit.tree())
+}
+
+/// One entry of a tree: its name, git's mode (`0o100644`, `0o100755`, `0o120000`,
+/// `0o160000`, `0o040000`) and object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeItem {
+    pub name: BString,
+    pub mode: u32,
+    pub id: ObjectId,
+}
+
+/// The entries of one tree (not recursive), in the tree's order.
+pub fn tree_items(repo: &gix::Repository, tree: ObjectId) -> Result<Vec<TreeItem>, GitReadError> {
+    let mut buf = Vec::new();
+    let decoded =
+        repo.objects
+            .find_tree(&tree, &mut buf)
+            .map_err(|source| GitReadError::Decode {
+                repo: repo.git_dir().to_owned(),
+                id: tree,
+                source,
+            })?;
+    Ok(decoded
+        .entries
+        .iter()
+        .map(|e| TreeItem {
+            name: e.filename.to_owned(),
+            mode: u32::from(e.mode.kind() as u16),
+            id: e.oid.to_owned(),
+        })
+        .collect())
+}
+
+/// A blob read with a bound on what is inflated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoundedBlob {
+    Content(Vec<u8>),
+    /// Larger than the bound: its size, read from the object's header without inflating it.
+    TooLarge(u64),
+}
+
+/// The content of blob `id`, or only its size when that is over `limit` bytes.
+pub fn read_blob_bounded(
+    repo: &gix::Repository,
+    id: ObjectId,
+    limit: u64,
+) -> Result<BoundedBlob, GitReadError> {
+    let missing = || GitReadError::ObjectMissing {
+        repo: repo.git_dir().to_owned(),
+        id,
+    };
+    let decode = |source| GitReadError::Decode {
+        repo: repo.git_dir().to_owned(),
+        id,
+        source,
+    };
+    let header = repo.objects.try_header(&id).map_err(decode)?;
+    let size = header.ok_or_else(missing)?.size;
+    if size > limit {
+        return Ok(BoundedBlob::TooLarge(size));
+    }
+    let mut buf = Vec::new();
+    let blob = repo.objects.find_blob(&id, &mut buf).map_err(decode)?;
+    Ok(BoundedBlob::Content(blob.data.to_vec()))
+}
+
 /// What [`import_branch`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportOutcome {

@@ -10,6 +10,7 @@ mod concurrency;
 mod config;
 mod doctor;
 mod egress;
+mod gate;
 mod import;
 mod lifecycle;
 mod publish;
