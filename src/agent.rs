@@ -58,12 +58,37 @@ pub fn compose(rec: &LoopRecord, spec: &SandboxSpec, team: Option<&str>) -> Stri
     out
 }
 
-/// Writes the layers for loop `rec` into its `.claude/`.
-pub fn write_layers(ws: &Workspace, rec: &LoopRecord, spec: &SandboxSpec) -> Result<()> {
+/// The most a team layer file (doctrine, MCP servers) may hold.
+const TEAM_FILE_LIMIT: u64 = 1 << 20;
+
+/// A file of the team's layer in the knowledge repository, read as data (DESIGN 4.0):
+/// never through a link, only a regular file, bounded. What cannot be read so is left out,
+/// with a warning saying why.
+fn team_file(ws: &Workspace, rel: &str, warnings: &mut Vec<String>) -> Option<String> {
+    let tree = match crate::confined::Tree::open(&ws.knowledge()) {
+        Ok(Some(t)) => t,
+        _ => return None,
+    };
+    match tree.read_text(
+        Path::new(crate::sandbox::spec::TEAM_CLAUDE).join(rel),
+        TEAM_FILE_LIMIT,
+    ) {
+        Ok(text) => text,
+        Err(e) => {
+            warnings.push(format!("the team's {rel} is left out: {e}"));
+            None
+        }
+    }
+}
+
+/// Writes the layers for loop `rec` into its `.claude/`; returns warnings about team
+/// files that were left out.
+pub fn write_layers(ws: &Workspace, rec: &LoopRecord, spec: &SandboxSpec) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
     let dir = ws.loop_claude_dir(&rec.id);
     fs::create_dir_all(&dir)
         .map_err(|e| Error::failure(format!("cannot create {}", dir.display())).with_source(e))?;
-    let team = fs::read_to_string(ws.team_claude_dir().join("CLAUDE.md")).ok();
+    let team = team_file(ws, "CLAUDE.md", &mut warnings);
     fsutil::write_atomic(
         &dir.join("CLAUDE.md"),
         compose(rec, spec, team.as_deref()).as_bytes(),
@@ -76,8 +101,7 @@ pub fn write_layers(ws: &Workspace, rec: &LoopRecord, spec: &SandboxSpec) -> Res
     settings["autoMemoryDirectory"] = json!("/loopat/context/personal/memory");
     write_json(&settings_path, &settings)?;
 
-    if let Some(team_mcp) = fs::read_to_string(ws.team_claude_dir().join("claude.json"))
-        .ok()
+    if let Some(team_mcp) = team_file(ws, "claude.json", &mut warnings)
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
     {
         if let Some(servers) = team_mcp.get("mcpServers") {
@@ -87,7 +111,7 @@ pub fn write_layers(ws: &Workspace, rec: &LoopRecord, spec: &SandboxSpec) -> Res
             write_json(&path, &state)?;
         }
     }
-    Ok(())
+    Ok(warnings)
 }
 
 /// The agent writes `.claude/` too: read only a regular file there, never through a

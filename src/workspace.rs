@@ -347,6 +347,12 @@ impl Workspace {
         self.locks_dir().join(format!("run-{id}.lock"))
     }
 
+    /// Held by `autocommit` for its whole run: two never interleave, and a git lock file in
+    /// the personal repository, which only autocommit commits, is a dead one's.
+    pub fn autocommit_lock(&self) -> PathBuf {
+        self.locks_dir().join("autocommit.lock")
+    }
+
     pub fn workspace_lock(&self) -> PathBuf {
         self.locks_dir().join("workspace.lock")
     }

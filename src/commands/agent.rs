@@ -49,6 +49,8 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     let mut req = args.sandbox.request(argv, true, args.print_argv);
     req.ro_same_path = folder.into_iter().collect();
     let spec = sandbox::spec_for(&ws, &rec, &config, &req, Vec::new())?;
-    crate::agent::write_layers(&ws, &rec, &spec)?;
+    for warning in crate::agent::write_layers(&ws, &rec, &spec)? {
+        ui.warn(warning)?;
+    }
     sandbox::run(ui, &ws, &rec, &config, &req)
 }

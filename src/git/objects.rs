@@ -1928,6 +1928,28 @@ fn open_unchanged_file(
     Ok(Some(file))
 }
 
+/// Paths that are gitlinks (submodule entries) in the repository's index or in its HEAD's
+/// tree, read through gix without running anything: a gitlink makes git enter the nested
+/// repository, whose config it then reads.
+pub fn gitlinks(worktree: &Path) -> Result<Vec<String>, GitReadError> {
+    let repo = open_untrusted(worktree)?;
+    let mut out = BTreeSet::new();
+    let index = repo
+        .index_or_empty()
+        .map_err(git_read_err(&repo, "could not read the index"))?;
+    for entry in index.entries() {
+        if entry.mode == gix::index::entry::Mode::COMMIT {
+            out.insert(entry.path(&index).to_str_lossy().into_owned());
+        }
+    }
+    for (path, (kind, _)) in head_tree_entries(&repo)? {
+        if kind == gix::objs::tree::EntryKind::Commit {
+            out.insert(path.to_str_lossy().into_owned());
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// An uninitialized submodule (no `.git` inside) is clean, as for git; anything we can't read is
 /// reported as changed.
 fn submodule_changed(abs: &Path, recorded: ObjectId) -> bool {

@@ -57,6 +57,51 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     a
 }
 
+/// The argv of a jail (see `task.rs`): every namespace, the network's too; the system
+/// read-only; the tree `tree_fd` read-write at `inside`, which is also the working
+/// folder; the root read-only; the filters; `command`.
+pub fn jail_argv(
+    bwrap: &str,
+    host: &super::spec::HostView,
+    tree_fd: i32,
+    inside: &std::path::Path,
+    seccomp: &[i32],
+    command: &[OsString],
+) -> Vec<OsString> {
+    let mut a: Vec<OsString> = vec![bwrap.into()];
+    for opt in [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "git-loop",
+    ] {
+        a.push(opt.into());
+    }
+    let fds = Fds::default();
+    for m in super::spec::system_mounts(host, 64 << 20) {
+        mount_args(&mut a, &m, &fds);
+    }
+    a.push("--bind-fd".into());
+    a.push(tree_fd.to_string().into());
+    a.push(inside.into());
+    a.push("--remount-ro".into());
+    a.push("/".into());
+    for fd in seccomp {
+        a.push("--add-seccomp-fd".into());
+        a.push(fd.to_string().into());
+    }
+    a.push("--chdir".into());
+    a.push(inside.into());
+    a.push("--".into());
+    a.extend(command.iter().cloned());
+    a
+}
+
 fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
     match m {
         Mount::Secret { inside } => {

@@ -16,6 +16,7 @@ pub mod probe;
 pub mod seccomp;
 pub mod spawn;
 pub mod spec;
+pub mod task;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -394,8 +395,9 @@ pub fn run(
     // written first.
     ensure_dirs(ws, &rec.id)?;
     prepare_repos(ui, ws, rec)?;
+    let mut left_out = Vec::new();
     for m in &spec.mounts {
-        if let Some(fd) = confined_fd(m)? {
+        if let Some(fd) = confined_fd(m, &mut left_out)? {
             fds.files.insert(
                 m.inside().to_path_buf(),
                 std::os::fd::AsRawFd::as_raw_fd(&fd),
@@ -551,8 +553,12 @@ pub fn run(
 }
 
 /// The descriptor of a `Confined` or `OwnFile` mount (writing an `OwnFile` first); `None`
-/// for other mounts and for an optional one that is absent.
-fn confined_fd(m: &spec::Mount) -> Result<Option<std::os::fd::OwnedFd>> {
+/// for other mounts and for an optional one that is absent, or that is something it may
+/// not be (a link, a FIFO: then why goes to `left_out`).
+fn confined_fd(
+    m: &spec::Mount,
+    left_out: &mut Vec<String>,
+) -> Result<Option<std::os::fd::OwnedFd>> {
     use crate::confined::Tree;
     let cannot = |root: &std::path::Path,
                   rel: &std::path::Path,
@@ -571,12 +577,20 @@ fn confined_fd(m: &spec::Mount) -> Result<Option<std::os::fd::OwnedFd>> {
             optional,
             ..
         } => {
-            let fd = Tree::open(root)
-                .and_then(|t| match t {
-                    Some(t) => t.path_fd(rel),
-                    None => Ok(None),
-                })
-                .map_err(|e| cannot(root, rel, e))?;
+            let fd = Tree::open(root).and_then(|t| match t {
+                Some(t) => t.path_fd(rel),
+                None => Ok(None),
+            });
+            let fd = match fd {
+                Err(e) if *optional => {
+                    left_out.push(format!(
+                        "{} is left out of the sandbox: {e}",
+                        root.join(rel).display()
+                    ));
+                    None
+                }
+                other => other.map_err(|e| cannot(root, rel, e))?,
+            };
             match fd {
                 Some(fd) => Ok(Some(fd)),
                 None if *optional => Ok(None),

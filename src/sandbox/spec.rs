@@ -431,6 +431,9 @@ pub struct RunOptions {
     pub home_overlay: bool,
 }
 
+/// The team's prompt layer below the knowledge repository's root (DESIGN 4.6).
+pub const TEAM_CLAUDE: &str = ".loopat/claude";
+
 /// The team's skills below the knowledge repository's root.
 pub const TEAM_SKILLS: &str = ".loopat/claude/skills";
 
@@ -468,6 +471,49 @@ fn protect_git(m: &mut Vec<Mount>, ws: &Workspace, rec: &LoopRecord, pair: &Repo
     ));
 }
 
+/// The system part of every sandbox's view: the host's system folders read-only on
+/// bwrap's fresh tmpfs root (merged-/usr symlinks recreated as symlinks rather than bound,
+/// so the view matches the host's), the machine's secrets in /etc covered, the sandbox's
+/// own /proc with its tunables read-only, a minimal /dev and a fresh /tmp.
+pub fn system_mounts(host: &HostView, tmp_bytes: u64) -> Vec<Mount> {
+    let mut m = Vec::new();
+    for (path, entry) in &host.system {
+        match entry {
+            SystemEntry::Dir => m.push(Mount::ro(path, path)),
+            SystemEntry::Symlink(target) => m.push(Mount::Symlink {
+                target: target.clone(),
+                inside: path.clone(),
+            }),
+        }
+    }
+    for secret in &host.etc_secrets {
+        m.push(Mount::ro("/dev/null", secret));
+    }
+    m.push(Mount::Proc {
+        inside: "/proc".into(),
+    });
+    // Kernel tunables and the sysrq trigger, read-only: bwrap covers them only when it
+    // can tell they are writable, and a sandbox whose user maps to host root (when root
+    // runs git-loop) could otherwise set core_pattern and run code on the host.
+    for tunable in PROC_READ_ONLY {
+        m.push(Mount::Bind {
+            host: tunable.into(),
+            inside: tunable.into(),
+            rw: false,
+            optional: true,
+        });
+    }
+    m.push(Mount::Dev {
+        inside: "/dev".into(),
+    });
+    m.push(Mount::Tmpfs {
+        inside: "/tmp".into(),
+        size: Some(tmp_bytes),
+        ro: false,
+    });
+    m
+}
+
 impl SandboxSpec {
     /// The sandbox of loop `rec` (DESIGN 4.1). Pure: reads nothing but its arguments.
     pub fn for_loop(
@@ -484,42 +530,7 @@ impl SandboxSpec {
         let w = opts.mode.writable();
         let mut m = Vec::new();
 
-        // The system, read-only, on bwrap's fresh tmpfs root. Merged-/usr symlinks are
-        // recreated as symlinks rather than bound, so the view matches the host's.
-        for (path, entry) in &host.system {
-            match entry {
-                SystemEntry::Dir => m.push(Mount::ro(path, path)),
-                SystemEntry::Symlink(target) => m.push(Mount::Symlink {
-                    target: target.clone(),
-                    inside: path.clone(),
-                }),
-            }
-        }
-        for secret in &host.etc_secrets {
-            m.push(Mount::ro("/dev/null", secret));
-        }
-        m.push(Mount::Proc {
-            inside: "/proc".into(),
-        });
-        // Kernel tunables and the sysrq trigger, read-only: bwrap covers them only when it
-        // can tell they are writable, and a sandbox whose user maps to host root (when
-        // root runs git-loop) could otherwise set core_pattern and run code on the host.
-        for tunable in PROC_READ_ONLY {
-            m.push(Mount::Bind {
-                host: tunable.into(),
-                inside: tunable.into(),
-                rw: false,
-                optional: true,
-            });
-        }
-        m.push(Mount::Dev {
-            inside: "/dev".into(),
-        });
-        m.push(Mount::Tmpfs {
-            inside: "/tmp".into(),
-            size: Some(opts.limits.tmp_bytes),
-            ro: false,
-        });
+        m.extend(system_mounts(host, opts.limits.tmp_bytes));
 
         // Without a network of its own the sandbox has no name server either.
         if opts.net != NetMode::Host {

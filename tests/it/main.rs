@@ -11,6 +11,7 @@ mod config;
 mod doctor;
 mod egress;
 mod gate;
+mod host_trust;
 mod import;
 mod lifecycle;
 mod publish;
