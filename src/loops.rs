@@ -410,6 +410,9 @@ impl Origins {
 
 /// [`import`] with origins shared across calls.
 pub fn import_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> Result<()> {
+    // One import of a loop at a time (the end of a run, autocommit, publish and review
+    // may meet): each moves the origin's `loop/<id>` by compare-and-swap.
+    let _one = fsutil::Lock::acquire(&ws.loop_import_lock(&rec.id))?;
     for pair in repo_pairs(ws, rec) {
         import_pair(&pair, &rec.branch, origins).map_err(|e| {
             let hint = match &e {

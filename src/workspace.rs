@@ -353,6 +353,11 @@ impl Workspace {
         self.locks_dir().join("autocommit.lock")
     }
 
+    /// Held while a loop's branches are imported into their origins.
+    pub fn loop_import_lock(&self, id: &str) -> PathBuf {
+        self.locks_dir().join(format!("import-{id}.lock"))
+    }
+
     pub fn workspace_lock(&self) -> PathBuf {
         self.locks_dir().join("workspace.lock")
     }

@@ -60,8 +60,9 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     };
     let origin = ws.repo_link(repo);
     let allow = super::operator_guard_allowlist()?;
-    let _lock = Lock::acquire(&ws.workspace_lock())?;
+    // What the loop wrote is read before the workspace lock is taken.
     loops::import(&ws, &rec)?;
+    let _lock = Lock::acquire(&ws.workspace_lock())?;
     let insp = gate::inspect(&origin, &rec.branch, &target, &allow).map_err(|e| {
         Error::failure(format!("cannot check what loop {id} would merge"))
             .with_source(e)

@@ -58,9 +58,10 @@ pub fn run(ui: &mut Ui, args: PrArgs) -> Result<u8> {
         }
     };
     let allow = super::operator_guard_allowlist()?;
+    // What the loop wrote is read before the workspace lock is taken.
+    loops::import(&ws, &rec)?;
     let insp = {
         let _lock = Lock::acquire(&ws.workspace_lock())?;
-        loops::import(&ws, &rec)?;
         gate::inspect(&origin, &rec.branch, &base, &allow).map_err(|e| {
             Error::failure(format!("cannot check what loop {id} would propose"))
                 .with_source(e)

@@ -116,7 +116,12 @@ fn wait_bounded(mut child: Child, bound: Bound, what: &str) -> Result<Output> {
 
 /// Runs `command` in loop `id`'s own sandbox, with no network and in `mode` (`work` to
 /// commit, `review` to only read), as `git loop run` does, within `bound`.
-pub fn in_loop(id: &str, mode: &str, command: &[OsString], bound: Bound) -> Result<Output> {
+pub fn in_loop<S: AsRef<std::ffi::OsStr>>(
+    id: &str,
+    mode: &str,
+    command: &[S],
+    bound: Bound,
+) -> Result<Output> {
     let child = Command::new(std::env::current_exe()?)
         .args([
             "run", "-q", "--color", "never", "--mode", mode, "--net", "none", id, "--",
