@@ -67,6 +67,30 @@ pub struct Grant {
     /// For the next run only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub once: bool,
+    /// What `path` was when it was granted: every run binds only that (re-resolved
+    /// without following links), and refuses when a sandbox or anyone else put something
+    /// else there. Absent in grants recorded by earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<GrantSource>,
+}
+
+/// A granted path's identity: its kind and its inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantSource {
+    pub dir: bool,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl GrantSource {
+    pub fn of(meta: &fs::Metadata) -> GrantSource {
+        use std::os::unix::fs::MetadataExt;
+        GrantSource {
+            dir: meta.is_dir(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
 }
 
 /// `loop.toml`.

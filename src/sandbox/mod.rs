@@ -575,6 +575,7 @@ fn confined_fd(
             root,
             rel,
             optional,
+            expect,
             ..
         } => {
             let fd = Tree::open(root).and_then(|t| match t {
@@ -592,7 +593,12 @@ fn confined_fd(
                 other => other.map_err(|e| cannot(root, rel, e))?,
             };
             match fd {
-                Some(fd) => Ok(Some(fd)),
+                Some(fd) => {
+                    if let Some(expect) = expect {
+                        check_grant_source(&fd, expect, &root.join(rel))?;
+                    }
+                    Ok(Some(fd))
+                }
                 None if *optional => Ok(None),
                 None => Err(
                     Error::failure(format!("{} is missing", root.join(rel).display()))
@@ -612,6 +618,32 @@ fn confined_fd(
         }
         _ => Ok(None),
     }
+}
+
+/// A grant binds what was granted or nothing: a source that is now another folder or file
+/// (moved, replaced, swapped for a decoy) refuses the run.
+fn check_grant_source(
+    fd: &std::os::fd::OwnedFd,
+    expect: &loops::GrantSource,
+    path: &std::path::Path,
+) -> Result<()> {
+    let stat = nix::sys::stat::fstat(fd).map_err(|e| {
+        Error::failure(format!("cannot look at the grant {}", path.display()))
+            .with_source(std::io::Error::from(e))
+    })?;
+    let dir = nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
+        .contains(nix::sys::stat::SFlag::S_IFDIR);
+    if dir != expect.dir || stat.st_dev != expect.dev || stat.st_ino != expect.ino {
+        return Err(Error::failure(format!(
+            "the grant {} is not what was granted any more (it was moved or replaced)",
+            path.display()
+        ))
+        .hint(format!(
+            "look at what is there now; if it is right, grant it again: git loop grant ID --ro|--rw {}",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Readies the loop's repositories for a run: each git folder a real folder with its

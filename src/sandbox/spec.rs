@@ -156,6 +156,9 @@ pub enum Mount {
         inside: PathBuf,
         rw: bool,
         optional: bool,
+        /// What must stand there (a grant's kind and inode); the run refuses anything else.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expect: Option<crate::loops::GrantSource>,
     },
     /// A file of git-loop's own in a tree a sandbox can write (a loop repository's
     /// `.git/config`): the spawner writes `content` there, replacing whatever stands there
@@ -220,6 +223,7 @@ impl Mount {
             inside: inside.into(),
             rw,
             optional,
+            expect: None,
         }
     }
 
@@ -429,6 +433,58 @@ pub struct RunOptions {
     pub egress: Option<Egress>,
     /// `$HOME` is an overlay (see [`Home`]; [`crate::sandbox::home_needs_overlay`]).
     pub home_overlay: bool,
+}
+
+/// The grants of a loop, at the same paths inside: each bound by the descriptor of what
+/// was granted, found again without following links (a grant whose source changed kind or
+/// inode is refused at run time); parents before children, so a read-only grant inside a
+/// read-write one is never covered by it; and every folder between a grant and a grant
+/// nested in it pinned as a mount point of its own, so no rename inside can move the
+/// nested grant's source away while its path keeps a decoy.
+fn grant_mounts(m: &mut Vec<Mount>, grants: &[crate::loops::Grant], writable: bool) {
+    let mut sorted: Vec<&crate::loops::Grant> = grants.iter().collect();
+    sorted.sort_by_key(|g| (g.path.components().count(), g.path.clone()));
+    let mut pinned: Vec<PathBuf> = Vec::new();
+    for (i, grant) in sorted.iter().enumerate() {
+        let rw = grant.mode == "rw" && writable;
+        // The nearest grant this one lies in, if any: pin the folders between.
+        if let Some(outer) = sorted[..i]
+            .iter()
+            .rev()
+            .find(|o| grant.path.starts_with(&o.path) && o.path != grant.path)
+        {
+            let outer_rw = outer.mode == "rw" && writable;
+            let mut between = Vec::new();
+            let mut dir = grant.path.parent();
+            while let Some(d) = dir {
+                if d == outer.path {
+                    break;
+                }
+                between.push(d.to_path_buf());
+                dir = d.parent();
+            }
+            for d in between.into_iter().rev() {
+                if pinned.contains(&d) {
+                    continue;
+                }
+                m.push(Mount::confined("/", rel_to_root(&d), &d, outer_rw, false));
+                pinned.push(d);
+            }
+        }
+        m.push(Mount::Confined {
+            root: PathBuf::from("/"),
+            rel: rel_to_root(&grant.path),
+            inside: grant.path.clone(),
+            rw,
+            optional: false,
+            expect: grant.source,
+        });
+    }
+}
+
+/// An absolute path as a path below `/`.
+fn rel_to_root(path: &Path) -> PathBuf {
+    path.strip_prefix("/").unwrap_or(path).to_path_buf()
 }
 
 /// The team's prompt layer below the knowledge repository's root (DESIGN 4.6).
@@ -644,13 +700,7 @@ impl SandboxSpec {
         for (hostp, inside, rw) in &opts.operator_mounts {
             m.push(Mount::bind(hostp, inside, *rw && w));
         }
-        for grant in &rec.grants {
-            m.push(Mount::bind(
-                &grant.path,
-                &grant.path,
-                grant.mode == "rw" && w,
-            ));
-        }
+        grant_mounts(&mut m, &rec.grants, w);
 
         m.push(Mount::RemountRo {
             inside: PathBuf::from("/"),
@@ -784,6 +834,7 @@ impl SandboxSpec {
                     inside,
                     rw,
                     optional,
+                    ..
                 } => {
                     let mut mode = if *rw { "rw" } else { "ro" }.to_string();
                     if *optional {

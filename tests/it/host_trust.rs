@@ -254,3 +254,98 @@ fn links_in_the_knowledge_repository_are_never_followed() {
     run.stdout_has("Team rule: write tests first.")
         .stdout_has("review");
 }
+
+/// ATTACKS 33: a read-only grant nested in a read-write one stays read-only: the folders
+/// between them cannot be renamed inside (the attack would move the real file out from
+/// under the grant and leave a decoy at its path), the grants are bound parents first
+/// whatever order they were given in, and a source that was moved or replaced between
+/// runs refuses the next run instead of binding something else. Twin: both grants work.
+#[test]
+fn a_nested_read_only_grant_stays_read_only() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for order in ["outer first", "inner first"] {
+        let id = env.new_loop(&repo, order);
+        let granted = env
+            .root
+            .join(format!("granted-{}", order.replace(' ', "-")));
+        let proj = granted.join("proj");
+        let settings = proj.join("cfg/settings.json");
+        fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        fs::write(&settings, "real settings\n").unwrap();
+        let (rw, ro) = (proj.display().to_string(), settings.display().to_string());
+        let grants: [&[&str]; 2] = if order == "outer first" {
+            [&["--rw", &rw], &["--ro", &ro]]
+        } else {
+            [&["--ro", &ro], &["--rw", &rw]]
+        };
+        for g in grants {
+            let mut args = vec!["grant", id.as_str()];
+            args.extend_from_slice(g);
+            env.run(args).ok();
+        }
+        let view = env.run(["show", &id, "--mounts"]).ok();
+        let line = view
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{ro} ")))
+            .unwrap_or_else(|| panic!("{order}: no row for the grant:\n{}", view.stdout));
+        assert!(line.contains(" ro"), "{order}: {line}");
+        let run = inside(
+            &env,
+            &id,
+            &format!(
+                r#"P={proj}
+try() {{ if out=$( (eval "$2") 2>&1 ); then echo "DONE $1"; else echo "REFUSED $1: $out"; fi; }}
+try write-ro 'echo pwned > "$P/cfg/settings.json"'
+try mv-parent 'mv "$P/cfg" "$P/cfg-real"'
+try rm-parent 'rm -rf "$P/cfg"'
+try swap-parent-link 'mv "$P/cfg" /tmp/c && ln -s /tmp "$P/cfg"'
+try write-rw 'echo ok > "$P/other.txt"'
+try read-ro 'cat "$P/cfg/settings.json"'
+"#,
+                proj = q(&proj)
+            ),
+        );
+        for (label, errno) in [
+            ("write-ro", "Read-only file system"),
+            ("mv-parent", "Device or resource busy"),
+            ("rm-parent", ""),
+            ("swap-parent-link", "Device or resource busy"),
+        ] {
+            let verdict = run
+                .stdout
+                .lines()
+                .find(|l| l.contains(&format!(" {label}")))
+                .unwrap_or_else(|| panic!("{order}: no verdict for {label}:\n{}", run.stdout));
+            assert!(
+                verdict.starts_with(&format!("REFUSED {label}")) && verdict.contains(errno),
+                "{order}: {verdict}\n{}",
+                run.stdout
+            );
+        }
+        run.stdout_has("DONE write-rw").stdout_has("DONE read-ro");
+        assert_eq!(fs::read_to_string(&settings).unwrap(), "real settings\n");
+        assert_eq!(fs::read_to_string(proj.join("other.txt")).unwrap(), "ok\n");
+
+        // Swapped between runs (on the host, as a process outside any sandbox could):
+        // the next run refuses rather than bind the decoy read-only and the real file
+        // read-write.
+        fs::rename(proj.join("cfg"), proj.join("cfg-real")).unwrap();
+        fs::create_dir(proj.join("cfg")).unwrap();
+        fs::write(proj.join("cfg/settings.json"), "decoy\n").unwrap();
+        env.run(["run", &id, "--", "true"])
+            .fails(1)
+            .stderr_has("is not what was granted any more");
+        // A link where the source was is refused the same way.
+        fs::remove_dir_all(proj.join("cfg")).unwrap();
+        symlink(proj.join("cfg-real"), proj.join("cfg")).unwrap();
+        env.run(["run", &id, "--", "true"])
+            .fails(1)
+            .stderr_has("symlink");
+        assert_eq!(
+            fs::read_to_string(proj.join("cfg-real/settings.json")).unwrap(),
+            "real settings\n"
+        );
+    }
+}
