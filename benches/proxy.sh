@@ -238,7 +238,7 @@ p_lat=$(echo "$proxied" | awk '/LATENCY/ {print $2}' | median)
 
 # Start-up: `--net proxy` against raw bwrap with the same namespaces and binds (the
 # `--net none` command line, minus the descriptors only git-loop can hand over).
-raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
+raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
 for _ in 1 2 3; do "$bin" run -q "$id" --net proxy -- true; "$bin" run -q "$id" --net none -- true; eval "$raw"; done
 proxy_t=(); none_t=(); raw_t=()
 for _ in $(seq "$runs"); do
