@@ -49,6 +49,9 @@ pub enum Rule {
     Mismatch,
     /// A kind of request the proxy does not carry (SOCKS BIND and UDP, `https://` URIs).
     Unsupported,
+    /// A tunnel whose first bytes are neither TLS nor HTTP, to a host and port the
+    /// operator did not allow raw TCP (`allow_raw_tcp`).
+    RawTcp,
 }
 
 impl Rule {
@@ -62,6 +65,7 @@ impl Rule {
             Rule::Address => "address",
             Rule::Mismatch => "host-mismatch",
             Rule::Unsupported => "unsupported",
+            Rule::RawTcp => "raw-tcp",
         }
     }
 }
@@ -356,12 +360,15 @@ impl fmt::Display for Cidr {
     }
 }
 
-/// The IPv4 address an IPv6 address stands for: IPv4-mapped (`::ffff:a.b.c.d`),
-/// IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`) and NAT64
-/// (`64:ff9b::a.b.c.d`) forms all reach the IPv4 host.
+/// The IPv4 address an IPv6 address stands for, in the forms that reach an IPv4 host:
+/// IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
+/// (`::a.b.c.d`), the well-known NAT64 prefix (`64:ff9b::a.b.c.d`, RFC 6052) and 6to4
+/// (`2002:AABB:CCDD::/48`, RFC 3056: the IPv4 address is bits 16 to 47). A translator or
+/// a 6to4 relay turns each into a packet to that IPv4 address, so each is judged by it.
 pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    let tail = v4(s[6], s[7]);
     let zero = |r: std::ops::Range<usize>| s[r].iter().all(|&x| x == 0);
     if zero(0..5) && s[5] == 0xffff {
         return Some(tail);
@@ -372,6 +379,9 @@ pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if s[0] == 0x64 && s[1] == 0xff9b && zero(2..6) {
         return Some(tail);
     }
+    if s[0] == 0x2002 {
+        return Some(v4(s[1], s[2]));
+    }
     // `::` and `::1` are IPv6's own unspecified and loopback addresses.
     if zero(0..6) && u32::from(tail) > 1 {
         return Some(tail);
@@ -379,7 +389,13 @@ pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
-/// Why an address is one a sandbox may not reach by default, if it is one.
+/// Why an address is one a sandbox may not reach by default, if it is one. The classes
+/// follow IANA's IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and later
+/// entries): every block there that is not globally reachable is refused, plus multicast
+/// and, for IPv6, everything outside global unicast (2000::/3), where nothing a sandbox
+/// needs lives. An IPv6 address that embeds an IPv4 address (see [`embedded_ipv4`]) is
+/// judged by the IPv4 address; Teredo (2001::/32) embeds one obfuscated, behind a relay
+/// of its own choosing, and is refused outright with the rest of 2001::/23.
 pub fn special_address(ip: IpAddr) -> Option<String> {
     match ip {
         IpAddr::V4(a) => special_v4(a).map(str::to_string),
@@ -387,23 +403,7 @@ pub fn special_address(ip: IpAddr) -> Option<String> {
             if let Some(v4) = embedded_ipv4(a) {
                 return special_v4(v4).map(|class| format!("{class} (IPv4 in IPv6)"));
             }
-            let first = a.segments()[0];
-            let class = if a.is_unspecified() {
-                Some("unspecified")
-            } else if a.is_loopback() {
-                Some("loopback")
-            } else if first & 0xfe00 == 0xfc00 {
-                Some("unique local (ULA, fc00::/7)")
-            } else if first & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if first & 0xffc0 == 0xfec0 {
-                Some("site-local")
-            } else if first & 0xff00 == 0xff00 {
-                Some("multicast")
-            } else {
-                None
-            };
-            class.map(str::to_string)
+            special_v6(a).map(str::to_string)
         }
     }
 }
@@ -411,18 +411,41 @@ pub fn special_address(ip: IpAddr) -> Option<String> {
 fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
     let o = a.octets();
     match o {
-        [0, ..] => Some("unspecified (0.0.0.0/8)"),
+        [0, ..] => Some("\"this network\" (0.0.0.0/8)"),
         [127, ..] => Some("loopback"),
         [10, ..] => Some("private (RFC 1918)"),
         [172, b, ..] if b & 0xf0 == 16 => Some("private (RFC 1918)"),
         [192, 168, ..] => Some("private (RFC 1918)"),
         [169, 254, ..] => Some("link-local"),
         [100, b, ..] if b & 0xc0 == 64 => Some("shared (CGNAT, 100.64.0.0/10)"),
-        [192, 0, 0, _] => Some("reserved (192.0.0.0/24)"),
+        [192, 0, 0, _] => Some("IETF protocol assignments (192.0.0.0/24)"),
+        [192, 0, 2, _] | [198, 51, 100, _] | [203, 0, 113, _] => Some("documentation (RFC 5737)"),
+        [192, 88, 99, _] => Some("6to4 relay anycast (deprecated, 192.88.99.0/24)"),
+        [198, 18 | 19, ..] => Some("benchmarking (198.18.0.0/15)"),
         [224..=239, ..] => Some("multicast"),
-        [240..=255, ..] => Some("reserved or broadcast"),
+        [255, 255, 255, 255] => Some("limited broadcast"),
+        [240..=255, ..] => Some("reserved (240.0.0.0/4)"),
         _ => None,
     }
+}
+
+/// IPv6 classes of an address that embeds no IPv4 address.
+fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
+    let s = a.segments();
+    Some(match s[0] {
+        _ if a.is_unspecified() => "unspecified",
+        _ if a.is_loopback() => "loopback",
+        0x0064 if s[1] == 0xff9b => "local-use IPv4/IPv6 translation (64:ff9b:1::/48)",
+        f if f & 0xfe00 == 0xfc00 => "unique local (ULA, fc00::/7)",
+        f if f & 0xffc0 == 0xfe80 => "link-local",
+        f if f & 0xffc0 == 0xfec0 => "site-local",
+        f if f & 0xff00 == 0xff00 => "multicast",
+        f if f & 0xe000 != 0x2000 => "outside global unicast (2000::/3)",
+        0x2001 if s[1] & 0xfe00 == 0 => "IETF protocol assignments (2001::/23, Teredo included)",
+        0x2001 if s[1] == 0x0db8 => "documentation (2001:db8::/32)",
+        0x3fff if s[1] & 0xf000 == 0 => "documentation (3fff::/20)",
+        _ => return None,
+    })
 }
 
 /// An allowlist entry and where it came from (for `show --net`).
@@ -439,16 +462,60 @@ pub struct Denied {
     pub why: String,
 }
 
+/// A host and port to which a tunnel may carry bytes that are neither TLS nor HTTP (ssh
+/// to a git host): `allow_raw_tcp` of the operator config, and the baseline's `[[raw]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawAllowed {
+    pub pattern: Pattern,
+    pub port: u16,
+    pub source: String,
+}
+
+impl RawAllowed {
+    /// Reads `host:port` (the host an exact name or a pattern).
+    pub fn parse(raw: &str, source: impl Into<String>) -> Result<RawAllowed, String> {
+        let (host, port) = raw
+            .trim()
+            .rsplit_once(':')
+            .ok_or_else(|| format!("'{raw}' needs a port (write host:port, like github.com:22)"))?;
+        let port = match port.parse::<u16>() {
+            Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()) => p,
+            _ => return Err(format!("'{raw}': '{port}' is not a port")),
+        };
+        Ok(RawAllowed {
+            pattern: Pattern::parse(host)?,
+            port,
+            source: source.into(),
+        })
+    }
+}
+
+impl fmt::Display for RawAllowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.pattern, self.port)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct BaselineFile {
     allow: Vec<AllowGroup>,
     deny: Vec<DenyGroup>,
+    raw: Vec<RawGroup>,
 }
 
 #[derive(Debug, Deserialize)]
 struct AllowGroup {
     group: String,
     domains: Vec<String>,
+    /// Each domain holding `{region}` stands for one exact name per region.
+    #[serde(default)]
+    regions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawGroup {
+    why: String,
+    targets: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -467,6 +534,7 @@ pub struct Policy {
     deny_addresses: Vec<(IpAddr, String)>,
     hosts: BTreeMap<String, IpAddr>,
     cidrs: Vec<Cidr>,
+    raw: Vec<RawAllowed>,
 }
 
 impl Policy {
@@ -478,8 +546,25 @@ impl Policy {
         let mut policy = Policy::default();
         for group in file.allow {
             for d in group.domains {
-                let pattern = Pattern::parse(&d).expect("the built-in allowlist is valid");
-                policy.add(pattern, format!("baseline ({})", group.group));
+                let names = match d.contains("{region}") {
+                    true => group
+                        .regions
+                        .iter()
+                        .map(|r| d.replace("{region}", r))
+                        .collect(),
+                    false => vec![d],
+                };
+                for name in names {
+                    let pattern = Pattern::parse(&name).expect("the built-in allowlist is valid");
+                    policy.add(pattern, format!("baseline ({})", group.group));
+                }
+            }
+        }
+        for group in file.raw {
+            for t in group.targets {
+                let raw = RawAllowed::parse(&t, format!("baseline ({})", group.why))
+                    .expect("the built-in raw TCP targets are valid");
+                policy.raw.push(raw);
             }
         }
         for group in file.deny {
@@ -520,6 +605,30 @@ impl Policy {
     /// Operator `allow_cidrs`: addresses in `cidr` pass the connect-time check.
     pub fn allow_cidr(&mut self, cidr: Cidr) {
         self.cidrs.push(cidr);
+    }
+
+    /// Operator `allow_raw_tcp`: tunnels to `raw` may carry what is neither TLS nor HTTP.
+    pub fn allow_raw(&mut self, raw: RawAllowed) {
+        if !self
+            .raw
+            .iter()
+            .any(|r| r.pattern == raw.pattern && r.port == raw.port)
+        {
+            self.raw.push(raw);
+        }
+    }
+
+    /// May a tunnel to `host` (canonical) and `port` carry bytes that are neither TLS nor
+    /// HTTP? The host must pass [`Policy::check_host`] as well: this widens what a tunnel
+    /// may carry, never where it goes.
+    pub fn raw_allowed(&self, host: &str, port: u16) -> bool {
+        self.raw
+            .iter()
+            .any(|r| r.port == port && r.pattern.matches(host))
+    }
+
+    pub fn raw(&self) -> &[RawAllowed] {
+        &self.raw
     }
 
     pub fn allowed(&self) -> &[Allowed] {
