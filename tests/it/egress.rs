@@ -1503,16 +1503,48 @@ AllowUsers {user}
 LogLevel ERROR
 ";
 
-#[test]
-fn git_clones_over_ssh_through_socks() {
-    let Some(sshd) = require("sshd", "openssh-server") else {
-        return;
-    };
-    let names = ["git.test"];
-    let (env, id) = setup(&pins(&names, true));
-    let dir = env.root.join("sshd");
+/// Kills a child process of the test when dropped.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Is something listening on TCP `port` of the network namespace `pid` is in? (Read
+/// from /proc, so it works for a namespace the test is not in.)
+fn listening(pid: u32, port: u16) -> bool {
+    let want = format!(":{port:04X} ");
+    ["tcp", "tcp6"].iter().any(|f| {
+        fs::read_to_string(format!("/proc/{pid}/net/{f}"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&want) && cols[3] == "0A"
+            })
+    })
+}
+
+/// A test sshd on 127.0.0.1:`port` (of the network namespace `prefix` enters, if any),
+/// letting the test's own user in with a key the loop's workdir holds (`id_test`), and
+/// a bare repository to clone. `known_hosts` in the workdir names it as `names`.
+struct Sshd {
+    _daemon: Kill,
+    user: String,
+    repo: PathBuf,
+}
+
+fn start_sshd(env: &TestEnv, id: &str, port: u16, prefix: &[String], names: &[&str]) -> Sshd {
+    let sshd = require("sshd", "openssh-server").unwrap();
+    let dir = env.root.join(format!("sshd-{port}"));
     fs::create_dir_all(&dir).unwrap();
     let keygen = |path: &Path| {
+        if path.exists() {
+            return;
+        }
         let out = Command::new("ssh-keygen")
             .args(["-q", "-t", "ed25519", "-N", "", "-f"])
             .arg(path)
@@ -1525,7 +1557,7 @@ fn git_clones_over_ssh_through_socks() {
         );
     };
     keygen(&dir.join("host_key"));
-    let wd = env.workdir(&id);
+    let wd = env.workdir(id);
     keygen(&wd.join("id_test"));
     fs::set_permissions(wd.join("id_test"), fs::Permissions::from_mode(0o600)).unwrap();
     fs::copy(wd.join("id_test.pub"), dir.join("authorized_keys")).unwrap();
@@ -1540,16 +1572,20 @@ fn git_clones_over_ssh_through_socks() {
     if unsafe { libc::geteuid() } == 0 {
         fs::create_dir_all("/run/sshd").unwrap();
     }
-    let port = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
     let config = SSHD_CONFIG
         .replace("{port}", &port.to_string())
         .replace("{dir}", dir.to_str().unwrap())
         .replace("{user}", &user);
     fs::write(dir.join("sshd_config"), config).unwrap();
-    let mut daemon = Command::new(&sshd)
+    let mut cmd = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(&sshd);
+            c
+        }
+        None => Command::new(&sshd),
+    };
+    let mut daemon = cmd
         .args(["-D", "-e", "-f"])
         .arg(dir.join("sshd_config"))
         .stdin(Stdio::null())
@@ -1557,15 +1593,8 @@ fn git_clones_over_ssh_through_socks() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    struct Kill(Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+    while !listening(daemon.id(), port) {
         if let Ok(Some(status)) = daemon.try_wait() {
             let mut err = String::new();
             daemon
@@ -1582,35 +1611,79 @@ fn git_clones_over_ssh_through_socks() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _daemon = Kill(daemon);
     let host_key = fs::read_to_string(dir.join("host_key.pub")).unwrap();
-    fs::write(
-        wd.join("known_hosts"),
-        format!("[git.test]:{port} {host_key}"),
-    )
-    .unwrap();
+    let mut known = String::new();
+    for n in names {
+        let name = if port == 22 {
+            n.to_string()
+        } else {
+            format!("[{n}]:{port}")
+        };
+        known.push_str(&format!("{name} {host_key}"));
+    }
+    fs::write(wd.join("known_hosts"), known).unwrap();
     let served = env.root.join("served");
-    fs::create_dir_all(&served).unwrap();
-    let src = env.repo("upstream");
-    env.git(
-        &served,
-        ["clone", "-q", "--bare", src.to_str().unwrap(), "repo.git"],
-    );
-    // git's own GIT_SSH_COMMAND from git-loop (the ProxyCommand through SOCKS), with the
-    // key and known hosts of this test added.
-    let script = format!(
+    if !served.join("repo.git").exists() {
+        fs::create_dir_all(&served).unwrap();
+        let src = env.repo("upstream");
+        env.git(
+            &served,
+            ["clone", "-q", "--bare", src.to_str().unwrap(), "repo.git"],
+        );
+    }
+    Sshd {
+        _daemon: Kill(daemon),
+        user,
+        repo: served.join("repo.git"),
+    }
+}
+
+/// A shell script that clones `url` with git's own GIT_SSH_COMMAND from git-loop (the
+/// ProxyCommand through SOCKS), the test's key and known hosts added; prints `LABEL `
+/// before each line of the clone's log, or of its errors.
+fn ssh_clone(label: &str, url: &str) -> String {
+    format!(
         r#"
-case "$GIT_SSH_COMMAND" in *__connect*) echo "SSH-COMMAND set";; esac
-export GIT_SSH_COMMAND="$GIT_SSH_COMMAND -i $PWD/id_test -o UserKnownHostsFile=$PWD/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
-git clone -q ssh://{user}@git.test:{port}{repo} /tmp/viassh 2>&1 && git -C /tmp/viassh log --oneline | sed 's/^/SSH /'
-git clone -q ssh://{user}@evil.test:{port}{repo} /tmp/evil 2>&1 | sed 's/^/EVIL /'
-"#,
-        repo = served.join("repo.git").display()
+export GIT_SSH_COMMAND="${{GIT_SSH_COMMAND%% -i *}} -i $PWD/id_test -o UserKnownHostsFile=$PWD/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
+rm -rf /tmp/{label}
+if git clone -q {url} /tmp/{label} 2>/tmp/{label}.err; then git -C /tmp/{label} log --oneline | sed 's/^/{label} /'; else sed 's/^/{label} /' /tmp/{label}.err; fi
+"#
+    )
+}
+
+#[test]
+fn git_clones_over_ssh_through_socks() {
+    let names = ["git.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let sshd = start_sshd(&env, &id, port, &[], &names);
+    let (user, repo) = (&sshd.user, sshd.repo.display());
+    let script = format!(
+        "case \"$GIT_SSH_COMMAND\" in *__connect*) echo \"SSH-COMMAND set\";; esac\n{}{}",
+        ssh_clone("SSH", &format!("ssh://{user}@git.test:{port}{repo}")),
+        ssh_clone("EVIL", &format!("ssh://{user}@evil.test:{port}{repo}"))
+    );
+    // ssh is neither TLS nor HTTP: without the operator's leave, the tunnel is refused
+    // at its first bytes.
+    let run = sh(&env, &id, &["git.test"], &script, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("SSH-COMMAND set");
+    assert!(!run.stdout.contains(" first"), "{}", run.stdout);
+    assert_violation(&env, &id, &format!("git.test:{port}"), "raw-tcp");
+    // The operator allows raw TCP to that host and port.
+    write_operator(
+        &env,
+        &format!(
+            "[network]\nallow_cidrs = [\"127.0.0.0/8\"]\nallow_raw_tcp = [\"git.test:{port}\"]\n\n\
+             [network.hosts]\n\"git.test\" = \"127.0.0.1\"\n"
+        ),
     );
     let run = sh(&env, &id, &["git.test"], &script, &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    run.stdout_has("SSH-COMMAND set")
-        .stdout_has("SSH ")
+    run.stdout_has("SSH ")
         .stdout_has(" first")
         .stdout_has("EVIL error: cannot connect to evil.test");
     assert_violation(&env, &id, &format!("evil.test:{port}"), "allowlist");
