@@ -122,6 +122,14 @@ pub fn upgrade_websocket(head: &RequestHead) -> bool {
     matches!((upgrade.next(), upgrade.next()), (Some(t), None) if t.eq_ignore_ascii_case("websocket"))
 }
 
+/// Does the client wait for `100 Continue` before it sends the body? When the server
+/// answers such a request without one, the client may or may not send the body after
+/// all, so the proxy cannot know where the next request starts and ends the connection
+/// after that answer.
+pub fn expects_continue(head: &RequestHead) -> bool {
+    tokens(&head.headers, "expect").any(|t| t.eq_ignore_ascii_case("100-continue"))
+}
+
 /// Does the client end the connection after this request's response?
 pub fn closes_after(head: &RequestHead) -> bool {
     let has =

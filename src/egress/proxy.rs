@@ -864,19 +864,27 @@ enum Route {
 
 /// What the request side of a session tells the response side, in request order.
 enum Note {
-    /// A request went to the server: relay its response. `upgrade` hears whether the
-    /// server switched to WebSocket (the request asked to).
-    Response {
-        head_request: bool,
-        close_after: bool,
-        upgrade: Option<oneshot::Sender<bool>>,
-    },
+    /// A request went to the server: relay its response.
+    Response(Due),
     /// Say when every earlier response is relayed (the server is about to change).
     Drain(oneshot::Sender<()>),
     /// Read responses from this server from now on.
     Upstream(Arc<TcpStream>),
     /// Write this answer (a refusal) after the earlier responses, then close.
     Answer(Vec<u8>),
+}
+
+/// What the response side needs to know of a request to relay its response.
+struct Due {
+    /// The request was HEAD: its response has no body.
+    head_request: bool,
+    /// The client ends the connection after this response.
+    close_after: bool,
+    /// The client waits for `100 Continue` before its body (see
+    /// [`http1::expects_continue`]).
+    expect_continue: bool,
+    /// Hears whether the server switched to WebSocket (the request asked to).
+    upgrade: Option<oneshot::Sender<bool>>,
 }
 
 /// A request that passed the checks, and what goes to the server for it.
@@ -1009,11 +1017,16 @@ async fn requests(
         } else {
             (None, None)
         };
-        let note = Note::Response {
+        let note = Note::Response(Due {
             head_request: head.method.eq_ignore_ascii_case("HEAD"),
             close_after: http1::closes_after(&head),
+            expect_continue: http1::expects_continue(&head)
+                && !matches!(
+                    checked.framing,
+                    http1::Framing::None | http1::Framing::Length(0)
+                ),
             upgrade,
-        };
+        });
         if tx.send(note).is_err() {
             return;
         }
@@ -1085,24 +1098,12 @@ async fn responses(
                 let _ = write_all(client, &answer).await;
                 break;
             }
-            Note::Response {
-                head_request,
-                close_after,
-                upgrade,
-            } => {
+            Note::Response(due) => {
                 let Some(server) = upstream.clone() else {
                     break;
                 };
-                let keep = relay_response(
-                    &server,
-                    client,
-                    &mut buf,
-                    head_request,
-                    upgrade,
-                    pipe.as_ref(),
-                    sh,
-                )
-                .await;
+                let close_after = due.close_after;
+                let keep = relay_response(&server, client, &mut buf, due, pipe.as_ref(), sh).await;
                 if !matches!(keep, Ok(true)) || close_after {
                     break;
                 }
@@ -1126,11 +1127,17 @@ async fn relay_response(
     server: &TcpStream,
     client: &TcpStream,
     buf: &mut Vec<u8>,
-    head_request: bool,
-    mut upgrade: Option<oneshot::Sender<bool>>,
+    due: Due,
     pipe: Option<&Pipe>,
     sh: &Shared,
 ) -> io::Result<bool> {
+    let Due {
+        head_request,
+        expect_continue,
+        mut upgrade,
+        ..
+    } = due;
+    let mut continued = false;
     loop {
         let head = loop {
             if !buf.is_empty() {
@@ -1153,7 +1160,11 @@ async fn relay_response(
                 half(server, client, std::mem::take(buf), &sh.grown).await?;
                 return Ok(false);
             }
-            100..=199 => None,
+            100 => {
+                continued = true;
+                None
+            }
+            102..=199 => None,
             _ => Some(http1::response_framing(&head, head_request).map_err(io::Error::other)?),
         };
         write_all(client, &buf[..head.len]).await?;
@@ -1171,7 +1182,9 @@ async fn relay_response(
             }
         };
         relay_body(server, client, buf, body, pipe).await?;
-        return Ok(true);
+        // Answered before the client was told to send its body: whether the body still
+        // comes is the client's choice, so the connection ends here.
+        return Ok(!expect_continue || continued);
     }
 }
 
