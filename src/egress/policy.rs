@@ -690,8 +690,15 @@ impl Policy {
             }
         }
         if let Some(class) = special_address(ip) {
-            let covered = forms
-                .clone()
+            // An operator's range covers an address, and the IPv4-mapped form of one
+            // (the same host); not a 6to4 or NAT64 form, which a relay or translator
+            // elsewhere turns into a packet to that IPv4 address on its own network.
+            let mapped = match ip {
+                IpAddr::V6(a) => a.to_ipv4_mapped().map(IpAddr::V4),
+                IpAddr::V4(_) => None,
+            };
+            let covered = std::iter::once(ip)
+                .chain(mapped)
                 .any(|f| self.cidrs.iter().any(|c| c.contains(f)));
             if !covered {
                 return Err(Refusal::new(
@@ -945,6 +952,379 @@ mod tests {
             assert!(p.check_host(host).is_ok(), "{host}");
         }
         assert!(p.check_host("example.com").is_err());
+    }
+
+    /// Every allowlist entry of the baseline, and why nobody but its provider can make a
+    /// name it admits: a name anyone can register (an S3 bucket, a Pages site, a
+    /// customer's subdomain) under an allowed pattern would be a way out for anything.
+    #[test]
+    fn every_baseline_entry_admits_only_names_its_provider_owns() {
+        const EXACT: &str = "an exact host name of the provider's own domain";
+        let table: &[(&str, &str)] = &[
+            ("api.anthropic.com", EXACT),
+            ("claude.ai", EXACT),
+            ("console.anthropic.com", EXACT),
+            ("platform.claude.com", EXACT),
+            ("api.openai.com", EXACT),
+            ("auth.openai.com", EXACT),
+            ("chatgpt.com", EXACT),
+            ("generativelanguage.googleapis.com", EXACT),
+            ("oauth2.googleapis.com", EXACT),
+            ("api.mistral.ai", EXACT),
+            ("api.groq.com", EXACT),
+            ("api.deepseek.com", EXACT),
+            ("api.x.ai", EXACT),
+            ("openrouter.ai", EXACT),
+            ("github.com", EXACT),
+            ("*.github.com", "GitHub's zone: user sites are under github.io, user files under githubusercontent.com; no user picks a name under github.com"),
+            ("*.githubusercontent.com", "GitHub's zone for the content it serves; the names (raw., objects., avatars., ...) are GitHub's, the paths are the users'"),
+            ("ghcr.io", EXACT),
+            ("gitlab.com", EXACT),
+            ("*.gitlab.com", "GitLab's zone: user sites are under gitlab.io, never gitlab.com"),
+            ("bitbucket.org", EXACT),
+            ("api.bitbucket.org", EXACT),
+            ("altssh.bitbucket.org", "ssh over port 443; exact, since user sites once lived under bitbucket.org (now bitbucket.io)"),
+            ("codeberg.org", EXACT),
+            ("*.sr.ht", "sourcehut's zone (git., hg., meta., ...): user sites are under srht.site"),
+            ("crates.io", EXACT),
+            ("*.crates.io", "the crates.io team's zone (index., static.); crates are paths, not names"),
+            ("static.rust-lang.org", EXACT),
+            ("pypi.org", EXACT),
+            ("files.pythonhosted.org", EXACT),
+            ("registry.npmjs.org", EXACT),
+            ("registry.yarnpkg.com", EXACT),
+            ("npm.pkg.github.com", EXACT),
+            ("proxy.golang.org", EXACT),
+            ("sum.golang.org", EXACT),
+            ("rubygems.org", EXACT),
+            ("index.rubygems.org", EXACT),
+            ("repo.maven.apache.org", EXACT),
+            ("repo1.maven.org", EXACT),
+            ("plugins.gradle.org", EXACT),
+            ("services.gradle.org", EXACT),
+            ("api.nuget.org", EXACT),
+            ("packagist.org", EXACT),
+            ("repo.packagist.org", EXACT),
+            ("hex.pm", EXACT),
+            ("repo.hex.pm", EXACT),
+        ];
+        let p = Policy::baseline();
+        let mut listed: Vec<String> = table.iter().map(|(e, _)| e.to_string()).collect();
+        for entry in p.allowed() {
+            let text = entry.pattern.to_string();
+            if let Some((service, rest)) = text.split_once('.') {
+                // AWS endpoints, one exact name per region: `<service>.<region>.amazonaws.com`
+                // is AWS's; a bucket's name is `<bucket>.s3[-.]....amazonaws.com`.
+                if let Some(region) = rest.strip_suffix(".amazonaws.com") {
+                    assert!(["bedrock", "bedrock-runtime"].contains(&service), "{text}");
+                    let shape = region.split('-').collect::<Vec<_>>();
+                    assert!(
+                        matches!(shape.as_slice(), [area, .., n] if area.len() == 2 && n.parse::<u8>().is_ok()),
+                        "{text}: not a region"
+                    );
+                    assert!(matches!(entry.pattern, Pattern::Exact(_)), "{text}");
+                    listed.push(text);
+                    continue;
+                }
+            }
+            assert!(
+                table.iter().any(|(e, _)| *e == text),
+                "{text} is in the baseline without a reason here"
+            );
+            let why = table.iter().find(|(e, _)| *e == text).unwrap().1;
+            match entry.pattern {
+                Pattern::Exact(_) => {}
+                Pattern::Subdomains(_) => assert_ne!(why, EXACT, "{text}"),
+                Pattern::OneLabel { .. } => panic!("{text}: a one-label wildcard in the baseline"),
+            }
+        }
+        let mut baseline: Vec<String> = p.allowed().iter().map(|a| a.pattern.to_string()).collect();
+        baseline.sort();
+        listed.sort();
+        assert_eq!(
+            baseline, listed,
+            "the table lists an entry the baseline does not have"
+        );
+        // The names anyone could claim under the old one-label wildcards.
+        for host in [
+            "bedrock.s3.amazonaws.com",
+            "bedrock-runtime.s3.amazonaws.com",
+            "bedrock.s3-website-us-east-1.amazonaws.com",
+            "bedrock-runtime.execute-api.amazonaws.com",
+            "someone.bitbucket.org",
+        ] {
+            assert_eq!(rule(p.check_host(host)), Some(Rule::Allowlist), "{host}");
+        }
+        for host in [
+            "bedrock-runtime.us-east-1.amazonaws.com",
+            "bedrock.eu-central-1.amazonaws.com",
+        ] {
+            assert!(p.check_host(host).is_ok(), "{host}");
+        }
+    }
+
+    #[test]
+    fn raw_tcp_is_allowed_to_the_git_hosts_ssh_ports_only() {
+        let mut p = Policy::baseline();
+        for (host, port) in [
+            ("github.com", 22),
+            ("ssh.github.com", 443),
+            ("gitlab.com", 22),
+            ("git.sr.ht", 22),
+        ] {
+            assert!(p.raw_allowed(host, port), "{host}:{port}");
+            assert!(
+                p.check_host(host).is_ok(),
+                "{host} is raw-allowed but not allowed"
+            );
+        }
+        for (host, port) in [
+            ("github.com", 443),
+            ("github.com", 2222),
+            ("api.github.com", 22),
+            ("evil.test", 22),
+        ] {
+            assert!(!p.raw_allowed(host, port), "{host}:{port}");
+        }
+        for r in p.raw() {
+            let host = match &r.pattern {
+                Pattern::Exact(h) => h.clone(),
+                other => panic!("{other}: a wildcard raw target in the baseline"),
+            };
+            assert!(p.check_host(&host).is_ok(), "{host}");
+        }
+        p.allow_raw(RawAllowed::parse("*.git.example:2222", "operator").unwrap());
+        assert!(p.raw_allowed("a.git.example", 2222));
+        assert!(!p.raw_allowed("git.example", 2222));
+        for bad in [
+            "github.com",
+            "github.com:",
+            "github.com:0",
+            "github.com:ssh",
+            ":22",
+            "10.0.0.1:22",
+            "github.com:+22",
+        ] {
+            assert!(RawAllowed::parse(bad, "t").is_err(), "{bad}");
+        }
+    }
+
+    /// IANA's IPv4 and IPv6 Special-Purpose Address Registries, entry by entry (address
+    /// block, and whether the registry calls it globally reachable), with a sample address
+    /// of each and the proxy's verdict. Where the proxy is stricter than "not globally
+    /// reachable", the row says why; translated forms are judged by the IPv4 they embed.
+    #[test]
+    fn special_purpose_registries_are_refused_where_not_globally_reachable() {
+        // (block, registry "Globally Reachable", sample addresses, refused)
+        let table: &[(&str, &str, &[&str], bool)] = &[
+            // IPv4 (iana-ipv4-special-registry)
+            (
+                "0.0.0.0/8",
+                "False",
+                &["0.0.0.0", "0.1.2.3", "0.255.255.255"],
+                true,
+            ),
+            ("10.0.0.0/8", "False", &["10.0.0.1", "10.255.255.254"], true),
+            (
+                "100.64.0.0/10",
+                "False",
+                &["100.64.0.1", "100.127.255.254"],
+                true,
+            ),
+            (
+                "127.0.0.0/8",
+                "False",
+                &["127.0.0.1", "127.255.255.254"],
+                true,
+            ),
+            (
+                "169.254.0.0/16",
+                "False",
+                &["169.254.0.1", "169.254.255.254"],
+                true,
+            ),
+            (
+                "172.16.0.0/12",
+                "False",
+                &["172.16.0.1", "172.31.255.254"],
+                true,
+            ),
+            (
+                "192.0.0.0/24",
+                "False",
+                &["192.0.0.1", "192.0.0.8", "192.0.0.170", "192.0.0.171"],
+                true,
+            ),
+            // 192.0.0.9/32 (PCP anycast) and 192.0.0.10/32 (TURN anycast) are "True";
+            // refused with the rest of their /24, nothing a sandbox needs lives there.
+            (
+                "192.0.0.9/32, 192.0.0.10/32",
+                "True",
+                &["192.0.0.9", "192.0.0.10"],
+                true,
+            ),
+            ("192.0.2.0/24", "False", &["192.0.2.1", "192.0.2.254"], true),
+            ("192.31.196.0/24", "True", &["192.31.196.1"], false),
+            ("192.52.193.0/24", "True", &["192.52.193.1"], false),
+            ("192.88.99.0/24", "False", &["192.88.99.1"], true),
+            (
+                "192.168.0.0/16",
+                "False",
+                &["192.168.0.1", "192.168.255.254"],
+                true,
+            ),
+            ("192.175.48.0/24", "True", &["192.175.48.1"], false),
+            (
+                "198.18.0.0/15",
+                "False",
+                &["198.18.0.1", "198.19.255.254"],
+                true,
+            ),
+            ("198.51.100.0/24", "False", &["198.51.100.1"], true),
+            ("203.0.113.0/24", "False", &["203.0.113.1"], true),
+            (
+                "240.0.0.0/4",
+                "False",
+                &["240.0.0.1", "255.255.255.254"],
+                true,
+            ),
+            ("255.255.255.255/32", "False", &["255.255.255.255"], true),
+            // Not in the registry, refused too: multicast (224.0.0.0/4).
+            ("224.0.0.0/4", "-", &["224.0.0.1", "239.255.255.255"], true),
+            // IPv6 (iana-ipv6-special-registry)
+            ("::1/128", "False", &["::1"], true),
+            ("::/128", "False", &["::"], true),
+            (
+                "::ffff:0:0/96",
+                "False",
+                &["::ffff:10.0.0.1", "::ffff:198.18.0.1"],
+                true,
+            ),
+            (
+                "::ffff:0:0/96 (public IPv4)",
+                "by the IPv4",
+                &["::ffff:93.184.215.14"],
+                false,
+            ),
+            ("64:ff9b::/96", "True", &["64:ff9b::5db8:d70e"], false),
+            (
+                "64:ff9b::/96 (special IPv4)",
+                "by the IPv4",
+                &["64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b::c000:201"],
+                true,
+            ),
+            (
+                "64:ff9b:1::/48",
+                "False",
+                &["64:ff9b:1::1", "64:ff9b:1:ffff::5db8:d70e"],
+                true,
+            ),
+            ("100::/64", "False", &["100::1"], true),
+            ("100:0:0:1::/64", "False", &["100:0:0:1::1"], true),
+            ("2001::/23", "False", &["2001:1ff::1"], true),
+            (
+                "2001::/32 (Teredo)",
+                "N/A",
+                &["2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::1"],
+                true,
+            ),
+            // Sub-blocks of 2001::/23 the registry calls "True" (anycast, AMT, AS112,
+            // ORCHIDv2, Drone Remote ID): refused with the /23.
+            (
+                "2001:1::1/128 .. 2001:30::/28",
+                "True",
+                &[
+                    "2001:1::1",
+                    "2001:1::2",
+                    "2001:3::1",
+                    "2001:4:112::1",
+                    "2001:20::1",
+                    "2001:30::1",
+                ],
+                true,
+            ),
+            ("2001:2::/48", "False", &["2001:2::1"], true),
+            ("2001:10::/28", "False", &["2001:10::1"], true),
+            (
+                "2001:db8::/32",
+                "False",
+                &["2001:db8::1", "2001:db8:ffff::1"],
+                true,
+            ),
+            (
+                "2002::/16 (special IPv4)",
+                "N/A",
+                &[
+                    "2002:7f00:1::1",
+                    "2002:c0a8:101::1",
+                    "2002:a9fe:a9fe::1",
+                    "2002:c612::1",
+                ],
+                true,
+            ),
+            (
+                "2002::/16 (public IPv4)",
+                "N/A",
+                &["2002:5db8:d70e::1"],
+                false,
+            ),
+            ("2620:4f:8000::/48", "True", &["2620:4f:8000::1"], false),
+            ("3fff::/20", "False", &["3fff::1", "3fff:fff::1"], true),
+            ("5f00::/16", "False", &["5f00::1"], true),
+            ("fc00::/7", "False", &["fc00::1", "fd12:3456::1"], true),
+            ("fe80::/10", "False", &["fe80::1", "febf::1"], true),
+            // Not in the registry, refused too: site-local, multicast, and everything
+            // outside global unicast 2000::/3.
+            (
+                "fec0::/10, ff00::/8, outside 2000::/3",
+                "-",
+                &["fec0::1", "ff02::1", "4000::1", "e000::1"],
+                true,
+            ),
+            // Ordinary global unicast, for contrast.
+            (
+                "global unicast",
+                "True",
+                &[
+                    "93.184.215.14",
+                    "2606:4700::1",
+                    "2a00:1450::1",
+                    "3fff:1000::1",
+                ],
+                false,
+            ),
+        ];
+        let p = Policy::baseline();
+        for (block, global, samples, refused) in table {
+            for a in *samples {
+                let ip: IpAddr = a.parse().unwrap();
+                let got = p.check_addr(ip);
+                assert_eq!(
+                    got.is_err(),
+                    *refused,
+                    "{a} in {block} (globally reachable: {global}): {got:?}"
+                );
+                if let Err(r) = got {
+                    assert!(matches!(r.rule, Rule::Address | Rule::Denylist), "{a}: {r}");
+                }
+            }
+        }
+        // The operator's ranges still widen explicitly, a mapped form with its IPv4;
+        // a 6to4 or NAT64 form is reached through a relay elsewhere, never through them.
+        let mut p = Policy::baseline();
+        p.allow_cidr("198.18.0.0/15".parse().unwrap());
+        p.allow_cidr("127.0.0.0/8".parse().unwrap());
+        for a in ["198.18.0.1", "::ffff:198.18.0.1", "127.0.0.1"] {
+            assert_eq!(p.check_addr(a.parse().unwrap()), Ok(()), "{a}");
+        }
+        for a in [
+            "2002:c612::1",
+            "64:ff9b::c612:1",
+            "2002:7f00:1::1",
+            "192.0.2.1",
+        ] {
+            assert!(p.check_addr(a.parse().unwrap()).is_err(), "{a}");
+        }
     }
 
     #[test]
