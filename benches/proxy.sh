@@ -71,7 +71,9 @@ def handle(c):
             with open(big, "rb") as f:
                 c.sendfile(f)
         elif path == b"/echo":
-            c.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+            # A switch to WebSocket, then an echo: the proxy frames HTTP requests, and
+            # after a 101 carries the connection as it is.
+            c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
             while True:
                 d = c.recv(65536)
                 if not d:
@@ -103,7 +105,7 @@ def auth():
     u = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
     return "Basic " + base64.b64encode(("%s:%s" % (u.username, u.password)).encode()).decode()
 
-def head(s):
+def head(s, status=b" 200 "):
     data = b""
     while b"\r\n\r\n" not in data:
         d = s.recv(4096)
@@ -111,7 +113,7 @@ def head(s):
             raise SystemExit("closed early")
         data += d
     line, rest = data.split(b"\r\n\r\n", 1)
-    if b" 200 " not in line.split(b"\r\n")[0] + b" ":
+    if status not in line.split(b"\r\n")[0] + b" ":
         raise SystemExit(line.decode(errors="replace"))
     return rest
 
@@ -128,6 +130,9 @@ def connect(via, host, port):
 
 def request(s, host, path):
     s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host)).encode())
+
+def upgrade(s, host, path):
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" % (path, host)).encode())
 
 def throughput(via, host, port):
     s = connect(via, host, port)
@@ -166,8 +171,8 @@ if mode == "all":
     held = []
     for _ in range(256):
         s = connect(via, host, port)
-        request(s, host, "/echo")
-        head(s)
+        upgrade(s, host, "/echo")
+        head(s, b" 101 ")
         held.append(s)
     for s in held:
         s.sendall(b"ping")
