@@ -13,15 +13,23 @@
 //!    [`Policy::check_addr`], and exactly a checked address is dialed: nothing resolves
 //!    the name a second time;
 //! 4. in a tunnel (CONNECT, SOCKS), the client's first bytes are read before they are
-//!    sent on: a TLS ClientHello's server name, or a plain HTTP request's Host header,
-//!    must name the tunnel's host.
+//!    sent on, and say what the tunnel carries: TLS, whose ClientHello's server name
+//!    must name the tunnel's host; HTTP; or, only to a host and port the baseline or the
+//!    operator allow raw TCP (`allow_raw_tcp`: ssh to the git hosts), anything else;
+//! 5. on a forward connection and in a tunnel that carries HTTP, every request, not only
+//!    the first, is framed (http1.rs) and checked as in step 2, with the tunnel's host
+//!    in place of the allowlist, and rebuilt before it goes on ([`http_session`]):
+//!    keep-alive and pipelining work, and no body can smuggle a request past the checks.
 //!
-//! Accepted bytes move with splice(2) through a pipe per direction: the proxy hands page
-//! references from one socket to the other and copies nothing itself.
+//! Bytes whose framing is known move with splice(2) through a pipe per direction (a
+//! request or response body of known length, exactly that length; a TLS or raw tunnel
+//! as a whole): the proxy hands page references from one socket to the other and copies
+//! nothing itself. Heads, chunk-size lines and small chunks pass through its memory.
 //!
 //! A refusal answers 403 with a body that says it is the sandbox's policy and names the
-//! rule (or the SOCKS code 2, "not allowed by ruleset"), and appends a violation event to
-//! the loop's `events.jsonl`. Failures that are not the policy's (a name that does not
+//! rule (or the SOCKS code 2, "not allowed by ruleset"; or, in a tunnel whose client does
+//! not speak HTTP, the end of the tunnel), and appends a violation event to the loop's
+//! `events.jsonl`. Failures that are not the policy's (a name that does not
 //! resolve, a server that is down) answer 502 or the matching SOCKS code and are not
 //! violations.
 
@@ -1197,12 +1205,16 @@ fn check_request(
 ) -> Result<Checked, (u16, Refusal)> {
     let refused = |r: Refusal| (403, r);
     let bad = |rule: Rule, why: String| (400, Refusal::new(rule, why));
-    // The connection proved the token with its first request; a later request that
-    // names credentials must name this run's.
-    match head.single("proxy-authorization") {
-        Ok(None) => {}
-        Ok(Some(v)) if wire::basic_credentials(v).is_some_and(|(_, p)| sh.token_matches(&p)) => {}
-        _ => return Err((407, no_token())),
+    // A forward connection proved the token with its first request; a later request
+    // that names credentials must name this run's. (In a tunnel the header is meant for
+    // no one here, and is not sent on either way.)
+    if matches!(route, Route::Forward) {
+        match head.single("proxy-authorization") {
+            Ok(None) => {}
+            Ok(Some(v))
+                if wire::basic_credentials(v).is_some_and(|(_, p)| sh.token_matches(&p)) => {}
+            _ => return Err((407, no_token())),
+        }
     }
     if head.method.eq_ignore_ascii_case("CONNECT") {
         return Err(bad(
@@ -1674,6 +1686,112 @@ mod tests {
             "a.example:443"
         );
         assert_eq!(target_of(&head("GET /x HTTP/1.1\r\n\r\n")), "/x");
+    }
+
+    fn shared(allow: &[&str]) -> Shared {
+        let mut policy = Policy::baseline();
+        for a in allow {
+            policy.add(super::super::policy::Pattern::parse(a).unwrap(), "test");
+        }
+        Shared {
+            policy,
+            token: "t0k".into(),
+            events: PathBuf::from("/nonexistent/events.jsonl"),
+            stats: Arc::new(Stats::default()),
+            permits: Arc::new(Semaphore::new(1)),
+            grown: AtomicUsize::new(0),
+        }
+    }
+
+    #[test]
+    fn every_request_is_checked_against_its_route() {
+        let sh = shared(&["allowed.test"]);
+        let tunnel = Route::Tunnel {
+            host: "allowed.test".into(),
+            port: 8080,
+            via: "connect",
+        };
+        let check = |route: &Route, text: &str| check_request(&sh, route, &head(text));
+        let ok = check(
+            &tunnel,
+            "GET /x HTTP/1.1\r\nHost: Allowed.Test:8080\r\nContent-Length: 3\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(
+            ok,
+            Checked {
+                host: "allowed.test".into(),
+                port: 8080,
+                target: "/x".into(),
+                host_header: "allowed.test:8080".into(),
+                framing: http1::Framing::Length(3),
+            }
+        );
+        let absolute = check(
+            &tunnel,
+            "GET http://allowed.test:8080/y?q HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(absolute.target, "/y?q");
+        assert!(check(&tunnel, "OPTIONS * HTTP/1.1\r\nHost: allowed.test\r\n\r\n").is_ok());
+        assert!(check(&tunnel, "GET / HTTP/1.0\r\n\r\n").is_ok());
+        // In a tunnel, credentials are nobody's business here (and are not sent on).
+        assert!(check(
+            &tunnel,
+            "GET / HTTP/1.1\r\nHost: allowed.test\r\nProxy-Authorization: Basic eDp5\r\n\r\n"
+        )
+        .is_ok());
+        let refused = |route: &Route, text: &str| {
+            check(route, text)
+                .map(|_| ())
+                .map_err(|(status, r)| (status, r.rule))
+        };
+        for (text, want) in [
+            ("GET / HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET / HTTP/1.1\r\nHost: allowed.test:9090\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET http://internal-admin.corp:8080/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET http://allowed.test:9090/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (403, Rule::Mismatch)),
+            ("CONNECT internal-admin.corp:443 HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (400, Rule::Unsupported)),
+            ("GET internal-admin.corp HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (400, Rule::Malformed)),
+            ("POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", (400, Rule::Malformed)),
+        ] {
+            assert_eq!(refused(&tunnel, text), Err(want), "{text}");
+        }
+        let forward = Route::Forward;
+        let ok = check(
+            &forward,
+            "GET http://allowed.test/a HTTP/1.1\r\nProxy-Authorization: Basic eDp0MGs=\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (ok.target.as_str(), ok.host_header.as_str()),
+            ("/a", "allowed.test")
+        );
+        for (text, want) in [
+            (
+                "GET http://internal-admin.corp/ HTTP/1.1\r\n\r\n",
+                (403, Rule::Allowlist),
+            ),
+            (
+                "GET http://allowed.test/ HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n",
+                (403, Rule::Mismatch),
+            ),
+            (
+                "GET /a HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+                (400, Rule::Malformed),
+            ),
+            (
+                "GET https://allowed.test/ HTTP/1.1\r\n\r\n",
+                (400, Rule::Unsupported),
+            ),
+            (
+                "GET http://allowed.test/ HTTP/1.1\r\nProxy-Authorization: Basic eDp5\r\n\r\n",
+                (407, Rule::Credentials),
+            ),
+        ] {
+            assert_eq!(refused(&forward, text), Err(want), "{text}");
+        }
     }
 
     #[test]
