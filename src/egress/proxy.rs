@@ -1053,7 +1053,8 @@ async fn requests(
             match upgraded.await {
                 Ok(true) => {
                     // The server switched to WebSocket: the rest is its protocol.
-                    let _ = half(client, &server, std::mem::take(&mut buf), &sh.grown).await;
+                    let taken = std::mem::take(&mut buf);
+                    let _ = half_through(client, &server, taken, pipe.as_ref(), &sh.grown).await;
                     return;
                 }
                 Ok(false) => {}
@@ -1165,7 +1166,7 @@ async fn relay_response(
                 write_all(client, &buf[..head.len]).await?;
                 buf.drain(..head.len);
                 let _ = switched.send(true);
-                half(server, client, std::mem::take(buf), &sh.grown).await?;
+                half_through(server, client, std::mem::take(buf), pipe, &sh.grown).await?;
                 return Ok(false);
             }
             100 => {
@@ -1185,7 +1186,7 @@ async fn relay_response(
             http1::ResponseFraming::Length(n) => Body::Length(n),
             http1::ResponseFraming::Chunked => Body::Chunked,
             http1::ResponseFraming::UntilClose => {
-                half(server, client, std::mem::take(buf), &sh.grown).await?;
+                half_through(server, client, std::mem::take(buf), pipe, &sh.grown).await?;
                 return Ok(false);
             }
         };
@@ -1456,10 +1457,22 @@ async fn half(
     first: Vec<u8>,
     grown: &AtomicUsize,
 ) -> io::Result<()> {
+    half_through(src, dst, first, Pipe::new().as_ref(), grown).await
+}
+
+/// [`half`] with the pipe the caller has (an HTTP session's, once it carries a switched
+/// protocol or a body that lasts until the end).
+async fn half_through(
+    src: &TcpStream,
+    dst: &TcpStream,
+    first: Vec<u8>,
+    pipe: Option<&Pipe>,
+    grown: &AtomicUsize,
+) -> io::Result<()> {
     write_all(dst, &first).await?;
     drop(first);
-    match Pipe::new() {
-        Some(pipe) => splice_half(src, dst, &pipe).await,
+    match pipe {
+        Some(pipe) => splice_half(src, dst, pipe).await,
         None => copy_half(src, dst, grown).await,
     }
 }
