@@ -977,7 +977,9 @@ async fn requests(
         };
         if matches!(route, Route::Forward) {
             let same = current.as_ref() == Some(&(checked.host.clone(), checked.port));
-            if !same || gone.swap(false, Ordering::Relaxed) {
+            // The flag is about the server now held, whichever comes next.
+            let closed = gone.swap(false, Ordering::Relaxed);
+            if !same || closed {
                 if upstream.take().is_some() {
                     let (ack, drained) = oneshot::channel();
                     if tx.send(Note::Drain(ack)).is_err() || drained.await.is_err() {
