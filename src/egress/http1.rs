@@ -122,9 +122,11 @@ pub fn upgrade_websocket(head: &RequestHead) -> bool {
     matches!((upgrade.next(), upgrade.next()), (Some(t), None) if t.eq_ignore_ascii_case("websocket"))
 }
 
-/// Does the client wait for `100 Continue` before it sends the body? When the server
-/// answers such a request without one, the client may or may not send the body after
-/// all, so the proxy cannot know where the next request starts and ends the connection
+/// Does the client wait for `100 Continue` before it sends the body? The proxy holds
+/// such a body until the server's 100 (or until a server that ignores the expectation
+/// has waited a moment). When the server answers without a 100, the body is never sent
+/// on (a server that then read it as its next request would serve a request nobody
+/// checked) and, since the client may or may not send it anyway, the connection ends
 /// after that answer.
 pub fn expects_continue(head: &RequestHead) -> bool {
     tokens(&head.headers, "expect").any(|t| t.eq_ignore_ascii_case("100-continue"))

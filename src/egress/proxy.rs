@@ -58,6 +58,9 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the first bytes of a tunnel may take to show their host, once they started.
 const PEEK_TIMEOUT: Duration = Duration::from_secs(15);
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a request that expects `100 Continue` holds its body for the server's 100
+/// (curl's own wait).
+const CONTINUE_WAIT: Duration = Duration::from_secs(1);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The buffered copy (used where no splice pipe can be had): buffers start small, so idle
 /// connections stay cheap, and grow while a transfer fills them, up to `MAX_BUFFER`.
@@ -888,9 +891,9 @@ struct Due {
     head_request: bool,
     /// The client ends the connection after this response.
     close_after: bool,
-    /// The client waits for `100 Continue` before its body (see
-    /// [`http1::expects_continue`]).
-    expect_continue: bool,
+    /// The request waits for `100 Continue` before its body is sent on: hears `true`
+    /// on a 100, `false` on a final answer (see [`http1::expects_continue`]).
+    gate: Option<oneshot::Sender<bool>>,
     /// Hears whether the server switched to WebSocket (the request asked to).
     upgrade: Option<oneshot::Sender<bool>>,
 }
@@ -1027,18 +1030,35 @@ async fn requests(
         } else {
             (None, None)
         };
+        let expect_continue = http1::expects_continue(&head)
+            && !matches!(
+                checked.framing,
+                http1::Framing::None | http1::Framing::Length(0)
+            );
+        let (gate, gated) = if expect_continue {
+            let (t, r) = oneshot::channel();
+            (Some(t), Some(r))
+        } else {
+            (None, None)
+        };
         let note = Note::Response(Due {
             head_request: head.method.eq_ignore_ascii_case("HEAD"),
             close_after: http1::closes_after(&head),
-            expect_continue: http1::expects_continue(&head)
-                && !matches!(
-                    checked.framing,
-                    http1::Framing::None | http1::Framing::Length(0)
-                ),
+            gate,
             upgrade,
         });
         if tx.send(note).is_err() {
             return;
+        }
+        if let Some(gated) = gated {
+            // The body goes on once the server asks for it, and never after it answered
+            // without it: a server that then read the body as its next request would
+            // take a request the proxy never checked. A server that ignores the
+            // expectation is waiting for the body: after CONTINUE_WAIT it is sent.
+            match tokio::time::timeout(CONTINUE_WAIT, gated).await {
+                Ok(Ok(true)) | Err(_) => {}
+                Ok(Ok(false)) | Ok(Err(_)) => return,
+            }
         }
         let body = match checked.framing {
             http1::Framing::None => Body::Length(0),
@@ -1144,10 +1164,11 @@ async fn relay_response(
 ) -> io::Result<bool> {
     let Due {
         head_request,
-        expect_continue,
+        mut gate,
         mut upgrade,
         ..
     } = due;
+    let expect_continue = gate.is_some();
     let mut continued = false;
     loop {
         let head = loop {
@@ -1173,6 +1194,9 @@ async fn relay_response(
             }
             100 => {
                 continued = true;
+                if let Some(g) = gate.take() {
+                    let _ = g.send(true);
+                }
                 None
             }
             102..=199 => None,
@@ -1183,6 +1207,9 @@ async fn relay_response(
         let Some(framing) = framing else { continue };
         if let Some(switched) = upgrade.take() {
             let _ = switched.send(false);
+        }
+        if let Some(g) = gate.take() {
+            let _ = g.send(false);
         }
         let body = match framing {
             http1::ResponseFraming::Length(n) => Body::Length(n),

@@ -1762,8 +1762,10 @@ impl KeepAlive {
 
 type Request = (String, std::collections::HashMap<String, String>, Vec<u8>);
 
-/// One request as a plain server reads it (the test's own reading, not the proxy's).
-fn read_request(r: &mut impl std::io::BufRead) -> Option<Request> {
+/// A request line and headers as a plain server reads them.
+fn read_head(
+    r: &mut impl std::io::BufRead,
+) -> Option<(String, std::collections::HashMap<String, String>)> {
     let mut line = String::new();
     if r.read_line(&mut line).ok()? == 0 {
         return None;
@@ -1779,6 +1781,20 @@ fn read_request(r: &mut impl std::io::BufRead) -> Option<Request> {
         let (n, v) = h.split_once(':')?;
         headers.insert(n.trim().to_ascii_lowercase(), v.trim().to_string());
     }
+    Some((line.trim_end().to_string(), headers))
+}
+
+/// One request as a plain server reads it (the test's own reading, not the proxy's).
+fn read_request(r: &mut impl std::io::BufRead) -> Option<Request> {
+    let (line, headers) = read_head(r)?;
+    let body = read_body(r, &headers)?;
+    Some((line, headers, body))
+}
+
+fn read_body(
+    r: &mut impl std::io::BufRead,
+    headers: &std::collections::HashMap<String, String>,
+) -> Option<Vec<u8>> {
     let mut body = Vec::new();
     if headers
         .get("transfer-encoding")
@@ -1804,7 +1820,7 @@ fn read_request(r: &mut impl std::io::BufRead) -> Option<Request> {
         r.read_exact(&mut b).ok()?;
         body = b;
     }
-    Some((line.trim_end().to_string(), headers, body))
+    Some(body)
 }
 
 /// Clients inside the sandbox that hold one connection (forward, CONNECT or SOCKS) and
@@ -2610,5 +2626,279 @@ fn attack_39_reserved_and_translated_addresses_are_refused() {
         before,
         "{:?}",
         violations(&env, &id)
+    );
+}
+
+/// An HTTP/1.1 server on 127.0.0.1 that switches protocols (101, then echoes bytes) when
+/// a request has an Upgrade header, or when its path is `/always` (asked or not), and
+/// otherwise answers `plain PATH` and keeps the connection. Records each request head.
+struct Switcher {
+    port: u16,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+impl Switcher {
+    fn start() -> Switcher {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let h = heads.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let h = h.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = std::io::BufReader::new(stream);
+                    while let Some((line, headers, _)) = read_request(&mut r) {
+                        let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                        let mut names: Vec<&String> = headers.keys().collect();
+                        names.sort();
+                        h.lock().unwrap().push(format!("{line} {names:?}"));
+                        if headers.contains_key("upgrade") || path == "/always" {
+                            let _ = w.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+                            let mut buf = [0u8; 4096];
+                            loop {
+                                match r.read(&mut buf) {
+                                    Ok(0) | Err(_) => return,
+                                    Ok(n) => {
+                                        let _ = w.write_all(&buf[..n]);
+                                    }
+                                }
+                            }
+                        }
+                        let body = format!("plain {path}");
+                        let _ = write!(
+                            w,
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                    }
+                });
+            }
+        });
+        Switcher { port, heads }
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn attack_38_only_a_websocket_upgrade_switches_the_connection() {
+    let (env, id) = setup(&pins(&["allowed.test", "internal-admin.corp"], true));
+    let server = Switcher::start();
+    let p = server.port;
+    let a = format!("allowed.test:{p}");
+    let evil = format!("GET /two HTTP/1.1\r\nHost: internal-admin.corp:{p}\r\n\r\n");
+    let upgrade = |path: &str, proto: &str| {
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: {a}\r\nProxy-Authorization: {{AUTH}}\r\nUpgrade: {proto}\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n"
+        )
+    };
+    let args = [
+        // A WebSocket switch: afterwards the connection is the server's WebSocket
+        // endpoint's, and what the client sends reaches it (and comes back) as it is.
+        session(
+            "websocket",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[upgrade("/ws", "websocket"), evil.clone()],
+        ),
+        // An upgrade to HTTP/2 (h2c) would carry requests the proxy does not read: the
+        // header is not sent on, the server answers in HTTP/1.1, and the next request is
+        // checked.
+        session(
+            "h2c",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[upgrade("/h2", "h2c"), evil.clone()],
+        ),
+        session(
+            "h2c-forward",
+            "forward",
+            "-",
+            0,
+            false,
+            &[
+                upgrade(&format!("http://{a}/h2"), "h2c"),
+                get(
+                    &format!("http://internal-admin.corp:{p}/two"),
+                    &format!("internal-admin.corp:{p}"),
+                ),
+            ],
+        ),
+        // A switch nobody asked for ends the connection.
+        session(
+            "unasked",
+            "socks",
+            "allowed.test",
+            p,
+            false,
+            &[get("/always", &a), evil.clone()],
+        ),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], SESSIONS, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        probe(&run, "websocket#0").starts_with("HTTP/1.1 101"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(probe(&run, "websocket#1"), "GET /two HTTP/1.1 | ");
+    for label in ["h2c", "h2c-forward"] {
+        assert_eq!(
+            probe(&run, &format!("{label}#0")),
+            "HTTP/1.1 200 OK | plain /h2",
+            "{label}"
+        );
+        let second = probe(&run, &format!("{label}#1"));
+        assert!(second.starts_with("HTTP/1.1 403"), "{label}: {second}");
+    }
+    assert_eq!(probe(&run, "unasked#0"), "CLOSED");
+    let heads = server.heads();
+    // The WebSocket request, the two h2c requests without their Upgrade, and /always:
+    // the request for the other host after the switch was never read as a request.
+    assert_eq!(heads.len(), 4, "{heads:?}");
+    for h in heads.iter().filter(|h| h.contains("/h2")) {
+        assert!(
+            !h.contains("\"upgrade\"") && !h.contains("http2-settings"),
+            "{h}"
+        );
+    }
+    assert!(!heads.iter().any(|h| h.contains("/two")), "{heads:?}");
+}
+
+/// An HTTP/1.1 server on 127.0.0.1 for `Expect: 100-continue`: `/continue` sends 100 and
+/// reads the body; `/ignore` reads the body without a 100; `/reject` answers 401 at once
+/// and, as a careless server would, reads what follows as its next request (the body
+/// included). Records each request line and what it answered.
+struct Expecting {
+    port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Expecting {
+    fn start() -> Expecting {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let l = l.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = std::io::BufReader::new(stream);
+                    while let Some((line, headers)) = read_head(&mut r) {
+                        let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                        let answer = if path == "/reject" {
+                            let _ = w.write_all(
+                                b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+                            );
+                            "401".to_string()
+                        } else {
+                            if path == "/continue" {
+                                let _ = w.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+                            }
+                            let Some(body) = read_body(&mut r, &headers) else {
+                                return;
+                            };
+                            let body = format!("got {}", String::from_utf8_lossy(&body));
+                            let _ = write!(
+                                w,
+                                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                                body.len()
+                            );
+                            body
+                        };
+                        l.lock().unwrap().push(format!("{line} => {answer}"));
+                    }
+                });
+            }
+        });
+        Expecting { port, log }
+    }
+}
+
+#[test]
+fn attack_38_a_body_held_for_100_continue_is_not_sent_after_a_final_answer() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let server = Expecting::start();
+    let p = server.port;
+    let a = format!("allowed.test:{p}");
+    let smuggled = format!("GET /two HTTP/1.1\r\nHost: internal-admin.corp:{p}\r\n\r\n");
+    // The client sends the body without waiting (as any client may), the server answers
+    // 401 before it: the proxy never sends that body on, and ends the connection.
+    let reject = format!(
+        "POST /reject HTTP/1.1\r\nHost: {a}\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n{smuggled}",
+        smuggled.len()
+    );
+    let args = [
+        session(
+            "tunnel",
+            "connect",
+            "allowed.test",
+            p,
+            true,
+            &[reject.clone(), get("/after", &a)],
+        ),
+        session(
+            "forward",
+            "forward",
+            "-",
+            0,
+            true,
+            &[reject
+                .replace("POST /reject", &format!("POST http://{a}/reject"))
+                .replace("\r\n\r\n", "\r\nProxy-Authorization: {AUTH}\r\n\r\n")],
+        ),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], SESSIONS, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        probe(&run, "tunnel#0").starts_with("HTTP/1.1 401"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(probe(&run, "tunnel#1"), "CLOSED");
+    assert!(
+        probe(&run, "forward#0").starts_with("HTTP/1.1 401"),
+        "{}",
+        run.stdout
+    );
+    // Positive twins, with curl: a server that sends 100, and one that ignores the
+    // expectation and waits for the body (the proxy sends it after a second).
+    let twins = sh(
+        &env,
+        &id,
+        &["allowed.test"],
+        &format!(
+            "for path in continue ignore; do curl -sS -H 'Expect: 100-continue' --data-binary 'hello body' http://{a}/$path; echo; done"
+        ),
+        &[],
+    );
+    assert_eq!(twins.code, 0, "{}\n{}", twins.stdout, twins.stderr);
+    assert_eq!(twins.stdout, "got hello body\ngot hello body\n");
+    let log = server.log.lock().unwrap().clone();
+    assert!(!log.iter().any(|l| l.contains("/two")), "{log:?}");
+    assert_eq!(
+        log,
+        [
+            "POST /reject HTTP/1.1 => 401".to_string(),
+            "POST /reject HTTP/1.1 => 401".to_string(),
+            "POST /continue HTTP/1.1 => got hello body".to_string(),
+            "POST /ignore HTTP/1.1 => got hello body".to_string(),
+        ],
     );
 }
