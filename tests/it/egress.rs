@@ -2388,6 +2388,12 @@ fn attack_38_a_tunnel_that_is_neither_tls_nor_http_is_refused() {
     assert_eq!(probe(&run, "binary-socks"), "b'\\x00\\x01secret\\x02'");
     assert_eq!(probe(&run, "smtp-connect"), "b'EHLO exfil.test\\r\\n'");
     assert_eq!(probe(&run, "greeter-socks"), "b'220 greeter ready\\r\\n'");
+    // A malformed entry stops the run before it starts, and says how to write one.
+    write_operator(&env, "[network]\nallow_raw_tcp = [\"allowed.test\"]\n");
+    env.run(["run", &id, "--", "true"])
+        .fails(1)
+        .stderr_has("allow_raw_tcp")
+        .stderr_has("needs a port");
 }
 
 // ---------------------------------------------------------------------------------------
