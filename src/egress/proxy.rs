@@ -18,7 +18,7 @@
 //!    operator allow raw TCP (`allow_raw_tcp`: ssh to the git hosts), anything else;
 //! 5. on a forward connection and in a tunnel that carries HTTP, every request, not only
 //!    the first, is framed (http1.rs) and checked as in step 2, with the tunnel's host
-//!    in place of the allowlist, and rebuilt before it goes on ([`http_session`]):
+//!    in place of the allowlist, and rebuilt before it goes on (`http_session`):
 //!    keep-alive and pipelining work, and no body can smuggle a request past the checks.
 //!
 //! Bytes whose framing is known move with splice(2) through a pipe per direction (a
