@@ -1731,9 +1731,15 @@ impl KeepAlive {
                         let close = headers
                             .get("connection")
                             .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+                        // A HEAD answer names the length of the body it does not send.
+                        let body = if method == "HEAD" {
+                            ""
+                        } else {
+                            answer.as_str()
+                        };
                         let _ = write!(
                             w,
-                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n{}\r\n{answer}",
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n{}\r\n{body}",
                             answer.len(),
                             if close { "Connection: close\r\n" } else { "" }
                         );
@@ -1859,13 +1865,13 @@ class Reader:
         if not d:
             raise EOFError
         self.buf += d
-    def response(self):
+    def response(self, head_request=False):
         while b"\r\n\r\n" not in self.buf:
             self.fill()
         head, self.buf = self.buf.split(b"\r\n\r\n", 1)
         lines = head.decode(errors="replace").split("\r\n")
         hs = dict((l.split(":", 1)[0].strip().lower(), l.split(":", 1)[1].strip()) for l in lines[1:] if ":" in l)
-        n = int(hs.get("content-length", "0"))
+        n = 0 if head_request else int(hs.get("content-length", "0"))
         while len(self.buf) < n:
             self.fill()
         body, self.buf = self.buf[:n], self.buf[n:]
@@ -1890,7 +1896,7 @@ for arg in sys.argv[1:]:
             except OSError:
                 pass
         try:
-            print("%s#%d => %s" % (label, i, r.response()), flush=True)
+            print("%s#%d => %s" % (label, i, r.response(q.startswith(b"HEAD "))), flush=True)
         except (EOFError, OSError):
             print("%s#%d => CLOSED" % (label, i), flush=True)
             break
@@ -2078,6 +2084,9 @@ fn keep_alive_and_pipelined_requests_reach_the_allowed_host_in_order() {
         post_chunked("/e", &a, &[smuggled]),
         // HTTP/1.0 without a Host header: the proxy names the tunnel's host.
         "GET /f HTTP/1.0\r\nConnection: keep-alive\r\n\r\n".to_string(),
+        // A HEAD answer names a length and has no body: the next answer follows at once.
+        format!("HEAD /g HTTP/1.1\r\nHost: {a}\r\n\r\n"),
+        get("/h", &a),
     ];
     let args = [
         session(
@@ -2136,6 +2145,8 @@ fn keep_alive_and_pipelined_requests_reach_the_allowed_host_in_order() {
             format!("web POST /d {smuggled_shown}"),
             format!("web POST /e {smuggled_shown}"),
             "web GET /f ".to_string(),
+            " | ".to_string(),
+            "web GET /h ".to_string(),
         ];
         for (i, want) in want.iter().enumerate() {
             let got = probe(&run, &format!("{label}#{i}"));
@@ -2154,6 +2165,8 @@ fn keep_alive_and_pipelined_requests_reach_the_allowed_host_in_order() {
         format!("POST /d host={a} body={smuggled}"),
         format!("POST /e host={a} body={smuggled}"),
         format!("GET /f host={a} body="),
+        format!("HEAD /g host={a} body="),
+        format!("GET /h host={a} body="),
     ];
     let mut want: Vec<String> = vec![
         format!("GET /a host={a} body="),
