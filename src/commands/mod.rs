@@ -137,6 +137,27 @@ pub struct SandboxFlags {
 }
 
 impl SandboxFlags {
+    /// Refuses options that contradict each other, before anything else is looked at:
+    /// `--allow-domain` widens the proxy's allowlist, and `--net host` or `--net none`
+    /// has no proxy, so the domain would be silently ignored (or, with host, everything
+    /// is reachable anyway).
+    pub fn check(&self) -> Result<()> {
+        use crate::sandbox::spec::NetMode;
+        let (Some(net @ (NetMode::Host | NetMode::None)), Some(domain)) =
+            (self.net, self.allow_domain.first())
+        else {
+            return Ok(());
+        };
+        let name = match net {
+            NetMode::Host => "host",
+            _ => "none",
+        };
+        Err(crate::Error::usage(format!(
+            "--allow-domain {domain} has no effect with --net {name}: only the proxy (--net proxy) has an allowlist"
+        ))
+        .hint("drop --allow-domain, or use --net proxy (the default) to reach only the allowed domains"))
+    }
+
     /// The sandbox request for `command` with these options.
     pub fn request(
         self,

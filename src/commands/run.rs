@@ -24,6 +24,7 @@ pub struct RunArgs {
 }
 
 pub fn run(ui: &mut Ui, args: RunArgs) -> Result<u8> {
+    args.sandbox.check()?;
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;

@@ -16,6 +16,7 @@ pub struct ShellArgs {
 }
 
 pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
+    args.sandbox.check()?;
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;

@@ -4,14 +4,17 @@
 //! - [`policy`]: pure: host canonicalisation, the allowlist matcher, the fixed denylist,
 //!   address checks, the operator's pins and CIDRs; the baseline is `baseline.toml`;
 //! - [`wire`]: pure parsers of what clients send (HTTP heads, SOCKS5, TLS ClientHello);
+//! - [`http1`]: pure HTTP/1.x framing, so that every request on a connection is checked;
 //! - [`proxy`]: the host side, one thread of the supervising `git-loop` per run;
 //! - [`relay`]: the sandbox side: the handover of the proxy ports, `git-loop __connect`.
 //!
 //! [`policy_for`] assembles a run's policy from its sources: the baseline, the loop's
 //! sandbox profile, the config's `network.allow_domains`, `--allow-domain`, and the
-//! operator-only `network.hosts` and `network.allow_cidrs` (the only ways to widen what
-//! addresses the proxy reaches).
+//! operator-only `network.hosts`, `network.allow_cidrs` (the only ways to widen what
+//! addresses the proxy reaches) and `network.allow_raw_tcp` (which hosts and ports a
+//! tunnel may carry other protocols than TLS and HTTP to).
 
+pub mod http1;
 pub mod policy;
 pub mod proxy;
 pub mod relay;
@@ -19,10 +22,10 @@ pub mod wire;
 
 use std::net::IpAddr;
 
-use crate::config::Config;
+use crate::config::{Config, Layer};
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
-use policy::{Cidr, Pattern, Policy};
+use policy::{Cidr, Pattern, Policy, RawAllowed};
 
 /// The policy of a run of a loop with sandbox profile `profile`, plus `extra` patterns
 /// from the command line.
@@ -97,6 +100,29 @@ pub fn policy_for(
                 .parse()
                 .map_err(|why: String| operator("allow_cidrs").hint(why))?;
             policy.allow_cidr(cidr);
+        }
+    }
+    // Read from the operator's file alone: carrying uninspected bytes is the machine
+    // owner's decision, whatever a team or personal layer says.
+    let operator_raw = config
+        .layers()
+        .iter()
+        .filter(|l| l.layer == Layer::Operator)
+        .find_map(|l| l.table.get("network")?.get("allow_raw_tcp"));
+    if let Some(value) = operator_raw {
+        let raw_hint = "write [network] allow_raw_tcp = [\"git.example.com:22\"] (host:port)";
+        let list = value
+            .as_array()
+            .ok_or_else(|| operator("allow_raw_tcp").hint(raw_hint))?;
+        for v in list {
+            let raw = v
+                .as_str()
+                .ok_or_else(|| operator("allow_raw_tcp").hint(raw_hint))
+                .and_then(|s| {
+                    RawAllowed::parse(s, "operator allow_raw_tcp")
+                        .map_err(|why| operator("allow_raw_tcp").hint(why))
+                })?;
+            policy.allow_raw(raw);
         }
     }
     Ok(policy)
