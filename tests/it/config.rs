@@ -2,12 +2,27 @@ use std::fs;
 
 use crate::common::TestEnv;
 
+/// Writes `knowledge/.loopat/sandboxes/NAME/sandbox.toml`.
+fn write_profile(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
+    let path = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes")
+        .join(name)
+        .join("sandbox.toml");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, body).unwrap();
+    path
+}
+
 #[test]
 fn layers_and_origins() {
     let env = TestEnv::new();
     env.run(["config", "get", "sandbox.profile"])
         .ok()
         .stdout_has("default");
+    for name in ["ops", "mine"] {
+        write_profile(&env, name, "");
+    }
     env.run(["config", "set", "--operator", "sandbox.profile", "ops"])
         .ok();
     let operator = env.home.join(".config/git-loop/config.toml");
