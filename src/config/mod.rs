@@ -200,7 +200,7 @@ impl Ignored {
     /// The one line a run warns with: the file, the key and why.
     pub fn warning(&self) -> String {
         format!(
-            "{}: {} = {} in the {} config is ignored: {}",
+            "{}: {} = {} ({} layer) is ignored: {}",
             at(&self.path, &self.line),
             self.key,
             self.shown,
