@@ -243,7 +243,7 @@ mod tests {
     fn schema_check(text: &str) -> Result<usize, (Problem, Option<usize>)> {
         let keys = schema::known_keys();
         let schema = Schema {
-            keys: &keys,
+            keys,
             check: &schema::check_value,
             choices: &schema::choices,
         };

@@ -226,6 +226,9 @@ pub struct Config {
     pub ignored: Vec<Ignored>,
     settings: Settings,
     profile: Option<SandboxProfile>,
+    /// The operator layer's network mode (or the default's): other layers may only
+    /// narrow it.
+    ceiling: NetMode,
 }
 
 /// A value with where it came from.
@@ -237,17 +240,17 @@ pub struct Entry<'a> {
     pub path: Option<&'a Path>,
 }
 
-/// The schema of the layers, for [`check::walk`].
-fn walk_layer(table: &Table) -> std::result::Result<Vec<(String, &Value)>, Problem> {
-    let keys = schema::known_keys();
-    check::walk(
+/// The keys a layer's table sets, each checked against the schema of the layers.
+fn layer_keys(table: &Table) -> std::result::Result<Vec<String>, Problem> {
+    let walked = check::walk(
         table,
         &check::Schema {
-            keys: &keys,
+            keys: schema::known_keys(),
             check: &schema::check_value,
             choices: &schema::choices,
         },
-    )
+    )?;
+    Ok(walked.into_iter().map(|(key, _)| key).collect())
 }
 
 impl Config {
@@ -258,13 +261,15 @@ impl Config {
         files: &[(Layer, PathBuf)],
         loop_layer: Option<(PathBuf, Table)>,
     ) -> std::result::Result<Self, ConfigError> {
-        let mut layers = vec![LayerData {
-            layer: Layer::Default,
-            path: None,
-            table: schema::defaults(),
-        }];
-        // The text of each file, for the lines of what is ignored.
-        let mut texts: Vec<(PathBuf, Option<String>, Vec<Seg>)> = Vec::new();
+        // Each layer that is not the default: its data, the keys it sets, the text of its
+        // file (for the lines of what is ignored) and where its keys sit in that text.
+        struct Read {
+            data: LayerData,
+            keys: Vec<String>,
+            text: Option<String>,
+            prefix: Vec<Seg>,
+        }
+        let mut read = Vec::new();
         for (layer, path) in files {
             // The operator's file is the machine owner's, outside the workspace (and may
             // be a symlink into their dotfiles); the others are in trees a sandbox writes.
@@ -273,77 +278,81 @@ impl Config {
                 Some(t) => check::parse(path, t)?,
                 None => Table::new(),
             };
-            walk_layer(&table)
+            let keys = layer_keys(&table)
                 .map_err(|p| ConfigError::from_problem(path, text.as_deref(), &[], p))?;
-            texts.push((path.clone(), text, Vec::new()));
-            layers.push(LayerData {
-                layer: *layer,
-                path: Some(path.clone()),
-                table,
+            read.push(Read {
+                data: LayerData {
+                    layer: *layer,
+                    path: Some(path.clone()),
+                    table,
+                },
+                keys,
+                text,
+                prefix: Vec::new(),
             });
         }
         if let Some((path, table)) = loop_layer {
             let prefix = vec![Seg::Key("config".into())];
-            if let Err(p) = walk_layer(&table) {
-                let text = check::read_text(&path, true).ok().flatten();
-                return Err(ConfigError::from_problem(
-                    &path,
-                    text.as_deref(),
-                    &prefix,
-                    p,
-                ));
-            }
-            texts.push((path.clone(), None, prefix));
-            layers.push(LayerData {
-                layer: Layer::Loop,
-                path: Some(path),
-                table,
+            // The record was read whole by its own reader; its text is read again only
+            // for a line to name.
+            let text = || check::read_text(&path, true).ok().flatten();
+            let keys = layer_keys(&table)
+                .map_err(|p| ConfigError::from_problem(&path, text().as_deref(), &prefix, p))?;
+            read.push(Read {
+                text: if keys.is_empty() { None } else { text() },
+                data: LayerData {
+                    layer: Layer::Loop,
+                    path: Some(path),
+                    table,
+                },
+                keys,
+                prefix,
             });
         }
-        layers.sort_by_key(|l| l.layer);
+        read.sort_by_key(|r| r.data.layer);
 
-        let ceiling = ceiling(&layers);
+        // The operator's network mode bounds the others'.
+        let ceiling = read
+            .iter()
+            .filter(|r| r.data.layer == Layer::Operator)
+            .find_map(|r| schema::lookup(&r.data.table, "network.mode"))
+            .or_else(|| schema::lookup(schema::defaults(), "network.mode"))
+            .and_then(Value::as_str)
+            .and_then(NetMode::parse)
+            .unwrap_or(NetMode::Proxy);
         let mut ignored = Vec::new();
-        for data in layers.iter_mut() {
-            let refused: Vec<(String, policy::Refusal)> = walk_layer(&data.table)
-                .expect("checked above")
-                .into_iter()
-                .flat_map(|(key, value)| {
-                    policy::refusals(data.layer, &key, value, ceiling)
+        for r in read.iter_mut().filter(|r| r.data.layer != Layer::Operator) {
+            let refused: Vec<(String, policy::Refusal)> = r
+                .keys
+                .iter()
+                .flat_map(|key| {
+                    let value = schema::lookup(&r.data.table, key).expect("a key it sets");
+                    policy::refusals(r.data.layer, key, value, ceiling)
                         .into_iter()
-                        .map(move |r| (key.clone(), r))
+                        .map(move |refusal| (key.clone(), refusal))
                 })
                 .collect();
-            if refused.is_empty() {
-                continue;
-            }
-            let path = data.path.clone().unwrap_or_default();
-            let (text, prefix) = texts
-                .iter()
-                .find(|(p, ..)| *p == path)
-                .map(|(_, t, prefix)| (t.clone(), prefix.clone()))
-                .unwrap_or_default();
-            // The loop layer's text is read only when something in it is ignored.
-            let text = text.or_else(|| check::read_text(&path, true).ok().flatten());
+            let path = r.data.path.clone().unwrap_or_default();
             // Entries of a list go from the last, so the indexes stay right.
             let mut dropped = Vec::new();
-            for (key, r) in refused.iter().rev() {
-                let mut segs = prefix.clone();
+            for (key, refusal) in refused.iter().rev() {
+                let mut segs = r.prefix.clone();
                 segs.extend(key.split('.').map(|k| Seg::Key(k.to_string())));
-                if let Some(i) = r.entry {
+                if let Some(i) = refusal.entry {
                     segs.push(Seg::Index(i));
                 }
-                let line = text
+                let line = r
+                    .text
                     .as_deref()
                     .and_then(|t| check::line_of(t, &segs, Part::Value));
-                drop_refused(&mut data.table, key, r.entry);
+                drop_refused(&mut r.data.table, key, refusal.entry);
                 dropped.push(Ignored {
-                    layer: data.layer,
+                    layer: r.data.layer,
                     path: path.clone(),
                     line,
                     key: key.clone(),
-                    shown: r.shown.clone(),
-                    why: r.why.clone(),
+                    shown: refusal.shown.clone(),
+                    why: refusal.why.clone(),
                 });
             }
             ignored.extend(dropped.into_iter().rev());
@@ -352,28 +361,37 @@ impl Config {
         // entries of one line keep their order).
         ignored.sort_by(|a, b| (a.layer, &a.path, a.line).cmp(&(b.layer, &b.path, b.line)));
 
-        let mut merged = schema::defaults();
-        for data in &layers[1..] {
-            for (key, value) in walk_layer(&data.table).expect("checked above") {
-                schema::set(&mut merged, &key, value.clone());
+        let mut merged = schema::defaults().clone();
+        for r in &read {
+            for key in &r.keys {
+                if let Some(value) = schema::lookup(&r.data.table, key) {
+                    schema::set(&mut merged, key, value.clone());
+                }
             }
         }
         // Each value was checked alone; together they cannot fail, but say where if so.
         let settings = Settings::from_table(merged).map_err(|message| ConfigError::BadValue {
-            path: layers
+            path: read
                 .last()
-                .and_then(|l| l.path.clone())
+                .and_then(|r| r.data.path.clone())
                 .unwrap_or_default(),
             line: None,
             key: "the merged configuration".into(),
             message,
             suggestion: None,
         })?;
+        let mut layers = vec![LayerData {
+            layer: Layer::Default,
+            path: None,
+            table: schema::defaults().clone(),
+        }];
+        layers.extend(read.into_iter().map(|r| r.data));
         Ok(Config {
             layers,
             ignored,
             settings,
             profile: None,
+            ceiling,
         })
     }
 
@@ -411,7 +429,7 @@ impl Config {
 
     /// The network mode above which the layers after the operator's may not go.
     pub fn ceiling(&self) -> NetMode {
-        ceiling(&self.layers)
+        self.ceiling
     }
 
     /// The winning value of a dotted key, with its layer.
@@ -437,18 +455,6 @@ impl Config {
     pub fn layers(&self) -> &[LayerData] {
         &self.layers
     }
-}
-
-/// The operator layer's network mode (or the default's): other layers may only narrow it.
-fn ceiling(layers: &[LayerData]) -> NetMode {
-    layers
-        .iter()
-        .rev()
-        .filter(|l| matches!(l.layer, Layer::Default | Layer::Operator))
-        .find_map(|l| schema::lookup(&l.table, "network.mode"))
-        .and_then(Value::as_str)
-        .and_then(NetMode::parse)
-        .unwrap_or(NetMode::Proxy)
 }
 
 /// Drops a refused key, or one refused entry of its list.

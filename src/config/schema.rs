@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
@@ -206,11 +207,14 @@ fn absolute_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::E
     absolute(d).map(Some)
 }
 
-/// The built-in defaults as a table.
-pub fn defaults() -> Table {
-    DEFAULTS
-        .parse()
-        .expect("built-in defaults.toml is valid TOML")
+/// The built-in defaults as a table (parsed once: every command reads them).
+pub fn defaults() -> &'static Table {
+    static DEFAULTS_TABLE: OnceLock<Table> = OnceLock::new();
+    DEFAULTS_TABLE.get_or_init(|| {
+        DEFAULTS
+            .parse()
+            .expect("built-in defaults.toml is valid TOML")
+    })
 }
 
 impl Settings {
@@ -222,21 +226,24 @@ impl Settings {
     }
 
     pub fn defaults() -> Settings {
-        Settings::from_table(defaults()).expect("built-in defaults.toml fits the schema")
+        Settings::from_table(defaults().clone()).expect("built-in defaults.toml fits the schema")
     }
 }
 
 /// Every dotted key, sorted.
-pub fn known_keys() -> Vec<String> {
-    let mut keys = Vec::new();
-    leaves(&defaults(), "", &mut keys);
-    keys.sort();
-    keys
+pub fn known_keys() -> &'static [String] {
+    static KEYS: OnceLock<Vec<String>> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut keys = Vec::new();
+        leaves(defaults(), "", &mut keys);
+        keys.sort();
+        keys
+    })
 }
 
 /// Every dotted key and every section (`sandbox`, `network`), for a did-you-mean.
 pub fn known_names() -> Vec<String> {
-    let mut names = known_keys();
+    let mut names = known_keys().to_vec();
     let sections: Vec<String> = names
         .iter()
         .filter_map(|k| k.rsplit_once('.').map(|(s, _)| s.to_string()))
@@ -295,12 +302,12 @@ pub fn choices(key: &str) -> Vec<String> {
 
 /// The built-in default of a key.
 pub fn default_of(key: &str) -> Option<Value> {
-    lookup(&defaults(), key).cloned()
+    lookup(defaults(), key).cloned()
 }
 
 /// Whether `value` is a valid value of `key` (a known key): the reason if not.
 pub fn check_value(key: &str, value: &Value) -> Result<(), String> {
-    let mut table = defaults();
+    let mut table = defaults().clone();
     set(&mut table, key, value.clone());
     Settings::from_table(table).map(|_| ())
 }
