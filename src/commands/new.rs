@@ -74,7 +74,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     }
     spinner.finish_and_clear();
     let rec = &created.record;
-    run_setup(ui, rec, &config.profile())?;
+    run_setup(ui, rec, config.profile())?;
     if args.json {
         super::print_json(ui, &crate::loops::to_json(&ws, rec, None))?;
     } else {

@@ -148,7 +148,7 @@ fn show_net(
     json: bool,
 ) -> Result<u8> {
     let config = super::load_sandbox_config(ui, ws, rec)?;
-    let policy = crate::egress::policy_for(&config.profile(), &config, &[])?;
+    let policy = crate::egress::policy_for(config.profile(), &config, &[])?;
     if json {
         let value = serde_json::json!({
             "network": rec.network,

@@ -418,13 +418,13 @@ impl Config {
         Ok(())
     }
 
-    /// The profile [`Config::load_profile`] read; the built-in default profile if none
-    /// was (a command with no loop).
-    pub fn profile(&self) -> std::borrow::Cow<'_, SandboxProfile> {
-        match &self.profile {
-            Some(p) => std::borrow::Cow::Borrowed(p),
-            None => std::borrow::Cow::Owned(SandboxProfile::builtin()),
-        }
+    /// The profile [`Config::load_profile`] read. A command that builds a sandbox loads
+    /// its loop's profile first; there is no fall-back to the defaults, which is how an
+    /// unknown profile name used to run with them.
+    pub fn profile(&self) -> &SandboxProfile {
+        self.profile
+            .as_ref()
+            .expect("the command loaded the loop's sandbox profile (load_profile)")
     }
 
     /// The network mode above which the layers after the operator's may not go.

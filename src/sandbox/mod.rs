@@ -148,7 +148,7 @@ fn spec_and_policy(
     let profile = config.profile();
     let (egress, policy) = match net {
         NetMode::Proxy => {
-            let policy = crate::egress::policy_for(&profile, config, &req.allow_domains)?;
+            let policy = crate::egress::policy_for(profile, config, &req.allow_domains)?;
             let egress = spec::Egress {
                 exe: relay_exe()?,
                 domains: policy.allowed().len(),
@@ -162,7 +162,7 @@ fn spec_and_policy(
     let opts = RunOptions {
         mode,
         net,
-        limits: limits_for(&profile, config.settings()),
+        limits: limits_for(profile, config.settings()),
         command: req.command.clone(),
         ro_same_path: req.ro_same_path.clone(),
         operator_mounts,
