@@ -61,7 +61,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Table, ConfigError> {
     text.parse::<Table>().map_err(|e| ConfigError::Syntax {
         path: path.to_path_buf(),
         line: e.span().map(|s| line_at(text, s.start)),
-        message: e.message().trim().to_string(),
+        message: super::policy::visible(e.message().trim()),
     })
 }
 

@@ -119,11 +119,13 @@ impl ConfigError {
                 key: p.key,
                 suggestion: p.suggestion,
             },
+            // The message may quote the file (`unknown variant ...`), which a sandbox may
+            // have written: control characters are made visible before a terminal sees it.
             Some(message) => ConfigError::BadValue {
                 path,
                 line,
                 key: p.key,
-                message,
+                message: policy::visible(&message),
                 suggestion: p.suggestion,
             },
         }
@@ -583,5 +585,19 @@ mod tests {
                 .ends_with("config.toml:4: unknown key sandbox.backnd"),
             "{err}"
         );
+        // What the file says reaches a terminal with its control characters visible.
+        for text in [
+            "[sandbox]\nbackend = \"x\\u001b]0;PWNED\\u0007\"\n",
+            "[sandbox]\n\"back\\u001b[2Kend\" = 1\n",
+        ] {
+            let files = vec![layer(Layer::Team, text)];
+            let err = Error::from(Config::load(&files, None).unwrap_err());
+            let shown = format!("{} {}", err.one_line(), err.hints.join(" "));
+            assert!(
+                !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+                "{shown}"
+            );
+            assert!(shown.contains("\\u{1b}"), "{shown}");
+        }
     }
 }

@@ -203,7 +203,7 @@ impl SandboxProfile {
                 path: path.clone(),
                 line: None,
                 key: "the profile".into(),
-                message: e.message().to_string(),
+                message: policy::visible(e.message()),
                 suggestion: None,
             }
         })?;
