@@ -16,18 +16,20 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
+use crate::config::Settings;
 use crate::error::{Context, Error, Result};
 use crate::fsutil::{self, Lock};
 use crate::git::cmd::Git;
 use crate::git::objects;
 use crate::loops::{self, Kind, LoopRecord, State};
 use crate::repos;
+use crate::sandbox::spec::{NetMode, RunMode};
 use crate::workspace::Workspace;
 
 pub const MAX_TITLE: usize = 200;
 
 /// What the user asked `new` for.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct NewLoop {
     pub title: Option<String>,
     pub repo: Option<PathBuf>,
@@ -39,10 +41,36 @@ pub struct NewLoop {
     pub sandbox: Option<String>,
     /// A conversation transcript the loop continues (`--seed-chat`).
     pub seed_chat: Option<PathBuf>,
-    pub mode: String,
-    pub network: String,
+    pub mode: RunMode,
+    pub network: NetMode,
     pub vault_default: String,
     pub sandbox_default: String,
+}
+
+impl NewLoop {
+    /// A request with nothing chosen but what the configuration says.
+    pub fn with_settings(settings: &Settings) -> NewLoop {
+        NewLoop {
+            title: None,
+            repo: None,
+            base: None,
+            scratch: false,
+            distill: false,
+            vault: None,
+            sandbox: None,
+            seed_chat: None,
+            mode: settings.sandbox.mode,
+            network: settings.network.mode,
+            vault_default: settings.vault.default.clone(),
+            sandbox_default: settings.sandbox.profile.clone(),
+        }
+    }
+}
+
+impl Default for NewLoop {
+    fn default() -> NewLoop {
+        NewLoop::with_settings(&Settings::defaults())
+    }
 }
 
 /// The result, with what the user should be told.
@@ -225,8 +253,8 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
                 .sandbox
                 .clone()
                 .unwrap_or_else(|| req.sandbox_default.clone()),
-            mode: req.mode.clone(),
-            network: req.network.clone(),
+            mode: req.mode.as_str().to_string(),
+            network: req.network.as_str().to_string(),
             created_by: ws.user().to_string(),
             created_at: loops::now_rfc3339(),
             state: State::Active,

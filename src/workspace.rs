@@ -242,12 +242,14 @@ impl Workspace {
         self.knowledge().join(".loopat/config.toml")
     }
 
+    /// `knowledge/.loopat/sandboxes/`: a folder per sandbox profile.
+    pub fn sandbox_profiles(&self) -> PathBuf {
+        self.knowledge().join(".loopat/sandboxes")
+    }
+
     /// `knowledge/.loopat/sandboxes/<name>/sandbox.toml` (the `default` profile needs none).
     pub fn sandbox_profile(&self, name: &str) -> PathBuf {
-        self.knowledge()
-            .join(".loopat/sandboxes")
-            .join(name)
-            .join("sandbox.toml")
+        self.sandbox_profiles().join(name).join("sandbox.toml")
     }
 
     /// `knowledge/.loopat/claude/`: the team's doctrine, skills and MCP servers (L2).

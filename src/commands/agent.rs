@@ -1,4 +1,4 @@
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::loops;
 use crate::sandbox;
 use crate::ui::Ui;
@@ -29,20 +29,14 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
-    let config = super::load_config(ui, &ws, Some(&rec))?;
-    let command: Vec<String> = config
-        .get("agent.command")
-        .and_then(|e| e.value.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let Some((program, rest)) = command.split_first() else {
-        return Err(Error::usage("agent.command is empty")
-            .hint("git loop config set agent.command '[\"claude\"]'"));
-    };
+    let config = super::load_sandbox_config(ui, &ws, &rec)?;
+    // The schema refuses an empty command wherever it is set.
+    let (program, rest) = config
+        .settings()
+        .agent
+        .command
+        .split_first()
+        .expect("agent.command is never empty");
     let (binary, folder) = crate::agent::locate(program)?;
     let mut argv = vec![binary.display().to_string()];
     argv.extend(rest.iter().cloned());

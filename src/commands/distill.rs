@@ -26,18 +26,13 @@ pub struct DistillArgs {
 pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
     let ws = super::workspace()?;
     create::validate_title(&args.title)?;
-    let config = super::load_config(ui, &ws, None)?;
-    let text = |key: &str| config.get_str(key).unwrap_or_default().to_string();
+    let config = super::load_new_config(ui, &ws, None)?;
     let created = create::create(
         &ws,
         &NewLoop {
             title: Some(args.title.clone()),
             distill: true,
-            mode: text("sandbox.mode"),
-            network: text("network.mode"),
-            vault_default: text("vault.default"),
-            sandbox_default: text("sandbox.profile"),
-            ..Default::default()
+            ..NewLoop::with_settings(config.settings())
         },
     )?;
     let rec = created.record;

@@ -425,7 +425,7 @@ fn check_sandbox(out: &mut Vec<Finding>) {
             "sandbox",
             Level::Problem,
             e.to_string(),
-            Some("delegate a cgroup (systemd-run --user --scope -p Delegate=yes), or set `limits = \"best-effort\"` in the sandbox profile".into()),
+            Some("delegate a cgroup (systemd-run --user --scope -p Delegate=yes), or set `[limits] enforce = \"best-effort\"` in the operator config".into()),
         )),
     }
 }

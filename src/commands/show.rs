@@ -122,7 +122,7 @@ fn show_mounts(
     mode: Option<crate::sandbox::spec::RunMode>,
     json: bool,
 ) -> Result<u8> {
-    let config = super::load_config(ui, ws, Some(rec))?;
+    let config = super::load_sandbox_config(ui, ws, rec)?;
     let req = crate::sandbox::Request {
         mode,
         net: None,
@@ -182,8 +182,8 @@ fn show_net(
     rec: &loops::LoopRecord,
     json: bool,
 ) -> Result<u8> {
-    let config = super::load_config(ui, ws, Some(rec))?;
-    let policy = crate::egress::policy_for(ws, &rec.sandbox, &config, &[])?;
+    let config = super::load_sandbox_config(ui, ws, rec)?;
+    let policy = crate::egress::policy_for(config.profile(), &config, &[])?;
     if json {
         let value = serde_json::json!({
             "network": rec.network,

@@ -24,14 +24,16 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::config::Config;
+use crate::config::schema::{Enforce, MountMode};
+use crate::config::{Config, SandboxProfile, Settings};
 use crate::error::{Error, ErrorKind, Result};
 use crate::loops::{self, LoopRecord};
 use crate::ui::Ui;
 use crate::workspace::Workspace;
 use spec::{Limits, NetMode, RunMode, RunOptions, SandboxSpec};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// bwrap when the probe passes; otherwise refuse.
     Auto,
@@ -85,56 +87,21 @@ pub fn select_backend(requested: Backend, findings: &[probe::Finding]) -> Result
     }
 }
 
-/// The limits of a loop's profile (`knowledge/.loopat/sandboxes/<name>/sandbox.toml`).
-pub fn profile_limits(ws: &Workspace, profile: &str) -> Result<Limits> {
+/// The limits of a run: the profile's pids and memory over the defaults; best effort
+/// only where the operator config allows it and the profile does not narrow it back.
+pub fn limits_for(profile: &SandboxProfile, settings: &Settings) -> Limits {
     let mut limits = Limits::defaults();
-    let path = ws.sandbox_profile(profile);
-    let table = crate::config::read_table(&path).map_err(|e| {
-        Error::failure(format!("cannot read sandbox profile '{profile}'"))
-            .with_source(e)
-            .hint(format!("fix {}", path.display()))
-    })?;
-    match table.get("limits") {
-        Some(toml::Value::String(s)) if s == "best-effort" => limits.best_effort = true,
-        Some(toml::Value::Table(t)) => {
-            if let Some(p) = t.get("pids").and_then(toml::Value::as_integer) {
-                limits.pids = p.max(1) as u64;
-            }
-            match t.get("memory") {
-                Some(toml::Value::Integer(m)) => limits.memory_bytes = (*m).max(1 << 20) as u64,
-                Some(toml::Value::String(s)) => {
-                    limits.memory_bytes = parse_bytes(s).ok_or_else(|| {
-                        Error::failure(format!(
-                            "profile '{profile}': memory = \"{s}\" is not a size"
-                        ))
-                        .hint("write it like \"8G\", \"512M\" or a number of bytes")
-                    })?
-                }
-                _ => {}
-            }
-            // /tmp is memory: never larger than what the run may use.
-            limits.tmp_bytes = limits.tmp_bytes.min(limits.memory_bytes);
-            if t.get("enforce").and_then(toml::Value::as_str) == Some("best-effort") {
-                limits.best_effort = true;
-            }
-        }
-        _ => {}
+    if let Some(p) = profile.pids {
+        limits.pids = p.max(1);
     }
-    Ok(limits)
-}
-
-fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().ok()?;
-    let mult = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        _ => return None,
-    };
-    Some(n * mult)
+    if let Some(m) = profile.memory {
+        limits.memory_bytes = m.max(1 << 20);
+    }
+    // /tmp is memory: never larger than what the run may use.
+    limits.tmp_bytes = limits.tmp_bytes.min(limits.memory_bytes);
+    limits.best_effort =
+        settings.limits.enforce == Enforce::BestEffort && profile.enforce != Some(Enforce::Strict);
+    limits
 }
 
 /// The spec for a loop and request, from its record, profile and the config layers.
@@ -179,9 +146,10 @@ fn spec_and_policy(
             .hint("run with --net proxy, --net none (loopback only) or --net host")
         })?,
     };
+    let profile = config.profile();
     let (egress, policy) = match net {
         NetMode::Proxy => {
-            let policy = crate::egress::policy_for(ws, &rec.sandbox, config, &req.allow_domains)?;
+            let policy = crate::egress::policy_for(profile, config, &req.allow_domains)?;
             let egress = spec::Egress {
                 exe: relay_exe()?,
                 domains: policy.allowed().len(),
@@ -191,11 +159,11 @@ fn spec_and_policy(
         }
         _ => (None, None),
     };
-    let operator_mounts = operator_mounts(config)?;
+    let operator_mounts = operator_mounts(config.settings());
     let opts = RunOptions {
         mode,
         net,
-        limits: profile_limits(ws, &rec.sandbox)?,
+        limits: limits_for(profile, config.settings()),
         command: req.command.clone(),
         ro_same_path: req.ro_same_path.clone(),
         operator_mounts,
@@ -268,35 +236,17 @@ pub fn vault_file_names(ws: &Workspace, vault: &str) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// `[[mounts]]` of the operator config (the only layer allowed to add host mounts).
-fn operator_mounts(config: &Config) -> Result<Vec<(PathBuf, PathBuf, bool)>> {
-    let Some(entry) = config.get("mounts") else {
-        return Ok(Vec::new());
-    };
-    let bad = || {
-        Error::failure("the operator config's [[mounts]] is malformed")
-            .hint("write each as [[mounts]] path = \"/host/path\" (inside = \"/path\", mode = \"ro\"|\"rw\")")
-    };
-    let mut out = Vec::new();
-    for m in entry.value.as_array().ok_or_else(bad)? {
-        let t = m.as_table().ok_or_else(bad)?;
-        let host = PathBuf::from(
-            t.get("path")
-                .and_then(toml::Value::as_str)
-                .ok_or_else(bad)?,
-        );
-        let inside = t
-            .get("inside")
-            .and_then(toml::Value::as_str)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| host.clone());
-        let rw = t.get("mode").and_then(toml::Value::as_str) == Some("rw");
-        if !host.is_absolute() || !inside.is_absolute() {
-            return Err(bad());
-        }
-        out.push((host, inside, rw));
-    }
-    Ok(out)
+/// `[[mounts]]` of the operator config (the only layer allowed to add host mounts): host
+/// path, path inside, writable.
+fn operator_mounts(settings: &Settings) -> Vec<(PathBuf, PathBuf, bool)> {
+    settings
+        .mounts
+        .iter()
+        .map(|m| {
+            let inside = m.inside.clone().unwrap_or_else(|| m.path.clone());
+            (m.path.clone(), inside, m.mode == MountMode::Rw)
+        })
+        .collect()
 }
 
 /// Folders a run needs on the host (they may be missing in loops made by older versions).
@@ -342,14 +292,7 @@ pub fn run(
     config: &Config,
     req: &Request,
 ) -> Result<u8> {
-    let requested = match req.backend {
-        Some(b) => b,
-        None => match config.get_str("sandbox.backend").unwrap_or("auto") {
-            "bwrap" => Backend::Bwrap,
-            "none" => Backend::None,
-            _ => Backend::Auto,
-        },
-    };
+    let requested = req.backend.unwrap_or(config.settings().sandbox.backend);
     let inputs = probe::Inputs::read();
     let backend = select_backend(requested, &probe::quick(&inputs))?;
     // Held for the whole run: the git lock files in the loop's repositories are this
@@ -483,7 +426,7 @@ pub fn run(
         Error::new(ErrorKind::SandboxUnavailable, "the sandbox's limits cannot be enforced here")
             .with_source(e)
             .hint("run as a user with a delegated cgroup (systemd-run --user --scope -p Delegate=yes git loop ...)")
-            .hint("or set `limits = \"best-effort\"` in the sandbox profile to run without caps")
+            .hint("or set `[limits] enforce = \"best-effort\"` in the operator config to run without caps")
     })?;
     let net_label = match &spec.egress {
         Some(e) => format!("proxy ({} domains)", e.domains),

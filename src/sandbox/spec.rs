@@ -29,7 +29,7 @@ pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbi
 /// the host environment is dropped.
 pub const PASSED_ENV: &[&str] = &["TERM", "LANG", "TZ", "COLORTERM"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum RunMode {
     /// The rw paths of the loop are writable.
@@ -61,7 +61,7 @@ impl RunMode {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum NetMode {
     /// Share the host's network.
@@ -276,7 +276,7 @@ pub struct Limits {
     pub nofile: u64,
     /// Size of the sandbox's `/tmp`.
     pub tmp_bytes: u64,
-    /// Run even where pids and memory cannot be capped (profile `limits = "best-effort"`).
+    /// Run even where pids and memory cannot be capped (operator `[limits] enforce = "best-effort"`).
     pub best_effort: bool,
 }
 

@@ -4,6 +4,7 @@ mod common;
 
 mod attacks_files;
 mod attacks_kernel;
+mod attacks_policy;
 mod bad_input;
 mod cli;
 mod concurrency;
