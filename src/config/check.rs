@@ -19,34 +19,52 @@ use super::ConfigError;
 pub const MAX_FILE: u64 = 1 << 20;
 
 /// The text of a file; `None` when it does not exist. `confined`: the file is in a tree
-/// a sandbox can write, so it is opened without following a symlink, must be a regular
-/// file (a symlink or a FIFO there counts as absent) and is read only up to [`MAX_FILE`].
+/// a sandbox can write (knowledge, the personal tree), so it is read through
+/// [`crate::confined::Tree`] from the folder that holds its `.loopat/` (the tree's root, a
+/// path of the workspace's layout): no symlink is followed at any component below it, a
+/// symlink or a FIFO standing there counts as absent, and at most [`MAX_FILE`] is read.
 pub fn read_text(path: &Path, confined: bool) -> Result<Option<String>, ConfigError> {
     let err = |source: io::Error| ConfigError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let file = if confined {
-        crate::fsutil::open_regular(path).map_err(err)?
-    } else {
-        match std::fs::File::open(path) {
-            Ok(f) => Some(f),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(err(e)),
+    let bytes = if confined {
+        let (root, rel) = confined_split(path);
+        let tree = match crate::confined::Tree::open(root) {
+            Ok(Some(tree)) => tree,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(err(io::Error::other(e.to_string()))),
+        };
+        match tree.read(rel, MAX_FILE) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            // A link or a FIFO where a config file should be is not one.
+            Err(crate::confined::ConfinedError::Symlink(_))
+            | Err(crate::confined::ConfinedError::NotRegular { .. }) => return Ok(None),
+            Err(crate::confined::ConfinedError::TooLarge { .. }) => {
+                return Err(ConfigError::TooLarge {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(err(io::Error::other(e.to_string()))),
         }
+    } else {
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(err(e)),
+        };
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(err)?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(ConfigError::TooLarge {
+                path: path.to_path_buf(),
+            });
+        }
+        bytes
     };
-    let Some(file) = file else {
-        return Ok(None);
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(err)?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(ConfigError::TooLarge {
-            path: path.to_path_buf(),
-        });
-    }
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| ConfigError::Syntax {
@@ -54,6 +72,20 @@ pub fn read_text(path: &Path, confined: bool) -> Result<Option<String>, ConfigEr
             line: None,
             message: "it is not UTF-8 text".into(),
         })
+}
+
+/// A confined file's tree root and its path below it: the root is the folder holding the
+/// path's last `.loopat` (every layer file and profile lives under one), else the file's
+/// own folder.
+pub fn confined_split(path: &Path) -> (&Path, &Path) {
+    let mut root = path.parent().unwrap_or(Path::new("/"));
+    for ancestor in path.ancestors().skip(1) {
+        if ancestor.file_name().is_some_and(|n| n == ".loopat") {
+            root = ancestor.parent().unwrap_or(Path::new("/"));
+            break;
+        }
+    }
+    (root, path.strip_prefix(root).unwrap_or(path))
 }
 
 /// Parses the text of `path` as a TOML table.

@@ -198,12 +198,34 @@ pub fn set_in_file(path: &Path, key: &str, value: &Value, confined: bool) -> Res
             table.insert(last, toml_edit::Item::Value(value));
         }
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Error::failure(format!("cannot create {}", dir.display())).with_source(e)
-        })?;
+    write_file(path, &doc.to_string(), confined)
+}
+
+/// Writes a layer's file atomically; `confined` as for [`check::read_text`]: in a tree a
+/// sandbox can write, no folder on the way is followed if it is a link, and folders
+/// missing on the way are made as real folders.
+fn write_file(path: &Path, text: &str, confined: bool) -> Result<()> {
+    if !confined {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Error::failure(format!("cannot create {}", dir.display())).with_source(e)
+            })?;
+        }
+        return fsutil::write_atomic(path, text.as_bytes());
     }
-    fsutil::write_atomic(path, doc.to_string().as_bytes())
+    let (root, rel) = check::confined_split(path);
+    let fail = |e: crate::confined::ConfinedError| {
+        Error::failure(format!("cannot write {}", path.display())).with_source(e)
+    };
+    let tree = crate::confined::Tree::open(root)
+        .map_err(fail)?
+        .ok_or_else(|| Error::failure(format!("{} is missing", root.display())))?;
+    let mut dir = std::path::PathBuf::new();
+    for part in rel.parent().into_iter().flat_map(Path::components) {
+        dir.push(part);
+        tree.ensure_dir(&dir).map_err(fail)?;
+    }
+    tree.write_atomic(rel, text.as_bytes(), 0o644).map_err(fail)
 }
 
 /// Removes `key` from the TOML file at `path`; true if it was there.
@@ -233,7 +255,7 @@ pub fn unset_in_file(path: &Path, key: &str, confined: bool) -> Result<bool> {
         .and_then(|t| t.remove(last))
         .is_some();
     if removed {
-        fsutil::write_atomic(path, doc.to_string().as_bytes())?;
+        write_file(path, &doc.to_string(), confined)?;
     }
     Ok(removed)
 }
