@@ -38,14 +38,21 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
         .split_first()
         .expect("agent.command is never empty");
     let (binary, folder) = crate::agent::locate(program)?;
+    let profile = crate::agent::Profile::of(&config.settings().agent.command);
     let mut argv = vec![binary.display().to_string()];
     argv.extend(rest.iter().cloned());
     argv.extend(args.args);
     let mut req = args.sandbox.request(argv, true, args.print_argv);
     req.ro_same_path = folder.into_iter().collect();
+    let home_inside = std::path::Path::new("/home").join(ws.user());
+    req.agent_env = profile.env(config.settings().agent.permissions, &home_inside);
     let spec = sandbox::spec_for(&ws, &rec, &config, &req, Vec::new())?;
-    for warning in crate::agent::write_layers(&ws, &rec, &spec)? {
+    for warning in crate::agent::write_layers(&ws, &rec, &spec, profile, config.settings())? {
         ui.warn(warning)?;
+    }
+    if spec.env.get("GIT_AUTHOR_EMAIL").is_none() {
+        ui.warn("you have no git identity: the agent's commits will fail")?;
+        writeln!(ui.err(), "hint: {}", crate::agent::IDENTITY_HINT)?;
     }
     sandbox::run(ui, &ws, &rec, &config, &req)
 }

@@ -216,7 +216,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         // agent's. Paths and the message are arguments, never part of a shell string.
         let script = "d=$1; m=$2; shift 2; \
                       git -C \"$d\" add -A -- \"$@\" && \
-                      git -C \"$d\" -c user.name='git loop' -c user.email=git-loop@localhost commit -q -m \"$m\" -- \"$@\"";
+                      GIT_AUTHOR_NAME='git loop' GIT_AUTHOR_EMAIL=git-loop@localhost GIT_COMMITTER_NAME='git loop' GIT_COMMITTER_EMAIL=git-loop@localhost git -C \"$d\" commit -q -m \"$m\" -- \"$@\"";
         let mut command: Vec<std::ffi::OsString> = ["sh", "-c", script, "autocommit"]
             .iter()
             .map(Into::into)

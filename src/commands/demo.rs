@@ -80,6 +80,7 @@ pub fn run(ui: &mut Ui, args: DemoArgs) -> Result<u8> {
             interactive: false,
             ro_same_path: Vec::new(),
             allow_domains: Vec::new(),
+            agent_env: Vec::new(),
         },
     )?;
 

@@ -229,6 +229,7 @@ impl SandboxFlags {
             interactive,
             ro_same_path: Vec::new(),
             allow_domains: self.allow_domain,
+            agent_env: Vec::new(),
         }
     }
 }

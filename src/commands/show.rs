@@ -132,6 +132,7 @@ fn show_mounts(
         interactive: false,
         ro_same_path: Vec::new(),
         allow_domains: Vec::new(),
+        agent_env: Vec::new(),
     };
     let spec = crate::sandbox::spec_for(
         ws,

@@ -74,11 +74,68 @@ pub struct GuardSettings {
 pub struct AgentSettings {
     #[serde(deserialize_with = "command")]
     pub command: Vec<String>,
+    /// Whether a known agent asks before it acts inside the sandbox.
+    pub permissions: AgentPermissions,
+    /// Whose identity the commits made inside carry.
+    pub identity: CommitIdentity,
+    /// The author of commits made inside with `identity = "agent"`: "Name <email>"; empty
+    /// for the agent's own (Claude, Codex, or "agent").
+    #[serde(deserialize_with = "person")]
+    pub author: String,
+}
+
+/// Whether a known agent asks before it acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentPermissions {
+    /// The sandbox is the boundary: the agent runs its tools without asking.
+    Sandbox,
+    /// The agent asks as it would outside a sandbox.
+    Ask,
+}
+
+/// Whose identity commits made inside carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CommitIdentity {
+    /// The user's, as their git gives it for the repository: author and committer.
+    User,
+    /// The agent as author (`agent.author`), the user as committer.
+    Agent,
+}
+
+/// "Name <email>", or empty.
+fn person<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if s.is_empty() || parse_person(&s).is_some() {
+        Ok(s)
+    } else {
+        Err(D::Error::custom(format!(
+            "'{}' is not \"Name <email>\"",
+            s.escape_debug()
+        )))
+    }
+}
+
+/// `Name <email>` as its two parts.
+pub fn parse_person(s: &str) -> Option<(String, String)> {
+    let (name, rest) = s.split_once('<')?;
+    let email = rest.strip_suffix('>')?;
+    let name = name.trim();
+    if name.is_empty()
+        || email.is_empty()
+        || email.contains(['<', '>', '\n'])
+        || name.contains('\n')
+    {
+        return None;
+    }
+    Some((name.to_string(), email.to_string()))
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VaultSettings {
+    /// The vault a new loop uses; "none" for no vault.
     #[serde(deserialize_with = "name")]
     pub default: String,
 }

@@ -272,6 +272,8 @@ mod tests {
             chat_seeded: false,
             new_session: true,
             home_overlay: true,
+            identity: None,
+            agent_env: Vec::new(),
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,

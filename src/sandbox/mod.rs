@@ -57,6 +57,8 @@ pub struct Request {
     pub ro_same_path: Vec<PathBuf>,
     /// `--allow-domain`: patterns the proxy admits for this run, on top of the allowlist.
     pub allow_domains: Vec<String>,
+    /// What a known agent's profile adds to the environment (`git loop agent`).
+    pub agent_env: Vec<(String, String)>,
 }
 
 /// The backend to use, or the refusal (exit 3) with the probe's findings and fixes.
@@ -172,6 +174,8 @@ fn spec_and_policy(
         new_session: !req.interactive,
         egress,
         home_overlay: home_needs_overlay(ws, &rec.id),
+        identity: crate::agent::git_identity(ws, rec, config.settings()),
+        agent_env: req.agent_env.clone(),
     };
     let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
     Ok((spec, policy))

@@ -433,6 +433,11 @@ pub struct RunOptions {
     pub egress: Option<Egress>,
     /// `$HOME` is an overlay (see [`Home`]; [`crate::sandbox::home_needs_overlay`]).
     pub home_overlay: bool,
+    /// Whose names commits made inside carry (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`); `None`
+    /// when the user has no git identity.
+    pub identity: Option<crate::agent::GitIdentity>,
+    /// What a known agent's profile adds to the environment (`git loop agent` only).
+    pub agent_env: Vec<(String, String)>,
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -727,6 +732,19 @@ impl SandboxSpec {
         if let Some(e) = &egress {
             env.extend(crate::egress::relay::environment(&e.token));
         }
+        // Commits made inside carry the user's identity, kept in step with their git on
+        // every run; the environment wins over any config the agent writes.
+        if let Some(id) = &opts.identity {
+            for (key, value) in [
+                ("GIT_AUTHOR_NAME", &id.author.0),
+                ("GIT_AUTHOR_EMAIL", &id.author.1),
+                ("GIT_COMMITTER_NAME", &id.committer.0),
+                ("GIT_COMMITTER_EMAIL", &id.committer.1),
+            ] {
+                env.insert(key.into(), value.clone());
+            }
+        }
+        env.extend(opts.agent_env.iter().cloned());
 
         SandboxSpec {
             loop_id: id.clone(),
