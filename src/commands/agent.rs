@@ -50,7 +50,7 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     for warning in crate::agent::write_layers(&ws, &rec, &spec, profile, config.settings())? {
         ui.warn(warning)?;
     }
-    if spec.env.get("GIT_AUTHOR_EMAIL").is_none() {
+    if !spec.env.contains_key("GIT_AUTHOR_EMAIL") {
         ui.warn("you have no git identity: the agent's commits will fail")?;
         writeln!(ui.err(), "hint: {}", crate::agent::IDENTITY_HINT)?;
     }
