@@ -713,6 +713,7 @@ pub fn to_json(ws: &Workspace, rec: &LoopRecord, status: Option<&LoopStatus>) ->
         "created_at": rec.created_at,
         "path": ws.loop_dir(&rec.id),
         "workdir": ws.loop_workdir(&rec.id),
+        "grants": rec.grants,
     });
     if let Some(status) = status {
         v["branches"] = serde_json::to_value(&status.branches).unwrap_or_default();

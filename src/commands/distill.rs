@@ -47,7 +47,8 @@ pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
         code = super::agent::run(
             ui,
             super::agent::AgentArgs {
-                id: rec.id.clone(),
+                action: None,
+                id: Some(rec.id.clone()),
                 sandbox: Default::default(),
                 print_argv: false,
                 args: Vec::new(),

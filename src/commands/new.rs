@@ -74,6 +74,10 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     }
     spinner.finish_and_clear();
     let rec = &created.record;
+    if crate::agent::user_identity(&crate::agent::identity_repo(&ws, rec)).is_none() {
+        ui.warn("you have no git identity: commits made in this loop will fail until you set one")?;
+        writeln!(ui.err(), "hint: {}", crate::agent::IDENTITY_HINT)?;
+    }
     run_setup(ui, rec, config.profile())?;
     if args.json {
         super::print_json(ui, &crate::loops::to_json(&ws, rec, None))?;

@@ -22,8 +22,6 @@ const PRELUDE: &str = r##"
 attack() { if out=$( ( eval "$2" ) 2>&1 ); then echo "BREACH $1"; else echo "refused $1: $(printf %s "$out" | tr '\n' ' ' | cut -c1-160)"; fi; }
 works() { if out=$( ( eval "$2" ) 2>&1 ); then echo "works $1"; else echo "BROKEN $1: $out"; fi; }
 if [ -d "/loopat/loop/$GIT_LOOP_ID/workdir" ] && [ "$PWD" = "/loopat/loop/$GIT_LOOP_ID/workdir" ]; then echo IN-SANDBOX; fi
-export GIT_AUTHOR_NAME=Agent GIT_AUTHOR_EMAIL=agent@example.com
-export GIT_COMMITTER_NAME=Agent GIT_COMMITTER_EMAIL=agent@example.com
 "##;
 
 /// Runs `script` (after [`PRELUDE`]) with `sh -c` in the loop's sandbox and checks the

@@ -43,7 +43,7 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_on_the_host() {
 C={cmd}
 cd /loopat/context/personal
 mkdir evil && cd evil && git init -q
-git -c user.name=x -c user.email=x@y commit -q --allow-empty -m x
+git commit -q --allow-empty -m x
 git config core.fsmonitor "$C"
 git config core.pager "$C"
 printf '#!/bin/sh\n%s\n' "$C" > .git/hooks/post-index-change && chmod +x .git/hooks/post-index-change
