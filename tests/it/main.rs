@@ -2,6 +2,7 @@
 
 mod common;
 
+mod agent;
 mod agent_e2e;
 mod attacks_files;
 mod attacks_kernel;
