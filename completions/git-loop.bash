@@ -881,7 +881,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__cron__subcmd__status)
-            opts="-q -h -V --color --quiet --help --version"
+            opts="-q -h -V --json --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -404,6 +404,7 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -l json -d 'Print JSON: {installed, scheduler: "systemd"|"cron", entry, active}'
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'

@@ -133,9 +133,19 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             return Err(Error::usage(format!("{} does not exist", start.display()))
                 .hint("name an existing repository with --repo PATH"));
         }
-        let found = repos::discover(&start)?;
-        refuse_loop_repository(ws, &found.top)?;
-        Some(prepare_code(found, req.base.as_deref())?)
+        if req.repo.is_none() && req.base.is_none() && !repos::is_inside_a_repository(&start) {
+            // Outside any repository a loop has no code to work on (DESIGN 3): a scratch
+            // loop, and the person is told.
+            warnings.push(format!(
+                "{} is not in a git repository: this is a scratch loop, with an empty working folder (run `git loop new` inside a repository, or with --repo PATH, for a loop on its code)",
+                start.display()
+            ));
+            None
+        } else {
+            let found = repos::discover(&start)?;
+            refuse_loop_repository(ws, &found.top)?;
+            Some(prepare_code(found, req.base.as_deref())?)
+        }
     };
 
     // Started now, read after the checkout: it overlaps with our own work.

@@ -576,6 +576,11 @@ pub fn status_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> R
     Ok(LoopStatus { state, branches })
 }
 
+/// The ref where `merge --squash` records the loop commit it squashed into a target.
+pub fn squashed_ref(id: &str) -> String {
+    format!("refs/git-loop/squashed/{id}")
+}
+
 fn branch_status(
     pair: &RepoPair,
     branch: &str,
@@ -599,11 +604,20 @@ fn branch_status(
         None => None,
     };
     let start: Option<ObjectId> = start.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
+    // A code branch squash-merged (`merge --squash`) is merged up to the commit squashed.
+    let squashed = match (pair.role, branch.strip_prefix("loop/")) {
+        ("code", Some(id)) => objects::resolve_rev(repo, &squashed_ref(id)).map_err(err)?,
+        _ => None,
+    };
     let (ahead, behind) = match (tip, target) {
-        (Some(t), Some(b)) => (
-            objects::count_ahead(repo, t, &[b], graph).map_err(err)?,
-            objects::count_ahead(repo, b, &[t], graph).map_err(err)?,
-        ),
+        (Some(t), Some(b)) => {
+            let mut hide = vec![b];
+            hide.extend(squashed);
+            (
+                objects::count_ahead(repo, t, &hide, graph).map_err(err)?,
+                objects::count_ahead(repo, b, &[t], graph).map_err(err)?,
+            )
+        }
         (Some(t), None) => (
             objects::count_ahead(repo, t, start.as_slice(), graph).map_err(err)?,
             0,

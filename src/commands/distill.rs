@@ -27,6 +27,15 @@ pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
     let ws = super::workspace()?;
     create::validate_title(&args.title)?;
     let config = super::load_new_config(ui, &ws, None)?;
+    // The agent must be there before a loop is made for it: a distill loop left behind
+    // by an agent that could not start is a loop nobody asked for.
+    if !args.no_agent {
+        crate::agent::locate(&config.settings().agent.command[0]).map_err(|e| {
+            e.hint(
+                "or make the loop only, for an agent you start later: git loop distill --no-agent",
+            )
+        })?;
+    }
     let created = create::create(
         &ws,
         &NewLoop {

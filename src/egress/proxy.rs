@@ -92,6 +92,9 @@ pub struct Setup {
 pub struct Stats {
     pub connections: AtomicU64,
     pub refusals: AtomicU64,
+    /// Allowed connections whose server could not be reached (no address, refused,
+    /// timed out): not the policy's doing, but worth a line in the log.
+    pub upstream_failures: AtomicU64,
 }
 
 struct Shared {
@@ -266,6 +269,22 @@ impl Shared {
             "violation",
             json!({"action": "network-outbound", "target": target, "reason": reason,
                    "rule": refusal.rule.as_str(), "via": via}),
+        );
+    }
+
+    /// An allowed target whose server could not be reached: an `upstream` event, so that
+    /// a run that waited on a server that never answered says why in `git loop log`.
+    fn upstream_failed(&self, target: &str, error: &str) {
+        let n = self.stats.upstream_failures.fetch_add(1, Ordering::Relaxed);
+        if n >= MAX_RECORDED {
+            return;
+        }
+        let target: String = target.chars().take(300).collect();
+        let error: String = error.chars().take(300).collect();
+        let _ = crate::sandbox::events::append(
+            &self.events,
+            "upstream",
+            json!({"target": target, "error": error}),
         );
     }
 
@@ -639,8 +658,17 @@ enum Dial {
 }
 
 /// Resolves `host` (or takes its pin), checks every address, and connects to a checked
-/// one: the address dialed is always one that was checked.
+/// one: the address dialed is always one that was checked. A server that cannot be
+/// reached is recorded as an `upstream` event.
 async fn dial(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
+    let result = dial_checked(sh, host, port).await;
+    if let Err(Dial::Failed(why)) = &result {
+        sh.upstream_failed(&format!("{host}:{port}"), why);
+    }
+    result
+}
+
+async fn dial_checked(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
     let addrs: Vec<IpAddr> = match sh.policy.pinned(host) {
         Some(ip) => vec![ip],
         None => match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port)))

@@ -17,6 +17,7 @@ mod gate;
 mod host_trust;
 mod import;
 mod lifecycle;
+mod newcomer;
 mod publish;
 mod sandbox;
 mod vault;
