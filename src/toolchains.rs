@@ -988,6 +988,156 @@ pub fn make_shared_caches(ws: &crate::workspace::Workspace, config: &crate::conf
     }
 }
 
+/// How `doctor` sees one toolchain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Found, and in view of the profile's sandboxes.
+    Enabled,
+    /// Found, and left out by the operator config or the profile.
+    NotEnabled,
+    /// Found, and enabled, but it cannot be bound (it holds more than a toolchain).
+    Refused,
+    /// Enabled by name, not found.
+    Missing,
+    /// Nothing found, nothing asked for.
+    Nothing,
+}
+
+/// One finding of `doctor` about the toolchains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub seen: Seen,
+    pub message: String,
+    pub fix: Option<String>,
+}
+
+/// Where detection looks for a toolchain, said when it is not there.
+fn looked(t: Toolchain) -> &'static str {
+    match t {
+        Toolchain::Rustup => "RUSTUP_HOME or ~/.rustup, CARGO_HOME or ~/.cargo",
+        Toolchain::Pyenv => "PYENV_ROOT or ~/.pyenv",
+        Toolchain::Nvm => "NVM_DIR or ~/.nvm",
+        Toolchain::Mise => "MISE_DATA_DIR or ~/.local/share/mise",
+        Toolchain::NpmPrefix => "npm_config_prefix, or prefix= in ~/.npmrc",
+    }
+}
+
+/// What `doctor` says about the toolchains: one finding for each one found (with its
+/// folders, whether sandboxes of `profile` see it and, if not, how to let them), and for
+/// each one enabled by name but not found. `settings` is the operator's choice (the
+/// merged settings), `choice` the profile's within it.
+pub fn report(
+    found: &[Found],
+    settings: &Choice,
+    choice: &Choice,
+    profile: &str,
+    profile_file: &Path,
+) -> Vec<Report> {
+    let mut out = Vec::new();
+    for f in found {
+        let folders = f
+            .folders
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let at = format!("{} at {folders}", f.toolchain);
+        let enabled = choice.enable.admits(f.toolchain);
+        if let Some(why) = &f.refused {
+            out.push(Report {
+                seen: if enabled {
+                    Seen::Refused
+                } else {
+                    Seen::NotEnabled
+                },
+                message: format!("{at}: never bound into a sandbox: {why}"),
+                fix: Some("install it in a folder of its own".into()),
+            });
+        } else if enabled {
+            let caches = match choice.caches {
+                Caches::Loop => "package caches the loop's own",
+                Caches::Shared => "package caches shared with the host",
+            };
+            let mut message =
+                format!("{at}: in view, read-only, in sandboxes of profile '{profile}' ({caches})");
+            if let Some(note) = &f.note {
+                message.push_str(&format!("; {note}"));
+            }
+            out.push(Report {
+                seen: Seen::Enabled,
+                message,
+                fix: None,
+            });
+        } else if !settings.enable.admits(f.toolchain) {
+            let mut wanted = match &settings.enable {
+                Selection::Only(list) => list.clone(),
+                Selection::Detected => Vec::new(),
+            };
+            wanted.push(f.toolchain);
+            out.push(Report {
+                seen: Seen::NotEnabled,
+                message: format!("{at}: not in sandboxes (the operator config does not enable it)"),
+                fix: Some(format!(
+                    "git loop config set --operator toolchains.enable '{}' (or detected: every one found)",
+                    Selection::Only(wanted)
+                )),
+            });
+        } else {
+            out.push(Report {
+                seen: Seen::NotEnabled,
+                message: format!(
+                    "{at}: not in sandboxes of profile '{profile}' (its [toolchains] enable leaves it out)"
+                ),
+                fix: Some(format!(
+                    "add \"{}\" to [toolchains] enable in {}",
+                    f.toolchain,
+                    profile_file.display()
+                )),
+            });
+        }
+    }
+    if let Selection::Only(list) = &choice.enable {
+        for t in list
+            .iter()
+            .filter(|t| !found.iter().any(|f| f.toolchain == **t))
+        {
+            out.push(Report {
+                seen: Seen::Missing,
+                message: format!("{t} is enabled but not found ({})", looked(*t)),
+                fix: None,
+            });
+        }
+    }
+    if out.is_empty() {
+        out.push(Report {
+            seen: Seen::Nothing,
+            message: format!("none found in your home folder (looked for {})", names()),
+            fix: None,
+        });
+    }
+    out
+}
+
+/// [`report`] for this host, the config and the profile loaded in it.
+pub fn report_for(ws: &crate::workspace::Workspace, config: &crate::config::Config) -> Vec<Report> {
+    let found = host_from_env(ws.root())
+        .map(|h| detect(&h))
+        .unwrap_or_default();
+    let t = &config.settings().toolchains;
+    let settings = Choice {
+        enable: t.enable.clone(),
+        caches: t.caches,
+    };
+    let profile = config.profile();
+    report(
+        &found,
+        &settings,
+        &config.toolchains(),
+        &profile.name,
+        &ws.sandbox_profile(&profile.name),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1478,6 +1628,65 @@ mod tests {
         );
         assert_eq!(c.enable, only(&[Mise]));
         assert_eq!(refused, vec![Refused::Detected]);
+    }
+
+    #[test]
+    fn doctor_says_what_is_found_and_what_sandboxes_see() {
+        let files = everything();
+        let h = host(&files, &[]);
+        let found = detect(&h);
+        let settings = Choice {
+            enable: Selection::Only(vec![Toolchain::Rustup, Toolchain::Pyenv, Toolchain::Nvm]),
+            caches: Caches::Loop,
+        };
+        let (choice, _) = resolve(
+            &settings,
+            Some(&Selection::Only(vec![Toolchain::Rustup, Toolchain::Nvm])),
+            None,
+        );
+        let r = report(
+            &found,
+            &settings,
+            &choice,
+            "rust",
+            Path::new("/k/sandbox.toml"),
+        );
+        let seen: Vec<_> = r.iter().map(|r| r.seen).collect();
+        assert_eq!(
+            seen,
+            vec![
+                Seen::Enabled,
+                Seen::NotEnabled,
+                Seen::Enabled,
+                Seen::NotEnabled,
+                Seen::NotEnabled
+            ]
+        );
+        assert_eq!(
+            r[0].message,
+            "rustup at /home/alice/.rustup, /home/alice/.cargo: in view, read-only, in sandboxes of profile 'rust' (package caches the loop's own)"
+        );
+        assert_eq!(
+            r[1].fix.as_deref(),
+            Some("add \"pyenv\" to [toolchains] enable in /k/sandbox.toml")
+        );
+        assert_eq!(
+            r[3].fix.as_deref(),
+            Some("git loop config set --operator toolchains.enable '[\"rustup\", \"pyenv\", \"nvm\", \"mise\"]' (or detected: every one found)")
+        );
+        let nothing = report(&[], &settings, &choice, "rust", Path::new("/k"));
+        assert_eq!(
+            nothing.iter().map(|r| r.seen).collect::<Vec<_>>(),
+            vec![Seen::Missing, Seen::Missing]
+        );
+        let none = Choice {
+            enable: Selection::Only(Vec::new()),
+            caches: Caches::Loop,
+        };
+        assert_eq!(
+            report(&[], &none, &none, "default", Path::new("/k"))[0].seen,
+            Seen::Nothing
+        );
     }
 
     #[test]
