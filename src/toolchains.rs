@@ -894,11 +894,20 @@ pub fn plan(host: &Host, found: &[Found], choice: &Choice, home_inside: &Path) -
     }
     for file in credential_files(host) {
         if host.is_file(&file) && same_path.iter().any(|b| file.starts_with(b)) {
-            p.mounts.push(Mount::Bind {
-                host: "/dev/null".into(),
-                inside: file,
-                rw: false,
-                optional: false,
+            // A regular file reads as empty; a link is covered where it leads (bwrap
+            // follows it), by /dev/null, which reads as nothing either.
+            p.mounts.push(if host.files.link(&file).is_some() {
+                Mount::Bind {
+                    host: "/dev/null".into(),
+                    inside: file,
+                    rw: false,
+                    optional: false,
+                }
+            } else {
+                Mount::Data {
+                    inside: file,
+                    content: String::new(),
+                }
             });
         }
     }
@@ -1503,10 +1512,15 @@ mod tests {
             caches: Caches::Loop,
         };
         let p = plan(&h, &detect(&h), &choice, Path::new("/home/alice"));
-        let covers: Vec<String> = binds(&p)
-            .into_iter()
-            .filter(|(h, _, rw)| h == "/dev/null" && !rw)
-            .map(|(_, i, _)| i)
+        let covers: Vec<String> = p
+            .mounts
+            .iter()
+            .filter_map(|m| match m {
+                Mount::Data { inside, content } if content.is_empty() => {
+                    Some(inside.display().to_string())
+                }
+                _ => None,
+            })
             .collect();
         assert_eq!(
             covers,
@@ -1520,14 +1534,35 @@ mod tests {
         let last_bind = p
             .mounts
             .iter()
-            .rposition(|m| matches!(m, Mount::Bind { host, .. } if host != Path::new("/dev/null")))
+            .rposition(|m| matches!(m, Mount::Bind { .. }))
             .unwrap();
         let first_cover = p
             .mounts
             .iter()
-            .position(|m| matches!(m, Mount::Bind { host, .. } if host == Path::new("/dev/null")))
+            .position(|m| matches!(m, Mount::Data { .. }))
             .unwrap();
         assert!(last_bind < first_cover);
+        // A credential file that is a link is covered where it leads.
+        let files = Fake::default()
+            .dir("/home/alice/.rust/toolchains")
+            .file("/home/alice/.rust/creds/real.toml", "token")
+            .link("/home/alice/.rust/credentials.toml", "creds/real.toml");
+        let h = host(
+            &files,
+            &[
+                ("RUSTUP_HOME", "/home/alice/.rust"),
+                ("CARGO_HOME", "/home/alice/.rust"),
+            ],
+        );
+        let p = plan(&h, &detect(&h), &choice, Path::new("/home/alice"));
+        assert_eq!(
+            binds(&p).last().unwrap(),
+            &(
+                "/dev/null".to_string(),
+                "/home/alice/.rust/credentials.toml".to_string(),
+                false
+            )
+        );
     }
 
     #[test]

@@ -882,6 +882,11 @@ impl SandboxSpec {
                         "ro (over a file)".into(),
                     )
                 }
+                Mount::Data { inside, content } if content.is_empty() => (
+                    inside.display().to_string(),
+                    "empty (a credential file, kept out)".into(),
+                    "ro (over a file)".into(),
+                ),
                 Mount::Data { inside, .. } => (
                     inside.display().to_string(),
                     "git-loop".into(),
