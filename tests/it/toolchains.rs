@@ -263,6 +263,20 @@ true"#
     assert!(before == after, "a toolchain folder changed on the host");
     assert_eq!(fs::read(env.home.join(".npmrc")).unwrap(), npmrc);
 
+    // The agent is told which toolchains it has, and that they are read-only.
+    let agent = env.root.join("agent-bin/fake-agent");
+    executable(&agent, "#!/bin/sh\ncat \"$CLAUDE_CONFIG_DIR/CLAUDE.md\"\n");
+    operator(
+        &env,
+        &format!(
+            "[toolchains]\nenable = \"detected\"\n[agent]\ncommand = [{:?}]\n",
+            agent.display().to_string()
+        ),
+    );
+    env.run(["agent", &id]).ok().stdout_has(
+        "- toolchains of the user's home: rustup, pyenv, nvm, mise, npm-prefix (read-only",
+    );
+
     // `show --mounts` lists each folder read-only at its own path.
     let mounts = env.run(["show", &id, "--mounts", "--json"]).ok().json();
     for d in [
