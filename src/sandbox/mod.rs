@@ -466,6 +466,9 @@ pub fn run(
     if let Some(e) = &spec.egress {
         start["domains"] = json!(e.domains);
     }
+    if !spec.toolchains.is_empty() {
+        start["toolchains"] = json!(spec.toolchains);
+    }
     let _ = events::append(&events, "start", start);
     let started = Instant::now();
     let result = spawn::run(
@@ -754,6 +757,9 @@ fn run_on_host(
     // Paths below the sandbox's `$HOME` (a toolchain's cache, PATH entries) are the
     // loop's `$HOME` layer on the host.
     let upper = ws.loop_home_upper(&rec.id);
+    // Files that exist only on the sandbox's own root (a toolchain's config of
+    // git-loop's making) are not on the host.
+    env.retain(|_, value| !value.starts_with(spec::LOOPAT));
     for value in env.values_mut() {
         let parts: Vec<String> = value
             .split(':')

@@ -258,6 +258,11 @@ true"#
     for secret in [CARGO_SECRET, NPM_SECRET, MISE_SECRET] {
         assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
     }
+    let events = fs::read_to_string(env.loop_dir(&id).join("events.jsonl")).unwrap();
+    assert!(
+        events.contains(r#""toolchains":["rustup","pyenv","nvm","mise","npm-prefix"]"#),
+        "{events}"
+    );
     // Nothing of the host's toolchains changed.
     let after: Vec<_> = toolchain_dirs(&env).iter().map(|d| snapshot(d)).collect();
     assert!(before == after, "a toolchain folder changed on the host");
