@@ -314,7 +314,15 @@ impl Files for Disk {
     }
     fn read(&self, path: &Path) -> Option<String> {
         use std::io::Read;
-        let f = std::fs::File::open(path).ok()?;
+        use std::os::unix::fs::OpenOptionsExt;
+        // Links are followed (dotfiles are often links), but only a regular file is read,
+        // opened without blocking: a folder the user granted a loop read-write could hold
+        // a FIFO where a tool's file should be.
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .ok()?;
         if !f.metadata().ok()?.is_file() {
             return None;
         }
