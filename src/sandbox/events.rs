@@ -39,7 +39,10 @@ pub fn read(path: &Path) -> Vec<Value> {
     }
     // Cut in the middle of a log, the first line is a part of one: dropped.
     let start = if skip > 0 {
-        bytes.iter().position(|b| *b == b'\n').map_or(bytes.len(), |i| i + 1)
+        bytes
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| i + 1)
     } else {
         0
     };
