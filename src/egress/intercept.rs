@@ -481,19 +481,22 @@ async fn handle(
     let sentinels = &sh.sentinels;
     let host = route.host.as_str();
     let (parts, body) = req.into_parts();
-    // The target.
+    // The target: a value goes into a credential parameter of its query, never its path.
     let path = parts
         .uri
         .path_and_query()
         .map(|p| p.as_str())
         .unwrap_or("/");
-    let path = match sentinels.substitute(host, path.as_bytes(), Encoding::Percent) {
-        Err(m) => return refuse(403, misplaced(&m, host)),
-        Ok(Some(new)) => match String::from_utf8(new) {
-            Ok(p) => p,
-            Err(_) => path.to_string(),
+    if let Some(m) = sentinels.misplaced_in(Some(host), path.as_bytes()) {
+        return refuse(403, misplaced(&m, host));
+    }
+    let path = match path.split_once('?') {
+        Some((p, q)) => match sentinels.substitute(host, q.as_bytes(), Encoding::Percent) {
+            Err(m) => return refuse(403, misplaced(&m, host)),
+            Ok(Some(new)) => format!("{p}?{}", String::from_utf8_lossy(&new)),
+            Ok(None) => path.to_string(),
         },
-        Ok(None) => path.to_string(),
+        None => path.to_string(),
     };
     // The headers.
     let drop = hop_by_hop(&parts.headers);

@@ -7,11 +7,16 @@
 //! known token prefix (`sk-ant-api03-`, `ghp_`), so tools that check a token's format take
 //! it. The value stays in the host-side proxy's memory. The proxy ends TLS toward the
 //! hosts an entry is bound to (intercept.rs) and puts the value where the placeholder is:
-//! in the request target, in header values, inside `Authorization: Basic` credentials
-//! (git over HTTPS sends a token as a password), and in bounded bodies of the content
-//! types tokens travel in (form and JSON). A placeholder toward any other host, in
-//! anything the proxy can read, is refused and named in a violation event; the value
-//! itself is never named anywhere.
+//! in header values, inside `Authorization: Basic` credentials (git over HTTPS sends a
+//! token as a password), and where a credential travels in a target's query or a bounded
+//! body of the content types tokens travel in (form and JSON): as the whole value of a
+//! field whose name says it holds one (`token`, `client_secret`, `api_key`, `password`).
+//! Nowhere else: a placeholder in a path, or inside the text of a JSON body (an agent's
+//! conversation with its model, an issue's description), stays a placeholder, so that no
+//! bound host can be made to store the value where it shows it back (an error message
+//! that quotes the path, a model that reads its context, a public gist). A placeholder
+//! toward any other host, in anything the proxy can read, is refused and named in a
+//! violation event; the value itself is never named anywhere.
 //!
 //! Matching is exact bytes (`memchr::memmem`). A placeholder is built from characters
 //! that need no escaping in a URL, a header or a JSON string, so it travels as it is; the
@@ -253,16 +258,80 @@ fn url_passwords(content: &[u8]) -> Vec<Range<usize>> {
     out
 }
 
-/// How a value is written where a placeholder stood.
+/// How a value is written where a placeholder stood, and which placeholders are replaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
-    /// A header value: as it is, unless it holds a byte a header cannot carry (then the
-    /// placeholder stays).
+    /// A header value: every placeholder, the value as it is, unless it holds a byte a
+    /// header cannot carry (then the placeholder stays).
     Header,
-    /// A request target or a form body: percent-encoded where it must be.
+    /// A request target or a form body: the whole value of a credential field
+    /// (`?token=…&`), percent-encoded where it must be.
     Percent,
-    /// Inside a JSON string: escaped.
+    /// A JSON body: the whole string value of a credential member (`"token": "…"`),
+    /// escaped.
     Json,
+}
+
+/// Does a field of this name carry a credential?
+fn credential_field(name: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    [
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "key",
+        "auth",
+        "credential",
+    ]
+    .iter()
+    .any(|w| name.contains(w))
+}
+
+/// Is the placeholder at `at..end` of `bytes` the whole value of a credential field?
+fn in_credential_field(bytes: &[u8], at: usize, end: usize, encoding: Encoding) -> bool {
+    match encoding {
+        Encoding::Header => true,
+        Encoding::Percent => {
+            if !matches!(bytes.get(end), None | Some(b'&') | Some(b'#') | Some(b';')) {
+                return false;
+            }
+            let Some(eq) = at.checked_sub(1).filter(|&i| bytes[i] == b'=') else {
+                return false;
+            };
+            let start = bytes[..eq]
+                .iter()
+                .rposition(|&b| b == b'&' || b == b'?' || b == b';')
+                .map_or(0, |i| i + 1);
+            credential_field(&bytes[start..eq])
+        }
+        Encoding::Json => {
+            if at == 0 || bytes[at - 1] != b'"' || bytes.get(end) != Some(&b'"') {
+                return false;
+            }
+            // Back from the opening quote: `:`, then the member's name in quotes.
+            let mut i = at - 1;
+            let skip_ws = |i: &mut usize| {
+                while *i > 0 && bytes[*i - 1].is_ascii_whitespace() {
+                    *i -= 1;
+                }
+            };
+            skip_ws(&mut i);
+            if i == 0 || bytes[i - 1] != b':' {
+                return false;
+            }
+            i -= 1;
+            skip_ws(&mut i);
+            if i == 0 || bytes[i - 1] != b'"' {
+                return false;
+            }
+            let close = i - 1;
+            let Some(open) = bytes[..close].iter().rposition(|&b| b == b'"') else {
+                return false;
+            };
+            credential_field(&bytes[open + 1..close])
+        }
+    }
 }
 
 /// A placeholder met where its value may not go.
@@ -361,7 +430,12 @@ impl Sentinels {
                 continue;
             }
             let current = out.as_deref().unwrap_or(bytes);
-            if f.find(current).is_none() {
+            let len = s.placeholder.len();
+            let places: Vec<usize> = f
+                .find_iter(current)
+                .filter(|&at| in_credential_field(current, at, at + len, encoding))
+                .collect();
+            if places.is_empty() {
                 continue;
             }
             let Some(value) = encode(&s.value, encoding) else {
@@ -369,10 +443,10 @@ impl Sentinels {
             };
             let mut next = Vec::with_capacity(current.len() + value.len());
             let mut last = 0;
-            for at in f.find_iter(current) {
+            for at in places {
                 next.extend_from_slice(&current[last..at]);
                 next.extend_from_slice(&value);
-                last = at + s.placeholder.len();
+                last = at + len;
             }
             next.extend_from_slice(&current[last..]);
             out = Some(next);
@@ -483,17 +557,24 @@ impl StreamSearch {
         let found = if self.carry.is_empty() {
             sentinels.misplaced_in(host, piece)
         } else {
-            let mut joined = std::mem::take(&mut self.carry);
             // Only the seam needs the joined search; the piece itself is searched alone.
             let seam = piece.len().min(keep);
+            let mut joined = Vec::with_capacity(self.carry.len() + seam);
+            joined.extend_from_slice(&self.carry);
             joined.extend_from_slice(&piece[..seam]);
             sentinels
                 .misplaced_in(host, &joined)
                 .or_else(|| sentinels.misplaced_in(host, piece))
         };
-        let tail = piece.len().min(keep);
-        self.carry.clear();
-        self.carry.extend_from_slice(&piece[piece.len() - tail..]);
+        // What the next piece's seam is searched with: the last `keep` bytes so far.
+        if piece.len() >= keep {
+            self.carry.clear();
+            self.carry.extend_from_slice(&piece[piece.len() - keep..]);
+        } else {
+            self.carry.extend_from_slice(piece);
+            let extra = self.carry.len().saturating_sub(keep);
+            self.carry.drain(..extra);
+        }
         found
     }
 }
@@ -626,6 +707,27 @@ mod tests {
     fn values_are_escaped_for_where_they_go() {
         let (s, _, ant) = sentinels();
         let form = format!("key={ant}&x=1");
+        // Not in a field that carries no credential, nor inside a longer value.
+        let text = format!("text={ant}&q=a{ant}");
+        assert_eq!(
+            s.substitute("api.anthropic.com", text.as_bytes(), Encoding::Percent),
+            Ok(None)
+        );
+        let chat = format!("{{\"content\": \"{ant}\", \"text\": \"say {ant}\"}}");
+        assert_eq!(
+            s.substitute("api.anthropic.com", chat.as_bytes(), Encoding::Json),
+            Ok(None)
+        );
+        let nested = format!("{{\"auth\": {{\"api_key\" : \"{ant}\"}}}}");
+        let out = s
+            .substitute("api.anthropic.com", nested.as_bytes(), Encoding::Json)
+            .unwrap()
+            .unwrap();
+        let parsed: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            parsed["auth"]["api_key"],
+            "sk-ant-api03-real\"value/with+odd=chars"
+        );
         assert_eq!(
             s.substitute("api.anthropic.com", form.as_bytes(), Encoding::Percent)
                 .unwrap()

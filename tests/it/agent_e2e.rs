@@ -1,9 +1,13 @@
 //! A real agent in a loop, out of the box (issue 13): the real Claude Code CLI (the npm
 //! package `@anthropic-ai/claude-code`, which `.ci/run` installs) runs in a loop's sandbox
-//! against a stand-in for the Anthropic Messages API that the test serves on loopback,
-//! under a name pinned with `[network.hosts]` and reached through the proxy. The real API
-//! is never contacted. The user does what a user does: a git identity in their own git
-//! config, `git loop agent login` with a key, `git loop agent ID`.
+//! against a stand-in for the Anthropic Messages API that the test serves over HTTPS on
+//! loopback (a certificate of the test's own CA, which the operator's `upstream_ca`
+//! trusts), under a name pinned with `[network.hosts]` and reached through the proxy. The
+//! real API is never contacted. The user does what a user does: a git identity in their
+//! own git config, `git loop agent login` with a key, `git loop agent ID`.
+//!
+//! The key is bound to the stand-in's host (issue 16): Claude Code runs with a
+//! placeholder, and the proxy, ending TLS toward that host, puts the key in.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -42,6 +46,8 @@ struct Seen {
 struct StandIn {
     port: u16,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// The CA of the stand-in's certificate (PEM).
+    ca_pem: String,
 }
 
 impl StandIn {
@@ -50,15 +56,22 @@ impl StandIn {
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (log, command) = (seen.clone(), command.to_string());
+        let (ca_pem, config) = tls_config("api.stand-in.test");
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (log, command) = (log.clone(), command.clone());
+                let (log, command, config) = (log.clone(), command.clone(), config.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &log, &command);
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    let mut tls = rustls::StreamOwned::new(conn, stream);
+                    let _ = serve(&mut tls, &log, &command);
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
                 });
             }
         });
-        StandIn { port, seen }
+        StandIn { port, seen, ca_pem }
     }
 
     fn seen(&self) -> Vec<Seen> {
@@ -66,8 +79,34 @@ impl StandIn {
     }
 }
 
-fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
+/// A test CA (rcgen) and a TLS server config with a certificate it signed for `name`.
+fn tls_config(name: &str) -> (String, Arc<rustls::ServerConfig>) {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign];
+    let issuer =
+        rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap()).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec![name.to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .unwrap();
+    (issuer.pem(), Arc::new(config))
+}
+
+fn serve<S: Read + Write>(stream: S, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
     let path = request_line
@@ -107,7 +146,7 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::R
         api_key,
         body: body.clone(),
     });
-    let mut out = stream;
+    let out = reader.get_mut();
     out.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
     )?;
@@ -200,12 +239,15 @@ impl Setup {
             &config,
             format!(
                 "[agent]\ncommand = [{claude:?}, \"-p\", \"add a greeting\"]\npermissions = \"{permissions}\"\n\n\
-                 [network]\nallow_domains = [\"api.stand-in.test\"]\nallow_cidrs = [\"127.0.0.1/32\"]\n\n\
+                 [network]\nallow_domains = [\"api.stand-in.test\"]\nallow_cidrs = [\"127.0.0.1/32\"]\n\
+                 upstream_ca = {ca:?}\n\n\
                  [network.hosts]\n\"api.stand-in.test\" = \"127.0.0.1\"\n",
-                claude = claude().display().to_string()
+                claude = claude().display().to_string(),
+                ca = env.root.join("stand-in-ca.pem").display().to_string(),
             ),
         )
         .unwrap();
+        std::fs::write(env.root.join("stand-in-ca.pem"), &stand_in.ca_pem).unwrap();
         let repo = env.repo("app");
         let mut setup = Setup {
             env,
@@ -217,10 +259,14 @@ impl Setup {
         let new = setup.git_loop_in(&setup.repo.clone(), &["new", "greet"], None);
         assert_eq!(new.code, 0, "{}", new.stderr);
         setup.id = new.stdout.trim().to_string();
-        let login = setup.git_loop(&["agent", "login"], Some(KEY.as_bytes()));
+        // The key goes to the stand-in's host alone (a user behind a gateway says the same).
+        let login = setup.git_loop(
+            &["agent", "login", "--for", "api.stand-in.test"],
+            Some(KEY.as_bytes()),
+        );
         assert_eq!(login.code, 0, "{}", login.stderr);
         // Where the stand-in answers: test plumbing, as a user behind a gateway would set.
-        let url = format!("http://api.stand-in.test:{}", setup.stand_in.port);
+        let url = format!("https://api.stand-in.test:{}", setup.stand_in.port);
         let base = setup.git_loop(
             &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
             Some(url.as_bytes()),

@@ -567,9 +567,11 @@ curl -sS -o /dev/null -w 'curl => %{http_code} %{http_version}\n' -H "Authorizat
 python3 - <<EOF
 import json, os, urllib.request
 req = urllib.request.Request("https://api.bound.test:$BOUND/urllib?token=" + os.environ["GITHUB_TOKEN"],
-    data=json.dumps({"token": os.environ["GITHUB_TOKEN"], "n": 1}).encode(),
+    data=json.dumps({"token": os.environ["GITHUB_TOKEN"], "n": 1, "description": os.environ["GITHUB_TOKEN"]}).encode(),
     headers={"Authorization": "token " + os.environ["GITHUB_TOKEN"], "Content-Type": "application/json"})
 print("urllib =>", urllib.request.urlopen(req).status)
+req = urllib.request.Request("https://api.bound.test:$BOUND/path/" + os.environ["GITHUB_TOKEN"])
+print("path =>", urllib.request.urlopen(req).status)
 import requests
 r = requests.post("https://api.bound.test:$BOUND/requests", data={"client_secret": os.environ["GITHUB_TOKEN"]},
     headers={"Authorization": "Bearer " + os.environ["GITHUB_TOKEN"]})
@@ -608,6 +610,19 @@ git -c credential.helper= -c 'credential.helper=!f() { echo username=x-access-to
     assert_eq!(urllib.headers["authorization"], format!("token {TOKEN}"));
     let body: serde_json::Value = serde_json::from_slice(&urllib.body).unwrap();
     assert_eq!(body["token"], TOKEN);
+    // Only where a credential travels: not in a field of text, nor in a path, where a
+    // server could show it back.
+    let description = body["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("ghp_") && description != TOKEN,
+        "{description}"
+    );
+    assert_eq!(probe(&run, "path"), "200");
+    let path = by_path("/path/").path;
+    assert!(
+        !path.contains(TOKEN) && path.starts_with("/path/ghp_"),
+        "{path}"
+    );
     let requests = by_path("/requests");
     assert_eq!(requests.headers["authorization"], format!("Bearer {TOKEN}"));
     assert_eq!(
