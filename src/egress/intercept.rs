@@ -512,38 +512,38 @@ async fn handle(
         };
         headers.append(name.clone(), value);
     }
-    // The body: read whole when it is of a kind tokens travel in and small enough to
-    // rewrite; otherwise searched as it streams.
+    // The body: up to MAX_BODY read whole before anything goes on (rewritten when it is
+    // of a kind tokens travel in); a larger one searched as it streams, and stopped
+    // before a misplaced placeholder is sent on.
     let found = Arc::new(Mutex::new(None::<Misplaced>));
-    let body: ProxyBody = match token_body(&headers) {
-        Some(encoding) => match read_bounded(body).await {
-            Ok(Bounded::Whole(bytes)) => match sentinels.substitute(host, &bytes, encoding) {
+    let body: ProxyBody = match read_bounded(body).await {
+        Ok(Bounded::Whole(bytes)) => {
+            let rewritten = match token_body(&headers) {
+                Some(encoding) => sentinels.substitute(host, &bytes, encoding),
+                None => match sentinels.misplaced_in(Some(host), &bytes) {
+                    Some(m) => Err(m),
+                    None => Ok(None),
+                },
+            };
+            match rewritten {
                 Err(m) => return refuse(403, misplaced(&m, host)),
                 Ok(Some(new)) => {
                     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(new.len()));
                     full(new)
                 }
                 Ok(None) => full(bytes),
-            },
-            Ok(Bounded::Started(prefix, rest)) => {
-                let mut search = StreamSearch::default();
-                if let Some(m) = search.feed(sentinels, Some(host), &prefix) {
-                    return refuse(403, misplaced(&m, host));
-                }
-                let mut rest = Searched::new(rest, sh.clone(), host, search, found.clone());
-                rest.prefix = (!prefix.is_empty()).then_some(prefix);
-                rest.boxed_unsync()
             }
-            Err(e) => return bad_gateway(&route.target, &format!("the request's body: {e}")),
-        },
-        None => Searched::new(
-            body,
-            sh.clone(),
-            host,
-            StreamSearch::default(),
-            found.clone(),
-        )
-        .boxed_unsync(),
+        }
+        Ok(Bounded::Started(prefix, rest)) => {
+            let mut search = StreamSearch::default();
+            if let Some(m) = search.feed(sentinels, Some(host), &prefix) {
+                return refuse(403, misplaced(&m, host));
+            }
+            let mut rest = Searched::new(rest, sh.clone(), host, search, found.clone());
+            rest.prefix = (!prefix.is_empty()).then_some(prefix);
+            rest.boxed_unsync()
+        }
+        Err(e) => return bad_gateway(&route.target, &format!("the request's body: {e}")),
     };
     let mut out = Request::new(body);
     *out.method_mut() = parts.method;

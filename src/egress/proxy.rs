@@ -1015,8 +1015,20 @@ async fn http_session(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Note>();
     // Set by the response side when an idle server closed its connection.
     let gone = std::sync::atomic::AtomicBool::new(false);
-    let up = requests(&client, upstream.clone(), buf, &route, tx, &gone, sh);
-    let down = responses(&client, upstream, rx, &route, &gone, sh);
+    // Set by the request side when it stopped a body half-way (a placeholder in it): the
+    // answer the client gets once the server's side is cut.
+    let stopped = std::sync::Mutex::new(None::<Vec<u8>>);
+    let up = requests(
+        &client,
+        upstream.clone(),
+        buf,
+        &route,
+        tx,
+        &gone,
+        &stopped,
+        sh,
+    );
+    let down = responses(&client, upstream, rx, &route, &gone, &stopped, sh);
     // The session ends when the response side does; the request side ending (the client
     // sent its last request) lets the responses still due finish first.
     tokio::select! {
@@ -1033,6 +1045,7 @@ async fn requests(
     route: &Route,
     tx: tokio::sync::mpsc::UnboundedSender<Note>,
     gone: &std::sync::atomic::AtomicBool,
+    stopped: &std::sync::Mutex<Option<Vec<u8>>>,
     sh: &Shared,
 ) {
     let pipe = Pipe::new();
@@ -1183,6 +1196,11 @@ async fn requests(
             let target = route_target(route, Some(&head));
             let r = intercept::misplaced(&m, &format!("{target} over plain HTTP"));
             sh.violation(route_via(route), &target, &r);
+            // The server has the head and part of the body, never the rest: its side is
+            // cut, and the client is told why.
+            *stopped.lock().expect("not poisoned") = Some(refusal_answer(403, &target, &r, false));
+            let _ =
+                nix::sys::socket::shutdown(server.as_raw_fd(), nix::sys::socket::Shutdown::Both);
             return;
         }
         if relayed.is_err() {
@@ -1210,6 +1228,7 @@ async fn responses(
     mut rx: tokio::sync::mpsc::UnboundedReceiver<Note>,
     route: &Route,
     gone: &std::sync::atomic::AtomicBool,
+    stopped: &std::sync::Mutex<Option<Vec<u8>>>,
     sh: &Shared,
 ) {
     let pipe = Pipe::new();
@@ -1252,6 +1271,13 @@ async fn responses(
                 };
                 let close_after = due.close_after;
                 let keep = relay_response(&server, client, &mut buf, due, pipe.as_ref(), sh).await;
+                if keep.is_err() || matches!(keep, Ok(false)) {
+                    let answer = stopped.lock().expect("not poisoned").take();
+                    if let Some(answer) = answer {
+                        let _ = write_all(client, &answer).await;
+                        break;
+                    }
+                }
                 if !matches!(keep, Ok(true)) || close_after {
                     break;
                 }

