@@ -992,3 +992,133 @@ curl -sS --netrc -o /dev/null -w 'netrc => %{http_code}\n' "https://api.bound.te
         .collect();
     assert!(!names.contains(&".config/x"), "{names:?}");
 }
+
+/// The binding's life on the command line: `--for` stores it, a new value keeps it, `bind`
+/// changes it and `--unbound` drops it; bad hosts are usage errors; a known token left
+/// unbound gets its suggested binding; `vault.require_binding` refuses unbound entries
+/// where they are stored and where they would be delivered. Nothing prints a value.
+#[test]
+fn bindings_are_kept_changed_and_required() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "bindings");
+    let set = vault_set(
+        &env,
+        &[
+            "vault",
+            "set",
+            "default",
+            "env",
+            "GITHUB_TOKEN",
+            "--for",
+            "github.com,*.github.com",
+        ],
+        TOKEN,
+    )
+    .ok();
+    set.stderr_has("bound to github.com, *.github.com");
+    let hosts = |env: &TestEnv| -> serde_json::Value {
+        let list = env.run(["vault", "list", "--json"]).ok().json();
+        list[0]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "GITHUB_TOKEN")
+            .unwrap()["for"]
+            .clone()
+    };
+    assert_eq!(
+        hosts(&env),
+        serde_json::json!(["github.com", "*.github.com"])
+    );
+    // A new value keeps the binding; `get` prints the value alone.
+    vault_set(
+        &env,
+        &["vault", "set", "default", "env", "GITHUB_TOKEN"],
+        "ghp_rotated",
+    )
+    .ok();
+    assert_eq!(
+        hosts(&env),
+        serde_json::json!(["github.com", "*.github.com"])
+    );
+    let got = env
+        .run(["vault", "get", "default", "env", "GITHUB_TOKEN"])
+        .ok();
+    assert_eq!(got.stdout, "ghp_rotated\n");
+    env.run(["vault", "bind", "default", "GITHUB_TOKEN", "api.github.com"])
+        .ok();
+    assert_eq!(hosts(&env), serde_json::json!(["api.github.com"]));
+    let unbound = env
+        .run(["vault", "bind", "default", "env:GITHUB_TOKEN", "--unbound"])
+        .ok();
+    unbound.stderr_has("hint: bind it so that only its hosts receive it: git loop vault bind default env:GITHUB_TOKEN github.com,*.github.com");
+    assert_eq!(hosts(&env), serde_json::json!([]));
+    let text = env.run(["vault", "list"]).ok();
+    text.stdout_has("(1 plaintext, 0 bound)");
+    assert!(!text.stdout.contains("ghp_rotated"));
+    // Hosts are the allowlist's forms.
+    for bad in ["*", "127.0.0.1", "a.*.*.b"] {
+        vault_set(
+            &env,
+            &["vault", "set", "default", "env", "X", "--for", bad],
+            "v",
+        )
+        .fails(2)
+        .stderr_has("--for:");
+    }
+    env.run(["vault", "bind", "default", "NOPE", "a.example"])
+        .fails(1);
+    // Required: refused where stored, and at the run of a loop whose vault has one.
+    let dir = env.home.join(".config/git-loop");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.toml"), "[vault]\nrequire_binding = true\n").unwrap();
+    vault_set(
+        &env,
+        &["vault", "set", "default", "env", "GH_TOKEN"],
+        "ghp_x",
+    )
+    .fails(2)
+    .stderr_has("--for github.com,*.github.com");
+    let run = env.run(["run", "-q", &id, "--", "true"]).fails(1);
+    run.stderr_has("env:GITHUB_TOKEN");
+    run.stderr_has("git loop vault bind default env:GITHUB_TOKEN github.com,*.github.com");
+    // Bound, it runs.
+    env.run(["vault", "bind", "default", "GITHUB_TOKEN", "api.github.com"])
+        .ok();
+    env.run(["run", "-q", &id, "--", "true"]).ok();
+    // A layer the agent's work reaches cannot lift it.
+    let personal = env.ws.join("personal/tester/.loopat");
+    fs::create_dir_all(&personal).unwrap();
+    fs::write(
+        personal.join("config.toml"),
+        "[vault]\nrequire_binding = false\n",
+    )
+    .unwrap();
+    vault_set(
+        &env,
+        &["vault", "set", "default", "env", "OTHER_TOKEN"],
+        "x",
+    )
+    .fails(2);
+}
+
+/// `agent login` binds the key to the agent's API host unless told otherwise.
+#[test]
+fn agent_login_binds_to_the_agents_api() {
+    let env = TestEnv::new();
+    env.agent_login();
+    let list = env.run(["vault", "list", "--json"]).ok().json();
+    let entry = list[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "ANTHROPIC_API_KEY")
+        .unwrap()
+        .clone();
+    assert_eq!(entry["for"], serde_json::json!(["api.anthropic.com"]));
+    let unbound = vault_set(&env, &["agent", "login", "--unbound"], "sk-ant-api03-x").ok();
+    unbound.stderr_has("is unbound");
+    let list = env.run(["vault", "list", "--json"]).ok().json();
+    assert_eq!(list[0]["entries"][0]["for"], serde_json::json!([]));
+}
