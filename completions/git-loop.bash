@@ -286,6 +286,9 @@ _git__loop() {
             git__loop__subcmd__help__subcmd__hooks,uninstall)
                 cmd="git__loop__subcmd__help__subcmd__hooks__subcmd__uninstall"
                 ;;
+            git__loop__subcmd__help__subcmd__vault,bind)
+                cmd="git__loop__subcmd__help__subcmd__vault__subcmd__bind"
+                ;;
             git__loop__subcmd__help__subcmd__vault,edit)
                 cmd="git__loop__subcmd__help__subcmd__vault__subcmd__edit"
                 ;;
@@ -346,6 +349,9 @@ _git__loop() {
             git__loop__subcmd__hooks__subcmd__help,uninstall)
                 cmd="git__loop__subcmd__hooks__subcmd__help__subcmd__uninstall"
                 ;;
+            git__loop__subcmd__vault,bind)
+                cmd="git__loop__subcmd__vault__subcmd__bind"
+                ;;
             git__loop__subcmd__vault,edit)
                 cmd="git__loop__subcmd__vault__subcmd__edit"
                 ;;
@@ -372,6 +378,9 @@ _git__loop() {
                 ;;
             git__loop__subcmd__vault,set)
                 cmd="git__loop__subcmd__vault__subcmd__set"
+                ;;
+            git__loop__subcmd__vault__subcmd__help,bind)
+                cmd="git__loop__subcmd__vault__subcmd__help__subcmd__bind"
                 ;;
             git__loop__subcmd__vault__subcmd__help,edit)
                 cmd="git__loop__subcmd__vault__subcmd__help__subcmd__edit"
@@ -519,7 +528,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__agent__subcmd__login)
-            opts="-q -h -V --vault --agent --color --quiet --help --version"
+            opts="-q -h -V --vault --agent --for --unbound --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -531,6 +540,10 @@ _git__loop() {
                     ;;
                 --agent)
                     COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
+                    return 0
+                    ;;
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1587,8 +1600,22 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help__subcmd__vault)
-            opts="init list set get edit rm recipients rekey"
+            opts="init list set bind get edit rm recipients rekey"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__vault__subcmd__bind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2267,8 +2294,26 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__vault)
-            opts="-q -h -V --color --quiet --help --version init list set get edit rm recipients rekey help"
+            opts="-q -h -V --color --quiet --help --version init list set bind get edit rm recipients rekey help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__vault__subcmd__bind)
+            opts="-q -h -V --unbound --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2321,8 +2366,22 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__vault__subcmd__help)
-            opts="init list set get edit rm recipients rekey help"
+            opts="init list set bind get edit rm recipients rekey help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__vault__subcmd__help__subcmd__bind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2551,12 +2610,16 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__vault__subcmd__set)
-            opts="-q -h -V --color --quiet --help --version env file"
+            opts="-q -h -V --for --unbound --color --quiet --help --version env file"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
