@@ -20,6 +20,7 @@ pub mod loops;
 pub mod publish;
 pub mod repos;
 pub mod sandbox;
+pub mod sync;
 pub mod terminal;
 pub mod toolchains;
 pub mod ui;

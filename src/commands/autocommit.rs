@@ -261,7 +261,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
 /// guard checks every file here, and `git add` and `git commit` run in a jail that sees
 /// only this repository, within a time bound. The repository's own hooks do not run in
 /// the jail: the guard they would run has run here already.
-fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
+pub(crate) fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
     let dir = ws.personal();
     let git_dir = dir.join(".git");
     if !git_dir.is_dir() {

@@ -15,13 +15,17 @@ use crate::workspace::Workspace;
 /// Looks for registered repositories that moved away, loops whose folder, record or
 /// branch is missing, folders left by an interrupted `new`, and stale lock files.
 /// Exits 1 when a problem was found.
+///
+/// A workspace copied to another folder or machine works after `--fix`, which relinks
+/// the registered repositories it finds in your usual places (the same remote URL, or
+/// the same folder name) and says which it could not.
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
     /// Apply the fixes that lose nothing (leftover folders of an interrupted `new`,
-    /// stale git lock files).
+    /// stale git lock files, links to repositories that moved).
     #[arg(long)]
     pub fix: bool,
 }
@@ -73,7 +77,7 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
             format!("workspace at {}", ws.root().display()),
             None,
         ));
-        check_repos(&ws, &mut findings);
+        check_repos(&ws, args.fix, &mut findings);
         check_loops(&ws, &mut findings)?;
         check_leftovers(&ws, args.fix, &mut findings)?;
         check_locks(&ws, args.fix, &mut findings);
@@ -124,18 +128,44 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
     Ok(if problems == 0 { 0 } else { 1 })
 }
 
-fn check_repos(ws: &Workspace, out: &mut Vec<Finding>) {
+/// Registered repositories whose link no longer leads to them (the repository moved, or
+/// the workspace was copied to another folder or machine): with `fix`, relinked to the
+/// one found in the user's usual places by its remote URL or folder name.
+fn check_repos(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
+    let places = crate::repos::usual_places();
     for name in ws.repo_names().unwrap_or_default() {
-        if let Err(e) = crate::repos::check_link(ws, &name) {
+        let Err(e) = crate::repos::check_link(ws, &name) else {
+            continue;
+        };
+        let link = ws.repo_link(&name);
+        let manual = format!(
+            "move the repository back, or `ln -sfn NEW-PATH {}`",
+            link.display()
+        );
+        if !fix {
             out.push(finding(
                 "repos",
                 Level::Problem,
                 e.message.clone(),
-                Some(format!(
-                    "move the repository back, or `ln -sfn NEW-PATH {}`",
-                    ws.repo_link(&name).display()
-                )),
+                Some(format!("`git loop doctor --fix` looks for it; or {manual}")),
             ));
+            continue;
+        }
+        match crate::repos::find_moved(ws, &name, &places)
+            .and_then(|top| crate::repos::relink(ws, &name, &top).map(|()| top).map_err(|e| e.one_line()))
+        {
+            Ok(top) => out.push(finding(
+                "repos",
+                Level::Fixed,
+                format!("repository '{name}' relinked to {}", top.display()),
+                None,
+            )),
+            Err(why) => out.push(finding(
+                "repos",
+                Level::Problem,
+                format!("{}; {why}", e.message),
+                Some(manual),
+            )),
         }
     }
 }
