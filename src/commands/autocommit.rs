@@ -267,6 +267,11 @@ pub(crate) fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
     if !git_dir.is_dir() {
         return Ok(());
     }
+    // A sync killed half-way left the files merged and the branch behind: a commit now
+    // would undo the merge, so the sync's two steps are finished first.
+    for note in crate::sync::finish_personal(ws).map_err(crate::sync::to_error)? {
+        ui.status(note)?;
+    }
     // Only an autocommit commits here, and this one holds the autocommit lock: a git lock
     // file left here belongs to a killed one.
     for stale in loops::git_lock_files(&git_dir) {
