@@ -639,6 +639,7 @@ mod personal {
     fn apply(ws: &Workspace, trunk: &str, old: ObjectId, new: ObjectId) -> Result<(), SyncError> {
         let (o, n) = (old.to_string(), new.to_string());
         step(ws, &["read-tree", "-m", "-u", &o, &n])?;
+        crate::failpoint::hit("sync:personal-checkout");
         step(
             ws,
             &[
@@ -768,7 +769,6 @@ mod personal {
                 })
             },
         )?;
-        crate::failpoint::hit("sync:personal-journal");
         apply(ws, trunk, local, new).map_err(failed)?;
         let _ = std::fs::remove_file(&path);
         Ok((pulled, new, Vec::new()))

@@ -20,6 +20,7 @@ mod lifecycle;
 mod newcomer;
 mod publish;
 mod sandbox;
+mod sync;
 mod toolchains;
 mod vault;
 mod vault_delivery;
