@@ -16,6 +16,7 @@ mod egress;
 mod gate;
 mod host_trust;
 mod import;
+mod install;
 mod lifecycle;
 mod newcomer;
 mod publish;
