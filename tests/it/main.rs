@@ -11,6 +11,7 @@ mod bad_input;
 mod cli;
 mod concurrency;
 mod config;
+mod demo;
 mod doctor;
 mod egress;
 mod gate;
