@@ -215,3 +215,30 @@ fn the_demo_refuses_a_folder_that_is_not_empty() {
         "mine\n"
     );
 }
+
+/// Without a sandbox the demo says how to get one, with exit 3, before it makes anything.
+#[test]
+fn the_demo_without_bubblewrap_says_how_to_get_it() {
+    let env = TestEnv::new();
+    let tmp = env.root.join("tmp");
+    let bin = env.root.join("empty-bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::create_dir_all(&tmp).unwrap();
+    let out = env
+        .command()
+        .env("TMPDIR", &tmp)
+        .env("PATH", &bin)
+        .current_dir(&env.root)
+        .arg("demo")
+        .output()
+        .unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    let run = run.fails(3);
+    run.stderr_has("bubblewrap").stderr_has("git loop doctor");
+    assert!(!run.stderr.contains("--backend none"), "{}", run.stderr);
+    assert_eq!(fs::read_dir(&tmp).unwrap().count(), 0);
+}
