@@ -293,3 +293,93 @@ fn install_refuses_bad_input_with_a_hint() {
         .stderr_has("/nonexistent/git-loop is not an executable file");
     assert!(!prefix.join("bin").exists());
 }
+
+/// A shell the test needs, or a failure saying how to install it (never a silent pass).
+fn shell(name: &str) -> PathBuf {
+    ["/usr/bin", "/bin", "/usr/local/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} is missing: apt-get install {name} (.ci/run does)"))
+}
+
+/// zsh: `git loop rm <TAB>` through zsh's own git completion (which calls _git-loop) in a
+/// real interactive zsh, and `git-loop <TAB>`; fish: `git-loop rm <TAB>` and options.
+#[test]
+fn zsh_and_fish_complete_loop_ids() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = env.new_loop(&repo, "first thing");
+    let b = env.new_loop(&repo, "second thing");
+    let fpath = env.root.join("zsh");
+    fs::create_dir_all(&fpath).unwrap();
+    fs::copy(
+        source_dir().join("completions/_git-loop"),
+        fpath.join("_git-loop"),
+    )
+    .unwrap();
+    let path = path_with(Path::new(BIN).parent().unwrap());
+    let driver = format!(
+        "zmodload zsh/zpty\n\
+         zpty z 'env PS1=\"> \" zsh -f -i'\n\
+         zpty -w z 'fpath=({} $fpath); autoload -U compinit; compinit -u -D; LISTMAX=1000'\n\
+         zpty -n -w z $'git loop rm \\t\\t'\n\
+         zpty -r z out '*{b}*'\n\
+         print -r -- \"$out\"\n\
+         zpty -d z\n",
+        fpath.display()
+    );
+    let out = Command::new("timeout")
+        .arg("30")
+        .arg(shell("zsh"))
+        .args(["-f", "-c", &driver])
+        .env_clear()
+        .envs(env.envs())
+        .env("PATH", &path)
+        .current_dir(&env.root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(&a) && text.contains(&b), "{text}");
+    // The script alone, as zsh calls it for `git-loop re<TAB>`, with compadd recorded.
+    let script = format!(
+        "compadd() {{ print -l -- \"$@\"; }}\n\
+         words=(git-loop re); CURRENT=2; source {}\n",
+        fpath.join("_git-loop").display()
+    );
+    let out = Command::new(shell("zsh"))
+        .args(["-f", "-c", &script])
+        .env_clear()
+        .envs(env.envs())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "--\nreview\n");
+
+    let script = format!(
+        "source {}\ncomplete -C 'git-loop rm '; echo ==; complete -C 'git-loop run x --net '; echo ==; complete -C 'git-loop '",
+        source_dir().join("completions/git-loop.fish").display()
+    );
+    let out = Command::new(shell("fish"))
+        .args(["--no-config", "-c", &script])
+        .env_clear()
+        .envs(env.envs())
+        .env("PATH", &path)
+        .current_dir(&env.root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let parts: Vec<&str> = text.split("==\n").collect();
+    assert_eq!(parts.len(), 3, "{text}");
+    let mut ids = vec![a.clone(), b.clone()];
+    ids.sort();
+    assert_eq!(parts[0], format!("{}\n{}\n", ids[0], ids[1]), "{text}");
+    assert_eq!(parts[1], "host\nnone\nproxy\n", "{text}");
+    assert!(parts[2].lines().any(|l| l == "review"), "{text}");
+    assert!(
+        !parts[2].contains("__connect") && !parts[2].lines().any(|l| l == "man"),
+        "{text}"
+    );
+}
