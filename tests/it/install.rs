@@ -373,7 +373,7 @@ fn zsh_and_fish_complete_loop_ids() {
     let text = String::from_utf8_lossy(&out.stdout);
     let parts: Vec<&str> = text.split("==\n").collect();
     assert_eq!(parts.len(), 3, "{text}");
-    let mut ids = vec![a.clone(), b.clone()];
+    let mut ids = [a.clone(), b.clone()];
     ids.sort();
     assert_eq!(parts[0], format!("{}\n{}\n", ids[0], ids[1]), "{text}");
     assert_eq!(parts[1], "host\nnone\nproxy\n", "{text}");
