@@ -189,6 +189,7 @@ fn install_puts_man_pages_where_man_finds_them() {
             "{} is not on your PATH",
             prefix.join("bin").display()
         ));
+    assert!(!run.stdout.contains("man does not find"), "{}", run.stdout);
     for (file, shipped) in [
         (bash, "completions/git-loop.bash"),
         (
