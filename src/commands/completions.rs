@@ -212,7 +212,12 @@ pub fn candidates(words: &[String]) -> Candidates {
         return filter(option_names(cmd));
     }
     if positionals == 0 && cmd.has_subcommands() && !options_ended {
-        return filter(subcommand_names(cmd));
+        // `agent ID` or `agent login`: a command may take either.
+        let mut all = subcommand_names(cmd);
+        if let Some(Candidates::Words(first)) = positional(cmd, 0).map(|a| values(a, cmd, "", "")) {
+            all.extend(first);
+        }
+        return filter(all);
     }
     match positional(cmd, positionals) {
         Some(arg) => values(arg, cmd, "", cur),
@@ -357,6 +362,7 @@ mod tests {
         }
         assert_eq!(complete("re"), ["review"]);
         assert_eq!(complete("vault rek"), ["rekey"]);
+        assert_eq!(complete("agent lo"), ["login"]);
         assert_eq!(complete("help vault re"), ["recipients", "rekey"]);
     }
 

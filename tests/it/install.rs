@@ -87,10 +87,14 @@ fn bash_completes_git_loop_with_gits_own_completion() {
     let repo = env.repo("app");
     let a = env.new_loop(&repo, "first thing");
     let b = env.new_loop(&repo, "second thing");
+    env.run(["vault", "init"]).ok();
     let lines = [
+        "git loop vault set ",
+        "git loop new --vault d",
         "git loop re",
         "git loop rm ",
         "git loop run f",
+        "git loop agent f",
         "git loop run x --net ",
         "git loop new --sandbox ",
         "git-loop ",
@@ -106,6 +110,7 @@ fn bash_completes_git_loop_with_gits_own_completion() {
     ids.sort();
     assert_eq!(reply(&out, "git loop rm "), ids, "{out}");
     assert_eq!(reply(&out, "git loop run f"), [format!("{a} ")], "{out}");
+    assert_eq!(reply(&out, "git loop agent f"), [format!("{a} ")], "{out}");
     assert_eq!(
         reply(&out, "git loop run x --net "),
         ["host ", "none ", "proxy "],
@@ -116,6 +121,8 @@ fn bash_completes_git_loop_with_gits_own_completion() {
         ["default "],
         "{out}"
     );
+    assert_eq!(reply(&out, "git loop vault set "), ["default "], "{out}");
+    assert_eq!(reply(&out, "git loop new --vault d"), ["default "], "{out}");
     let commands = reply(&out, "git-loop ");
     for c in ["new", "review", "rm", "vault", "demo", "completions"] {
         assert!(commands.contains(&c), "{c}: {commands:?}");
