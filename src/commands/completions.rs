@@ -8,6 +8,13 @@
 //! (loop ids, vaults, sandbox profiles) are read when TAB is pressed. Hidden commands are
 //! never offered. Where an argument is a path, the entry point prints `:files` (or
 //! `:dirs`) and the shell completes file names itself.
+//!
+//! Why the scripts are written here rather than by clap_complete: its static scripts
+//! offer hidden commands and cannot know the workspace's names, and its dynamic engine is
+//! behind an unstable feature whose bash registration defines no `_git_loop`, which is
+//! the function git's own completion calls for `git loop ...`. The walk below is still
+//! clap's: it reads the same `Command` that parses the command line. elvish and
+//! powershell get clap_complete's static scripts.
 
 use std::path::PathBuf;
 
