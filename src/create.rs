@@ -530,3 +530,20 @@ fn make_clone(
         .run()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_one_line_of_bounded_length() {
+        assert!(validate_title("fix the login bug").is_ok());
+        assert!(validate_title(&"x".repeat(MAX_TITLE)).is_ok());
+        for bad in ["", "   ", "two\nlines", "tab\there", "esc\u{1b}[2J"] {
+            let e = validate_title(bad).unwrap_err();
+            assert_eq!(e.kind.exit_code(), 2, "{bad:?}");
+            assert!(!e.hints.is_empty());
+        }
+        assert!(validate_title(&"x".repeat(MAX_TITLE + 1)).is_err());
+    }
+}

@@ -142,6 +142,16 @@ pub enum RecordError {
 }
 
 impl LoopRecord {
+    #[cfg(test)]
+    pub(crate) fn read_str_for_tests() -> LoopRecord {
+        toml::from_str(
+            "id = \"fix-abc123\"\ntitle = \"fix\"\nkind = \"code\"\nrepo = \"app\"\nbranch = \"loop/fix-abc123\"\n\
+             notes_base = \"1111111111111111111111111111111111111111\"\nvault = \"default\"\nsandbox = \"default\"\n\
+             mode = \"work\"\nnetwork = \"proxy\"\ncreated_by = \"alice\"\ncreated_at = \"2026-01-01T00:00:00Z\"\nstate = \"active\"\n",
+        )
+        .unwrap()
+    }
+
     pub fn branch_name(id: &str) -> String {
         format!("loop/{id}")
     }
@@ -557,10 +567,19 @@ pub fn status_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> R
         };
         branches.push(branch_status(&pair, &rec.branch, against, start, origins)?);
     }
+    Ok(LoopStatus {
+        state: judge(&branches),
+        branches,
+    })
+}
+
+/// A loop's state from where its branches stand: active while any holds work its target
+/// lacks (or none has work yet); else merged when its code branch had commits, all now in
+/// the target; else published when its notes or knowledge did.
+pub fn judge(branches: &[BranchStatus]) -> State {
     let code = branches.iter().find(|b| b.role == "code");
     let notes = branches.iter().find(|b| b.role == "notes");
-    let pending = branches.iter().any(BranchStatus::pending);
-    let state = if pending {
+    if branches.iter().any(BranchStatus::pending) {
         State::Active
     } else if code.is_some_and(|c| c.has_commits) {
         State::Merged
@@ -572,8 +591,7 @@ pub fn status_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> R
         State::Published
     } else {
         State::Active
-    };
-    Ok(LoopStatus { state, branches })
+    }
 }
 
 /// The ref where `merge --squash` records the loop commit it squashed into a target.
@@ -918,6 +936,183 @@ pub fn removed_ids(ws: &Workspace) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn branch(role: &'static str, ahead: usize, has_commits: bool) -> BranchStatus {
+        BranchStatus {
+            role,
+            tip: Some("1".repeat(40)),
+            against: Some("main".into()),
+            ahead,
+            behind: 0,
+            has_commits,
+        }
+    }
+
+    #[test]
+    fn the_state_is_judged_from_the_branches() {
+        // Nothing done yet: active.
+        assert_eq!(
+            judge(&[branch("code", 0, false), branch("notes", 0, false)]),
+            State::Active
+        );
+        // Work the target lacks anywhere: active, whatever else is done.
+        assert_eq!(
+            judge(&[branch("code", 2, true), branch("notes", 0, true)]),
+            State::Active
+        );
+        assert_eq!(
+            judge(&[branch("code", 0, true), branch("notes", 1, true)]),
+            State::Active
+        );
+        // Code committed and all of it in the base branch: merged.
+        assert_eq!(
+            judge(&[branch("code", 0, true), branch("notes", 0, false)]),
+            State::Merged
+        );
+        assert_eq!(
+            judge(&[branch("code", 0, true), branch("notes", 0, true)]),
+            State::Merged
+        );
+        // Only notes (or knowledge) committed and all published: published.
+        assert_eq!(
+            judge(&[branch("code", 0, false), branch("notes", 0, true)]),
+            State::Published
+        );
+        assert_eq!(
+            judge(&[branch("notes", 0, false), branch("knowledge", 0, true)]),
+            State::Published
+        );
+        assert_eq!(judge(&[branch("notes", 0, true)]), State::Published);
+        // A pending knowledge branch keeps a distill loop active.
+        assert_eq!(
+            judge(&[branch("notes", 0, true), branch("knowledge", 3, true)]),
+            State::Active
+        );
+    }
+
+    #[test]
+    fn a_clones_config_is_all_git_loops() {
+        let c = clone_config("../../../context/repos/app", "loop/x-000001");
+        assert!(c.contains("\turl = ../../../context/repos/app\n"));
+        assert!(c.contains("[branch \"loop/x-000001\"]\n\tremote = origin\n"));
+        // What would let the user's own git run the agent's commands is off.
+        assert!(c.contains("fsmonitor = false"));
+        assert!(c.contains("ignoreSubmodules = all"));
+        assert!(c.contains("[submodule]\n\trecurse = false"));
+        assert!(!c.contains("hooksPath"));
+        assert!(!c.contains("include"));
+        // It parses as git config: one value per key it sets.
+        for line in c.lines().filter(|l| l.starts_with('\t')) {
+            assert!(line.contains(" = "), "{line}");
+        }
+    }
+
+    #[test]
+    fn git_lock_files_are_found_below_the_git_folder_but_objects() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path().join(".git");
+        for f in [
+            "index.lock",
+            "HEAD.lock",
+            "refs/heads/loop/x.lock",
+            "refs/heads/main",
+            "objects/pack/tmp.lock",
+            "config",
+        ] {
+            let p = git.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, "").unwrap();
+        }
+        // A link named like a lock is not followed nor taken for one.
+        std::os::unix::fs::symlink("/etc/passwd", git.join("packed-refs.lock")).unwrap();
+        let found: Vec<String> = git_lock_files(&git)
+            .iter()
+            .map(|p| p.strip_prefix(&git).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            found,
+            vec!["HEAD.lock", "index.lock", "refs/heads/loop/x.lock"]
+        );
+    }
+
+    #[test]
+    fn a_grant_source_is_its_kind_and_inode() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        fs::write(&a, "x").unwrap();
+        let first = GrantSource::of(&fs::symlink_metadata(&a).unwrap());
+        assert!(!first.dir);
+        // The same path holding another file is another source.
+        fs::remove_file(&a).unwrap();
+        fs::write(tmp.path().join("b"), "y").unwrap();
+        fs::write(&a, "x").unwrap();
+        let again = GrantSource::of(&fs::symlink_metadata(&a).unwrap());
+        assert_ne!((first.dev, first.ino), (again.dev, again.ino));
+        assert!(GrantSource::of(&fs::symlink_metadata(tmp.path()).unwrap()).dir);
+    }
+
+    #[test]
+    fn records_round_trip_and_refuse_what_is_not_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("loop.toml");
+        let rec = LoopRecord {
+            id: "fix-abc123".into(),
+            title: "fix it".into(),
+            kind: Kind::Code,
+            repo: Some("app".into()),
+            base: Some("0".repeat(40)),
+            base_branch: Some("main".into()),
+            branch: "loop/fix-abc123".into(),
+            notes_base: "1".repeat(40),
+            knowledge_base: None,
+            vault: "default".into(),
+            sandbox: "default".into(),
+            mode: "work".into(),
+            network: "proxy".into(),
+            created_by: "alice".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            state: State::Active,
+            grants: vec![Grant {
+                path: "/srv/data".into(),
+                mode: "ro".into(),
+                once: false,
+                source: None,
+            }],
+            config: toml::Table::new(),
+        };
+        rec.write(&path).unwrap();
+        assert_eq!(LoopRecord::read(&path).unwrap(), rec);
+        assert!(rec.created_at().is_some());
+        fs::write(&path, "id = 1\n").unwrap();
+        assert!(matches!(
+            LoopRecord::read(&path),
+            Err(RecordError::Invalid { .. })
+        ));
+        fs::write(&path, [0xff, 0xfe]).unwrap();
+        assert!(LoopRecord::read(&path).is_err());
+    }
+
+    #[test]
+    fn repo_pairs_name_each_repository_and_its_origin() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let mut rec = LoopRecord::read_str_for_tests();
+        let pairs = repo_pairs(&ws, &rec);
+        let roles: Vec<&str> = pairs.iter().map(|p| p.role).collect();
+        assert_eq!(roles, ["code", "notes"]);
+        assert_eq!(pairs[0].clone, Path::new("/ws/loops/fix-abc123/workdir"));
+        assert_eq!(pairs[0].origin, Path::new("/ws/context/repos/app"));
+        assert_eq!(
+            pairs[1].alternate,
+            Path::new("/ws/loops/fix-abc123/context/.origins/notes/.git/objects")
+        );
+        rec.kind = Kind::Distill;
+        rec.repo = None;
+        let roles: Vec<&str> = repo_pairs(&ws, &rec).iter().map(|p| p.role).collect();
+        assert_eq!(roles, ["notes", "knowledge"]);
+        rec.kind = Kind::Scratch;
+        let roles: Vec<&str> = repo_pairs(&ws, &rec).iter().map(|p| p.role).collect();
+        assert_eq!(roles, ["notes"]);
+    }
 
     #[test]
     fn slugs() {

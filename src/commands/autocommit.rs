@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::fsutil::{self, Lock};
+use crate::fsutil::Lock;
 use crate::git::objects;
 use crate::loops::{self, LoopRecord};
 use crate::sandbox::task;
@@ -66,16 +66,13 @@ fn message(paths: &[String]) -> String {
 /// Paths whose content the secret guard rejects (read from the host without following
 /// links: the files are the agent's).
 fn rejected(dir: &Path, paths: &[String]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for p in paths {
-        let Ok(Some(bytes)) = fsutil::read_regular(&dir.join(p)) else {
-            continue;
-        };
-        if let Some(finding) = crate::guard::check(p, 0o100644, &bytes).into_iter().next() {
-            out.push((p.clone(), finding.to_string()));
-        }
-    }
-    out
+    let Ok(Some(tree)) = crate::confined::Tree::open(dir) else {
+        return Vec::new();
+    };
+    paths
+        .iter()
+        .filter_map(|p| guard_finding(&tree, p).map(|why| (p.clone(), why)))
+        .collect()
 }
 
 pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {

@@ -777,3 +777,63 @@ fn run_on_host(
         })?;
     finish(ui, ws, rec, status, None, started, "none")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(ok: bool) -> probe::Finding {
+        probe::Finding {
+            check: "user namespaces",
+            ok,
+            detail: if ok { "usable".into() } else { "off".into() },
+            fix: (!ok).then(|| "sudo sysctl -w kernel.unprivileged_userns_clone=1".into()),
+        }
+    }
+
+    #[test]
+    fn a_probe_that_passes_gives_bwrap_for_auto_and_bwrap() {
+        for asked in [Backend::Auto, Backend::Bwrap] {
+            assert_eq!(
+                select_backend(asked, &[finding(true)]).unwrap(),
+                Backend::Bwrap
+            );
+        }
+    }
+
+    #[test]
+    fn a_probe_that_fails_refuses_with_exit_3_and_never_falls_back() {
+        for asked in [Backend::Auto, Backend::Bwrap] {
+            let err = select_backend(asked, &[finding(true), finding(false)]).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::SandboxUnavailable);
+            assert_eq!(err.kind.exit_code(), 3);
+            assert!(err
+                .one_line()
+                .contains("the sandbox is unavailable: user namespaces: off"));
+            assert!(err.hints.iter().any(|h| h.contains("sysctl")));
+            // Only auto mentions running without a sandbox, and only as the person's choice.
+            let mentions_none = err.hints.iter().any(|h| h.contains("--backend none"));
+            assert_eq!(mentions_none, asked == Backend::Auto);
+        }
+    }
+
+    #[test]
+    fn none_is_only_ever_what_was_asked_for() {
+        assert_eq!(
+            select_backend(Backend::None, &[finding(false)]).unwrap(),
+            Backend::None
+        );
+        assert_eq!(
+            select_backend(Backend::None, &[finding(true)]).unwrap(),
+            Backend::None
+        );
+    }
+
+    #[test]
+    fn signal_names_are_as_kill_names_them() {
+        assert_eq!(signal_name(libc::SIGTERM), "TERM");
+        assert_eq!(signal_name(libc::SIGHUP), "HUP");
+        assert_eq!(signal_name(libc::SIGINT), "INT");
+        assert_eq!(signal_name(99), "99");
+    }
+}

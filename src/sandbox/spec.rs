@@ -878,3 +878,207 @@ impl SandboxSpec {
         rows
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loops::{Grant, GrantSource};
+
+    fn grant(path: &str, mode: &str) -> Grant {
+        Grant {
+            path: path.into(),
+            mode: mode.into(),
+            once: false,
+            source: Some(GrantSource {
+                dir: true,
+                dev: 1,
+                ino: path.len() as u64,
+            }),
+        }
+    }
+
+    /// (inside, rw) of the grant mounts, in order.
+    fn grants(list: &[Grant], writable: bool) -> Vec<(String, bool, bool)> {
+        let mut m = Vec::new();
+        grant_mounts(&mut m, list, writable);
+        m.iter()
+            .map(|m| match m {
+                Mount::Confined {
+                    inside, rw, expect, ..
+                } => (inside.display().to_string(), *rw, expect.is_some()),
+                other => panic!("a grant is bound by descriptor, not {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn grants_are_bound_parents_first_whatever_order_they_were_given() {
+        let inner_first = [
+            grant("/g/proj/cfg/settings.json", "ro"),
+            grant("/g/proj", "rw"),
+        ];
+        assert_eq!(
+            grants(&inner_first, true),
+            vec![
+                ("/g/proj".into(), true, true),
+                // The folder between is pinned (a mount point: no rename inside).
+                ("/g/proj/cfg".into(), true, false),
+                ("/g/proj/cfg/settings.json".into(), false, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_folder_between_a_grant_and_one_nested_in_it_is_pinned_once() {
+        let list = [
+            grant("/g", "rw"),
+            grant("/g/a/b/c/one", "ro"),
+            grant("/g/a/b/two", "ro"),
+        ];
+        let got: Vec<String> = grants(&list, true).into_iter().map(|(p, ..)| p).collect();
+        assert_eq!(
+            got,
+            [
+                "/g",
+                "/g/a",
+                "/g/a/b",
+                "/g/a/b/two",
+                "/g/a/b/c",
+                "/g/a/b/c/one"
+            ]
+        );
+        // Grants that do not nest pin nothing.
+        let apart = [grant("/x", "ro"), grant("/y/z", "rw")];
+        assert_eq!(grants(&apart, true).len(), 2);
+    }
+
+    #[test]
+    fn review_mode_makes_every_grant_read_only() {
+        let list = [grant("/g", "rw"), grant("/g/sub/file", "ro")];
+        assert!(grants(&list, false).iter().all(|(_, rw, _)| !rw));
+    }
+
+    #[test]
+    fn the_system_part_of_the_view_covers_the_machines_secrets_and_tunables() {
+        let host = HostView {
+            system: vec![
+                ("/usr".into(), SystemEntry::Dir),
+                ("/bin".into(), SystemEntry::Symlink("usr/bin".into())),
+            ],
+            etc_secrets: vec!["/etc/shadow".into()],
+            env: BTreeMap::new(),
+        };
+        let m = system_mounts(&host, 1 << 20);
+        assert!(m.contains(&Mount::ro("/usr", "/usr")));
+        assert!(m.contains(&Mount::Symlink {
+            target: "usr/bin".into(),
+            inside: "/bin".into()
+        }));
+        assert!(m.contains(&Mount::ro("/dev/null", "/etc/shadow")));
+        for t in PROC_READ_ONLY {
+            assert!(m.iter().any(
+                |x| matches!(x, Mount::Bind { inside, rw: false, .. } if inside == Path::new(t))
+            ));
+        }
+        // /proc before its read-only parts, so they cover it.
+        let proc_at = m
+            .iter()
+            .position(|x| matches!(x, Mount::Proc { .. }))
+            .unwrap();
+        let sys_at = m
+            .iter()
+            .position(|x| x.inside() == Path::new("/proc/sys"))
+            .unwrap();
+        assert!(proc_at < sys_at);
+        assert!(m.contains(&Mount::Tmpfs {
+            inside: "/tmp".into(),
+            size: Some(1 << 20),
+            ro: false
+        }));
+    }
+
+    fn record() -> LoopRecord {
+        LoopRecord::read_str_for_tests()
+    }
+
+    fn options() -> RunOptions {
+        RunOptions {
+            mode: RunMode::Work,
+            net: NetMode::None,
+            limits: Limits {
+                pids: 64,
+                memory_bytes: 1 << 30,
+                nofile: 1024,
+                tmp_bytes: 1 << 20,
+                best_effort: false,
+            },
+            command: vec!["true".into()],
+            ro_same_path: Vec::new(),
+            operator_mounts: Vec::new(),
+            chat_seeded: false,
+            vault_files: Vec::new(),
+            new_session: true,
+            egress: None,
+            home_overlay: false,
+            identity: None,
+            agent_env: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn commits_inside_carry_the_identity_given_and_the_agent_its_profile() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        assert!(!spec.env.keys().any(|k| k.starts_with("GIT_AUTHOR")));
+        let opts = RunOptions {
+            identity: Some(crate::agent::GitIdentity {
+                author: ("Robo".into(), "robo@x".into()),
+                committer: ("Alice".into(), "alice@x".into()),
+            }),
+            agent_env: vec![("IS_SANDBOX".into(), "1".into())],
+            ..options()
+        };
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &opts);
+        assert_eq!(spec.env["GIT_AUTHOR_NAME"], "Robo");
+        assert_eq!(spec.env["GIT_AUTHOR_EMAIL"], "robo@x");
+        assert_eq!(spec.env["GIT_COMMITTER_NAME"], "Alice");
+        assert_eq!(spec.env["GIT_COMMITTER_EMAIL"], "alice@x");
+        assert_eq!(spec.env["IS_SANDBOX"], "1");
+    }
+
+    #[test]
+    fn the_root_is_made_read_only_after_every_mount() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        assert_eq!(
+            spec.mounts.last(),
+            Some(&Mount::RemountRo {
+                inside: PathBuf::from("/")
+            })
+        );
+    }
+
+    #[test]
+    fn the_personal_history_is_hidden_and_its_config_read_only() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        let git = spec
+            .mounts
+            .iter()
+            .position(|m| matches!(m, Mount::Tmpfs { inside, ro: true, .. } if inside == Path::new("/loopat/context/personal/.git")))
+            .expect("the personal .git is hidden");
+        let personal = spec
+            .mounts
+            .iter()
+            .position(|m| m.inside() == Path::new("/loopat/context/personal"))
+            .unwrap();
+        assert!(personal < git);
+        assert!(spec.mounts.iter().any(|m| matches!(m,
+            Mount::Confined { inside, rw: false, .. } if inside == Path::new("/loopat/context/personal/.loopat"))));
+        // The vaults are nowhere in the view.
+        assert!(!spec
+            .mounts
+            .iter()
+            .any(|m| m.inside().to_string_lossy().contains("vaults")));
+    }
+}

@@ -192,18 +192,21 @@ impl UdpCanary {
 
 /// A tool the tests need; its absence fails the test with the fix (`.ci/run` installs
 /// them all), never a silent pass.
-fn require(tool: &str, package: &str) -> Option<PathBuf> {
-    let found = std::env::var("PATH")
+/// The path of `tool`, which the test needs: its absence fails the test with the package
+/// to install (never a silent skip).
+#[track_caller]
+fn require(tool: &str, package: &str) -> PathBuf {
+    std::env::var("PATH")
         .unwrap_or_default()
         .split(':')
         .chain(["/usr/sbin", "/sbin"])
         .map(|d| Path::new(d).join(tool))
-        .find(|p| p.is_file());
-    assert!(
-        found.is_some(),
-        "{tool} is needed for this test: sudo apt-get install {package} (or run .ci/run)"
-    );
-    found
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{tool} is needed for this test: sudo apt-get install {package} (or run .ci/run)"
+            )
+        })
 }
 
 /// A test CA (`ca.pem` in `dir`, which the tests put in the loop's workdir as `tls/`) and
@@ -1097,9 +1100,7 @@ python3 -c "$1" 'noauth|socks|domain|allowed.test|{p}|0' 'wrongpw|socks|domain|a
     // From outside: another local process. Nothing on the host's filesystem leads to the
     // proxy (no socket file anywhere in the workspace), and a process that enters the
     // sandbox's network namespace still needs the token.
-    let Some(nsenter) = require("nsenter", "util-linux") else {
-        return;
-    };
+    let nsenter = require("nsenter", "util-linux");
     let marker = format!("glk-egress-{}-{}", std::process::id(), p);
     let wd = env.workdir(&id);
     let mut live = env
@@ -1435,7 +1436,8 @@ fn pip_and_npm_style_clients_use_https_proxy() {
     py(&env, &id, &["pypi.test"], &urllib, &[])
         .ok()
         .stdout_has("URLLIB 200");
-    if require("npm", "npm").is_some() {
+    require("npm", "npm");
+    {
         let npm = format!(
             "NO_UPDATE_NOTIFIER=1 npm view npm-demo version --registry https://npm.test:{t}/ --cafile tls/ca.pem \
              --userconfig /dev/null --no-update-notifier --no-audit --no-fund 2>&1"
@@ -1538,7 +1540,7 @@ struct Sshd {
 }
 
 fn start_sshd(env: &TestEnv, id: &str, port: u16, prefix: &[String], names: &[&str]) -> Sshd {
-    let sshd = require("sshd", "openssh-server").unwrap();
+    let sshd = require("sshd", "openssh-server");
     let dir = env.root.join(format!("sshd-{port}"));
     fs::create_dir_all(&dir).unwrap();
     let keygen = |path: &Path| {
