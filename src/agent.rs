@@ -55,6 +55,12 @@ pub fn compose(rec: &LoopRecord, spec: &SandboxSpec, team: Option<&str>) -> Stri
     ] {
         out.push_str(&format!("- {k}: {v}\n"));
     }
+    if !spec.toolchains.is_empty() {
+        out.push_str(&format!(
+            "- toolchains of the user's home: {} (read-only: install packages into the loop, never into them)\n",
+            spec.toolchains.join(", ")
+        ));
+    }
     out
 }
 

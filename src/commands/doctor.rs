@@ -83,6 +83,7 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
     check_sandbox(&mut findings);
     if ws.is_initialized() {
         check_agent(ui, &ws, &mut findings)?;
+        check_toolchains(&ws, &mut findings)?;
     }
 
     let problems = findings
@@ -438,6 +439,34 @@ fn check_agent(ui: &mut Ui, ws: &Workspace, out: &mut Vec<Finding>) -> Result<()
                 Some(format!("git loop agent login --vault {vault}")),
             )),
         }
+    }
+    Ok(())
+}
+
+/// The toolchains found in the user's home folder, one finding each, and which the
+/// sandbox profile of new loops sees.
+fn check_toolchains(ws: &Workspace, out: &mut Vec<Finding>) -> Result<()> {
+    use crate::toolchains::Seen;
+    // What layers may not set was said once already (`check_agent`).
+    let mut config = super::read_config(ws, None)?;
+    let name = config.settings().sandbox.profile.clone();
+    if let Err(e) = config.load_profile(ws, &name) {
+        let e = crate::Error::from(e);
+        out.push(finding(
+            "toolchains",
+            Level::Problem,
+            e.one_line(),
+            e.hints.first().cloned(),
+        ));
+        return Ok(());
+    }
+    for r in crate::toolchains::report_for(ws, &config) {
+        let level = match r.seen {
+            Seen::Enabled | Seen::Nothing => Level::Ok,
+            Seen::NotEnabled | Seen::Missing => Level::Info,
+            Seen::Refused => Level::Problem,
+        };
+        out.push(finding("toolchains", level, r.message, r.fix));
     }
     Ok(())
 }

@@ -108,7 +108,8 @@ pub fn load_new_config(ui: &mut Ui, ws: &Workspace, flag: Option<&str>) -> Resul
     Ok(config)
 }
 
-fn read_config(ws: &Workspace, rec: Option<&LoopRecord>) -> Result<Config> {
+/// The config stack, what layers may not set kept in it unsaid.
+pub(crate) fn read_config(ws: &Workspace, rec: Option<&LoopRecord>) -> Result<Config> {
     let host = HostPaths::from_env()?;
     let files = vec![
         (Layer::Operator, host.operator_config),

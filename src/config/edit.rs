@@ -131,7 +131,10 @@ pub fn parse_value(key: &str, raw: &str) -> Result<Value> {
         (_, Some(v)) => v,
     };
     if let Some(expected) = &expected {
-        if expected.type_str() != value.type_str() {
+        // A key may take a word as well as its default's type (`toolchains.enable =
+        // "detected"` or a list): the schema says.
+        let word = value.is_str() && schema::check_value(key, &value).is_ok();
+        if expected.type_str() != value.type_str() && !word {
             return Err(Error::usage(format!(
                 "{key} takes {}, not '{}'",
                 match expected.type_str() {

@@ -441,6 +441,8 @@ impl Config {
     ) -> std::result::Result<(), ConfigError> {
         let profile = SandboxProfile::load(ws, name)?;
         self.ignored.extend(profile.ignored.iter().cloned());
+        self.ignored
+            .extend(profile.toolchain_refusals(&self.settings_toolchains()));
         self.profile = Some(profile);
         Ok(())
     }
@@ -452,6 +454,26 @@ impl Config {
         self.profile
             .as_ref()
             .expect("the command loaded the loop's sandbox profile (load_profile)")
+    }
+
+    /// The toolchains of the merged settings, where only the operator may enable any
+    /// (`policy`), before the profile narrows them.
+    fn settings_toolchains(&self) -> crate::toolchains::Choice {
+        let t = &self.settings.toolchains;
+        crate::toolchains::Choice {
+            enable: t.enable.clone(),
+            caches: t.caches,
+        }
+    }
+
+    /// The toolchains a run of the loaded profile sees: the settings' narrowed by the
+    /// profile's `[toolchains]` (what it may not have was reported when it was loaded).
+    pub fn toolchains(&self) -> crate::toolchains::Choice {
+        let settings = self.settings_toolchains();
+        match &self.profile {
+            Some(p) => crate::toolchains::resolve(&settings, p.toolchains.as_ref(), p.caches).0,
+            None => settings,
+        }
     }
 
     /// The network mode above which the layers after the operator's may not go.

@@ -13,7 +13,10 @@
 //! - `limits.enforce = "best-effort"` (in a profile: `limits = "best-effort"` or
 //!   `[limits] enforce = "best-effort"`);
 //! - an `allow_domains` entry that is not under a registrable domain (`*`, `*.com`,
-//!   `*.co.uk`): [`registrable`] asks the public suffix list (the `psl` crate).
+//!   `*.co.uk`): [`registrable`] asks the public suffix list (the `psl` crate);
+//! - `toolchains.enable` (other than `[]`), which binds folders of the user's home, and
+//!   `toolchains.caches = "shared"`, which binds the host's caches read-write: a sandbox
+//!   profile picks among the toolchains the operator enables (`crate::toolchains`).
 //!
 //! [`refusals`] is pure: `config set` turns a refusal into a usage error, the reader of a
 //! file drops what is refused and keeps it for one warning per run and for
@@ -72,6 +75,13 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
             whole("only the operator config may turn the sandbox off")
         }
         "limits.enforce" if value.as_str() == Some("best-effort") => whole(BEST_EFFORT),
+        // Narrowing to none is anyone's to choose; any list would have to be judged
+        // against the operator's, which the profile does (`toolchains::resolve`).
+        "toolchains.enable" if value.as_array().is_some_and(|a| a.is_empty()) => Vec::new(),
+        "toolchains.enable" => whole(crate::toolchains::OPERATOR_ONLY),
+        "toolchains.caches" if value.as_str() == Some("shared") => {
+            whole(crate::toolchains::SHARED_ONLY)
+        }
         "network.mode" => {
             let Some(mode) = value.as_str().and_then(NetMode::parse) else {
                 return Vec::new();
@@ -201,6 +211,11 @@ mod tests {
             assert!(refused("network.allow_cidrs", list(&["10.0.0.0/8"])));
             assert!(refused("network.hosts", Value::Table(Default::default())));
             assert!(!refused("agent.command", list(&["codex"])));
+            assert!(refused("toolchains.enable", s("detected")));
+            assert!(refused("toolchains.enable", list(&["rustup"])));
+            assert!(!refused("toolchains.enable", list(&[])));
+            assert!(refused("toolchains.caches", s("shared")));
+            assert!(!refused("toolchains.caches", s("loop")));
             // Under a ceiling of `none`, the proxy widens.
             assert!(!refusals(layer, "network.mode", &s("proxy"), NetMode::None).is_empty());
             assert!(refusals(layer, "network.mode", &s("none"), NetMode::None).is_empty());

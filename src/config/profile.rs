@@ -6,12 +6,18 @@
 //! limits = { pids = 512, memory = "8G" }   # or [limits] below; sizes as in schema::Size
 //! [network]
 //! allow_domains = ["registry.example.com", "*.example.org"]
+//! [toolchains]
+//! enable = ["rustup", "pyenv"]   # or "detected"; absent: what the operator enables
+//! caches = "loop"                # or "shared", where the operator shares them
 //! ```
 //!
 //! A profile lives in the team's knowledge repository, so it is held to the team layer's
 //! rules ([`super::policy`]): it may narrow, never widen. `limits = "best-effort"` (or
 //! `enforce = "best-effort"`) and `allow_domains` entries that are not under a registrable
-//! domain are dropped as the profile is read and reported as [`Ignored`].
+//! domain are dropped as the profile is read and reported as [`Ignored`]. Its
+//! `[toolchains]` picks among the toolchains the operator config enables, and asks for
+//! shared caches only where the operator shares them ([`SandboxProfile::toolchain_refusals`],
+//! judged once the operator's settings are known).
 //!
 //! `default` is built in: without a file of its own it is the empty profile. Any other
 //! name must have its `sandbox.toml`; an unknown name is an error, never the defaults.
@@ -27,6 +33,7 @@ use super::policy;
 use super::schema::{Enforce, Size};
 use super::{ConfigError, Ignored, Layer};
 use crate::egress::policy::Pattern;
+use crate::toolchains::{Caches, Choice, Refused, Selection};
 use crate::workspace::Workspace;
 
 pub const BUILTIN: &str = "default";
@@ -45,8 +52,14 @@ pub struct SandboxProfile {
     /// operator's alone.
     pub enforce: Option<Enforce>,
     pub allow_domains: Vec<Pattern>,
+    /// `[toolchains] enable`, if set.
+    pub toolchains: Option<Selection>,
+    /// `[toolchains] caches`, if set.
+    pub caches: Option<Caches>,
     /// What the profile set but may not.
     pub ignored: Vec<Ignored>,
+    /// The profile's text, for the lines of what its `[toolchains]` may not have.
+    text: String,
 }
 
 /// The file as written; every key optional.
@@ -59,6 +72,15 @@ struct ProfileFile {
     limits: Option<LimitsField>,
     #[serde(default)]
     network: Option<ProfileNetwork>,
+    #[serde(default)]
+    toolchains: Option<ProfileToolchains>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileToolchains {
+    enable: Option<Selection>,
+    caches: Option<Caches>,
 }
 
 #[derive(Debug)]
@@ -131,9 +153,15 @@ fn domains<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
 
 /// The keys of a profile that hold a value.
 fn keys() -> Vec<String> {
-    ["setup", "limits", "network.allow_domains"]
-        .map(String::from)
-        .to_vec()
+    [
+        "setup",
+        "limits",
+        "network.allow_domains",
+        "toolchains.enable",
+        "toolchains.caches",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// Whether `value` suits profile key `key`.
@@ -156,7 +184,10 @@ impl SandboxProfile {
             memory: None,
             enforce: None,
             allow_domains: Vec::new(),
+            toolchains: None,
+            caches: None,
             ignored: Vec::new(),
+            text: String::new(),
         }
     }
 
@@ -193,6 +224,7 @@ impl SandboxProfile {
                 check: &check_value,
                 choices: &|key| match key {
                     "limits" => vec!["best-effort".into()],
+                    "toolchains.caches" => vec!["loop".into(), "shared".into()],
                     _ => Vec::new(),
                 },
             },
@@ -261,6 +293,10 @@ impl SandboxProfile {
             .filter(|(i, _)| !refused.iter().any(|r| r.entry == Some(*i)))
             .map(|(_, raw)| Pattern::parse(raw).expect("checked by the schema"))
             .collect();
+        let (toolchains, caches) = file
+            .toolchains
+            .map(|t| (t.enable, t.caches))
+            .unwrap_or_default();
         Ok(SandboxProfile {
             name: name.to_string(),
             setup: file.setup.map(|s| s.0).filter(|argv| !argv.is_empty()),
@@ -268,9 +304,62 @@ impl SandboxProfile {
             memory,
             enforce,
             allow_domains,
+            toolchains,
+            caches,
             ignored,
             path: Some(path),
+            text: text.to_string(),
         })
+    }
+
+    /// What of its `[toolchains]` the profile may not have under the operator's `choice`
+    /// (the merged settings, where only the operator may enable and share): one
+    /// [`Ignored`] each, with its line.
+    pub fn toolchain_refusals(&self, choice: &Choice) -> Vec<Ignored> {
+        let (_, refused) =
+            crate::toolchains::resolve(choice, self.toolchains.as_ref(), self.caches);
+        let seg = |k: &str| Seg::Key(k.to_string());
+        refused
+            .into_iter()
+            .map(|r| {
+                let (at, key, shown, why) = match r {
+                    Refused::Entry { index, toolchain } => (
+                        vec![seg("toolchains"), seg("enable"), Seg::Index(index)],
+                        "toolchains.enable",
+                        format!("\"{toolchain}\""),
+                        format!(
+                            "{}; the operator config enables {}",
+                            crate::toolchains::OPERATOR_ONLY,
+                            choice.enable
+                        ),
+                    ),
+                    Refused::Detected => (
+                        vec![seg("toolchains"), seg("enable")],
+                        "toolchains.enable",
+                        "\"detected\"".to_string(),
+                        format!(
+                            "{}: only {} of what is detected",
+                            crate::toolchains::OPERATOR_ONLY,
+                            choice.enable
+                        ),
+                    ),
+                    Refused::Shared => (
+                        vec![seg("toolchains"), seg("caches")],
+                        "toolchains.caches",
+                        "\"shared\"".to_string(),
+                        crate::toolchains::SHARED_ONLY.to_string(),
+                    ),
+                };
+                Ignored {
+                    layer: Layer::Team,
+                    path: self.path.clone().unwrap_or_default(),
+                    line: check::line_of(&self.text, &at, Part::Value),
+                    key: key.into(),
+                    shown,
+                    why,
+                }
+            })
+            .collect()
     }
 }
 
@@ -337,6 +426,48 @@ mod tests {
         assert_eq!(p.allow_domains.len(), 1);
         let p = parse("[limits]\nenforce = \"strict\"\n").unwrap();
         assert_eq!(p.enforce, Some(Enforce::Strict));
+    }
+
+    #[test]
+    fn a_profiles_toolchains_pick_among_the_operators() {
+        use crate::toolchains::{Caches, Choice, Selection, Toolchain};
+        let p = parse(
+            "[toolchains]\nenable = [\n  \"rustup\",\n  \"pyenv\",\n]\ncaches = \"shared\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            p.toolchains,
+            Some(Selection::Only(vec![Toolchain::Rustup, Toolchain::Pyenv]))
+        );
+        assert_eq!(p.caches, Some(Caches::Shared));
+        let operator = Choice {
+            enable: Selection::Only(vec![Toolchain::Pyenv]),
+            caches: Caches::Loop,
+        };
+        let refused: Vec<_> = p
+            .toolchain_refusals(&operator)
+            .into_iter()
+            .map(|i| (i.key, i.shown, i.line))
+            .collect();
+        assert_eq!(
+            refused,
+            vec![
+                ("toolchains.enable".into(), "\"rustup\"".into(), Some(3)),
+                ("toolchains.caches".into(), "\"shared\"".into(), Some(6)),
+            ]
+        );
+        let everything = Choice {
+            enable: Selection::Detected,
+            caches: Caches::Shared,
+        };
+        assert!(p.toolchain_refusals(&everything).is_empty());
+        let err = parse("[toolchains]\nenable = [\"rustp\"]\n").unwrap_err();
+        assert!(err.to_string().contains("did you mean 'rustup'"), "{err}");
+        let err = parse("[toolchains]\ncaches = \"share\"\n").unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::BadValue { suggestion: Some(s), .. } if s == "shared"),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -36,6 +36,16 @@ pub struct Settings {
     pub limits: LimitSettings,
     pub guard: GuardSettings,
     pub mounts: Vec<MountSpec>,
+    pub toolchains: ToolchainSettings,
+}
+
+/// `[toolchains]`: which toolchains of the user's home sandboxes may see, and whose
+/// package caches they fill (see `crate::toolchains`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolchainSettings {
+    pub enable: crate::toolchains::Selection,
+    pub caches: crate::toolchains::Caches,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -371,6 +381,7 @@ pub fn choices(key: &str) -> Vec<String> {
         "sandbox.mode" => names::<RunMode>(),
         "network.mode" => names::<NetMode>(),
         "limits.enforce" => names::<Enforce>(),
+        "toolchains.caches" => names::<crate::toolchains::Caches>(),
         _ => Vec::new(),
     }
 }

@@ -176,6 +176,11 @@ fn spec_and_policy(
         home_overlay: home_needs_overlay(ws, &rec.id),
         identity: crate::agent::git_identity(ws, rec, config.settings()),
         agent_env: req.agent_env.clone(),
+        toolchains: crate::toolchains::for_run(
+            ws,
+            config,
+            &std::path::Path::new("/home").join(ws.user()),
+        ),
     };
     let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
     Ok((spec, policy))
@@ -308,7 +313,11 @@ pub fn run(
     // by environment (see spawn.rs), and neither is written anywhere.
     let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
     let vault_files: Vec<PathBuf> = delivery.files.iter().map(|(rel, _)| rel.clone()).collect();
+    crate::toolchains::make_shared_caches(ws, config);
     let (spec, policy) = spec_and_policy(ws, rec, config, req, vault_files)?;
+    for warning in &spec.warnings {
+        ui.warn(warning)?;
+    }
     let vault_label = if delivery.is_empty() {
         "no vault".to_string()
     } else {
@@ -355,8 +364,10 @@ pub fn run(
     for m in &spec.mounts {
         if let spec::Mount::Data { inside, content } = m {
             // Over a regular file only (see `Mount::Data`); the view has the host's /etc.
+            // Below /loopat/ it is a file of git-loop's own on the sandbox's fresh root,
+            // where nothing of the host is.
             let over_file = std::fs::symlink_metadata(inside).is_ok_and(|m| m.is_file());
-            if over_file {
+            if over_file || inside.starts_with(spec::LOOPAT) {
                 let fd = data_fd(content).map_err(|e| {
                     Error::failure(format!("cannot hand {} to the sandbox", inside.display()))
                         .with_source(e)
@@ -442,6 +453,9 @@ pub fn run(
         vault_label,
         spec.mode.as_str()
     );
+    if !spec.toolchains.is_empty() {
+        status.push_str(&format!(" · toolchains {}", spec.toolchains.join(", ")));
+    }
     if applied.enforcement == limits::Enforcement::None {
         status.push_str(" · NO LIMITS (best-effort)");
     }
@@ -451,6 +465,9 @@ pub fn run(
                "limits": applied.enforcement.as_str(), "command": spec.command});
     if let Some(e) = &spec.egress {
         start["domains"] = json!(e.domains);
+    }
+    if !spec.toolchains.is_empty() {
+        start["toolchains"] = json!(spec.toolchains);
     }
     let _ = events::append(&events, "start", start);
     let started = Instant::now();
@@ -737,10 +754,25 @@ fn run_on_host(
     for (name, _) in crate::egress::relay::environment("") {
         env.remove(&name);
     }
-    env.insert(
-        "HOME".into(),
-        ws.loop_home_upper(&rec.id).display().to_string(),
-    );
+    // Paths below the sandbox's `$HOME` (a toolchain's cache, PATH entries) are the
+    // loop's `$HOME` layer on the host.
+    let upper = ws.loop_home_upper(&rec.id);
+    // Files that exist only on the sandbox's own root (a toolchain's config of
+    // git-loop's making) are not on the host.
+    env.retain(|_, value| !value.starts_with(spec::LOOPAT));
+    for value in env.values_mut() {
+        let parts: Vec<String> = value
+            .split(':')
+            .map(
+                |part| match std::path::Path::new(part).strip_prefix(&spec.home_inside) {
+                    Ok(rest) => upper.join(rest).display().to_string(),
+                    Err(_) => part.to_string(),
+                },
+            )
+            .collect();
+        *value = parts.join(":");
+    }
+    env.insert("HOME".into(), upper.display().to_string());
     env.insert(
         "CLAUDE_CONFIG_DIR".into(),
         ws.loop_claude_dir(&rec.id).display().to_string(),

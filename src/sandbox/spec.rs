@@ -10,6 +10,12 @@
 //! `.git` ro over it, then an empty tmpfs over its vaults; `.claude` rw, then its
 //! `CLAUDE.md` and `skills/` ro over it. In review mode every bind is read-only except
 //! `$HOME` and `/tmp`.
+//!
+//! The toolchains of the user's home (`crate::toolchains`) come right after `$HOME` and
+//! the vault's files: where the host's home has the sandbox's `$HOME` path
+//! (`/home/<user>`), a toolchain folder such as `/home/<user>/.cargo/bin` is then laid over
+//! the loop's `$HOME` rather than hidden under it. The agent's install folder, the
+//! operator's mounts and the grants come after them and win.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -322,6 +328,11 @@ pub struct SandboxSpec {
     pub command: Vec<String>,
     /// What the `proxy` network mode adds; `Some` exactly when `net` is `Proxy`.
     pub egress: Option<Egress>,
+    /// The toolchains of the user's home in view, by name.
+    pub toolchains: Vec<String>,
+    /// What the run should say before it starts (toolchains left out, and why).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// What the host looks like, as far as the spec depends on it: which of the system
@@ -438,6 +449,8 @@ pub struct RunOptions {
     pub identity: Option<crate::agent::GitIdentity>,
     /// What a known agent's profile adds to the environment (`git loop agent` only).
     pub agent_env: Vec<(String, String)>,
+    /// The toolchains of the user's home the run sees (see `crate::toolchains`).
+    pub toolchains: crate::toolchains::Plan,
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -698,6 +711,24 @@ impl SandboxSpec {
                 inside: home_inside.join(rel),
             });
         }
+        // The toolchains, over `$HOME` (see the module's header); a shared cache is
+        // writable in work mode only.
+        for t in &opts.toolchains.mounts {
+            m.push(match t {
+                Mount::Bind {
+                    host,
+                    inside,
+                    rw,
+                    optional,
+                } => Mount::Bind {
+                    host: host.clone(),
+                    inside: inside.clone(),
+                    rw: *rw && w,
+                    optional: *optional,
+                },
+                other => other.clone(),
+            });
+        }
 
         for dir in &opts.ro_same_path {
             m.push(Mount::ro(dir, dir));
@@ -720,7 +751,14 @@ impl SandboxSpec {
         env.insert("HOME".into(), home_inside.display().to_string());
         env.insert("USER".into(), ws.user().to_string());
         env.insert("LOGNAME".into(), ws.user().to_string());
-        env.insert("PATH".into(), SANDBOX_PATH.into());
+        let mut path: Vec<String> = opts
+            .toolchains
+            .path
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        path.push(SANDBOX_PATH.into());
+        env.insert("PATH".into(), path.join(":"));
         env.insert("TMPDIR".into(), "/tmp".into());
         env.insert(
             "CLAUDE_CONFIG_DIR".into(),
@@ -732,6 +770,7 @@ impl SandboxSpec {
         if let Some(e) = &egress {
             env.extend(crate::egress::relay::environment(&e.token));
         }
+        env.extend(opts.toolchains.env.iter().cloned());
         // Commits made inside carry the user's identity, kept in step with their git on
         // every run; the environment wins over any config the agent writes.
         if let Some(id) = &opts.identity {
@@ -764,6 +803,13 @@ impl SandboxSpec {
             new_session: opts.new_session,
             command: opts.command.clone(),
             egress,
+            toolchains: opts
+                .toolchains
+                .enabled
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect(),
+            warnings: opts.toolchains.warnings.clone(),
         }
     }
 
@@ -836,6 +882,11 @@ impl SandboxSpec {
                         "ro (over a file)".into(),
                     )
                 }
+                Mount::Data { inside, content } if content.is_empty() => (
+                    inside.display().to_string(),
+                    "empty (a credential file, kept out)".into(),
+                    "ro (over a file)".into(),
+                ),
                 Mount::Data { inside, .. } => (
                     inside.display().to_string(),
                     "git-loop".into(),
@@ -1022,6 +1073,7 @@ mod tests {
             home_overlay: false,
             identity: None,
             agent_env: Vec::new(),
+            toolchains: Default::default(),
         }
     }
 

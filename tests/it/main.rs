@@ -22,6 +22,7 @@ mod lifecycle;
 mod newcomer;
 mod publish;
 mod sandbox;
+mod toolchains;
 mod vault;
 mod vault_delivery;
 mod workspace;
