@@ -98,7 +98,7 @@ pub fn run(ui: &mut Ui, args: DemoArgs) -> Result<u8> {
             .hint("give a folder you can write to: git loop demo --dir DIR")
     })?;
     let root = fs::canonicalize(&root).context(|| format!("cannot resolve {}", root.display()))?;
-    let cleanup = Cleanup {
+    let mut cleanup = Cleanup {
         root: root.clone(),
         keep: args.keep,
     };
@@ -213,12 +213,21 @@ pub fn run(ui: &mut Ui, args: DemoArgs) -> Result<u8> {
         )?;
     } else {
         step(ui, &format!("removing {}", root.display()))?;
+        // Removed here rather than by `cleanup`, so a failure is said.
+        cleanup.keep = true;
+        fs::remove_dir_all(&root).map_err(|e| {
+            Error::failure(format!(
+                "cannot remove the demo's folder {}",
+                root.display()
+            ))
+            .with_source(e)
+            .hint(format!("remove it by hand: rm -rf {}", root.display()))
+        })?;
         writeln!(
             ui.out(),
             "(git loop demo --keep keeps it to explore; git loop new in a repository of yours starts for real)"
         )?;
     }
-    drop(cleanup);
     Ok(0)
 }
 
