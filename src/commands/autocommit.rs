@@ -4,7 +4,6 @@ use std::process::{Command, Stdio};
 use crate::error::{Error, Result};
 use crate::fsutil::{self, Lock};
 use crate::git::cmd::Git;
-use crate::git::objects;
 use crate::loops::{self, LoopRecord};
 use crate::ui::Ui;
 use crate::workspace::Workspace;
@@ -168,9 +167,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
             skipped.push(pair.role);
             continue;
         }
-        let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-        })?;
+        let changes = loops::worktree_changes(&pair)?;
         if changes.is_empty() {
             continue;
         }

@@ -26,6 +26,11 @@ pub const OPERATOR_ONLY: &[&str] = &[
     // Exact values the secret guard lets through (false positives): in any other layer
     // they would let an agent take a real secret out.
     "guard.allow",
+    // Bounds on host-side reads of loops' repositories: raising them from a layer a
+    // sandbox can write would let an agent exhaust the host.
+    "import.max_object_size",
+    "import.max_pack_size",
+    "import.read_timeout",
     "mounts",
     "network.allow_cidrs",
     "network.hosts",

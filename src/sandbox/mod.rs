@@ -122,7 +122,7 @@ pub fn profile_limits(ws: &Workspace, profile: &str) -> Result<Limits> {
     Ok(limits)
 }
 
-fn parse_bytes(s: &str) -> Option<u64> {
+pub(crate) fn parse_bytes(s: &str) -> Option<u64> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = num.parse().ok()?;
