@@ -860,7 +860,7 @@ fn check_alternates(
     let content = match store.read("objects/info/alternates", MAX_ALTERNATES_FILE_SIZE) {
         Ok(Some(content)) => content,
         Ok(None) => return Err(tampered(format!("{} does not exist", file.display()))),
-        Err(ImportError::Unsafe { source }) => return Err(tampered(source.to_string())),
+        Err(err @ ImportError::Unsafe { .. }) => return Err(tampered(err.to_string())),
         Err(err) => return Err(err),
     };
     let entries: Vec<&[u8]> = content

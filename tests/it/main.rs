@@ -2,6 +2,7 @@
 
 mod common;
 
+mod attacks_fifos;
 mod attacks_files;
 mod attacks_kernel;
 mod bad_input;
