@@ -2,7 +2,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
-use crate::fsutil::{self, Lock};
+use crate::fsutil::Lock;
 use crate::git::cmd::Git;
 use crate::loops::{self, LoopRecord};
 use crate::ui::Ui;
@@ -62,13 +62,26 @@ fn message(paths: &[String]) -> String {
     m
 }
 
-/// Paths whose content the secret guard rejects (read from the host without following
-/// links: the files are the agent's).
+/// Paths whose content the secret guard rejects (read from the host confined: no link
+/// followed, nothing waited on, and no more than the gate scans; the files are the agent's).
 fn rejected(dir: &Path, paths: &[String]) -> Vec<(String, String)> {
+    use crate::confined::{ConfinedError, Tree};
+    let Ok(Some(tree)) = Tree::open(dir) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for p in paths {
-        let Ok(Some(bytes)) = fsutil::read_regular(&dir.join(p)) else {
-            continue;
+        let bytes = match tree.read(p, crate::gate::SCAN_LIMIT) {
+            Ok(Some(bytes)) => bytes,
+            // Too large to scan is too large to let through, as on the way out.
+            Err(ConfinedError::TooLarge { size, .. }) => {
+                out.push((
+                    p.clone(),
+                    format!("{size} bytes, too large to scan for secrets"),
+                ));
+                continue;
+            }
+            _ => continue,
         };
         if let Some(finding) = crate::guard::check(p, 0o100644, &bytes).into_iter().next() {
             out.push((p.clone(), finding.to_string()));

@@ -4,7 +4,8 @@
 //! workspace lock. Each attack is made from inside a real sandbox started by `git loop
 //! run`; every host command then has to finish within a bound, name the path when it
 //! refuses, and change nothing on the host. The twin shows the same commands on a normal
-//! loop working as before.
+//! loop working as before. A sparse file of 10 GB in the worktree is the other half of the
+//! same attack (ATTACKS 29): what reads it reads a bounded part, or refuses.
 
 use std::fs;
 use std::path::Path;
@@ -237,7 +238,9 @@ fn git_loops_own_config_cannot_be_replaced_by_a_fifo() {
          if rm -f \"$f\" 2>/dev/null && mkfifo \"$f\" 2>/dev/null; then echo \"BREACH $f\"; \
          else echo \"refused $f\"; fi; done"
     );
-    let run = env.run_within(BOUND, ["run", &id, "--", "sh", "-c", &script]).run;
+    let run = env
+        .run_within(BOUND, ["run", &id, "--", "sh", "-c", &script])
+        .run;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stdout.contains("BREACH"), "{}", run.stdout);
     assert_eq!(run.stdout.matches("refused").count(), 2, "{}", run.stdout);
@@ -267,7 +270,10 @@ fn the_same_commands_on_a_normal_loop_work_as_before() {
     let tip = env.rev(&env.workdir(&id), "HEAD").unwrap();
     assert_eq!(env.rev(&repo, &format!("loop/{id}")).unwrap(), tip);
 
-    let review = env.run_within(BOUND, ["review", "--json", id.as_str()]).run.ok();
+    let review = env
+        .run_within(BOUND, ["review", "--json", id.as_str()])
+        .run
+        .ok();
     let json = review.json();
     assert_eq!(json["code"]["ahead"], 1, "{json}");
     let uncommitted: Vec<String> = json["uncommitted"]
@@ -287,7 +293,10 @@ fn the_same_commands_on_a_normal_loop_work_as_before() {
         .run
         .ok()
         .stderr_has("committed 2 paths");
-    let review = env.run_within(BOUND, ["review", "--json", id.as_str()]).run.ok();
+    let review = env
+        .run_within(BOUND, ["review", "--json", id.as_str()])
+        .run
+        .ok();
     assert_eq!(review.json()["uncommitted"], serde_json::json!([]));
     assert_eq!(review.json()["code"]["ahead"], 2);
     env.run_within(BOUND, ["rm", id.as_str()])
@@ -297,4 +306,38 @@ fn the_same_commands_on_a_normal_loop_work_as_before() {
     env.run_within(BOUND, ["rm", "--force", id.as_str()])
         .run
         .ok();
+}
+
+#[test]
+fn a_sparse_file_of_ten_gigabytes_is_not_read_whole_by_autocommit() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "sparse");
+    let script = format!(
+        "{AGENT}set -e\necho small > tracked.bin && git add tracked.bin && git commit -qm small\n\
+         truncate -s 10G tracked.bin\ntruncate -s 10G untracked.bin\necho fine > fine.c\n"
+    );
+    env.run_within(BOUND, ["run", &id, "--", "sh", "-c", &script])
+        .run
+        .ok();
+    let before = env.rev(&env.workdir(&id), "HEAD").unwrap();
+    let done = env.run_within(BOUND, ["autocommit", id.as_str()]);
+    let run = done.run.ok();
+    for path in ["tracked.bin", "untracked.bin"] {
+        run.stderr_has(&format!(
+            "not committing {path}: 10737418240 bytes, too large to scan for secrets"
+        ));
+    }
+    run.stderr_has("committed 1 path");
+    assert!(
+        done.max_rss_kib < 256 << 10,
+        "autocommit reached {} KiB",
+        done.max_rss_kib
+    );
+    let files = env.git(
+        &env.workdir(&id),
+        ["diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD"],
+    );
+    assert_eq!(files.trim(), "fine.c");
+    assert_ne!(env.rev(&env.workdir(&id), "HEAD").unwrap(), before);
 }

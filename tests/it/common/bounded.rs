@@ -29,6 +29,8 @@ impl TestEnv {
             .into_iter()
             .map(|a| a.as_ref().to_os_string())
             .collect();
+        // Waited for below with wait4, which std's wait would not give the rusage of.
+        #[allow(clippy::zombie_processes)]
         let mut child = self
             .command()
             .current_dir(&self.root)
