@@ -589,7 +589,7 @@ pub fn worktree_changes(pair: &RepoPair) -> Result<Vec<String>> {
     let worktree = pair.clone.clone();
     let origin = pair.origin.clone();
     objects::within(limits.read_timeout, &pair.clone, move |interrupt| {
-        let origin = objects::open_trusted(&origin)?;
+        let origin = shared_origin(&origin)?;
         objects::worktree_changes(&worktree, &origin, &limits, interrupt)
     })
     .map_err(|e| {
@@ -600,6 +600,21 @@ pub fn worktree_changes(pair: &RepoPair) -> Result<Vec<String>> {
                 pair.clone.display()
             ))
     })
+}
+
+/// An origin opened once per process for the reads of loops' worktrees, which run on
+/// threads of their own: `autocommit` and `review` read many loops of a few origins.
+fn shared_origin(path: &Path) -> Result<gix::Repository, objects::GitReadError> {
+    use std::sync::Mutex;
+    static OPENED: Mutex<std::collections::BTreeMap<PathBuf, gix::ThreadSafeRepository>> =
+        Mutex::new(std::collections::BTreeMap::new());
+    let mut opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(repo) = opened.get(path) {
+        return Ok(repo.to_thread_local());
+    }
+    let repo = objects::open_trusted(path)?;
+    opened.insert(path.to_path_buf(), repo.clone().into_sync());
+    Ok(repo)
 }
 
 /// Where one of a loop's branches stands in its origin.
