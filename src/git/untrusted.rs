@@ -143,9 +143,10 @@ pub fn within<T: Send + 'static>(
                 after: limit,
             })
         }
+        // The job panicked (its message is on stderr).
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(GitReadError::Unsupported {
             repo: what.to_owned(),
-            what: "what the reader met (it stopped without an answer)".into(),
+            what: "what is there (reading it failed unexpectedly)".into(),
         }),
     }
 }

@@ -341,3 +341,40 @@ fn a_sparse_file_of_ten_gigabytes_is_not_read_whole_by_autocommit() {
     assert_eq!(files.trim(), "fine.c");
     assert_ne!(env.rev(&env.workdir(&id), "HEAD").unwrap(), before);
 }
+
+#[test]
+fn gc_keeps_a_loop_it_cannot_read_and_removes_the_others() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let commit = format!(
+        "{AGENT}set -e\necho 'int work;' > work.c && git add work.c && git commit -qm work\n"
+    );
+    let tampered = env.new_loop(&repo, "tampered");
+    let normal = env.new_loop(&repo, "normal");
+    for id in [&tampered, &normal] {
+        env.run_within(BOUND, ["run", id.as_str(), "--", "sh", "-c", &commit])
+            .run
+            .ok();
+        env.run_within(BOUND, ["merge", id.as_str()]).run.ok();
+    }
+    env.run_within(
+        BOUND,
+        [
+            "run",
+            tampered.as_str(),
+            "--",
+            "sh",
+            "-c",
+            "rm -f .git/index && mkfifo .git/index",
+        ],
+    )
+    .run
+    .ok();
+    let fifo = env.workdir(&tampered).join(".git/index");
+    let gc = env.run_within(BOUND, ["gc"]).run.ok();
+    gc.stderr_has(&format!("{tampered}: kept"))
+        .stderr_has(&fifo.display().to_string())
+        .stdout_has(&format!("removed {normal}"));
+    assert!(env.loop_dir(&tampered).exists());
+    assert!(!env.loop_dir(&normal).exists());
+}
