@@ -22,11 +22,13 @@ id=$(cd "$tmp/repo" && "$bin" new -q bench)
 # Sets $l and $r: the medians of `git loop run -q ID -- true` and of the raw baseline,
 # the same bwrap command line, alternating. `--net none` throughout: this measures the
 # sandbox itself; benches/proxy.sh measures the proxy network mode. Descriptors only
-# git-loop can hand over (the seccomp programs, the sandbox's resolv.conf) are left out of
-# the raw command line.
+# git-loop can hand over (the seccomp programs, the sandbox's resolv.conf, and the binds it
+# makes by descriptor: a loop repository's pinned .git, its config, commondir and hooks,
+# the personal config, grants) are left out of the raw command line, so the baseline does
+# less than the sandbox and the ratio errs against git-loop.
 measure() {
   local id=$1 raw
-  raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g')
+  raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
   for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
   local loop_t=() raw_t=() t0 t1 t2
   for _ in $(seq "$runs"); do

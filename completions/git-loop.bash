@@ -100,6 +100,18 @@ _git__loop() {
             git__loop,vault)
                 cmd="git__loop__subcmd__vault"
                 ;;
+            git__loop__subcmd__agent,help)
+                cmd="git__loop__subcmd__agent__subcmd__help"
+                ;;
+            git__loop__subcmd__agent,login)
+                cmd="git__loop__subcmd__agent__subcmd__login"
+                ;;
+            git__loop__subcmd__agent__subcmd__help,help)
+                cmd="git__loop__subcmd__agent__subcmd__help__subcmd__help"
+                ;;
+            git__loop__subcmd__agent__subcmd__help,login)
+                cmd="git__loop__subcmd__agent__subcmd__help__subcmd__login"
+                ;;
             git__loop__subcmd__config,get)
                 cmd="git__loop__subcmd__config__subcmd__get"
                 ;;
@@ -237,6 +249,9 @@ _git__loop() {
                 ;;
             git__loop__subcmd__help,vault)
                 cmd="git__loop__subcmd__help__subcmd__vault"
+                ;;
+            git__loop__subcmd__help__subcmd__agent,login)
+                cmd="git__loop__subcmd__help__subcmd__agent__subcmd__login"
                 ;;
             git__loop__subcmd__help__subcmd__config,get)
                 cmd="git__loop__subcmd__help__subcmd__config__subcmd__get"
@@ -428,7 +443,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__agent)
-            opts="-q -h -V --mode --net --allow-domain --backend --print-argv --color --quiet --help --version"
+            opts="-q -h -V --mode --net --allow-domain --backend --print-argv --color --quiet --help --version login help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -448,6 +463,74 @@ _git__loop() {
                     ;;
                 --backend)
                     COMPREPLY=($(compgen -W "auto bwrap none" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__agent__subcmd__help)
+            opts="login help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__agent__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__agent__subcmd__help__subcmd__login)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__agent__subcmd__login)
+            opts="-q -h -V --vault --agent --color --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --vault)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -798,7 +881,7 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__cron__subcmd__status)
-            opts="-q -h -V --color --quiet --help --version"
+            opts="-q -h -V --json --color --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -972,8 +1055,22 @@ _git__loop() {
             return 0
             ;;
         git__subcmd__loop__subcmd__help__subcmd__agent)
-            opts=""
+            opts="login"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__loop__subcmd__help__subcmd__agent__subcmd__login)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

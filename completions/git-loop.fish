@@ -212,23 +212,36 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -l once -d 'For
 complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand grant" -s V -l version -d 'Print version'
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l mode -d 'work: the loop\'s folders are writable; review: everything read-only but $HOME and /tmp' -r -f -a "work\t'The rw paths of the loop are writable'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -l mode -d 'work: the loop\'s folders are writable; review: everything read-only but $HOME and /tmp' -r -f -a "work\t'The rw paths of the loop are writable'
 review\t'Everything read-only but $HOME and /tmp'
 plan\t'The same as review: read and reason, change nothing'"
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l net -d 'proxy: only the allowed domains, through git-loop\'s proxy (the default); host: the host\'s network; none: loopback only' -r -f -a "host\t'Share the host\'s network'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -l net -d 'proxy: only the allowed domains, through git-loop\'s proxy (the default); host: the host\'s network; none: loopback only' -r -f -a "host\t'Share the host\'s network'
 none\t'A new network namespace with loopback only'
 proxy\t'A new network namespace whose only way out is git-loop\'s proxy, for the allowlisted domains (`git loop show ID --net`)'"
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l allow-domain -d 'Let the proxy also reach this domain for this run (repeatable): a host name, *.example.com (its subdomains) or name.*.example.com (one label)' -r
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l backend -d 'auto: bwrap if the probe passes, else refuse; none: no sandbox at all' -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -l allow-domain -d 'Let the proxy also reach this domain for this run (repeatable): a host name, *.example.com (its subdomains) or name.*.example.com (one label)' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -l backend -d 'auto: bwrap if the probe passes, else refuse; none: no sandbox at all' -r -f -a "auto\t'bwrap when the probe passes; otherwise refuse'
 bwrap\t'bwrap, or refuse with exit 3'
 none\t'No sandbox: run on the host (with a warning every time)'"
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -l print-argv -d 'Print the exact bwrap command line instead of running it'
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -s q -l quiet -d 'Print less: no status lines'
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-loop -n "__fish_git_loop_using_subcommand agent" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -l print-argv -d 'Print the exact bwrap command line instead of running it'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -a "login" -d 'Store the agent\'s API key or token in a vault, so every loop of that vault is logged in'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and not __fish_seen_subcommand_from login help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from login" -l vault -d 'The vault to store it in' -r
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from login" -l agent -d 'The agent it is for (default: the one agent.command names)' -r -f -a "claude\t''
+codex\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from login" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from login" -s q -l quiet -d 'Print less: no status lines'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from login" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from login" -s V -l version -d 'Print version'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "login" -d 'Store the agent\'s API key or token in a vault, so every loop of that vault is logged in'
+complete -c git-loop -n "__fish_git_loop_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand log" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -391,6 +404,7 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -l color -d 'When to use colors: auto (on a terminal, unless NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -l json -d 'Print JSON: {installed, scheduler: "systemd"|"cron", entry, active}'
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c git-loop -n "__fish_git_loop_using_subcommand cron; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
@@ -513,6 +527,7 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set KEY to VALUE in one layer (default: personal)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove KEY from one layer (default: personal)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "list" -d 'Print every key with its value'
+complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "login" -d 'Store the agent\'s API key or token in a vault, so every loop of that vault is logged in'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from vault" -f -a "init" -d 'Create your identity (when missing) and a vault, and install the secret guard and the vault diff in your personal repository. Prints your recipient (public key)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from vault" -f -a "list" -d 'List vaults with their recipients and entries (names and sizes, never values)'
 complete -c git-loop -n "__fish_git_loop_using_subcommand help; and __fish_seen_subcommand_from vault" -f -a "set" -d 'Store a value: `set VAULT env NAME` reads it from stdin (without echo on a terminal); `set VAULT file REL PATH` stores the file PATH (`-`: stdin) as $HOME/REL'

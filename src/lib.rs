@@ -21,6 +21,7 @@ pub mod publish;
 pub mod repos;
 pub mod sandbox;
 pub mod terminal;
+pub mod toolchains;
 pub mod ui;
 pub mod vault;
 pub mod workspace;

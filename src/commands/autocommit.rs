@@ -1,10 +1,10 @@
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
-use crate::git::cmd::Git;
 use crate::loops::{self, LoopRecord};
+use crate::sandbox::task;
+use crate::terminal;
 use crate::ui::Ui;
 use crate::workspace::Workspace;
 
@@ -62,32 +62,16 @@ fn message(paths: &[String]) -> String {
     m
 }
 
-/// Paths whose content the secret guard rejects (read from the host confined: no link
-/// followed, nothing waited on, and no more than the gate scans; the files are the agent's).
+/// Paths whose content the secret guard rejects (read from the host without following
+/// links: the files are the agent's).
 fn rejected(dir: &Path, paths: &[String]) -> Vec<(String, String)> {
-    use crate::confined::{ConfinedError, Tree};
-    let Ok(Some(tree)) = Tree::open(dir) else {
+    let Ok(Some(tree)) = crate::confined::Tree::open(dir) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for p in paths {
-        let bytes = match tree.read(p, crate::gate::SCAN_LIMIT) {
-            Ok(Some(bytes)) => bytes,
-            // Too large to scan is too large to let through, as on the way out.
-            Err(ConfinedError::TooLarge { size, .. }) => {
-                out.push((
-                    p.clone(),
-                    format!("{size} bytes, too large to scan for secrets"),
-                ));
-                continue;
-            }
-            _ => continue,
-        };
-        if let Some(finding) = crate::guard::check(p, 0o100644, &bytes).into_iter().next() {
-            out.push((p.clone(), finding.to_string()));
-        }
-    }
-    out
+    paths
+        .iter()
+        .filter_map(|p| guard_finding(&tree, p).map(|why| (p.clone(), why)))
+        .collect()
 }
 
 pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
@@ -105,7 +89,12 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
             .map(|q| loops::resolve(&ws, q))
             .collect::<Result<Vec<_>>>()?
     };
-    let _lock = Lock::acquire(&ws.workspace_lock())?;
+    crate::vault::migrate_and_say(ui, &ws)?;
+    // Two autocommits never interleave; the workspace lock is not held while what loops
+    // wrote is read and committed (a loop that makes git wait must not stop every publish),
+    // only around publishing. A loop being removed meanwhile is safe: `rm` refuses a loop
+    // with a live run, and each commit here is a run.
+    let _lock = Lock::acquire(&ws.autocommit_lock())?;
     let mut failures = 0;
     for id in &ids {
         let rec = match loops::load(&ws, id) {
@@ -120,8 +109,16 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
             ui.warn(format!("{id}: {}", e.one_line()))?;
         }
     }
-    commit_personal(ui, &ws)?;
+    let mut personal_failed = false;
+    if let Err(e) = commit_personal(ui, &ws) {
+        personal_failed = true;
+        ui.warn(format!("personal: {}", e.one_line()))?;
+        for h in &e.hints {
+            writeln!(ui.err(), "hint: {h}")?;
+        }
+    }
     if args.publish_notes {
+        let _lock = Lock::acquire(&ws.workspace_lock())?;
         for id in &ids {
             let Ok(rec) = loops::load(&ws, id) else {
                 continue;
@@ -142,13 +139,20 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
             }
         }
     }
-    if failures > 0 {
+    if failures > 0 || personal_failed {
         // Never a quiet success: cron's log keeps this line, and the exit status tells.
-        return Err(Error::failure(format!(
-            "{failures} loop{} could not be committed",
-            if failures == 1 { "" } else { "s" }
-        ))
-        .hint("the warnings above say why for each; the rest was committed"));
+        let loops = match failures {
+            0 => String::new(),
+            1 => "1 loop".to_string(),
+            n => format!("{n} loops"),
+        };
+        let what = match (loops.is_empty(), personal_failed) {
+            (false, true) => format!("{loops} and the personal repository"),
+            (true, _) => "the personal repository".to_string(),
+            (false, false) => loops,
+        };
+        return Err(Error::failure(format!("{what} could not be committed"))
+            .hint("the warnings above say why for each; the rest was committed"));
     }
     Ok(0)
 }
@@ -206,31 +210,20 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         // agent's. Paths and the message are arguments, never part of a shell string.
         let script = "d=$1; m=$2; shift 2; \
                       git -C \"$d\" add -A -- \"$@\" && \
-                      git -C \"$d\" -c user.name='git loop' -c user.email=git-loop@localhost commit -q -m \"$m\" -- \"$@\"";
-        let status = Command::new(std::env::current_exe()?)
-            .args([
-                "run",
-                "-q",
-                "--net",
-                "none",
-                &rec.id,
-                "--",
-                "sh",
-                "-c",
-                script,
-                "autocommit",
-                &inside,
-            ])
-            .arg(message(&paths))
-            .args(paths.iter().map(|p| format!(":(literal){p}")))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .status()?;
-        if !status.success() {
+                      GIT_AUTHOR_NAME='git loop' GIT_AUTHOR_EMAIL=git-loop@localhost GIT_COMMITTER_NAME='git loop' GIT_COMMITTER_EMAIL=git-loop@localhost git -C \"$d\" commit -q -m \"$m\" -- \"$@\"";
+        let mut command: Vec<std::ffi::OsString> = ["sh", "-c", script, "autocommit"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        command.push(inside.into());
+        command.push(message(&paths).into());
+        command.extend(paths.iter().map(|p| format!(":(literal){p}").into()));
+        let out = task::in_loop(&rec.id, "work", &command, task::Bound::DEFAULT)?;
+        if !out.success() {
             return Err(Error::failure(format!(
-                "the commit in the {} repository failed (exit {})",
+                "the commit in the {} repository failed: {}",
                 pair.role,
-                status.code().unwrap_or(-1)
+                terminal::shown(&out.stderr_text())
             ))
             .hint(format!("look with `git loop shell {}`", rec.id)));
         }
@@ -259,51 +252,140 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     Ok(())
 }
 
-/// The personal repository is the user's own: git runs on the host, with its hooks (the
-/// secret guard among them).
+/// The personal repository's files are written by every loop's sandbox (DESIGN 4.0), so
+/// git never runs there on the host: what changed is read through gix, a nested
+/// repository or gitlink is refused (git entering one would run its config), the secret
+/// guard checks every file here, and `git add` and `git commit` run in a jail that sees
+/// only this repository, within a time bound. The repository's own hooks do not run in
+/// the jail: the guard they would run has run here already.
 fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
     let dir = ws.personal();
-    if busy(&dir.join(".git")).is_some() {
-        ui.status("personal: skipped, a git operation is in progress")?;
+    let git_dir = dir.join(".git");
+    if !git_dir.is_dir() {
         return Ok(());
     }
-    let status = Git::in_dir(&dir)
-        .args(["status", "--porcelain", "-z", "--untracked-files=all"])
-        .read()?;
-    let mut paths: Vec<String> = status
-        .split('\0')
-        .filter(|e| e.len() > 3)
-        .map(|e| e[3..].to_string())
-        .collect();
-    paths.retain(|p| !p.is_empty());
-    // Renames in -z output are followed by the old path as its own entry; harmless here.
-    if paths.is_empty() {
+    // Only an autocommit commits here, and this one holds the autocommit lock: a git lock
+    // file left here belongs to a killed one.
+    for stale in loops::git_lock_files(&git_dir) {
+        if std::fs::remove_file(&stale).is_ok() {
+            ui.status(format!(
+                "personal: removed the stale {} (no autocommit is alive to own it)",
+                stale.display()
+            ))?;
+        }
+    }
+    if let Some(why) = busy(&git_dir) {
+        return Err(Error::failure(format!("not committed, {why}"))
+            .hint(format!("finish or abort it in {}", dir.display())));
+    }
+    let (changes, gitlinks) = loops::personal_changes(&dir)?;
+    if changes.is_empty() && gitlinks.is_empty() {
         return Ok(());
     }
-    let refused = rejected(&dir, &paths);
-    for (path, why) in &refused {
-        ui.warn(format!("personal: not committing {path}: {why}"))?;
+    let tree = crate::confined::Tree::open(&dir)
+        .map_err(|e| Error::failure(format!("cannot open {}", dir.display())).with_source(e))?
+        .ok_or_else(|| Error::failure(format!("{} is missing", dir.display())))?;
+    let mut paths = Vec::new();
+    for path in changes {
+        if let Some(why) = refused_in_personal(&tree, &path) {
+            ui.warn(format!(
+                "personal: not committing {}: {why}",
+                terminal::shown(&path)
+            ))?;
+            continue;
+        }
+        if let Some(finding) = guard_finding(&tree, &path) {
+            ui.warn(format!(
+                "personal: not committing {}: {finding}",
+                terminal::shown(&path)
+            ))?;
+            continue;
+        }
+        paths.push(path);
     }
-    let paths: Vec<String> = paths
-        .into_iter()
-        .filter(|p| !refused.iter().any(|(r, _)| r == p))
-        .collect();
-    if paths.is_empty() {
+    for link in &gitlinks {
+        ui.warn(format!(
+            "personal: removing the gitlink {} from the index (a nested repository's config would run in any git that enters it); its files stay",
+            terminal::shown(link)
+        ))?;
+    }
+    if paths.is_empty() && gitlinks.is_empty() {
         return Ok(());
     }
-    let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
-    Git::in_dir(&dir)
-        .args(["add", "-A", "--"])
-        .args(&literal)
-        .run()?;
-    crate::init::scaffold_identity(Git::in_dir(&dir))
-        .args(["commit", "-q", "-m", &message(&paths), "--"])
-        .args(&literal)
-        .run()?;
+    // Each step is git with its settings and the paths as arguments, run in the jail.
+    let literal = |p: &String| format!(":(literal){p}");
+    let mut jobs: Vec<Vec<std::ffi::OsString>> = Vec::new();
+    if !gitlinks.is_empty() {
+        let mut step = task::git_argv(&["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"]);
+        step.extend(gitlinks.iter().map(literal).map(Into::into));
+        jobs.push(step);
+    }
+    if !paths.is_empty() {
+        let mut step = task::git_argv(&["add", "-A", "--"]);
+        step.extend(paths.iter().map(literal).map(Into::into));
+        jobs.push(step);
+    }
+    let mut all: Vec<String> = paths.clone();
+    all.extend(gitlinks.iter().cloned());
+    // The index holds exactly what was staged above (only autocommit commits here); a
+    // pathspec would have `commit` take gitlinks back from the working tree.
+    jobs.push(task::git_argv(&["commit", "-q", "-m", &message(&all)]));
+    let inside = task::inside("personal");
+    for job in jobs {
+        let out = task::jail(&task::Jail {
+            tree: dir.clone(),
+            inside: inside.clone(),
+            command: job,
+            env: task::git_env(("git loop", "git-loop@localhost")),
+            bound: task::Bound::DEFAULT,
+        })?;
+        if !out.success() {
+            return Err(Error::failure(format!(
+                "the commit failed: {}",
+                terminal::shown(&out.stderr_text())
+            ))
+            .hint("look with `git status` in the personal repository, or `git loop doctor`"));
+        }
+    }
     ui.status(format!(
         "personal: committed {} path{}",
-        paths.len(),
-        if paths.len() == 1 { "" } else { "s" }
+        all.len(),
+        if all.len() == 1 { "" } else { "s" }
     ))?;
     Ok(())
+}
+
+/// Why a changed path of the personal tree is never committed: a nested repository (a
+/// folder with its own `.git`, which `git add` would make a gitlink), or a path through a
+/// `.git` of any spelling.
+fn refused_in_personal(tree: &crate::confined::Tree, path: &str) -> Option<&'static str> {
+    let nested_name = path
+        .split('/')
+        .any(|c| c.eq_ignore_ascii_case(".git") || c.eq_ignore_ascii_case(".gitmodules"));
+    if nested_name {
+        return Some("a .git or .gitmodules path (a nested repository)");
+    }
+    match tree.kind(path) {
+        Ok(Some(crate::confined::Kind::Dir)) => {
+            Some("a nested git repository (git entering it would run its config); move its files out or remove its .git")
+        }
+        _ => None,
+    }
+}
+
+/// What the secret guard says of a file of the personal tree, read without following a
+/// link, bounded.
+fn guard_finding(tree: &crate::confined::Tree, path: &str) -> Option<String> {
+    const LIMIT: u64 = 64 << 20;
+    match tree.read(path, LIMIT) {
+        Ok(Some(bytes)) => crate::guard::check(path, 0o100644, &bytes)
+            .into_iter()
+            .next()
+            .map(|f| f.to_string()),
+        Ok(None) => None,
+        Err(crate::confined::ConfinedError::Symlink(_)) => None,
+        Err(e @ crate::confined::ConfinedError::TooLarge { .. }) => Some(e.to_string()),
+        Err(e @ crate::confined::ConfinedError::NotRegular { .. }) => Some(e.to_string()),
+        Err(e) => Some(e.to_string()),
+    }
 }

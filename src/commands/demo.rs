@@ -45,10 +45,7 @@ pub fn run(ui: &mut Ui, args: DemoArgs) -> Result<u8> {
         &NewLoop {
             title: Some("add a greeting".into()),
             repo: Some(sample.clone()),
-            mode: "work".into(),
-            network: "none".into(),
-            vault_default: "default".into(),
-            sandbox_default: "default".into(),
+            network: crate::sandbox::spec::NetMode::None,
             ..Default::default()
         },
     )?;
@@ -58,7 +55,9 @@ pub fn run(ui: &mut Ui, args: DemoArgs) -> Result<u8> {
     step(ui, &format!("git loop run {} -- <scripted agent>", rec.id))?;
     let host_home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let repo = rec.repo.clone().unwrap_or_default();
-    let config = crate::config::Config::load(&[], None)?;
+    // The demo's own workspace, with the built-in configuration alone.
+    let mut config = crate::config::Config::defaults();
+    config.load_profile(&ws, &rec.sandbox)?;
     ui.out().flush()?;
     let code = sandbox::run(
         ui,
@@ -81,6 +80,7 @@ pub fn run(ui: &mut Ui, args: DemoArgs) -> Result<u8> {
             interactive: false,
             ro_same_path: Vec::new(),
             allow_domains: Vec::new(),
+            agent_env: Vec::new(),
         },
     )?;
 

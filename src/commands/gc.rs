@@ -1,5 +1,4 @@
 use crate::error::Result;
-use crate::fsutil::Lock;
 use crate::loops::{self, State};
 use crate::ui::Ui;
 
@@ -43,7 +42,6 @@ pub fn parse_age(text: &str) -> std::result::Result<std::time::Duration, String>
 
 pub fn run(ui: &mut Ui, args: GcArgs) -> Result<u8> {
     let ws = super::workspace()?;
-    let _lock = Lock::acquire(&ws.workspace_lock())?;
     let now = time::OffsetDateTime::now_utc();
     let mut removed = 0;
     for s in loops::survey(&ws)? {
@@ -70,6 +68,14 @@ pub fn run(ui: &mut Ui, args: GcArgs) -> Result<u8> {
                 continue;
             }
         }
+        // A live loop is never removed (its run lock is held until its folder is gone).
+        let _run = match super::rm::hold_loop(&ws, &rec.id) {
+            Ok(hold) => hold,
+            Err(e) => {
+                ui.warn(format!("{}: kept: {}", rec.id, e.one_line()))?;
+                continue;
+            }
+        };
         // A loop whose repository cannot be read (a sandbox may have planted something
         // there) is kept, and the others are still looked at.
         let leftovers = match loops::unfinished_work(&ws, &rec, &status) {

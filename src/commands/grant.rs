@@ -72,11 +72,20 @@ pub fn run(ui: &mut Ui, args: GrantArgs) -> Result<u8> {
             );
         }
     }
+    let meta = std::fs::symlink_metadata(&path)
+        .map_err(|e| Error::usage(format!("{} cannot be read", path.display())).with_source(e))?;
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(
+            Error::usage(format!("{} is neither a folder nor a file", path.display()))
+                .hint("grant a folder or a regular file"),
+        );
+    }
     rec.grants.retain(|g| g.path != path);
     rec.grants.push(Grant {
         path: path.clone(),
         mode: mode.into(),
         once: args.once,
+        source: Some(crate::loops::GrantSource::of(&meta)),
     });
     rec.write(&ws.loop_record(&id))?;
     let when = if args.once { " for the next run" } else { "" };

@@ -60,8 +60,9 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     };
     let origin = ws.repo_link(repo);
     let allow = super::operator_guard_allowlist()?;
-    let _lock = Lock::acquire(&ws.workspace_lock())?;
+    // What the loop wrote is read before the workspace lock is taken.
     loops::import(&ws, &rec)?;
+    let _lock = Lock::acquire(&ws.workspace_lock())?;
     let insp = gate::inspect(&origin, &rec.branch, &target, &allow).map_err(|e| {
         Error::failure(format!("cannot check what loop {id} would merge"))
             .with_source(e)
@@ -114,6 +115,18 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
         gated: Some((insp.source, insp.target)),
     })
     .map_err(|e| publish::to_error(e, &id, "merge"))?;
+    if args.squash && !args.dry_run && outcome != publish::Outcome::UpToDate {
+        // What git cannot tell of a squash (the loop's commits are not in the target),
+        // recorded where git keeps such facts: `rm` and `gc` take the loop as merged up
+        // to this commit.
+        Git::in_dir(&origin)
+            .args([
+                "update-ref",
+                &crate::loops::squashed_ref(&id),
+                &insp.source.to_string(),
+            ])
+            .run()?;
+    }
     super::publish::report(ui, "code", &target, &outcome, args.dry_run)?;
     Ok(0)
 }

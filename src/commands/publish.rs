@@ -60,8 +60,10 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
         roles.push(("knowledge", ws.knowledge()));
     }
     let allow = super::operator_guard_allowlist()?;
-    let _lock = Lock::acquire(&ws.workspace_lock())?;
+    // What the loop wrote is read before the workspace lock is taken, so a loop that makes
+    // reading slow holds up no one else's publish.
     loops::import(&ws, &rec)?;
+    let _lock = Lock::acquire(&ws.workspace_lock())?;
     // Every branch is judged before any of them lands: a refusal changes nothing.
     let mut gated = Vec::new();
     for (role, origin) in &roles {

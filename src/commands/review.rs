@@ -1,5 +1,3 @@
-use std::process::{Command, Stdio};
-
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
@@ -304,16 +302,16 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
             }
             .into(),
         );
-        let out = Command::new(std::env::current_exe()?)
-            .args([
-                "run", "-q", "--color", "never", "--mode", "review", "--net", "none", &p.rec.id,
-                "--",
-            ])
-            .args(&git_args)
-            .stdin(Stdio::null())
-            .output()?;
+        // In the loop's own sandbox, read-only, within a time bound: the repository's
+        // config and hooks are the agent's, and a FIFO there must not hang the review.
+        let out = crate::sandbox::task::in_loop(
+            &p.rec.id,
+            "review",
+            &git_args,
+            crate::sandbox::task::Bound::DEFAULT,
+        )?;
         terminal::write_diff(ui.out(), &out.stdout)?;
-        if !out.status.success() {
+        if !out.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let stderr = stderr.trim();
             ui.warn(format!(

@@ -25,7 +25,10 @@ pub struct RmArgs {
 pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
-    let _lock = Lock::acquire(&ws.workspace_lock())?;
+    // Held until the folder is gone: no run of the loop is live, and none starts. What
+    // the loop wrote is read without the workspace lock, so a loop that makes reading
+    // slow never holds up other loops' publishes.
+    let _run = hold_loop(&ws, &id)?;
     let record = loops::load(&ws, &id);
     let rec = match record {
         Ok(rec) => Some(rec),
@@ -72,6 +75,16 @@ pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// The loop's run lock, held exclusively: a loop with a live run is not removed.
+pub fn hold_loop(ws: &Workspace, id: &str) -> Result<Lock> {
+    Lock::try_acquire(&ws.loop_run_lock(id))?.ok_or_else(|| {
+        Error::failure(format!(
+            "loop {id} is running (a run, shell, agent or autocommit of it is live)"
+        ))
+        .hint("wait for it to end, or end it; then remove the loop")
+    })
+}
+
 /// Removes the loop folder, then (if asked) the loop's branches in the origins. A branch
 /// is deleted only if it still points where it pointed when read, so a concurrent import
 /// is never lost silently.
@@ -85,6 +98,7 @@ pub fn remove(
     let dir = ws.loop_dir(id);
     fsutil::remove_tree(&dir)
         .map_err(|e| Error::failure(format!("cannot remove {}", dir.display())).with_source(e))?;
+    let _ = std::fs::remove_file(ws.loop_run_lock(id));
     ui.status(format!("removed loop {id}"))?;
     if delete_branches {
         let branch = LoopRecord::branch_name(id);

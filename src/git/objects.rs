@@ -49,7 +49,7 @@ use gix::bstr::{BString, ByteSlice};
 use gix::objs::{Exists as _, FindExt as _, FindHeader as _, Write as _};
 use gix::ObjectId;
 
-pub use super::untrusted::{loop_branches, within, worktree_changes, Limits};
+pub use super::untrusted::{gitlinks, loop_branches, within, worktree_changes, Limits};
 use super::untrusted::{LoopRepo, MAX_ALTERNATES_FILE_SIZE};
 use crate::confined::ConfinedError;
 

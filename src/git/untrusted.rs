@@ -851,29 +851,7 @@ pub fn worktree_changes(
     interrupt: &AtomicBool,
 ) -> Result<Vec<String>, GitReadError> {
     let hash_kind = origin.object_hash();
-    let root = Tree::open(worktree)
-        .map_err(read_unsafe)?
-        .ok_or_else(|| GitReadError::Io {
-            path: worktree.to_owned(),
-            source: io::Error::from(io::ErrorKind::NotFound),
-        })?;
-    let git_dir = worktree.join(".git");
-    // A `.git` file would name a git folder elsewhere; a loop's is always a real folder.
-    match root.kind(".git").map_err(read_unsafe)? {
-        Some(PathKind::Dir) => {}
-        Some(_) => {
-            return Err(GitReadError::Unsafe {
-                source: ConfinedError::NotDir { path: git_dir },
-            })
-        }
-        None => {
-            return Err(GitReadError::NoWorktree {
-                repo: git_dir,
-                expected: worktree.to_owned(),
-            })
-        }
-    }
-    let store = LoopRepo::open(&git_dir, hash_kind, *limits)?;
+    let (root, git_dir, store) = open_worktree(worktree, hash_kind, limits)?;
     let index = read_index(store.git(), &git_dir, hash_kind, limits)?;
     if index.is_sparse() {
         return Err(GitReadError::Unsupported {
@@ -927,6 +905,109 @@ pub fn worktree_changes(
     }
     Ok(changes
         .paths
+        .into_iter()
+        .map(|path| path.to_str_lossy().into_owned())
+        .collect())
+}
+
+/// A worktree of a repository whose files a sandbox writes, its git folder, and the
+/// repository's own store, each opened confined.
+fn open_worktree(
+    worktree: &Path,
+    hash_kind: gix::hash::Kind,
+    limits: &Limits,
+) -> Result<(Tree, PathBuf, LoopRepo), GitReadError> {
+    let root = Tree::open(worktree)
+        .map_err(read_unsafe)?
+        .ok_or_else(|| GitReadError::Io {
+            path: worktree.to_owned(),
+            source: io::Error::from(io::ErrorKind::NotFound),
+        })?;
+    let git_dir = worktree.join(".git");
+    // A `.git` file would name a git folder elsewhere; a loop's is always a real folder.
+    match root.kind(".git").map_err(read_unsafe)? {
+        Some(PathKind::Dir) => {}
+        Some(_) => {
+            return Err(GitReadError::Unsafe {
+                source: ConfinedError::NotDir { path: git_dir },
+            })
+        }
+        None => {
+            return Err(GitReadError::NoWorktree {
+                repo: git_dir,
+                expected: worktree.to_owned(),
+            })
+        }
+    }
+    let store = LoopRepo::open(&git_dir, hash_kind, *limits)?;
+    Ok((root, git_dir, store))
+}
+
+/// Paths that are gitlinks (submodule entries) in the index of the repository at `worktree`
+/// or in its `HEAD`'s tree, read as [`worktree_changes`] reads (objects from `origin`,
+/// else from the repository's own store): a gitlink makes git enter the nested repository,
+/// whose config it then reads. `HEAD`'s tree is walked whole, up to a ceiling of entries.
+pub fn gitlinks(
+    worktree: &Path,
+    origin: &gix::Repository,
+    limits: &Limits,
+    interrupt: &AtomicBool,
+) -> Result<Vec<String>, GitReadError> {
+    use gix::objs::tree::EntryKind;
+    const MAX_ENTRIES: usize = 10_000_000;
+    let hash_kind = origin.object_hash();
+    let (_root, git_dir, store) = open_worktree(worktree, hash_kind, limits)?;
+    let index = read_index(store.git(), &git_dir, hash_kind, limits)?;
+    let mut out = BTreeSet::new();
+    for entry in index.entries() {
+        if entry.mode == gix::index::entry::Mode::COMMIT {
+            out.insert(entry.path(&index).to_owned());
+        }
+    }
+    let head = store.head()?;
+    let mut objects = Objects { origin, store };
+    let mut pending = Vec::new();
+    if let Some(commit) = head {
+        let data = objects.find(commit, gix::objs::Kind::Commit)?;
+        let commit = gix::objs::CommitRef::from_bytes(&data, hash_kind).map_err(|source| {
+            objects
+                .store
+                .malformed_with(commit, "is not a valid commit", source)
+        })?;
+        pending.push((BString::default(), commit.tree()));
+    }
+    let mut seen = 0;
+    while let Some((prefix, tree_id)) = pending.pop() {
+        check_interrupt(interrupt, &git_dir)?;
+        let data = objects.find(tree_id, gix::objs::Kind::Tree)?;
+        let tree = gix::objs::TreeRef::from_bytes(&data, hash_kind).map_err(|source| {
+            objects
+                .store
+                .malformed_with(tree_id, "is not a valid tree", source)
+        })?;
+        seen += tree.entries.len();
+        if seen > MAX_ENTRIES {
+            return Err(GitReadError::Unsupported {
+                repo: git_dir,
+                what: format!("a HEAD of more than {MAX_ENTRIES} entries"),
+            });
+        }
+        for entry in &tree.entries {
+            let mut path = prefix.clone();
+            if !path.is_empty() {
+                path.push_byte(b'/');
+            }
+            path.push_str(entry.filename);
+            match entry.mode.kind() {
+                EntryKind::Tree => pending.push((path, entry.oid.to_owned())),
+                EntryKind::Commit => {
+                    out.insert(path);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out
         .into_iter()
         .map(|path| path.to_str_lossy().into_owned())
         .collect())

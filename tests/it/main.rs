@@ -2,9 +2,12 @@
 
 mod common;
 
+mod agent;
+mod agent_e2e;
 mod attacks_fifos;
 mod attacks_files;
 mod attacks_kernel;
+mod attacks_policy;
 mod bad_input;
 mod cli;
 mod concurrency;
@@ -12,10 +15,13 @@ mod config;
 mod doctor;
 mod egress;
 mod gate;
+mod host_trust;
 mod import;
 mod lifecycle;
+mod newcomer;
 mod publish;
 mod sandbox;
+mod toolchains;
 mod vault;
 mod vault_delivery;
 mod workspace;

@@ -44,7 +44,7 @@ fn run_passes_io_and_the_exit_code_and_imports_afterwards() {
     assert_eq!(quiet.stderr, "");
 
     // Work committed inside reaches the origin when the run ends.
-    let script = "echo x > new.c && git add new.c && git -c user.name=a -c user.email=a@b commit -qm inside && git rev-parse HEAD";
+    let script = "echo x > new.c && git add new.c && git commit -qm inside && git rev-parse HEAD";
     let run = env.run(["run", "-q", &id, "--", "sh", "-c", script]).ok();
     let tip = run.stdout.trim();
     assert_eq!(
