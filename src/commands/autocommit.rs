@@ -2,7 +2,6 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
-use crate::git::objects;
 use crate::loops::{self, LoopRecord};
 use crate::sandbox::task;
 use crate::terminal;
@@ -185,9 +184,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
             skipped.push(pair.role);
             continue;
         }
-        let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-        })?;
+        let changes = loops::worktree_changes(&pair)?;
         if changes.is_empty() {
             continue;
         }
@@ -286,10 +283,7 @@ pub(crate) fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
         return Err(Error::failure(format!("not committed, {why}"))
             .hint(format!("finish or abort it in {}", dir.display())));
     }
-    let changes = objects::worktree_changes(&dir)
-        .map_err(|e| Error::failure(format!("cannot read {}", dir.display())).with_source(e))?;
-    let gitlinks = objects::gitlinks(&dir)
-        .map_err(|e| Error::failure(format!("cannot read {}", dir.display())).with_source(e))?;
+    let (changes, gitlinks) = loops::personal_changes(&dir)?;
     if changes.is_empty() && gitlinks.is_empty() {
         return Ok(());
     }

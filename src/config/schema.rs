@@ -37,6 +37,20 @@ pub struct Settings {
     pub guard: GuardSettings,
     pub mounts: Vec<MountSpec>,
     pub toolchains: ToolchainSettings,
+    pub import: ImportSettings,
+}
+
+/// `[import]`: bounds on what the host reads from a loop's repository (operator only; see
+/// `crate::git::untrusted::Limits`, which they become).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportSettings {
+    /// The largest object inflated from a loop's store.
+    pub max_object_size: Size,
+    /// The most of a loop's packs held in memory at once.
+    pub max_pack_size: Size,
+    /// Seconds one read of a loop's worktree and repository may take.
+    pub read_timeout: std::num::NonZeroU64,
 }
 
 /// `[toolchains]`: which toolchains of the user's home sandboxes may see, and whose
