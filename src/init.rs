@@ -318,8 +318,8 @@ fn adopt_remote(
     Ok(())
 }
 
-/// Is the repository still exactly what `init` made: one commit of git-loop's with
-/// `message`, nothing changed since?
+/// Is the repository still exactly what `init` made: one branch with one commit of
+/// git-loop's with `message`, nothing changed since?
 fn is_pristine(path: &Path, message: &str) -> bool {
     let Ok(repo) = crate::git::objects::open_trusted(path) else {
         return false;
@@ -342,7 +342,12 @@ fn is_pristine(path: &Path, message: &str) -> bool {
             .message_raw()
             .map(|m| m.to_string().trim() == message)
             .unwrap_or(false);
-    ours && crate::git::objects::worktree_changes(path)
+    // Loops' branches, or any other, are work the clone would not have.
+    let only_trunk = crate::git::objects::branches(&repo)
+        .map(|b| b.len() == 1)
+        .unwrap_or(false);
+    ours && only_trunk
+        && crate::git::objects::worktree_changes(path)
         .map(|c| c.is_empty())
         .unwrap_or(false)
 }
