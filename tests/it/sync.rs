@@ -610,3 +610,40 @@ fn new_personal_memory_arrives_in_the_personal_tree() {
         "new fact\n"
     );
 }
+
+/// ATTACKS 28: a nested repository planted in the personal tree, its config naming a
+/// command for the fsmonitor; `sync` commits and shares the personal repository and runs
+/// nothing of it on the host. The twin: the memory written next to it is shared.
+#[test]
+fn a_nested_repository_in_the_personal_tree_runs_nothing_when_synced() {
+    let remotes = Remotes::new();
+    let a = machine(&remotes);
+    sync(&a).ok();
+    let marker = a.root.join("pwned");
+    let id = a.run(["new", "--scratch", "nested"]).ok().stdout.trim().to_string();
+    a.run([
+        "run",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        &format!(
+            "cd /loopat/context/personal && mkdir evil && cd evil && git init -q && \
+             git config core.fsmonitor 'touch {0}' && git config core.hooksPath /nowhere && \
+             echo x > f && git add f && git commit -q -m x && \
+             echo 'legit memory' > ../memory/legit.md && echo planted",
+            marker.display()
+        ),
+    ])
+    .ok()
+    .stdout_has("planted");
+    let synced = sync(&a);
+    synced.stderr_has("evil");
+    assert!(!marker.exists(), "the nested repository's fsmonitor ran on the host");
+    let on_remote = remotes.files(&a, "personal");
+    assert!(on_remote.contains(&"memory/legit.md".to_string()), "{on_remote:?}");
+    assert!(
+        !on_remote.iter().any(|p| p.starts_with("evil")),
+        "the nested repository was shared: {on_remote:?}"
+    );
+}
