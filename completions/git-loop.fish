@@ -428,7 +428,7 @@ complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -l color -d 'W
 always\t''
 never\t''"
 complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -l json -d 'Print the findings as JSON'
-complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -l fix -d 'Apply the fixes that lose nothing (leftover folders of an interrupted `new`, stale git lock files)'
+complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -l fix -d 'Apply the fixes that lose nothing: finish or undo what killed commands left (each result checked), and remove git lock files whose owner is provably gone'
 complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -s q -l quiet -d 'Print less: no status lines'
 complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-loop -n "__fish_git_loop_using_subcommand doctor" -s V -l version -d 'Print version'

@@ -122,19 +122,24 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
         }
     }
     if args.publish_notes {
+        let union = super::publish::union_patterns(ui, &ws)?;
         let _lock = Lock::acquire(&ws.workspace_lock())?;
         for id in &ids {
             let Ok(rec) = loops::load(&ws, id) else {
                 continue;
             };
-            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", None, false) {
-                Ok((trunk, outcome)) => {
-                    if outcome != crate::publish::Outcome::UpToDate {
+            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", &union, None, false)
+            {
+                Ok((trunk, merged)) => {
+                    for notice in &merged.notices {
+                        ui.status(notice)?;
+                    }
+                    if merged.outcome != crate::publish::Outcome::UpToDate {
                         super::publish::report(
                             ui,
                             &format!("{id} notes"),
                             &trunk,
-                            &outcome,
+                            &merged.outcome,
                             false,
                         )?;
                     }

@@ -104,17 +104,23 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
             format!("Merge loop {id}: {}", rec.title)
         }
     });
-    let outcome = publish::merge(&MergeRequest {
+    let merged = publish::merge(&MergeRequest {
         origin: &origin,
         source_branch: &rec.branch,
         target_branch: &target,
         message,
         squash: args.squash,
         dry_run: args.dry_run,
-        journal: Some(ws.checkout_journal(&format!("code-{repo}"))),
+        journal: ws.checkout_journal(&format!("code-{repo}")),
+        owner: publish::Owner::User,
+        workspace: &ws,
+        union: Vec::new(),
         gated: Some((insp.source, insp.target)),
     })
     .map_err(|e| publish::to_error(e, &id, "merge"))?;
-    super::publish::report(ui, "code", &target, &outcome, args.dry_run)?;
+    for notice in &merged.notices {
+        ui.status(notice)?;
+    }
+    super::publish::report(ui, "code", &target, &merged.outcome, args.dry_run)?;
     Ok(0)
 }

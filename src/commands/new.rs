@@ -54,6 +54,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
         }
     }
     crate::init::ensure(&ws)?;
+    super::finish_interrupted(ui, &ws)?;
     let config = super::load_config(ui, &ws, None)?;
     let text = |key: &str| config.get_str(key).unwrap_or_default().to_string();
     let spinner = ui.spinner("creating the loop: its branch, working tree and notes");

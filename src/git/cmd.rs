@@ -158,6 +158,33 @@ impl Git {
             .map_err(|source| GitError::Spawn { argv, source })
     }
 
+    /// Runs to completion with `input` on its stdin (paths for `--stdin` modes), whatever
+    /// the exit status.
+    pub fn output_with_input(mut self, input: &[u8]) -> Result<Output, GitError> {
+        use std::io::Write;
+        let argv = self.argv_string();
+        let spawn_err = |source| GitError::Spawn {
+            argv: argv.clone(),
+            source,
+        };
+        let mut child = self
+            .cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_err)?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let input = input.to_vec();
+        // Written from a thread: git may fill its stdout before it has read all its input.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().map_err(spawn_err)?;
+        let _ = writer.join();
+        Ok(out)
+    }
+
     /// Runs to completion, returning stdout as text.
     pub fn read(self) -> Result<String, GitError> {
         let out = self.output()?;

@@ -71,13 +71,13 @@ fn a_conflict_changes_nothing_and_says_how_to_resolve() {
     let (env, repo) = setup();
     let a = env.new_loop(&repo, "a");
     let b = env.new_loop(&repo, "b");
-    note(&env, &a, "inbox.md", "# Inbox\n- from a\n");
-    note(&env, &b, "inbox.md", "# Inbox\n- from b\n");
+    note(&env, &a, "focus/plan.md", "# Plan\n- from a\n");
+    note(&env, &b, "focus/plan.md", "# Plan\n- from b\n");
     env.run(["publish", &a]).ok();
     let trunk = env.rev(&env.notes(), "main").unwrap();
     env.run(["publish", &b])
         .fails(1)
-        .stderr_has("conflicts in inbox.md")
+        .stderr_has("conflicts in focus/plan.md")
         .stderr_has(&format!("git loop shell {b}"))
         .stderr_has("rebase origin/main");
     assert_eq!(env.rev(&env.notes(), "main").unwrap(), trunk);
@@ -85,7 +85,7 @@ fn a_conflict_changes_nothing_and_says_how_to_resolve() {
 
     // Resolved the way the hint says, inside the loop's sandbox.
     let script = "git fetch -q origin && git -c user.name=a -c user.email=a@b rebase -q origin/main; \
-                  printf '# Inbox\\n- from a\\n- from b\\n' > inbox.md && git add inbox.md && \
+                  printf '# Plan\\n- from a\\n- from b\\n' > focus/plan.md && git add focus/plan.md && \
                   GIT_EDITOR=true git -c user.name=a -c user.email=a@b rebase --continue >/dev/null";
     env.run([
         "run",
@@ -101,9 +101,67 @@ fn a_conflict_changes_nothing_and_says_how_to_resolve() {
     .ok();
     env.run(["publish", &b]).ok().stdout_has("fast-forwarded");
     assert_eq!(
+        fs::read_to_string(env.notes().join("focus/plan.md")).unwrap(),
+        "# Plan\n- from a\n- from b\n"
+    );
+}
+
+/// Append-only notes files (`inbox.md`, `memory/MEMORY.md`) merge as the union of both
+/// sides' lines; other files still conflict; the list is configurable, and a repository's
+/// own .gitattributes for a file wins.
+#[test]
+fn appends_to_the_inbox_from_two_loops_both_land() {
+    let (env, repo) = setup();
+    env.run(["init"]).ok();
+    // As `init` makes them.
+    assert_eq!(
+        fs::read_to_string(env.notes().join("inbox.md")).unwrap(),
+        "# Inbox\n"
+    );
+    env.commit_file(&env.notes(), "memory/MEMORY.md", "# Memory\n", "memory");
+    let a = env.new_loop(&repo, "a");
+    let b = env.new_loop(&repo, "b");
+    let c = env.new_loop(&repo, "c");
+    note(&env, &a, "inbox.md", "# Inbox\n- from a\n");
+    note(&env, &a, "memory/MEMORY.md", "# Memory\n- [a](a.md)\n");
+    note(&env, &b, "inbox.md", "# Inbox\n- from b\n");
+    note(&env, &b, "memory/MEMORY.md", "# Memory\n- [b](b.md)\n");
+    note(&env, &c, "inbox.md", "# Inbox\n- from c\n");
+    env.run(["publish", &a]).ok();
+    env.run(["publish", &b])
+        .ok()
+        .stdout_has("notes: main merged");
+    assert_eq!(
         fs::read_to_string(env.notes().join("inbox.md")).unwrap(),
         "# Inbox\n- from a\n- from b\n"
     );
+    assert_eq!(
+        fs::read_to_string(env.notes().join("memory/MEMORY.md")).unwrap(),
+        "# Memory\n- [a](a.md)\n- [b](b.md)\n"
+    );
+    assert_eq!(env.git(&env.notes(), ["status", "--porcelain"]), "");
+
+    // The team's own attributes say otherwise for the inbox: a conflict, nothing changed.
+    env.commit_file(&env.notes(), ".gitattributes", "inbox.md -merge\n", "attrs");
+    let trunk = env.rev(&env.notes(), "main").unwrap();
+    env.run(["publish", &c])
+        .fails(1)
+        .stderr_has("conflicts in inbox.md");
+    assert_eq!(env.rev(&env.notes(), "main").unwrap(), trunk);
+
+    // Configured away in the team's config: a conflict too.
+    env.git(&env.notes(), ["rm", "-q", ".gitattributes"]);
+    env.git(&env.notes(), ["commit", "-q", "-m", "no attrs"]);
+    let knowledge = env.ws.join("context/knowledge");
+    env.commit_file(
+        &knowledge,
+        ".loopat/config.toml",
+        "[publish]\nunion = [\"memory/MEMORY.md\"]\n",
+        "team config",
+    );
+    env.run(["publish", &c])
+        .fails(1)
+        .stderr_has("conflicts in inbox.md");
 }
 
 #[test]
