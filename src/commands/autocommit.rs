@@ -229,7 +229,9 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         command.push(inside.into());
         command.push(message(&paths).into());
         command.extend(paths.iter().map(|p| format!(":(literal){p}").into()));
+        crate::failpoint::hit("autocommit:before-commit");
         let out = task::in_loop(&rec.id, "work", &command, task::Bound::DEFAULT)?;
+        crate::failpoint::hit("autocommit:committed");
         if !out.success() {
             return Err(Error::failure(format!(
                 "the commit in the {} repository failed: {}",
@@ -249,6 +251,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     // Imported whether or not anything was committed now: the agent may have committed
     // itself since the last import.
     loops::import(ws, rec)?;
+    crate::failpoint::hit("autocommit:imported");
     if !skipped.is_empty() {
         return Err(Error::failure(format!(
             "the {} repository of loop {} was not committed",

@@ -62,6 +62,7 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     let allow = super::operator_guard_allowlist()?;
     // What the loop wrote is read before the workspace lock is taken.
     loops::import(&ws, &rec)?;
+    crate::failpoint::hit("merge:imported");
     let _lock = Lock::acquire(&ws.workspace_lock())?;
     let insp = gate::inspect(&origin, &rec.branch, &target, &allow).map_err(|e| {
         Error::failure(format!("cannot check what loop {id} would merge"))

@@ -63,6 +63,7 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
     // What the loop wrote is read before the workspace lock is taken, so a loop that makes
     // reading slow holds up no one else's publish.
     loops::import(&ws, &rec)?;
+    crate::failpoint::hit("publish:imported");
     let _lock = Lock::acquire(&ws.workspace_lock())?;
     // Every branch is judged before any of them lands: a refusal changes nothing.
     let mut gated = Vec::new();
