@@ -143,7 +143,7 @@ impl Error {
                 None
             }
         })?;
-        (!self.hints.iter().any(|h| *h == hint)).then_some(hint)
+        (!self.hints.contains(&hint)).then_some(hint)
     }
 }
 
