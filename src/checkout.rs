@@ -1122,11 +1122,12 @@ fn finish_half_written(
         });
     }
     // The index of before (its stat data still right for every path the update does not
-    // touch) moved to NEW without touching the working tree.
+    // touch) moved to NEW without looking at the working tree (`-i`: the half-written
+    // files would fail git's up-to-date check, which is what was judged just above).
     copy_index(files)?;
     Git::in_dir(&target.worktree)
         .env("GIT_INDEX_FILE", &files.scratch)
-        .args(["read-tree", "-m"])
+        .args(["read-tree", "-m", "-i"])
         .arg(old.to_string())
         .arg(new.to_string())
         .run()?;

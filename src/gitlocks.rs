@@ -50,6 +50,19 @@ fn no_import_alive(ws: &Workspace) -> bool {
     })
 }
 
+/// git's lock files in `git_dir`, and git-loop's own scratch files of a checkout update
+/// (the scratch index, a marker being written), which have the same owner.
+fn lock_and_scratch_files(git_dir: &Path) -> Vec<PathBuf> {
+    let mut files = loops::git_lock_files(git_dir);
+    for entry in std::fs::read_dir(git_dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if crate::checkout::is_scratch(&path) && !files.contains(&path) {
+            files.push(path);
+        }
+    }
+    files
+}
+
 /// The lock files of the workspace repository at `git_dir` (notes, knowledge) that no live
 /// command can own, with why, for a caller that holds the workspace lock. `keep`: lock
 /// files not to judge (the markers of checkout updates still to be recovered).
@@ -59,7 +72,7 @@ pub fn stale_in_workspace_repo(
     keep: &dyn Fn(&Path) -> bool,
 ) -> Vec<(PathBuf, &'static str)> {
     let mut out = Vec::new();
-    for lock in loops::git_lock_files(git_dir) {
+    for lock in lock_and_scratch_files(git_dir) {
         if keep(&lock) {
             continue;
         }
@@ -113,15 +126,8 @@ pub fn judge_user_repo(
     workspace_held: bool,
     keep: &dyn Fn(&Path) -> bool,
 ) -> Vec<UserLock> {
-    let mut files = loops::git_lock_files(git_dir);
-    for entry in std::fs::read_dir(git_dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if crate::checkout::is_scratch(&path) && !files.contains(&path) {
-            files.push(path);
-        }
-    }
     let mut out = Vec::new();
-    for lock in files {
+    for lock in lock_and_scratch_files(git_dir) {
         if keep(&lock) {
             continue;
         }

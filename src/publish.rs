@@ -255,7 +255,10 @@ pub fn merge(req: &MergeRequest) -> Result<Merged, MergeError> {
             None => None,
         };
         failpoint::hit("merge:before-update-ref");
+        // Left to finish if git-loop is killed meanwhile: its lock files, left half-way,
+        // could not be told from the user's own git at work.
         let moved = Git::in_dir(req.origin)
+            .outlive_parent()
             .args(["update-ref", "-m"])
             .arg(format!("git loop: merge {}", req.source_branch))
             .arg(format!("refs/heads/{}", req.target_branch))

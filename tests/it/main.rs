@@ -8,6 +8,7 @@ mod bad_input;
 mod cli;
 mod concurrency;
 mod config;
+mod crash;
 mod doctor;
 mod egress;
 mod gate;
