@@ -407,7 +407,7 @@ impl Harness {
     fn merge_trial(&mut self, kill: Kill, doctor_first: bool) {
         let n = self.serial();
         let id = self.new_loop(&format!("merge {n}"));
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             // Main moves first, so this merge makes a merge commit.
             let other = self.new_loop(&format!("merge first {n}"));
             self.env.commit_file(
