@@ -16,6 +16,7 @@ mod host_trust;
 mod import;
 mod lifecycle;
 mod publish;
+mod recovery;
 mod sandbox;
 mod vault;
 mod vault_delivery;
