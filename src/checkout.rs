@@ -33,6 +33,10 @@
 //! was left. Either way the result is checked as in step 6 before the journal goes; a result
 //! that cannot be proven keeps the journal and says which paths.
 
+// The error names the journal, the lock and the paths a user needs to act on; it is met
+// once per failed command, so its size costs nothing worth boxing it for.
+#![allow(clippy::result_large_err)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::fs;
@@ -88,6 +92,8 @@ pub enum CheckoutError {
         branch: String,
         new: String,
         journal: PathBuf,
+        /// The index lock that keeps git off the checkout until it is proven, if there.
+        lock: PathBuf,
         reasons: Vec<String>,
     },
     #[error(transparent)]
@@ -819,6 +825,19 @@ impl Update {
     }
 }
 
+/// The error of a result that cannot be proven, naming the journal that is kept and the
+/// index lock that holds git off the checkout meanwhile.
+fn unproven(journal: &Journal, journal_path: &Path, reasons: Vec<String>) -> CheckoutError {
+    CheckoutError::Unproven {
+        worktree: journal.worktree.to_path(),
+        branch: journal.branch.clone(),
+        new: journal.new.clone(),
+        journal: journal_path.to_path_buf(),
+        lock: Files::of(&journal.index.to_path()).marker,
+        reasons,
+    }
+}
+
 fn target_of(journal: &Journal) -> Target {
     Target {
         origin: journal.origin.to_path(),
@@ -846,13 +865,7 @@ fn verify(
     index_file: &Path,
 ) -> Result<(), CheckoutError> {
     const SHOWN: usize = 10;
-    let unproven = |reasons: Vec<String>| CheckoutError::Unproven {
-        worktree: target.worktree.clone(),
-        branch: target.branch.clone(),
-        new: journal.new.clone(),
-        journal: journal_path.to_path_buf(),
-        reasons,
-    };
+    let unproven = |reasons: Vec<String>| unproven(journal, journal_path, reasons);
     let repo = objects::open_trusted(&target.origin).map_err(|source| CheckoutError::Read {
         path: target.origin.clone(),
         source,
@@ -942,13 +955,7 @@ pub fn recover(
     };
     let target = target_of(&journal);
     let files = Files::of(&journal.index.to_path());
-    let unproven = |reasons: Vec<String>| CheckoutError::Unproven {
-        worktree: target.worktree.clone(),
-        branch: target.branch.clone(),
-        new: journal.new.clone(),
-        journal: journal_path.to_path_buf(),
-        reasons,
-    };
+    let unproven = |reasons: Vec<String>| unproven(&journal, journal_path, reasons);
     if files.marker.exists() && !is_marker(&files.marker) {
         if target.owner == Owner::User {
             return Err(CheckoutError::Locked {
@@ -1039,6 +1046,7 @@ fn recover_legacy(journal_path: &Path, text: &[u8]) -> Result<Recovered, Checkou
         branch: "its branch".into(),
         new: lines.next().unwrap_or_default().to_string(),
         journal: journal_path.to_path_buf(),
+        lock: Path::new(wt).join(".git/index.lock"),
         reasons: vec![
             "the journal was written by an earlier version of git-loop, which recorded nothing to prove the result by".into(),
         ],
@@ -1110,16 +1118,14 @@ fn finish_half_written(
         .take(10)
         .collect();
     if !foreign.is_empty() {
-        return Err(CheckoutError::Unproven {
-            worktree: target.worktree.clone(),
-            branch: target.branch.clone(),
-            new: journal.new.clone(),
-            journal: journal_path.to_path_buf(),
-            reasons: vec![format!(
+        return Err(unproven(
+            journal,
+            journal_path,
+            vec![format!(
                 "paths the update was writing hold something else now: {}",
                 foreign.join(", ")
             )],
-        });
+        ));
     }
     // The index of before (its stat data still right for every path the update does not
     // touch) moved to NEW without looking at the working tree (`-i`: the half-written

@@ -8,7 +8,7 @@
 //! | `packed-refs.lock` in notes or knowledge | the workspace lock's holder, or an import |
 //! | anything else in notes or knowledge (`index.lock`, `HEAD.lock`, `refs/heads/main.lock`, a checkout's marker) | the workspace lock's holder |
 //! | git-loop's checkout marker or scratch index in the user's repository | the workspace lock's holder |
-//! | anything else in the user's repository | the user's own git, maybe: never judged stale |
+//! | anything else in the user's repository | the user's own git, maybe: stale only if written before the machine last booted |
 //!
 //! The loops' own repositories are judged by their run lock (`loops::stale_git_locks`).
 
@@ -149,9 +149,29 @@ pub fn judge_user_repo(
             } else {
                 UserLock::Busy(lock)
             });
+        } else if written_before_boot(&lock) {
+            out.push(UserLock::Stale(
+                lock,
+                "written before the machine last booted: no process holds it",
+            ));
         } else {
             out.push(UserLock::Foreign(lock));
         }
     }
     out
+}
+
+/// Was `path` last written before the machine booted (`btime` of /proc/stat)? No process
+/// that could hold it survived the reboot.
+fn written_before_boot(path: &Path) -> bool {
+    let boot = std::fs::read_to_string("/proc/stat").ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("btime "))
+            .and_then(|s| s.trim().parse::<u64>().ok())
+    });
+    let written = std::fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    matches!((boot, written), (Some(boot), Some(w)) if w.as_secs() < boot)
 }

@@ -255,8 +255,8 @@ pub fn merge(req: &MergeRequest) -> Result<Merged, MergeError> {
             None => None,
         };
         failpoint::hit("merge:before-update-ref");
-        // Left to finish if git-loop is killed meanwhile: its lock files, left half-way,
-        // could not be told from the user's own git at work.
+        // Left to finish if git-loop is killed meanwhile (a process group of its own): its
+        // lock files, left half-way, could not be told from the user's own git at work.
         let moved = Git::in_dir(req.origin)
             .outlive_parent()
             .args(["update-ref", "-m"])
@@ -344,7 +344,11 @@ fn merged_tree(
     let mut git = Git::in_dir(origin);
     if !req.union.is_empty() {
         // The lowest layer of attributes, so the repository's own say for the same files
-        // wins; git's built-in `union` driver keeps both sides' lines.
+        // wins; git's built-in `union` driver keeps both sides' lines. merge-tree (git
+        // 2.47) honours all three ways to hand it attributes: `$GIT_DIR/info/attributes`
+        // would be a lasting change to the repository and win over the team's own
+        // `.gitattributes`; `--attr-source=TREE` would replace the worktree's attributes
+        // entirely; `core.attributesFile` for this one command is neither.
         let file = req.journal.with_extension("gitattributes");
         let text: String = req
             .union
@@ -436,9 +440,13 @@ fn checkout_hints(e: &CheckoutError, what: &str, landed: bool) -> Vec<String> {
         CheckoutError::WouldOverwrite { worktree, .. } | CheckoutError::Staged { worktree, .. } => vec![
             format!("nothing was changed; commit or stash the changes in {} first", worktree.display()),
         ],
-        CheckoutError::Unproven { worktree, journal, .. } => vec![
+        CheckoutError::Unproven { worktree, journal, lock, .. } => vec![
             format!("look at `git status` in {}: the paths named above are not as the update left them", worktree.display()),
-            format!("once the checkout is as it should be, `rm {}`; until then `git loop doctor` reports it", shell_quoted(journal)),
+            format!(
+                "once the checkout is as it should be, `rm {}`{}; until then `git loop doctor` reports it",
+                shell_quoted(journal),
+                if lock.exists() { format!(" and `rm {}` (which holds git off it meanwhile)", shell_quoted(lock)) } else { String::new() }
+            ),
         ],
         _ if landed => vec![
             "the branch moved; `git loop doctor --fix` (or the next publish or merge) finishes the checkout".into(),

@@ -596,10 +596,11 @@ fn check_interrupted(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
                         repo.display(),
                         lock.display()
                     ),
-                    crate::checkout::CheckoutError::Unproven { worktree, journal, .. } => format!(
-                        "look at `git status` in {}; once it is as it should be, `rm {}`",
+                    crate::checkout::CheckoutError::Unproven { worktree, journal, lock, .. } => format!(
+                        "look at `git status` in {}; once it is as it should be, `rm {}`{}",
                         worktree.display(),
-                        journal.display()
+                        journal.display(),
+                        if lock.exists() { format!(" and `rm {}`", lock.display()) } else { String::new() }
                     ),
                     _ => "look at `git status` in that checkout".into(),
                 };

@@ -11,6 +11,7 @@
 //! repository, and every error carries the argv that failed.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -98,11 +99,14 @@ impl Git {
         }
     }
 
-    /// Lets this git finish if git-loop is killed while it runs (see [`Git::output`]): for
-    /// a short command whose half-done state could not be told from the user's own git at
-    /// work (`update-ref`, whose lock files hold nothing that names their owner).
+    /// Lets this git finish whatever happens to git-loop: it does not die with it, and runs
+    /// in a process group of its own, so a kill of git-loop's group (a closed terminal, a
+    /// `kill -9 -PGID`) does not reach it either. For a short command whose half-done
+    /// state could not be told from the user's own git at work: `update-ref`, whose lock
+    /// files (`refs/heads/<branch>.lock`, `HEAD.lock`) hold nothing that names their owner.
     pub fn outlive_parent(mut self) -> Git {
         self.outlive_parent = true;
+        self.cmd.process_group(0);
         self
     }
 
@@ -116,7 +120,6 @@ impl Git {
         // SAFETY: the closure only makes async-signal-safe system calls (prctl, getppid,
         // _exit) on plain integers, as pre_exec requires.
         unsafe {
-            use std::os::unix::process::CommandExt;
             self.cmd.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                 // git-loop died before the line above: nothing would ever signal this one.

@@ -654,6 +654,7 @@ fn killed_at_random_points_nothing_is_lost() {
             let killed = child.kill().is_ok();
             let status = child.wait().unwrap();
             crate::crash::wait_for_runs_to_end(&env);
+            crate::crash::wait_for_detached_git(&env);
             use std::os::unix::process::ExitStatusExt;
             let left = crate::crash::scan(&env, &repo);
             if killed && status.signal() == Some(9) && !left.is_empty() {
