@@ -7,7 +7,8 @@
 # trials); this runs ROUNDS of them (default 6, about 330 trials) and prints the figures
 # recorded in BENCHMARKS.md.
 #
-# The whole output is kept in $CRASH_LOG (default /tmp/git-loop-crash.log).
+# GIT_LOOP_CRASH_VERBOSE=1 also lists what each kill that landed left behind. The whole
+# output is kept in $CRASH_LOG (default /tmp/git-loop-crash.log).
 #
 # The failpoints exist only in test builds (debug assertions), so this runs the test
 # binary, not the release build.
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-6}
 start=${EPOCHREALTIME/./}
-GIT_LOOP_CRASH_ROUNDS=$rounds GIT_LOOP_CRASH_VERBOSE=${GIT_LOOP_CRASH_VERBOSE:-} \
+GIT_LOOP_CRASH_ROUNDS=$rounds \
   cargo nextest run --no-capture --no-fail-fast \
     -E 'test(/crash::killed_at_every_step/)' > "${CRASH_LOG:=/tmp/git-loop-crash.log}" 2>&1 || true
 grep -E '^crash harness|^  [a-z]|PASS|FAIL' "$CRASH_LOG" || true

@@ -52,6 +52,8 @@ struct Tally {
     repaired_by_next: usize,
     repaired_by_doctor: usize,
     leftovers_seen: Vec<String>,
+    /// Per command: trials, and those that landed mid-operation.
+    by_command: std::collections::BTreeMap<String, (usize, usize)>,
 }
 
 struct Harness {
@@ -274,6 +276,14 @@ impl Harness {
         let left = self.leftovers();
         let in_checkout = left.iter().any(|l| l.contains("user's checkout"));
         let landed = died && !left.is_empty();
+        let command = if label.starts_with("big merge") {
+            "merge of 2000 files".to_string()
+        } else {
+            label.split(' ').next().unwrap_or_default().to_string()
+        };
+        let counts = self.tally.by_command.entry(command).or_default();
+        counts.0 += 1;
+        counts.1 += usize::from(landed);
         if landed {
             self.tally.landed += 1;
             match kill {
@@ -811,6 +821,9 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
         t.repaired_by_next,
         t.repaired_by_doctor
     );
+    for (command, (trials, landed)) in &t.by_command {
+        println!("crash harness: {command}: {trials} trials, {landed} landed mid-operation");
+    }
     if std::env::var_os("GIT_LOOP_CRASH_VERBOSE").is_some() {
         for l in &t.leftovers_seen {
             println!("  {l}");
