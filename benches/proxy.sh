@@ -13,6 +13,10 @@
 #   benches/proxy.sh [RUNS]     (start-up runs, default 31 each; 7 transfers and 5
 #                               latency rounds of 200 connections each, alternating)
 #
+# With BASELINE_BIN set to another build of git-loop (an earlier commit's), it also
+# compares the two proxies in 15 pairs (each: 1 GiB from each server and 200 new
+# connections, through one binary then the other, on the same workspace and servers).
+#
 # Every server and client is on this machine: the server listens on 127.0.0.1, and the
 # operator config pins the name bench.test to it.
 set -euo pipefail
@@ -71,7 +75,9 @@ def handle(c):
             with open(big, "rb") as f:
                 c.sendfile(f)
         elif path == b"/echo":
-            c.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+            # A switch to WebSocket, then an echo: the proxy frames HTTP requests, and
+            # after a 101 carries the connection as it is.
+            c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
             while True:
                 d = c.recv(65536)
                 if not d:
@@ -103,7 +109,7 @@ def auth():
     u = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
     return "Basic " + base64.b64encode(("%s:%s" % (u.username, u.password)).encode()).decode()
 
-def head(s):
+def head(s, status=b" 200 "):
     data = b""
     while b"\r\n\r\n" not in data:
         d = s.recv(4096)
@@ -111,7 +117,7 @@ def head(s):
             raise SystemExit("closed early")
         data += d
     line, rest = data.split(b"\r\n\r\n", 1)
-    if b" 200 " not in line.split(b"\r\n")[0] + b" ":
+    if status not in line.split(b"\r\n")[0] + b" ":
         raise SystemExit(line.decode(errors="replace"))
     return rest
 
@@ -128,6 +134,9 @@ def connect(via, host, port):
 
 def request(s, host, path):
     s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host)).encode())
+
+def upgrade(s, host, path):
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" % (path, host)).encode())
 
 def throughput(via, host, port):
     s = connect(via, host, port)
@@ -166,8 +175,8 @@ if mode == "all":
     held = []
     for _ in range(256):
         s = connect(via, host, port)
-        request(s, host, "/echo")
-        head(s)
+        upgrade(s, host, "/echo")
+        head(s, b" 101 ")
         held.append(s)
     for s in held:
         s.sendall(b"ping")
@@ -212,6 +221,21 @@ for _ in 1 2 3 4 5; do
   direct+=$(cd "$wd" && /usr/bin/python3 .bench.py latency direct 127.0.0.1 "$port")$'\n'
   proxied+=$(inside --net proxy --allow-domain bench.test -- python3 .bench.py latency connect bench.test "$port")$'\n'
 done
+
+if [ -n "${BASELINE_BIN:-}" ]; then
+  b_t=""; a_t=""; b_u=""; a_u=""; b_l=""; a_l=""
+  pair() { "$1" run -q "$id" --net proxy --allow-domain bench.test -- python3 .bench.py "$2" connect bench.test "$3"; }
+  for _ in $(seq 15); do
+    b_t+=$(pair "$BASELINE_BIN" get "$port")$'\n'; a_t+=$(pair "$bin" get "$port")$'\n'
+    b_u+=$(pair "$BASELINE_BIN" get "$port2")$'\n'; a_u+=$(pair "$bin" get "$port2")$'\n'
+    b_l+=$(pair "$BASELINE_BIN" latency "$port")$'\n'; a_l+=$(pair "$bin" latency "$port")$'\n'
+  done
+  rate() { echo "$1" | awk '/THROUGHPUT/ {print $3}' | median; }
+  lat() { echo "$1" | awk '/LATENCY/ {print $2}' | median; }
+  echo "paired, host default:      baseline $(rate "$b_t") MB/s, this build $(rate "$a_t") MB/s (medians of 15)"
+  echo "paired, Reno server:       baseline $(rate "$b_u") MB/s, this build $(rate "$a_u") MB/s"
+  echo "paired, new connection:    baseline $(lat "$b_l") ms, this build $(lat "$a_l") ms (medians of 15 medians of 200)"
+fi
 
 # Memory: one run moves 1 GiB, then holds 256 connections; the supervisor's peak is read
 # while they are held.

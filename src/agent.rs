@@ -55,6 +55,12 @@ pub fn compose(rec: &LoopRecord, spec: &SandboxSpec, team: Option<&str>) -> Stri
     ] {
         out.push_str(&format!("- {k}: {v}\n"));
     }
+    if !spec.toolchains.is_empty() {
+        out.push_str(&format!(
+            "- toolchains of the user's home: {} (read-only: install packages into the loop, never into them)\n",
+            spec.toolchains.join(", ")
+        ));
+    }
     out
 }
 
@@ -81,25 +87,56 @@ fn team_file(ws: &Workspace, rel: &str, warnings: &mut Vec<String>) -> Option<St
     }
 }
 
-/// Writes the layers for loop `rec` into its `.claude/`; returns warnings about team
-/// files that were left out.
-pub fn write_layers(ws: &Workspace, rec: &LoopRecord, spec: &SandboxSpec) -> Result<Vec<String>> {
+/// Writes the layers for loop `rec` into its `.claude/` (and, for Codex, its config and
+/// `AGENTS.md` in the loop's `$HOME`); returns warnings about team files that were left
+/// out.
+pub fn write_layers(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    spec: &SandboxSpec,
+    profile: Profile,
+    settings: &crate::config::Settings,
+) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
     let dir = ws.loop_claude_dir(&rec.id);
     fs::create_dir_all(&dir)
         .map_err(|e| Error::failure(format!("cannot create {}", dir.display())).with_source(e))?;
     let team = team_file(ws, "CLAUDE.md", &mut warnings);
-    fsutil::write_atomic(
-        &dir.join("CLAUDE.md"),
-        compose(rec, spec, team.as_deref()).as_bytes(),
-    )?;
+    let doctrine = compose(rec, spec, team.as_deref());
+    fsutil::write_atomic(&dir.join("CLAUDE.md"), doctrine.as_bytes())?;
 
     // settings.json belongs to the agent too: set our keys, keep the rest.
     let settings_path = dir.join("settings.json");
-    let mut settings = read_json(&settings_path);
-    settings["autoMemoryEnabled"] = json!(true);
-    settings["autoMemoryDirectory"] = json!("/loopat/context/personal/memory");
-    write_json(&settings_path, &settings)?;
+    let mut claude = read_json(&settings_path);
+    claude["autoMemoryEnabled"] = json!(true);
+    claude["autoMemoryDirectory"] = json!("/loopat/context/personal/memory");
+    let sandboxed = settings.agent.permissions == AgentPermissions::Sandbox;
+    if profile == Profile::Claude {
+        // The sandbox is the boundary: no prompt before a tool runs inside it, unless
+        // `agent.permissions = "ask"`. Its own updater cannot write its install folder.
+        if !claude["permissions"].is_object() {
+            claude["permissions"] = json!({});
+        }
+        claude["permissions"]["defaultMode"] = json!(if sandboxed {
+            "bypassPermissions"
+        } else {
+            "default"
+        });
+        claude["autoUpdates"] = json!(false);
+    }
+    write_json(&settings_path, &claude)?;
+    if profile == Profile::Claude {
+        // Claude Code's own state: first-run screens done, and the sandboxed mode's
+        // one-time confirmation given (the sandbox is what makes it safe).
+        let path = dir.join(".claude.json");
+        let mut state = read_json(&path);
+        state["hasCompletedOnboarding"] = json!(true);
+        state["bypassPermissionsModeAccepted"] = json!(sandboxed);
+        write_json(&path, &state)?;
+    }
+    if profile == Profile::Codex {
+        write_codex(ws, rec, &doctrine, sandboxed)?;
+    }
 
     if let Some(team_mcp) = team_file(ws, "claude.json", &mut warnings)
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -112,6 +149,34 @@ pub fn write_layers(ws: &Workspace, rec: &LoopRecord, spec: &SandboxSpec) -> Res
         }
     }
     Ok(warnings)
+}
+
+/// Codex's config in the loop's `$HOME` (its `CODEX_HOME`): its own sandbox off, ours
+/// being the boundary, and no approvals asked unless `agent.permissions = "ask"`; its
+/// `AGENTS.md` from the same prompt layers as `CLAUDE.md`. The folder is the agent's, so
+/// the files are written through the confined tree, never through a link.
+fn write_codex(ws: &Workspace, rec: &LoopRecord, doctrine: &str, sandboxed: bool) -> Result<()> {
+    let home = ws.loop_home_upper(&rec.id);
+    let fail = |e: crate::confined::ConfinedError| {
+        Error::failure(format!("cannot write Codex's config in {}", home.display())).with_source(e)
+    };
+    let tree = crate::confined::Tree::open(&home)
+        .map_err(fail)?
+        .ok_or_else(|| Error::failure(format!("{} is missing", home.display())))?;
+    tree.ensure_dir(CODEX_HOME).map_err(fail)?;
+    let config = if sandboxed {
+        "# Written by git loop before every run: the loop's sandbox is the boundary.\n\
+         sandbox_mode = \"danger-full-access\"\napproval_policy = \"never\"\n"
+    } else {
+        "# Written by git loop before every run.\n\
+         sandbox_mode = \"danger-full-access\"\napproval_policy = \"on-request\"\n"
+    };
+    let codex = Path::new(CODEX_HOME);
+    tree.write_atomic(codex.join("config.toml"), config.as_bytes(), 0o644)
+        .map_err(fail)?;
+    tree.write_atomic(codex.join("AGENTS.md"), doctrine.as_bytes(), 0o644)
+        .map_err(fail)?;
+    Ok(())
 }
 
 /// The agent writes `.claude/` too: read only a regular file there, never through a
@@ -132,6 +197,12 @@ fn write_json(path: &Path, v: &Value) -> Result<()> {
 
 /// The agent's binary on the host PATH and the folder it is installed in (bound read-only
 /// at the same path inside, unless the system folders already hold it).
+///
+/// The install folder is the whole installation, not only the binary's folder: for a
+/// package from npm it is the `node_modules` folder the package sits in, which also holds
+/// the platform package npm puts beside it (`@openai/codex-linux-x64`); otherwise the
+/// binary's folder. A folder that would show the sandbox more than an installation (the
+/// home folder itself, one holding the workspace or the age identity) is refused.
 pub fn locate(program: &str) -> Result<(PathBuf, Option<PathBuf>)> {
     let path = std::env::var("PATH").unwrap_or_default();
     let found = if program.contains('/') {
@@ -143,14 +214,204 @@ pub fn locate(program: &str) -> Result<(PathBuf, Option<PathBuf>)> {
         return Err(Error::failure(format!(
             "the agent command '{program}' is not installed (not on PATH)"
         ))
-        .hint("install it (Claude Code: npm install -g @anthropic-ai/claude-code)")
+        .hint("install it (Claude Code: npm install -g @anthropic-ai/claude-code; Codex: npm install -g @openai/codex)")
         .hint("or choose another agent: git loop config set agent.command '[\"codex\"]'"));
     };
     let real = fs::canonicalize(&found).unwrap_or(found);
-    let folder = real.parent().map(Path::to_path_buf);
+    let folder = install_folder(&real);
     let system = [
         "/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/opt/", "/etc/",
     ];
     let folder = folder.filter(|f| !system.iter().any(|s| f.starts_with(s)));
+    if let Some(f) = &folder {
+        refuse_broad_folder(f, &real)?;
+    }
     Ok((real, folder))
 }
+
+/// The folder an agent binary is installed in (see [`locate`]).
+pub fn install_folder(binary: &Path) -> Option<PathBuf> {
+    let top_modules = binary
+        .ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .last();
+    match top_modules {
+        Some(modules) => Some(modules.to_path_buf()),
+        None => binary.parent().map(Path::to_path_buf),
+    }
+}
+
+/// Binding `folder` must not show the sandbox what it must never see.
+fn refuse_broad_folder(folder: &Path, binary: &Path) -> Result<()> {
+    let mut guarded: Vec<(PathBuf, &str)> = Vec::new();
+    if let Some(home) = std::env::var_os("HOME") {
+        guarded.push((PathBuf::from(home), "your home folder"));
+    }
+    if let Ok(root) = crate::workspace::default_root() {
+        guarded.push((root, "the workspace"));
+    }
+    if let Ok(host) = crate::workspace::HostPaths::from_env() {
+        guarded.push((host.identity, "the age identity"));
+    }
+    for (path, what) in guarded {
+        let path = fs::canonicalize(&path).unwrap_or(path);
+        let holds = if what == "your home folder" {
+            folder == path || path.starts_with(folder)
+        } else {
+            path.starts_with(folder)
+        };
+        if holds {
+            return Err(Error::failure(format!(
+                "the agent {} is installed in {}, which is (or holds) {what}: binding it would show the sandbox more than the agent",
+                binary.display(),
+                folder.display()
+            ))
+            .hint("install the agent in a folder of its own (npm install -g, or ~/.local/bin with its files in a folder of their own)"));
+        }
+    }
+    Ok(())
+}
+
+/// The agents git-loop knows, by their command's name; any other runs plain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// Claude Code (`claude`).
+    Claude,
+    /// Codex (`codex`).
+    Codex,
+    Plain,
+}
+
+impl Profile {
+    /// The profile of `agent.command`.
+    pub fn of(command: &[String]) -> Profile {
+        let program = command
+            .first()
+            .and_then(|p| Path::new(p).file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        match program {
+            "claude" | "claude.exe" => Profile::Claude,
+            "codex" | "codex.js" => Profile::Codex,
+            _ => Profile::Plain,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Claude => "Claude Code",
+            Profile::Codex => "Codex",
+            Profile::Plain => "the agent",
+        }
+    }
+
+    /// The variables the agent reads its login from, in the order a stored key is looked
+    /// for (README: "Agents and logins").
+    pub fn login_variables(self) -> &'static [&'static str] {
+        match self {
+            Profile::Claude => &["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"],
+            Profile::Codex => &["OPENAI_API_KEY"],
+            Profile::Plain => &[],
+        }
+    }
+
+    /// The variable a key given to `agent login` is stored as.
+    pub fn login_variable_for(self, key: &str) -> Option<&'static str> {
+        match self {
+            Profile::Claude if key.starts_with("sk-ant-oat") => Some("CLAUDE_CODE_OAUTH_TOKEN"),
+            Profile::Claude => Some("ANTHROPIC_API_KEY"),
+            Profile::Codex => Some("OPENAI_API_KEY"),
+            Profile::Plain => None,
+        }
+    }
+
+    /// The author of commits made with `agent.identity = "agent"` and no `agent.author`.
+    pub fn default_author(self) -> (String, String) {
+        match self {
+            Profile::Claude => ("Claude".into(), "noreply@anthropic.com".into()),
+            Profile::Codex => ("Codex".into(), "noreply@openai.com".into()),
+            Profile::Plain => ("agent".into(), "agent@git-loop.invalid".into()),
+        }
+    }
+
+    /// What the agent's process gets in its environment inside: that it is sandboxed
+    /// (Claude Code then lets its tools run without asking, as root too), no
+    /// self-update (its install folder is read-only inside), no telemetry or error
+    /// reports. With `ask`, the agent is not told it may skip asking.
+    pub fn env(self, permissions: AgentPermissions, home_inside: &Path) -> Vec<(String, String)> {
+        let codex_home = home_inside.join(CODEX_HOME);
+        let codex_home = codex_home.to_string_lossy();
+        let mut env: Vec<(&str, &str)> = match self {
+            Profile::Claude => vec![
+                ("DISABLE_AUTOUPDATER", "1"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                ("DISABLE_TELEMETRY", "1"),
+                ("DISABLE_ERROR_REPORTING", "1"),
+            ],
+            Profile::Codex => vec![("CODEX_HOME", &codex_home)],
+            Profile::Plain => Vec::new(),
+        };
+        if self == Profile::Claude && permissions == AgentPermissions::Sandbox {
+            env.push(("IS_SANDBOX", "1"));
+        }
+        env.into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+}
+
+/// Where Codex keeps its config, below the loop's `$HOME` (so it persists per loop).
+pub const CODEX_HOME: &str = ".codex";
+
+/// The identities of commits made inside a loop's sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GitIdentity {
+    pub author: (String, String),
+    pub committer: (String, String),
+}
+
+/// The user's identity as their git gives it for `repo` (its config, the global and
+/// system config, and `GIT_AUTHOR_*`/`EMAIL` in the environment), read through gix on
+/// the host: `repo` is the user's own repository or the workspace's notes, never a
+/// loop's. `None` when git would have to guess one.
+pub fn user_identity(repo: &Path) -> Option<(String, String)> {
+    let repo = crate::git::objects::open_trusted(repo).ok()?;
+    let who = repo.author()?.ok()?;
+    let name = who.name.to_string();
+    let email = who.email.to_string();
+    (!name.trim().is_empty() && !email.trim().is_empty()).then_some((name, email))
+}
+
+/// The repository whose git config names the user for loop `rec`: its code repository,
+/// else the notes (the user's global config applies to both).
+pub fn identity_repo(ws: &Workspace, rec: &LoopRecord) -> PathBuf {
+    match (&rec.kind, &rec.repo) {
+        (Kind::Code, Some(name)) => ws.repo_link(name),
+        _ => ws.notes(),
+    }
+}
+
+/// The identities commits made inside loop `rec` carry, as `agent.identity` says; `None`
+/// when the user has none (then `new` and `doctor` say how to set one).
+pub fn git_identity(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    settings: &crate::config::Settings,
+) -> Option<GitIdentity> {
+    let user = user_identity(&identity_repo(ws, rec))?;
+    let author = match settings.agent.identity {
+        CommitIdentity::User => user.clone(),
+        CommitIdentity::Agent => crate::config::schema::parse_person(&settings.agent.author)
+            .unwrap_or_else(|| Profile::of(&settings.agent.command).default_author()),
+    };
+    Some(GitIdentity {
+        author,
+        committer: user,
+    })
+}
+
+/// The hint for a user without a git identity.
+pub const IDENTITY_HINT: &str =
+    "set yours: git config --global user.name \"Your Name\" && git config --global user.email you@example.com";
+
+use crate::config::schema::{AgentPermissions, CommitIdentity};

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
+use crate::config::Settings;
 use crate::error::{Context, Error, Result};
 use crate::failpoint;
 use crate::fsutil::{self, Lock};
@@ -29,12 +30,13 @@ use crate::git::cmd::Git;
 use crate::git::objects;
 use crate::loops::{self, Kind, LoopRecord, State};
 use crate::repos;
+use crate::sandbox::spec::{NetMode, RunMode};
 use crate::workspace::Workspace;
 
 pub const MAX_TITLE: usize = 200;
 
 /// What the user asked `new` for.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct NewLoop {
     pub title: Option<String>,
     pub repo: Option<PathBuf>,
@@ -46,10 +48,36 @@ pub struct NewLoop {
     pub sandbox: Option<String>,
     /// A conversation transcript the loop continues (`--seed-chat`).
     pub seed_chat: Option<PathBuf>,
-    pub mode: String,
-    pub network: String,
+    pub mode: RunMode,
+    pub network: NetMode,
     pub vault_default: String,
     pub sandbox_default: String,
+}
+
+impl NewLoop {
+    /// A request with nothing chosen but what the configuration says.
+    pub fn with_settings(settings: &Settings) -> NewLoop {
+        NewLoop {
+            title: None,
+            repo: None,
+            base: None,
+            scratch: false,
+            distill: false,
+            vault: None,
+            sandbox: None,
+            seed_chat: None,
+            mode: settings.sandbox.mode,
+            network: settings.network.mode,
+            vault_default: settings.vault.default.clone(),
+            sandbox_default: settings.sandbox.profile.clone(),
+        }
+    }
+}
+
+impl Default for NewLoop {
+    fn default() -> NewLoop {
+        NewLoop::with_settings(&Settings::defaults())
+    }
 }
 
 /// The result, with what the user should be told.
@@ -112,9 +140,19 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             return Err(Error::usage(format!("{} does not exist", start.display()))
                 .hint("name an existing repository with --repo PATH"));
         }
-        let found = repos::discover(&start)?;
-        refuse_loop_repository(ws, &found.top)?;
-        Some(prepare_code(found, req.base.as_deref())?)
+        if req.repo.is_none() && req.base.is_none() && !repos::is_inside_a_repository(&start) {
+            // Outside any repository a loop has no code to work on (DESIGN 3): a scratch
+            // loop, and the person is told.
+            warnings.push(format!(
+                "{} is not in a git repository: this is a scratch loop, with an empty working folder (run `git loop new` inside a repository, or with --repo PATH, for a loop on its code)",
+                start.display()
+            ));
+            None
+        } else {
+            let found = repos::discover(&start)?;
+            refuse_loop_repository(ws, &found.top)?;
+            Some(prepare_code(found, req.base.as_deref())?)
+        }
     };
 
     // Started now, read after the checkout: it overlaps with our own work.
@@ -235,8 +273,8 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
                 .sandbox
                 .clone()
                 .unwrap_or_else(|| req.sandbox_default.clone()),
-            mode: req.mode.clone(),
-            network: req.network.clone(),
+            mode: req.mode.as_str().to_string(),
+            network: req.network.as_str().to_string(),
             created_by: ws.user().to_string(),
             created_at: loops::now_rfc3339(),
             state: State::Active,
@@ -647,4 +685,21 @@ fn make_clone(
         .args(["reset", "--hard", "--quiet"])
         .run()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_one_line_of_bounded_length() {
+        assert!(validate_title("fix the login bug").is_ok());
+        assert!(validate_title(&"x".repeat(MAX_TITLE)).is_ok());
+        for bad in ["", "   ", "two\nlines", "tab\there", "esc\u{1b}[2J"] {
+            let e = validate_title(bad).unwrap_err();
+            assert_eq!(e.kind.exit_code(), 2, "{bad:?}");
+            assert!(!e.hints.is_empty());
+        }
+        assert!(validate_title(&"x".repeat(MAX_TITLE + 1)).is_err());
+    }
 }

@@ -25,6 +25,7 @@ pub mod removal;
 pub mod repos;
 pub mod sandbox;
 pub mod terminal;
+pub mod toolchains;
 pub mod ui;
 pub mod vault;
 pub mod workspace;

@@ -142,6 +142,16 @@ pub enum RecordError {
 }
 
 impl LoopRecord {
+    #[cfg(test)]
+    pub(crate) fn read_str_for_tests() -> LoopRecord {
+        toml::from_str(
+            "id = \"fix-abc123\"\ntitle = \"fix\"\nkind = \"code\"\nrepo = \"app\"\nbranch = \"loop/fix-abc123\"\n\
+             notes_base = \"1111111111111111111111111111111111111111\"\nvault = \"default\"\nsandbox = \"default\"\n\
+             mode = \"work\"\nnetwork = \"proxy\"\ncreated_by = \"alice\"\ncreated_at = \"2026-01-01T00:00:00Z\"\nstate = \"active\"\n",
+        )
+        .unwrap()
+    }
+
     pub fn branch_name(id: &str) -> String {
         format!("loop/{id}")
     }
@@ -446,39 +456,102 @@ impl Origins {
 
 /// [`import`] with origins shared across calls.
 pub fn import_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> Result<()> {
+    let limits = read_limits()?;
     // One import of a loop at a time (the end of a run, autocommit, publish and review
     // may meet): each moves the origin's `loop/<id>` by compare-and-swap.
     let _one = fsutil::Lock::acquire(&ws.loop_import_lock(&rec.id))?;
     for pair in repo_pairs(ws, rec) {
-        import_pair(&pair, &rec.branch, origins).map_err(|e| {
-            let hint = match &e {
-                ImportError::HashMismatch { .. } => {
+        import_pair(&pair, &rec.branch, origins, &limits).map_err(|e| {
+            let mut hints = Vec::new();
+            match &e {
+                ImportError::HashMismatch { .. } => hints.push(
                     "the loop's repository holds a corrupt object; nothing of it reached the origin"
-                        .to_string()
-                }
-                ImportError::AlternatesTampered { .. } => format!(
+                        .to_string(),
+                ),
+                ImportError::AlternatesTampered { .. } => hints.push(format!(
                     "restore {}/objects/info/alternates or remove the loop",
                     pair.clone_git_dir().display()
-                ),
-                _ => "`git loop doctor` checks the workspace".to_string(),
-            };
-            Error::failure(format!(
+                )),
+                ImportError::ObjectTooLarge { size, .. } => {
+                    hints.push(format!(
+                        "the host inflates no object larger than import.max_object_size; to let this one in, raise it in the operator config ({}): [import] max_object_size = \"{}M\"",
+                        operator_config_shown(),
+                        size.div_ceil(1 << 20)
+                    ));
+                    hints.push(format!(
+                        "or drop the object from {} inside the loop (`git loop shell {}`); nothing of it reached the origin",
+                        rec.branch, rec.id
+                    ));
+                }
+                ImportError::PacksTooLarge { size, .. } => hints.push(format!(
+                    "the host holds no more than import.max_pack_size of a loop's packs in memory; raise it in the operator config ({}): [import] max_pack_size = \"{}M\"",
+                    operator_config_shown(),
+                    size.div_ceil(1 << 20)
+                )),
+                ImportError::Unsafe { .. } | ImportError::TooLarge { .. } => {
+                    hints.push(tampered_hint(rec))
+                }
+                _ => hints.push("`git loop doctor` checks the workspace".to_string()),
+            }
+            let mut err = Error::failure(format!(
                 "cannot import {} of loop {} into {}",
                 rec.branch,
                 rec.id,
                 pair.origin.display()
             ))
-            .with_source(e)
-            .hint(hint)
+            .with_source(e);
+            for hint in hints {
+                err = err.hint(hint);
+            }
+            err
         })?;
     }
     Ok(())
+}
+
+/// What to do about a loop repository that holds something git-loop refuses to read.
+fn tampered_hint(rec: &LoopRecord) -> String {
+    format!(
+        "a sandbox can write the loop's repositories: look at what is there with `git loop shell {}`, or remove the loop with `git loop rm --force {}`",
+        rec.id, rec.id
+    )
+}
+
+fn operator_config_shown() -> String {
+    crate::workspace::HostPaths::from_env()
+        .map(|h| h.operator_config.display().to_string())
+        .unwrap_or_else(|_| "$XDG_CONFIG_HOME/git-loop/config.toml".into())
+}
+
+/// The bounds of host-side reads of loops' repositories: `[import]` of the operator config,
+/// and of it alone (the team and personal layers are writable from sandboxes, and raising a
+/// bound is what an agent that wants to exhaust the host would do). Read once per process.
+pub fn read_limits() -> Result<objects::Limits> {
+    static LIMITS: std::sync::OnceLock<objects::Limits> = std::sync::OnceLock::new();
+    if let Some(limits) = LIMITS.get() {
+        return Ok(*limits);
+    }
+    use crate::config::{Config, Layer};
+    let host = crate::workspace::HostPaths::from_env()?;
+    let config = Config::load(&[(Layer::Operator, host.operator_config)], None)?;
+    Ok(*LIMITS.get_or_init(|| limits_from(&config)))
+}
+
+/// [`read_limits`] from a loaded configuration (other layers' `[import]` is dropped there).
+fn limits_from(config: &crate::config::Config) -> objects::Limits {
+    let import = &config.settings().import;
+    objects::Limits {
+        max_object_size: import.max_object_size.0,
+        max_pack_size: import.max_pack_size.0,
+        read_timeout: std::time::Duration::from_secs(import.read_timeout.get()),
+    }
 }
 
 fn import_pair(
     pair: &RepoPair,
     branch: &str,
     origins: &mut Origins,
+    limits: &objects::Limits,
 ) -> Result<objects::ImportOutcome, ImportError> {
     // Nothing to import when both sides name the same commit: read the two ref files
     // directly (no repository opened, nothing followed through a link), which is what most
@@ -490,31 +563,103 @@ fn import_pair(
     ) {
         if a == b {
             return Ok(objects::ImportOutcome {
-                old: ObjectId::from_hex(a.as_bytes()).ok(),
-                new: ObjectId::from_hex(b.as_bytes()).ok(),
+                old: Some(a),
+                new: Some(b),
                 objects_copied: 0,
             });
         }
     }
     let origin = origins.get(&pair.origin)?;
-    objects::import_branch_into(&pair.clone_git_dir(), origin, &pair.alternate, branch)
+    objects::import_branch_into(
+        &pair.clone_git_dir(),
+        origin,
+        &pair.alternate,
+        branch,
+        limits,
+    )
 }
 
-/// The hex id a ref names, read from its loose file or `packed-refs` without following
-/// links; None when it is anything else (symbolic, missing, odd).
-fn quick_ref(git_dir: &Path, refname: &str) -> Option<String> {
-    let valid = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
-    if let Ok(Some(bytes)) = crate::fsutil::read_regular(&git_dir.join(refname)) {
-        let text = String::from_utf8(bytes).ok()?;
-        let id = text.trim_end();
-        return valid(id).then(|| id.to_string());
+/// The id a ref names, read from its loose file or `packed-refs` confined to the git folder
+/// (no link followed, nothing waited on, bounded); None when it is anything else (symbolic,
+/// missing, odd), which the full import then looks at and names.
+fn quick_ref(git_dir: &Path, refname: &str) -> Option<ObjectId> {
+    const MAX_REF: u64 = 4 << 10;
+    const MAX_PACKED: u64 = 1 << 20;
+    let git = crate::confined::Tree::open(git_dir).ok()??;
+    let id = |hex: &[u8]| {
+        ObjectId::from_hex(hex)
+            .ok()
+            .filter(|id| id.kind() == gix::hash::Kind::Sha1)
+    };
+    if let Some(bytes) = git.read(refname, MAX_REF).ok()? {
+        return id(bytes.trim_ascii_end());
     }
-    let packed = crate::fsutil::read_regular(&git_dir.join("packed-refs")).ok()??;
-    let text = String::from_utf8(packed).ok()?;
-    text.lines().find_map(|line| {
-        let (id, name) = line.split_once(' ')?;
-        (name == refname && valid(id)).then(|| id.to_string())
+    let packed = git.read("packed-refs", MAX_PACKED).ok()??;
+    packed.split(|b| *b == b'\n').find_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let space = line.iter().position(|b| *b == b' ')?;
+        let (hex, name) = (&line[..space], &line[space + 1..]);
+        (name == refname.as_bytes()).then(|| id(hex))?
     })
+}
+
+/// Changed and untracked paths of one of a loop's worktrees (see
+/// [`objects::worktree_changes`]), read on a thread of its own within the operator's time
+/// bound, so that no host command waits on what a sandbox planted there.
+pub fn worktree_changes(pair: &RepoPair) -> Result<Vec<String>> {
+    let limits = read_limits()?;
+    let worktree = pair.clone.clone();
+    let origin = pair.origin.clone();
+    objects::within(limits.read_timeout, &pair.clone, move |interrupt| {
+        let origin = shared_origin(&origin)?;
+        objects::worktree_changes(&worktree, &origin, &limits, interrupt)
+    })
+    .map_err(|e| {
+        Error::failure(format!("cannot read {}", pair.clone.display()))
+            .with_source(e)
+            .hint(format!(
+                "a sandbox can write {}: look at what is there, or remove the loop with `git loop rm --force`",
+                pair.clone.display()
+            ))
+    })
+}
+
+/// The personal repository's changed paths and its gitlinks (see [`objects::gitlinks`]).
+/// Its files are the agents' and are read as a loop's worktree is, on a thread of its own
+/// within the time bound; its git folder is git-loop's (read-only in every sandbox), so its
+/// objects are read from it as from an origin.
+pub fn personal_changes(dir: &Path) -> Result<(Vec<String>, Vec<String>)> {
+    let limits = read_limits()?;
+    let worktree = dir.to_path_buf();
+    objects::within(limits.read_timeout, dir, move |interrupt| {
+        let repo = shared_origin(&worktree)?;
+        let changes = objects::worktree_changes(&worktree, &repo, &limits, interrupt)?;
+        let gitlinks = objects::gitlinks(&worktree, &repo, &limits, interrupt)?;
+        Ok((changes, gitlinks))
+    })
+    .map_err(|e| {
+        Error::failure(format!("cannot read {}", dir.display()))
+            .with_source(e)
+            .hint(format!(
+                "a sandbox can write the files of {}: look at what is there",
+                dir.display()
+            ))
+    })
+}
+
+/// An origin opened once per process for the reads of loops' worktrees, which run on
+/// threads of their own: `autocommit` and `review` read many loops of a few origins.
+fn shared_origin(path: &Path) -> Result<gix::Repository, objects::GitReadError> {
+    use std::sync::Mutex;
+    static OPENED: Mutex<std::collections::BTreeMap<PathBuf, gix::ThreadSafeRepository>> =
+        Mutex::new(std::collections::BTreeMap::new());
+    let mut opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(repo) = opened.get(path) {
+        return Ok(repo.to_thread_local());
+    }
+    let repo = objects::open_trusted(path)?;
+    opened.insert(path.to_path_buf(), repo.clone().into_sync());
+    Ok(repo)
 }
 
 /// Where one of a loop's branches stands in its origin.
@@ -569,10 +714,19 @@ pub fn status_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> R
         };
         branches.push(branch_status(&pair, &rec.branch, against, start, origins)?);
     }
+    Ok(LoopStatus {
+        state: judge(&branches),
+        branches,
+    })
+}
+
+/// A loop's state from where its branches stand: active while any holds work its target
+/// lacks (or none has work yet); else merged when its code branch had commits, all now in
+/// the target; else published when its notes or knowledge did.
+pub fn judge(branches: &[BranchStatus]) -> State {
     let code = branches.iter().find(|b| b.role == "code");
     let notes = branches.iter().find(|b| b.role == "notes");
-    let pending = branches.iter().any(BranchStatus::pending);
-    let state = if pending {
+    if branches.iter().any(BranchStatus::pending) {
         State::Active
     } else if code.is_some_and(|c| c.has_commits) {
         State::Merged
@@ -584,8 +738,12 @@ pub fn status_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> R
         State::Published
     } else {
         State::Active
-    };
-    Ok(LoopStatus { state, branches })
+    }
+}
+
+/// The ref where `merge --squash` records the loop commit it squashed into a target.
+pub fn squashed_ref(id: &str) -> String {
+    format!("refs/git-loop/squashed/{id}")
 }
 
 fn branch_status(
@@ -611,11 +769,20 @@ fn branch_status(
         None => None,
     };
     let start: Option<ObjectId> = start.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
+    // A code branch squash-merged (`merge --squash`) is merged up to the commit squashed.
+    let squashed = match (pair.role, branch.strip_prefix("loop/")) {
+        ("code", Some(id)) => objects::resolve_rev(repo, &squashed_ref(id)).map_err(err)?,
+        _ => None,
+    };
     let (ahead, behind) = match (tip, target) {
-        (Some(t), Some(b)) => (
-            objects::count_ahead(repo, t, &[b], graph).map_err(err)?,
-            objects::count_ahead(repo, b, &[t], graph).map_err(err)?,
-        ),
+        (Some(t), Some(b)) => {
+            let mut hide = vec![b];
+            hide.extend(squashed);
+            (
+                objects::count_ahead(repo, t, &hide, graph).map_err(err)?,
+                objects::count_ahead(repo, b, &[t], graph).map_err(err)?,
+            )
+        }
         (Some(t), None) => (
             objects::count_ahead(repo, t, start.as_slice(), graph).map_err(err)?,
             0,
@@ -637,19 +804,24 @@ fn branch_status(
 /// can hold such commits) and changed or untracked files in their worktrees. Read with
 /// gix; nothing the loop repository configures runs.
 pub fn local_only_work(ws: &Workspace, rec: &LoopRecord) -> Result<Vec<String>> {
+    let limits = read_limits()?;
     let mut found = Vec::new();
     for pair in repo_pairs(ws, rec) {
         if !pair.clone.exists() {
             continue;
         }
-        let clone = objects::open_untrusted(&pair.clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-        })?;
         let origin = objects::open_trusted(&pair.origin).map_err(|e| {
             Error::failure(format!("cannot read {}", pair.origin.display())).with_source(e)
         })?;
-        let branches = objects::branches(&clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
+        let git_dir = pair.clone_git_dir();
+        let hash_kind = origin.object_hash();
+        let branches = objects::within(limits.read_timeout, &git_dir.clone(), move |_| {
+            objects::loop_branches(&git_dir, hash_kind, &limits)
+        })
+        .map_err(|e| {
+            Error::failure(format!("cannot read {}", pair.clone.display()))
+                .with_source(e)
+                .hint(tampered_hint(rec))
         })?;
         for (name, tip) in branches {
             if !origin.has_object(tip) {
@@ -659,9 +831,7 @@ pub fn local_only_work(ws: &Workspace, rec: &LoopRecord) -> Result<Vec<String>> 
                 ));
             }
         }
-        let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-        })?;
+        let changes = worktree_changes(&pair)?;
         if !changes.is_empty() {
             let shown: Vec<&str> = changes.iter().take(5).map(String::as_str).collect();
             let more = if changes.len() > 5 {
@@ -725,6 +895,7 @@ pub fn to_json(ws: &Workspace, rec: &LoopRecord, status: Option<&LoopStatus>) ->
         "created_at": rec.created_at,
         "path": ws.loop_dir(&rec.id),
         "workdir": ws.loop_workdir(&rec.id),
+        "grants": rec.grants,
     });
     if let Some(status) = status {
         v["branches"] = serde_json::to_value(&status.branches).unwrap_or_default();
@@ -916,6 +1087,183 @@ pub fn removed_ids(ws: &Workspace) -> Result<Vec<String>> {
 mod tests {
     use super::*;
 
+    fn branch(role: &'static str, ahead: usize, has_commits: bool) -> BranchStatus {
+        BranchStatus {
+            role,
+            tip: Some("1".repeat(40)),
+            against: Some("main".into()),
+            ahead,
+            behind: 0,
+            has_commits,
+        }
+    }
+
+    #[test]
+    fn the_state_is_judged_from_the_branches() {
+        // Nothing done yet: active.
+        assert_eq!(
+            judge(&[branch("code", 0, false), branch("notes", 0, false)]),
+            State::Active
+        );
+        // Work the target lacks anywhere: active, whatever else is done.
+        assert_eq!(
+            judge(&[branch("code", 2, true), branch("notes", 0, true)]),
+            State::Active
+        );
+        assert_eq!(
+            judge(&[branch("code", 0, true), branch("notes", 1, true)]),
+            State::Active
+        );
+        // Code committed and all of it in the base branch: merged.
+        assert_eq!(
+            judge(&[branch("code", 0, true), branch("notes", 0, false)]),
+            State::Merged
+        );
+        assert_eq!(
+            judge(&[branch("code", 0, true), branch("notes", 0, true)]),
+            State::Merged
+        );
+        // Only notes (or knowledge) committed and all published: published.
+        assert_eq!(
+            judge(&[branch("code", 0, false), branch("notes", 0, true)]),
+            State::Published
+        );
+        assert_eq!(
+            judge(&[branch("notes", 0, false), branch("knowledge", 0, true)]),
+            State::Published
+        );
+        assert_eq!(judge(&[branch("notes", 0, true)]), State::Published);
+        // A pending knowledge branch keeps a distill loop active.
+        assert_eq!(
+            judge(&[branch("notes", 0, true), branch("knowledge", 3, true)]),
+            State::Active
+        );
+    }
+
+    #[test]
+    fn a_clones_config_is_all_git_loops() {
+        let c = clone_config("../../../context/repos/app", "loop/x-000001");
+        assert!(c.contains("\turl = ../../../context/repos/app\n"));
+        assert!(c.contains("[branch \"loop/x-000001\"]\n\tremote = origin\n"));
+        // What would let the user's own git run the agent's commands is off.
+        assert!(c.contains("fsmonitor = false"));
+        assert!(c.contains("ignoreSubmodules = all"));
+        assert!(c.contains("[submodule]\n\trecurse = false"));
+        assert!(!c.contains("hooksPath"));
+        assert!(!c.contains("include"));
+        // It parses as git config: one value per key it sets.
+        for line in c.lines().filter(|l| l.starts_with('\t')) {
+            assert!(line.contains(" = "), "{line}");
+        }
+    }
+
+    #[test]
+    fn git_lock_files_are_found_below_the_git_folder_but_objects() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path().join(".git");
+        for f in [
+            "index.lock",
+            "HEAD.lock",
+            "refs/heads/loop/x.lock",
+            "refs/heads/main",
+            "objects/pack/tmp.lock",
+            "config",
+        ] {
+            let p = git.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, "").unwrap();
+        }
+        // A link named like a lock is not followed nor taken for one.
+        std::os::unix::fs::symlink("/etc/passwd", git.join("packed-refs.lock")).unwrap();
+        let found: Vec<String> = git_lock_files(&git)
+            .iter()
+            .map(|p| p.strip_prefix(&git).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            found,
+            vec!["HEAD.lock", "index.lock", "refs/heads/loop/x.lock"]
+        );
+    }
+
+    #[test]
+    fn a_grant_source_is_its_kind_and_inode() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        fs::write(&a, "x").unwrap();
+        let first = GrantSource::of(&fs::symlink_metadata(&a).unwrap());
+        assert!(!first.dir);
+        // The same path holding another file is another source.
+        fs::remove_file(&a).unwrap();
+        fs::write(tmp.path().join("b"), "y").unwrap();
+        fs::write(&a, "x").unwrap();
+        let again = GrantSource::of(&fs::symlink_metadata(&a).unwrap());
+        assert_ne!((first.dev, first.ino), (again.dev, again.ino));
+        assert!(GrantSource::of(&fs::symlink_metadata(tmp.path()).unwrap()).dir);
+    }
+
+    #[test]
+    fn records_round_trip_and_refuse_what_is_not_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("loop.toml");
+        let rec = LoopRecord {
+            id: "fix-abc123".into(),
+            title: "fix it".into(),
+            kind: Kind::Code,
+            repo: Some("app".into()),
+            base: Some("0".repeat(40)),
+            base_branch: Some("main".into()),
+            branch: "loop/fix-abc123".into(),
+            notes_base: "1".repeat(40),
+            knowledge_base: None,
+            vault: "default".into(),
+            sandbox: "default".into(),
+            mode: "work".into(),
+            network: "proxy".into(),
+            created_by: "alice".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            state: State::Active,
+            grants: vec![Grant {
+                path: "/srv/data".into(),
+                mode: "ro".into(),
+                once: false,
+                source: None,
+            }],
+            config: toml::Table::new(),
+        };
+        rec.write(&path).unwrap();
+        assert_eq!(LoopRecord::read(&path).unwrap(), rec);
+        assert!(rec.created_at().is_some());
+        fs::write(&path, "id = 1\n").unwrap();
+        assert!(matches!(
+            LoopRecord::read(&path),
+            Err(RecordError::Invalid { .. })
+        ));
+        fs::write(&path, [0xff, 0xfe]).unwrap();
+        assert!(LoopRecord::read(&path).is_err());
+    }
+
+    #[test]
+    fn repo_pairs_name_each_repository_and_its_origin() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let mut rec = LoopRecord::read_str_for_tests();
+        let pairs = repo_pairs(&ws, &rec);
+        let roles: Vec<&str> = pairs.iter().map(|p| p.role).collect();
+        assert_eq!(roles, ["code", "notes"]);
+        assert_eq!(pairs[0].clone, Path::new("/ws/loops/fix-abc123/workdir"));
+        assert_eq!(pairs[0].origin, Path::new("/ws/context/repos/app"));
+        assert_eq!(
+            pairs[1].alternate,
+            Path::new("/ws/loops/fix-abc123/context/.origins/notes/.git/objects")
+        );
+        rec.kind = Kind::Distill;
+        rec.repo = None;
+        let roles: Vec<&str> = repo_pairs(&ws, &rec).iter().map(|p| p.role).collect();
+        assert_eq!(roles, ["notes", "knowledge"]);
+        rec.kind = Kind::Scratch;
+        let roles: Vec<&str> = repo_pairs(&ws, &rec).iter().map(|p| p.role).collect();
+        assert_eq!(roles, ["notes"]);
+    }
+
     #[test]
     fn slugs() {
         assert_eq!(slugify("Fix the Login bug!"), "fix-the-login-bug");
@@ -925,6 +1273,33 @@ mod tests {
         assert_eq!(slugify("a/b\"c'd"), "a-b-c-d");
         assert_eq!(slugify(&"x".repeat(100)).len(), 32);
         assert_eq!(slugify("  trailing  "), "trailing");
+    }
+
+    #[test]
+    fn the_built_in_limits_are_the_documented_ones() {
+        use crate::config::{Config, Layer};
+        assert_eq!(limits_from(&Config::defaults()), objects::Limits::default());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        fs::write(
+            &file,
+            "[import]\nmax_object_size = \"3G\"\nmax_pack_size = 1024\nread_timeout = 5\n",
+        )
+        .unwrap();
+        let config = Config::load(&[(Layer::Operator, file.clone())], None).unwrap();
+        let limits = limits_from(&config);
+        assert_eq!(limits.max_object_size, 3 << 30);
+        assert_eq!(limits.max_pack_size, 1024);
+        assert_eq!(limits.read_timeout, std::time::Duration::from_secs(5));
+        for bad in ["max_object_size = \"lots\"", "read_timeout = 0"] {
+            fs::write(&file, format!("[import]\n{bad}\n")).unwrap();
+            let err = Config::load(&[(Layer::Operator, file.clone())], None).unwrap_err();
+            assert!(err.to_string().contains("import."), "{err}");
+        }
+        // A layer a sandbox can write never sets them.
+        fs::write(&file, "[import]\nmax_object_size = \"100G\"\n").unwrap();
+        let config = Config::load(&[(Layer::Personal, file.clone())], None).unwrap();
+        assert_eq!(limits_from(&config), objects::Limits::default());
     }
 
     #[test]

@@ -26,7 +26,11 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
 }
 
 fn run() -> u8 {
-    let cli = match cli::parse_from(std::env::args_os().collect()) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = cli::help_page(&args) {
+        return code;
+    }
+    let cli = match cli::parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version on stdout with exit 0, usage errors with exit 2.

@@ -18,6 +18,11 @@ pub struct Found {
     pub repo: gix::Repository,
 }
 
+/// Is `path` in a git repository (any kind, bare ones too)?
+pub fn is_inside_a_repository(path: &Path) -> bool {
+    gix::discover(path).is_ok()
+}
+
 /// Finds the repository at or above `path`, refusing what a loop cannot start from.
 pub fn discover(path: &Path) -> Result<Found> {
     let repo = gix::discover(path).map_err(|e| {

@@ -179,3 +179,65 @@ pub const YELLOW: &str = "\x1b[33m";
 pub const CYAN: &str = "\x1b[36m";
 pub const DIM: &str = "\x1b[2m";
 pub const RESET: &str = "\x1b[0m";
+
+/// A secret from stdin: typed with echo off on a terminal (after `prompt`), else
+/// everything piped in, less one trailing newline; at most `limit` bytes kept (one more
+/// is read, so a caller can tell a longer value). Held in a buffer wiped when dropped.
+pub fn read_secret(
+    ui: &mut Ui,
+    prompt: &str,
+    limit: usize,
+) -> std::io::Result<zeroize::Zeroizing<Vec<u8>>> {
+    use std::io::{IsTerminal, Read};
+    let stdin = std::io::stdin();
+    let mut value = if stdin.is_terminal() {
+        write!(ui.err(), "{prompt}")?;
+        ui.err().flush()?;
+        let line = read_line_without_echo(limit)?;
+        writeln!(ui.err())?;
+        line
+    } else {
+        let mut bytes = zeroize::Zeroizing::new(Vec::with_capacity(limit + 2));
+        stdin
+            .lock()
+            .take(limit as u64 + 2)
+            .read_to_end(&mut bytes)?;
+        bytes
+    };
+    if value.ends_with(b"\n") {
+        value.pop();
+        if value.ends_with(b"\r") {
+            value.pop();
+        }
+    }
+    Ok(value)
+}
+
+/// One line from the terminal with echo off; the terminal is restored whatever happens.
+fn read_line_without_echo(limit: usize) -> std::io::Result<zeroize::Zeroizing<Vec<u8>>> {
+    use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
+    use std::io::Read;
+    let stdin = std::io::stdin();
+    let saved = tcgetattr(&stdin).map_err(std::io::Error::from)?;
+    let mut quiet = saved.clone();
+    quiet.local_flags.remove(LocalFlags::ECHO);
+    tcsetattr(&stdin, SetArg::TCSAFLUSH, &quiet).map_err(std::io::Error::from)?;
+    struct Restore<'a>(&'a std::io::Stdin, nix::sys::termios::Termios);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let _ = tcsetattr(self.0, SetArg::TCSAFLUSH, &self.1);
+        }
+    }
+    let _restore = Restore(&stdin, saved);
+    let mut line = zeroize::Zeroizing::new(Vec::with_capacity(limit + 2));
+    let mut byte = [0u8; 1];
+    let mut input = stdin.lock();
+    while line.len() <= limit {
+        match input.read(&mut byte)? {
+            0 => break,
+            _ if byte[0] == b'\n' => break,
+            _ => line.push(byte[0]),
+        }
+    }
+    Ok(line)
+}

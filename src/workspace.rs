@@ -242,12 +242,14 @@ impl Workspace {
         self.knowledge().join(".loopat/config.toml")
     }
 
+    /// `knowledge/.loopat/sandboxes/`: a folder per sandbox profile.
+    pub fn sandbox_profiles(&self) -> PathBuf {
+        self.knowledge().join(".loopat/sandboxes")
+    }
+
     /// `knowledge/.loopat/sandboxes/<name>/sandbox.toml` (the `default` profile needs none).
     pub fn sandbox_profile(&self, name: &str) -> PathBuf {
-        self.knowledge()
-            .join(".loopat/sandboxes")
-            .join(name)
-            .join("sandbox.toml")
+        self.sandbox_profiles().join(name).join("sandbox.toml")
     }
 
     /// `knowledge/.loopat/claude/`: the team's doctrine, skills and MCP servers (L2).
@@ -525,3 +527,124 @@ impl Workspace {
 
 pub const STAGING_PREFIX: &str = ".new-";
 pub const REMOVAL_PREFIX: &str = ".rm-";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `base` joined with the relative `rel`, `..` taken lexically (as the kernel does for
+    /// a path without symlinks).
+    fn resolve(base: &Path, rel: &str) -> PathBuf {
+        let mut out = base.to_path_buf();
+        for part in Path::new(rel).components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::Normal(p) => out.push(p),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_loops_relative_paths_reach_its_origins_on_the_host() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let id = "fix-abc123";
+        let objects = ws.loop_workdir(id).join(".git/objects");
+        assert_eq!(
+            resolve(&objects, &Workspace::rel_objects_from_workdir("app")),
+            ws.repo_link("app").join(".git/objects")
+        );
+        assert_eq!(
+            resolve(
+                &ws.loop_workdir(id),
+                &Workspace::rel_repo_from_workdir("app")
+            ),
+            ws.repo_link("app")
+        );
+        for role in ["notes", "knowledge"] {
+            let clone = ws.loop_dir(id).join("context").join(role);
+            assert_eq!(
+                resolve(&clone, &Workspace::rel_origin_from_context_clone(role)),
+                ws.loop_origin_link(id, role)
+            );
+            assert_eq!(
+                resolve(
+                    &clone.join(".git/objects"),
+                    &Workspace::rel_objects_from_context_clone(role)
+                ),
+                ws.loop_origin_link(id, role).join(".git/objects")
+            );
+            let link = ws.loop_origin_link(id, role);
+            assert_eq!(
+                resolve(link.parent().unwrap(), &Workspace::origin_link_target(role)),
+                ws.context_dir().join(role)
+            );
+        }
+    }
+
+    /// The same relative paths from where the sandbox mounts the loop's repositories land
+    /// where it mounts their origins (DESIGN 4.1: the view mirrors the workspace).
+    #[test]
+    fn the_same_relative_paths_reach_the_origins_inside() {
+        let id = "fix-abc123";
+        let workdir = crate::sandbox::spec::repo_inside(id, "code");
+        assert_eq!(
+            resolve(
+                &workdir.join(".git/objects"),
+                &Workspace::rel_objects_from_workdir("app")
+            ),
+            Path::new("/loopat/context/repos/app/.git/objects")
+        );
+        let notes = crate::sandbox::spec::repo_inside(id, "notes");
+        assert_eq!(
+            resolve(&notes, &Workspace::rel_origin_from_context_clone("notes")),
+            Path::new("/loopat/context/.origins/notes")
+        );
+    }
+
+    #[test]
+    fn the_vaults_are_outside_every_tree_a_sandbox_sees() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let vaults = ws.vaults_dir();
+        for seen in [ws.personal(), ws.knowledge(), ws.notes(), ws.loops_dir()] {
+            assert!(
+                !vaults.starts_with(&seen),
+                "{} is below {}",
+                vaults.display(),
+                seen.display()
+            );
+        }
+        assert!(ws.legacy_vaults_dir().starts_with(ws.personal()));
+        assert_eq!(ws.vault_dir("work"), Path::new("/ws/vaults/alice/work"));
+    }
+
+    #[test]
+    fn user_names_that_cannot_name_a_folder_are_refused() {
+        for good in ["alice", "a.b-c_d", "x1"] {
+            assert!(valid_user_name(good), "{good}");
+        }
+        for bad in ["", ".hidden", "a/b", "../x", "a b", &"x".repeat(65)] {
+            assert!(!valid_user_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn staging_folders_are_beside_loops_and_not_listed_as_loops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().to_path_buf(), "alice".into());
+        fs::create_dir_all(ws.loop_dir("a-000001")).unwrap();
+        fs::create_dir_all(ws.loop_staging_dir("b-000002")).unwrap();
+        assert_eq!(ws.loop_ids().unwrap(), vec!["a-000001".to_string()]);
+        assert_eq!(
+            ws.staging_leftovers().unwrap(),
+            vec![ws.loop_staging_dir("b-000002")]
+        );
+        assert_eq!(
+            ws.loop_staging_dir("b-000002").parent(),
+            ws.loop_dir("b-000002").parent()
+        );
+    }
+}

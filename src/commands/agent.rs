@@ -7,12 +7,21 @@ use crate::ui::Ui;
 ///
 /// Before each run the prompt layers are written into the loop's `.claude/`: the built-in
 /// doctrine, the team's, and this loop's facts. The agent's install folder is bound
-/// read-only at the same path inside.
+/// read-only at the same path inside. Claude Code and Codex get a profile of their own:
+/// no prompts inside the sandbox (`agent.permissions`), no self-update, no telemetry.
+/// `git loop agent login` stores the agent's API key or token in a vault.
 #[derive(Debug, clap::Args)]
-#[command(trailing_var_arg = true)]
+#[command(
+    trailing_var_arg = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct AgentArgs {
+    #[command(subcommand)]
+    pub action: Option<AgentAction>,
     /// The loop: its id, or a unique prefix of its id or title slug.
-    pub id: String,
+    #[arg(required = true)]
+    pub id: Option<String>,
     #[command(flatten)]
     pub sandbox: super::SandboxFlags,
     /// Print the exact bwrap command line instead of running it.
@@ -23,34 +32,140 @@ pub struct AgentArgs {
     pub args: Vec<String>,
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum AgentAction {
+    /// Store the agent's API key or token in a vault, so every loop of that vault is
+    /// logged in.
+    ///
+    /// The key is read from stdin (typed without echo on a terminal) and stored encrypted
+    /// as the variable the agent reads: Claude Code ANTHROPIC_API_KEY, or
+    /// CLAUDE_CODE_OAUTH_TOKEN for a token from `claude setup-token` (sk-ant-oat...);
+    /// Codex OPENAI_API_KEY. The host's own agent login is never copied.
+    Login(LoginArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LoginArgs {
+    /// The vault to store it in.
+    #[arg(long, default_value = "default")]
+    pub vault: String,
+    /// The agent it is for (default: the one agent.command names).
+    #[arg(long, value_parser = ["claude", "codex"])]
+    pub agent: Option<String>,
+}
+
 pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
+    if let Some(AgentAction::Login(login_args)) = args.action {
+        return login(ui, login_args);
+    }
+    args.sandbox.check()?;
     let ws = super::workspace()?;
-    let id = loops::resolve(&ws, &args.id)?;
+    let id = loops::resolve(&ws, args.id.as_deref().unwrap_or_default())?;
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
-    let config = super::load_config(ui, &ws, Some(&rec))?;
-    let command: Vec<String> = config
-        .get("agent.command")
-        .and_then(|e| e.value.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let Some((program, rest)) = command.split_first() else {
-        return Err(Error::usage("agent.command is empty")
-            .hint("git loop config set agent.command '[\"claude\"]'"));
-    };
+    let config = super::load_sandbox_config(ui, &ws, &rec)?;
+    // The schema refuses an empty command wherever it is set.
+    let (program, rest) = config
+        .settings()
+        .agent
+        .command
+        .split_first()
+        .expect("agent.command is never empty");
     let (binary, folder) = crate::agent::locate(program)?;
+    let profile = crate::agent::Profile::of(&config.settings().agent.command);
     let mut argv = vec![binary.display().to_string()];
     argv.extend(rest.iter().cloned());
     argv.extend(args.args);
     let mut req = args.sandbox.request(argv, true, args.print_argv);
     req.ro_same_path = folder.into_iter().collect();
+    let home_inside = std::path::Path::new("/home").join(ws.user());
+    req.agent_env = profile.env(config.settings().agent.permissions, &home_inside);
     let spec = sandbox::spec_for(&ws, &rec, &config, &req, Vec::new())?;
-    for warning in crate::agent::write_layers(&ws, &rec, &spec)? {
+    for warning in crate::agent::write_layers(&ws, &rec, &spec, profile, config.settings())? {
         ui.warn(warning)?;
     }
+    if !spec.env.contains_key("GIT_AUTHOR_EMAIL") {
+        ui.warn("you have no git identity: the agent's commits will fail")?;
+        writeln!(ui.err(), "hint: {}", crate::agent::IDENTITY_HINT)?;
+    }
     sandbox::run(ui, &ws, &rec, &config, &req)
+}
+
+fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
+    use crate::agent::Profile;
+    use crate::vault::{EntryRef, Vault};
+    crate::vault::names::vault_name(&args.vault)?;
+    let ws = super::workspace()?;
+    let config = super::load_config(ui, &ws, None)?;
+    let profile = match &args.agent {
+        Some(name) => Profile::of(std::slice::from_ref(name)),
+        None => Profile::of(&config.settings().agent.command),
+    };
+    if profile == Profile::Plain {
+        return Err(Error::usage(format!(
+            "agent.command is {:?}, an agent git loop has no login for",
+            config.settings().agent.command
+        ))
+        .hint("store the variable that agent reads yourself: printf %s KEY | git loop vault set VAULT env NAME")
+        .hint("or name a known agent: git loop agent login --agent claude|codex"));
+    }
+    let key = crate::ui::read_secret(
+        ui,
+        &format!("API key or token for {} (not shown): ", profile.name()),
+        crate::vault::MAX_ENV_BYTES,
+    )
+    .map_err(|e| Error::failure("cannot read the key from stdin").with_source(e))?;
+    let text = std::str::from_utf8(&key)
+        .map(str::trim)
+        .unwrap_or_default()
+        .to_string();
+    let text = zeroize::Zeroizing::new(text);
+    if text.is_empty() {
+        return Err(
+            Error::usage(format!("no key for {} on stdin", profile.name()))
+                .hint("pipe it in: printf %s KEY | git loop agent login, or type it when asked"),
+        );
+    }
+    let variable = profile
+        .login_variable_for(&text)
+        .expect("a known agent has a login variable");
+    let entry = EntryRef::env(variable)?;
+    Vault::check_value(&entry, text.as_bytes())?;
+    let v = crate::vault::open_for_write(ui, &ws, &args.vault)?;
+    {
+        let _lock = crate::fsutil::Lock::acquire(&ws.vault_lock(&args.vault))?;
+        v.write(&entry, text.as_bytes())?;
+        // One login per vault: the agent's other variable would compete with it.
+        for other in profile.login_variables() {
+            if *other != variable {
+                if let Ok(other) = EntryRef::env(other) {
+                    if v.find(&other)?.is_some() {
+                        v.remove(&other)?;
+                        ui.status(format!(
+                            "removed {} from vault '{}' (replaced by {variable})",
+                            other.label(),
+                            args.vault
+                        ))?;
+                    }
+                }
+            }
+        }
+    }
+    crate::vault::commit(
+        &ws,
+        &format!("vault {}: login for {}", args.vault, profile.name()),
+    )?;
+    ui.status(format!(
+        "stored {variable} for {} in vault '{}'",
+        profile.name(),
+        args.vault
+    ))?;
+    crate::vault::say_scope(
+        ui,
+        &ws,
+        &args.vault,
+        &config.settings().vault.default,
+        &format!("the login ({variable})"),
+    )?;
+    Ok(0)
 }

@@ -1,8 +1,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::fsutil::{self, Lock};
-use crate::git::objects;
+use crate::fsutil::Lock;
 use crate::loops::{self, LoopRecord};
 use crate::sandbox::task;
 use crate::terminal;
@@ -66,16 +65,13 @@ fn message(paths: &[String]) -> String {
 /// Paths whose content the secret guard rejects (read from the host without following
 /// links: the files are the agent's).
 fn rejected(dir: &Path, paths: &[String]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for p in paths {
-        let Ok(Some(bytes)) = fsutil::read_regular(&dir.join(p)) else {
-            continue;
-        };
-        if let Some(finding) = crate::guard::check(p, 0o100644, &bytes).into_iter().next() {
-            out.push((p.clone(), finding.to_string()));
-        }
-    }
-    out
+    let Ok(Some(tree)) = crate::confined::Tree::open(dir) else {
+        return Vec::new();
+    };
+    paths
+        .iter()
+        .filter_map(|p| guard_finding(&tree, p).map(|why| (p.clone(), why)))
+        .collect()
 }
 
 pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
@@ -193,9 +189,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
             skipped.push(pair.role);
             continue;
         }
-        let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-        })?;
+        let changes = loops::worktree_changes(&pair)?;
         if changes.is_empty() {
             continue;
         }
@@ -221,7 +215,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         // agent's. Paths and the message are arguments, never part of a shell string.
         let script = "d=$1; m=$2; shift 2; \
                       git -C \"$d\" add -A -- \"$@\" && \
-                      git -C \"$d\" -c user.name='git loop' -c user.email=git-loop@localhost commit -q -m \"$m\" -- \"$@\"";
+                      GIT_AUTHOR_NAME='git loop' GIT_AUTHOR_EMAIL=git-loop@localhost GIT_COMMITTER_NAME='git loop' GIT_COMMITTER_EMAIL=git-loop@localhost git -C \"$d\" commit -q -m \"$m\" -- \"$@\"";
         let mut command: Vec<std::ffi::OsString> = ["sh", "-c", script, "autocommit"]
             .iter()
             .map(Into::into)
@@ -292,10 +286,7 @@ fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
         return Err(Error::failure(format!("not committed, {why}"))
             .hint(format!("finish or abort it in {}", dir.display())));
     }
-    let changes = objects::worktree_changes(&dir)
-        .map_err(|e| Error::failure(format!("cannot read {}", dir.display())).with_source(e))?;
-    let gitlinks = objects::gitlinks(&dir)
-        .map_err(|e| Error::failure(format!("cannot read {}", dir.display())).with_source(e))?;
+    let (changes, gitlinks) = loops::personal_changes(&dir)?;
     if changes.is_empty() && gitlinks.is_empty() {
         return Ok(());
     }

@@ -1,9 +1,9 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
-use crate::config::{self, Layer};
-use crate::error::{Error, Result};
+use crate::config::{self, edit, schema, Layer};
+use crate::error::Result;
 use crate::loops;
 use crate::ui::Ui;
 use crate::workspace::HostPaths;
@@ -13,7 +13,9 @@ use crate::workspace::HostPaths;
 /// Layers, later wins: built-in defaults < operator ($XDG_CONFIG_HOME/git-loop/config.toml,
 /// or $GIT_LOOP_CONFIG) < team (knowledge/.loopat/config.toml) < personal
 /// (personal/<user>/.loopat/config.toml) < loop (the [config] table of loop.toml).
-/// Only the operator layer may add host mounts or widen the network.
+/// Only the operator layer may widen what a sandbox reaches: the host network, address
+/// ranges and pins, host mounts, no sandbox, limits on a best-effort basis, and domains
+/// that are not under a registrable domain (`*.com`); the other layers may narrow.
 #[derive(Debug, clap::Args)]
 pub struct ConfigArgs {
     #[command(subcommand)]
@@ -86,24 +88,22 @@ pub fn run(ui: &mut Ui, args: ConfigArgs) -> Result<u8> {
             r#loop,
             show_origin,
         } => {
+            edit::known(&key)?;
             let rec = match r#loop {
                 Some(q) => Some(loops::load(&ws, &loops::resolve(&ws, &q)?)?),
                 None => None,
             };
             let cfg = super::load_config(ui, &ws, rec.as_ref())?;
-            match cfg.get(&key) {
-                Some(entry) => {
-                    let origin = if show_origin {
-                        format!("{}\t", origin_of(entry.layer, entry.path))
-                    } else {
-                        String::new()
-                    };
-                    writeln!(ui.out(), "{origin}{}", display_value(entry.value))?;
-                    Ok(0)
-                }
-                None if config::known_key(&key) => Ok(1),
-                None => Err(unknown_key(&key)),
-            }
+            let Some(entry) = cfg.get(&key) else {
+                return Ok(1);
+            };
+            let origin = if show_origin {
+                format!("{}\t", origin_of(entry.layer, entry.path, None))
+            } else {
+                String::new()
+            };
+            writeln!(ui.out(), "{origin}{}", display_value(entry.value))?;
+            Ok(0)
         }
         ConfigAction::List {
             r#loop,
@@ -116,7 +116,7 @@ pub fn run(ui: &mut Ui, args: ConfigArgs) -> Result<u8> {
             };
             let cfg = super::load_config(ui, &ws, rec.as_ref())?;
             if json {
-                let items: Vec<serde_json::Value> = cfg
+                let mut items: Vec<serde_json::Value> = cfg
                     .list()
                     .iter()
                     .map(|e| {
@@ -128,32 +128,56 @@ pub fn run(ui: &mut Ui, args: ConfigArgs) -> Result<u8> {
                         })
                     })
                     .collect();
+                if show_origin {
+                    items.extend(cfg.ignored.iter().map(|i| {
+                        serde_json::json!({
+                            "key": i.key,
+                            "value": i.shown,
+                            "layer": i.layer.to_string(),
+                            "path": i.path,
+                            "line": i.line,
+                            "ignored": i.why,
+                        })
+                    }));
+                }
                 return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
             }
             for e in cfg.list() {
                 let origin = if show_origin {
-                    format!("{}\t", origin_of(e.layer, e.path))
+                    format!("{}\t", origin_of(e.layer, e.path, None))
                 } else {
                     String::new()
                 };
                 writeln!(ui.out(), "{origin}{}={}", e.key, display_value(e.value))?;
             }
+            // What a layer set but may not: shown where it was written, with why.
+            if show_origin {
+                for i in &cfg.ignored {
+                    writeln!(
+                        ui.out(),
+                        "{}\t{}={}\t(ignored: {})",
+                        origin_of(i.layer, Some(&i.path), i.line),
+                        i.key,
+                        i.shown,
+                        i.why
+                    )?;
+                }
+            }
             Ok(0)
         }
         ConfigAction::Set { key, value, target } => {
-            if !config::known_key(&key) {
-                return Err(unknown_key(&key));
-            }
+            edit::known(&key)?;
             let (layer, path) = target_file(&ws, &target)?;
-            refuse_widening(layer, &key)?;
-            let value = config::parse_value(&key, &value)?;
+            let operator = HostPaths::from_env()?.operator_config;
+            // Everything is checked before anything is written.
+            let value = edit::checked_value(&ws, layer, &operator, &key, &value)?;
             if let Some(q) = &target.r#loop {
                 let id = loops::resolve(&ws, q)?;
                 let mut rec = loops::load(&ws, &id)?;
-                set_in_table(&mut rec.config, &key, &value)?;
+                schema::set(&mut rec.config, &key, value);
                 rec.write(&path)?;
             } else {
-                config::set_in_file(&path, &key, value)?;
+                edit::set_in_file(&path, &key, &value, layer != Layer::Operator)?;
             }
             ui.status(format!(
                 "set {key} in the {layer} config ({})",
@@ -165,20 +189,18 @@ pub fn run(ui: &mut Ui, args: ConfigArgs) -> Result<u8> {
             Ok(0)
         }
         ConfigAction::Unset { key, target } => {
-            if !config::known_key(&key) {
-                return Err(unknown_key(&key));
-            }
+            edit::known(&key)?;
             let (layer, path) = target_file(&ws, &target)?;
             let removed = if let Some(q) = &target.r#loop {
                 let id = loops::resolve(&ws, q)?;
                 let mut rec = loops::load(&ws, &id)?;
-                let removed = remove_from_table(&mut rec.config, &key);
+                let removed = schema::remove(&mut rec.config, &key);
                 if removed {
                     rec.write(&path)?;
                 }
                 removed
             } else {
-                config::unset_in_file(&path, &key)?
+                edit::unset_in_file(&path, &key, layer != Layer::Operator)?
             };
             if !removed {
                 ui.status(format!("{key} was not set in the {layer} config"))?;
@@ -202,66 +224,26 @@ fn target_file(ws: &crate::workspace::Workspace, t: &Target) -> Result<(Layer, P
     Ok((Layer::Personal, ws.personal_config()))
 }
 
-fn refuse_widening(layer: Layer, key: &str) -> Result<()> {
-    if layer != Layer::Operator && config::OPERATOR_ONLY.contains(&key) {
-        return Err(Error::usage(format!(
-            "{key} may only be set in the operator config, not the {layer} config"
-        ))
-        .hint(format!("git loop config set --operator {key} VALUE")));
-    }
-    Ok(())
-}
-
-fn unknown_key(key: &str) -> Error {
-    Error::usage(format!("unknown config key '{key}'"))
-        .hint(format!("known keys: {}", config::known_keys().join(", ")))
-}
-
-fn origin_of(layer: Layer, path: Option<&std::path::Path>) -> String {
-    match path {
-        Some(p) => format!("{layer}:{}", p.display()),
-        None => layer.to_string(),
+fn origin_of(layer: Layer, path: Option<&Path>, line: Option<usize>) -> String {
+    match (path, line) {
+        (Some(p), Some(n)) => format!("{layer}:{}:{n}", p.display()),
+        (Some(p), None) => format!("{layer}:{}", p.display()),
+        _ => layer.to_string(),
     }
 }
 
+/// A value as `config get` prints it: strings bare, the rest as TOML on one line.
 fn display_value(v: &toml::Value) -> String {
     match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn set_in_table(table: &mut toml::Table, key: &str, value: &toml_edit::Value) -> Result<()> {
-    let parsed: toml::Value = value
-        .to_string()
-        .trim()
-        .parse::<toml::Value>()
-        .or_else(|_| toml::from_str::<toml::Table>(&format!("v = {value}")).map(|t| t["v"].clone()))
-        .map_err(|e| Error::failure("cannot store the value").with_source(e))?;
-    let mut parts = key.split('.').peekable();
-    let mut current = table;
-    while let Some(part) = parts.next() {
-        if parts.peek().is_none() {
-            current.insert(part.to_string(), parsed);
-            return Ok(());
+        toml::Value::String(s) => config::policy::visible(s),
+        toml::Value::Table(t) if t.is_empty() => "{}".into(),
+        toml::Value::Table(t) => {
+            let items: Vec<String> = t
+                .iter()
+                .map(|(k, v)| format!("{} = {v}", toml::Value::String(k.clone())))
+                .collect();
+            config::policy::visible(&format!("{{ {} }}", items.join(", ")))
         }
-        current = current
-            .entry(part.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
-            .ok_or_else(|| {
-                Error::failure(format!("{key}: a value stands where a table is needed"))
-            })?;
-    }
-    Ok(())
-}
-
-fn remove_from_table(table: &mut toml::Table, key: &str) -> bool {
-    match key.split_once('.') {
-        None => table.remove(key).is_some(),
-        Some((head, rest)) => table
-            .get_mut(head)
-            .and_then(toml::Value::as_table_mut)
-            .is_some_and(|t| remove_from_table(t, rest)),
+        other => config::policy::visible(&other.to_string()),
     }
 }

@@ -29,7 +29,11 @@ pub enum CronAction {
     /// Remove the entry.
     Uninstall,
     /// Show the entry, if installed.
-    Status,
+    Status {
+        /// Print JSON: {installed, scheduler: "systemd"|"cron", entry, active}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 const MARKER: &str = "# git-loop autocommit";
@@ -218,17 +222,29 @@ fn run_systemd(ui: &mut Ui, cmd: &str, action: CronAction) -> Result<u8> {
             ui.status("uninstalled")?;
             Ok(0)
         }
-        CronAction::Status => {
+        CronAction::Status { json } => {
             if !timer_path.exists() {
+                if json {
+                    super::print_json(
+                        ui,
+                        &serde_json::json!({"installed": false, "scheduler": "systemd", "entry": null, "active": null}),
+                    )?;
+                    return Ok(1);
+                }
                 ui.status("not installed: `git loop cron install` adds it")?;
                 return Ok(1);
             }
             let out = systemctl_run(cmd, &["is-active", &format!("{UNIT}.timer")])?;
-            writeln!(
-                ui.out(),
-                "{UNIT}.timer: {}",
-                String::from_utf8_lossy(&out.stdout).trim()
-            )?;
+            let active = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if json {
+                super::print_json(
+                    ui,
+                    &serde_json::json!({"installed": true, "scheduler": "systemd",
+                        "entry": timer_path, "active": active}),
+                )?;
+                return Ok(0);
+            }
+            writeln!(ui.out(), "{UNIT}.timer: {active}")?;
             Ok(0)
         }
     }
@@ -278,9 +294,18 @@ pub fn run(ui: &mut Ui, args: CronArgs) -> Result<u8> {
             ui.status("uninstalled")?;
             Ok(0)
         }
-        CronAction::Status => {
+        CronAction::Status { json } => {
             let current = read_crontab()?;
-            match current.lines().find(|l| l.ends_with(MARKER)) {
+            let line = current.lines().find(|l| l.ends_with(MARKER));
+            if json {
+                super::print_json(
+                    ui,
+                    &serde_json::json!({"installed": line.is_some(), "scheduler": "cron",
+                        "entry": line, "active": line.is_some()}),
+                )?;
+                return Ok(if line.is_some() { 0 } else { 1 });
+            }
+            match line {
                 Some(line) => {
                     writeln!(ui.out(), "{line}")?;
                     Ok(0)

@@ -26,18 +26,22 @@ pub struct DistillArgs {
 pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
     let ws = super::workspace()?;
     create::validate_title(&args.title)?;
-    let config = super::load_config(ui, &ws, None)?;
-    let text = |key: &str| config.get_str(key).unwrap_or_default().to_string();
+    let config = super::load_new_config(ui, &ws, None)?;
+    // The agent must be there before a loop is made for it: a distill loop left behind
+    // by an agent that could not start is a loop nobody asked for.
+    if !args.no_agent {
+        crate::agent::locate(&config.settings().agent.command[0]).map_err(|e| {
+            e.hint(
+                "or make the loop only, for an agent you start later: git loop distill --no-agent",
+            )
+        })?;
+    }
     let created = create::create(
         &ws,
         &NewLoop {
             title: Some(args.title.clone()),
             distill: true,
-            mode: text("sandbox.mode"),
-            network: text("network.mode"),
-            vault_default: text("vault.default"),
-            sandbox_default: text("sandbox.profile"),
-            ..Default::default()
+            ..NewLoop::with_settings(config.settings())
         },
     )?;
     let rec = created.record;
@@ -52,7 +56,8 @@ pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
         code = super::agent::run(
             ui,
             super::agent::AgentArgs {
-                id: rec.id.clone(),
+                action: None,
+                id: Some(rec.id.clone()),
                 sandbox: Default::default(),
                 print_argv: false,
                 args: Vec::new(),

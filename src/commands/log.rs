@@ -63,6 +63,7 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                 ),
                 None => format!("code {} after {} ms", s(e, "code"), s(e, "duration_ms")),
             },
+            "upstream" => format!("{} could not be reached: {}", s(e, "target"), s(e, "error")),
             "violation" => format!(
                 "{} {} refused: {}",
                 s(e, "action"),

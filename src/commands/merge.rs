@@ -122,6 +122,18 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     for notice in &merged.notices {
         ui.status(notice)?;
     }
+    if args.squash && !args.dry_run && merged.outcome != publish::Outcome::UpToDate {
+        // What git cannot tell of a squash (the loop's commits are not in the target),
+        // recorded where git keeps such facts: `rm` and `gc` take the loop as merged up
+        // to this commit.
+        Git::in_dir(&origin)
+            .args([
+                "update-ref",
+                &crate::loops::squashed_ref(&id),
+                &insp.source.to_string(),
+            ])
+            .run()?;
+    }
     super::publish::report(ui, "code", &target, &merged.outcome, args.dry_run)?;
     Ok(0)
 }

@@ -55,8 +55,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     }
     crate::init::ensure(&ws)?;
     super::finish_interrupted(ui, &ws)?;
-    let config = super::load_config(ui, &ws, None)?;
-    let text = |key: &str| config.get_str(key).unwrap_or_default().to_string();
+    let config = super::load_new_config(ui, &ws, args.sandbox.as_deref())?;
     let spinner = ui.spinner("creating the loop: its branch, working tree and notes");
     let created = create::create(
         &ws,
@@ -65,14 +64,10 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
             repo: args.repo,
             base: args.base,
             scratch: args.scratch,
-            distill: false,
             seed_chat: args.seed_chat,
             vault: args.vault,
             sandbox: args.sandbox,
-            mode: text("sandbox.mode"),
-            network: text("network.mode"),
-            vault_default: text("vault.default"),
-            sandbox_default: text("sandbox.profile"),
+            ..NewLoop::with_settings(config.settings())
         },
     )?;
     for w in &created.warnings {
@@ -80,7 +75,11 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     }
     spinner.finish_and_clear();
     let rec = &created.record;
-    run_setup(ui, &ws, rec)?;
+    if crate::agent::user_identity(&crate::agent::identity_repo(&ws, rec)).is_none() {
+        ui.warn("you have no git identity: commits made in this loop will fail until you set one")?;
+        writeln!(ui.err(), "hint: {}", crate::agent::IDENTITY_HINT)?;
+    }
+    run_setup(ui, rec, config.profile())?;
     if args.json {
         super::print_json(ui, &crate::loops::to_json(&ws, rec, None))?;
     } else {
@@ -106,28 +105,19 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
 /// once in the new loop's sandbox. Its failure leaves the loop usable and says so.
 fn run_setup(
     ui: &mut Ui,
-    ws: &crate::workspace::Workspace,
     rec: &crate::loops::LoopRecord,
+    profile: &crate::config::SandboxProfile,
 ) -> Result<()> {
-    let profile = crate::config::read_table(&ws.sandbox_profile(&rec.sandbox)).unwrap_or_default();
-    let argv: Vec<String> = match profile.get("setup") {
-        Some(toml::Value::String(cmd)) => vec!["sh".into(), "-c".into(), cmd.clone()],
-        Some(toml::Value::Array(a)) => a
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect(),
-        _ => return Ok(()),
-    };
-    if argv.is_empty() {
+    let Some(argv) = &profile.setup else {
         return Ok(());
-    }
+    };
     ui.status(format!(
         "setup: running `{}` in the loop's sandbox...",
         argv.join(" ")
     ))?;
     let status = std::process::Command::new(std::env::current_exe()?)
         .args(["run", "-q", &rec.id, "--"])
-        .args(&argv)
+        .args(argv)
         .stdin(std::process::Stdio::null())
         // stdout stays clean for `--json` and the printed id.
         .stdout(std::io::stderr())

@@ -79,14 +79,16 @@ pub fn run(ui: &mut Ui, args: PrArgs) -> Result<u8> {
         .or_else(|| remote.lines().next())
         .map(str::to_string)
         .ok_or_else(|| {
+            // The user's own repository, not the workspace's link to it.
+            let real = std::fs::canonicalize(&origin).unwrap_or_else(|_| origin.clone());
             Error::failure(format!(
                 "{} has no remote to push {} to",
-                origin.display(),
+                real.display(),
                 rec.branch
             ))
             .hint(format!(
                 "add one: git -C {} remote add origin URL",
-                origin.display()
+                real.display()
             ))
         })?;
     // Pushed by the user's own git in their repository: their credentials and hooks apply.
@@ -111,7 +113,7 @@ pub fn run(ui: &mut Ui, args: PrArgs) -> Result<u8> {
     } else {
         rec.title.clone()
     };
-    let body = format!("From git loop {} ({}).", rec.id, rec.branch);
+    let body = pr_body(&origin, &rec, &base, &insp);
     let path = std::env::var("PATH").unwrap_or_default();
     let tool = if url.contains("gitlab") {
         ["glab", "gh"]
@@ -179,6 +181,48 @@ pub fn run(ui: &mut Ui, args: PrArgs) -> Result<u8> {
         )?,
     }
     Ok(0)
+}
+
+/// The pull request's description: where it comes from, its commits, what it changes, and
+/// what the review says needs a person's eye.
+fn pr_body(
+    origin: &std::path::Path,
+    rec: &crate::loops::LoopRecord,
+    base: &str,
+    insp: &gate::Inspection,
+) -> String {
+    let range = format!("{base}..{}", insp.source);
+    let mut body = format!(
+        "From git loop `{}` (`{}`): {}\n",
+        rec.id, rec.branch, rec.title
+    );
+    if let Ok(log) = Git::in_dir(origin)
+        .args(["log", "--no-color", "--format=- %h %s", &range])
+        .read()
+    {
+        if !log.trim().is_empty() {
+            body.push_str("\n## Commits\n\n");
+            body.push_str(&log);
+        }
+    }
+    if let Ok(stat) = Git::in_dir(origin)
+        .args(["diff", "--no-color", "--no-ext-diff", "--stat"])
+        .arg(format!("{base}...{}", insp.source))
+        .read()
+    {
+        if !stat.trim().is_empty() {
+            body.push_str("\n## Changes\n\n```\n");
+            body.push_str(&stat);
+            body.push_str("```\n");
+        }
+    }
+    if !insp.report.items.is_empty() {
+        body.push_str("\n## Needs a person's eye\n\n");
+        for item in &insp.report.items {
+            body.push_str(&format!("- {}\n", item.line()));
+        }
+    }
+    body
 }
 
 fn logged_in(tool: &str, dir: &std::path::Path) -> bool {

@@ -117,29 +117,8 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
 
 /// The notes files merged as the union of both sides' lines (`publish.union`).
 pub fn union_patterns(ui: &mut Ui, ws: &crate::workspace::Workspace) -> Result<Vec<String>> {
-    let config = super::load_config(ui, ws, None)?;
-    let mut out = Vec::new();
-    for value in config
-        .get("publish.union")
-        .and_then(|e| e.value.as_array())
-        .into_iter()
-        .flatten()
-    {
-        match value.as_str() {
-            Some(p)
-                if !p.is_empty() && !p.starts_with('#') && !p.chars().any(char::is_whitespace) =>
-            {
-                out.push(p.to_string())
-            }
-            _ => return Err(Error::usage(format!(
-                "publish.union holds {value}, which is not a gitattributes pattern"
-            ))
-            .hint(
-                "list paths or patterns without spaces, e.g. [\"inbox.md\", \"memory/MEMORY.md\"]",
-            )),
-        }
-    }
-    Ok(out)
+    // Checked where the configuration is read (`config::schema`).
+    Ok(super::load_config(ui, ws, None)?.settings().publish.union.clone())
 }
 
 /// The trunk of a context repository (the branch its checkout has).

@@ -19,16 +19,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub print_argv: bool,
     /// The command and its arguments (after `--`).
-    #[arg(required = true, allow_hyphen_values = true, value_name = "CMD")]
+    #[arg(required = true, allow_hyphen_values = true, value_name = "CMD", value_hint = clap::ValueHint::CommandWithArguments)]
     pub command: Vec<String>,
 }
 
 pub fn run(ui: &mut Ui, args: RunArgs) -> Result<u8> {
+    args.sandbox.check()?;
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
-    let config = super::load_config(ui, &ws, Some(&rec))?;
+    let config = super::load_sandbox_config(ui, &ws, &rec)?;
     if args.command.is_empty() {
         return Err(Error::usage("no command given").hint("git loop run ID -- CMD [ARGS...]"));
     }

@@ -16,11 +16,12 @@ pub struct ShellArgs {
 }
 
 pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
+    args.sandbox.check()?;
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
-    let config = super::load_config(ui, &ws, Some(&rec))?;
+    let config = super::load_sandbox_config(ui, &ws, &rec)?;
     // Only a shell the sandbox has: /bin/sh-like paths under /usr exist inside.
     let shell = std::env::var("SHELL")
         .ok()

@@ -37,7 +37,10 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     loops::import(&ws, &rec)?;
     let status = loops::status(&ws, &rec)?;
     if args.json {
-        return super::print_json(ui, &loops::to_json(&ws, &rec, Some(&status))).map(|()| 0);
+        let mut record = loops::to_json(&ws, &rec, Some(&status));
+        let (vars, files) = crate::vault::entry_names(&ws, &rec.vault);
+        record["receives"] = serde_json::json!({"variables": vars, "files": files});
+        return super::print_json(ui, &record).map(|()| 0);
     }
     // The record and the branches are the loop's own words (its title, the names it
     // gave): every one is shown with its control characters visible.
@@ -69,6 +72,18 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
         writeln!(out, "base:       {}{on}", shown(base))?;
     }
     writeln!(out, "vault:      {}", shown(&rec.vault))?;
+    // What the loop receives, by name only: never a value.
+    let (vars, files) = crate::vault::entry_names(&ws, &rec.vault);
+    if !vars.is_empty() || !files.is_empty() {
+        let mut parts = Vec::new();
+        if !vars.is_empty() {
+            parts.push(format!("variables {}", vars.join(", ")));
+        }
+        if !files.is_empty() {
+            parts.push(format!("$HOME files {}", files.join(", ")));
+        }
+        writeln!(out, "receives:   {}", shown(&parts.join("; ")))?;
+    }
     writeln!(
         out,
         "sandbox:    {} (mode {}, network {})",
@@ -122,7 +137,7 @@ fn show_mounts(
     mode: Option<crate::sandbox::spec::RunMode>,
     json: bool,
 ) -> Result<u8> {
-    let config = super::load_config(ui, ws, Some(rec))?;
+    let config = super::load_sandbox_config(ui, ws, rec)?;
     let req = crate::sandbox::Request {
         mode,
         net: None,
@@ -132,6 +147,7 @@ fn show_mounts(
         interactive: false,
         ro_same_path: Vec::new(),
         allow_domains: Vec::new(),
+        agent_env: Vec::new(),
     };
     let spec = crate::sandbox::spec_for(
         ws,
@@ -182,8 +198,8 @@ fn show_net(
     rec: &loops::LoopRecord,
     json: bool,
 ) -> Result<u8> {
-    let config = super::load_config(ui, ws, Some(rec))?;
-    let policy = crate::egress::policy_for(ws, &rec.sandbox, &config, &[])?;
+    let config = super::load_sandbox_config(ui, ws, rec)?;
+    let policy = crate::egress::policy_for(config.profile(), &config, &[])?;
     if json {
         let value = serde_json::json!({
             "network": rec.network,

@@ -7,14 +7,11 @@ use zeroize::Zeroizing;
 
 use crate::error::{Context, Error, Result};
 use crate::fsutil::Lock;
-use crate::hooks::Installed;
 use crate::ui::Ui;
 use crate::vault::recipients::Recipient;
 use crate::vault::store::Written;
-use crate::vault::{
-    self, identity, names, Entry, EntryKind, EntryRef, Identity, Vault, VaultError,
-};
-use crate::workspace::{HostPaths, Workspace};
+use crate::vault::{self, names, Entry, EntryKind, EntryRef, Identity, Vault, VaultError};
+use crate::workspace::Workspace;
 
 /// Manage vaults: credentials encrypted with age, given to a loop's sandbox.
 ///
@@ -157,87 +154,19 @@ fn entry_ref(kind: Kind, name: &str) -> Result<EntryRef> {
     })
 }
 
-fn identity_path(ws: &Workspace) -> Result<PathBuf> {
-    let path = HostPaths::from_env()?.identity;
-    identity::check_location(&path, ws.root())?;
-    Ok(path)
-}
-
-fn warn_loose(ui: &mut Ui, id: &Identity) -> Result<()> {
+fn load_identity(ui: &mut Ui, ws: &Workspace) -> Result<Identity> {
+    let id = Identity::load(&vault::identity_path(ws)?)?;
     if id.loose_mode {
         ui.warn(format!(
             "your identity {} can be read by others: chmod 600 it",
             id.path().display()
         ))?;
     }
-    Ok(())
-}
-
-fn load_identity(ui: &mut Ui, ws: &Workspace) -> Result<Identity> {
-    let id = Identity::load(&identity_path(ws)?)?;
-    warn_loose(ui, &id)?;
     Ok(id)
 }
 
-/// Creates the identity and the vault when missing, and the personal repository's guard.
 fn init_vault(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Identity> {
-    let path = identity_path(ws)?;
-    let (id, created) = identity::ensure(&path)?;
-    if created {
-        ui.status(format!(
-            "created your identity {} (back it up: it is the only key to your vaults)",
-            path.display()
-        ))?;
-    }
-    warn_loose(ui, &id)?;
-    let v = Vault::at(ws, name)?;
-    {
-        let _lock = Lock::acquire(&ws.vault_lock(name))?;
-        if v.create(&[id.recipient().to_string()])? {
-            ui.status(format!(
-                "created vault '{name}' in {} for {}",
-                v.dir().display(),
-                id.recipient()
-            ))?;
-        } else {
-            let listed = v.recipients()?;
-            if !id.recipients().iter().any(|r| listed.contains(r)) {
-                ui.warn(format!(
-                    "vault '{name}' exists and your identity is not one of its recipients"
-                ))?;
-                writeln!(
-                    ui.err(),
-                    "hint: ask a member to run `git loop vault recipients {name} add {}` and `git loop vault rekey {name}`",
-                    id.recipient()
-                )?;
-            }
-        }
-    }
-    if vault::ensure_repo(ws)? {
-        ui.status(format!(
-            "created the vaults' repository {} (outside every sandbox's view)",
-            ws.vaults_dir().display()
-        ))?;
-    }
-    vault::commit(ws, &format!("vault {name}: init"))?;
-    // The personal repository keeps its secret guard: plaintext that looks like a vault
-    // entry, a private key or a token never enters its history either.
-    match crate::hooks::install(&ws.personal(), crate::hooks::PRE_COMMIT) {
-        Ok(Installed::Created(p)) | Ok(Installed::Updated(p)) => {
-            ui.status(format!("installed the secret guard in {}", p.display()))?
-        }
-        Ok(_) => {}
-        Err(problem) => {
-            ui.warn(format!(
-                "the pre-commit secret guard is not installed: {}",
-                problem.one_line()
-            ))?;
-            for h in &problem.hints {
-                writeln!(ui.err(), "hint: {h}")?;
-            }
-        }
-    }
-    Ok(id)
+    vault::init(ui, ws, name)
 }
 
 fn init(ui: &mut Ui, name: &str) -> Result<u8> {
@@ -248,13 +177,8 @@ fn init(ui: &mut Ui, name: &str) -> Result<u8> {
     Ok(0)
 }
 
-/// The vault to write to: an existing one, or `default`, created on first use.
 fn vault_for_write(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Vault> {
-    let v = Vault::at(ws, name)?;
-    if !v.exists() && name == vault::DEFAULT_VAULT {
-        init_vault(ui, ws, name)?;
-    }
-    Ok(Vault::open(ws, name)?)
+    vault::open_for_write(ui, ws, name)
 }
 
 fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
@@ -370,6 +294,11 @@ fn set(ui: &mut Ui, name: &str, kind: Kind, entry: &str, path: Option<&Path>) ->
         v.write(&entry, &value)?
     };
     vault::commit(&ws, &format!("vault {name}: set {}", entry.label()))?;
+    let default = super::load_config(ui, &ws, None)?
+        .settings()
+        .vault
+        .default
+        .clone();
     let how = match written {
         Written::Created => "stored",
         Written::Replaced => "replaced",
@@ -380,35 +309,19 @@ fn set(ui: &mut Ui, name: &str, kind: Kind, entry: &str, path: Option<&Path>) ->
         entry.label(),
         if count == 1 { "" } else { "s" }
     ))?;
+    vault::say_scope(ui, &ws, name, &default, &entry.label())?;
     Ok(0)
 }
 
 /// A variable's value from stdin: typed without echo on a terminal, else everything
 /// piped in, less one trailing newline (`echo` adds one).
 fn read_env_value(ui: &mut Ui, entry: &EntryRef) -> Result<Zeroizing<Vec<u8>>> {
-    let limit = entry.kind.limit();
-    let stdin = std::io::stdin();
-    let mut value = if stdin.is_terminal() {
-        write!(ui.err(), "value of {} (not shown): ", entry.name)?;
-        ui.err().flush()?;
-        let line = read_line_without_echo(limit)?;
-        writeln!(ui.err())?;
-        line
-    } else {
-        let mut bytes = Zeroizing::new(Vec::with_capacity(limit + 2));
-        stdin
-            .lock()
-            .take(limit as u64 + 2)
-            .read_to_end(&mut bytes)
-            .context(|| "cannot read the value from stdin")?;
-        bytes
-    };
-    if value.ends_with(b"\n") {
-        value.pop();
-        if value.ends_with(b"\r") {
-            value.pop();
-        }
-    }
+    let value = crate::ui::read_secret(
+        ui,
+        &format!("value of {} (not shown): ", entry.name),
+        entry.kind.limit(),
+    )
+    .context(|| "cannot read the value from stdin")?;
     if value.is_empty() {
         return Err(
             Error::usage(format!("no value for {} on stdin", entry.label())).hint(format!(
@@ -418,37 +331,6 @@ fn read_env_value(ui: &mut Ui, entry: &EntryRef) -> Result<Zeroizing<Vec<u8>>> {
         );
     }
     Ok(value)
-}
-
-/// One line from the terminal with echo off; the terminal is restored whatever happens.
-fn read_line_without_echo(limit: usize) -> Result<Zeroizing<Vec<u8>>> {
-    use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
-    let stdin = std::io::stdin();
-    let saved = tcgetattr(&stdin).context(|| "cannot read the terminal's settings")?;
-    let mut quiet = saved.clone();
-    quiet.local_flags.remove(LocalFlags::ECHO);
-    tcsetattr(&stdin, SetArg::TCSAFLUSH, &quiet).context(|| "cannot turn off echo")?;
-    struct Restore<'a>(&'a std::io::Stdin, nix::sys::termios::Termios);
-    impl Drop for Restore<'_> {
-        fn drop(&mut self) {
-            let _ = tcsetattr(self.0, SetArg::TCSAFLUSH, &self.1);
-        }
-    }
-    let _restore = Restore(&stdin, saved);
-    let mut line = Zeroizing::new(Vec::with_capacity(limit + 2));
-    let mut byte = [0u8; 1];
-    let mut input = stdin.lock();
-    while line.len() <= limit {
-        match input
-            .read(&mut byte)
-            .context(|| "cannot read the terminal")?
-        {
-            0 => break,
-            _ if byte[0] == b'\n' => break,
-            _ => line.push(byte[0]),
-        }
-    }
-    Ok(line)
 }
 
 fn read_file_value(entry: &EntryRef, path: &Path) -> Result<Zeroizing<Vec<u8>>> {

@@ -1,36 +1,37 @@
 //! Layered configuration (DESIGN.md section 8): built-in defaults < operator < team <
-//! personal < loop, later wins. Each layer is a TOML table; values merge key by key.
+//! personal < loop, later wins key by key.
 //!
-//! Only the operator layer (the machine owner's file, outside the workspace) may add host
-//! mounts or widen what the network reaches: those keys in any other layer are ignored with
-//! a warning, because a team or personal repository (and so an agent that can write to one)
-//! must never be able to grant itself more of the host.
+//! - [`schema`]: every key and its type (serde); the built-in defaults are
+//!   `defaults.toml`, compiled in; commands read the typed [`schema::Settings`];
+//! - [`check`]: reading one file against a schema, with file, line and did-you-mean;
+//! - [`policy`]: which layer may set what. Only the operator layer (the machine owner's
+//!   file, outside the workspace) may widen what a sandbox reaches: what another layer
+//!   may not set is dropped as it is read and kept in [`Config::ignored`], for one
+//!   warning per run and for `config list --show-origin`, because a team or personal
+//!   repository (and so an agent that can write to one) must never grant itself more of
+//!   the host;
+//! - [`profile`]: the team's sandbox profiles, read in one place.
+//!
+//! Each layer is checked whole before anything is merged: an unknown key or a bad value
+//! in any file is an error naming the file and the line, never a value silently left out.
+
+pub mod check;
+pub mod edit;
+pub mod policy;
+pub mod profile;
+pub mod schema;
 
 use std::fmt;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use crate::error::{Error, Result};
-use crate::fsutil;
-
-const DEFAULTS: &str = include_str!("defaults.toml");
-
-/// Keys that only the operator layer may set.
-/// `sandbox.backend` is among them: running without a sandbox is the machine owner's
-/// decision (or the user's, per command, with `--backend none`), never a file's that a
-/// repository or an agent could write.
-pub const OPERATOR_ONLY: &[&str] = &[
-    // Exact values the secret guard lets through (false positives): in any other layer
-    // they would let an agent take a real secret out.
-    "guard.allow",
-    "mounts",
-    "network.allow_cidrs",
-    "network.hosts",
-    "sandbox.backend",
-];
+use crate::error::Error;
+use crate::sandbox::spec::NetMode;
+use check::{Part, Problem, Seg};
+pub use profile::SandboxProfile;
+pub use schema::Settings;
 
 /// The layers, in the order they apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -54,6 +55,14 @@ impl fmt::Display for Layer {
     }
 }
 
+/// `path:line`, or the path alone.
+fn at(path: &Path, line: &Option<usize>) -> String {
+    match line {
+        Some(n) => format!("{}:{n}", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}")]
@@ -62,11 +71,148 @@ pub enum ConfigError {
         #[source]
         source: io::Error,
     },
-    #[error("{path} is not valid TOML: {message}")]
-    Parse { path: PathBuf, message: String },
+    #[error(
+        "{path} is larger than {} bytes; it cannot be a configuration file",
+        check::MAX_FILE
+    )]
+    TooLarge { path: PathBuf },
+    #[error("{}: not valid TOML: {message}", at(path, line))]
+    Syntax {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    #[error("{}: unknown key {key}", at(path, line))]
+    UnknownKey {
+        path: PathBuf,
+        line: Option<usize>,
+        key: String,
+        suggestion: Option<String>,
+    },
+    #[error("{}: bad value for {key}: {message}", at(path, line))]
+    BadValue {
+        path: PathBuf,
+        line: Option<usize>,
+        key: String,
+        message: String,
+        suggestion: Option<String>,
+    },
+    #[error("there is no sandbox profile '{name}' ({} does not exist)", path.display())]
+    UnknownProfile {
+        name: String,
+        path: PathBuf,
+        known: Vec<String>,
+    },
 }
 
-/// One layer as loaded: where it came from and what it says.
+impl ConfigError {
+    /// The problem of a table read from `path` (whose text, if known, gives the line).
+    fn from_problem(path: &Path, text: Option<&str>, prefix: &[Seg], p: Problem) -> ConfigError {
+        let mut full = prefix.to_vec();
+        full.extend(p.at);
+        let line = text.and_then(|t| check::line_of(t, &full, p.part));
+        let path = path.to_path_buf();
+        match p.message {
+            None => ConfigError::UnknownKey {
+                path,
+                line,
+                key: p.key,
+                suggestion: p.suggestion,
+            },
+            // The message may quote the file (`unknown variant ...`), which a sandbox may
+            // have written: control characters are made visible before a terminal sees it.
+            Some(message) => ConfigError::BadValue {
+                path,
+                line,
+                key: p.key,
+                message: policy::visible(&message),
+                suggestion: p.suggestion,
+            },
+        }
+    }
+}
+
+/// The user-facing error, with what to do about it.
+impl From<ConfigError> for Error {
+    fn from(e: ConfigError) -> Error {
+        let mut hints = Vec::new();
+        match &e {
+            ConfigError::Read { path, .. } | ConfigError::TooLarge { path } => {
+                hints.push(format!("fix or remove {}", path.display()))
+            }
+            ConfigError::Syntax { path, line, .. } => {
+                hints.push(format!("fix the TOML at {}", at(path, line)))
+            }
+            ConfigError::UnknownKey {
+                path,
+                line,
+                key,
+                suggestion,
+            } => {
+                match suggestion {
+                    Some(s) => hints.push(format!("did you mean `{s}`?")),
+                    None => hints.push(format!("known keys: {}", schema::known_keys().join(", "))),
+                }
+                hints.push(format!("fix or remove `{key}` at {}", at(path, line)));
+            }
+            ConfigError::BadValue {
+                path,
+                line,
+                key,
+                suggestion,
+                ..
+            } => {
+                if let Some(s) = suggestion {
+                    hints.push(format!("did you mean `{s}`?"));
+                }
+                if let Some(default) = schema::default_of(key) {
+                    hints.push(format!("the default is {key} = {default}"));
+                }
+                hints.push(format!("fix {key} at {}", at(path, line)));
+            }
+            ConfigError::UnknownProfile { known, .. } => {
+                hints.push(format!(
+                    "the profiles are the folders of knowledge/.loopat/sandboxes/ with a sandbox.toml: {}",
+                    known.join(", ")
+                ));
+            }
+        }
+        let mut err = Error::failure(e.to_string());
+        if matches!(e, ConfigError::Read { .. }) {
+            err = err.with_source(e);
+        }
+        err.hints = hints;
+        err
+    }
+}
+
+/// A setting a layer may not make, dropped as it was read (see [`policy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    pub layer: Layer,
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub key: String,
+    /// The value, or the list entry, as written (escaped).
+    pub shown: String,
+    pub why: String,
+}
+
+impl Ignored {
+    /// The one line a run warns with: the file, the key and why.
+    pub fn warning(&self) -> String {
+        format!(
+            "{}: {} = {} ({} layer) is ignored: {}",
+            at(&self.path, &self.line),
+            self.key,
+            self.shown,
+            self.layer,
+            self.why
+        )
+    }
+}
+
+/// One layer as loaded: where it came from and what of it applies.
 #[derive(Debug, Clone)]
 pub struct LayerData {
     pub layer: Layer,
@@ -74,12 +220,17 @@ pub struct LayerData {
     pub table: Table,
 }
 
-/// All layers, lowest first.
+/// All layers, lowest first, and the typed settings they make.
 #[derive(Debug, Clone)]
 pub struct Config {
     layers: Vec<LayerData>,
-    /// Keys ignored because a layer may not set them; for warnings.
-    pub ignored: Vec<(Layer, PathBuf, String)>,
+    /// What layers set but may not, in layer order; for warnings and `--show-origin`.
+    pub ignored: Vec<Ignored>,
+    settings: Settings,
+    profile: Option<SandboxProfile>,
+    /// The operator layer's network mode (or the default's): other layers may only
+    /// narrow it.
+    ceiling: NetMode,
 }
 
 /// A value with where it came from.
@@ -91,78 +242,249 @@ pub struct Entry<'a> {
     pub path: Option<&'a Path>,
 }
 
-pub fn defaults() -> Table {
-    DEFAULTS
-        .parse()
-        .expect("built-in defaults.toml is valid TOML")
-}
-
-/// Reads a TOML file; a missing file is an empty table.
-pub fn read_table(path: &Path) -> Result<Table, ConfigError> {
-    match fs::read_to_string(path) {
-        Ok(text) => text.parse::<Table>().map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.message().to_string(),
-        }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Table::new()),
-        Err(source) => Err(ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
+/// The keys a layer's table sets, each checked against the schema of the layers.
+fn layer_keys(table: &Table) -> std::result::Result<Vec<String>, Problem> {
+    let walked = check::walk(
+        table,
+        &check::Schema {
+            keys: schema::known_keys(),
+            check: &schema::check_value,
+            choices: &schema::choices,
+        },
+    )?;
+    Ok(walked.into_iter().map(|(key, _)| key).collect())
 }
 
 impl Config {
-    /// Builds the stack. `files` are the non-default layers that exist for this command,
-    /// in any order; `loop_layer` is the `[config]` table of a loop's record, if any.
-    pub fn load(files: &[(Layer, PathBuf)], loop_layer: Option<(PathBuf, Table)>) -> Result<Self> {
-        let mut layers = vec![LayerData {
-            layer: Layer::Default,
-            path: None,
-            table: defaults(),
-        }];
-        for (layer, path) in files {
-            let table = read_table(path).map_err(|e| {
-                Error::failure("cannot load the configuration")
-                    .with_source(e)
-                    .hint(format!("fix or remove {}", path.display()))
-            })?;
-            layers.push(LayerData {
-                layer: *layer,
-                path: Some(path.clone()),
-                table,
+    /// Builds the stack. `files` are the non-default layers for this command, in any
+    /// order (a missing file is an empty layer); `loop_layer` is the `[config]` table of a
+    /// loop's record (`loop.toml`), if any.
+    pub fn load(
+        files: &[(Layer, PathBuf)],
+        loop_layer: Option<(PathBuf, Table)>,
+    ) -> std::result::Result<Self, ConfigError> {
+        Config::build(files, None, loop_layer)
+    }
+
+    /// The built-in defaults and an operator layer given as text, named `name` in
+    /// messages: for `git loop demo`, whose pinned names must not touch the user's own
+    /// operator config. Read by the same rules as the operator's file.
+    pub fn with_operator_text(name: &Path, text: &str) -> std::result::Result<Self, ConfigError> {
+        Config::build(&[], Some((name, text)), None)
+    }
+
+    fn build(
+        files: &[(Layer, PathBuf)],
+        operator_text: Option<(&Path, &str)>,
+        loop_layer: Option<(PathBuf, Table)>,
+    ) -> std::result::Result<Self, ConfigError> {
+        // Each layer that is not the default: its data, the keys it sets, the text of its
+        // file (for the lines of what is ignored) and where its keys sit in that text.
+        struct Read {
+            data: LayerData,
+            keys: Vec<String>,
+            text: Option<String>,
+            prefix: Vec<Seg>,
+        }
+        let mut read = Vec::new();
+        let given =
+            operator_text.map(|(path, text)| (Layer::Operator, path.to_path_buf(), Some(text)));
+        let files = files
+            .iter()
+            .map(|(layer, path)| (*layer, path.clone(), None))
+            .chain(given);
+        for (layer, ref path, given) in files {
+            let layer = &layer;
+            // The operator's file is the machine owner's, outside the workspace (and may
+            // be a symlink into their dotfiles); the others are in trees a sandbox writes.
+            let text = match given {
+                Some(text) => Some(text.to_string()),
+                None => check::read_text(path, *layer != Layer::Operator)?,
+            };
+            let table = match &text {
+                Some(t) => check::parse(path, t)?,
+                None => Table::new(),
+            };
+            let keys = layer_keys(&table)
+                .map_err(|p| ConfigError::from_problem(path, text.as_deref(), &[], p))?;
+            read.push(Read {
+                data: LayerData {
+                    layer: *layer,
+                    path: Some(path.clone()),
+                    table,
+                },
+                keys,
+                text,
+                prefix: Vec::new(),
             });
         }
         if let Some((path, table)) = loop_layer {
-            layers.push(LayerData {
-                layer: Layer::Loop,
-                path: Some(path),
-                table,
+            let prefix = vec![Seg::Key("config".into())];
+            // The record was read whole by its own reader; its text is read again only
+            // for a line to name.
+            let text = || check::read_text(&path, true).ok().flatten();
+            let keys = layer_keys(&table)
+                .map_err(|p| ConfigError::from_problem(&path, text().as_deref(), &prefix, p))?;
+            read.push(Read {
+                text: if keys.is_empty() { None } else { text() },
+                data: LayerData {
+                    layer: Layer::Loop,
+                    path: Some(path),
+                    table,
+                },
+                keys,
+                prefix,
             });
         }
-        layers.sort_by_key(|l| l.layer);
+        read.sort_by_key(|r| r.data.layer);
+
+        // The operator's network mode bounds the others'.
+        let ceiling = read
+            .iter()
+            .filter(|r| r.data.layer == Layer::Operator)
+            .find_map(|r| schema::lookup(&r.data.table, "network.mode"))
+            .or_else(|| schema::lookup(schema::defaults(), "network.mode"))
+            .and_then(Value::as_str)
+            .and_then(NetMode::parse)
+            .unwrap_or(NetMode::Proxy);
         let mut ignored = Vec::new();
-        for data in layers.iter_mut() {
-            if matches!(data.layer, Layer::Default | Layer::Operator) {
-                continue;
+        for r in read.iter_mut().filter(|r| r.data.layer != Layer::Operator) {
+            let refused: Vec<(String, policy::Refusal)> = r
+                .keys
+                .iter()
+                .flat_map(|key| {
+                    let value = schema::lookup(&r.data.table, key).expect("a key it sets");
+                    policy::refusals(r.data.layer, key, value, ceiling)
+                        .into_iter()
+                        .map(move |refusal| (key.clone(), refusal))
+                })
+                .collect();
+            let path = r.data.path.clone().unwrap_or_default();
+            // Entries of a list go from the last, so the indexes stay right.
+            let mut dropped = Vec::new();
+            for (key, refusal) in refused.iter().rev() {
+                let mut segs = r.prefix.clone();
+                segs.extend(key.split('.').map(|k| Seg::Key(k.to_string())));
+                if let Some(i) = refusal.entry {
+                    segs.push(Seg::Index(i));
+                }
+                let line = r
+                    .text
+                    .as_deref()
+                    .and_then(|t| check::line_of(t, &segs, Part::Value));
+                drop_refused(&mut r.data.table, key, refusal.entry);
+                dropped.push(Ignored {
+                    layer: r.data.layer,
+                    path: path.clone(),
+                    line,
+                    key: key.clone(),
+                    shown: refusal.shown.clone(),
+                    why: refusal.why.clone(),
+                });
             }
-            for key in OPERATOR_ONLY {
-                if remove_key(&mut data.table, key) {
-                    ignored.push((
-                        data.layer,
-                        data.path.clone().unwrap_or_default(),
-                        key.to_string(),
-                    ));
+            ignored.extend(dropped.into_iter().rev());
+        }
+        // In the order of the files, so the warnings read like them (the sort is stable:
+        // entries of one line keep their order).
+        ignored.sort_by(|a, b| (a.layer, &a.path, a.line).cmp(&(b.layer, &b.path, b.line)));
+
+        let mut merged = schema::defaults().clone();
+        for r in &read {
+            for key in &r.keys {
+                if let Some(value) = schema::lookup(&r.data.table, key) {
+                    schema::set(&mut merged, key, value.clone());
                 }
             }
         }
-        Ok(Config { layers, ignored })
+        // Each value was checked alone; together they cannot fail, but say where if so.
+        let settings = Settings::from_table(merged).map_err(|message| ConfigError::BadValue {
+            path: read
+                .last()
+                .and_then(|r| r.data.path.clone())
+                .unwrap_or_default(),
+            line: None,
+            key: "the merged configuration".into(),
+            message,
+            suggestion: None,
+        })?;
+        let mut layers = vec![LayerData {
+            layer: Layer::Default,
+            path: None,
+            table: schema::defaults().clone(),
+        }];
+        layers.extend(read.into_iter().map(|r| r.data));
+        Ok(Config {
+            layers,
+            ignored,
+            settings,
+            profile: None,
+            ceiling,
+        })
     }
 
-    /// The winning value of a dotted key.
+    /// The built-in defaults alone.
+    pub fn defaults() -> Config {
+        Config::load(&[], None).expect("the built-in defaults load")
+    }
+
+    /// The typed values, all layers merged.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Reads the sandbox profile `name` (see [`SandboxProfile::load`]); what it may not set
+    /// joins [`Config::ignored`].
+    pub fn load_profile(
+        &mut self,
+        ws: &crate::workspace::Workspace,
+        name: &str,
+    ) -> std::result::Result<(), ConfigError> {
+        let profile = SandboxProfile::load(ws, name)?;
+        self.ignored.extend(profile.ignored.iter().cloned());
+        self.ignored
+            .extend(profile.toolchain_refusals(&self.settings_toolchains()));
+        self.profile = Some(profile);
+        Ok(())
+    }
+
+    /// The profile [`Config::load_profile`] read. A command that builds a sandbox loads
+    /// its loop's profile first; there is no fall-back to the defaults, which is how an
+    /// unknown profile name used to run with them.
+    pub fn profile(&self) -> &SandboxProfile {
+        self.profile
+            .as_ref()
+            .expect("the command loaded the loop's sandbox profile (load_profile)")
+    }
+
+    /// The toolchains of the merged settings, where only the operator may enable any
+    /// (`policy`), before the profile narrows them.
+    fn settings_toolchains(&self) -> crate::toolchains::Choice {
+        let t = &self.settings.toolchains;
+        crate::toolchains::Choice {
+            enable: t.enable.clone(),
+            caches: t.caches,
+        }
+    }
+
+    /// The toolchains a run of the loaded profile sees: the settings' narrowed by the
+    /// profile's `[toolchains]` (what it may not have was reported when it was loaded).
+    pub fn toolchains(&self) -> crate::toolchains::Choice {
+        let settings = self.settings_toolchains();
+        match &self.profile {
+            Some(p) => crate::toolchains::resolve(&settings, p.toolchains.as_ref(), p.caches).0,
+            None => settings,
+        }
+    }
+
+    /// The network mode above which the layers after the operator's may not go.
+    pub fn ceiling(&self) -> NetMode {
+        self.ceiling
+    }
+
+    /// The winning value of a dotted key, with its layer.
     pub fn get(&self, key: &str) -> Option<Entry<'_>> {
         self.layers.iter().rev().find_map(|data| {
-            lookup(&data.table, key).map(|value| Entry {
+            schema::lookup(&data.table, key).map(|value| Entry {
                 key: key.to_string(),
                 value,
                 layer: data.layer,
@@ -171,19 +493,12 @@ impl Config {
         })
     }
 
-    pub fn get_str(&self, key: &str) -> Option<&str> {
-        self.get(key).and_then(|e| e.value.as_str())
-    }
-
-    /// Every leaf key with its winning value, sorted by key.
+    /// Every key with its winning value, sorted by key.
     pub fn list(&self) -> Vec<Entry<'_>> {
-        let mut keys = Vec::new();
-        for data in &self.layers {
-            leaf_keys(&data.table, "", &mut keys);
-        }
-        keys.sort();
-        keys.dedup();
-        keys.iter().filter_map(|k| self.get(k)).collect()
+        schema::known_keys()
+            .iter()
+            .filter_map(|k| self.get(k))
+            .collect()
     }
 
     pub fn layers(&self) -> &[LayerData] {
@@ -191,176 +506,25 @@ impl Config {
     }
 }
 
-fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
-    let mut parts = key.split('.');
-    let mut value = table.get(parts.next()?)?;
-    for part in parts {
-        value = value.as_table()?.get(part)?;
-    }
-    Some(value)
-}
-
-fn remove_key(table: &mut Table, key: &str) -> bool {
-    match key.split_once('.') {
-        None => table.remove(key).is_some(),
-        Some((head, rest)) => match table.get_mut(head).and_then(Value::as_table_mut) {
-            Some(sub) => remove_key(sub, rest),
-            None => false,
-        },
-    }
-}
-
-fn leaf_keys(table: &Table, prefix: &str, out: &mut Vec<String>) {
-    for (k, v) in table {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            Value::Table(sub) if !OPERATOR_ONLY.contains(&key.as_str()) => {
-                leaf_keys(sub, &key, out)
-            }
-            _ => out.push(key),
-        }
-    }
-}
-
-/// Is `key` one that `config set` accepts?
-pub fn known_key(key: &str) -> bool {
-    OPERATOR_ONLY.contains(&key) || lookup(&defaults(), key).is_some_and(|v| !v.is_table())
-}
-
-pub fn known_keys() -> Vec<String> {
-    let mut keys = Vec::new();
-    leaf_keys(&defaults(), "", &mut keys);
-    keys.extend(OPERATOR_ONLY.iter().map(|k| k.to_string()));
-    keys.sort();
-    keys
-}
-
-/// Parses what the user typed for `key`: TOML when it parses as TOML of the default's
-/// type (`["codex"]`, `true`, `5`), else a plain string.
-pub fn parse_value(key: &str, raw: &str) -> Result<toml_edit::Value> {
-    let defaults = defaults();
-    let expected = lookup(&defaults, key);
-    let parsed: Option<toml_edit::Value> = raw.parse().ok();
-    let value = match (expected, parsed) {
-        (Some(Value::String(_)), _) | (None, None) => toml_edit::Value::from(raw),
-        (_, Some(v)) => v,
-        (Some(_), None) => toml_edit::Value::from(raw),
+/// Drops a refused key, or one refused entry of its list.
+fn drop_refused(table: &mut Table, key: &str, entry: Option<usize>) {
+    let Some(i) = entry else {
+        schema::remove(table, key);
+        return;
     };
-    if let Some(expected) = expected {
-        let same_type = matches!(
-            (expected, &value),
-            (Value::String(_), toml_edit::Value::String(_))
-                | (Value::Integer(_), toml_edit::Value::Integer(_))
-                | (Value::Boolean(_), toml_edit::Value::Boolean(_))
-                | (Value::Array(_), toml_edit::Value::Array(_))
-                | (Value::Float(_), toml_edit::Value::Float(_))
-        );
-        if !same_type {
-            return Err(Error::usage(format!(
-                "{key} takes {}, not '{raw}'",
-                match expected.type_str() {
-                    "array" => "an array",
-                    "integer" => "an integer",
-                    other =>
-                        if other == "boolean" {
-                            "a boolean"
-                        } else {
-                            "a value of another type"
-                        },
-                }
-            ))
-            .hint(format!("the default is {key} = {expected}")));
+    let (parent, last) = key.rsplit_once('.').unwrap_or(("", key));
+    let mut holder = Some(table);
+    for part in parent.split('.').filter(|p| !p.is_empty()) {
+        holder = holder.and_then(|t| match t.get_mut(part) {
+            Some(Value::Table(sub)) => Some(sub),
+            _ => None,
+        });
+    }
+    if let Some(Value::Array(items)) = holder.and_then(|h| h.get_mut(last)) {
+        if i < items.len() {
+            items.remove(i);
         }
     }
-    Ok(value)
-}
-
-/// Sets `key` in the TOML file at `path`, keeping its comments and layout.
-pub fn set_in_file(path: &Path, key: &str, value: toml_edit::Value) -> Result<()> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            return Err(Error::failure(format!("cannot read {}", path.display())).with_source(e))
-        }
-    };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        Error::failure(format!(
-            "{} is not valid TOML: {}",
-            path.display(),
-            e.message()
-        ))
-        .hint(format!("fix or remove {}", path.display()))
-    })?;
-    let parts: Vec<&str> = key.split('.').collect();
-    let (last, heads) = parts.split_last().expect("split yields one part");
-    let mut item = doc.as_item_mut();
-    for head in heads {
-        let table = item.as_table_like_mut().ok_or_else(|| {
-            Error::failure(format!(
-                "{} holds a value where {key} needs a table",
-                path.display()
-            ))
-        })?;
-        if table.get(head).is_none() {
-            table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
-        }
-        item = table.get_mut(head).expect("inserted above");
-    }
-    let table = item.as_table_like_mut().ok_or_else(|| {
-        Error::failure(format!(
-            "{} holds a value where {key} needs a table",
-            path.display()
-        ))
-    })?;
-    match table.get_mut(last) {
-        // Replacing the item in place keeps the key and the comment above it.
-        Some(item) => *item = toml_edit::Item::Value(value),
-        None => {
-            table.insert(last, toml_edit::Item::Value(value));
-        }
-    }
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| {
-            Error::failure(format!("cannot create {}", dir.display())).with_source(e)
-        })?;
-    }
-    fsutil::write_atomic(path, doc.to_string().as_bytes())
-}
-
-/// Removes `key` from the TOML file at `path`; true if it was there.
-pub fn unset_in_file(path: &Path, key: &str) -> Result<bool> {
-    let Ok(text) = fs::read_to_string(path) else {
-        return Ok(false);
-    };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        Error::failure(format!(
-            "{} is not valid TOML: {}",
-            path.display(),
-            e.message()
-        ))
-    })?;
-    let parts: Vec<&str> = key.split('.').collect();
-    let (last, heads) = parts.split_last().expect("split yields one part");
-    let mut item = doc.as_item_mut();
-    for head in heads {
-        match item.as_table_like_mut().and_then(|t| t.get_mut(head)) {
-            Some(next) => item = next,
-            None => return Ok(false),
-        }
-    }
-    let removed = item
-        .as_table_like_mut()
-        .and_then(|t| t.remove(last))
-        .is_some();
-    if removed {
-        fsutil::write_atomic(path, doc.to_string().as_bytes())?;
-    }
-    Ok(removed)
 }
 
 #[cfg(test)]
@@ -370,7 +534,7 @@ mod tests {
     fn layer(layer: Layer, text: &str) -> (Layer, PathBuf) {
         let dir = tempfile::tempdir().unwrap().keep();
         let path = dir.join("config.toml");
-        fs::write(&path, text).unwrap();
+        std::fs::write(&path, text).unwrap();
         (layer, path)
     }
 
@@ -391,12 +555,18 @@ mod tests {
         assert_eq!(mode.value.as_str(), Some("review"));
         assert_eq!(mode.layer, Layer::Operator);
         assert_eq!(config.get("agent.command").unwrap().layer, Layer::Default);
+        let s = config.settings();
+        assert_eq!(s.sandbox.profile, "mine");
+        assert_eq!(s.sandbox.mode, crate::sandbox::spec::RunMode::Review);
     }
 
     #[test]
     fn only_the_operator_may_widen() {
         let files = vec![
-            layer(Layer::Team, "[network]\nallow_cidrs = [\"10.0.0.0/8\"]\n"),
+            layer(
+                Layer::Team,
+                "[network]\nmode = \"host\"\nallow_cidrs = [\"10.0.0.0/8\"]\nallow_domains = [\"*.com\", \"*.example.com\"]\n",
+            ),
             layer(
                 Layer::Operator,
                 "[network]\nallow_cidrs = [\"10.1.0.0/16\"]\n",
@@ -412,63 +582,69 @@ mod tests {
         .unwrap();
         let cidrs = config.get("network.allow_cidrs").unwrap();
         assert_eq!(cidrs.layer, Layer::Operator);
+        let s = config.settings();
+        assert_eq!(s.network.allow_cidrs.len(), 1);
+        assert_eq!(s.network.mode, NetMode::Proxy);
         assert_eq!(
-            cidrs.value.as_array().unwrap()[0].as_str(),
-            Some("10.1.0.0/16")
+            s.network
+                .allow_domains
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>(),
+            vec!["*.example.com"]
         );
-        assert!(config.get("mounts").is_none());
+        assert!(s.mounts.is_empty());
         let ignored: Vec<_> = config
             .ignored
             .iter()
-            .map(|(l, _, k)| (*l, k.as_str()))
+            .map(|i| (i.layer, i.key.as_str(), i.shown.as_str(), i.line))
             .collect();
         assert_eq!(
             ignored,
             vec![
-                (Layer::Team, "network.allow_cidrs"),
-                (Layer::Loop, "mounts")
+                (Layer::Team, "network.mode", "\"host\"", Some(2)),
+                (
+                    Layer::Team,
+                    "network.allow_cidrs",
+                    "[\"10.0.0.0/8\"]",
+                    Some(3)
+                ),
+                (Layer::Team, "network.allow_domains", "\"*.com\"", Some(4)),
+                (Layer::Loop, "mounts", "[{ path = \"/\" }]", None),
             ]
         );
     }
 
     #[test]
-    fn values_keep_the_default_type() {
-        assert_eq!(
-            parse_value("sandbox.backend", "none").unwrap().as_str(),
-            Some("none")
-        );
-        assert!(parse_value("agent.command", "[\"codex\", \"--x\"]")
-            .unwrap()
-            .is_array());
-        assert!(parse_value("agent.command", "codex").is_err());
-    }
-
-    #[test]
-    fn set_keeps_comments() {
-        let (_, path) = layer(
-            Layer::Personal,
-            "# mine\n[agent]\n# which agent\ncommand = [\"claude\"]\n",
-        );
-        set_in_file(
-            &path,
-            "agent.command",
-            parse_value("agent.command", "[\"codex\"]").unwrap(),
-        )
-        .unwrap();
-        set_in_file(
-            &path,
-            "sandbox.mode",
-            parse_value("sandbox.mode", "review").unwrap(),
-        )
-        .unwrap();
-        let text = fs::read_to_string(&path).unwrap();
+    fn a_bad_file_names_its_line() {
+        let files = vec![layer(
+            Layer::Team,
+            "[agent]\ncommand = [\"x\"]\n[sandbox]\nbacknd = \"none\"\n",
+        )];
+        let err = Config::load(&files, None).unwrap_err();
         assert!(
-            text.contains("# mine") && text.contains("# which agent"),
-            "{text}"
+            matches!(&err, ConfigError::UnknownKey { line: Some(4), key, suggestion: Some(s), .. }
+                if key == "sandbox.backnd" && s == "sandbox.backend"),
+            "{err:?}"
         );
-        assert!(text.contains("command = [\"codex\"]"), "{text}");
-        assert!(text.contains("[sandbox]\nmode = \"review\""), "{text}");
-        assert!(unset_in_file(&path, "sandbox.mode").unwrap());
-        assert!(!unset_in_file(&path, "sandbox.mode").unwrap());
+        assert!(
+            err.to_string()
+                .ends_with("config.toml:4: unknown key sandbox.backnd"),
+            "{err}"
+        );
+        // What the file says reaches a terminal with its control characters visible.
+        for text in [
+            "[sandbox]\nbackend = \"x\\u001b]0;PWNED\\u0007\"\n",
+            "[sandbox]\n\"back\\u001b[2Kend\" = 1\n",
+        ] {
+            let files = vec![layer(Layer::Team, text)];
+            let err = Error::from(Config::load(&files, None).unwrap_err());
+            let shown = format!("{} {}", err.one_line(), err.hints.join(" "));
+            assert!(
+                !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+                "{shown}"
+            );
+            assert!(shown.contains("\\u{1b}"), "{shown}");
+        }
     }
 }

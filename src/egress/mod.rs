@@ -4,58 +4,43 @@
 //! - [`policy`]: pure: host canonicalisation, the allowlist matcher, the fixed denylist,
 //!   address checks, the operator's pins and CIDRs; the baseline is `baseline.toml`;
 //! - [`wire`]: pure parsers of what clients send (HTTP heads, SOCKS5, TLS ClientHello);
+//! - [`http1`]: pure HTTP/1.x framing, so that every request on a connection is checked;
 //! - [`proxy`]: the host side, one thread of the supervising `git-loop` per run;
 //! - [`relay`]: the sandbox side: the handover of the proxy ports, `git-loop __connect`.
 //!
 //! [`policy_for`] assembles a run's policy from its sources: the baseline, the loop's
 //! sandbox profile, the config's `network.allow_domains`, `--allow-domain`, and the
-//! operator-only `network.hosts` and `network.allow_cidrs` (the only ways to widen what
-//! addresses the proxy reaches).
+//! operator-only `network.hosts`, `network.allow_cidrs` (the only ways to widen what
+//! addresses the proxy reaches) and `network.allow_raw_tcp` (which hosts and ports a
+//! tunnel may carry other protocols than TLS and HTTP to).
 
+pub mod http1;
 pub mod policy;
 pub mod proxy;
 pub mod relay;
 pub mod wire;
 
-use std::net::IpAddr;
-
-use crate::config::Config;
+use crate::config::{Config, SandboxProfile};
 use crate::error::{Error, Result};
-use crate::workspace::Workspace;
-use policy::{Cidr, Pattern, Policy};
+use policy::{Pattern, Policy};
 
 /// The policy of a run of a loop with sandbox profile `profile`, plus `extra` patterns
-/// from the command line.
-pub fn policy_for(
-    ws: &Workspace,
-    profile: &str,
-    config: &Config,
-    extra: &[String],
-) -> Result<Policy> {
+/// from the command line. The config's patterns and the profile's are already held to
+/// their layer's rules (only names under a registrable domain outside the operator's).
+pub fn policy_for(profile: &SandboxProfile, config: &Config, extra: &[String]) -> Result<Policy> {
     let mut policy = Policy::baseline();
-
-    let path = ws.sandbox_profile(profile);
-    let table = crate::config::read_table(&path).map_err(|e| {
-        Error::failure(format!("cannot read sandbox profile '{profile}'"))
-            .with_source(e)
-            .hint(format!("fix {}", path.display()))
-    })?;
-    let profile_list = table.get("network").and_then(|n| n.get("allow_domains"));
-    for pattern in patterns(profile_list, || {
-        format!("{} [network] allow_domains", path.display())
-    })? {
-        policy.add(pattern, format!("profile {profile}"));
+    for pattern in &profile.allow_domains {
+        policy.add(pattern.clone(), format!("profile {}", profile.name));
     }
 
+    let settings = config.settings();
     if let Some(entry) = config.get("network.allow_domains") {
         let source = match entry.path {
             Some(p) => format!("config ({}, {})", entry.layer, p.display()),
             None => format!("config ({})", entry.layer),
         };
-        for pattern in patterns(Some(entry.value), || {
-            format!("network.allow_domains in {source}")
-        })? {
-            policy.add(pattern, source.clone());
+        for pattern in &settings.network.allow_domains {
+            policy.add(pattern.clone(), source.clone());
         }
     }
 
@@ -67,56 +52,18 @@ pub fn policy_for(
         policy.add(pattern, "--allow-domain");
     }
 
-    let operator = |what: &str| {
-        Error::failure(format!("the operator config's {what} is malformed"))
-            .hint("write [network.hosts] \"name.example\" = \"10.1.2.3\" and [network] allow_cidrs = [\"10.1.0.0/16\"]")
-    };
-    if let Some(entry) = config.get("network.hosts") {
-        let table = entry
-            .value
-            .as_table()
-            .ok_or_else(|| operator("[network.hosts]"))?;
-        for (name, addr) in table {
-            let ip: IpAddr = addr.as_str().and_then(|a| a.parse().ok()).ok_or_else(|| {
-                operator("[network.hosts]").hint(format!("'{name}' needs an IP address"))
-            })?;
-            policy
-                .pin(name, ip)
-                .map_err(|why| operator("[network.hosts]").hint(why))?;
-        }
+    for (name, ip) in &settings.network.hosts {
+        policy.pin(name, *ip).map_err(|why| {
+            Error::failure("the operator config's [network.hosts] is malformed").hint(why)
+        })?;
     }
-    if let Some(entry) = config.get("network.allow_cidrs") {
-        let list = entry
-            .value
-            .as_array()
-            .ok_or_else(|| operator("allow_cidrs"))?;
-        for c in list {
-            let cidr: Cidr = c
-                .as_str()
-                .ok_or_else(|| operator("allow_cidrs"))?
-                .parse()
-                .map_err(|why: String| operator("allow_cidrs").hint(why))?;
-            policy.allow_cidr(cidr);
-        }
+    for cidr in &settings.network.allow_cidrs {
+        policy.allow_cidr(*cidr);
+    }
+    // Operator-only (config::policy): carrying uninspected bytes is the machine owner's
+    // decision, whatever a team or personal layer says.
+    for raw in &settings.network.allow_raw_tcp {
+        policy.allow_raw(raw.clone());
     }
     Ok(policy)
-}
-
-fn patterns(value: Option<&toml::Value>, place: impl Fn() -> String) -> Result<Vec<Pattern>> {
-    let Some(value) = value else {
-        return Ok(Vec::new());
-    };
-    let list = value.as_array().ok_or_else(|| {
-        Error::failure(format!("{} is not a list", place()))
-            .hint("write allow_domains = [\"example.com\", \"*.example.org\"]")
-    })?;
-    list.iter()
-        .map(|v| {
-            let raw = v.as_str().unwrap_or_default();
-            Pattern::parse(raw).map_err(|why| {
-                Error::failure(format!("{}: {why}", place()))
-                    .hint("give a host name, *.example.com (its subdomains) or name.*.example.com (one label)")
-            })
-        })
-        .collect()
 }

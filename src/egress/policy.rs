@@ -49,6 +49,9 @@ pub enum Rule {
     Mismatch,
     /// A kind of request the proxy does not carry (SOCKS BIND and UDP, `https://` URIs).
     Unsupported,
+    /// A tunnel whose first bytes are neither TLS nor HTTP, to a host and port the
+    /// operator did not allow raw TCP (`allow_raw_tcp`).
+    RawTcp,
 }
 
 impl Rule {
@@ -62,6 +65,7 @@ impl Rule {
             Rule::Address => "address",
             Rule::Mismatch => "host-mismatch",
             Rule::Unsupported => "unsupported",
+            Rule::RawTcp => "raw-tcp",
         }
     }
 }
@@ -356,12 +360,15 @@ impl fmt::Display for Cidr {
     }
 }
 
-/// The IPv4 address an IPv6 address stands for: IPv4-mapped (`::ffff:a.b.c.d`),
-/// IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`) and NAT64
-/// (`64:ff9b::a.b.c.d`) forms all reach the IPv4 host.
+/// The IPv4 address an IPv6 address stands for, in the forms that reach an IPv4 host:
+/// IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
+/// (`::a.b.c.d`), the well-known NAT64 prefix (`64:ff9b::a.b.c.d`, RFC 6052) and 6to4
+/// (`2002:AABB:CCDD::/48`, RFC 3056: the IPv4 address is bits 16 to 47). A translator or
+/// a 6to4 relay turns each into a packet to that IPv4 address, so each is judged by it.
 pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    let tail = v4(s[6], s[7]);
     let zero = |r: std::ops::Range<usize>| s[r].iter().all(|&x| x == 0);
     if zero(0..5) && s[5] == 0xffff {
         return Some(tail);
@@ -372,6 +379,9 @@ pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if s[0] == 0x64 && s[1] == 0xff9b && zero(2..6) {
         return Some(tail);
     }
+    if s[0] == 0x2002 {
+        return Some(v4(s[1], s[2]));
+    }
     // `::` and `::1` are IPv6's own unspecified and loopback addresses.
     if zero(0..6) && u32::from(tail) > 1 {
         return Some(tail);
@@ -379,7 +389,13 @@ pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
-/// Why an address is one a sandbox may not reach by default, if it is one.
+/// Why an address is one a sandbox may not reach by default, if it is one. The classes
+/// follow IANA's IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and later
+/// entries): every block there that is not globally reachable is refused, plus multicast
+/// and, for IPv6, everything outside global unicast (2000::/3), where nothing a sandbox
+/// needs lives. An IPv6 address that embeds an IPv4 address (see [`embedded_ipv4`]) is
+/// judged by the IPv4 address; Teredo (2001::/32) embeds one obfuscated, behind a relay
+/// of its own choosing, and is refused outright with the rest of 2001::/23.
 pub fn special_address(ip: IpAddr) -> Option<String> {
     match ip {
         IpAddr::V4(a) => special_v4(a).map(str::to_string),
@@ -387,23 +403,7 @@ pub fn special_address(ip: IpAddr) -> Option<String> {
             if let Some(v4) = embedded_ipv4(a) {
                 return special_v4(v4).map(|class| format!("{class} (IPv4 in IPv6)"));
             }
-            let first = a.segments()[0];
-            let class = if a.is_unspecified() {
-                Some("unspecified")
-            } else if a.is_loopback() {
-                Some("loopback")
-            } else if first & 0xfe00 == 0xfc00 {
-                Some("unique local (ULA, fc00::/7)")
-            } else if first & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if first & 0xffc0 == 0xfec0 {
-                Some("site-local")
-            } else if first & 0xff00 == 0xff00 {
-                Some("multicast")
-            } else {
-                None
-            };
-            class.map(str::to_string)
+            special_v6(a).map(str::to_string)
         }
     }
 }
@@ -411,18 +411,41 @@ pub fn special_address(ip: IpAddr) -> Option<String> {
 fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
     let o = a.octets();
     match o {
-        [0, ..] => Some("unspecified (0.0.0.0/8)"),
+        [0, ..] => Some("\"this network\" (0.0.0.0/8)"),
         [127, ..] => Some("loopback"),
         [10, ..] => Some("private (RFC 1918)"),
         [172, b, ..] if b & 0xf0 == 16 => Some("private (RFC 1918)"),
         [192, 168, ..] => Some("private (RFC 1918)"),
         [169, 254, ..] => Some("link-local"),
         [100, b, ..] if b & 0xc0 == 64 => Some("shared (CGNAT, 100.64.0.0/10)"),
-        [192, 0, 0, _] => Some("reserved (192.0.0.0/24)"),
+        [192, 0, 0, _] => Some("IETF protocol assignments (192.0.0.0/24)"),
+        [192, 0, 2, _] | [198, 51, 100, _] | [203, 0, 113, _] => Some("documentation (RFC 5737)"),
+        [192, 88, 99, _] => Some("6to4 relay anycast (deprecated, 192.88.99.0/24)"),
+        [198, 18 | 19, ..] => Some("benchmarking (198.18.0.0/15)"),
         [224..=239, ..] => Some("multicast"),
-        [240..=255, ..] => Some("reserved or broadcast"),
+        [255, 255, 255, 255] => Some("limited broadcast"),
+        [240..=255, ..] => Some("reserved (240.0.0.0/4)"),
         _ => None,
     }
+}
+
+/// IPv6 classes of an address that embeds no IPv4 address.
+fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
+    let s = a.segments();
+    Some(match s[0] {
+        _ if a.is_unspecified() => "unspecified",
+        _ if a.is_loopback() => "loopback",
+        0x0064 if s[1] == 0xff9b => "local-use IPv4/IPv6 translation (64:ff9b:1::/48)",
+        f if f & 0xfe00 == 0xfc00 => "unique local (ULA, fc00::/7)",
+        f if f & 0xffc0 == 0xfe80 => "link-local",
+        f if f & 0xffc0 == 0xfec0 => "site-local",
+        f if f & 0xff00 == 0xff00 => "multicast",
+        f if f & 0xe000 != 0x2000 => "outside global unicast (2000::/3)",
+        0x2001 if s[1] & 0xfe00 == 0 => "IETF protocol assignments (2001::/23, Teredo included)",
+        0x2001 if s[1] == 0x0db8 => "documentation (2001:db8::/32)",
+        0x3fff if s[1] & 0xf000 == 0 => "documentation (3fff::/20)",
+        _ => return None,
+    })
 }
 
 /// An allowlist entry and where it came from (for `show --net`).
@@ -439,16 +462,60 @@ pub struct Denied {
     pub why: String,
 }
 
+/// A host and port to which a tunnel may carry bytes that are neither TLS nor HTTP (ssh
+/// to a git host): `allow_raw_tcp` of the operator config, and the baseline's `[[raw]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawAllowed {
+    pub pattern: Pattern,
+    pub port: u16,
+    pub source: String,
+}
+
+impl RawAllowed {
+    /// Reads `host:port` (the host an exact name or a pattern).
+    pub fn parse(raw: &str, source: impl Into<String>) -> Result<RawAllowed, String> {
+        let (host, port) = raw
+            .trim()
+            .rsplit_once(':')
+            .ok_or_else(|| format!("'{raw}' needs a port (write host:port, like github.com:22)"))?;
+        let port = match port.parse::<u16>() {
+            Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()) => p,
+            _ => return Err(format!("'{raw}': '{port}' is not a port")),
+        };
+        Ok(RawAllowed {
+            pattern: Pattern::parse(host)?,
+            port,
+            source: source.into(),
+        })
+    }
+}
+
+impl fmt::Display for RawAllowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.pattern, self.port)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct BaselineFile {
     allow: Vec<AllowGroup>,
     deny: Vec<DenyGroup>,
+    raw: Vec<RawGroup>,
 }
 
 #[derive(Debug, Deserialize)]
 struct AllowGroup {
     group: String,
     domains: Vec<String>,
+    /// Each domain holding `{region}` stands for one exact name per region.
+    #[serde(default)]
+    regions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawGroup {
+    why: String,
+    targets: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -467,6 +534,7 @@ pub struct Policy {
     deny_addresses: Vec<(IpAddr, String)>,
     hosts: BTreeMap<String, IpAddr>,
     cidrs: Vec<Cidr>,
+    raw: Vec<RawAllowed>,
 }
 
 impl Policy {
@@ -478,8 +546,25 @@ impl Policy {
         let mut policy = Policy::default();
         for group in file.allow {
             for d in group.domains {
-                let pattern = Pattern::parse(&d).expect("the built-in allowlist is valid");
-                policy.add(pattern, format!("baseline ({})", group.group));
+                let names = match d.contains("{region}") {
+                    true => group
+                        .regions
+                        .iter()
+                        .map(|r| d.replace("{region}", r))
+                        .collect(),
+                    false => vec![d],
+                };
+                for name in names {
+                    let pattern = Pattern::parse(&name).expect("the built-in allowlist is valid");
+                    policy.add(pattern, format!("baseline ({})", group.group));
+                }
+            }
+        }
+        for group in file.raw {
+            for t in group.targets {
+                let raw = RawAllowed::parse(&t, format!("baseline ({})", group.why))
+                    .expect("the built-in raw TCP targets are valid");
+                policy.raw.push(raw);
             }
         }
         for group in file.deny {
@@ -520,6 +605,30 @@ impl Policy {
     /// Operator `allow_cidrs`: addresses in `cidr` pass the connect-time check.
     pub fn allow_cidr(&mut self, cidr: Cidr) {
         self.cidrs.push(cidr);
+    }
+
+    /// Operator `allow_raw_tcp`: tunnels to `raw` may carry what is neither TLS nor HTTP.
+    pub fn allow_raw(&mut self, raw: RawAllowed) {
+        if !self
+            .raw
+            .iter()
+            .any(|r| r.pattern == raw.pattern && r.port == raw.port)
+        {
+            self.raw.push(raw);
+        }
+    }
+
+    /// May a tunnel to `host` (canonical) and `port` carry bytes that are neither TLS nor
+    /// HTTP? The host must pass [`Policy::check_host`] as well: this widens what a tunnel
+    /// may carry, never where it goes.
+    pub fn raw_allowed(&self, host: &str, port: u16) -> bool {
+        self.raw
+            .iter()
+            .any(|r| r.port == port && r.pattern.matches(host))
+    }
+
+    pub fn raw(&self) -> &[RawAllowed] {
+        &self.raw
     }
 
     pub fn allowed(&self) -> &[Allowed] {
@@ -581,8 +690,15 @@ impl Policy {
             }
         }
         if let Some(class) = special_address(ip) {
-            let covered = forms
-                .clone()
+            // An operator's range covers an address, and the IPv4-mapped form of one
+            // (the same host); not a 6to4 or NAT64 form, which a relay or translator
+            // elsewhere turns into a packet to that IPv4 address on its own network.
+            let mapped = match ip {
+                IpAddr::V6(a) => a.to_ipv4_mapped().map(IpAddr::V4),
+                IpAddr::V4(_) => None,
+            };
+            let covered = std::iter::once(ip)
+                .chain(mapped)
                 .any(|f| self.cidrs.iter().any(|c| c.contains(f)));
             if !covered {
                 return Err(Refusal::new(
@@ -836,6 +952,379 @@ mod tests {
             assert!(p.check_host(host).is_ok(), "{host}");
         }
         assert!(p.check_host("example.com").is_err());
+    }
+
+    /// Every allowlist entry of the baseline, and why nobody but its provider can make a
+    /// name it admits: a name anyone can register (an S3 bucket, a Pages site, a
+    /// customer's subdomain) under an allowed pattern would be a way out for anything.
+    #[test]
+    fn every_baseline_entry_admits_only_names_its_provider_owns() {
+        const EXACT: &str = "an exact host name of the provider's own domain";
+        let table: &[(&str, &str)] = &[
+            ("api.anthropic.com", EXACT),
+            ("claude.ai", EXACT),
+            ("console.anthropic.com", EXACT),
+            ("platform.claude.com", EXACT),
+            ("api.openai.com", EXACT),
+            ("auth.openai.com", EXACT),
+            ("chatgpt.com", EXACT),
+            ("generativelanguage.googleapis.com", EXACT),
+            ("oauth2.googleapis.com", EXACT),
+            ("api.mistral.ai", EXACT),
+            ("api.groq.com", EXACT),
+            ("api.deepseek.com", EXACT),
+            ("api.x.ai", EXACT),
+            ("openrouter.ai", EXACT),
+            ("github.com", EXACT),
+            ("*.github.com", "GitHub's zone: user sites are under github.io, user files under githubusercontent.com; no user picks a name under github.com"),
+            ("*.githubusercontent.com", "GitHub's zone for the content it serves; the names (raw., objects., avatars., ...) are GitHub's, the paths are the users'"),
+            ("ghcr.io", EXACT),
+            ("gitlab.com", EXACT),
+            ("*.gitlab.com", "GitLab's zone: user sites are under gitlab.io, never gitlab.com"),
+            ("bitbucket.org", EXACT),
+            ("api.bitbucket.org", EXACT),
+            ("altssh.bitbucket.org", "ssh over port 443; exact, since user sites once lived under bitbucket.org (now bitbucket.io)"),
+            ("codeberg.org", EXACT),
+            ("*.sr.ht", "sourcehut's zone (git., hg., meta., ...): user sites are under srht.site"),
+            ("crates.io", EXACT),
+            ("*.crates.io", "the crates.io team's zone (index., static.); crates are paths, not names"),
+            ("static.rust-lang.org", EXACT),
+            ("pypi.org", EXACT),
+            ("files.pythonhosted.org", EXACT),
+            ("registry.npmjs.org", EXACT),
+            ("registry.yarnpkg.com", EXACT),
+            ("npm.pkg.github.com", EXACT),
+            ("proxy.golang.org", EXACT),
+            ("sum.golang.org", EXACT),
+            ("rubygems.org", EXACT),
+            ("index.rubygems.org", EXACT),
+            ("repo.maven.apache.org", EXACT),
+            ("repo1.maven.org", EXACT),
+            ("plugins.gradle.org", EXACT),
+            ("services.gradle.org", EXACT),
+            ("api.nuget.org", EXACT),
+            ("packagist.org", EXACT),
+            ("repo.packagist.org", EXACT),
+            ("hex.pm", EXACT),
+            ("repo.hex.pm", EXACT),
+        ];
+        let p = Policy::baseline();
+        let mut listed: Vec<String> = table.iter().map(|(e, _)| e.to_string()).collect();
+        for entry in p.allowed() {
+            let text = entry.pattern.to_string();
+            if let Some((service, rest)) = text.split_once('.') {
+                // AWS endpoints, one exact name per region: `<service>.<region>.amazonaws.com`
+                // is AWS's; a bucket's name is `<bucket>.s3[-.]....amazonaws.com`.
+                if let Some(region) = rest.strip_suffix(".amazonaws.com") {
+                    assert!(["bedrock", "bedrock-runtime"].contains(&service), "{text}");
+                    let shape = region.split('-').collect::<Vec<_>>();
+                    assert!(
+                        matches!(shape.as_slice(), [area, .., n] if area.len() == 2 && n.parse::<u8>().is_ok()),
+                        "{text}: not a region"
+                    );
+                    assert!(matches!(entry.pattern, Pattern::Exact(_)), "{text}");
+                    listed.push(text);
+                    continue;
+                }
+            }
+            assert!(
+                table.iter().any(|(e, _)| *e == text),
+                "{text} is in the baseline without a reason here"
+            );
+            let why = table.iter().find(|(e, _)| *e == text).unwrap().1;
+            match entry.pattern {
+                Pattern::Exact(_) => {}
+                Pattern::Subdomains(_) => assert_ne!(why, EXACT, "{text}"),
+                Pattern::OneLabel { .. } => panic!("{text}: a one-label wildcard in the baseline"),
+            }
+        }
+        let mut baseline: Vec<String> = p.allowed().iter().map(|a| a.pattern.to_string()).collect();
+        baseline.sort();
+        listed.sort();
+        assert_eq!(
+            baseline, listed,
+            "the table lists an entry the baseline does not have"
+        );
+        // The names anyone could claim under the old one-label wildcards.
+        for host in [
+            "bedrock.s3.amazonaws.com",
+            "bedrock-runtime.s3.amazonaws.com",
+            "bedrock.s3-website-us-east-1.amazonaws.com",
+            "bedrock-runtime.execute-api.amazonaws.com",
+            "someone.bitbucket.org",
+        ] {
+            assert_eq!(rule(p.check_host(host)), Some(Rule::Allowlist), "{host}");
+        }
+        for host in [
+            "bedrock-runtime.us-east-1.amazonaws.com",
+            "bedrock.eu-central-1.amazonaws.com",
+        ] {
+            assert!(p.check_host(host).is_ok(), "{host}");
+        }
+    }
+
+    #[test]
+    fn raw_tcp_is_allowed_to_the_git_hosts_ssh_ports_only() {
+        let mut p = Policy::baseline();
+        for (host, port) in [
+            ("github.com", 22),
+            ("ssh.github.com", 443),
+            ("gitlab.com", 22),
+            ("git.sr.ht", 22),
+        ] {
+            assert!(p.raw_allowed(host, port), "{host}:{port}");
+            assert!(
+                p.check_host(host).is_ok(),
+                "{host} is raw-allowed but not allowed"
+            );
+        }
+        for (host, port) in [
+            ("github.com", 443),
+            ("github.com", 2222),
+            ("api.github.com", 22),
+            ("evil.test", 22),
+        ] {
+            assert!(!p.raw_allowed(host, port), "{host}:{port}");
+        }
+        for r in p.raw() {
+            let host = match &r.pattern {
+                Pattern::Exact(h) => h.clone(),
+                other => panic!("{other}: a wildcard raw target in the baseline"),
+            };
+            assert!(p.check_host(&host).is_ok(), "{host}");
+        }
+        p.allow_raw(RawAllowed::parse("*.git.example:2222", "operator").unwrap());
+        assert!(p.raw_allowed("a.git.example", 2222));
+        assert!(!p.raw_allowed("git.example", 2222));
+        for bad in [
+            "github.com",
+            "github.com:",
+            "github.com:0",
+            "github.com:ssh",
+            ":22",
+            "10.0.0.1:22",
+            "github.com:+22",
+        ] {
+            assert!(RawAllowed::parse(bad, "t").is_err(), "{bad}");
+        }
+    }
+
+    /// IANA's IPv4 and IPv6 Special-Purpose Address Registries, entry by entry (address
+    /// block, and whether the registry calls it globally reachable), with a sample address
+    /// of each and the proxy's verdict. Where the proxy is stricter than "not globally
+    /// reachable", the row says why; translated forms are judged by the IPv4 they embed.
+    #[test]
+    fn special_purpose_registries_are_refused_where_not_globally_reachable() {
+        // (block, registry "Globally Reachable", sample addresses, refused)
+        let table: &[(&str, &str, &[&str], bool)] = &[
+            // IPv4 (iana-ipv4-special-registry)
+            (
+                "0.0.0.0/8",
+                "False",
+                &["0.0.0.0", "0.1.2.3", "0.255.255.255"],
+                true,
+            ),
+            ("10.0.0.0/8", "False", &["10.0.0.1", "10.255.255.254"], true),
+            (
+                "100.64.0.0/10",
+                "False",
+                &["100.64.0.1", "100.127.255.254"],
+                true,
+            ),
+            (
+                "127.0.0.0/8",
+                "False",
+                &["127.0.0.1", "127.255.255.254"],
+                true,
+            ),
+            (
+                "169.254.0.0/16",
+                "False",
+                &["169.254.0.1", "169.254.255.254"],
+                true,
+            ),
+            (
+                "172.16.0.0/12",
+                "False",
+                &["172.16.0.1", "172.31.255.254"],
+                true,
+            ),
+            (
+                "192.0.0.0/24",
+                "False",
+                &["192.0.0.1", "192.0.0.8", "192.0.0.170", "192.0.0.171"],
+                true,
+            ),
+            // 192.0.0.9/32 (PCP anycast) and 192.0.0.10/32 (TURN anycast) are "True";
+            // refused with the rest of their /24, nothing a sandbox needs lives there.
+            (
+                "192.0.0.9/32, 192.0.0.10/32",
+                "True",
+                &["192.0.0.9", "192.0.0.10"],
+                true,
+            ),
+            ("192.0.2.0/24", "False", &["192.0.2.1", "192.0.2.254"], true),
+            ("192.31.196.0/24", "True", &["192.31.196.1"], false),
+            ("192.52.193.0/24", "True", &["192.52.193.1"], false),
+            ("192.88.99.0/24", "False", &["192.88.99.1"], true),
+            (
+                "192.168.0.0/16",
+                "False",
+                &["192.168.0.1", "192.168.255.254"],
+                true,
+            ),
+            ("192.175.48.0/24", "True", &["192.175.48.1"], false),
+            (
+                "198.18.0.0/15",
+                "False",
+                &["198.18.0.1", "198.19.255.254"],
+                true,
+            ),
+            ("198.51.100.0/24", "False", &["198.51.100.1"], true),
+            ("203.0.113.0/24", "False", &["203.0.113.1"], true),
+            (
+                "240.0.0.0/4",
+                "False",
+                &["240.0.0.1", "255.255.255.254"],
+                true,
+            ),
+            ("255.255.255.255/32", "False", &["255.255.255.255"], true),
+            // Not in the registry, refused too: multicast (224.0.0.0/4).
+            ("224.0.0.0/4", "-", &["224.0.0.1", "239.255.255.255"], true),
+            // IPv6 (iana-ipv6-special-registry)
+            ("::1/128", "False", &["::1"], true),
+            ("::/128", "False", &["::"], true),
+            (
+                "::ffff:0:0/96",
+                "False",
+                &["::ffff:10.0.0.1", "::ffff:198.18.0.1"],
+                true,
+            ),
+            (
+                "::ffff:0:0/96 (public IPv4)",
+                "by the IPv4",
+                &["::ffff:93.184.215.14"],
+                false,
+            ),
+            ("64:ff9b::/96", "True", &["64:ff9b::5db8:d70e"], false),
+            (
+                "64:ff9b::/96 (special IPv4)",
+                "by the IPv4",
+                &["64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b::c000:201"],
+                true,
+            ),
+            (
+                "64:ff9b:1::/48",
+                "False",
+                &["64:ff9b:1::1", "64:ff9b:1:ffff::5db8:d70e"],
+                true,
+            ),
+            ("100::/64", "False", &["100::1"], true),
+            ("100:0:0:1::/64", "False", &["100:0:0:1::1"], true),
+            ("2001::/23", "False", &["2001:1ff::1"], true),
+            (
+                "2001::/32 (Teredo)",
+                "N/A",
+                &["2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::1"],
+                true,
+            ),
+            // Sub-blocks of 2001::/23 the registry calls "True" (anycast, AMT, AS112,
+            // ORCHIDv2, Drone Remote ID): refused with the /23.
+            (
+                "2001:1::1/128 .. 2001:30::/28",
+                "True",
+                &[
+                    "2001:1::1",
+                    "2001:1::2",
+                    "2001:3::1",
+                    "2001:4:112::1",
+                    "2001:20::1",
+                    "2001:30::1",
+                ],
+                true,
+            ),
+            ("2001:2::/48", "False", &["2001:2::1"], true),
+            ("2001:10::/28", "False", &["2001:10::1"], true),
+            (
+                "2001:db8::/32",
+                "False",
+                &["2001:db8::1", "2001:db8:ffff::1"],
+                true,
+            ),
+            (
+                "2002::/16 (special IPv4)",
+                "N/A",
+                &[
+                    "2002:7f00:1::1",
+                    "2002:c0a8:101::1",
+                    "2002:a9fe:a9fe::1",
+                    "2002:c612::1",
+                ],
+                true,
+            ),
+            (
+                "2002::/16 (public IPv4)",
+                "N/A",
+                &["2002:5db8:d70e::1"],
+                false,
+            ),
+            ("2620:4f:8000::/48", "True", &["2620:4f:8000::1"], false),
+            ("3fff::/20", "False", &["3fff::1", "3fff:fff::1"], true),
+            ("5f00::/16", "False", &["5f00::1"], true),
+            ("fc00::/7", "False", &["fc00::1", "fd12:3456::1"], true),
+            ("fe80::/10", "False", &["fe80::1", "febf::1"], true),
+            // Not in the registry, refused too: site-local, multicast, and everything
+            // outside global unicast 2000::/3.
+            (
+                "fec0::/10, ff00::/8, outside 2000::/3",
+                "-",
+                &["fec0::1", "ff02::1", "4000::1", "e000::1"],
+                true,
+            ),
+            // Ordinary global unicast, for contrast.
+            (
+                "global unicast",
+                "True",
+                &[
+                    "93.184.215.14",
+                    "2606:4700::1",
+                    "2a00:1450::1",
+                    "3fff:1000::1",
+                ],
+                false,
+            ),
+        ];
+        let p = Policy::baseline();
+        for (block, global, samples, refused) in table {
+            for a in *samples {
+                let ip: IpAddr = a.parse().unwrap();
+                let got = p.check_addr(ip);
+                assert_eq!(
+                    got.is_err(),
+                    *refused,
+                    "{a} in {block} (globally reachable: {global}): {got:?}"
+                );
+                if let Err(r) = got {
+                    assert!(matches!(r.rule, Rule::Address | Rule::Denylist), "{a}: {r}");
+                }
+            }
+        }
+        // The operator's ranges still widen explicitly, a mapped form with its IPv4;
+        // a 6to4 or NAT64 form is reached through a relay elsewhere, never through them.
+        let mut p = Policy::baseline();
+        p.allow_cidr("198.18.0.0/15".parse().unwrap());
+        p.allow_cidr("127.0.0.0/8".parse().unwrap());
+        for a in ["198.18.0.1", "::ffff:198.18.0.1", "127.0.0.1"] {
+            assert_eq!(p.check_addr(a.parse().unwrap()), Ok(()), "{a}");
+        }
+        for a in [
+            "2002:c612::1",
+            "64:ff9b::c612:1",
+            "2002:7f00:1::1",
+            "192.0.2.1",
+        ] {
+            assert!(p.check_addr(a.parse().unwrap()).is_err(), "{a}");
+        }
     }
 
     #[test]

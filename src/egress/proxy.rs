@@ -13,15 +13,23 @@
 //!    [`Policy::check_addr`], and exactly a checked address is dialed: nothing resolves
 //!    the name a second time;
 //! 4. in a tunnel (CONNECT, SOCKS), the client's first bytes are read before they are
-//!    sent on: a TLS ClientHello's server name, or a plain HTTP request's Host header,
-//!    must name the tunnel's host.
+//!    sent on, and say what the tunnel carries: TLS, whose ClientHello's server name
+//!    must name the tunnel's host; HTTP; or, only to a host and port the baseline or the
+//!    operator allow raw TCP (`allow_raw_tcp`: ssh to the git hosts), anything else;
+//! 5. on a forward connection and in a tunnel that carries HTTP, every request, not only
+//!    the first, is framed (http1.rs) and checked as in step 2, with the tunnel's host
+//!    in place of the allowlist, and rebuilt before it goes on (`http_session`):
+//!    keep-alive and pipelining work, and no body can smuggle a request past the checks.
 //!
-//! Accepted bytes move with splice(2) through a pipe per direction: the proxy hands page
-//! references from one socket to the other and copies nothing itself.
+//! Bytes whose framing is known move with splice(2) through a pipe per direction (a
+//! request or response body of known length, exactly that length; a TLS or raw tunnel
+//! as a whole): the proxy hands page references from one socket to the other and copies
+//! nothing itself. Heads, chunk-size lines and small chunks pass through its memory.
 //!
 //! A refusal answers 403 with a body that says it is the sandbox's policy and names the
-//! rule (or the SOCKS code 2, "not allowed by ruleset"), and appends a violation event to
-//! the loop's `events.jsonl`. Failures that are not the policy's (a name that does not
+//! rule (or the SOCKS code 2, "not allowed by ruleset"; or, in a tunnel whose client does
+//! not speak HTTP, the end of the tunnel), and appends a violation event to the loop's
+//! `events.jsonl`. Failures that are not the policy's (a name that does not
 //! resolve, a server that is down) answer 502 or the matching SOCKS code and are not
 //! violations.
 
@@ -38,6 +46,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, Semaphore};
 
+use super::http1;
 use super::policy::{canonical_host, Policy, Refusal, Rule};
 use super::relay;
 use super::wire::{self, ClientHello, SocksAddr};
@@ -49,6 +58,9 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the first bytes of a tunnel may take to show their host, once they started.
 const PEEK_TIMEOUT: Duration = Duration::from_secs(15);
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a request that expects `100 Continue` holds its body for the server's 100
+/// (curl's own wait).
+const CONTINUE_WAIT: Duration = Duration::from_secs(1);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The buffered copy (used where no splice pipe can be had): buffers start small, so idle
 /// connections stay cheap, and grow while a transfer fills them, up to `MAX_BUFFER`.
@@ -80,6 +92,9 @@ pub struct Setup {
 pub struct Stats {
     pub connections: AtomicU64,
     pub refusals: AtomicU64,
+    /// Allowed connections whose server could not be reached (no address, refused,
+    /// timed out): not the policy's doing, but worth a line in the log.
+    pub upstream_failures: AtomicU64,
 }
 
 struct Shared {
@@ -257,6 +272,22 @@ impl Shared {
         );
     }
 
+    /// An allowed target whose server could not be reached: an `upstream` event, so that
+    /// a run that waited on a server that never answered says why in `git loop log`.
+    fn upstream_failed(&self, target: &str, error: &str) {
+        let n = self.stats.upstream_failures.fetch_add(1, Ordering::Relaxed);
+        if n >= MAX_RECORDED {
+            return;
+        }
+        let target: String = target.chars().take(300).collect();
+        let error: String = error.chars().take(300).collect();
+        let _ = crate::sandbox::events::append(
+            &self.events,
+            "upstream",
+            json!({"target": target, "error": error}),
+        );
+    }
+
     fn token_matches(&self, given: &[u8]) -> bool {
         // Constant time in the token's content: no timing oracle for guessing it.
         let want = self.token.as_bytes();
@@ -315,11 +346,12 @@ async fn http_connection(mut client: TcpStream, sh: &Shared) {
         respond(&mut client, 407, &target, &refusal, true).await;
         return;
     }
-    let early = buf.split_off(head.len);
     if head.method.eq_ignore_ascii_case("CONNECT") {
+        let early = buf.split_off(head.len);
         http_connect(client, &head, early, sh).await;
     } else {
-        http_forward(client, &head, early, sh).await;
+        // The first request is framed and checked like every later one.
+        http_session(client, None, buf, Route::Forward, sh).await;
     }
 }
 
@@ -371,81 +403,6 @@ async fn http_connect(
     tunnel(client, upstream, early, &host, port, "connect", sh).await;
 }
 
-async fn http_forward(
-    mut client: TcpStream,
-    head: &wire::RequestHead,
-    early: Vec<u8>,
-    sh: &Shared,
-) {
-    let target = target_of(head);
-    let target = target.as_str();
-    let uri = match wire::absolute_uri(&head.target) {
-        Ok(u) => u,
-        Err(e) => {
-            let rule = match e {
-                wire::WireError::Scheme(_) => Rule::Unsupported,
-                _ => Rule::Malformed,
-            };
-            let r = Refusal::new(rule, e.to_string());
-            sh.violation("http", target, &r);
-            return respond(&mut client, 400, target, &r, false).await;
-        }
-    };
-    let checked = sh
-        .policy
-        .check_host(&uri.host)
-        .and_then(|host| host_header_agrees(head, &host, uri.port).map(|()| host));
-    let host = match checked {
-        Ok(h) => h,
-        Err(r) => {
-            sh.violation("http", target, &r);
-            return respond(&mut client, 403, target, &r, false).await;
-        }
-    };
-    let upstream = match dial(sh, &host, uri.port).await {
-        Ok(s) => s,
-        Err(Dial::Refused(r)) => {
-            sh.violation("http", target, &r);
-            return respond(&mut client, 403, target, &r, false).await;
-        }
-        Err(Dial::Failed(why)) => return bad_gateway(&mut client, target, &why).await,
-    };
-    // One request per connection: the request goes on in origin form with
-    // `Connection: close`, so the next request (perhaps for another host) comes on a new
-    // connection and is checked again.
-    let mut out = format!(
-        "{} {} HTTP/1.{}\r\n",
-        head.method, uri.path, head.minor_version
-    )
-    .into_bytes();
-    for (name, value) in &head.headers {
-        let hop_by_hop = [
-            "proxy-authorization",
-            "proxy-connection",
-            "connection",
-            "keep-alive",
-        ]
-        .iter()
-        .any(|h| name.eq_ignore_ascii_case(h));
-        if !hop_by_hop {
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(value);
-            out.extend_from_slice(b"\r\n");
-        }
-    }
-    out.extend_from_slice(b"Connection: close\r\n\r\n");
-    out.extend_from_slice(&early);
-    if write_all(&upstream, &out).await.is_err() {
-        return;
-    }
-    // The exchange is over when the server has answered and closed.
-    tokio::select! {
-        _ = half(&upstream, &client, Vec::new(), &sh.grown) => {}
-        _ = async { let _ = half(&client, &upstream, Vec::new(), &sh.grown).await; std::future::pending::<()>().await } => {}
-    }
-}
-
 /// `host:port` of a request as the client wrote it, for events and messages (the raw
 /// target when it has no host).
 fn target_of(head: &wire::RequestHead) -> String {
@@ -484,13 +441,9 @@ fn host_header_agrees(head: &wire::RequestHead, host: &str, port: u16) -> Result
     Ok(())
 }
 
-async fn respond(
-    client: &mut TcpStream,
-    status: u16,
-    target: &str,
-    refusal: &Refusal,
-    ask_credentials: bool,
-) {
+/// The answer to a refused request: its status, and a body that says it is the sandbox's
+/// policy and names the rule, so an agent stops retrying around it.
+fn refusal_answer(status: u16, target: &str, refusal: &Refusal, ask_credentials: bool) -> Vec<u8> {
     let text = match status {
         400 => "Bad Request",
         403 => "Forbidden",
@@ -512,19 +465,34 @@ async fn respond(
         head.push_str("Proxy-Authenticate: Basic realm=\"git-loop sandbox\"\r\n");
     }
     head.push_str("\r\n");
-    let _ = client.write_all(head.as_bytes()).await;
-    let _ = client.write_all(body.as_bytes()).await;
+    head.push_str(&body);
+    head.into_bytes()
+}
+
+fn bad_gateway_answer(target: &str, why: &str) -> Vec<u8> {
+    let body = format!("git-loop proxy: cannot reach {target:?}: {why}\n");
+    format!(
+        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+async fn respond(
+    client: &mut TcpStream,
+    status: u16,
+    target: &str,
+    refusal: &Refusal,
+    ask_credentials: bool,
+) {
+    let _ = client
+        .write_all(&refusal_answer(status, target, refusal, ask_credentials))
+        .await;
     let _ = client.shutdown().await;
 }
 
 async fn bad_gateway(client: &mut TcpStream, target: &str, why: &str) {
-    let body = format!("git-loop proxy: cannot reach {target:?}: {why}\n");
-    let head = format!(
-        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = client.write_all(head.as_bytes()).await;
-    let _ = client.write_all(body.as_bytes()).await;
+    let _ = client.write_all(&bad_gateway_answer(target, why)).await;
     let _ = client.shutdown().await;
 }
 
@@ -690,8 +658,17 @@ enum Dial {
 }
 
 /// Resolves `host` (or takes its pin), checks every address, and connects to a checked
-/// one: the address dialed is always one that was checked.
+/// one: the address dialed is always one that was checked. A server that cannot be
+/// reached is recorded as an `upstream` event.
 async fn dial(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
+    let result = dial_checked(sh, host, port).await;
+    if let Err(Dial::Failed(why)) = &result {
+        sh.upstream_failed(&format!("{host}:{port}"), why);
+    }
+    result
+}
+
+async fn dial_checked(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
     let addrs: Vec<IpAddr> = match sh.policy.pinned(host) {
         Some(ip) => vec![ip],
         None => match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port)))
@@ -740,82 +717,118 @@ async fn dial(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
     Err(Dial::Failed(last))
 }
 
-/// Joins client and server until both directions end. The server's bytes flow at once
-/// (server-first protocols: ssh banners, SMTP greetings); the client's first bytes are
-/// inspected before any reaches the server.
+/// What the first bytes of a tunnel are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// A TLS ClientHello whose server name (if any) is the tunnel's host.
+    Tls,
+    /// An HTTP/1.x request: this and every later request is framed and checked.
+    Http,
+    /// Anything else, to a host and port allowed raw TCP.
+    Raw,
+}
+
+/// A tunnel once its server is connected: its first bytes say what it carries, and it
+/// carries that only. TLS and allowed raw TCP are joined as they are; HTTP goes request
+/// by request through [`http_session`].
 async fn tunnel(
     client: TcpStream,
     upstream: TcpStream,
     mut early: Vec<u8>,
     host: &str,
     port: u16,
-    via: &str,
+    via: &'static str,
     sh: &Shared,
 ) {
-    let up = async {
-        if let Err(refusal) = inspect(&client, &mut early, host).await {
+    let opening = match opening(&client, &upstream, &mut early, host, port, sh).await {
+        Ok(o) => o,
+        Err(refusal) => {
             if let Some(r) = refusal {
                 sh.violation(via, &format!("{host}:{port}"), &r);
             }
-            return Err(io::Error::other("refused"));
+            return;
         }
-        half(&client, &upstream, std::mem::take(&mut early), &sh.grown).await
     };
+    if opening == Opening::Http {
+        let route = Route::Tunnel {
+            host: host.to_string(),
+            port,
+            via,
+        };
+        return http_session(client, Some(upstream), early, route, sh).await;
+    }
+    let up = half(&client, &upstream, early, &sh.grown);
     let down = half(&upstream, &client, Vec::new(), &sh.grown);
     let _ = tokio::try_join!(up, down);
 }
 
-/// Reads the tunnel's first bytes (into `early`) until they show which host they are for:
-/// a TLS ClientHello's server name, or a plain HTTP request's Host header, must name
-/// `host`. Other protocols (ssh) pass. `Err(None)`: the client went away.
-async fn inspect(
+/// Reads the tunnel's first bytes (into `early`) until they show what they are: a TLS
+/// ClientHello, whose server name must be `host`; an HTTP request; or, only where the
+/// policy allows raw TCP to `host:port`, anything else. A server that speaks first
+/// (ssh, SMTP) cannot be speaking TLS or HTTP either. `Err(None)`: the client or the
+/// server went away.
+async fn opening(
     client: &TcpStream,
+    upstream: &TcpStream,
     early: &mut Vec<u8>,
     host: &str,
-) -> Result<(), Option<Refusal>> {
+    port: u16,
+    sh: &Shared,
+) -> Result<Opening, Option<Refusal>> {
+    let raw = |what: &str| {
+        if sh.policy.raw_allowed(host, port) {
+            Ok(Opening::Raw)
+        } else {
+            Err(Some(Refusal::new(
+                Rule::RawTcp,
+                format!(
+                    "{what}: the tunnel carries TLS or HTTP, and other protocols only to hosts \
+                     and ports the operator allows (allow_raw_tcp); {host}:{port} is not one"
+                ),
+            )))
+        }
+    };
     if early.is_empty() {
-        match read_some(client, early).await {
-            Ok(0) | Err(_) => return Err(None),
-            Ok(_) => {}
+        tokio::select! {
+            biased;
+            r = read_some(client, early) => match r {
+                Ok(0) | Err(_) => return Err(None),
+                Ok(_) => {}
+            },
+            data = has_data(upstream) => {
+                return match data {
+                    true => raw("the server spoke first"),
+                    false => Err(None),
+                };
+            }
         }
     }
     let deadline = tokio::time::Instant::now() + PEEK_TIMEOUT;
     loop {
-        let verdict = if early[0] == 0x16 {
+        let verdict = if early[0] == 0x16 && early.get(1).is_none_or(|&b| b == 3) {
             match wire::client_hello_sni(early) {
-                ClientHello::NotTls | ClientHello::NoSni => Some(Ok(())),
+                ClientHello::NotTls => Some(raw("the first bytes are not a TLS record")),
+                ClientHello::NoSni => Some(Ok(Opening::Tls)),
                 ClientHello::Incomplete => None,
-                ClientHello::Malformed(why) => Some(Err(Refusal::new(
+                ClientHello::Malformed(why) => Some(Err(Some(Refusal::new(
                     Rule::Malformed,
                     format!("an unreadable TLS ClientHello: {why}"),
-                ))),
-                ClientHello::Sni(name) => Some(same_host("the TLS server name (SNI)", &name, host)),
-            }
-        } else if early[0].is_ascii_alphabetic() {
-            match wire::request_head(early) {
-                Ok(Some(head)) => Some(match head.single("host") {
-                    Ok(Some(v)) => {
-                        let v = String::from_utf8_lossy(v).into_owned();
-                        match wire::authority(v.trim(), None) {
-                            Ok((h, _)) => same_host("the Host header", h.as_bytes(), host),
-                            Err(_) => Err(Refusal::new(
-                                Rule::Mismatch,
-                                format!("the Host header {v:?} in the tunnel is not a host"),
-                            )),
-                        }
-                    }
-                    Ok(None) => Ok(()),
-                    Err(e) => Err(Refusal::new(Rule::Mismatch, e.to_string())),
-                }),
-                Ok(None) => None,
-                // Not HTTP: another protocol, passed as it is.
-                Err(_) => Some(Ok(())),
+                )))),
+                ClientHello::Sni(name) => Some(
+                    same_host("the TLS server name (SNI)", &name, host)
+                        .map(|()| Opening::Tls)
+                        .map_err(Some),
+                ),
             }
         } else {
-            Some(Ok(()))
+            match wire::request_head(early) {
+                Ok(Some(_)) => Some(Ok(Opening::Http)),
+                Ok(None) => None,
+                Err(_) => Some(raw("the first bytes are neither TLS nor HTTP")),
+            }
         };
         match verdict {
-            Some(v) => return v.map_err(Some),
+            Some(v) => return v,
             None if early.len() >= wire::MAX_HELLO => {
                 return Err(Some(Refusal::new(
                     Rule::Malformed,
@@ -833,6 +846,621 @@ async fn inspect(
                 }
             },
         }
+    }
+}
+
+/// Peeks at one byte of `s` without waiting: `Ok(0)` at the end of the stream.
+fn peek_one(s: &TcpStream) -> io::Result<usize> {
+    let mut byte = [0u8; 1];
+    // SAFETY: recv into a one-byte buffer we own; MSG_PEEK leaves the data in the socket.
+    let n = unsafe {
+        libc::recv(
+            s.as_raw_fd(),
+            byte.as_mut_ptr().cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Waits until `s` has something to read (`true`) or has ended (`false`), reading
+/// nothing.
+async fn has_data(s: &TcpStream) -> bool {
+    loop {
+        if s.readable().await.is_err() {
+            return false;
+        }
+        match s.try_io(tokio::io::Interest::READABLE, || peek_one(s)) {
+            Ok(n) => return n > 0,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP sessions: every request framed and checked
+// ---------------------------------------------------------------------------------------
+
+/// Where the requests of an HTTP session may go.
+enum Route {
+    /// A forward-proxy connection: each request names its host in an absolute URI, and
+    /// requests for another host go to another server.
+    Forward,
+    /// A tunnel (CONNECT or SOCKS, `via`) to one host and port: every request must name
+    /// it.
+    Tunnel {
+        host: String,
+        port: u16,
+        via: &'static str,
+    },
+}
+
+/// What the request side of a session tells the response side, in request order.
+enum Note {
+    /// A request went to the server: relay its response.
+    Response(Due),
+    /// Say when every earlier response is relayed (the server is about to change).
+    Drain(oneshot::Sender<()>),
+    /// Read responses from this server from now on.
+    Upstream(Arc<TcpStream>),
+    /// Write this answer (a refusal) after the earlier responses, then close.
+    Answer(Vec<u8>),
+}
+
+/// What the response side needs to know of a request to relay its response.
+struct Due {
+    /// The request was HEAD: its response has no body.
+    head_request: bool,
+    /// The client ends the connection after this response.
+    close_after: bool,
+    /// The request waits for `100 Continue` before its body is sent on: hears `true`
+    /// on a 100, `false` on a final answer (see [`http1::expects_continue`]).
+    gate: Option<oneshot::Sender<bool>>,
+    /// Hears whether the server switched to WebSocket (the request asked to).
+    upgrade: Option<oneshot::Sender<bool>>,
+}
+
+/// A request that passed the checks, and what goes to the server for it.
+#[derive(Debug, PartialEq, Eq)]
+struct Checked {
+    host: String,
+    port: u16,
+    /// The origin-form target sent to the server.
+    target: String,
+    /// The Host header to add when the client sent none.
+    host_header: String,
+    framing: http1::Framing,
+}
+
+/// Serves an HTTP/1.x connection request by request: each head is read and checked
+/// (the host against the route and the allowlist, the Host header against the host,
+/// the framing against ambiguity), rebuilt, and sent on with its body framed to the
+/// byte, so no body can carry a request past the checks. Responses are relayed in
+/// order; keep-alive and pipelining work as the client and server use them. A refused
+/// request is answered after the responses before it, and ends the connection.
+///
+/// `buf` holds what the client has sent that is not yet read (the first request, in a
+/// forward connection). A tunnel comes with its server; a forward connection dials the
+/// server of each host it names, one at a time.
+async fn http_session(
+    client: TcpStream,
+    upstream: Option<TcpStream>,
+    buf: Vec<u8>,
+    route: Route,
+    sh: &Shared,
+) {
+    let upstream = upstream.map(Arc::new);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Note>();
+    // Set by the response side when an idle server closed its connection.
+    let gone = std::sync::atomic::AtomicBool::new(false);
+    let up = requests(&client, upstream.clone(), buf, &route, tx, &gone, sh);
+    let down = responses(&client, upstream, rx, &route, &gone, sh);
+    // The session ends when the response side does; the request side ending (the client
+    // sent its last request) lets the responses still due finish first.
+    tokio::select! {
+        _ = down => {}
+        _ = async { up.await; std::future::pending::<()>().await } => {}
+    }
+}
+
+/// The request side of [`http_session`].
+async fn requests(
+    client: &TcpStream,
+    mut upstream: Option<Arc<TcpStream>>,
+    mut buf: Vec<u8>,
+    route: &Route,
+    tx: tokio::sync::mpsc::UnboundedSender<Note>,
+    gone: &std::sync::atomic::AtomicBool,
+    sh: &Shared,
+) {
+    let pipe = Pipe::new();
+    let mut current: Option<(String, u16)> = match route {
+        Route::Tunnel { host, port, .. } => Some((host.clone(), *port)),
+        Route::Forward => None,
+    };
+    loop {
+        let head = match read_request_head(client, &mut buf).await {
+            Ok(Some(h)) => h,
+            Ok(None) => return,
+            Err(e) => {
+                let r = Refusal::new(Rule::Malformed, e.to_string());
+                let target = route_target(route, None);
+                sh.violation(route_via(route), &target, &r);
+                let _ = tx.send(Note::Answer(refusal_answer(400, &target, &r, false)));
+                return;
+            }
+        };
+        let checked = match check_request(sh, route, &head) {
+            Ok(c) => c,
+            Err((status, r)) => {
+                let target = route_target(route, Some(&head));
+                sh.violation(route_via(route), &target, &r);
+                let answer = refusal_answer(status, &target, &r, status == 407);
+                let _ = tx.send(Note::Answer(answer));
+                return;
+            }
+        };
+        if matches!(route, Route::Forward) {
+            let same = current.as_ref() == Some(&(checked.host.clone(), checked.port));
+            // The flag is about the server now held, whichever comes next.
+            let closed = gone.swap(false, Ordering::Relaxed);
+            if !same || closed {
+                if upstream.take().is_some() {
+                    let (ack, drained) = oneshot::channel();
+                    if tx.send(Note::Drain(ack)).is_err() || drained.await.is_err() {
+                        return;
+                    }
+                }
+                let target = format!("{}:{}", checked.host, checked.port);
+                match dial(sh, &checked.host, checked.port).await {
+                    Ok(s) => {
+                        let s = Arc::new(s);
+                        upstream = Some(s.clone());
+                        current = Some((checked.host.clone(), checked.port));
+                        if tx.send(Note::Upstream(s)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(Dial::Refused(r)) => {
+                        sh.violation("http", &target, &r);
+                        let _ = tx.send(Note::Answer(refusal_answer(403, &target, &r, false)));
+                        return;
+                    }
+                    Err(Dial::Failed(why)) => {
+                        let _ = tx.send(Note::Answer(bad_gateway_answer(&target, &why)));
+                        return;
+                    }
+                }
+            }
+        }
+        let Some(server) = upstream.clone() else {
+            return;
+        };
+        let out = http1::forward_head(
+            &head,
+            &checked.target,
+            Some(&checked.host_header),
+            checked.framing,
+        );
+        buf.drain(..head.len);
+        if write_all(&server, &out).await.is_err() {
+            return;
+        }
+        let (upgrade, upgraded) = if http1::upgrade_websocket(&head) {
+            let (t, r) = oneshot::channel();
+            (Some(t), Some(r))
+        } else {
+            (None, None)
+        };
+        let expect_continue = http1::expects_continue(&head)
+            && !matches!(
+                checked.framing,
+                http1::Framing::None | http1::Framing::Length(0)
+            );
+        let (gate, gated) = if expect_continue {
+            let (t, r) = oneshot::channel();
+            (Some(t), Some(r))
+        } else {
+            (None, None)
+        };
+        let note = Note::Response(Due {
+            head_request: head.method.eq_ignore_ascii_case("HEAD"),
+            close_after: http1::closes_after(&head),
+            gate,
+            upgrade,
+        });
+        if tx.send(note).is_err() {
+            return;
+        }
+        if let Some(gated) = gated {
+            // The body goes on once the server asks for it, and never after it answered
+            // without it: a server that then read the body as its next request would
+            // take a request the proxy never checked. A server that ignores the
+            // expectation is waiting for the body: after CONTINUE_WAIT it is sent.
+            match tokio::time::timeout(CONTINUE_WAIT, gated).await {
+                Ok(Ok(true)) | Err(_) => {}
+                Ok(Ok(false)) | Ok(Err(_)) => return,
+            }
+        }
+        let body = match checked.framing {
+            http1::Framing::None => Body::Length(0),
+            http1::Framing::Length(n) => Body::Length(n),
+            http1::Framing::Chunked => Body::Chunked,
+        };
+        if relay_body(client, &server, &mut buf, body, pipe.as_ref())
+            .await
+            .is_err()
+        {
+            return;
+        }
+        if let Some(upgraded) = upgraded {
+            match upgraded.await {
+                Ok(true) => {
+                    // The server switched to WebSocket: the rest is its protocol.
+                    let taken = std::mem::take(&mut buf);
+                    let _ = half_through(client, &server, taken, pipe.as_ref(), &sh.grown).await;
+                    return;
+                }
+                Ok(false) => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// The response side of [`http_session`]: relays one response per request, in order.
+async fn responses(
+    client: &TcpStream,
+    mut upstream: Option<Arc<TcpStream>>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Note>,
+    route: &Route,
+    gone: &std::sync::atomic::AtomicBool,
+    sh: &Shared,
+) {
+    let pipe = Pipe::new();
+    let mut buf = Vec::new();
+    loop {
+        // While no response is due, a server that closes its end is noticed: a tunnel
+        // ends with it; a forward connection dials anew for the next request.
+        let note = match upstream.clone() {
+            Some(server) if buf.is_empty() => {
+                tokio::select! {
+                    note = rx.recv() => note,
+                    () = closed(&server) => {
+                        if matches!(route, Route::Tunnel { .. }) {
+                            break;
+                        }
+                        upstream = None;
+                        gone.store(true, Ordering::Relaxed);
+                        continue;
+                    }
+                }
+            }
+            _ => rx.recv().await,
+        };
+        let Some(note) = note else { break };
+        match note {
+            Note::Drain(ack) => {
+                let _ = ack.send(());
+            }
+            Note::Upstream(server) => {
+                upstream = Some(server);
+                buf.clear();
+            }
+            Note::Answer(answer) => {
+                let _ = write_all(client, &answer).await;
+                break;
+            }
+            Note::Response(due) => {
+                let Some(server) = upstream.clone() else {
+                    break;
+                };
+                let close_after = due.close_after;
+                let keep = relay_response(&server, client, &mut buf, due, pipe.as_ref(), sh).await;
+                if !matches!(keep, Ok(true)) || close_after {
+                    break;
+                }
+            }
+        }
+    }
+    shutdown_write(client);
+}
+
+/// Resolves when the server has closed its end (or failed); never while it only has
+/// data waiting (that is read with the next response).
+async fn closed(server: &TcpStream) {
+    if has_data(server).await {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Relays the response to one request (and the interim 1xx before it): `Ok(true)` when
+/// the connection can carry the next one.
+async fn relay_response(
+    server: &TcpStream,
+    client: &TcpStream,
+    buf: &mut Vec<u8>,
+    due: Due,
+    pipe: Option<&Pipe>,
+    sh: &Shared,
+) -> io::Result<bool> {
+    let Due {
+        head_request,
+        mut gate,
+        mut upgrade,
+        ..
+    } = due;
+    let expect_continue = gate.is_some();
+    let mut continued = false;
+    loop {
+        let head = loop {
+            if !buf.is_empty() {
+                if let Some(h) = http1::response_head(buf).map_err(io::Error::other)? {
+                    break h;
+                }
+            }
+            if read_some(server, buf).await? == 0 {
+                return Ok(false);
+            }
+        };
+        let framing = match head.status {
+            101 => {
+                let Some(switched) = upgrade.take() else {
+                    return Err(io::Error::other("a switch of protocols nobody asked for"));
+                };
+                write_all(client, &buf[..head.len]).await?;
+                buf.drain(..head.len);
+                let _ = switched.send(true);
+                half_through(server, client, std::mem::take(buf), pipe, &sh.grown).await?;
+                return Ok(false);
+            }
+            100 => {
+                continued = true;
+                if let Some(g) = gate.take() {
+                    let _ = g.send(true);
+                }
+                None
+            }
+            102..=199 => None,
+            _ => Some(http1::response_framing(&head, head_request).map_err(io::Error::other)?),
+        };
+        write_all(client, &buf[..head.len]).await?;
+        buf.drain(..head.len);
+        let Some(framing) = framing else { continue };
+        if let Some(switched) = upgrade.take() {
+            let _ = switched.send(false);
+        }
+        if let Some(g) = gate.take() {
+            let _ = g.send(false);
+        }
+        let body = match framing {
+            http1::ResponseFraming::Length(n) => Body::Length(n),
+            http1::ResponseFraming::Chunked => Body::Chunked,
+            http1::ResponseFraming::UntilClose => {
+                half_through(server, client, std::mem::take(buf), pipe, &sh.grown).await?;
+                return Ok(false);
+            }
+        };
+        relay_body(server, client, buf, body, pipe).await?;
+        // Answered before the client was told to send its body: whether the body still
+        // comes is the client's choice, so the connection ends here.
+        return Ok(!expect_continue || continued);
+    }
+}
+
+/// The checks of one request on `route`, and what goes to the server; or the status to
+/// answer and the refusal.
+fn check_request(
+    sh: &Shared,
+    route: &Route,
+    head: &wire::RequestHead,
+) -> Result<Checked, (u16, Refusal)> {
+    let refused = |r: Refusal| (403, r);
+    let bad = |rule: Rule, why: String| (400, Refusal::new(rule, why));
+    // A forward connection proved the token with its first request; a later request
+    // that names credentials must name this run's. (In a tunnel the header is meant for
+    // no one here, and is not sent on either way.)
+    if matches!(route, Route::Forward) {
+        match head.single("proxy-authorization") {
+            Ok(None) => {}
+            Ok(Some(v))
+                if wire::basic_credentials(v).is_some_and(|(_, p)| sh.token_matches(&p)) => {}
+            _ => return Err((407, no_token())),
+        }
+    }
+    if head.method.eq_ignore_ascii_case("CONNECT") {
+        return Err(bad(
+            Rule::Unsupported,
+            "a CONNECT after other requests, or inside a tunnel: open a new connection to the proxy"
+                .into(),
+        ));
+    }
+    let (host, port, target) = match route {
+        Route::Forward => {
+            let uri = wire::absolute_uri(&head.target).map_err(|e| match e {
+                wire::WireError::Scheme(_) => bad(Rule::Unsupported, e.to_string()),
+                _ => bad(Rule::Malformed, e.to_string()),
+            })?;
+            let host = sh.policy.check_host(&uri.host).map_err(refused)?;
+            (host, uri.port, uri.path)
+        }
+        Route::Tunnel { host, port, .. } => {
+            let target = if head.target.starts_with('/') || head.target == "*" {
+                head.target.clone()
+            } else {
+                // The absolute form: a server takes its host over the Host header's.
+                let uri = wire::absolute_uri(&head.target)
+                    .map_err(|e| bad(Rule::Malformed, e.to_string()))?;
+                let named = canonical_host(&uri.host).map_err(|r| {
+                    refused(Refusal::new(
+                        Rule::Mismatch,
+                        format!("the request names {}: {}", uri.host, r.reason),
+                    ))
+                })?;
+                if named != *host || uri.port != *port {
+                    return Err(refused(Refusal::new(
+                        Rule::Mismatch,
+                        format!(
+                            "the request names {named}:{}, the tunnel {host}:{port}",
+                            uri.port
+                        ),
+                    )));
+                }
+                uri.path
+            };
+            (host.clone(), *port, target)
+        }
+    };
+    host_header_agrees(head, &host, port).map_err(refused)?;
+    let framing = http1::request_framing(head).map_err(|e| bad(Rule::Malformed, e.to_string()))?;
+    let host_header = if port == 80 {
+        host.clone()
+    } else {
+        format!("{host}:{port}")
+    };
+    Ok(Checked {
+        host,
+        port,
+        target,
+        host_header,
+        framing,
+    })
+}
+
+/// The target of a route's violation events: the tunnel's, or the request's own.
+fn route_target(route: &Route, head: Option<&wire::RequestHead>) -> String {
+    match (route, head) {
+        (Route::Tunnel { host, port, .. }, _) => format!("{host}:{port}"),
+        (Route::Forward, Some(h)) => target_of(h),
+        (Route::Forward, None) => "?".to_string(),
+    }
+}
+
+fn route_via(route: &Route) -> &'static str {
+    match route {
+        Route::Tunnel { via, .. } => via,
+        Route::Forward => "http",
+    }
+}
+
+/// Reads the next request head into `buf`: `Ok(None)` when the client ends the
+/// connection between requests (or stalls inside a head for [`HEAD_TIMEOUT`]). An idle
+/// keep-alive connection may wait as long as it likes.
+async fn read_request_head(
+    client: &TcpStream,
+    buf: &mut Vec<u8>,
+) -> Result<Option<wire::RequestHead>, wire::WireError> {
+    let mut deadline = None;
+    loop {
+        if !buf.is_empty() {
+            if let Some(head) = wire::request_head(buf)? {
+                return Ok(Some(head));
+            }
+        }
+        let read = match deadline {
+            None if buf.is_empty() => read_some(client, buf).await,
+            _ => {
+                let at = *deadline.get_or_insert(tokio::time::Instant::now() + HEAD_TIMEOUT);
+                match tokio::time::timeout_at(at, read_some(client, buf)).await {
+                    Ok(r) => r,
+                    Err(_) => return Ok(None),
+                }
+            }
+        };
+        match read {
+            Ok(0) | Err(_) => return Ok(None),
+            Ok(_) => {}
+        }
+    }
+}
+
+/// A message body as the relay moves it.
+enum Body {
+    Length(u64),
+    Chunked,
+}
+
+/// Moves one body from `src` to `dst`: its first bytes may already be in `buf`; what
+/// follows the body stays in `buf` (or in the socket). A body of known length moves by
+/// splice, exactly that many bytes; a chunked one is re-chunked as it goes.
+async fn relay_body(
+    src: &TcpStream,
+    dst: &TcpStream,
+    buf: &mut Vec<u8>,
+    body: Body,
+    pipe: Option<&Pipe>,
+) -> io::Result<()> {
+    match body {
+        Body::Length(n) => relay_exact(src, dst, buf, n, pipe).await,
+        Body::Chunked => {
+            let mut chunked = http1::Chunked::default();
+            // Framing and small chunks gather here and go out in one write.
+            let mut out = Vec::new();
+            loop {
+                match chunked.step(buf).map_err(io::Error::other)? {
+                    http1::Step::More => {
+                        write_all(dst, &out).await?;
+                        out.clear();
+                        if read_some(src, buf).await? == 0 {
+                            return Err(io::ErrorKind::UnexpectedEof.into());
+                        }
+                    }
+                    http1::Step::Emit { used, bytes } => {
+                        buf.drain(..used);
+                        out.extend_from_slice(&bytes);
+                    }
+                    http1::Step::Data(n) => {
+                        let have = buf.len() as u64;
+                        if n <= have && out.len() < 64 * 1024 {
+                            out.extend(buf.drain(..n as usize));
+                        } else {
+                            write_all(dst, &out).await?;
+                            out.clear();
+                            relay_exact(src, dst, buf, n, pipe).await?;
+                        }
+                        chunked.advance(n);
+                    }
+                    http1::Step::Done => return write_all(dst, &out).await,
+                }
+            }
+        }
+    }
+}
+
+/// Moves exactly `n` bytes: first from `buf`, then from `src` by splice (never more
+/// than what is left, so the bytes after the body stay in the socket).
+async fn relay_exact(
+    src: &TcpStream,
+    dst: &TcpStream,
+    buf: &mut Vec<u8>,
+    mut n: u64,
+    pipe: Option<&Pipe>,
+) -> io::Result<()> {
+    let first = (buf.len() as u64).min(n) as usize;
+    write_all(dst, &buf[..first]).await?;
+    buf.drain(..first);
+    n -= first as u64;
+    if n == 0 {
+        return Ok(());
+    }
+    match pipe {
+        Some(pipe) => {
+            while n > 0 {
+                let max = n.min(PIPE_SIZE as u64) as usize;
+                match splice_some(src, dst, pipe, max).await? {
+                    0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                    moved => n -= moved as u64,
+                }
+            }
+            Ok(())
+        }
+        None => copy_exact(src, dst, n).await,
     }
 }
 
@@ -886,10 +1514,22 @@ async fn half(
     first: Vec<u8>,
     grown: &AtomicUsize,
 ) -> io::Result<()> {
+    half_through(src, dst, first, Pipe::new().as_ref(), grown).await
+}
+
+/// [`half`] with the pipe the caller has (an HTTP session's, once it carries a switched
+/// protocol or a body that lasts until the end).
+async fn half_through(
+    src: &TcpStream,
+    dst: &TcpStream,
+    first: Vec<u8>,
+    pipe: Option<&Pipe>,
+    grown: &AtomicUsize,
+) -> io::Result<()> {
     write_all(dst, &first).await?;
     drop(first);
-    match Pipe::new() {
-        Some(pipe) => splice_half(src, dst, &pipe).await,
+    match pipe {
+        Some(pipe) => splice_half(src, dst, pipe).await,
         None => copy_half(src, dst, grown).await,
     }
 }
@@ -954,36 +1594,61 @@ fn splice(from: i32, to: i32, len: usize) -> io::Result<usize> {
 const PIPE_SIZE: usize = 1024 * 1024;
 
 async fn splice_half(src: &TcpStream, dst: &TcpStream, pipe: &Pipe) -> io::Result<()> {
-    const CHUNK: usize = PIPE_SIZE;
+    while splice_some(src, dst, pipe, PIPE_SIZE).await? > 0 {}
+    shutdown_write(dst);
+    Ok(())
+}
+
+/// Moves what `src` has, at least one byte and at most `max`, to `dst` through `pipe`
+/// (empty before and after): the number moved, 0 at the end of the stream.
+async fn splice_some(
+    src: &TcpStream,
+    dst: &TcpStream,
+    pipe: &Pipe,
+    max: usize,
+) -> io::Result<usize> {
     let (pipe_in, pipe_out) = (pipe.write.as_raw_fd(), pipe.read.as_raw_fd());
-    loop {
-        // The pipe is empty here, so EAGAIN means the socket has nothing yet.
-        let n = loop {
-            src.readable().await?;
-            match src.try_io(tokio::io::Interest::READABLE, || {
-                splice(src.as_raw_fd(), pipe_in, CHUNK)
-            }) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Err(e),
-            }
-        };
-        if n == 0 {
-            shutdown_write(dst);
-            return Ok(());
+    // The pipe is empty here, so EAGAIN means the socket has nothing yet.
+    let n = loop {
+        src.readable().await?;
+        match src.try_io(tokio::io::Interest::READABLE, || {
+            splice(src.as_raw_fd(), pipe_in, max)
+        }) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
         }
-        let mut left = n;
-        while left > 0 {
-            dst.writable().await?;
-            match dst.try_io(tokio::io::Interest::WRITABLE, || {
-                splice(pipe_out, dst.as_raw_fd(), left)
-            }) {
-                Ok(m) => left -= m,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Err(e),
-            }
+    };
+    let mut left = n;
+    while left > 0 {
+        dst.writable().await?;
+        match dst.try_io(tokio::io::Interest::WRITABLE, || {
+            splice(pipe_out, dst.as_raw_fd(), left)
+        }) {
+            Ok(m) => left -= m,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
         }
     }
+    Ok(n)
+}
+
+/// The buffered fallback of [`relay_exact`]: exactly `n` bytes through a buffer.
+async fn copy_exact(src: &TcpStream, dst: &TcpStream, mut n: u64) -> io::Result<()> {
+    let mut buf = vec![0u8; MIN_BUFFER];
+    while n > 0 {
+        let want = n.min(buf.len() as u64) as usize;
+        src.readable().await?;
+        let got = match src.try_read(&mut buf[..want]) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(got) => got,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        };
+        write_all(dst, &buf[..got]).await?;
+        n -= got as u64;
+    }
+    Ok(())
 }
 
 /// The buffered fallback of [`splice_half`]. The buffer doubles while reads fill it (a
@@ -1091,6 +1756,112 @@ mod tests {
             "a.example:443"
         );
         assert_eq!(target_of(&head("GET /x HTTP/1.1\r\n\r\n")), "/x");
+    }
+
+    fn shared(allow: &[&str]) -> Shared {
+        let mut policy = Policy::baseline();
+        for a in allow {
+            policy.add(super::super::policy::Pattern::parse(a).unwrap(), "test");
+        }
+        Shared {
+            policy,
+            token: "t0k".into(),
+            events: PathBuf::from("/nonexistent/events.jsonl"),
+            stats: Arc::new(Stats::default()),
+            permits: Arc::new(Semaphore::new(1)),
+            grown: AtomicUsize::new(0),
+        }
+    }
+
+    #[test]
+    fn every_request_is_checked_against_its_route() {
+        let sh = shared(&["allowed.test"]);
+        let tunnel = Route::Tunnel {
+            host: "allowed.test".into(),
+            port: 8080,
+            via: "connect",
+        };
+        let check = |route: &Route, text: &str| check_request(&sh, route, &head(text));
+        let ok = check(
+            &tunnel,
+            "GET /x HTTP/1.1\r\nHost: Allowed.Test:8080\r\nContent-Length: 3\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(
+            ok,
+            Checked {
+                host: "allowed.test".into(),
+                port: 8080,
+                target: "/x".into(),
+                host_header: "allowed.test:8080".into(),
+                framing: http1::Framing::Length(3),
+            }
+        );
+        let absolute = check(
+            &tunnel,
+            "GET http://allowed.test:8080/y?q HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(absolute.target, "/y?q");
+        assert!(check(&tunnel, "OPTIONS * HTTP/1.1\r\nHost: allowed.test\r\n\r\n").is_ok());
+        assert!(check(&tunnel, "GET / HTTP/1.0\r\n\r\n").is_ok());
+        // In a tunnel, credentials are nobody's business here (and are not sent on).
+        assert!(check(
+            &tunnel,
+            "GET / HTTP/1.1\r\nHost: allowed.test\r\nProxy-Authorization: Basic eDp5\r\n\r\n"
+        )
+        .is_ok());
+        let refused = |route: &Route, text: &str| {
+            check(route, text)
+                .map(|_| ())
+                .map_err(|(status, r)| (status, r.rule))
+        };
+        for (text, want) in [
+            ("GET / HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET / HTTP/1.1\r\nHost: allowed.test:9090\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET http://internal-admin.corp:8080/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET http://allowed.test:9090/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (403, Rule::Mismatch)),
+            ("GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (403, Rule::Mismatch)),
+            ("CONNECT internal-admin.corp:443 HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (400, Rule::Unsupported)),
+            ("GET internal-admin.corp HTTP/1.1\r\nHost: allowed.test\r\n\r\n", (400, Rule::Malformed)),
+            ("POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", (400, Rule::Malformed)),
+        ] {
+            assert_eq!(refused(&tunnel, text), Err(want), "{text}");
+        }
+        let forward = Route::Forward;
+        let ok = check(
+            &forward,
+            "GET http://allowed.test/a HTTP/1.1\r\nProxy-Authorization: Basic eDp0MGs=\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (ok.target.as_str(), ok.host_header.as_str()),
+            ("/a", "allowed.test")
+        );
+        for (text, want) in [
+            (
+                "GET http://internal-admin.corp/ HTTP/1.1\r\n\r\n",
+                (403, Rule::Allowlist),
+            ),
+            (
+                "GET http://allowed.test/ HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n",
+                (403, Rule::Mismatch),
+            ),
+            (
+                "GET /a HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+                (400, Rule::Malformed),
+            ),
+            (
+                "GET https://allowed.test/ HTTP/1.1\r\n\r\n",
+                (400, Rule::Unsupported),
+            ),
+            (
+                "GET http://allowed.test/ HTTP/1.1\r\nProxy-Authorization: Basic eDp5\r\n\r\n",
+                (407, Rule::Credentials),
+            ),
+        ] {
+            assert_eq!(refused(&forward, text), Err(want), "{text}");
+        }
     }
 
     #[test]

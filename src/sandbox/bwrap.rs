@@ -272,6 +272,9 @@ mod tests {
             chat_seeded: false,
             new_session: true,
             home_overlay: true,
+            identity: None,
+            agent_env: Vec::new(),
+            toolchains: Default::default(),
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,
@@ -653,6 +656,133 @@ mod tests {
         assert!(find("--bind", "/loopat/context/knowledge"));
         assert!(find("--ro-bind", "/loopat/context/notes"));
         assert_eq!(s.cwd, PathBuf::from("/loopat/context/knowledge"));
+    }
+
+    /// rustup in a host home that has the sandbox's `$HOME` path, with a shared cargo
+    /// registry and a file of git-loop's own.
+    fn toolchains() -> crate::toolchains::Plan {
+        let bind = |host: &str, inside: &str, rw: bool| Mount::Bind {
+            host: host.into(),
+            inside: inside.into(),
+            rw,
+            optional: false,
+        };
+        crate::toolchains::Plan {
+            enabled: vec![crate::toolchains::Toolchain::Rustup],
+            mounts: vec![
+                bind("/home/alice/.rustup", "/home/alice/.rustup", false),
+                bind("/home/alice/.cargo/bin", "/home/alice/.cargo/bin", false),
+                Mount::Data {
+                    inside: "/loopat/.git-loop/toolchains/mise/config.toml".into(),
+                    content: "[tools]\n".into(),
+                },
+                bind(
+                    "/home/alice/.cargo/registry",
+                    "/home/alice/.cache/cargo/registry",
+                    true,
+                ),
+                bind("/dev/null", "/home/alice/.rustup/credentials.toml", false),
+            ],
+            path: vec![
+                "/home/alice/.cargo/bin".into(),
+                "/home/alice/.cache/cargo/bin".into(),
+            ],
+            env: vec![
+                ("RUSTUP_HOME".into(), "/home/alice/.rustup".into()),
+                ("CARGO_HOME".into(), "/home/alice/.cache/cargo".into()),
+            ],
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn toolchains_lie_over_home_and_under_what_wins() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let opts = RunOptions {
+            toolchains: toolchains(),
+            ro_same_path: vec!["/home/alice/.cargo/bin/agent".into()],
+            vault_files: vec![".netrc".into()],
+            ..options(RunMode::Work, NetMode::None)
+        };
+        let s = SandboxSpec::for_loop(&ws, &record(), &host(), &opts);
+        let data = PathBuf::from("/loopat/.git-loop/toolchains/mise/config.toml");
+        let argv = strings(argv(
+            "bwrap",
+            &s,
+            &Fds {
+                seccomp: vec![3],
+                files: [(data, 7), (PathBuf::from("/home/alice/.netrc"), 8)].into(),
+            },
+        ));
+        let at = |w: &[&str]| {
+            argv.windows(w.len())
+                .position(|x| x == w)
+                .unwrap_or_else(|| panic!("{w:?} not in {argv:?}"))
+        };
+        let home = at(&["--bind", "/ws/loops/fix-abc123/home/merged", "/home/alice"]);
+        let secret = at(&["--ro-bind-data", "8", "/home/alice/.netrc"]);
+        let rustup = at(&["--ro-bind", "/home/alice/.rustup", "/home/alice/.rustup"]);
+        let bin = at(&[
+            "--ro-bind",
+            "/home/alice/.cargo/bin",
+            "/home/alice/.cargo/bin",
+        ]);
+        let own = at(&[
+            "--ro-bind-data",
+            "7",
+            "/loopat/.git-loop/toolchains/mise/config.toml",
+        ]);
+        let registry = at(&[
+            "--bind",
+            "/home/alice/.cargo/registry",
+            "/home/alice/.cache/cargo/registry",
+        ]);
+        let cover = at(&[
+            "--ro-bind",
+            "/dev/null",
+            "/home/alice/.rustup/credentials.toml",
+        ]);
+        let agent = at(&[
+            "--ro-bind",
+            "/home/alice/.cargo/bin/agent",
+            "/home/alice/.cargo/bin/agent",
+        ]);
+        let root = at(&["--remount-ro", "/"]);
+        assert!(home < secret && secret < rustup);
+        assert!(rustup < bin && bin < own && own < registry && registry < cover);
+        assert!(cover < agent && agent < root);
+        assert_eq!(
+            s.env["PATH"],
+            format!(
+                "/home/alice/.cargo/bin:/home/alice/.cache/cargo/bin:{}",
+                crate::sandbox::spec::SANDBOX_PATH
+            )
+        );
+        assert_eq!(s.env["CARGO_HOME"], "/home/alice/.cache/cargo");
+        assert_eq!(s.env["RUSTUP_HOME"], "/home/alice/.rustup");
+        assert_eq!(s.toolchains, vec!["rustup"]);
+        // `show --mounts` lists them.
+        let view = s.view();
+        assert!(view.contains(&(
+            "/home/alice/.rustup".into(),
+            "/home/alice/.rustup".into(),
+            "ro".into()
+        )));
+        // In review mode the shared cache is read-only too.
+        let review = RunOptions {
+            toolchains: toolchains(),
+            ..options(RunMode::Review, NetMode::None)
+        };
+        let s = SandboxSpec::for_loop(&ws, &record(), &host(), &review);
+        let review_argv = strings(super::argv("bwrap", &s, &Fds::default()));
+        assert_eq!(
+            rw_binds(&review_argv),
+            vec![("/ws/loops/fix-abc123/home/merged", "/home/alice")]
+        );
+        // Without toolchains, none of it.
+        let plain = spec(RunMode::Work, NetMode::None);
+        assert_eq!(plain.env["PATH"], crate::sandbox::spec::SANDBOX_PATH);
+        assert!(plain.toolchains.is_empty() && !plain.env.contains_key("CARGO_HOME"));
     }
 
     #[test]

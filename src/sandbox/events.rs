@@ -17,11 +17,37 @@ pub fn append(path: &Path, kind: &str, mut fields: Value) -> std::io::Result<()>
     f.write_all(line.as_bytes())
 }
 
-/// Every event of a loop, oldest first; lines that are not JSON are skipped.
+/// At most this much of a log is read: its latest events.
+const MAX_READ: u64 = 16 << 20;
+
+/// The events of a loop, oldest first: all of them, or the latest [`MAX_READ`] bytes'
+/// worth of a log that grew larger. Never through a link; lines that are not JSON (or
+/// not UTF-8) are skipped.
 pub fn read(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(Some(mut file)) = crate::fsutil::open_regular(path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let skip = len.saturating_sub(MAX_READ);
+    if file.seek(SeekFrom::Start(skip)).is_err() {
+        return Vec::new();
+    }
+    let mut bytes = Vec::new();
+    if file.take(MAX_READ).read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
+    // Cut in the middle of a log, the first line is a part of one: dropped.
+    let start = if skip > 0 {
+        bytes
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| i + 1)
+    } else {
+        0
+    };
+    bytes[start..]
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice(l).ok())
         .collect()
 }

@@ -1,7 +1,7 @@
 //! Caps on the whole process tree of a run (DESIGN 4.2): a cgroup where one can be made
 //! (v2 with `pids` and `memory` enabled for a delegated subtree, or the v1 `pids` and
 //! `memory` hierarchies where they are writable), otherwise rlimits. What cannot be
-//! enforced is refused, unless the profile asked for best effort; the choice is a value
+//! enforced is refused, unless the operator config asked for best effort; the choice is a value
 //! (`Enforcement`) that the status line and the run's events report.
 //!
 //! The cgroup is made by the parent before the sandbox starts; the child joins it (writes

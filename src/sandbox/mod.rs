@@ -24,14 +24,16 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::config::Config;
+use crate::config::schema::{Enforce, MountMode};
+use crate::config::{Config, SandboxProfile, Settings};
 use crate::error::{Error, ErrorKind, Result};
 use crate::loops::{self, LoopRecord};
 use crate::ui::Ui;
 use crate::workspace::Workspace;
 use spec::{Limits, NetMode, RunMode, RunOptions, SandboxSpec};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// bwrap when the probe passes; otherwise refuse.
     Auto,
@@ -55,6 +57,8 @@ pub struct Request {
     pub ro_same_path: Vec<PathBuf>,
     /// `--allow-domain`: patterns the proxy admits for this run, on top of the allowlist.
     pub allow_domains: Vec<String>,
+    /// What a known agent's profile adds to the environment (`git loop agent`).
+    pub agent_env: Vec<(String, String)>,
 }
 
 /// The backend to use, or the refusal (exit 3) with the probe's findings and fixes.
@@ -85,56 +89,21 @@ pub fn select_backend(requested: Backend, findings: &[probe::Finding]) -> Result
     }
 }
 
-/// The limits of a loop's profile (`knowledge/.loopat/sandboxes/<name>/sandbox.toml`).
-pub fn profile_limits(ws: &Workspace, profile: &str) -> Result<Limits> {
+/// The limits of a run: the profile's pids and memory over the defaults; best effort
+/// only where the operator config allows it and the profile does not narrow it back.
+pub fn limits_for(profile: &SandboxProfile, settings: &Settings) -> Limits {
     let mut limits = Limits::defaults();
-    let path = ws.sandbox_profile(profile);
-    let table = crate::config::read_table(&path).map_err(|e| {
-        Error::failure(format!("cannot read sandbox profile '{profile}'"))
-            .with_source(e)
-            .hint(format!("fix {}", path.display()))
-    })?;
-    match table.get("limits") {
-        Some(toml::Value::String(s)) if s == "best-effort" => limits.best_effort = true,
-        Some(toml::Value::Table(t)) => {
-            if let Some(p) = t.get("pids").and_then(toml::Value::as_integer) {
-                limits.pids = p.max(1) as u64;
-            }
-            match t.get("memory") {
-                Some(toml::Value::Integer(m)) => limits.memory_bytes = (*m).max(1 << 20) as u64,
-                Some(toml::Value::String(s)) => {
-                    limits.memory_bytes = parse_bytes(s).ok_or_else(|| {
-                        Error::failure(format!(
-                            "profile '{profile}': memory = \"{s}\" is not a size"
-                        ))
-                        .hint("write it like \"8G\", \"512M\" or a number of bytes")
-                    })?
-                }
-                _ => {}
-            }
-            // /tmp is memory: never larger than what the run may use.
-            limits.tmp_bytes = limits.tmp_bytes.min(limits.memory_bytes);
-            if t.get("enforce").and_then(toml::Value::as_str) == Some("best-effort") {
-                limits.best_effort = true;
-            }
-        }
-        _ => {}
+    if let Some(p) = profile.pids {
+        limits.pids = p.max(1);
     }
-    Ok(limits)
-}
-
-fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().ok()?;
-    let mult = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        _ => return None,
-    };
-    Some(n * mult)
+    if let Some(m) = profile.memory {
+        limits.memory_bytes = m.max(1 << 20);
+    }
+    // /tmp is memory: never larger than what the run may use.
+    limits.tmp_bytes = limits.tmp_bytes.min(limits.memory_bytes);
+    limits.best_effort =
+        settings.limits.enforce == Enforce::BestEffort && profile.enforce != Some(Enforce::Strict);
+    limits
 }
 
 /// The spec for a loop and request, from its record, profile and the config layers.
@@ -179,9 +148,10 @@ fn spec_and_policy(
             .hint("run with --net proxy, --net none (loopback only) or --net host")
         })?,
     };
+    let profile = config.profile();
     let (egress, policy) = match net {
         NetMode::Proxy => {
-            let policy = crate::egress::policy_for(ws, &rec.sandbox, config, &req.allow_domains)?;
+            let policy = crate::egress::policy_for(profile, config, &req.allow_domains)?;
             let egress = spec::Egress {
                 exe: relay_exe()?,
                 domains: policy.allowed().len(),
@@ -191,11 +161,11 @@ fn spec_and_policy(
         }
         _ => (None, None),
     };
-    let operator_mounts = operator_mounts(config)?;
+    let operator_mounts = operator_mounts(config.settings());
     let opts = RunOptions {
         mode,
         net,
-        limits: profile_limits(ws, &rec.sandbox)?,
+        limits: limits_for(profile, config.settings()),
         command: req.command.clone(),
         ro_same_path: req.ro_same_path.clone(),
         operator_mounts,
@@ -204,6 +174,13 @@ fn spec_and_policy(
         new_session: !req.interactive,
         egress,
         home_overlay: home_needs_overlay(ws, &rec.id),
+        identity: crate::agent::git_identity(ws, rec, config.settings()),
+        agent_env: req.agent_env.clone(),
+        toolchains: crate::toolchains::for_run(
+            ws,
+            config,
+            &std::path::Path::new("/home").join(ws.user()),
+        ),
     };
     let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
     Ok((spec, policy))
@@ -268,35 +245,17 @@ pub fn vault_file_names(ws: &Workspace, vault: &str) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// `[[mounts]]` of the operator config (the only layer allowed to add host mounts).
-fn operator_mounts(config: &Config) -> Result<Vec<(PathBuf, PathBuf, bool)>> {
-    let Some(entry) = config.get("mounts") else {
-        return Ok(Vec::new());
-    };
-    let bad = || {
-        Error::failure("the operator config's [[mounts]] is malformed")
-            .hint("write each as [[mounts]] path = \"/host/path\" (inside = \"/path\", mode = \"ro\"|\"rw\")")
-    };
-    let mut out = Vec::new();
-    for m in entry.value.as_array().ok_or_else(bad)? {
-        let t = m.as_table().ok_or_else(bad)?;
-        let host = PathBuf::from(
-            t.get("path")
-                .and_then(toml::Value::as_str)
-                .ok_or_else(bad)?,
-        );
-        let inside = t
-            .get("inside")
-            .and_then(toml::Value::as_str)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| host.clone());
-        let rw = t.get("mode").and_then(toml::Value::as_str) == Some("rw");
-        if !host.is_absolute() || !inside.is_absolute() {
-            return Err(bad());
-        }
-        out.push((host, inside, rw));
-    }
-    Ok(out)
+/// `[[mounts]]` of the operator config (the only layer allowed to add host mounts): host
+/// path, path inside, writable.
+fn operator_mounts(settings: &Settings) -> Vec<(PathBuf, PathBuf, bool)> {
+    settings
+        .mounts
+        .iter()
+        .map(|m| {
+            let inside = m.inside.clone().unwrap_or_else(|| m.path.clone());
+            (m.path.clone(), inside, m.mode == MountMode::Rw)
+        })
+        .collect()
 }
 
 /// Folders a run needs on the host (they may be missing in loops made by older versions).
@@ -342,14 +301,7 @@ pub fn run(
     config: &Config,
     req: &Request,
 ) -> Result<u8> {
-    let requested = match req.backend {
-        Some(b) => b,
-        None => match config.get_str("sandbox.backend").unwrap_or("auto") {
-            "bwrap" => Backend::Bwrap,
-            "none" => Backend::None,
-            _ => Backend::Auto,
-        },
-    };
+    let requested = req.backend.unwrap_or(config.settings().sandbox.backend);
     let inputs = probe::Inputs::read();
     let backend = select_backend(requested, &probe::quick(&inputs))?;
     // Held for the whole run: the git lock files in the loop's repositories are this
@@ -361,7 +313,11 @@ pub fn run(
     // by environment (see spawn.rs), and neither is written anywhere.
     let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
     let vault_files: Vec<PathBuf> = delivery.files.iter().map(|(rel, _)| rel.clone()).collect();
+    crate::toolchains::make_shared_caches(ws, config);
     let (spec, policy) = spec_and_policy(ws, rec, config, req, vault_files)?;
+    for warning in &spec.warnings {
+        ui.warn(warning)?;
+    }
     let vault_label = if delivery.is_empty() {
         "no vault".to_string()
     } else {
@@ -408,8 +364,10 @@ pub fn run(
     for m in &spec.mounts {
         if let spec::Mount::Data { inside, content } = m {
             // Over a regular file only (see `Mount::Data`); the view has the host's /etc.
+            // Below /loopat/ it is a file of git-loop's own on the sandbox's fresh root,
+            // where nothing of the host is.
             let over_file = std::fs::symlink_metadata(inside).is_ok_and(|m| m.is_file());
-            if over_file {
+            if over_file || inside.starts_with(spec::LOOPAT) {
                 let fd = data_fd(content).map_err(|e| {
                     Error::failure(format!("cannot hand {} to the sandbox", inside.display()))
                         .with_source(e)
@@ -483,7 +441,7 @@ pub fn run(
         Error::new(ErrorKind::SandboxUnavailable, "the sandbox's limits cannot be enforced here")
             .with_source(e)
             .hint("run as a user with a delegated cgroup (systemd-run --user --scope -p Delegate=yes git loop ...)")
-            .hint("or set `limits = \"best-effort\"` in the sandbox profile to run without caps")
+            .hint("or set `[limits] enforce = \"best-effort\"` in the operator config to run without caps")
     })?;
     let net_label = match &spec.egress {
         Some(e) => format!("proxy ({} domains)", e.domains),
@@ -495,6 +453,9 @@ pub fn run(
         vault_label,
         spec.mode.as_str()
     );
+    if !spec.toolchains.is_empty() {
+        status.push_str(&format!(" · toolchains {}", spec.toolchains.join(", ")));
+    }
     if applied.enforcement == limits::Enforcement::None {
         status.push_str(" · NO LIMITS (best-effort)");
     }
@@ -504,6 +465,9 @@ pub fn run(
                "limits": applied.enforcement.as_str(), "command": spec.command});
     if let Some(e) = &spec.egress {
         start["domains"] = json!(e.domains);
+    }
+    if !spec.toolchains.is_empty() {
+        start["toolchains"] = json!(spec.toolchains);
     }
     let _ = events::append(&events, "start", start);
     let started = Instant::now();
@@ -790,10 +754,25 @@ fn run_on_host(
     for (name, _) in crate::egress::relay::environment("") {
         env.remove(&name);
     }
-    env.insert(
-        "HOME".into(),
-        ws.loop_home_upper(&rec.id).display().to_string(),
-    );
+    // Paths below the sandbox's `$HOME` (a toolchain's cache, PATH entries) are the
+    // loop's `$HOME` layer on the host.
+    let upper = ws.loop_home_upper(&rec.id);
+    // Files that exist only on the sandbox's own root (a toolchain's config of
+    // git-loop's making) are not on the host.
+    env.retain(|_, value| !value.starts_with(spec::LOOPAT));
+    for value in env.values_mut() {
+        let parts: Vec<String> = value
+            .split(':')
+            .map(
+                |part| match std::path::Path::new(part).strip_prefix(&spec.home_inside) {
+                    Ok(rest) => upper.join(rest).display().to_string(),
+                    Err(_) => part.to_string(),
+                },
+            )
+            .collect();
+        *value = parts.join(":");
+    }
+    env.insert("HOME".into(), upper.display().to_string());
     env.insert(
         "CLAUDE_CONFIG_DIR".into(),
         ws.loop_claude_dir(&rec.id).display().to_string(),
@@ -829,4 +808,64 @@ fn run_on_host(
                 .hint("check the command's name and that it is installed")
         })?;
     finish(ui, ws, rec, status, None, started, "none")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(ok: bool) -> probe::Finding {
+        probe::Finding {
+            check: "user namespaces",
+            ok,
+            detail: if ok { "usable".into() } else { "off".into() },
+            fix: (!ok).then(|| "sudo sysctl -w kernel.unprivileged_userns_clone=1".into()),
+        }
+    }
+
+    #[test]
+    fn a_probe_that_passes_gives_bwrap_for_auto_and_bwrap() {
+        for asked in [Backend::Auto, Backend::Bwrap] {
+            assert_eq!(
+                select_backend(asked, &[finding(true)]).unwrap(),
+                Backend::Bwrap
+            );
+        }
+    }
+
+    #[test]
+    fn a_probe_that_fails_refuses_with_exit_3_and_never_falls_back() {
+        for asked in [Backend::Auto, Backend::Bwrap] {
+            let err = select_backend(asked, &[finding(true), finding(false)]).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::SandboxUnavailable);
+            assert_eq!(err.kind.exit_code(), 3);
+            assert!(err
+                .one_line()
+                .contains("the sandbox is unavailable: user namespaces: off"));
+            assert!(err.hints.iter().any(|h| h.contains("sysctl")));
+            // Only auto mentions running without a sandbox, and only as the person's choice.
+            let mentions_none = err.hints.iter().any(|h| h.contains("--backend none"));
+            assert_eq!(mentions_none, asked == Backend::Auto);
+        }
+    }
+
+    #[test]
+    fn none_is_only_ever_what_was_asked_for() {
+        assert_eq!(
+            select_backend(Backend::None, &[finding(false)]).unwrap(),
+            Backend::None
+        );
+        assert_eq!(
+            select_backend(Backend::None, &[finding(true)]).unwrap(),
+            Backend::None
+        );
+    }
+
+    #[test]
+    fn signal_names_are_as_kill_names_them() {
+        assert_eq!(signal_name(libc::SIGTERM), "TERM");
+        assert_eq!(signal_name(libc::SIGHUP), "HUP");
+        assert_eq!(signal_name(libc::SIGINT), "INT");
+        assert_eq!(signal_name(99), "99");
+    }
 }

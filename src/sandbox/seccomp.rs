@@ -246,3 +246,209 @@ pub fn memfd(name: &str) -> std::io::Result<OwnedFd> {
     // SAFETY: fd is a fresh descriptor this function alone owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
+
+#[cfg(test)]
+mod tests {
+    //! Each rule of the filter, judged by running the very programs bwrap receives through a
+    //! small interpreter of the classic BPF that seccomp runs (loads of the syscall data,
+    //! jumps, ANDs, returns), so every rule has a test of its own and none needs a kernel.
+    use super::*;
+
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+
+    /// What seccomp would answer for a call: the action word the programs return, the
+    /// most restrictive of them winning as in the kernel.
+    fn verdict(nr: i64, args: [u64; 6], arch: u32) -> u32 {
+        let mut worst = libc::SECCOMP_RET_ALLOW;
+        for prog in programs().unwrap() {
+            let action = run(&prog, nr, args, arch);
+            // The kernel compares actions as signed numbers, the lowest the most restrictive
+            // (KILL_PROCESS, 0x80000000, is the lowest; then KILL, TRAP, ERRNO ... ALLOW).
+            let rank = |a: u32| (a & libc::SECCOMP_RET_ACTION_FULL) as i32;
+            if rank(action) < rank(worst) {
+                worst = action;
+            }
+        }
+        worst
+    }
+
+    fn run(prog: &BpfProgram, nr: i64, args: [u64; 6], arch: u32) -> u32 {
+        // struct seccomp_data: nr (u32), arch (u32), ip (u64), args[6] (u64 each).
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&(nr as u32).to_ne_bytes());
+        data[4..8].copy_from_slice(&arch.to_ne_bytes());
+        for (i, a) in args.iter().enumerate() {
+            data[16 + i * 8..24 + i * 8].copy_from_slice(&a.to_ne_bytes());
+        }
+        let (mut acc, mut pc) = (0u32, 0usize);
+        loop {
+            let ins = &prog[pc];
+            let k = ins.k;
+            match ins.code {
+                0x20 => {
+                    // LD | W | ABS
+                    acc = u32::from_ne_bytes(data[k as usize..k as usize + 4].try_into().unwrap());
+                    pc += 1;
+                }
+                0x54 => {
+                    // ALU | AND | K
+                    acc &= k;
+                    pc += 1;
+                }
+                0x05 => pc += 1 + k as usize, // JMP | JA
+                0x15 | 0x25 | 0x35 | 0x45 => {
+                    let taken = match ins.code {
+                        0x15 => acc == k,
+                        0x25 => acc > k,
+                        0x35 => acc >= k,
+                        _ => acc & k != 0,
+                    };
+                    pc += 1 + if taken { ins.jt } else { ins.jf } as usize;
+                }
+                0x06 => return k, // RET | K
+                other => panic!("an instruction this interpreter does not know: {other:#x}"),
+            }
+        }
+    }
+
+    fn call(nr: i64) -> u32 {
+        verdict(nr, [0; 6], AUDIT_ARCH_X86_64)
+    }
+
+    fn errno(e: i32) -> u32 {
+        libc::SECCOMP_RET_ERRNO | e as u32
+    }
+
+    #[test]
+    fn every_denied_call_fails_with_eperm() {
+        for (name, nr) in denied() {
+            assert_eq!(call(nr), errno(libc::EPERM), "{name}");
+        }
+    }
+
+    #[test]
+    fn what_design_4_2_names_is_among_the_denied() {
+        let names: Vec<&str> = denied().iter().map(|(n, _)| *n).collect();
+        for must in [
+            "mount",
+            "umount2",
+            "pivot_root",
+            "open_tree",
+            "move_mount",
+            "fsopen",
+            "fsmount",
+            "mount_setattr",
+            "setns",
+            "unshare",
+            "ptrace",
+            "io_uring_setup",
+            "keyctl",
+        ] {
+            assert!(names.contains(&must), "{must} is not denied");
+        }
+    }
+
+    #[test]
+    fn ordinary_calls_are_allowed() {
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_openat,
+            libc::SYS_clone,
+            libc::SYS_execve,
+            libc::SYS_getpid,
+            libc::SYS_connect,
+        ] {
+            assert_eq!(call(nr), libc::SECCOMP_RET_ALLOW, "syscall {nr}");
+        }
+    }
+
+    #[test]
+    fn clone3_and_openat2_fail_with_enosys() {
+        assert_eq!(call(libc::SYS_clone3), errno(libc::ENOSYS));
+        assert_eq!(call(libc::SYS_openat2), errno(libc::ENOSYS));
+    }
+
+    #[test]
+    fn tiocsti_and_tioclinux_are_refused_other_ioctls_pass() {
+        let ioctl = |cmd: u64| verdict(libc::SYS_ioctl, [0, cmd, 0, 0, 0, 0], AUDIT_ARCH_X86_64);
+        assert_eq!(ioctl(libc::TIOCSTI), errno(libc::EPERM));
+        assert_eq!(ioctl(libc::TIOCLINUX), errno(libc::EPERM));
+        assert_eq!(ioctl(libc::TIOCGWINSZ), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(ioctl(libc::FIONREAD), libc::SECCOMP_RET_ALLOW);
+    }
+
+    #[test]
+    fn setuid_and_setgid_bits_are_refused_in_every_call_that_sets_a_mode() {
+        for (nr, arg) in [
+            (libc::SYS_chmod, 1),
+            (libc::SYS_fchmod, 1),
+            (libc::SYS_fchmodat, 2),
+            (SYS_FCHMODAT2, 2),
+            (libc::SYS_open, 2),
+            (libc::SYS_openat, 3),
+            (libc::SYS_creat, 1),
+            (libc::SYS_mknod, 1),
+            (libc::SYS_mknodat, 2),
+        ] {
+            let with = |mode: u64| {
+                let mut args = [0u64; 6];
+                args[arg] = mode;
+                verdict(nr, args, AUDIT_ARCH_X86_64)
+            };
+            assert_eq!(with(0o4755), errno(libc::EPERM), "setuid, syscall {nr}");
+            assert_eq!(with(0o2755), errno(libc::EPERM), "setgid, syscall {nr}");
+            assert_eq!(
+                with(0o755),
+                libc::SECCOMP_RET_ALLOW,
+                "plain mode, syscall {nr}"
+            );
+            assert_eq!(
+                with(0o1777),
+                libc::SECCOMP_RET_ALLOW,
+                "sticky bit, syscall {nr}"
+            );
+        }
+    }
+
+    #[test]
+    fn netlink_and_vsock_sockets_fail_with_eafnosupport() {
+        for nr in [libc::SYS_socket, libc::SYS_socketpair] {
+            let family = |f: i32| verdict(nr, [f as u64, 0, 0, 0, 0, 0], AUDIT_ARCH_X86_64);
+            for (name, f) in DENIED_SOCKET_FAMILIES {
+                assert_eq!(family(f), errno(libc::EAFNOSUPPORT), "{name}, syscall {nr}");
+            }
+            for f in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
+                assert_eq!(
+                    family(f),
+                    libc::SECCOMP_RET_ALLOW,
+                    "family {f}, syscall {nr}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_call_from_another_architecture_kills_the_process() {
+        // The 32-bit entry (int 0x80) has other numbers for the same calls: none passes.
+        assert_eq!(
+            verdict(20, [0; 6], AUDIT_ARCH_I386) & libc::SECCOMP_RET_ACTION_FULL,
+            libc::SECCOMP_RET_KILL_PROCESS
+        );
+    }
+
+    #[test]
+    fn the_programs_go_to_bwrap_as_descriptors_of_their_exact_bytes() {
+        let progs = programs().unwrap();
+        let fds = fds().unwrap();
+        assert_eq!(progs.len(), fds.len());
+        for (prog, fd) in progs.iter().zip(fds) {
+            let mut bytes = Vec::new();
+            use std::io::Read;
+            std::fs::File::from(fd).read_to_end(&mut bytes).unwrap();
+            assert_eq!(bytes.len(), prog.len() * 8);
+            assert_eq!(&bytes[..2], &prog[0].code.to_ne_bytes());
+        }
+    }
+}

@@ -620,3 +620,67 @@ pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(overlay: bool, proxy: bool) -> ChildPlan {
+        ChildPlan {
+            procs: Vec::new(),
+            rlimits: Vec::new(),
+            overlay: overlay.then(|| Overlay {
+                home_dir: CString::new("/ws/loops/x/home").unwrap(),
+                opts: CString::new(
+                    "lowerdir=../../../sandbox-home-skel,upperdir=upper,workdir=work",
+                )
+                .unwrap(),
+                volatile_opts: None,
+            }),
+            uid_map: Vec::new(),
+            gid_map: Vec::new(),
+            keep_fds: Vec::new(),
+            proxy_channel: proxy.then_some(7),
+        }
+    }
+
+    #[test]
+    fn the_child_makes_only_the_namespaces_the_spec_needs() {
+        // Neither an overlay nor the proxy: bwrap starts from the caller's namespaces.
+        assert_eq!(plan(false, false).unshares(), 0);
+        assert_eq!(
+            plan(true, false).unshares(),
+            libc::CLONE_NEWNS | libc::CLONE_NEWUSER
+        );
+        assert_eq!(
+            plan(false, true).unshares(),
+            libc::CLONE_NEWNET | libc::CLONE_NEWUSER
+        );
+        assert_eq!(
+            plan(true, true).unshares(),
+            libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWUSER
+        );
+    }
+
+    #[test]
+    fn the_overlays_lower_layer_is_named_relative_to_home() {
+        let root = Path::new("/ws");
+        assert_eq!(
+            relative_to(
+                Path::new("/ws/sandbox-home-skel"),
+                Path::new("/ws/loops/x/home"),
+                root
+            ),
+            "../../../sandbox-home-skel"
+        );
+        // Outside the workspace: the path as it is.
+        assert_eq!(
+            relative_to(
+                Path::new("/elsewhere/skel"),
+                Path::new("/ws/loops/x/home"),
+                root
+            ),
+            "/elsewhere/skel"
+        );
+    }
+}

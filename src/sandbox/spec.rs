@@ -10,6 +10,12 @@
 //! `.git` ro over it, then an empty tmpfs over its vaults; `.claude` rw, then its
 //! `CLAUDE.md` and `skills/` ro over it. In review mode every bind is read-only except
 //! `$HOME` and `/tmp`.
+//!
+//! The toolchains of the user's home (`crate::toolchains`) come right after `$HOME` and
+//! the vault's files: where the host's home has the sandbox's `$HOME` path
+//! (`/home/<user>`), a toolchain folder such as `/home/<user>/.cargo/bin` is then laid over
+//! the loop's `$HOME` rather than hidden under it. The agent's install folder, the
+//! operator's mounts and the grants come after them and win.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,7 +35,7 @@ pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbi
 /// the host environment is dropped.
 pub const PASSED_ENV: &[&str] = &["TERM", "LANG", "TZ", "COLORTERM"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum RunMode {
     /// The rw paths of the loop are writable.
@@ -61,7 +67,7 @@ impl RunMode {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum NetMode {
     /// Share the host's network.
@@ -276,7 +282,7 @@ pub struct Limits {
     pub nofile: u64,
     /// Size of the sandbox's `/tmp`.
     pub tmp_bytes: u64,
-    /// Run even where pids and memory cannot be capped (profile `limits = "best-effort"`).
+    /// Run even where pids and memory cannot be capped (operator `[limits] enforce = "best-effort"`).
     pub best_effort: bool,
 }
 
@@ -322,6 +328,11 @@ pub struct SandboxSpec {
     pub command: Vec<String>,
     /// What the `proxy` network mode adds; `Some` exactly when `net` is `Proxy`.
     pub egress: Option<Egress>,
+    /// The toolchains of the user's home in view, by name.
+    pub toolchains: Vec<String>,
+    /// What the run should say before it starts (toolchains left out, and why).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// What the host looks like, as far as the spec depends on it: which of the system
@@ -433,6 +444,13 @@ pub struct RunOptions {
     pub egress: Option<Egress>,
     /// `$HOME` is an overlay (see [`Home`]; [`crate::sandbox::home_needs_overlay`]).
     pub home_overlay: bool,
+    /// Whose names commits made inside carry (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`); `None`
+    /// when the user has no git identity.
+    pub identity: Option<crate::agent::GitIdentity>,
+    /// What a known agent's profile adds to the environment (`git loop agent` only).
+    pub agent_env: Vec<(String, String)>,
+    /// The toolchains of the user's home the run sees (see `crate::toolchains`).
+    pub toolchains: crate::toolchains::Plan,
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -693,6 +711,24 @@ impl SandboxSpec {
                 inside: home_inside.join(rel),
             });
         }
+        // The toolchains, over `$HOME` (see the module's header); a shared cache is
+        // writable in work mode only.
+        for t in &opts.toolchains.mounts {
+            m.push(match t {
+                Mount::Bind {
+                    host,
+                    inside,
+                    rw,
+                    optional,
+                } => Mount::Bind {
+                    host: host.clone(),
+                    inside: inside.clone(),
+                    rw: *rw && w,
+                    optional: *optional,
+                },
+                other => other.clone(),
+            });
+        }
 
         for dir in &opts.ro_same_path {
             m.push(Mount::ro(dir, dir));
@@ -715,7 +751,14 @@ impl SandboxSpec {
         env.insert("HOME".into(), home_inside.display().to_string());
         env.insert("USER".into(), ws.user().to_string());
         env.insert("LOGNAME".into(), ws.user().to_string());
-        env.insert("PATH".into(), SANDBOX_PATH.into());
+        let mut path: Vec<String> = opts
+            .toolchains
+            .path
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        path.push(SANDBOX_PATH.into());
+        env.insert("PATH".into(), path.join(":"));
         env.insert("TMPDIR".into(), "/tmp".into());
         env.insert(
             "CLAUDE_CONFIG_DIR".into(),
@@ -727,6 +770,20 @@ impl SandboxSpec {
         if let Some(e) = &egress {
             env.extend(crate::egress::relay::environment(&e.token));
         }
+        env.extend(opts.toolchains.env.iter().cloned());
+        // Commits made inside carry the user's identity, kept in step with their git on
+        // every run; the environment wins over any config the agent writes.
+        if let Some(id) = &opts.identity {
+            for (key, value) in [
+                ("GIT_AUTHOR_NAME", &id.author.0),
+                ("GIT_AUTHOR_EMAIL", &id.author.1),
+                ("GIT_COMMITTER_NAME", &id.committer.0),
+                ("GIT_COMMITTER_EMAIL", &id.committer.1),
+            ] {
+                env.insert(key.into(), value.clone());
+            }
+        }
+        env.extend(opts.agent_env.iter().cloned());
 
         SandboxSpec {
             loop_id: id.clone(),
@@ -746,6 +803,13 @@ impl SandboxSpec {
             new_session: opts.new_session,
             command: opts.command.clone(),
             egress,
+            toolchains: opts
+                .toolchains
+                .enabled
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect(),
+            warnings: opts.toolchains.warnings.clone(),
         }
     }
 
@@ -818,6 +882,11 @@ impl SandboxSpec {
                         "ro (over a file)".into(),
                     )
                 }
+                Mount::Data { inside, content } if content.is_empty() => (
+                    inside.display().to_string(),
+                    "empty (a credential file, kept out)".into(),
+                    "ro (over a file)".into(),
+                ),
                 Mount::Data { inside, .. } => (
                     inside.display().to_string(),
                     "git-loop".into(),
@@ -858,5 +927,210 @@ impl SandboxSpec {
             rows.push(row);
         }
         rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loops::{Grant, GrantSource};
+
+    fn grant(path: &str, mode: &str) -> Grant {
+        Grant {
+            path: path.into(),
+            mode: mode.into(),
+            once: false,
+            source: Some(GrantSource {
+                dir: true,
+                dev: 1,
+                ino: path.len() as u64,
+            }),
+        }
+    }
+
+    /// (inside, rw) of the grant mounts, in order.
+    fn grants(list: &[Grant], writable: bool) -> Vec<(String, bool, bool)> {
+        let mut m = Vec::new();
+        grant_mounts(&mut m, list, writable);
+        m.iter()
+            .map(|m| match m {
+                Mount::Confined {
+                    inside, rw, expect, ..
+                } => (inside.display().to_string(), *rw, expect.is_some()),
+                other => panic!("a grant is bound by descriptor, not {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn grants_are_bound_parents_first_whatever_order_they_were_given() {
+        let inner_first = [
+            grant("/g/proj/cfg/settings.json", "ro"),
+            grant("/g/proj", "rw"),
+        ];
+        assert_eq!(
+            grants(&inner_first, true),
+            vec![
+                ("/g/proj".into(), true, true),
+                // The folder between is pinned (a mount point: no rename inside).
+                ("/g/proj/cfg".into(), true, false),
+                ("/g/proj/cfg/settings.json".into(), false, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_folder_between_a_grant_and_one_nested_in_it_is_pinned_once() {
+        let list = [
+            grant("/g", "rw"),
+            grant("/g/a/b/c/one", "ro"),
+            grant("/g/a/b/two", "ro"),
+        ];
+        let got: Vec<String> = grants(&list, true).into_iter().map(|(p, ..)| p).collect();
+        assert_eq!(
+            got,
+            [
+                "/g",
+                "/g/a",
+                "/g/a/b",
+                "/g/a/b/two",
+                "/g/a/b/c",
+                "/g/a/b/c/one"
+            ]
+        );
+        // Grants that do not nest pin nothing.
+        let apart = [grant("/x", "ro"), grant("/y/z", "rw")];
+        assert_eq!(grants(&apart, true).len(), 2);
+    }
+
+    #[test]
+    fn review_mode_makes_every_grant_read_only() {
+        let list = [grant("/g", "rw"), grant("/g/sub/file", "ro")];
+        assert!(grants(&list, false).iter().all(|(_, rw, _)| !rw));
+    }
+
+    #[test]
+    fn the_system_part_of_the_view_covers_the_machines_secrets_and_tunables() {
+        let host = HostView {
+            system: vec![
+                ("/usr".into(), SystemEntry::Dir),
+                ("/bin".into(), SystemEntry::Symlink("usr/bin".into())),
+            ],
+            etc_secrets: vec!["/etc/shadow".into()],
+            env: BTreeMap::new(),
+        };
+        let m = system_mounts(&host, 1 << 20);
+        assert!(m.contains(&Mount::ro("/usr", "/usr")));
+        assert!(m.contains(&Mount::Symlink {
+            target: "usr/bin".into(),
+            inside: "/bin".into()
+        }));
+        assert!(m.contains(&Mount::ro("/dev/null", "/etc/shadow")));
+        for t in PROC_READ_ONLY {
+            assert!(m.iter().any(
+                |x| matches!(x, Mount::Bind { inside, rw: false, .. } if inside == Path::new(t))
+            ));
+        }
+        // /proc before its read-only parts, so they cover it.
+        let proc_at = m
+            .iter()
+            .position(|x| matches!(x, Mount::Proc { .. }))
+            .unwrap();
+        let sys_at = m
+            .iter()
+            .position(|x| x.inside() == Path::new("/proc/sys"))
+            .unwrap();
+        assert!(proc_at < sys_at);
+        assert!(m.contains(&Mount::Tmpfs {
+            inside: "/tmp".into(),
+            size: Some(1 << 20),
+            ro: false
+        }));
+    }
+
+    fn record() -> LoopRecord {
+        LoopRecord::read_str_for_tests()
+    }
+
+    fn options() -> RunOptions {
+        RunOptions {
+            mode: RunMode::Work,
+            net: NetMode::None,
+            limits: Limits {
+                pids: 64,
+                memory_bytes: 1 << 30,
+                nofile: 1024,
+                tmp_bytes: 1 << 20,
+                best_effort: false,
+            },
+            command: vec!["true".into()],
+            ro_same_path: Vec::new(),
+            operator_mounts: Vec::new(),
+            chat_seeded: false,
+            vault_files: Vec::new(),
+            new_session: true,
+            egress: None,
+            home_overlay: false,
+            identity: None,
+            agent_env: Vec::new(),
+            toolchains: Default::default(),
+        }
+    }
+
+    #[test]
+    fn commits_inside_carry_the_identity_given_and_the_agent_its_profile() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        assert!(!spec.env.keys().any(|k| k.starts_with("GIT_AUTHOR")));
+        let opts = RunOptions {
+            identity: Some(crate::agent::GitIdentity {
+                author: ("Robo".into(), "robo@x".into()),
+                committer: ("Alice".into(), "alice@x".into()),
+            }),
+            agent_env: vec![("IS_SANDBOX".into(), "1".into())],
+            ..options()
+        };
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &opts);
+        assert_eq!(spec.env["GIT_AUTHOR_NAME"], "Robo");
+        assert_eq!(spec.env["GIT_AUTHOR_EMAIL"], "robo@x");
+        assert_eq!(spec.env["GIT_COMMITTER_NAME"], "Alice");
+        assert_eq!(spec.env["GIT_COMMITTER_EMAIL"], "alice@x");
+        assert_eq!(spec.env["IS_SANDBOX"], "1");
+    }
+
+    #[test]
+    fn the_root_is_made_read_only_after_every_mount() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        assert_eq!(
+            spec.mounts.last(),
+            Some(&Mount::RemountRo {
+                inside: PathBuf::from("/")
+            })
+        );
+    }
+
+    #[test]
+    fn the_personal_history_is_hidden_and_its_config_read_only() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        let git = spec
+            .mounts
+            .iter()
+            .position(|m| matches!(m, Mount::Tmpfs { inside, ro: true, .. } if inside == Path::new("/loopat/context/personal/.git")))
+            .expect("the personal .git is hidden");
+        let personal = spec
+            .mounts
+            .iter()
+            .position(|m| m.inside() == Path::new("/loopat/context/personal"))
+            .unwrap();
+        assert!(personal < git);
+        assert!(spec.mounts.iter().any(|m| matches!(m,
+            Mount::Confined { inside, rw: false, .. } if inside == Path::new("/loopat/context/personal/.loopat"))));
+        // The vaults are nowhere in the view.
+        assert!(!spec
+            .mounts
+            .iter()
+            .any(|m| m.inside().to_string_lossy().contains("vaults")));
     }
 }

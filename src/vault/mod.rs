@@ -37,11 +37,18 @@ pub use identity::Identity;
 pub use store::{Entry, EntryKind, EntryRef, Vault};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fsutil::Lock;
 use crate::git::cmd::Git;
+use crate::hooks::Installed;
+use crate::ui::Ui;
 use crate::workspace::Workspace;
 
 /// The vault a loop uses unless it names another; it may be absent (no credentials).
 pub const DEFAULT_VAULT: &str = "default";
+
+/// The vault name that means none: a loop made with `--vault none` (or `vault.default =
+/// "none"`) gets no credentials, whatever vaults there are.
+pub const NO_VAULT: &str = "none";
 
 /// A file entry's plaintext may not be larger than this: vault files are credentials and
 /// config, and every one of them is held in memory at each run.
@@ -450,6 +457,154 @@ pub fn migrate_and_say(ui: &mut crate::ui::Ui, ws: &Workspace) -> Result<()> {
             moved.join(", "),
             ws.legacy_vaults_dir().display(),
             ws.vaults_dir().display()
+        ))?;
+    }
+    Ok(())
+}
+
+/// The identity's path, checked to be outside the workspace.
+pub fn identity_path(ws: &Workspace) -> Result<PathBuf> {
+    let path = crate::workspace::HostPaths::from_env()?.identity;
+    identity::check_location(&path, ws.root())?;
+    Ok(path)
+}
+
+fn warn_loose(ui: &mut Ui, id: &Identity) -> Result<()> {
+    if id.loose_mode {
+        ui.warn(format!(
+            "your identity {} can be read by others: chmod 600 it",
+            id.path().display()
+        ))?;
+    }
+    Ok(())
+}
+
+/// Creates the identity and the vault when missing, and the personal repository's guard.
+pub fn init(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Identity> {
+    let path = identity_path(ws)?;
+    let (id, created) = identity::ensure(&path)?;
+    if created {
+        ui.status(format!(
+            "created your identity {} (back it up: it is the only key to your vaults)",
+            path.display()
+        ))?;
+    }
+    warn_loose(ui, &id)?;
+    let v = Vault::at(ws, name)?;
+    {
+        let _lock = Lock::acquire(&ws.vault_lock(name))?;
+        if v.create(&[id.recipient().to_string()])? {
+            ui.status(format!(
+                "created vault '{name}' in {} for {}",
+                v.dir().display(),
+                id.recipient()
+            ))?;
+        } else {
+            let listed = v.recipients()?;
+            if !id.recipients().iter().any(|r| listed.contains(r)) {
+                ui.warn(format!(
+                    "vault '{name}' exists and your identity is not one of its recipients"
+                ))?;
+                writeln!(
+                    ui.err(),
+                    "hint: ask a member to run `git loop vault recipients {name} add {}` and `git loop vault rekey {name}`",
+                    id.recipient()
+                )?;
+            }
+        }
+    }
+    if ensure_repo(ws)? {
+        ui.status(format!(
+            "created the vaults' repository {} (outside every sandbox's view)",
+            ws.vaults_dir().display()
+        ))?;
+    }
+    commit(ws, &format!("vault {name}: init"))?;
+    // The personal repository keeps its secret guard: plaintext that looks like a vault
+    // entry, a private key or a token never enters its history either.
+    match crate::hooks::install(&ws.personal(), crate::hooks::PRE_COMMIT) {
+        Ok(Installed::Created(p)) | Ok(Installed::Updated(p)) => {
+            ui.status(format!("installed the secret guard in {}", p.display()))?
+        }
+        Ok(_) => {}
+        Err(problem) => {
+            ui.warn(format!(
+                "the pre-commit secret guard is not installed: {}",
+                problem.one_line()
+            ))?;
+            for h in &problem.hints {
+                writeln!(ui.err(), "hint: {h}")?;
+            }
+        }
+    }
+    Ok(id)
+}
+
+/// The vault to write to: an existing one, or `default`, created on first use.
+pub fn open_for_write(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Vault> {
+    let v = Vault::at(ws, name)?;
+    if !v.exists() && name == DEFAULT_VAULT {
+        init(ui, ws, name)?;
+    }
+    Ok(Vault::open(ws, name)?)
+}
+
+/// The loops whose runs get vault `name` (their record names it), sorted.
+pub fn loops_using(ws: &Workspace, name: &str) -> Vec<String> {
+    ws.loop_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|id| crate::loops::load(ws, id).is_ok_and(|r| r.vault == name))
+        .collect()
+}
+
+/// What a loop with vault `name` receives, by name only (nothing is decrypted): its
+/// variables and its `$HOME` files.
+pub fn entry_names(ws: &Workspace, name: &str) -> (Vec<String>, Vec<String>) {
+    let mut vars = Vec::new();
+    let mut files = Vec::new();
+    if name == NO_VAULT {
+        return (vars, files);
+    }
+    if let Ok(v) = Vault::open(ws, name) {
+        for e in v.entries().unwrap_or_default() {
+            match e.entry.kind {
+                EntryKind::Env => vars.push(e.entry.name),
+                EntryKind::File => files.push(e.entry.name),
+            }
+        }
+    }
+    (vars, files)
+}
+
+/// Says who gets an entry just stored in vault `name`: the loops that use it, new loops
+/// when it is the default, and that it goes to whatever runs in them.
+pub fn say_scope(
+    ui: &mut Ui,
+    ws: &Workspace,
+    name: &str,
+    default: &str,
+    label: &str,
+) -> Result<()> {
+    let users = loops_using(ws, name);
+    let loops = if users.is_empty() {
+        "no loop yet".to_string()
+    } else {
+        format!(
+            "loop{} {}",
+            if users.len() == 1 { "" } else { "s" },
+            users.join(", ")
+        )
+    };
+    let new = if name == default {
+        format!(" and every new loop (vault.default is '{default}')")
+    } else {
+        format!(" (new loops get it with `git loop new --vault {name}`)")
+    };
+    ui.status(format!("{label} goes to {loops}{new}"))?;
+    if name == default {
+        ui.warn(format!(
+            "every loop with vault '{name}' gets {label}, whatever runs there (an untrusted project's install scripts too); keep what only some loops need in a vault of its own (git loop vault init NAME, git loop new --vault NAME)"
         ))?;
     }
     Ok(())

@@ -144,6 +144,13 @@ impl Vault {
     /// The vault `name`, existing or not; the name is validated.
     pub fn at(ws: &Workspace, name: &str) -> Result<Vault, VaultError> {
         names::vault_name(name)?;
+        if name == super::NO_VAULT {
+            return Err(VaultError::BadName {
+                what: "vault name",
+                shown: format!("'{name}'"),
+                reason: "it is reserved: a loop with vault none gets no vault at all",
+            });
+        }
         let root = fs::canonicalize(ws.vaults_dir()).unwrap_or_else(|_| ws.vaults_dir());
         Ok(Vault {
             name: name.to_string(),

@@ -4,9 +4,19 @@
 //! legitimately needs still works.
 //!
 //! Every in-sandbox script starts with [`PRELUDE`], which defines two shell functions:
-//! `attack NAME 'CODE'` prints `BREACH NAME` when CODE succeeds and `refused NAME: why` when
-//! it fails; `works NAME 'CODE'` prints `works NAME` or `BROKEN NAME: output`. [`inside`]
-//! checks that the script ran in the sandbox, that no attack succeeded, that every
+//!
+//! - `works NAME 'CODE'` prints `works NAME`, or `BROKEN NAME: output` when CODE fails;
+//! - `attack NAME TWIN WHY 'CODE'` prints `BREACH NAME` when CODE succeeds; when it fails,
+//!   `refused NAME: output` only if the failure is the refusal expected: WHY, an extended
+//!   regular expression its output must match (the errno's message, the policy's words), or
+//!   `-` for an attempt that must fail without a word (a `test`, a `grep` that finds
+//!   nothing). Any other failure (a typo, a missing tool) is `WRONG NAME`, which fails the
+//!   test: an attack proves nothing by failing for another reason. TWIN names a `works`
+//!   line of the same script that makes the same operation against a permitted target,
+//!   proving the operation itself works in that sandbox.
+//!
+//! [`inside`] checks that the script ran in the sandbox, that no attack succeeded and each
+//! was refused for its reason, that every attack's twin exists and worked, that every
 //! legitimate action worked, and that each named step printed its verdict.
 
 use std::collections::hash_map::DefaultHasher;
@@ -19,11 +29,38 @@ use std::path::{Path, PathBuf};
 use crate::common::{Run, TestEnv};
 
 const PRELUDE: &str = r##"
-attack() { if out=$( ( eval "$2" ) 2>&1 ); then echo "BREACH $1"; else echo "refused $1: $(printf %s "$out" | tr '\n' ' ' | cut -c1-160)"; fi; }
+NOENT='No such file or directory'
+EXDEV='Invalid cross-device link'
+EROFS='Read-only file system'
+EBUSY='Device or resource busy'
+EPERM='Operation not permitted'
+EACCES='Permission denied'
+attack() {
+  n=$1 why=$3 code=$4
+  if out=$( ( eval "$code" ) 2>&1 ); then echo "BREACH $n"; return; fi
+  flat=$(printf %s "$out" | tr '\n' ' ' | cut -c1-200)
+  if [ "$why" = - ]; then
+    if [ -z "$out" ]; then echo "refused $n: (silently)"; else echo "WRONG $n: expected no output, got: $flat"; fi
+  elif printf %s "$out" | grep -Eq -- "$why"; then echo "refused $n: $flat"
+  else echo "WRONG $n: expected /$why/, got: $flat"; fi
+}
 works() { if out=$( ( eval "$2" ) 2>&1 ); then echo "works $1"; else echo "BROKEN $1: $out"; fi; }
+# Twins every script may name: the operations attacks try, against what the sandbox holds.
+mkdir -p /tmp/twin && echo planted > /tmp/twin/own_file
+works read-own-file 'cat /tmp/twin/own_file'
+works list-own-folder 'ls -A /tmp/twin | grep -q .'
+works own-file-exists 'test -e /tmp/twin/own_file'
+works write-own-file 'echo x > /tmp/twin/written && echo y >> /tmp/twin/written'
+works mkdir-own 'mkdir /tmp/twin/made'
+works rm-own-file 'echo x > /tmp/twin/gone && rm /tmp/twin/gone'
+works rm-own-tree 'mkdir -p /tmp/twin/tree/a && rm -rf /tmp/twin/tree && test ! -e /tmp/twin/tree'
+works mv-own-file 'echo x > /tmp/twin/a && mv /tmp/twin/a /tmp/twin/b'
+works chmod-own-file 'chmod 600 /tmp/twin/own_file'
+works symlink-own 'ln -sf /etc/passwd /tmp/twin/link'
+works find-own-by-name 'test -n "$(find /loopat /home /tmp /etc -name own_file -print 2>/dev/null)"'
+works hardlink-own 'echo x > /tmp/twin/hl-src && ln /tmp/twin/hl-src /tmp/twin/hl-dst'
+works git-in-own-repo 'git init -q /tmp/twin/repo && cd /tmp/twin/repo && git commit -q --allow-empty -m twin && git branch twin-branch && git tag twin-tag && git config twin.key value && git update-ref refs/heads/moved HEAD && git symbolic-ref HEAD refs/heads/moved && git gc -q' 
 if [ -d "/loopat/loop/$GIT_LOOP_ID/workdir" ] && [ "$PWD" = "/loopat/loop/$GIT_LOOP_ID/workdir" ]; then echo IN-SANDBOX; fi
-export GIT_AUTHOR_NAME=Agent GIT_AUTHOR_EMAIL=agent@example.com
-export GIT_COMMITTER_NAME=Agent GIT_COMMITTER_EMAIL=agent@example.com
 "##;
 
 /// Runs `script` (after [`PRELUDE`]) with `sh -c` in the loop's sandbox and checks the
@@ -31,7 +68,7 @@ export GIT_COMMITTER_NAME=Agent GIT_COMMITTER_EMAIL=agent@example.com
 #[track_caller]
 fn inside(env: &TestEnv, id: &str, script: &str) -> Run {
     let run = sandboxed(env, id, script);
-    check_verdicts(script, &run);
+    check_verdicts(&format!("{PRELUDE}\n{script}"), &run);
     run
 }
 
@@ -71,6 +108,17 @@ fn check_verdicts(script: &str, run: &Run) {
         run.stdout,
         run.stderr
     );
+    let wrong: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("WRONG "))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "attacks failed, but not with the refusal they expect (a typo, or another fault?): {wrong:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
     let broken: Vec<&str> = run
         .stdout
         .lines()
@@ -82,6 +130,11 @@ fn check_verdicts(script: &str, run: &Run) {
         run.stdout,
         run.stderr
     );
+    let works_names: Vec<&str> = script
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("works "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
     for line in script.lines().map(str::trim) {
         let (verdict, rest) = if let Some(rest) = line.strip_prefix("attack ") {
             ("refused", rest)
@@ -90,7 +143,15 @@ fn check_verdicts(script: &str, run: &Run) {
         } else {
             continue;
         };
-        let name = rest.split_whitespace().next().unwrap();
+        let mut words = rest.split_whitespace();
+        let name = words.next().unwrap();
+        if verdict == "refused" {
+            let twin = words.next().unwrap_or_default();
+            assert!(
+                works_names.contains(&twin),
+                "attack {name} names no `works` twin of the script (it names {twin:?})"
+            );
+        }
         let want = format!("{verdict} {name}");
         assert!(
             run.stdout
@@ -267,22 +328,26 @@ fn host_credentials_cannot_be_read_from_inside() {
         r##"
 {set_s}
 H={h}
-attack read-host-ssh-key 'cat "$H/.ssh/id_ed25519"'
-attack read-host-rsa-key 'cat "$H/.ssh/id_rsa"'
-attack read-host-aws 'cat "$H/.aws/credentials"'
-attack list-host-gnupg 'ls -A "$H/.gnupg" | grep -q .'
-attack read-host-gnupg 'cat "$H/.gnupg/private-keys-v1.d/key.key"'
-attack read-host-gh 'cat "$H/.config/gh/hosts.yml"'
-attack host-home-exists 'test -e "$H"'
-attack read-sandbox-home-ssh 'cat "$HOME/.ssh/id_ed25519"'
-attack read-sandbox-home-aws 'cat "$HOME/.aws/credentials"'
-attack read-sandbox-home-gh 'cat "$HOME/.config/gh/hosts.yml"'
-attack climb-from-workdir 'cat "../../../../../../../../$H/.ssh/id_ed25519"'
-attack through-proc-root 'cat "/proc/1/root$H/.ssh/id_ed25519"'
-attack through-proc-cwd 'cat "/proc/self/cwd/../../../..$H/.aws/credentials"'
+# Twins: the same paths of access, to a file the sandbox does hold.
+works climb-to-own-file 'cat "../../../../../../../../tmp/twin/own_file"'
+works through-proc-root-to-own 'cat "/proc/1/root/tmp/twin/own_file"'
+works through-proc-cwd-to-own 'cat "/proc/self/cwd/../../../../tmp/twin/own_file"'
+attack read-host-ssh-key read-own-file "$NOENT" 'cat "$H/.ssh/id_ed25519"'
+attack read-host-rsa-key read-own-file "$NOENT" 'cat "$H/.ssh/id_rsa"'
+attack read-host-aws read-own-file "$NOENT" 'cat "$H/.aws/credentials"'
+attack list-host-gnupg list-own-folder "$NOENT" 'ls -A "$H/.gnupg" | grep -q .'
+attack read-host-gnupg read-own-file "$NOENT" 'cat "$H/.gnupg/private-keys-v1.d/key.key"'
+attack read-host-gh read-own-file "$NOENT" 'cat "$H/.config/gh/hosts.yml"'
+attack host-home-exists own-file-exists - 'test -e "$H"'
+attack read-sandbox-home-ssh read-own-file "$NOENT" 'cat "$HOME/.ssh/id_ed25519"'
+attack read-sandbox-home-aws read-own-file "$NOENT" 'cat "$HOME/.aws/credentials"'
+attack read-sandbox-home-gh read-own-file "$NOENT" 'cat "$HOME/.config/gh/hosts.yml"'
+attack climb-from-workdir climb-to-own-file "$NOENT" 'cat "../../../../../../../../$H/.ssh/id_ed25519"'
+attack through-proc-root through-proc-root-to-own "$NOENT" 'cat "/proc/1/root$H/.ssh/id_ed25519"'
+attack through-proc-cwd through-proc-cwd-to-own "$NOENT" 'cat "/proc/self/cwd/../../../..$H/.aws/credentials"'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
-attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
-attack find-by-name 'test -n "$(find /loopat /home /tmp /etc \( -name id_ed25519 -o -name id_rsa -o -name hosts.yml -o -path "*/.aws/credentials" -o -name key.key \) -print 2>/dev/null)"'
+attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /home /tmp /etc'
+attack find-by-name find-own-by-name - 'test -n "$(find /loopat /home /tmp /etc \( -name id_ed25519 -o -name id_rsa -o -name hosts.yml -o -path "*/.aws/credentials" -o -name key.key \) -print 2>/dev/null)"'
 "##
     );
     inside(&env, &id, &script);
@@ -325,19 +390,19 @@ fn the_identity_and_the_vaults_are_hidden() {
 I={identity}
 V={vaults_q}
 OLD=/loopat/context/personal/.loopat/vaults
-attack read-identity 'cat "$I"'
-attack identity-folder-exists 'test -e "$(dirname "$I")"'
-attack vaults-exist-by-host-path 'test -e "$V"'
-attack read-other-vault 'cat "$V/other/envs/X.age"'
-attack read-team-vault 'cat "$V/team/envs/Y.age"'
-attack read-team-vault-home 'cat "$V/team/mounts/home/.npmrc.age"'
-attack old-place-exists 'test -e "$OLD"'
-attack write-old-place 'mkdir "$OLD"'
-attack vault-names-anywhere 'find /loopat /home /tmp -name other -o -name team 2>/dev/null | grep -q .'
-attack find-age-files 'test -n "$(find /loopat /home /tmp /etc -name "*.age" -print 2>/dev/null)"'
-attack find-identity 'test -n "$(find /loopat /home /tmp /etc -name identity.txt -print 2>/dev/null)"'
+attack read-identity read-own-file "$NOENT" 'cat "$I"'
+attack identity-folder-exists own-file-exists - 'test -e "$(dirname "$I")"'
+attack vaults-exist-by-host-path own-file-exists - 'test -e "$V"'
+attack read-other-vault read-own-file "$NOENT" 'cat "$V/other/envs/X.age"'
+attack read-team-vault read-own-file "$NOENT" 'cat "$V/team/envs/Y.age"'
+attack read-team-vault-home read-own-file "$NOENT" 'cat "$V/team/mounts/home/.npmrc.age"'
+attack old-place-exists own-file-exists - 'test -e "$OLD"'
+attack write-old-place mkdir-own "$EROFS" 'mkdir "$OLD"'
+attack vault-names-anywhere find-own-by-name - 'find /loopat /home /tmp -name other -o -name team 2>/dev/null | grep -q .'
+attack find-age-files find-own-by-name - 'test -n "$(find /loopat /home /tmp /etc -name "*.age" -print 2>/dev/null)"'
+attack find-identity find-own-by-name - 'test -n "$(find /loopat /home /tmp /etc -name identity.txt -print 2>/dev/null)"'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
-attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /home /tmp /etc'
 "##,
         identity = q(&identity),
         vaults_q = q(&vaults),
@@ -398,12 +463,12 @@ fn vaults_from_before_are_moved_and_their_history_is_out_of_view() {
         r##"
 {set_s}
 P=/loopat/context/personal
-attack old-place-exists 'test -e "$P/.loopat/vaults"'
-attack history-log 'git -C "$P" log --all --name-only | grep -q TOKEN'
-attack history-objects 'ls -A "$P/.git" | grep -q .'
-attack find-age 'test -n "$(find /loopat /home /tmp -name "*.age" -print 2>/dev/null)"'
+attack old-place-exists own-file-exists - 'test -e "$P/.loopat/vaults"'
+attack history-log git-in-own-repo "not a git repository" 'git -C "$P" log --all --name-only | grep -q TOKEN'
+attack history-objects list-own-folder - 'ls -A "$P/.git" | grep -q .'
+attack find-age find-own-by-name - 'test -n "$(find /loopat /home /tmp -name "*.age" -print 2>/dev/null)"'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF -e "$S" /loopat /home /tmp && rm /tmp/control'
-attack grep-everything 'grep -rqsF -e "$S" /loopat /home /tmp'
+attack grep-everything search-finds-a-planted-copy - 'grep -rqsF -e "$S" /loopat /home /tmp'
 "##
     );
     let run = inside(&env, &id, &script);
@@ -466,20 +531,20 @@ O={other_user}
 L={other_dir}
 P=/loopat/context/personal
 X={other_loop}
-attack other-user-by-host-path 'cat "$O/secret.txt"'
-attack other-user-beside-mine 'cat "$P/../other/secret.txt"'
-attack other-user-anywhere 'test -n "$(find /loopat /home -name secret.txt -print 2>/dev/null)"'
-attack other-loop-by-host-path 'cat "$L/workdir/wip-secret.txt"'
-attack other-loop-by-inside-path 'ls "/loopat/loop/$X"'
-attack other-loop-listed 'ls -A /loopat/loop | grep -v "^$GIT_LOOP_ID$" | grep -q .'
-attack other-loop-notes 'cat "$L/context/notes/draft.md"'
-attack other-loop-home 'cat "$L/home/upper/.netrc"'
-attack other-loop-home-in-mine 'cat "$HOME/.netrc"'
-attack other-loop-claude 'cat "$L/.claude/.credentials.json"'
-attack other-loop-relative 'cat "../../$X/workdir/wip-secret.txt"'
-attack workspace-loops-folder 'test -n "$(find /loopat /home /tmp -name loop.toml -print 2>/dev/null)"'
+attack other-user-by-host-path read-own-file "$NOENT" 'cat "$O/secret.txt"'
+attack other-user-beside-mine read-own-file "$NOENT" 'cat "$P/../other/secret.txt"'
+attack other-user-anywhere find-own-by-name - 'test -n "$(find /loopat /home -name secret.txt -print 2>/dev/null)"'
+attack other-loop-by-host-path read-own-file "$NOENT" 'cat "$L/workdir/wip-secret.txt"'
+attack other-loop-by-inside-path list-own-folder "$NOENT" 'ls "/loopat/loop/$X"'
+attack other-loop-listed list-own-folder - 'ls -A /loopat/loop | grep -v "^$GIT_LOOP_ID$" | grep -q .'
+attack other-loop-notes read-own-file "$NOENT" 'cat "$L/context/notes/draft.md"'
+attack other-loop-home read-own-file "$NOENT" 'cat "$L/home/upper/.netrc"'
+attack other-loop-home-in-mine read-own-file "$NOENT" 'cat "$HOME/.netrc"'
+attack other-loop-claude read-own-file "$NOENT" 'cat "$L/.claude/.credentials.json"'
+attack other-loop-relative read-own-file "$NOENT" 'cat "../../$X/workdir/wip-secret.txt"'
+attack workspace-loops-folder find-own-by-name - 'test -n "$(find /loopat /home /tmp -name loop.toml -print 2>/dev/null)"'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
-attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /home /tmp /etc'
 works own-personal 'ls "$P/memory"'
 "##,
         other_user = q(&other_user),
@@ -533,29 +598,29 @@ T={tag}
 K=/loopat/context/knowledge
 R=/loopat/context/repos/app
 N=/loopat/context/.origins/notes
-attack write-usr 'touch "/usr/$T"'
-attack write-usr-bin 'touch "/usr/bin/$T"'
-attack mkdir-usr-lib 'mkdir "/usr/lib/$T"'
-attack write-etc 'touch "/etc/$T"'
-attack touch-etc-file 'test -e /etc/hostname && touch -c /etc/hostname'
-attack write-opt 'touch "/opt/$T"'
-attack write-knowledge-file 'echo pwned >> "$K/README.md"'
-attack new-knowledge-file 'touch "$K/$T"'
-attack rm-knowledge-file 'rm "$K/README.md"'
-attack mv-knowledge-file 'mv "$K/README.md" "$K/moved.md"'
-attack chmod-knowledge 'chmod 777 "$K/README.md"'
-attack knowledge-git-config 'git -C "$K" config core.hooksPath /tmp'
-attack knowledge-commit 'git -C "$K" commit -q --allow-empty -m pwned'
-attack write-repo-file 'echo pwned >> "$R/README.md"'
-attack new-repo-file 'touch "$R/$T"'
-attack rm-repo-file 'rm "$R/main.c"'
-attack symlink-in-repo 'ln -s /etc/passwd "$R/link"'
-attack repo-checkout 'git -C "$R" checkout -q -b evil'
-attack repo-reset 'git -C "$R" reset -q --hard HEAD'
-attack repo-commit 'git -C "$R" commit -q --allow-empty -m pwned'
-attack write-notes-origin 'echo pwned >> "$N/inbox.md"'
-attack new-notes-origin-file 'touch "$N/$T"'
-attack mount-point-rm 'rm -rf "$K"'
+attack write-usr write-own-file "$EROFS" 'touch "/usr/$T"'
+attack write-usr-bin write-own-file "$EROFS" 'touch "/usr/bin/$T"'
+attack mkdir-usr-lib mkdir-own "$EROFS" 'mkdir "/usr/lib/$T"'
+attack write-etc write-own-file "$EROFS" 'touch "/etc/$T"'
+attack touch-etc-file write-own-file "$EROFS" 'test -e /etc/hostname && touch -c /etc/hostname'
+attack write-opt write-own-file "$EROFS" 'touch "/opt/$T"'
+attack write-knowledge-file write-own-file "$EROFS" 'echo pwned >> "$K/README.md"'
+attack new-knowledge-file write-own-file "$EROFS" 'touch "$K/$T"'
+attack rm-knowledge-file rm-own-file "$EROFS" 'rm "$K/README.md"'
+attack mv-knowledge-file mv-own-file "$EROFS" 'mv "$K/README.md" "$K/moved.md"'
+attack chmod-knowledge chmod-own-file "$EROFS" 'chmod 777 "$K/README.md"'
+attack knowledge-git-config git-in-own-repo "$EROFS|could not lock" 'git -C "$K" config core.hooksPath /tmp'
+attack knowledge-commit git-in-own-repo "$EROFS" 'git -C "$K" commit -q --allow-empty -m pwned'
+attack write-repo-file write-own-file "$EROFS" 'echo pwned >> "$R/README.md"'
+attack new-repo-file write-own-file "$EROFS" 'touch "$R/$T"'
+attack rm-repo-file rm-own-file "$NOENT" 'rm "$R/main.c"'
+attack symlink-in-repo symlink-own "$EROFS" 'ln -s /etc/passwd "$R/link"'
+attack repo-checkout git-in-own-repo "$EROFS" 'git -C "$R" checkout -q -b evil'
+attack repo-reset git-in-own-repo "$EROFS" 'git -C "$R" reset -q --hard HEAD'
+attack repo-commit git-in-own-repo "$EROFS" 'git -C "$R" commit -q --allow-empty -m pwned'
+attack write-notes-origin write-own-file "$EROFS" 'echo pwned >> "$N/inbox.md"'
+attack new-notes-origin-file write-own-file "$EROFS" 'touch "$N/$T"'
+attack mount-point-rm rm-own-tree "$EROFS|$EBUSY" 'rm -rf "$K"'
 works write-workdir 'echo ok > ok.txt && cat ok.txt'
 works write-notes 'echo ok >> /loopat/context/notes/inbox.md'
 works write-home 'echo ok > "$HOME/ok"'
@@ -564,10 +629,10 @@ works write-claude-dir 'echo ok > "/loopat/loop/$GIT_LOOP_ID/.claude/ok"'
 works read-knowledge 'cat "$K/README.md" && git -C "$K" log --oneline -1'
 works read-repo 'git -C "$R" log --oneline -1 && git -C "$R" show HEAD:README.md'
 works fetch-from-origin 'git fetch -q origin && git log --oneline -1 origin/main'
-attack read-untracked-env 'cat "$R/.env"'
-attack read-ignored-file 'cat "$R/build/local-credentials"'
-attack origin-worktree-listed 'ls "$R" | grep -q .'
-attack grep-origin-secret 'grep -rqsF "{secret}" /loopat /home /tmp'
+attack read-untracked-env read-own-file "$NOENT" 'cat "$R/.env"'
+attack read-ignored-file read-own-file "$NOENT" 'cat "$R/build/local-credentials"'
+attack origin-worktree-listed list-own-folder - 'ls "$R" | grep -q .'
+attack grep-origin-secret find-own-by-name - 'grep -rqsF "{secret}" /loopat /home /tmp'
 "##,
         secret = origin_secret,
     );
@@ -640,31 +705,31 @@ works agent-commit 'echo agent > agent.c && git add agent.c && git commit -qm ag
 works notes-commit 'cd /loopat/context/notes && echo fact >> inbox.md && git commit -qam fact'
 echo TIP $(git rev-parse HEAD)
 echo NOTES-TIP $(git -C /loopat/context/notes rev-parse HEAD)
-attack rm-origin-objects 'rm -rf "$O/.git/objects"'
-attack rm-origin-object-file 'f=$(find "$O/.git/objects" -type f | head -1) && rm -f "$f" && test ! -e "$f"'
-attack truncate-origin-object 'f=$(find "$O/.git/objects" -type f | head -1) && : > "$f"'
-attack rm-origin-refs 'rm -rf "$O/.git/refs/heads"'
-attack move-trunk-update-ref 'git -C "$O" update-ref refs/heads/main refs/heads/old'
-attack delete-trunk 'git -C "$O" update-ref -d refs/heads/main'
-attack write-trunk-file 'git rev-parse HEAD > "$O/.git/refs/heads/main"'
-attack push-trunk-by-path 'git push -q "$O" HEAD:main'
-attack push-trunk-by-remote 'git push -q origin HEAD:refs/heads/main'
-attack force-push-trunk 'git push -q -f origin HEAD~2:refs/heads/main'
-attack push-inside-origin 'git -C "$O" push -q . old:main -f'
-attack push-new-branch 'git push -q origin HEAD:refs/heads/evil'
-attack push-delete-branch 'git push -q origin :refs/heads/old'
-attack branch-in-origin 'git -C "$O" branch evil'
-attack tag-in-origin 'git -C "$O" tag evil'
-attack symbolic-ref-in-origin 'git -C "$O" symbolic-ref HEAD refs/heads/old'
-attack origin-config 'git -C "$O" config core.hooksPath /tmp'
-attack origin-hook 'printf "#!/bin/sh\ntouch /tmp/x\n" > "$O/.git/hooks/post-checkout"'
-attack origin-gc 'git -C "$O" gc -q --prune=now'
-attack origin-packed-refs 'echo "0000000000000000000000000000000000000000 refs/heads/main" >> "$O/.git/packed-refs"'
-attack push-loop-branch-directly 'git push -q -f origin HEAD:refs/heads/loop/$GIT_LOOP_ID'
-attack rm-notes-origin-objects 'rm -rf "$N/.git/objects"'
-attack move-notes-trunk 'git -C "$N" update-ref refs/heads/main refs/heads/loop/$GIT_LOOP_ID'
-attack push-notes-trunk 'git -C /loopat/context/notes push -q origin HEAD:main'
-attack notes-branch-in-origin 'git -C "$N" branch evil'
+attack rm-origin-objects rm-own-tree "$EROFS" 'rm -rf "$O/.git/objects"'
+attack rm-origin-object-file rm-own-file "$EROFS" 'f=$(find "$O/.git/objects" -type f | head -1) && rm -f "$f" && test ! -e "$f"'
+attack truncate-origin-object write-own-file "$EROFS" 'f=$(find "$O/.git/objects" -type f | head -1) && : > "$f"'
+attack rm-origin-refs rm-own-tree "$EROFS" 'rm -rf "$O/.git/refs/heads"'
+attack move-trunk-update-ref git-in-own-repo "$EROFS" 'git -C "$O" update-ref refs/heads/main refs/heads/old'
+attack delete-trunk git-in-own-repo "$EROFS" 'git -C "$O" update-ref -d refs/heads/main'
+attack write-trunk-file write-own-file "$EROFS" 'git rev-parse HEAD > "$O/.git/refs/heads/main"'
+attack push-trunk-by-path git-in-own-repo "unable to create temporary object directory|$EROFS" 'git push -q "$O" HEAD:main'
+attack push-trunk-by-remote git-in-own-repo "unable to create temporary object directory|$EROFS" 'git push -q origin HEAD:refs/heads/main'
+attack force-push-trunk git-in-own-repo "unable to create temporary object directory|$EROFS" 'git push -q -f origin HEAD~2:refs/heads/main'
+attack push-inside-origin git-in-own-repo "unable to create temporary object directory|$EROFS" 'git -C "$O" push -q . old:main -f'
+attack push-new-branch git-in-own-repo "unable to create temporary object directory|$EROFS" 'git push -q origin HEAD:refs/heads/evil'
+attack push-delete-branch git-in-own-repo "unable to create temporary object directory|$EROFS" 'git push -q origin :refs/heads/old'
+attack branch-in-origin git-in-own-repo "$EROFS" 'git -C "$O" branch evil'
+attack tag-in-origin git-in-own-repo "$EROFS" 'git -C "$O" tag evil'
+attack symbolic-ref-in-origin git-in-own-repo "$EROFS" 'git -C "$O" symbolic-ref HEAD refs/heads/old'
+attack origin-config git-in-own-repo "$EROFS" 'git -C "$O" config core.hooksPath /tmp'
+attack origin-hook write-own-file "$EROFS" 'printf "#!/bin/sh\ntouch /tmp/x\n" > "$O/.git/hooks/post-checkout"'
+attack origin-gc git-in-own-repo "$EROFS" 'git -C "$O" gc -q --prune=now'
+attack origin-packed-refs write-own-file "$EROFS" 'echo "0000000000000000000000000000000000000000 refs/heads/main" >> "$O/.git/packed-refs"'
+attack push-loop-branch-directly git-in-own-repo "unable to create temporary object directory|$EROFS" 'git push -q -f origin HEAD:refs/heads/loop/$GIT_LOOP_ID'
+attack rm-notes-origin-objects rm-own-tree "$EROFS" 'rm -rf "$N/.git/objects"'
+attack move-notes-trunk git-in-own-repo "$EROFS" 'git -C "$N" update-ref refs/heads/main refs/heads/loop/$GIT_LOOP_ID'
+attack push-notes-trunk git-in-own-repo "unable to create temporary object directory|$EROFS" 'git -C /loopat/context/notes push -q origin HEAD:main'
+attack notes-branch-in-origin git-in-own-repo "$EROFS" 'git -C "$N" branch evil'
 "##;
     let run = inside(&env, &id, script);
     let tip = printed(&run, "TIP");
@@ -826,16 +891,16 @@ echo NOTES-TIP $(git -C /loopat/context/notes rev-parse HEAD)
 fn plant_attempts(n: &str, d: &str) -> String {
     format!(
         r##"d={d}
-attack hook-{n} 'printf "#!/bin/sh\n%s\n" "$C" > "$d/.git/hooks/pre-commit"'
-attack hooks-folder-{n} 'mv "$d/.git/hooks" "$d/.git/hooks-moved"'
-attack config-{n} 'git -C "$d" config core.fsmonitor "$C"'
-attack config-hookspath-{n} 'git -C "$d" config core.hooksPath .planted-hooks'
-attack config-include-{n} 'git -C "$d" config include.path /etc/passwd'
-attack config-replace-{n} 'cp "$d/.git/config" /tmp/c && printf "[core]\n\tpager = %s\n" "$C" >> /tmp/c && mv /tmp/c "$d/.git/config"'
-attack config-append-{n} 'printf "[diff]\n\texternal = %s\n" "$C" >> "$d/.git/config"'
-attack config-unlink-{n} 'rm -f "$d/.git/config"'
-attack commondir-{n} 'mkdir -p "$d/evil" && printf "[core]\n\tfsmonitor = %s\n" "$C" > "$d/evil/config" && echo ../evil > "$d/.git/commondir"'
-attack git-folder-{n} 'mv "$d/.git" "$d/git-moved"'
+attack hook-{n} write-own-file "$EROFS" 'printf "#!/bin/sh\n%s\n" "$C" > "$d/.git/hooks/pre-commit"'
+attack hooks-folder-{n} mv-own-file "$EBUSY" 'mv "$d/.git/hooks" "$d/.git/hooks-moved"'
+attack config-{n} git-in-own-repo "$EBUSY|$EROFS" 'git -C "$d" config core.fsmonitor "$C"'
+attack config-hookspath-{n} git-in-own-repo "$EBUSY|$EROFS" 'git -C "$d" config core.hooksPath .planted-hooks'
+attack config-include-{n} git-in-own-repo "$EBUSY|$EROFS" 'git -C "$d" config include.path /etc/passwd'
+attack config-replace-{n} mv-own-file "$EBUSY" 'cp "$d/.git/config" /tmp/c && printf "[core]\n\tpager = %s\n" "$C" >> /tmp/c && mv /tmp/c "$d/.git/config"'
+attack config-append-{n} write-own-file "$EROFS" 'printf "[diff]\n\texternal = %s\n" "$C" >> "$d/.git/config"'
+attack config-unlink-{n} rm-own-file "$EBUSY" 'rm -f "$d/.git/config"'
+attack commondir-{n} write-own-file "$EROFS" 'mkdir -p "$d/evil" && printf "[core]\n\tfsmonitor = %s\n" "$C" > "$d/evil/config" && echo ../evil > "$d/.git/commondir"'
+attack git-folder-{n} mv-own-file "$EBUSY" 'mv "$d/.git" "$d/git-moved"'
 works attributes-{n} 'printf "* filter=evil diff=evil merge=evil\n" > "$d/.gitattributes" && echo dirty > "$d/dirty.c"'
 "##
     )
@@ -859,7 +924,7 @@ works amend 'git commit -q --amend -m "work, amended"'
 works rebase 'git rebase -q HEAD~1'
 works fetch 'git fetch -q origin'
 works info-exclude 'echo "*.tmp" >> .git/info/exclude'
-attack marker-folder-visible 'test -d "$(dirname {marker_q})"'
+attack marker-folder-visible own-file-exists - 'test -d "$(dirname {marker_q})"'
 "##,
         cmd_q = q(Path::new(&cmd)),
         marker_q = q(&marker),
@@ -1126,26 +1191,26 @@ works plant-notes-links 'ln -s "$KEY" "$NOTES/key" && ln -s "$PRE" "$NOTES/preci
 works plant-personal-links 'ln -s "$PRE" "$P/memory/precious" && ln -s "$KEY" "$P/memory/key"'
 works plant-home-links 'ln -s "$PRE" "$HOME/precious" && ln -s "$KEY" "$HOME/key"'
 works commit-links 'git add -A && git commit -qm links && git -C "$NOTES" add -A && git -C "$NOTES" commit -qm links'
-attack read-key-link 'cat key'
-attack read-dir-link 'ls precious/'
-attack read-direct-link 'cat direct'
-attack read-climb-link 'cat climb'
-attack read-proc-link 'cat viaproc'
-attack read-notes-links 'cat "$NOTES/key" || ls "$NOTES/precious/"'
-attack read-personal-links 'cat "$P/memory/key" || ls "$P/memory/precious/"'
-attack read-home-links 'cat "$HOME/key" || ls "$HOME/precious/"'
-attack shadow-holds-secret 'grep -qF "$S" shadow'
-attack write-through-link 'echo pwned > direct'
-attack write-through-dir-link 'echo pwned > precious/planted'
-attack hardlink-knowledge 'ln /loopat/context/knowledge/README.md ./hard-knowledge'
-attack hardlink-repo 'ln /loopat/context/repos/app/README.md ./hard-repo'
-attack hardlink-repo-object 'ln "$(find /loopat/context/repos/app/.git/objects -type f | head -1)" ./hard-object'
-attack hardlink-notes-origin 'ln /loopat/context/.origins/notes/inbox.md "$NOTES/hard-inbox"'
-attack hardlink-personal-git 'ln "$P/.git/config" "$P/memory/hard-config"'
-attack hardlink-etc 'ln /etc/passwd "$HOME/hard-passwd"'
-attack hardlink-usr 'ln /usr/bin/env ./hard-env'
+attack read-key-link read-own-file "$NOENT" 'cat key'
+attack read-dir-link list-own-folder "$NOENT" 'ls precious/'
+attack read-direct-link read-own-file "$NOENT" 'cat direct'
+attack read-climb-link read-own-file "$NOENT" 'cat climb'
+attack read-proc-link read-own-file "$NOENT" 'cat viaproc'
+attack read-notes-links read-own-file "$NOENT" 'cat "$NOTES/key" || ls "$NOTES/precious/"'
+attack read-personal-links read-own-file "$NOENT" 'cat "$P/memory/key" || ls "$P/memory/precious/"'
+attack read-home-links read-own-file "$NOENT" 'cat "$HOME/key" || ls "$HOME/precious/"'
+attack shadow-holds-secret read-own-file "$EACCES" 'grep -qF "$S" shadow'
+attack write-through-link write-own-file "Directory nonexistent|$NOENT" 'echo pwned > direct'
+attack write-through-dir-link write-own-file "Directory nonexistent|$NOENT" 'echo pwned > precious/planted'
+attack hardlink-knowledge hardlink-own "$EXDEV|Invalid cross-device link|$EPERM" 'ln /loopat/context/knowledge/README.md ./hard-knowledge'
+attack hardlink-repo hardlink-own "$NOENT" 'ln /loopat/context/repos/app/README.md ./hard-repo'
+attack hardlink-repo-object hardlink-own "Invalid cross-device link|$EPERM" 'ln "$(find /loopat/context/repos/app/.git/objects -type f | head -1)" ./hard-object'
+attack hardlink-notes-origin hardlink-own "Invalid cross-device link|$EPERM" 'ln /loopat/context/.origins/notes/inbox.md "$NOTES/hard-inbox"'
+attack hardlink-personal-git hardlink-own "$NOENT" 'ln "$P/.git/config" "$P/memory/hard-config"'
+attack hardlink-etc hardlink-own "Invalid cross-device link|$EPERM" 'ln /etc/passwd "$HOME/hard-passwd"'
+attack hardlink-usr hardlink-own "Invalid cross-device link|$EPERM" 'ln /usr/bin/env ./hard-env'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
-attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /home /tmp /etc'
 "##,
         key = q(&key),
         precious = q(&precious),
@@ -1237,7 +1302,8 @@ fn symlinked_objects_do_not_smuggle_host_objects_into_an_origin() {
         "mkdir -p .git/refs/heads/loop /loopat/context/notes/.git/refs/heads/loop\n\
          echo {private_head} > .git/refs/heads/loop/$GIT_LOOP_ID\n\
          echo {private_head} > /loopat/context/notes/.git/refs/heads/loop/$GIT_LOOP_ID\n\
-         attack private-readable-inside 'git cat-file -p {private_head}'\n\
+         works read-own-object 'git cat-file -p origin/main >/dev/null'\n\
+         attack private-readable-inside read-own-object \"could not get object info|Not a valid object name|fatal\" 'git cat-file -p {private_head}'\n\
          set +e\n"
     ));
     inside(&env, &id, &script);
@@ -1283,14 +1349,14 @@ fn the_folder_over_the_personal_history_cannot_be_moved_or_unmounted() {
 
     let script = r##"
 P=/loopat/context/personal
-attack mv-personal-git 'mv "$P/.git" "$P/git-moved"'
-attack rename-git-python 'python3 -c "import os; os.rename(\"$P/.git\", \"$P/g2\")"'
-attack rmdir-git 'rmdir "$P/.git"'
-attack umount-git 'umount "$P/.git"'
-attack umount-lazy-git 'umount -l "$P/.git"'
-attack mv-personal 'mv "$P" /loopat/context/personal-moved && ls -A /loopat/context/personal-moved/.git | grep -q .'
-attack mv-loopat 'mv "$P/.loopat" "$P/moved"'
-attack history-visible 'ls -A "$P/.git" | grep -q .'
+attack mv-personal-git mv-own-file "$EBUSY" 'mv "$P/.git" "$P/git-moved"'
+attack rename-git-python mv-own-file "Device or resource busy|Errno 16" 'python3 -c "import os; os.rename(\"$P/.git\", \"$P/g2\")"'
+attack rmdir-git rm-own-tree "$EBUSY|$EROFS|Directory not empty" 'rmdir "$P/.git"'
+attack umount-git git-in-own-repo "$EPERM|must be superuser|not permitted" 'umount "$P/.git"'
+attack umount-lazy-git git-in-own-repo "$EPERM|must be superuser|not permitted" 'umount -l "$P/.git"'
+attack mv-personal mv-own-file "$EROFS|$EBUSY" 'mv "$P" /loopat/context/personal-moved && ls -A /loopat/context/personal-moved/.git | grep -q .'
+attack mv-loopat mv-own-file "$EBUSY" 'mv "$P/.loopat" "$P/moved"'
+attack history-visible list-own-folder - 'ls -A "$P/.git" | grep -q .'
 "##;
     let first = sandboxed(&env, &id, script);
 
@@ -1299,9 +1365,9 @@ attack history-visible 'ls -A "$P/.git" | grep -q .'
     let next = format!(
         r##"
 {set_s}
-attack history-visible-next-run 'ls -A /loopat/context/personal/.git | grep -q .'
+attack history-visible-next-run list-own-folder - 'ls -A /loopat/context/personal/.git | grep -q .'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp && rm /tmp/control'
-attack grep-next-run 'grep -rqsF "$S" /loopat /home /tmp'
+attack grep-next-run search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /home /tmp'
 "##
     );
     inside(&env, &id, &next);
@@ -1310,7 +1376,7 @@ attack grep-next-run 'grep -rqsF "$S" /loopat /home /tmp'
         &git_before,
         &snapshot(&personal.join(".git")),
     );
-    check_verdicts(script, &first);
+    check_verdicts(&format!("{PRELUDE}\n{script}"), &first);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1329,21 +1395,21 @@ fn personal_git_is_read_only_and_personal_files_are_writable() {
 
     let script = r##"
 P=/loopat/context/personal
-attack write-config 'echo "[core]" >> "$P/.git/config"'
-attack replace-config 'cp "$P/.git/config" /tmp/c && echo x >> /tmp/c && mv /tmp/c "$P/.git/config"'
-attack git-config 'git -C "$P" config core.hooksPath /tmp'
-attack plant-hook 'mkdir -p "$P/.git/hooks" && printf "#!/bin/sh\ntrue\n" > "$P/.git/hooks/post-commit"'
-attack git-add 'echo new > "$P/memory/staged.md" && git -C "$P" add memory/staged.md'
-attack git-commit 'git -C "$P" commit -q --allow-empty -m pwned'
-attack update-ref 'git -C "$P" update-ref refs/heads/evil HEAD'
-attack branch 'git -C "$P" branch evil'
-attack plant-objects 'mkdir "$P/.git/objects"'
-attack plant-head 'echo "ref: refs/heads/evil" > "$P/.git/HEAD"'
-attack read-history 'git -C "$P" log --oneline -1'
-attack list-git 'ls -A "$P/.git" | grep -q .'
-attack mv-git 'mv "$P/.git" "$P/git-moved"'
-attack rmdir-git 'rm -rf "$P/.git" && test ! -e "$P/.git"'
-attack chmod-git 'chmod 777 "$P/.git/config"'
+attack write-config write-own-file "$EROFS" 'echo "[core]" >> "$P/.git/config"'
+attack replace-config mv-own-file "$NOENT" 'cp "$P/.git/config" /tmp/c && echo x >> /tmp/c && mv /tmp/c "$P/.git/config"'
+attack git-config git-in-own-repo "not in a git directory" 'git -C "$P" config core.hooksPath /tmp'
+attack plant-hook mkdir-own "$EROFS" 'mkdir -p "$P/.git/hooks" && printf "#!/bin/sh\ntrue\n" > "$P/.git/hooks/post-commit"'
+attack git-add git-in-own-repo "not a git repository" 'echo new > "$P/memory/staged.md" && git -C "$P" add memory/staged.md'
+attack git-commit git-in-own-repo "not a git repository" 'git -C "$P" commit -q --allow-empty -m pwned'
+attack update-ref git-in-own-repo "not a git repository" 'git -C "$P" update-ref refs/heads/evil HEAD'
+attack branch git-in-own-repo "not a git repository" 'git -C "$P" branch evil'
+attack plant-objects mkdir-own "$EROFS" 'mkdir "$P/.git/objects"'
+attack plant-head write-own-file "$EROFS" 'echo "ref: refs/heads/evil" > "$P/.git/HEAD"'
+attack read-history git-in-own-repo "not a git repository" 'git -C "$P" log --oneline -1'
+attack list-git list-own-folder - 'ls -A "$P/.git" | grep -q .'
+attack mv-git mv-own-file "$EBUSY" 'mv "$P/.git" "$P/git-moved"'
+attack rmdir-git rm-own-tree "$EBUSY|$EROFS|Directory not empty" 'rm -rf "$P/.git" && test ! -e "$P/.git"'
+attack chmod-git chmod-own-file "$NOENT" 'chmod 777 "$P/.git/config"'
 works write-memory 'echo "remember this" > "$P/memory/topic.md"'
 works append-memory 'echo "- topic.md" >> "$P/memory/MEMORY.md"'
 works mkdir-memory 'mkdir -p "$P/memory/sub" && echo deep > "$P/memory/sub/deep.md"'
@@ -1425,7 +1491,7 @@ works read-notes-origin 'git -C /loopat/context/notes log --oneline -1 origin/ma
     inside(
         &env,
         &other,
-        "attack other-loop-sees-my-home 'test -e \"$HOME/.ssh/known_hosts\" || test -e \"$HOME/.cache/tool/state\"'",
+        "attack other-loop-sees-my-home own-file-exists - 'test -e \"$HOME/.ssh/known_hosts\" || test -e \"$HOME/.cache/tool/state\"'",
     );
     assert!(env
         .loop_dir(&id)
@@ -1481,7 +1547,7 @@ C="/loopat/loop/$GIT_LOOP_ID/.claude"
 works link-settings 'ln -sf {docker} "$C/settings.json"'
 works link-claude-json 'ln -sf {docker} "$C/.claude.json"'
 works link-doctrine 'rm -f "$C/CLAUDE.md"; ln -s {gh} "$C/CLAUDE.md" || test -e "$C/CLAUDE.md"'
-attack read-through-links 'cat "$C/settings.json" || cat "$C/.claude.json"'
+attack read-through-links read-own-file "$NOENT" 'cat "$C/settings.json" || cat "$C/.claude.json"'
 "##,
         docker = q(&docker),
         gh = q(&notes_target),
@@ -1493,8 +1559,9 @@ attack read-through-links 'cat "$C/settings.json" || cat "$C/.claude.json"'
         r##"{PRELUDE}
 {set_s}
 C="/loopat/loop/$GIT_LOOP_ID/.claude"
-attack secret-in-claude-folder 'grep -rqsF "$S" "$C"'
-attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
+works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
+attack secret-in-claude-folder search-finds-a-planted-copy - 'grep -rqsF "$S" "$C"'
+attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /home /tmp /etc'
 "##
     );
     operator_agent(&env, &agent_script);
@@ -1520,7 +1587,7 @@ attack grep-everything 'grep -rqsF "$S" /loopat /home /tmp /etc'
             assert!(!text.contains(&secret), "{f} holds a host secret:\n{text}");
         }
     }
-    check_verdicts(&agent_script, &run);
+    check_verdicts(&format!("{PRELUDE}\n{agent_script}"), &run);
     let mut home_after = snapshot(&env.home);
     home_after.retain(|k, _| !k.starts_with(".config/git-loop"));
     let mut home_before = home_before;

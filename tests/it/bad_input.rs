@@ -32,15 +32,32 @@ fn nothing_left(env: &TestEnv, repo: Option<&Path>) {
 #[test]
 fn not_a_repository() {
     let env = TestEnv::new();
-    env.run(["new", "x"])
+    // Outside any repository, `new` makes a scratch loop (DESIGN 3) and says so.
+    let run = env.run(["new", "x", "--json"]).ok();
+    run.stderr_has("is not in a git repository: this is a scratch loop");
+    let rec = run.json();
+    assert_eq!(rec["kind"], "scratch");
+    assert_eq!(
+        std::fs::read_dir(
+            env.ws
+                .join("loops")
+                .join(rec["id"].as_str().unwrap())
+                .join("workdir")
+        )
+        .unwrap()
+        .count(),
+        0
+    );
+    // --base needs a repository: refused, nothing made.
+    let before = env.loop_entries();
+    env.run(["new", "y", "--base", "main"])
         .fails(2)
-        .stderr_has("is not in a git repository")
-        .stderr_has("--scratch");
-    nothing_left(&env, None);
+        .stderr_has("is not in a git repository");
+    assert_eq!(env.loop_entries(), before);
     env.run(["new", "x", "--repo", "/nonexistent/path"])
         .fails(2)
         .stderr_has("does not exist");
-    nothing_left(&env, None);
+    assert_eq!(env.loop_entries(), before);
 }
 
 #[test]

@@ -7,10 +7,63 @@ fn a_healthy_workspace() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.new_loop(&repo, "fine");
+    env.agent_login();
     let run = env.run(["doctor"]).ok();
     run.stdout_has("no problems found");
     let json = env.run(["doctor", "--json"]).ok().json();
-    assert!(json.as_array().unwrap().iter().all(|f| f["level"] == "ok"));
+    let findings = json.as_array().unwrap();
+    assert!(findings.iter().all(|f| f["level"] == "ok"), "{json}");
+    // Every area was looked at, each with a finding of its own.
+    for check in ["workspace", "sandbox", "agent", "identity", "login"] {
+        assert!(
+            findings.iter().any(|f| f["check"] == check),
+            "doctor did not check {check}: {json}"
+        );
+    }
+}
+
+/// What keeps a real agent from working is a problem, each with its fix: the agent not
+/// installed, no git identity for its commits, no login in the vault loops get.
+#[test]
+fn a_workspace_where_the_agent_cannot_work() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.new_loop(&repo, "agentless");
+    // No login yet.
+    let run = env.run(["doctor"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    run.stdout_has("problem login: Claude Code has no login in vault 'default'")
+        .stdout_has("fix: git loop agent login --vault default");
+    // No identity: the user's git has none (no config, nothing in the environment).
+    env.agent_login();
+    let no_identity: Vec<(&str, std::ffi::OsString)> = env
+        .envs()
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("GIT_AUTHOR") && !k.starts_with("GIT_COMMITTER"))
+        .collect();
+    let out = std::process::Command::new(crate::common::BIN)
+        .env_clear()
+        .envs(no_identity.iter().map(|(k, v)| (k, v)))
+        .current_dir(&env.root)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("problem identity: you have no git identity"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("fix: set yours: git config --global user.name"),
+        "{stdout}"
+    );
+    // An agent that is not installed.
+    let config = env.home.join(".config/git-loop/config.toml");
+    fs::write(&config, "[agent]\ncommand = [\"no-such-agent-cli\"]\n").unwrap();
+    let run = env.run(["doctor"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    run.stdout_has("problem agent: the agent command 'no-such-agent-cli' is not installed");
 }
 
 #[test]
@@ -91,6 +144,7 @@ fn leftovers_and_stale_locks_are_reported_and_fixed() {
 fn a_new_in_progress_is_left_alone() {
     let env = TestEnv::new();
     env.run(["init"]).ok();
+    env.agent_login();
     let staging = env.ws.join("loops/.new-busy-000000");
     fs::create_dir_all(&staging).unwrap();
     // Its `new` is alive: it holds the id's lock.

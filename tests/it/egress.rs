@@ -12,7 +12,7 @@
 
 use std::fs;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -192,18 +192,21 @@ impl UdpCanary {
 
 /// A tool the tests need; its absence fails the test with the fix (`.ci/run` installs
 /// them all), never a silent pass.
-fn require(tool: &str, package: &str) -> Option<PathBuf> {
-    let found = std::env::var("PATH")
+/// The path of `tool`, which the test needs: its absence fails the test with the package
+/// to install (never a silent skip).
+#[track_caller]
+fn require(tool: &str, package: &str) -> PathBuf {
+    std::env::var("PATH")
         .unwrap_or_default()
         .split(':')
         .chain(["/usr/sbin", "/sbin"])
         .map(|d| Path::new(d).join(tool))
-        .find(|p| p.is_file());
-    assert!(
-        found.is_some(),
-        "{tool} is needed for this test: sudo apt-get install {package} (or run .ci/run)"
-    );
-    found
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{tool} is needed for this test: sudo apt-get install {package} (or run .ci/run)"
+            )
+        })
 }
 
 /// A test CA (`ca.pem` in `dir`, which the tests put in the loop's workdir as `tls/`) and
@@ -1097,9 +1100,7 @@ python3 -c "$1" 'noauth|socks|domain|allowed.test|{p}|0' 'wrongpw|socks|domain|a
     // From outside: another local process. Nothing on the host's filesystem leads to the
     // proxy (no socket file anywhere in the workspace), and a process that enters the
     // sandbox's network namespace still needs the token.
-    let Some(nsenter) = require("nsenter", "util-linux") else {
-        return;
-    };
+    let nsenter = require("nsenter", "util-linux");
     let marker = format!("glk-egress-{}-{}", std::process::id(), p);
     let wd = env.workdir(&id);
     let mut live = env
@@ -1435,7 +1436,8 @@ fn pip_and_npm_style_clients_use_https_proxy() {
     py(&env, &id, &["pypi.test"], &urllib, &[])
         .ok()
         .stdout_has("URLLIB 200");
-    if require("npm", "npm").is_some() {
+    require("npm", "npm");
+    {
         let npm = format!(
             "NO_UPDATE_NOTIFIER=1 npm view npm-demo version --registry https://npm.test:{t}/ --cafile tls/ca.pem \
              --userconfig /dev/null --no-update-notifier --no-audit --no-fund 2>&1"
@@ -1503,16 +1505,48 @@ AllowUsers {user}
 LogLevel ERROR
 ";
 
-#[test]
-fn git_clones_over_ssh_through_socks() {
-    let Some(sshd) = require("sshd", "openssh-server") else {
-        return;
-    };
-    let names = ["git.test"];
-    let (env, id) = setup(&pins(&names, true));
-    let dir = env.root.join("sshd");
+/// Kills a child process of the test when dropped.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Is something listening on TCP `port` of the network namespace `pid` is in? (Read
+/// from /proc, so it works for a namespace the test is not in.)
+fn listening(pid: u32, port: u16) -> bool {
+    let want = format!(":{port:04X} ");
+    ["tcp", "tcp6"].iter().any(|f| {
+        fs::read_to_string(format!("/proc/{pid}/net/{f}"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&want) && cols[3] == "0A"
+            })
+    })
+}
+
+/// A test sshd on 127.0.0.1:`port` (of the network namespace `prefix` enters, if any),
+/// letting the test's own user in with a key the loop's workdir holds (`id_test`), and
+/// a bare repository to clone. `known_hosts` in the workdir names it as `names`.
+struct Sshd {
+    _daemon: Kill,
+    user: String,
+    repo: PathBuf,
+}
+
+fn start_sshd(env: &TestEnv, id: &str, port: u16, prefix: &[String], names: &[&str]) -> Sshd {
+    let sshd = require("sshd", "openssh-server");
+    let dir = env.root.join(format!("sshd-{port}"));
     fs::create_dir_all(&dir).unwrap();
     let keygen = |path: &Path| {
+        if path.exists() {
+            return;
+        }
         let out = Command::new("ssh-keygen")
             .args(["-q", "-t", "ed25519", "-N", "", "-f"])
             .arg(path)
@@ -1525,7 +1559,7 @@ fn git_clones_over_ssh_through_socks() {
         );
     };
     keygen(&dir.join("host_key"));
-    let wd = env.workdir(&id);
+    let wd = env.workdir(id);
     keygen(&wd.join("id_test"));
     fs::set_permissions(wd.join("id_test"), fs::Permissions::from_mode(0o600)).unwrap();
     fs::copy(wd.join("id_test.pub"), dir.join("authorized_keys")).unwrap();
@@ -1540,16 +1574,20 @@ fn git_clones_over_ssh_through_socks() {
     if unsafe { libc::geteuid() } == 0 {
         fs::create_dir_all("/run/sshd").unwrap();
     }
-    let port = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
     let config = SSHD_CONFIG
         .replace("{port}", &port.to_string())
         .replace("{dir}", dir.to_str().unwrap())
         .replace("{user}", &user);
     fs::write(dir.join("sshd_config"), config).unwrap();
-    let mut daemon = Command::new(&sshd)
+    let mut cmd = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(&sshd);
+            c
+        }
+        None => Command::new(&sshd),
+    };
+    let mut daemon = cmd
         .args(["-D", "-e", "-f"])
         .arg(dir.join("sshd_config"))
         .stdin(Stdio::null())
@@ -1557,15 +1595,8 @@ fn git_clones_over_ssh_through_socks() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    struct Kill(Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+    while !listening(daemon.id(), port) {
         if let Ok(Some(status)) = daemon.try_wait() {
             let mut err = String::new();
             daemon
@@ -1582,36 +1613,1313 @@ fn git_clones_over_ssh_through_socks() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _daemon = Kill(daemon);
     let host_key = fs::read_to_string(dir.join("host_key.pub")).unwrap();
-    fs::write(
-        wd.join("known_hosts"),
-        format!("[git.test]:{port} {host_key}"),
-    )
-    .unwrap();
+    let mut known = String::new();
+    for n in names {
+        let name = if port == 22 {
+            n.to_string()
+        } else {
+            format!("[{n}]:{port}")
+        };
+        known.push_str(&format!("{name} {host_key}"));
+    }
+    fs::write(wd.join("known_hosts"), known).unwrap();
     let served = env.root.join("served");
-    fs::create_dir_all(&served).unwrap();
-    let src = env.repo("upstream");
-    env.git(
-        &served,
-        ["clone", "-q", "--bare", src.to_str().unwrap(), "repo.git"],
-    );
-    // git's own GIT_SSH_COMMAND from git-loop (the ProxyCommand through SOCKS), with the
-    // key and known hosts of this test added.
-    let script = format!(
+    if !served.join("repo.git").exists() {
+        fs::create_dir_all(&served).unwrap();
+        let src = env.repo("upstream");
+        env.git(
+            &served,
+            ["clone", "-q", "--bare", src.to_str().unwrap(), "repo.git"],
+        );
+    }
+    Sshd {
+        _daemon: Kill(daemon),
+        user,
+        repo: served.join("repo.git"),
+    }
+}
+
+/// A shell script that clones `url` with git's own GIT_SSH_COMMAND from git-loop (the
+/// ProxyCommand through SOCKS), the test's key and known hosts added; prints `LABEL `
+/// before each line of the clone's log, or of its errors.
+fn ssh_clone(label: &str, url: &str) -> String {
+    format!(
         r#"
-case "$GIT_SSH_COMMAND" in *__connect*) echo "SSH-COMMAND set";; esac
-export GIT_SSH_COMMAND="$GIT_SSH_COMMAND -i $PWD/id_test -o UserKnownHostsFile=$PWD/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
-git clone -q ssh://{user}@git.test:{port}{repo} /tmp/viassh 2>&1 && git -C /tmp/viassh log --oneline | sed 's/^/SSH /'
-git clone -q ssh://{user}@evil.test:{port}{repo} /tmp/evil 2>&1 | sed 's/^/EVIL /'
-"#,
-        repo = served.join("repo.git").display()
+export GIT_SSH_COMMAND="${{GIT_SSH_COMMAND%% -i *}} -i $PWD/id_test -o UserKnownHostsFile=$PWD/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
+rm -rf /tmp/{label}
+if git clone -q {url} /tmp/{label} 2>/tmp/{label}.err; then git -C /tmp/{label} log --oneline | sed 's/^/{label} /'; else sed 's/^/{label} /' /tmp/{label}.err; fi
+"#
+    )
+}
+
+#[test]
+fn git_clones_over_ssh_through_socks() {
+    let names = ["git.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let sshd = start_sshd(&env, &id, port, &[], &names);
+    let (user, repo) = (&sshd.user, sshd.repo.display());
+    let script = format!(
+        "case \"$GIT_SSH_COMMAND\" in *__connect*) echo \"SSH-COMMAND set\";; esac\n{}{}",
+        ssh_clone("SSH", &format!("ssh://{user}@git.test:{port}{repo}")),
+        ssh_clone("EVIL", &format!("ssh://{user}@evil.test:{port}{repo}"))
+    );
+    // ssh is neither TLS nor HTTP: without the operator's leave, the tunnel is refused
+    // at its first bytes.
+    let run = sh(&env, &id, &["git.test"], &script, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("SSH-COMMAND set");
+    assert!(!run.stdout.contains(" first"), "{}", run.stdout);
+    assert_violation(&env, &id, &format!("git.test:{port}"), "raw-tcp");
+    // The operator allows raw TCP to that host and port.
+    write_operator(
+        &env,
+        &format!(
+            "[network]\nallow_cidrs = [\"127.0.0.0/8\"]\nallow_raw_tcp = [\"git.test:{port}\"]\n\n\
+             [network.hosts]\n\"git.test\" = \"127.0.0.1\"\n"
+        ),
     );
     let run = sh(&env, &id, &["git.test"], &script, &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    run.stdout_has("SSH-COMMAND set")
-        .stdout_has("SSH ")
+    run.stdout_has("SSH ")
         .stdout_has(" first")
         .stdout_has("EVIL error: cannot connect to evil.test");
     assert_violation(&env, &id, &format!("evil.test:{port}"), "allowlist");
+}
+
+// ---------------------------------------------------------------------------------------
+// 38. Every request checked: keep-alive connections, pipelines, tunnels, first bytes
+// ---------------------------------------------------------------------------------------
+
+/// An HTTP/1.1 server on 127.0.0.1 that keeps connections open, reads each request's body
+/// (Content-Length or chunked) and records `METHOD PATH host=HOST body=BODY` in arrival
+/// order; it answers `NAME METHOD PATH BODY` with a Content-Length.
+struct KeepAlive {
+    port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+    connections: Arc<AtomicUsize>,
+}
+
+impl KeepAlive {
+    fn start(name: &'static str) -> KeepAlive {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (l, c) = (log.clone(), connections.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                c.fetch_add(1, Ordering::SeqCst);
+                let l = l.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = std::io::BufReader::new(stream);
+                    while let Some((line, headers, body)) = read_request(&mut r) {
+                        let mut parts = line.split(' ');
+                        let (method, path) =
+                            (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+                        let host = headers.get("host").cloned().unwrap_or_default();
+                        let body = String::from_utf8_lossy(&body).into_owned();
+                        l.lock()
+                            .unwrap()
+                            .push(format!("{method} {path} host={host} body={body}"));
+                        let answer = format!("{name} {method} {path} {body}");
+                        let close = headers
+                            .get("connection")
+                            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+                        // A HEAD answer names the length of the body it does not send.
+                        let body = if method == "HEAD" {
+                            ""
+                        } else {
+                            answer.as_str()
+                        };
+                        let _ = write!(
+                            w,
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n{}\r\n{body}",
+                            answer.len(),
+                            if close { "Connection: close\r\n" } else { "" }
+                        );
+                        if close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        KeepAlive {
+            port,
+            log,
+            connections,
+        }
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+type Request = (String, std::collections::HashMap<String, String>, Vec<u8>);
+
+/// A request line and headers as a plain server reads them.
+fn read_head(
+    r: &mut impl std::io::BufRead,
+) -> Option<(String, std::collections::HashMap<String, String>)> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut headers = std::collections::HashMap::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (n, v) = h.split_once(':')?;
+        headers.insert(n.trim().to_ascii_lowercase(), v.trim().to_string());
+    }
+    Some((line.trim_end().to_string(), headers))
+}
+
+/// One request as a plain server reads it (the test's own reading, not the proxy's).
+fn read_request(r: &mut impl std::io::BufRead) -> Option<Request> {
+    let (line, headers) = read_head(r)?;
+    let body = read_body(r, &headers)?;
+    Some((line, headers, body))
+}
+
+fn read_body(
+    r: &mut impl std::io::BufRead,
+    headers: &std::collections::HashMap<String, String>,
+) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    if headers
+        .get("transfer-encoding")
+        .is_some_and(|v| v == "chunked")
+    {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size).ok()?;
+            let n = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+            if n == 0 {
+                let mut end = String::new();
+                while r.read_line(&mut end).ok()? > 0 && end.trim_end() != "" {
+                    end.clear();
+                }
+                break;
+            }
+            let mut chunk = vec![0u8; n + 2];
+            r.read_exact(&mut chunk).ok()?;
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else if let Some(n) = headers.get("content-length") {
+        let mut b = vec![0u8; n.parse().ok()?];
+        r.read_exact(&mut b).ok()?;
+        body = b;
+    }
+    Some(body)
+}
+
+/// Clients inside the sandbox that hold one connection (forward, CONNECT or SOCKS) and
+/// send raw requests on it, each argument a JSON object `{label, kind, host, port,
+/// pipelined, requests}`; `{AUTH}` in a request stands for the proxy credentials. Prints
+/// `LABEL#i => status line | body` per response, `LABEL#i => CLOSED` when the
+/// connection ends first.
+const SESSIONS: &str = r#"
+import base64, json, os, socket, struct, sys, urllib.parse
+TOKEN = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"]).password
+AUTH = "Basic " + base64.b64encode(("gitloop:" + TOKEN).encode()).decode()
+
+def open_conn(kind, host, port):
+    s = socket.create_connection(("127.0.0.1", 1080 if kind == "socks" else 3128), timeout=20)
+    if kind == "connect":
+        s.sendall(("CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\nProxy-Authorization: %s\r\n\r\n" % (host, port, host, port, AUTH)).encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(1)
+        assert data.startswith(b"HTTP/1.1 200"), data
+    elif kind == "socks":
+        s.sendall(b"\x05\x01\x02")
+        assert s.recv(2) == b"\x05\x02"
+        s.sendall(bytes([1, 7]) + b"gitloop" + bytes([len(TOKEN)]) + TOKEN.encode())
+        assert s.recv(2) == b"\x01\x00"
+        s.sendall(bytes([5, 1, 0, 3, len(host)]) + host.encode() + struct.pack(">H", port))
+        r = s.recv(10)
+        assert r[1] == 0, r
+    return s
+
+class Reader:
+    def __init__(self, s):
+        self.s, self.buf = s, b""
+    def fill(self):
+        d = self.s.recv(65536)
+        if not d:
+            raise EOFError
+        self.buf += d
+    def response(self, head_request=False):
+        while b"\r\n\r\n" not in self.buf:
+            self.fill()
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode(errors="replace").split("\r\n")
+        hs = dict((l.split(":", 1)[0].strip().lower(), l.split(":", 1)[1].strip()) for l in lines[1:] if ":" in l)
+        n = 0 if head_request else int(hs.get("content-length", "0"))
+        while len(self.buf) < n:
+            self.fill()
+        body, self.buf = self.buf[:n], self.buf[n:]
+        return lines[0] + " | " + body.decode(errors="replace").replace("\n", " ")
+
+for arg in sys.argv[1:]:
+    spec = json.loads(arg)
+    label = spec["label"]
+    try:
+        s = open_conn(spec["kind"], spec["host"], spec["port"])
+    except (OSError, AssertionError) as e:
+        print("%s => OPEN-FAILED %r" % (label, e), flush=True)
+        continue
+    r = Reader(s)
+    reqs = [q.replace("{AUTH}", AUTH).encode() for q in spec["requests"]]
+    if spec.get("pipelined"):
+        s.sendall(b"".join(reqs))
+    for i, q in enumerate(reqs):
+        if not spec.get("pipelined"):
+            try:
+                s.sendall(q)
+            except OSError:
+                pass
+        try:
+            print("%s#%d => %s" % (label, i, r.response(q.startswith(b"HEAD "))), flush=True)
+        except (EOFError, OSError):
+            print("%s#%d => CLOSED" % (label, i), flush=True)
+            break
+    s.close()
+"#;
+
+/// A `SESSIONS` argument.
+fn session(
+    label: &str,
+    kind: &str,
+    host: &str,
+    port: u16,
+    pipelined: bool,
+    requests: &[String],
+) -> String {
+    serde_json::json!({
+        "label": label, "kind": kind, "host": host, "port": port,
+        "pipelined": pipelined, "requests": requests,
+    })
+    .to_string()
+}
+
+fn get(target: &str, host: &str) -> String {
+    format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nProxy-Authorization: {{AUTH}}\r\n\r\n")
+}
+
+fn post(target: &str, host: &str, body: &str) -> String {
+    format!(
+        "POST {target} HTTP/1.1\r\nHost: {host}\r\nProxy-Authorization: {{AUTH}}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn post_chunked(target: &str, host: &str, chunks: &[&str]) -> String {
+    let mut s = format!(
+        "POST {target} HTTP/1.1\r\nHost: {host}\r\nProxy-Authorization: {{AUTH}}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    for c in chunks {
+        s.push_str(&format!("{:x};ext=1\r\n{c}\r\n", c.len()));
+    }
+    s.push_str("0\r\n\r\n");
+    s
+}
+
+#[test]
+fn attack_38_a_second_request_with_another_host_is_refused() {
+    let names = ["allowed.test", "internal-admin.corp"];
+    let (env, id) = setup(&pins(&names, true));
+    let web = KeepAlive::start("web");
+    let p = web.port;
+    let (a, evil) = (
+        format!("allowed.test:{p}"),
+        format!("internal-admin.corp:{p}"),
+    );
+    let args = [
+        // A keep-alive forward connection: the second request names another host.
+        session(
+            "forward",
+            "forward",
+            "-",
+            0,
+            false,
+            &[
+                get(&format!("http://{a}/one"), &a),
+                get(&format!("http://{evil}/two"), &evil),
+            ],
+        ),
+        // ... or the allowed host in its URI and another in its Host header.
+        session(
+            "forward-host",
+            "forward",
+            "-",
+            0,
+            false,
+            &[
+                get(&format!("http://{a}/one"), &a),
+                get(&format!("http://{a}/two"), &evil),
+            ],
+        ),
+        // In a CONNECT tunnel and a SOCKS tunnel to the allowed host.
+        session(
+            "connect",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[get("/one", &a), get("/two", &evil)],
+        ),
+        session(
+            "socks",
+            "socks",
+            "allowed.test",
+            p,
+            false,
+            &[get("/one", &a), get("/two", &evil)],
+        ),
+        // Both at once, pipelined.
+        session(
+            "pipelined",
+            "connect",
+            "allowed.test",
+            p,
+            true,
+            &[get("/one", &a), get("/two", &evil)],
+        ),
+        // The absolute form inside a tunnel names the host a server routes by.
+        session(
+            "absolute",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[get("/one", &a), get(&format!("http://{evil}/two"), &a)],
+        ),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], SESSIONS, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for label in [
+        "forward",
+        "forward-host",
+        "connect",
+        "socks",
+        "pipelined",
+        "absolute",
+    ] {
+        let first = probe(&run, &format!("{label}#0"));
+        assert!(
+            first.starts_with("HTTP/1.1 200") && first.contains("web GET /one"),
+            "{label}: {first}"
+        );
+        let second = probe(&run, &format!("{label}#1"));
+        assert!(second.starts_with("HTTP/1.1 403"), "{label}: {second}");
+        assert!(
+            second.contains("git-loop sandbox policy") && second.contains("not a network fault"),
+            "{label}: {second}"
+        );
+    }
+    assert!(probe(&run, "forward#1").contains("rule: allowlist"));
+    for label in ["forward-host", "connect", "socks", "pipelined", "absolute"] {
+        assert!(
+            probe(&run, &format!("{label}#1")).contains("rule: host-mismatch"),
+            "{label}"
+        );
+    }
+    assert_violation(&env, &id, &evil, "allowlist");
+    for via in ["connect", "socks"] {
+        assert!(
+            violations(&env, &id)
+                .iter()
+                .any(|v| v["target"] == a.as_str()
+                    && v["rule"] == "host-mismatch"
+                    && v["via"] == via
+                    && v["reason"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("internal-admin.corp")),
+            "no {via} violation: {:?}",
+            violations(&env, &id)
+        );
+    }
+    // The server saw the first request of each connection, and nothing for the other host.
+    let log = web.log();
+    assert_eq!(log.len(), 6, "{log:?}");
+    assert!(
+        log.iter()
+            .all(|l| l.starts_with("GET /one host=allowed.test:")),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn keep_alive_and_pipelined_requests_reach_the_allowed_host_in_order() {
+    let names = ["allowed.test", "allowed2.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let web = KeepAlive::start("web");
+    let p = web.port;
+    let (a, b) = (format!("allowed.test:{p}"), format!("allowed2.test:{p}"));
+    let smuggled = "GET /smuggled HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n";
+    let tunnel_requests = [
+        get("/a", &a),
+        post("/b", &a, "hello"),
+        post_chunked("/c", &a, &["chunked ", "body"]),
+        post("/d", &a, smuggled),
+        post_chunked("/e", &a, &[smuggled]),
+        // HTTP/1.0 without a Host header: the proxy names the tunnel's host.
+        "GET /f HTTP/1.0\r\nConnection: keep-alive\r\n\r\n".to_string(),
+        // A HEAD answer names a length and has no body: the next answer follows at once.
+        format!("HEAD /g HTTP/1.1\r\nHost: {a}\r\n\r\n"),
+        get("/h", &a),
+    ];
+    let args = [
+        session(
+            "forward",
+            "forward",
+            "-",
+            0,
+            true,
+            &[
+                get(&format!("http://{a}/a"), &a),
+                post(&format!("http://{a}/b"), &a, "hello"),
+                post_chunked(&format!("http://{b}/c"), &b, &["chunked ", "body"]),
+                get(&format!("http://{a}/d"), &a),
+            ],
+        ),
+        session(
+            "connect",
+            "connect",
+            "allowed.test",
+            p,
+            true,
+            &tunnel_requests,
+        ),
+        session("socks", "socks", "allowed.test", p, false, &tunnel_requests),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = py(
+        &env,
+        &id,
+        &["allowed.test", "allowed2.test"],
+        SESSIONS,
+        &args,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for (i, want) in [
+        "web GET /a ",
+        "web POST /b hello",
+        "web POST /c chunked body",
+        "web GET /d ",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let got = probe(&run, &format!("forward#{i}"));
+        assert!(
+            got.starts_with("HTTP/1.1 200") && got.ends_with(want),
+            "forward#{i}: {got}"
+        );
+    }
+    let smuggled_shown = smuggled.replace('\n', " ");
+    for label in ["connect", "socks"] {
+        let want = [
+            "web GET /a ".to_string(),
+            "web POST /b hello".to_string(),
+            "web POST /c chunked body".to_string(),
+            format!("web POST /d {smuggled_shown}"),
+            format!("web POST /e {smuggled_shown}"),
+            "web GET /f ".to_string(),
+            " | ".to_string(),
+            "web GET /h ".to_string(),
+        ];
+        for (i, want) in want.iter().enumerate() {
+            let got = probe(&run, &format!("{label}#{i}"));
+            assert!(
+                got.starts_with("HTTP/1.1 200") && got.ends_with(want.as_str()),
+                "{label}#{i}: {got}"
+            );
+        }
+    }
+    // What the server read, in order, bodies intact: a body is never taken for a request.
+    let log = web.log();
+    let expect_tunnel = [
+        format!("GET /a host={a} body="),
+        format!("POST /b host={a} body=hello"),
+        format!("POST /c host={a} body=chunked body"),
+        format!("POST /d host={a} body={smuggled}"),
+        format!("POST /e host={a} body={smuggled}"),
+        format!("GET /f host={a} body="),
+        format!("HEAD /g host={a} body="),
+        format!("GET /h host={a} body="),
+    ];
+    let mut want: Vec<String> = vec![
+        format!("GET /a host={a} body="),
+        format!("POST /b host={a} body=hello"),
+        format!("POST /c host={b} body=chunked body"),
+        format!("GET /d host={a} body="),
+    ];
+    want.extend(expect_tunnel.iter().cloned());
+    want.extend(expect_tunnel.iter().cloned());
+    assert_eq!(log, want);
+    assert!(!log.iter().any(|l| l.starts_with("GET /smuggled")));
+    assert!(
+        violations(&env, &id).is_empty(),
+        "{:?}",
+        violations(&env, &id)
+    );
+    // curl reuses its proxy connection, and the proxy its server connection.
+    let before = web.connections();
+    sh(
+        &env,
+        &id,
+        &["allowed.test"],
+        &format!("curl -sS http://{a}/x http://{a}/y"),
+        &[],
+    )
+    .ok()
+    .stdout_has("web GET /x web GET /y");
+    assert_eq!(web.connections(), before + 1);
+}
+
+#[test]
+fn attack_38_ambiguous_framing_is_refused() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let web = KeepAlive::start("web");
+    let p = web.port;
+    let a = format!("allowed.test:{p}");
+    let both = format!(
+        "POST /x HTTP/1.1\r\nHost: {a}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n"
+    );
+    let two_lengths =
+        format!("POST /x HTTP/1.1\r\nHost: {a}\r\nContent-Length: 0\r\nContent-Length: 60\r\n\r\n");
+    let coding = format!(
+        "POST /x HTTP/1.1\r\nHost: {a}\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n"
+    );
+    let args = [
+        session(
+            "both",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[get("/one", &a), both],
+        ),
+        session(
+            "two-lengths",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[get("/one", &a), two_lengths],
+        ),
+        session(
+            "coding",
+            "socks",
+            "allowed.test",
+            p,
+            false,
+            &[get("/one", &a), coding],
+        ),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], SESSIONS, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for label in ["both", "two-lengths", "coding"] {
+        assert!(
+            probe(&run, &format!("{label}#0")).contains("web GET /one"),
+            "{label}"
+        );
+        let got = probe(&run, &format!("{label}#1"));
+        assert!(
+            got.starts_with("HTTP/1.1 400") && got.contains("rule: malformed"),
+            "{label}: {got}"
+        );
+    }
+    assert_violation(&env, &id, &a, "malformed");
+    let log = web.log();
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert!(log.iter().all(|l| l.starts_with("GET /one")), "{log:?}");
+}
+
+/// A TCP server on 127.0.0.1 that records what each connection sends and echoes it;
+/// with a greeting, it speaks first (as SMTP and ssh servers do).
+struct RawEcho {
+    port: u16,
+    received: Arc<Mutex<Vec<u8>>>,
+}
+
+impl RawEcho {
+    fn start(greeting: Option<&'static str>) -> RawEcho {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let r = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let r = r.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                    if let Some(g) = greeting {
+                        let _ = stream.write_all(g.as_bytes());
+                    }
+                    let mut buf = [0u8; 4096];
+                    loop {
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => {
+                                r.lock().unwrap().extend_from_slice(&buf[..n]);
+                                let _ = stream.write_all(&buf[..n]);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        RawEcho { port, received }
+    }
+
+    fn received(&self) -> Vec<u8> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+/// Opens a tunnel (`connect` or `socks`) inside the sandbox, sends `PAYLOAD` (Python
+/// bytes literal) and prints `LABEL => ` what came back before the end or 3 s.
+const RAW_PROBE: &str = r#"
+import ast, base64, os, socket, struct, sys, urllib.parse
+TOKEN = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"]).password
+AUTH = "Basic " + base64.b64encode(("gitloop:" + TOKEN).encode()).decode()
+for arg in sys.argv[1:]:
+    label, kind, host, port, payload = arg.split("|", 4)
+    port = int(port)
+    payload = ast.literal_eval(payload)
+    s = socket.create_connection(("127.0.0.1", 1080 if kind == "socks" else 3128), timeout=10)
+    if kind == "connect":
+        s.sendall(("CONNECT %s:%d HTTP/1.1\r\nProxy-Authorization: %s\r\n\r\n" % (host, port, AUTH)).encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(1)
+    else:
+        s.sendall(b"\x05\x01\x02"); s.recv(2)
+        s.sendall(bytes([1, 7]) + b"gitloop" + bytes([len(TOKEN)]) + TOKEN.encode()); s.recv(2)
+        s.sendall(bytes([5, 1, 0, 3, len(host)]) + host.encode() + struct.pack(">H", port)); s.recv(10)
+    s.settimeout(3)
+    got = b""
+    try:
+        if payload:
+            s.sendall(payload)
+        while len(got) < len(payload) + 64:
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+            if payload and payload in got:
+                break
+    except OSError:
+        pass
+    print("%s => %r" % (label, got), flush=True)
+"#;
+
+#[test]
+fn attack_38_a_tunnel_that_is_neither_tls_nor_http_is_refused() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let echo = RawEcho::start(None);
+    let greeter = RawEcho::start(Some("220 greeter ready\r\n"));
+    let (p, g) = (echo.port, greeter.port);
+    let probes = [
+        format!("binary-connect|connect|allowed.test|{p}|b'\\x00\\x01secret\\x02'"),
+        format!("binary-socks|socks|allowed.test|{p}|b'\\x00\\x01secret\\x02'"),
+        format!("smtp-connect|connect|allowed.test|{p}|b'EHLO exfil.test\\r\\n'"),
+        format!("greeter-socks|socks|allowed.test|{g}|b''"),
+    ];
+    let args: Vec<&str> = probes.iter().map(String::as_str).collect();
+    // A team layer cannot allow raw TCP: only the operator's file can.
+    let team = env.ws.join("context/knowledge/.loopat/config.toml");
+    fs::create_dir_all(team.parent().unwrap()).unwrap();
+    fs::write(
+        &team,
+        format!("[network]\nallow_raw_tcp = [\"allowed.test:{p}\", \"allowed.test:{g}\"]\n"),
+    )
+    .unwrap();
+    let run = py(&env, &id, &["allowed.test"], RAW_PROBE, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for label in [
+        "binary-connect",
+        "binary-socks",
+        "smtp-connect",
+        "greeter-socks",
+    ] {
+        assert_eq!(probe(&run, label), "b''", "{label}");
+    }
+    assert_eq!(echo.received(), b"", "bytes reached the server");
+    assert_eq!(greeter.received(), b"");
+    for (target, via) in [
+        (format!("allowed.test:{p}"), "connect"),
+        (format!("allowed.test:{p}"), "socks"),
+        (format!("allowed.test:{g}"), "socks"),
+    ] {
+        assert!(
+            violations(&env, &id)
+                .iter()
+                .any(|v| v["target"] == target.as_str()
+                    && v["rule"] == "raw-tcp"
+                    && v["via"] == via
+                    && v["reason"].as_str().unwrap_or("").contains("allow_raw_tcp")),
+            "no {via} raw-tcp violation for {target}: {:?}",
+            violations(&env, &id)
+        );
+    }
+    // Positive twin: the operator allows raw TCP to exactly these ports.
+    fs::remove_file(&team).unwrap();
+    write_operator(
+        &env,
+        &format!(
+            "[network]\nallow_cidrs = [\"127.0.0.0/8\"]\nallow_raw_tcp = [\"allowed.test:{p}\", \"allowed.test:{g}\"]\n\n\
+             [network.hosts]\n\"allowed.test\" = \"127.0.0.1\"\n"
+        ),
+    );
+    let run = py(&env, &id, &["allowed.test"], RAW_PROBE, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(probe(&run, "binary-connect"), "b'\\x00\\x01secret\\x02'");
+    assert_eq!(probe(&run, "binary-socks"), "b'\\x00\\x01secret\\x02'");
+    assert_eq!(probe(&run, "smtp-connect"), "b'EHLO exfil.test\\r\\n'");
+    assert_eq!(probe(&run, "greeter-socks"), "b'220 greeter ready\\r\\n'");
+    // A malformed entry stops the run before it starts, and says how to write one.
+    write_operator(&env, "[network]\nallow_raw_tcp = [\"allowed.test\"]\n");
+    env.run(["run", &id, "--", "true"])
+        .fails(1)
+        .stderr_has("allow_raw_tcp")
+        .stderr_has("needs a port");
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests in a network namespace of their own (only a loopback): the proxy dials there
+// ---------------------------------------------------------------------------------------
+
+/// A network namespace with only a loopback, held open by a sleeping process; `prefix`
+/// runs a command inside it.
+struct Netns {
+    _holder: Kill,
+    prefix: Vec<String>,
+}
+
+impl Netns {
+    fn new() -> Netns {
+        require("unshare", "util-linux");
+        require("nsenter", "util-linux");
+        require("ip", "iproute2");
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut holder = Command::new("unshare");
+        if !root {
+            holder.arg("--map-root-user");
+        }
+        let holder = holder
+            .args(["--net", "sleep", "600"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("unshare starts");
+        let pid = holder.id().to_string();
+        let own = fs::read_link("/proc/self/ns/net").unwrap();
+        let start = Instant::now();
+        while fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|n| n == own) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "unshare did not make a namespace"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut prefix: Vec<String> = vec!["nsenter".into(), "-t".into(), pid, "-n".into()];
+        if !root {
+            prefix.extend(["-U".into(), "--preserve-credentials".into()]);
+        }
+        let up = Command::new(&prefix[0])
+            .args(&prefix[1..])
+            .args(["ip", "link", "set", "lo", "up"])
+            .status()
+            .unwrap();
+        assert!(up.success(), "cannot bring the namespace's loopback up");
+        Netns {
+            _holder: Kill(holder),
+            prefix,
+        }
+    }
+
+    /// `git loop ARGS` inside the namespace.
+    fn run(&self, env: &TestEnv, args: &[&str]) -> Run {
+        let out = Command::new(&self.prefix[0])
+            .args(&self.prefix[1..])
+            .arg(crate::common::BIN)
+            .args(args)
+            .env_clear()
+            .envs(env.envs())
+            .current_dir(&env.root)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+#[test]
+fn ssh_to_a_baseline_git_host_goes_through_socks_by_default() {
+    // github.com on port 22 is allowed raw TCP by the baseline; the name is pinned to a
+    // test sshd on port 22 of a namespace's own loopback, so nothing leaves this machine.
+    let ns = Netns::new();
+    let names = ["github.com", "git.test"];
+    let (env, id) = setup(&pins(&names, true));
+    let sshd = start_sshd(&env, &id, 22, &ns.prefix, &names);
+    let (user, repo) = (&sshd.user, sshd.repo.display());
+    let script = format!(
+        "{}{}",
+        ssh_clone("GITHUB", &format!("ssh://{user}@github.com{repo}")),
+        ssh_clone("OTHER", &format!("ssh://{user}@git.test{repo}"))
+    );
+    let run = ns.run(
+        &env,
+        &[
+            "run",
+            "-q",
+            &id,
+            "--allow-domain",
+            "git.test",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("GITHUB ").stdout_has(" first");
+    // git.test is allowed, but not raw TCP on port 22.
+    let other: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("OTHER "))
+        .collect();
+    assert!(
+        !other.is_empty() && other.iter().all(|l| !l.ends_with(" first")),
+        "{}",
+        run.stdout
+    );
+    assert_violation(&env, &id, "git.test:22", "raw-tcp");
+    assert!(
+        !violations(&env, &id)
+            .iter()
+            .any(|v| v["target"] == "github.com:22"),
+        "{:?}",
+        violations(&env, &id)
+    );
+}
+
+#[test]
+fn attack_39_reserved_and_translated_addresses_are_refused() {
+    // Each name is pinned to an address of a special-purpose class (IANA's registries),
+    // as a DNS answer an attacker controls would be. In a namespace of its own: the
+    // twins below make the proxy dial such addresses, which have no route there.
+    let ns = Netns::new();
+    let refused = [
+        ("bench.test", "198.18.0.1", "benchmarking"),
+        ("bench2.test", "198.19.255.254", "benchmarking"),
+        ("doc1.test", "192.0.2.10", "documentation"),
+        ("doc2.test", "198.51.100.10", "documentation"),
+        ("doc3.test", "203.0.113.10", "documentation"),
+        ("reserved.test", "240.0.0.1", "reserved"),
+        ("thisnet.test", "0.1.2.3", "this network"),
+        ("relay.test", "192.88.99.1", "6to4 relay"),
+        ("doc6.test", "2001:db8::1", "documentation"),
+        ("doc3fff.test", "3fff::1", "documentation"),
+        (
+            "sixtofour-lo.test",
+            "2002:7f00:1::1",
+            "loopback (IPv4 in IPv6)",
+        ),
+        (
+            "sixtofour-lan.test",
+            "2002:c0a8:101::1",
+            "private (RFC 1918) (IPv4 in IPv6)",
+        ),
+        (
+            "nat64-lan.test",
+            "64:ff9b::a00:1",
+            "private (RFC 1918) (IPv4 in IPv6)",
+        ),
+        ("nat64-bench.test", "64:ff9b::c612:1", "benchmarking"),
+        ("nat64-local.test", "64:ff9b:1::a00:1", "translation"),
+        (
+            "teredo.test",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "Teredo",
+        ),
+        ("mapped.test", "::ffff:198.18.0.1", "benchmarking"),
+        ("compat.test", "::c612:1", "benchmarking"),
+        ("discard.test", "100::1", "outside global unicast"),
+    ];
+    let dialed = [
+        // What the operator allows explicitly, and translated forms of public addresses.
+        ("allowed-bench.test", "198.18.0.1"),
+        ("nat64-public.test", "64:ff9b::5db8:d70e"),
+        ("sixtofour-public.test", "2002:5db8:d70e::1"),
+    ];
+    let mut config = String::from("[network.hosts]\n");
+    for (n, a, _) in refused {
+        config.push_str(&format!("\"{n}\" = \"{a}\"\n"));
+    }
+    for (n, a) in dialed {
+        config.push_str(&format!("\"{n}\" = \"{a}\"\n"));
+    }
+    let (env, id) = setup(&config);
+    let mut probes = Vec::new();
+    let mut allow = Vec::new();
+    for (n, _, _) in refused {
+        probes.push(format!("{n}|http|http://{n}/|{n}"));
+        probes.push(format!("{n}-socks|socks|domain|{n}|80"));
+        allow.push(n);
+    }
+    let mut argv = vec!["run", "-q", &id];
+    for a in &allow {
+        argv.extend(["--allow-domain", a]);
+    }
+    argv.extend(["--", "python3", "-c", PROBES]);
+    argv.extend(probes.iter().map(String::as_str));
+    let run = ns.run(&env, &argv);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for (n, a, class) in refused {
+        let got = probe(&run, n);
+        assert!(
+            got.starts_with("HTTP/1.1 403") && got.contains("rule: address"),
+            "{n} ({a}): {got}"
+        );
+        assert!(got.contains(class), "{n} ({a}): {got}");
+        assert_eq!(probe(&run, &format!("{n}-socks")), "REPLY 2", "{n}");
+        assert_violation(&env, &id, &format!("{n}:80"), "address");
+    }
+    // Twins: the proxy dials (and finds no route in this namespace: 502, no violation).
+    write_operator(
+        &env,
+        &format!("[network]\nallow_cidrs = [\"198.18.0.0/15\"]\n\n{config}"),
+    );
+    let mut argv = vec!["run", "-q", &id];
+    for (n, _) in dialed {
+        argv.extend(["--allow-domain", n]);
+    }
+    let probes: Vec<String> = dialed
+        .iter()
+        .map(|(n, _)| format!("{n}|http|http://{n}/|{n}"))
+        .collect();
+    argv.extend(["--", "python3", "-c", PROBES]);
+    argv.extend(probes.iter().map(String::as_str));
+    let before = violations(&env, &id).len();
+    let run = ns.run(&env, &argv);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for (n, a) in dialed {
+        let got = probe(&run, n);
+        assert!(
+            got.starts_with("HTTP/1.1 502") && got.contains("cannot reach"),
+            "{n} ({a}): {got}"
+        );
+    }
+    assert_eq!(
+        violations(&env, &id).len(),
+        before,
+        "{:?}",
+        violations(&env, &id)
+    );
+}
+
+/// An HTTP/1.1 server on 127.0.0.1 that switches protocols (101, then echoes bytes) when
+/// a request has an Upgrade header, or when its path is `/always` (asked or not), and
+/// otherwise answers `plain PATH` and keeps the connection. Records each request head.
+struct Switcher {
+    port: u16,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+impl Switcher {
+    fn start() -> Switcher {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let h = heads.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let h = h.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = std::io::BufReader::new(stream);
+                    while let Some((line, headers, _)) = read_request(&mut r) {
+                        let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                        let mut names: Vec<&String> = headers.keys().collect();
+                        names.sort();
+                        h.lock().unwrap().push(format!("{line} {names:?}"));
+                        if headers.contains_key("upgrade") || path == "/always" {
+                            let _ = w.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+                            let mut buf = [0u8; 4096];
+                            loop {
+                                match r.read(&mut buf) {
+                                    Ok(0) | Err(_) => return,
+                                    Ok(n) => {
+                                        let _ = w.write_all(&buf[..n]);
+                                    }
+                                }
+                            }
+                        }
+                        let body = format!("plain {path}");
+                        let _ = write!(
+                            w,
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                    }
+                });
+            }
+        });
+        Switcher { port, heads }
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn attack_38_only_a_websocket_upgrade_switches_the_connection() {
+    let (env, id) = setup(&pins(&["allowed.test", "internal-admin.corp"], true));
+    let server = Switcher::start();
+    let p = server.port;
+    let a = format!("allowed.test:{p}");
+    let evil = format!("GET /two HTTP/1.1\r\nHost: internal-admin.corp:{p}\r\n\r\n");
+    let upgrade = |path: &str, proto: &str| {
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: {a}\r\nProxy-Authorization: {{AUTH}}\r\nUpgrade: {proto}\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n"
+        )
+    };
+    let args = [
+        // A WebSocket switch: afterwards the connection is the server's WebSocket
+        // endpoint's, and what the client sends reaches it (and comes back) as it is.
+        session(
+            "websocket",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[upgrade("/ws", "websocket"), evil.clone()],
+        ),
+        // An upgrade to HTTP/2 (h2c) would carry requests the proxy does not read: the
+        // header is not sent on, the server answers in HTTP/1.1, and the next request is
+        // checked.
+        session(
+            "h2c",
+            "connect",
+            "allowed.test",
+            p,
+            false,
+            &[upgrade("/h2", "h2c"), evil.clone()],
+        ),
+        session(
+            "h2c-forward",
+            "forward",
+            "-",
+            0,
+            false,
+            &[
+                upgrade(&format!("http://{a}/h2"), "h2c"),
+                get(
+                    &format!("http://internal-admin.corp:{p}/two"),
+                    &format!("internal-admin.corp:{p}"),
+                ),
+            ],
+        ),
+        // A switch nobody asked for ends the connection.
+        session(
+            "unasked",
+            "socks",
+            "allowed.test",
+            p,
+            false,
+            &[get("/always", &a), evil.clone()],
+        ),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], SESSIONS, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        probe(&run, "websocket#0").starts_with("HTTP/1.1 101"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(probe(&run, "websocket#1"), "GET /two HTTP/1.1 | ");
+    for label in ["h2c", "h2c-forward"] {
+        assert_eq!(
+            probe(&run, &format!("{label}#0")),
+            "HTTP/1.1 200 OK | plain /h2",
+            "{label}"
+        );
+        let second = probe(&run, &format!("{label}#1"));
+        assert!(second.starts_with("HTTP/1.1 403"), "{label}: {second}");
+    }
+    assert_eq!(probe(&run, "unasked#0"), "CLOSED");
+    let heads = server.heads();
+    // The WebSocket request, the two h2c requests without their Upgrade, and /always:
+    // the request for the other host after the switch was never read as a request.
+    assert_eq!(heads.len(), 4, "{heads:?}");
+    for h in heads.iter().filter(|h| h.contains("/h2")) {
+        assert!(
+            !h.contains("\"upgrade\"") && !h.contains("http2-settings"),
+            "{h}"
+        );
+    }
+    assert!(!heads.iter().any(|h| h.contains("/two")), "{heads:?}");
+}
+
+/// An HTTP/1.1 server on 127.0.0.1 for `Expect: 100-continue`: `/continue` sends 100 and
+/// reads the body; `/ignore` reads the body without a 100; `/reject` answers 401 at once
+/// and, as a careless server would, reads what follows as its next request (the body
+/// included). Records each request line and what it answered.
+struct Expecting {
+    port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Expecting {
+    fn start() -> Expecting {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let l = l.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = std::io::BufReader::new(stream);
+                    while let Some((line, headers)) = read_head(&mut r) {
+                        let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                        let answer = if path == "/reject" {
+                            let _ = w.write_all(
+                                b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+                            );
+                            "401".to_string()
+                        } else {
+                            if path == "/continue" {
+                                let _ = w.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+                            }
+                            let Some(body) = read_body(&mut r, &headers) else {
+                                return;
+                            };
+                            let body = format!("got {}", String::from_utf8_lossy(&body));
+                            let _ = write!(
+                                w,
+                                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                                body.len()
+                            );
+                            body
+                        };
+                        l.lock().unwrap().push(format!("{line} => {answer}"));
+                    }
+                });
+            }
+        });
+        Expecting { port, log }
+    }
+}
+
+#[test]
+fn attack_38_a_body_held_for_100_continue_is_not_sent_after_a_final_answer() {
+    let (env, id) = setup(&pins(&["allowed.test"], true));
+    let server = Expecting::start();
+    let p = server.port;
+    let a = format!("allowed.test:{p}");
+    let smuggled = format!("GET /two HTTP/1.1\r\nHost: internal-admin.corp:{p}\r\n\r\n");
+    // The client sends the body without waiting (as any client may), the server answers
+    // 401 before it: the proxy never sends that body on, and ends the connection.
+    let reject = format!(
+        "POST /reject HTTP/1.1\r\nHost: {a}\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n{smuggled}",
+        smuggled.len()
+    );
+    let args = [
+        session(
+            "tunnel",
+            "connect",
+            "allowed.test",
+            p,
+            true,
+            &[reject.clone(), get("/after", &a)],
+        ),
+        session(
+            "forward",
+            "forward",
+            "-",
+            0,
+            true,
+            &[reject
+                .replace("POST /reject", &format!("POST http://{a}/reject"))
+                .replace("\r\n\r\n", "\r\nProxy-Authorization: {AUTH}\r\n\r\n")],
+        ),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = py(&env, &id, &["allowed.test"], SESSIONS, &args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        probe(&run, "tunnel#0").starts_with("HTTP/1.1 401"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(probe(&run, "tunnel#1"), "CLOSED");
+    assert!(
+        probe(&run, "forward#0").starts_with("HTTP/1.1 401"),
+        "{}",
+        run.stdout
+    );
+    // Positive twins, with curl: a server that sends 100, and one that ignores the
+    // expectation and waits for the body (the proxy sends it after a second).
+    let twins = sh(
+        &env,
+        &id,
+        &["allowed.test"],
+        &format!(
+            "for path in continue ignore; do curl -sS -H 'Expect: 100-continue' --data-binary 'hello body' http://{a}/$path; echo; done"
+        ),
+        &[],
+    );
+    assert_eq!(twins.code, 0, "{}\n{}", twins.stdout, twins.stderr);
+    assert_eq!(twins.stdout, "got hello body\ngot hello body\n");
+    let log = server.log.lock().unwrap().clone();
+    assert!(!log.iter().any(|l| l.contains("/two")), "{log:?}");
+    assert_eq!(
+        log,
+        [
+            "POST /reject HTTP/1.1 => 401".to_string(),
+            "POST /reject HTTP/1.1 => 401".to_string(),
+            "POST /continue HTTP/1.1 => got hello body".to_string(),
+            "POST /ignore HTTP/1.1 => got hello body".to_string(),
+        ],
+    );
 }

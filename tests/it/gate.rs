@@ -17,9 +17,7 @@ use crate::common::{Run, TestEnv};
 /// has no identity of its own yet: the script's `git` names one.
 #[track_caller]
 fn agent(env: &TestEnv, id: &str, script: &str) -> Run {
-    let full = format!(
-        "set -e\ngit() {{ command git -c user.name=Agent -c user.email=agent@example.com \"$@\"; }}\n{script}\n"
-    );
+    let full = format!("set -e\n{script}\n");
     env.run(["run", "-q", id, "--net", "none", "--", "sh", "-c", &full])
         .ok()
 }

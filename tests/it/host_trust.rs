@@ -43,7 +43,7 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_on_the_host() {
 C={cmd}
 cd /loopat/context/personal
 mkdir evil && cd evil && git init -q
-git -c user.name=x -c user.email=x@y commit -q --allow-empty -m x
+git commit -q --allow-empty -m x
 git config core.fsmonitor "$C"
 git config core.pager "$C"
 printf '#!/bin/sh\n%s\n' "$C" > .git/hooks/post-index-change && chmod +x .git/hooks/post-index-change
@@ -207,6 +207,7 @@ fn links_in_the_knowledge_repository_are_never_followed() {
     symlink(&ssh, claude.join("skills")).unwrap();
     symlink(&host_file, claude.join("CLAUDE.md")).unwrap();
     symlink(&host_file, claude.join("claude.json")).unwrap();
+    symlink(&host_file, knowledge.join(".loopat/config.toml")).unwrap();
     env.git(&knowledge, ["add", "-A"]);
     env.git(&knowledge, ["commit", "-q", "-m", "a teammate's links"]);
     let id = env.new_loop(&repo, "team links");
@@ -220,6 +221,13 @@ fn links_in_the_knowledge_repository_are_never_followed() {
     )
     .unwrap();
     fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // A linked folder on the way to a layer file is not followed either.
+    let personal_loopat = env.ws.join("personal/tester/.loopat");
+    fs::remove_dir_all(&personal_loopat).unwrap();
+    let elsewhere = env.root.join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::write(elsewhere.join("config.toml"), "[sandbox]\nbogus = 1\n").unwrap();
+    symlink(&elsewhere, &personal_loopat).unwrap();
     let config = env.home.join(".config/git-loop/config.toml");
     fs::create_dir_all(config.parent().unwrap()).unwrap();
     fs::write(
@@ -245,6 +253,7 @@ fn links_in_the_knowledge_repository_are_never_followed() {
     for link in ["skills", "CLAUDE.md", "claude.json"] {
         fs::remove_file(claude.join(link)).unwrap();
     }
+    fs::remove_file(knowledge.join(".loopat/config.toml")).unwrap();
     fs::create_dir_all(claude.join("skills/review")).unwrap();
     fs::write(claude.join("skills/review/SKILL.md"), "# Review skill\n").unwrap();
     fs::write(claude.join("CLAUDE.md"), "Team rule: write tests first.\n").unwrap();

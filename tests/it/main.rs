@@ -2,22 +2,30 @@
 
 mod common;
 
+mod agent;
+mod agent_e2e;
+mod attacks_fifos;
 mod attacks_files;
 mod attacks_kernel;
+mod attacks_policy;
 mod bad_input;
 mod cli;
 mod concurrency;
 mod config;
 mod crash;
+mod demo;
 mod doctor;
 mod egress;
 mod gate;
 mod host_trust;
 mod import;
+mod install;
 mod lifecycle;
+mod newcomer;
 mod publish;
 mod recovery;
 mod sandbox;
+mod toolchains;
 mod vault;
 mod vault_delivery;
 mod workspace;

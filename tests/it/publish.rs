@@ -84,9 +84,9 @@ fn a_conflict_changes_nothing_and_says_how_to_resolve() {
     assert_eq!(env.git(&env.notes(), ["status", "--porcelain"]), "");
 
     // Resolved the way the hint says, inside the loop's sandbox.
-    let script = "git fetch -q origin && git -c user.name=a -c user.email=a@b rebase -q origin/main; \
+    let script = "git fetch -q origin && git rebase -q origin/main; \
                   printf '# Plan\\n- from a\\n- from b\\n' > focus/plan.md && git add focus/plan.md && \
-                  GIT_EDITOR=true git -c user.name=a -c user.email=a@b rebase --continue >/dev/null";
+                  GIT_EDITOR=true git rebase --continue >/dev/null";
     env.run([
         "run",
         "-q",
@@ -392,6 +392,7 @@ fn autocommit_commits_inside_skips_busy_repos_and_refuses_secrets() {
 #[test]
 fn stale_git_locks_in_loops_are_judged_by_their_owner() {
     let (env, repo) = setup();
+    env.agent_login();
     let id = env.new_loop(&repo, "locks");
     let wd = env.workdir(&id);
     fs::write(wd.join("work.c"), "int w;\n").unwrap();
@@ -475,7 +476,7 @@ fn distill_loops_write_knowledge_and_publish_it() {
         env.git(&k, ["symbolic-ref", "--short", "HEAD"]).trim(),
         format!("loop/{id}")
     );
-    let script = "pwd; echo '# Facts' > facts.md && git add facts.md && git -c user.name=a -c user.email=a@b commit -qm distilled; \
+    let script = "pwd; echo '# Facts' > facts.md && git add facts.md && git commit -qm distilled; \
                   touch /loopat/context/notes/x 2>/dev/null || echo notes-ro";
     let run = env
         .run(["run", "-q", &id, "--net", "none", "--", "sh", "-c", script])
@@ -617,6 +618,7 @@ fn pr_pushes_and_opens_with_gh_or_prints_the_url() {
 #[test]
 fn killed_at_random_points_nothing_is_lost() {
     let (env, repo) = setup();
+    env.agent_login();
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut random = |below: Duration| {
         seed ^= seed << 13;

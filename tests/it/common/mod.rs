@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod bounded;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -203,6 +205,33 @@ impl TestEnv {
         self.git(&dir, ["add", "-A"]);
         self.git(&dir, ["commit", "-q", "-m", "first"]);
         dir
+    }
+
+    /// Logs the default agent in, as a user does once (`git loop agent login`, the key on
+    /// stdin), so that `doctor` finds a workspace where the agent can work.
+    pub fn agent_login(&self) {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .current_dir(&self.root)
+            .args(["agent", "login"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start git-loop");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"sk-ant-api03-test-key-of-the-suite")
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "agent login failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// `git loop new TITLE` in `repo`; returns the id.

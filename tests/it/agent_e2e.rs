@@ -1,0 +1,351 @@
+//! A real agent in a loop, out of the box (issue 13): the real Claude Code CLI (the npm
+//! package `@anthropic-ai/claude-code`, which `.ci/run` installs) runs in a loop's sandbox
+//! against a stand-in for the Anthropic Messages API that the test serves on loopback,
+//! under a name pinned with `[network.hosts]` and reached through the proxy. The real API
+//! is never contacted. The user does what a user does: a git identity in their own git
+//! config, `git loop agent login` with a key, `git loop agent ID`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::common::{Run, TestEnv, BIN};
+
+/// The Claude Code CLI on the host, which the test needs.
+fn claude() -> PathBuf {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("claude"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "the Claude Code CLI is not installed: npm install -g @anthropic-ai/claude-code (.ci/run does)"
+            )
+        })
+}
+
+/// One request the stand-in received.
+#[derive(Debug, Clone)]
+struct Seen {
+    path: String,
+    api_key: Option<String>,
+    body: Value,
+}
+
+/// A stand-in for the Messages API: to a request that offers tools and has no tool result
+/// yet, it answers with one Bash tool call running `command`; to the others, "done".
+/// Answers stream as server-sent events, as the API's do.
+struct StandIn {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl StandIn {
+    fn start(command: &str) -> StandIn {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (log, command) = (seen.clone(), command.to_string());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (log, command) = (log.clone(), command.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &log, &command);
+                });
+            }
+        });
+        StandIn { port, seen }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    let (mut length, mut api_key) = (0usize, None);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse().unwrap_or(0),
+                "x-api-key" => api_key = Some(value.trim().to_string()),
+                _ => {}
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let has_result = body["messages"].as_array().is_some_and(|msgs| {
+        msgs.iter().any(|m| {
+            m["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+        })
+    });
+    let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    log.lock().unwrap().push(Seen {
+        path,
+        api_key,
+        body: body.clone(),
+    });
+    let mut out = stream;
+    out.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+    )?;
+    let mut event = |kind: &str, data: Value| -> std::io::Result<()> {
+        out.write_all(format!("event: {kind}\ndata: {data}\n\n").as_bytes())?;
+        out.flush()
+    };
+    let model = body["model"].as_str().unwrap_or("stand-in").to_string();
+    event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    )?;
+    let stop = if offers_tools && !has_result {
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}}),
+        )?;
+        let input = json!({"command": command, "description": "commit a greeting"}).to_string();
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": input}}),
+        )?;
+        "tool_use"
+    } else {
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+        )?;
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": "done"}}),
+        )?;
+        "end_turn"
+    };
+    event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    )?;
+    event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": 5}}),
+    )?;
+    event("message_stop", json!({"type": "message_stop"}))
+}
+
+/// The tool results Claude Code sent back to the stand-in.
+fn tool_results(seen: &[Seen]) -> Vec<Value> {
+    seen.iter()
+        .flat_map(|s| s.body["messages"].as_array().cloned().unwrap_or_default())
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .collect()
+}
+
+const KEY: &str = "sk-ant-api03-stand-in-key-0123456789";
+
+/// A user with a git identity in their own global git config (not in the environment),
+/// the operator config pointing the stand-in's name at loopback, a repository, a loop,
+/// and the agent logged in with `agent login`.
+struct Setup {
+    env: TestEnv,
+    repo: PathBuf,
+    id: String,
+    gitconfig: PathBuf,
+    stand_in: StandIn,
+}
+
+impl Setup {
+    fn new(permissions: &str) -> Setup {
+        let env = TestEnv::new();
+        let gitconfig = env.home.join(".gitconfig");
+        std::fs::write(
+            &gitconfig,
+            "[user]\n\tname = Alice Example\n\temail = alice@example.com\n",
+        )
+        .unwrap();
+        let stand_in = StandIn::start(
+            "echo hello > greeting.txt && git add greeting.txt && git commit -q -m 'add greeting' && echo COMMITTED",
+        );
+        let config = env.home.join(".config/git-loop/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(
+            &config,
+            format!(
+                "[agent]\ncommand = [{claude:?}, \"-p\", \"add a greeting\"]\npermissions = \"{permissions}\"\n\n\
+                 [network]\nallow_domains = [\"api.stand-in.test\"]\nallow_cidrs = [\"127.0.0.1/32\"]\n\n\
+                 [network.hosts]\n\"api.stand-in.test\" = \"127.0.0.1\"\n",
+                claude = claude().display().to_string()
+            ),
+        )
+        .unwrap();
+        let repo = env.repo("app");
+        let mut setup = Setup {
+            env,
+            repo,
+            id: String::new(),
+            gitconfig,
+            stand_in,
+        };
+        let new = setup.git_loop_in(&setup.repo.clone(), &["new", "greet"], None);
+        assert_eq!(new.code, 0, "{}", new.stderr);
+        setup.id = new.stdout.trim().to_string();
+        let login = setup.git_loop(&["agent", "login"], Some(KEY.as_bytes()));
+        assert_eq!(login.code, 0, "{}", login.stderr);
+        // Where the stand-in answers: test plumbing, as a user behind a gateway would set.
+        let url = format!("http://api.stand-in.test:{}", setup.stand_in.port);
+        let base = setup.git_loop(
+            &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
+            Some(url.as_bytes()),
+        );
+        assert_eq!(base.code, 0, "{}", base.stderr);
+        setup
+    }
+
+    /// `git loop ARGS` as this user runs it: their identity comes from their git config.
+    fn git_loop_in(&self, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .envs(
+                self.env.envs().into_iter().filter(|(k, _)| {
+                    !k.starts_with("GIT_AUTHOR") && !k.starts_with("GIT_COMMITTER")
+                }),
+            )
+            .env("GIT_CONFIG_GLOBAL", &self.gitconfig)
+            .current_dir(cwd)
+            .args(args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        if let Some(input) = stdin {
+            child.stdin.take().unwrap().write_all(input).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn git_loop(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
+        self.git_loop_in(&self.env.root.clone(), args, stdin)
+    }
+}
+
+/// The agent's first `git commit` works and carries the user's identity, the agent runs
+/// its Bash tool without a prompt (the sandbox is the boundary), it is logged in with
+/// nothing but the key `agent login` stored, and the commit lands on `loop/<id>` in the
+/// user's repository.
+#[test]
+fn claude_code_commits_in_its_loop_with_the_users_identity_and_no_prompt() {
+    let s = Setup::new("sandbox");
+    let run = s.git_loop(&["agent", &s.id], None);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run.stdout_has("done");
+    let seen = s.stand_in.seen();
+    assert!(seen.len() >= 2, "the stand-in saw {} requests", seen.len());
+    for request in &seen {
+        assert!(request.path.starts_with("/v1/messages"), "{}", request.path);
+        assert_eq!(
+            request.api_key.as_deref(),
+            Some(KEY),
+            "not logged in with the stored key"
+        );
+    }
+    let results = tool_results(&seen);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_ne!(
+        results[0]["is_error"], true,
+        "the tool failed: {}",
+        results[0]
+    );
+    assert!(
+        results[0]["content"].to_string().contains("COMMITTED"),
+        "{}",
+        results[0]
+    );
+    // The commit is in the user's repository, on the loop's branch, with their identity.
+    let branch = format!("loop/{}", s.id);
+    let log = s.env.git(
+        &s.repo,
+        ["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s", &branch],
+    );
+    assert_eq!(
+        log.trim(),
+        "Alice Example <alice@example.com>|Alice Example <alice@example.com>|add greeting"
+    );
+    assert_eq!(
+        s.env
+            .git(&s.repo, ["show", &format!("{branch}:greeting.txt")]),
+        "hello\n"
+    );
+    // Reached through the proxy, with nothing refused on the way.
+    let log = s.git_loop(&["log", &s.id], None);
+    assert!(!log.stdout.contains("violation"), "{}", log.stdout);
+}
+
+/// The twin that shows the profile is what makes it work: with `agent.permissions =
+/// "ask"`, the same agent in the same loop is not told it may act without asking, so its
+/// tool call is held for an approval no one can give in `-p` mode, and nothing lands.
+#[test]
+fn with_permissions_ask_claude_code_asks_and_commits_nothing() {
+    let s = Setup::new("ask");
+    let run = s.git_loop(&["agent", &s.id], None);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let results = tool_results(&s.stand_in.seen());
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["is_error"], true, "{}", results[0]);
+    assert!(
+        !results[0]["content"].to_string().contains("COMMITTED"),
+        "{}",
+        results[0]
+    );
+    let branch = format!("loop/{}", s.id);
+    assert_eq!(
+        s.env
+            .git(&s.repo, ["log", "-1", "--format=%s", &branch])
+            .trim(),
+        "first"
+    );
+}
