@@ -118,7 +118,11 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
 /// The notes files merged as the union of both sides' lines (`publish.union`).
 pub fn union_patterns(ui: &mut Ui, ws: &crate::workspace::Workspace) -> Result<Vec<String>> {
     // Checked where the configuration is read (`config::schema`).
-    Ok(super::load_config(ui, ws, None)?.settings().publish.union.clone())
+    Ok(super::load_config(ui, ws, None)?
+        .settings()
+        .publish
+        .union
+        .clone())
 }
 
 /// The trunk of a context repository (the branch its checkout has).

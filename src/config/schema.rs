@@ -295,7 +295,11 @@ fn hosts<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, IpAddr>, D:
 fn attribute_patterns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     let patterns = Vec::<String>::deserialize(d)?;
     for p in &patterns {
-        if p.is_empty() || p.starts_with('#') || p.starts_with('!') || p.chars().any(char::is_whitespace) {
+        if p.is_empty()
+            || p.starts_with('#')
+            || p.starts_with('!')
+            || p.chars().any(char::is_whitespace)
+        {
             return Err(D::Error::custom(format!(
                 "'{}' is not a gitattributes pattern: give paths or patterns without spaces, like \"inbox.md\"",
                 p.escape_debug()
