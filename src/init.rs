@@ -218,7 +218,8 @@ fn clone_into(
     let tmp = staging_path(path);
     let _ = fsutil::remove_tree(&tmp);
     let result = (|| -> Result<()> {
-        let mut git = clone_git().args(["clone", "--quiet", "--template=", "--no-recurse-submodules"]);
+        let mut git =
+            clone_git().args(["clone", "--quiet", "--template=", "--no-recurse-submodules"]);
         if jailed {
             git = git.arg("--no-checkout");
         }
@@ -314,7 +315,9 @@ fn adopt_remote(
     Git::in_dir(path)
         .args(["remote", "add", crate::sync::REMOTE, url])
         .run()?;
-    report.remote_set.push((path.to_path_buf(), url.to_string()));
+    report
+        .remote_set
+        .push((path.to_path_buf(), url.to_string()));
     Ok(())
 }
 
@@ -327,7 +330,7 @@ fn is_pristine(path: &Path, message: &str) -> bool {
     let Ok(mut head) = repo.head() else {
         return false;
     };
-    let Ok(Some(id)) = head.try_peel_to_id_in_place() else {
+    let Ok(Some(id)) = head.try_peel_to_id() else {
         return false;
     };
     let Ok(commit) = repo.find_commit(id) else {
@@ -346,10 +349,18 @@ fn is_pristine(path: &Path, message: &str) -> bool {
     let only_trunk = crate::git::objects::branches(&repo)
         .map(|b| b.len() == 1)
         .unwrap_or(false);
-    ours && only_trunk
-        && crate::git::objects::worktree_changes(path)
+    ours && only_trunk && {
+        // Read as data: the personal tree is written by sandboxes.
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        crate::git::objects::worktree_changes(
+            path,
+            &repo,
+            &crate::git::objects::Limits::default(),
+            &interrupt,
+        )
         .map(|c| c.is_empty())
         .unwrap_or(false)
+    }
 }
 
 /// A new repository on trunk with one commit holding `files`.

@@ -107,7 +107,10 @@ fn remote_record(ws: &Workspace, name: &str) -> PathBuf {
 /// The repository's `origin` URL, without credentials a URL can carry.
 fn origin_url(top: &Path) -> Option<String> {
     let repo = gix::open(top).ok()?;
-    let url = repo.config_snapshot().string("remote.origin.url")?.to_string();
+    let url = repo
+        .config_snapshot()
+        .string("remote.origin.url")?
+        .to_string();
     Some(without_credentials(&url)).filter(|u| !u.is_empty())
 }
 
@@ -146,8 +149,18 @@ pub fn usual_places() -> Vec<PathBuf> {
     };
     let mut out = vec![home.clone()];
     for child in [
-        "src", "source", "code", "Code", "projects", "Projects", "work", "git", "repos", "dev",
-        "workspace", "Documents",
+        "src",
+        "source",
+        "code",
+        "Code",
+        "projects",
+        "Projects",
+        "work",
+        "git",
+        "repos",
+        "dev",
+        "workspace",
+        "Documents",
     ] {
         out.push(home.join(child));
     }
@@ -209,7 +222,10 @@ pub fn find_moved(ws: &Workspace, name: &str, places: &[PathBuf]) -> Result<Path
     let looked = format!(
         "looked for {} under {}",
         match (&folder, &remote) {
-            (Some(f), Some(r)) => format!("a repository named {} or with the remote {r}", f.to_string_lossy()),
+            (Some(f), Some(r)) => format!(
+                "a repository named {} or with the remote {r}",
+                f.to_string_lossy()
+            ),
             (Some(f), None) => format!("a repository named {}", f.to_string_lossy()),
             (None, Some(r)) => format!("a repository with the remote {r}"),
             (None, None) => "the repository".to_string(),
@@ -252,8 +268,12 @@ pub fn relink(ws: &Workspace, name: &str, top: &Path) -> Result<()> {
         .and_then(|()| fs::rename(&tmp, &link))
         .map_err(|e| {
             let _ = fs::remove_file(&tmp);
-            Error::failure(format!("cannot point {} at {}", link.display(), top.display()))
-                .with_source(e)
+            Error::failure(format!(
+                "cannot point {} at {}",
+                link.display(),
+                top.display()
+            ))
+            .with_source(e)
         })?;
     record_remote(ws, name, top);
     Ok(())
@@ -308,7 +328,10 @@ mod tests {
     #[test]
     fn credentials_never_recorded() {
         use super::without_credentials as w;
-        assert_eq!(w("https://u:tok@example.com/a/b.git"), "https://example.com/a/b.git");
+        assert_eq!(
+            w("https://u:tok@example.com/a/b.git"),
+            "https://example.com/a/b.git"
+        );
         assert_eq!(w("https://example.com/a.git"), "https://example.com/a.git");
         assert_eq!(w("ssh://git@host:22/x"), "ssh://host:22/x");
         assert_eq!(w("git@github.com:o/r.git"), "git@github.com:o/r.git");

@@ -251,7 +251,13 @@ fn read_err(role: Role) -> impl Fn(objects::GitReadError) -> SyncError {
 /// remote cannot be reached.
 fn fetch(role: Role, dir: &Path, trunk: &str) -> Result<Option<ObjectId>, FetchFailure> {
     let out = git(dir)
-        .args(["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head"])
+        .args([
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--prune",
+            "--no-write-fetch-head",
+        ])
         .arg(REMOTE)
         .arg(format!("+refs/heads/{trunk}:{}", tracking_ref(trunk)))
         .output_any()
@@ -286,7 +292,7 @@ fn last_line(text: &str) -> String {
         .trim_start_matches("fatal: ")
         .trim_start_matches("error: ")
         .to_string();
-    shown(&line)
+    shown(&line).to_string()
 }
 
 /// How a push went.
@@ -333,15 +339,14 @@ fn push(
     }
     // `[rejected] (stale info)`: the lease failed; `(fetch first)`: the same race seen
     // by the remote. Anything else (a protected branch, a hook) is the remote's answer.
-    if rejected
-        .iter()
-        .all(|l| l.contains("stale info") || l.contains("fetch first") || l.contains("non-fast-forward"))
-    {
+    if rejected.iter().all(|l| {
+        l.contains("stale info") || l.contains("fetch first") || l.contains("non-fast-forward")
+    }) {
         return Ok(Pushed::Stale);
     }
     Err(SyncError::Refused {
         role: role.name(),
-        why: shown(rejected.join("; ").trim_start_matches('!').trim()),
+        why: shown(rejected.join("; ").trim_start_matches('!').trim()).to_string(),
     })
 }
 
@@ -629,7 +634,11 @@ mod personal {
         if !out.success() {
             return Err(SyncError::Other {
                 role: "personal",
-                message: format!("`git {}` failed: {}", args.join(" "), last_line(&out.stderr_text())),
+                message: format!(
+                    "`git {}` failed: {}",
+                    args.join(" "),
+                    last_line(&out.stderr_text())
+                ),
             });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -675,7 +684,8 @@ mod personal {
             )]);
         };
         let dir = ws.personal();
-        let head = resolve(&dir, &format!("refs/heads/{trunk}")).map_err(read_err(Role::Personal))?;
+        let head =
+            resolve(&dir, &format!("refs/heads/{trunk}")).map_err(read_err(Role::Personal))?;
         let note = if head == Some(new) {
             // Both steps were done; only the journal was left.
             None
@@ -714,7 +724,14 @@ mod personal {
             let (l, r) = (local.to_string(), remote.to_string());
             let out = in_jail(
                 ws,
-                &["merge-tree", "--write-tree", "--name-only", "--no-messages", &l, &r],
+                &[
+                    "merge-tree",
+                    "--write-tree",
+                    "--name-only",
+                    "--no-messages",
+                    &l,
+                    &r,
+                ],
             )
             .map_err(failed)?;
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -724,7 +741,10 @@ mod personal {
                 Some(0) => {}
                 Some(1) => {
                     return Err(Integrate::Conflict(
-                        lines.filter(|l| !l.is_empty()).map(str::to_string).collect(),
+                        lines
+                            .filter(|l| !l.is_empty())
+                            .map(str::to_string)
+                            .collect(),
                     ))
                 }
                 _ => {
@@ -735,8 +755,11 @@ mod personal {
                 }
             }
             let message = format!("Merge {REMOTE}/{trunk} into {trunk} (git loop sync)");
-            let commit = step(ws, &["commit-tree", &tree, "-p", &l, "-p", &r, "-m", &message])
-                .map_err(failed)?;
+            let commit = step(
+                ws,
+                &["commit-tree", &tree, "-p", &l, "-p", &r, "-m", &message],
+            )
+            .map_err(failed)?;
             let new = ObjectId::from_hex(commit.trim().as_bytes()).map_err(|_| {
                 failed(SyncError::Other {
                     role: "personal",
@@ -778,7 +801,11 @@ mod personal {
 /// The one-line progress for a report, as `sync` prints it.
 pub fn line(r: &Report) -> String {
     let name = r.repo.name();
-    let short = |m: &Option<String>| m.as_deref().map(|s| s[..12.min(s.len())].to_string()).unwrap_or_else(|| "nothing".into());
+    let short = |m: &Option<String>| {
+        m.as_deref()
+            .map(|s| s[..12.min(s.len())].to_string())
+            .unwrap_or_else(|| "nothing".into())
+    };
     match &r.state {
         State::NoRemote => format!("{name}: no remote (give it one: git loop init --{name} URL)"),
         State::UpToDate => format!("{name}: up to date with {REMOTE}/{}", r.trunk),
@@ -818,21 +845,28 @@ pub fn line(r: &Report) -> String {
             match pulled {
                 Pulled::Nothing => {}
                 Pulled::FastForward => parts.push(format!("{} would be fast-forwarded", r.trunk)),
-                Pulled::Merge => parts.push(format!("{} would be merged with {REMOTE}/{}", r.trunk, r.trunk)),
+                Pulled::Merge => parts.push(format!(
+                    "{} would be merged with {REMOTE}/{}",
+                    r.trunk, r.trunk
+                )),
             }
             if *push {
                 parts.push(format!("{REMOTE}/{} would be pushed", r.trunk));
             }
             format!("{name}: {}", parts.join(", "))
         }
-        State::Offline { reason } => format!(
-            "{name}: {REMOTE} cannot be reached ({reason}); nothing moved"
-        ),
+        State::Offline { reason } => {
+            format!("{name}: {REMOTE} cannot be reached ({reason}); nothing moved")
+        }
         State::Conflict { paths } => format!(
             "{name}: {} and {REMOTE}/{} changed the same lines of {}; nothing moved",
             r.trunk,
             r.trunk,
-            paths.iter().map(|p| shown(p)).collect::<Vec<_>>().join(", ")
+            paths
+                .iter()
+                .map(|p| shown(p).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -841,7 +875,9 @@ pub fn line(r: &Report) -> String {
 pub fn to_error(e: SyncError) -> Error {
     let hint = match &e {
         SyncError::Busy { .. } => "nothing was lost; run `git loop sync` again in a moment",
-        SyncError::Refused { .. } => "the remote's rules refuse this push; ask its owner, or keep working locally",
+        SyncError::Refused { .. } => {
+            "the remote's rules refuse this push; ask its owner, or keep working locally"
+        }
         _ => "`git loop doctor` checks the workspace",
     };
     Error::failure(e.to_string()).hint(hint)

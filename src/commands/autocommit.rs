@@ -118,19 +118,24 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
         }
     }
     if args.publish_notes {
+        let union = super::publish::union_patterns(ui, &ws)?;
         let _lock = Lock::acquire(&ws.workspace_lock())?;
         for id in &ids {
             let Ok(rec) = loops::load(&ws, id) else {
                 continue;
             };
-            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", None, false) {
-                Ok((trunk, outcome)) => {
-                    if outcome != crate::publish::Outcome::UpToDate {
+            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", &union, None, false)
+            {
+                Ok((trunk, merged)) => {
+                    for notice in &merged.notices {
+                        ui.status(notice)?;
+                    }
+                    if merged.outcome != crate::publish::Outcome::UpToDate {
                         super::publish::report(
                             ui,
                             &format!("{id} notes"),
                             &trunk,
-                            &outcome,
+                            &merged.outcome,
                             false,
                         )?;
                     }
@@ -218,7 +223,9 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         command.push(inside.into());
         command.push(message(&paths).into());
         command.extend(paths.iter().map(|p| format!(":(literal){p}").into()));
+        crate::failpoint::hit("autocommit:before-commit");
         let out = task::in_loop(&rec.id, "work", &command, task::Bound::DEFAULT)?;
+        crate::failpoint::hit("autocommit:committed");
         if !out.success() {
             return Err(Error::failure(format!(
                 "the commit in the {} repository failed: {}",
@@ -238,6 +245,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     // Imported whether or not anything was committed now: the agent may have committed
     // itself since the last import.
     loops::import(ws, rec)?;
+    crate::failpoint::hit("autocommit:imported");
     if !skipped.is_empty() {
         return Err(Error::failure(format!(
             "the {} repository of loop {} was not committed",

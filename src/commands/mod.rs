@@ -42,6 +42,34 @@ pub fn workspace() -> Result<Workspace> {
     Ok(ws)
 }
 
+/// Finishes what killed commands left and whose owner is provably gone: removals of a
+/// killed `rm`, the staging folder and branches of a killed `new`, temp files of a killed
+/// journal write. Says what it did; returns the ids of the loops whose removal it finished.
+pub fn finish_interrupted(ui: &mut Ui, ws: &Workspace) -> Result<Vec<String>> {
+    let mut finished = Vec::new();
+    for removed in crate::removal::finish(ws)? {
+        ui.status(format!(
+            "finished removing loop {} (an interrupted `git loop rm`)",
+            removed.id
+        ))?;
+        for line in removed.branches {
+            ui.status(line)?;
+        }
+        finished.push(removed.id);
+    }
+    for rolled in crate::create::roll_back_interrupted(ws)? {
+        if !rolled.removed.is_empty() {
+            ui.status(format!(
+                "rolled back an interrupted `git loop new` of {}: {}",
+                rolled.id,
+                rolled.removed.join(", ")
+            ))?;
+        }
+    }
+    crate::fsutil::sweep_dead_temp_files(&ws.locks_dir());
+    Ok(finished)
+}
+
 /// The config stack for this workspace (and loop, when one is named). What a layer may
 /// not set is reported once, as one warning line each.
 pub fn load_config(ui: &mut Ui, ws: &Workspace, rec: Option<&LoopRecord>) -> Result<Config> {

@@ -63,6 +63,7 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
     // What the loop wrote is read before the workspace lock is taken, so a loop that makes
     // reading slow holds up no one else's publish.
     loops::import(&ws, &rec)?;
+    crate::failpoint::hit("publish:imported");
     let _lock = Lock::acquire(&ws.workspace_lock())?;
     // Every branch is judged before any of them lands: a refusal changes nothing.
     let mut gated = Vec::new();
@@ -93,20 +94,35 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
         return Err(e);
     }
     super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;
+    let union = union_patterns(ui, &ws)?;
     for (role, origin, (trunk, insp)) in &gated {
-        let outcome = merge_gated(
+        let merged = merge_gated(
             &ws,
             origin,
             &rec,
             role,
             trunk,
             insp,
+            &union,
             args.message.clone(),
             args.dry_run,
         )?;
-        report(ui, role, trunk, &outcome, args.dry_run)?;
+        for notice in &merged.notices {
+            ui.status(notice)?;
+        }
+        report(ui, role, trunk, &merged.outcome, args.dry_run)?;
     }
     Ok(0)
+}
+
+/// The notes files merged as the union of both sides' lines (`publish.union`).
+pub fn union_patterns(ui: &mut Ui, ws: &crate::workspace::Workspace) -> Result<Vec<String>> {
+    // Checked where the configuration is read (`config::schema`).
+    Ok(super::load_config(ui, ws, None)?
+        .settings()
+        .publish
+        .union
+        .clone())
 }
 
 /// The trunk of a context repository (the branch its checkout has).
@@ -142,9 +158,10 @@ pub fn publish_one(
     origin: &std::path::Path,
     rec: &loops::LoopRecord,
     role: &str,
+    union: &[String],
     message: Option<String>,
     dry_run: bool,
-) -> Result<(String, Outcome)> {
+) -> Result<(String, publish::Merged)> {
     let allow = super::operator_guard_allowlist()?;
     let (trunk, insp) = gate_one(origin, rec, &allow)?;
     let mut stakes = Vec::new();
@@ -159,8 +176,10 @@ pub fn publish_one(
     )? {
         return Err(e.with_source(gate::AtStake::from_lines(&stakes)));
     }
-    let outcome = merge_gated(ws, origin, rec, role, &trunk, &insp, message, dry_run)?;
-    Ok((trunk, outcome))
+    let merged = merge_gated(
+        ws, origin, rec, role, &trunk, &insp, union, message, dry_run,
+    )?;
+    Ok((trunk, merged))
 }
 
 /// Merges exactly the commit the gate judged into trunk.
@@ -172,9 +191,10 @@ fn merge_gated(
     role: &str,
     trunk: &str,
     insp: &gate::Inspection,
+    union: &[String],
     message: Option<String>,
     dry_run: bool,
-) -> Result<Outcome> {
+) -> Result<publish::Merged> {
     let message =
         message.unwrap_or_else(|| format!("Publish {role} of loop {}: {}", rec.id, rec.title));
     let journal = ws.checkout_journal(role);
@@ -185,7 +205,10 @@ fn merge_gated(
         message,
         squash: false,
         dry_run,
-        journal: Some(journal),
+        journal,
+        owner: publish::Owner::Workspace,
+        workspace: ws,
+        union: union.to_vec(),
         gated: Some((insp.source, insp.target)),
     })
     .map_err(|e| publish::to_error(e, &rec.id, "publish"))

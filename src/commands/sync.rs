@@ -1,5 +1,3 @@
-use std::io::Write as _;
-
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
 use crate::sync::{self, Options, Role, State};
@@ -68,7 +66,9 @@ pub fn run(ui: &mut Ui, args: SyncArgs) -> Result<u8> {
         }
     }
     if args.json {
-        writeln!(ui.out(), "{}", serde_json::to_string_pretty(&reports)?)?;
+        let value = serde_json::to_value(&reports)
+            .map_err(|e| crate::Error::failure("cannot write JSON").with_source(e))?;
+        super::print_json(ui, &value)?;
     }
     let offline: Vec<&sync::Report> = reports
         .iter()
@@ -132,7 +132,11 @@ fn summary(ui: &mut Ui, reports: &[sync::Report]) -> Result<()> {
     let mut pushed = 0;
     let mut loops = 0;
     for r in reports {
-        if let State::Synced { pulled: p, pushed: q } = &r.state {
+        if let State::Synced {
+            pulled: p,
+            pushed: q,
+        } = &r.state
+        {
             if *p != sync::Pulled::Nothing {
                 pulled += 1;
             }
@@ -157,7 +161,10 @@ fn summary(ui: &mut Ui, reports: &[sync::Report]) -> Result<()> {
         if with_remote == 1 { "y" } else { "ies" }
     );
     if loops > 0 {
-        line.push_str(&format!(", {loops} loop branch{} pushed", plural(loops).replace('s', "es")));
+        line.push_str(&format!(
+            ", {loops} loop branch{} pushed",
+            plural(loops).replace('s', "es")
+        ));
     }
     ui.status(line)?;
     Ok(())

@@ -83,14 +83,10 @@ fn machine(remotes: &Remotes) -> TestEnv {
 
 /// Every ref of a machine's shared repositories.
 fn local_refs(env: &TestEnv) -> String {
-    [
-        env.notes(),
-        env.ws.join("context/knowledge"),
-        personal(env),
-    ]
-    .iter()
-    .map(|d| env.refs(d))
-    .collect()
+    [env.notes(), env.ws.join("context/knowledge"), personal(env)]
+        .iter()
+        .map(|d| env.refs(d))
+        .collect()
 }
 
 fn personal(env: &TestEnv) -> PathBuf {
@@ -99,7 +95,12 @@ fn personal(env: &TestEnv) -> PathBuf {
 
 /// A loop without code whose notes branch carries `file` (committed as the agent would).
 fn loop_with_note(env: &TestEnv, title: &str, file: &str, text: &str) -> String {
-    let id = env.run(["new", "--scratch", title]).ok().stdout.trim().to_string();
+    let id = env
+        .run(["new", "--scratch", title])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
     env.commit_file(&env.loop_notes(&id), file, text, &format!("note {file}"));
     id
 }
@@ -120,15 +121,25 @@ fn a_new_machine_gets_the_team_s_history_and_the_first_pushes_it() {
         .stdout_has("knowledge: pushed to origin/main")
         .stdout_has("personal: pushed to origin/main");
     assert_eq!(remotes.tip(&a, "notes"), a.rev(&a.notes(), "main"));
-    sync(&a).ok().stdout_has("notes: up to date with origin/main");
+    sync(&a)
+        .ok()
+        .stdout_has("notes: up to date with origin/main");
 
     let b = machine(&remotes);
     for (dir_a, dir_b) in [
         (a.notes(), b.notes()),
-        (a.ws.join("context/knowledge"), b.ws.join("context/knowledge")),
+        (
+            a.ws.join("context/knowledge"),
+            b.ws.join("context/knowledge"),
+        ),
         (personal(&a), personal(&b)),
     ] {
-        assert_eq!(a.rev(&dir_a, "main"), b.rev(&dir_b, "main"), "{}", dir_b.display());
+        assert_eq!(
+            a.rev(&dir_a, "main"),
+            b.rev(&dir_b, "main"),
+            "{}",
+            dir_b.display()
+        );
         assert_eq!(b.git(&dir_b, ["status", "--porcelain"]), "");
     }
     sync(&b).ok().stdout_has("notes: up to date");
@@ -143,7 +154,12 @@ fn eight_publishes_at_once_from_two_machines_all_land() {
     let mut jobs = Vec::new();
     for i in 0..8 {
         let env = if i % 2 == 0 { &a } else { &b };
-        let id = loop_with_note(env, &format!("topic {i}"), &format!("memory/topic-{i}.md"), &format!("fact {i}\n"));
+        let id = loop_with_note(
+            env,
+            &format!("topic {i}"),
+            &format!("memory/topic-{i}.md"),
+            &format!("fact {i}\n"),
+        );
         jobs.push((env, id));
     }
     let children: Vec<_> = jobs
@@ -207,9 +223,14 @@ fn the_same_note_changed_differently_is_refused_and_the_fix_works() {
     let local_before = local_refs(&b);
     let refused = sync(&b).fails(1);
     refused
-        .stdout_has("notes: main and origin/main changed the same lines of focus/plan.md; nothing moved")
+        .stdout_has(
+            "notes: main and origin/main changed the same lines of focus/plan.md; nothing moved",
+        )
         .stderr_has("hint: nothing was changed; merge by hand")
-        .stderr_has(&format!("cd {} && git merge origin/main", b.notes().display()));
+        .stderr_has(&format!(
+            "cd {} && git merge origin/main",
+            b.notes().display()
+        ));
     assert_eq!(remotes.refs(&b), remote_before, "the remote moved");
     assert_eq!(local_refs(&b), local_before, "a local trunk moved");
     assert_eq!(b.git(&b.notes(), ["status", "--porcelain"]), "");
@@ -217,7 +238,11 @@ fn the_same_note_changed_differently_is_refused_and_the_fix_works() {
     // The way the hint says: merge by hand, then sync.
     let merge = b.git_out(&b.notes(), ["merge", "origin/main"]);
     assert_ne!(merge.code, 0, "git merge should stop at the conflict");
-    fs::write(b.notes().join("focus/plan.md"), "the plan: ship on Wednesday\n").unwrap();
+    fs::write(
+        b.notes().join("focus/plan.md"),
+        "the plan: ship on Wednesday\n",
+    )
+    .unwrap();
     b.git(&b.notes(), ["commit", "-q", "-am", "plan: agreed"]);
     sync(&b).ok().stdout_has("notes: pushed to origin/main");
     sync(&a).ok().stdout_has("notes: main fast-forwarded");
@@ -233,7 +258,12 @@ fn personal_memory_written_in_a_loop_reaches_the_other_machine() {
     let a = machine(&remotes);
     sync(&a).ok();
     let b = machine(&remotes);
-    let id = a.run(["new", "--scratch", "remember"]).ok().stdout.trim().to_string();
+    let id = a
+        .run(["new", "--scratch", "remember"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
     a.run([
         "run",
         &id,
@@ -254,10 +284,21 @@ fn personal_memory_written_in_a_loop_reaches_the_other_machine() {
         "prefers small commits\n"
     );
     // And a loop on B reads it.
-    let on_b = b.run(["new", "--scratch", "recall"]).ok().stdout.trim().to_string();
-    b.run(["run", &on_b, "--", "cat", "/loopat/context/personal/memory/style.md"])
+    let on_b = b
+        .run(["new", "--scratch", "recall"])
         .ok()
-        .stdout_has("prefers small commits");
+        .stdout
+        .trim()
+        .to_string();
+    b.run([
+        "run",
+        &on_b,
+        "--",
+        "cat",
+        "/loopat/context/personal/memory/style.md",
+    ])
+    .ok()
+    .stdout_has("prefers small commits");
 }
 
 #[test]
@@ -277,7 +318,10 @@ fn both_machines_changed_personal_memory_and_it_merges() {
     for env in [&a, &b] {
         assert!(personal(env).join("memory/a.md").is_file());
         assert!(personal(env).join("memory/b.md").is_file());
-        assert_eq!(env.rev(&personal(env), "main"), remotes.tip(env, "personal"));
+        assert_eq!(
+            env.rev(&personal(env), "main"),
+            remotes.tip(env, "personal")
+        );
         assert_eq!(env.git(&personal(env), ["status", "--porcelain"]), "");
     }
 }
@@ -302,7 +346,9 @@ fn an_offline_publish_lands_locally_and_the_next_sync_pushes_it() {
 
     fs::rename(&away, remotes.dir.join("notes.git")).unwrap();
     sync(&a).ok().stdout_has("notes: pushed to origin/main");
-    assert!(remotes.files(&a, "notes").contains(&"memory/offline.md".to_string()));
+    assert!(remotes
+        .files(&a, "notes")
+        .contains(&"memory/offline.md".to_string()));
 }
 
 #[test]
@@ -362,7 +408,10 @@ fn json_reports_each_repository() {
     assert_eq!(notes["state"]["kind"], "synced");
     assert_eq!(notes["state"]["pushed"], true);
     assert_eq!(notes["remote"], remotes.url("notes"));
-    assert_eq!(notes["remote_trunk"]["new"].as_str(), a.rev(&a.notes(), "main").as_deref());
+    assert_eq!(
+        notes["remote_trunk"]["new"].as_str(),
+        a.rev(&a.notes(), "main").as_deref()
+    );
 }
 
 #[test]
@@ -373,7 +422,12 @@ fn loops_branches_are_pushed_only_when_asked() {
     // The branch reaches the notes origin when the host imports it (review does).
     a.run(["review", &id]).ok();
     sync(&a).ok();
-    let branches = |env: &TestEnv| env.git(&remotes.dir.join("notes.git"), ["branch", "--list", "loop/*"]);
+    let branches = |env: &TestEnv| {
+        env.git(
+            &remotes.dir.join("notes.git"),
+            ["branch", "--list", "loop/*"],
+        )
+    };
     assert_eq!(branches(&a), "", "unpublished work left the machine");
     a.run(["sync", "--loops"])
         .ok()
@@ -395,13 +449,24 @@ fn vaults_travel_encrypted_and_open_with_the_carried_identity() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"tok_secret_value").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"tok_secret_value")
+        .unwrap();
     assert!(child.wait_with_output().unwrap().status.success());
     sync(&a).ok().stdout_has("vaults: pushed to origin/main");
     // What the remote holds is age files, never the value.
     let on_remote = remotes.files(&a, "vaults");
-    assert!(on_remote.contains(&"default/envs/API_TOKEN.age".to_string()), "{on_remote:?}");
-    let dump = a.git(&remotes.dir.join("vaults.git"), ["log", "-p", "--all", "--text"]);
+    assert!(
+        on_remote.contains(&"default/envs/API_TOKEN.age".to_string()),
+        "{on_remote:?}"
+    );
+    let dump = a.git(
+        &remotes.dir.join("vaults.git"),
+        ["log", "-p", "--all", "--text"],
+    );
     assert!(!dump.contains("tok_secret_value"));
 
     // The person carries the identity to the second machine; the remote never has it.
@@ -422,9 +487,7 @@ fn init_refuses_another_remote_and_changes_nothing() {
     let a = machine(&remotes);
     let before = local_refs(&a);
     let other = remotes.dir.join("other.git");
-    let refused = a
-        .run(["init", "--notes", other.to_str().unwrap()])
-        .fails(1);
+    let refused = a.run(["init", "--notes", other.to_str().unwrap()]).fails(1);
     refused
         .stderr_has(&format!("has the remote {} already", remotes.url("notes")))
         .stderr_has("remote set-url origin");
@@ -481,7 +544,10 @@ fn a_copied_workspace_works_after_doctor_fix() {
     assert_eq!(doctor.code, 1, "{}", doctor.stdout);
     doctor.stdout_has("repository 'app' is missing");
     let fixed = b.run(["doctor", "--fix"]);
-    fixed.stdout_has(&format!("repository 'app' relinked to {}", src.join("app").display()));
+    fixed.stdout_has(&format!(
+        "repository 'app' relinked to {}",
+        src.join("app").display()
+    ));
     b.run(["doctor"]).ok();
     b.run(["run", &id, "--", "git", "log", "--oneline", "-1"])
         .ok()
@@ -525,8 +591,14 @@ fn cron_install_sync_adds_the_sync() {
     assert!(cmd.status().unwrap().success());
     let line = fs::read_to_string(&tab).unwrap();
     assert!(line.starts_with("*/10 * * * * "), "{line}");
-    assert!(line.contains("autocommit --all --quiet; GIT_LOOP_HOME="), "{line}");
-    assert!(line.contains(" sync --quiet # git-loop autocommit"), "{line}");
+    assert!(
+        line.contains("autocommit --all --quiet; GIT_LOOP_HOME="),
+        "{line}"
+    );
+    assert!(
+        line.contains(" sync --quiet # git-loop autocommit"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -546,8 +618,15 @@ fn a_sync_killed_between_the_checkout_and_the_branch_is_finished_and_nothing_rev
         .output()
         .unwrap();
     assert!(!killed.status.success());
-    assert!(personal(&b).join("memory/a.md").is_file(), "the checkout was done");
-    assert_eq!(b.rev(&personal(&b), "main"), before, "the branch had not moved");
+    assert!(
+        personal(&b).join("memory/a.md").is_file(),
+        "the checkout was done"
+    );
+    assert_eq!(
+        b.rev(&personal(&b), "main"),
+        before,
+        "the branch had not moved"
+    );
     // An autocommit now must not commit the merged files as a change that undoes it.
     b.run(["autocommit", "--all"])
         .ok()
@@ -567,7 +646,12 @@ fn a_link_planted_in_the_personal_tree_does_not_lead_the_sync_s_checkout_out() {
     fs::create_dir_all(&victim).unwrap();
     fs::write(victim.join("keep.txt"), "keep\n").unwrap();
     // A sandbox on B swaps the personal repository's folder for a link to the host's.
-    let id = b.run(["new", "--scratch", "plant"]).ok().stdout.trim().to_string();
+    let id = b
+        .run(["new", "--scratch", "plant"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
     let planted = b.run([
         "run",
         &id,
@@ -591,7 +675,10 @@ fn a_link_planted_in_the_personal_tree_does_not_lead_the_sync_s_checkout_out() {
         .collect();
     names.sort();
     assert_eq!(names, ["keep.txt"], "the sync wrote through the link");
-    assert_eq!(fs::read_to_string(victim.join("keep.txt")).unwrap(), "keep\n");
+    assert_eq!(
+        fs::read_to_string(victim.join("keep.txt")).unwrap(),
+        "keep\n"
+    );
 }
 
 /// The positive twin of the link test: the same sync into an untouched personal tree
@@ -620,7 +707,12 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_when_synced() {
     let a = machine(&remotes);
     sync(&a).ok();
     let marker = a.root.join("pwned");
-    let id = a.run(["new", "--scratch", "nested"]).ok().stdout.trim().to_string();
+    let id = a
+        .run(["new", "--scratch", "nested"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
     a.run([
         "run",
         &id,
@@ -639,9 +731,15 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_when_synced() {
     .stdout_has("planted");
     let synced = sync(&a);
     synced.stderr_has("evil");
-    assert!(!marker.exists(), "the nested repository's fsmonitor ran on the host");
+    assert!(
+        !marker.exists(),
+        "the nested repository's fsmonitor ran on the host"
+    );
     let on_remote = remotes.files(&a, "personal");
-    assert!(on_remote.contains(&"memory/legit.md".to_string()), "{on_remote:?}");
+    assert!(
+        on_remote.contains(&"memory/legit.md".to_string()),
+        "{on_remote:?}"
+    );
     assert!(
         !on_remote.iter().any(|p| p.starts_with("evil")),
         "the nested repository was shared: {on_remote:?}"
