@@ -193,11 +193,8 @@ pub fn remote_url(dir: &Path) -> Option<String> {
 /// git for a shared repository's `.git` alone: no working tree is read (the personal
 /// one's files are a sandbox's), no hook, fsmonitor or submodule runs, no prompt.
 fn git(dir: &Path) -> Git {
-    let mut git = Git::bare()
-        .arg("--git-dir")
-        .arg(dir.join(".git"))
-        .env("GIT_WORK_TREE", "")
-        .env("LC_ALL", "C");
+    // Run inside `.git`: git then finds the repository there and sets no working tree.
+    let mut git = Git::in_dir(&dir.join(".git")).env("LC_ALL", "C");
     for setting in [
         "core.fsmonitor=false",
         "core.hooksPath=/dev/null",
@@ -286,8 +283,7 @@ fn last_line(text: &str) -> String {
     let line = text
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .last()
+        .rfind(|l| !l.is_empty())
         .unwrap_or("no answer")
         .trim_start_matches("fatal: ")
         .trim_start_matches("error: ")
@@ -316,7 +312,7 @@ fn push(
         expected.map(|e| e.to_string()).unwrap_or_default()
     );
     let out = git(dir)
-        .args(["push", "--porcelain", "--no-verify", "--quiet"])
+        .args(["push", "--porcelain", "--no-verify"])
         .arg(lease)
         .arg(REMOTE)
         .arg(format!("{new}:refs/heads/{trunk}"))
@@ -338,9 +334,14 @@ fn push(
         return Ok(Pushed::Offline(last_line(&stderr)));
     }
     // `[rejected] (stale info)`: the lease failed; `(fetch first)`: the same race seen
-    // by the remote. Anything else (a protected branch, a hook) is the remote's answer.
+    // by the remote; `(failed to update ref)`: another push held the remote's ref lock
+    // at that moment. Anything else (a protected branch, a hook) is the remote's answer.
     if rejected.iter().all(|l| {
-        l.contains("stale info") || l.contains("fetch first") || l.contains("non-fast-forward")
+        l.contains("stale info")
+            || l.contains("fetch first")
+            || l.contains("non-fast-forward")
+            || l.contains("failed to update ref")
+            || l.contains("failed to lock")
     }) {
         return Ok(Pushed::Stale);
     }
@@ -496,7 +497,7 @@ fn push_loops(role: Role, dir: &Path, report: &mut Report) -> Result<(), SyncErr
     if branches.is_empty() {
         return Ok(());
     }
-    let mut git = git(dir).args(["push", "--porcelain", "--no-verify", "--quiet", REMOTE]);
+    let mut git = git(dir).args(["push", "--porcelain", "--no-verify", REMOTE]);
     for b in &branches {
         git = git.arg(format!("refs/heads/{b}:refs/heads/{b}"));
     }

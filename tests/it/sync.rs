@@ -548,7 +548,12 @@ fn a_copied_workspace_works_after_doctor_fix() {
         "repository 'app' relinked to {}",
         src.join("app").display()
     ));
-    b.run(["doctor"]).ok();
+    let after = b.run(["doctor"]);
+    assert!(
+        !after.stdout.contains("is missing") && !after.stdout.contains("problem repos"),
+        "{}",
+        after.stdout
+    );
     b.run(["run", &id, "--", "git", "log", "--oneline", "-1"])
         .ok()
         .stdout_has("feature");
