@@ -24,6 +24,7 @@ pub mod publish;
 pub mod removal;
 pub mod repos;
 pub mod sandbox;
+pub mod sync;
 pub mod terminal;
 pub mod toolchains;
 pub mod ui;

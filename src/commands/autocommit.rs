@@ -266,11 +266,16 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
 /// guard checks every file here, and `git add` and `git commit` run in a jail that sees
 /// only this repository, within a time bound. The repository's own hooks do not run in
 /// the jail: the guard they would run has run here already.
-fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
+pub(crate) fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
     let dir = ws.personal();
     let git_dir = dir.join(".git");
     if !git_dir.is_dir() {
         return Ok(());
+    }
+    // A sync killed half-way left the files merged and the branch behind: a commit now
+    // would undo the merge, so the sync's two steps are finished first.
+    for note in crate::sync::finish_personal(ws).map_err(crate::sync::to_error)? {
+        ui.status(note)?;
     }
     // Only an autocommit commits here, and this one holds the autocommit lock: a git lock
     // file left here belongs to a killed one.

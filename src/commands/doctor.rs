@@ -16,13 +16,18 @@ use crate::workspace::Workspace;
 /// branch is missing, what a killed `new`, `rm`, `publish`, `merge` or `autocommit`
 /// left, git lock files nothing can own any more, and a workspace on a full or read-only
 /// file system. Exits 1 when a problem was found.
+///
+/// A workspace copied to another folder or machine works after `--fix`, which relinks
+/// the registered repositories it finds in your usual places (the same remote URL, or
+/// the same folder name) and says which it could not.
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
     /// Apply the fixes that lose nothing: finish or undo what killed commands left (each
-    /// result checked), and remove git lock files whose owner is provably gone.
+    /// result checked), remove git lock files whose owner is provably gone, and relink
+    /// repositories that moved.
     #[arg(long)]
     pub fix: bool,
 }
@@ -73,7 +78,7 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
         ));
         let writable = check_storage(&ws, &mut findings);
         let fix = args.fix && writable;
-        check_repos(&ws, &mut findings);
+        check_repos(&ws, fix, &mut findings);
         check_loops(&ws, &mut findings)?;
         if writable {
             check_leftovers(&ws, fix, &mut findings)?;
@@ -127,18 +132,46 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
     Ok(if problems == 0 { 0 } else { 1 })
 }
 
-fn check_repos(ws: &Workspace, out: &mut Vec<Finding>) {
+/// Registered repositories whose link no longer leads to them (the repository moved, or
+/// the workspace was copied to another folder or machine): with `fix`, relinked to the
+/// one found in the user's usual places by its remote URL or folder name.
+fn check_repos(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
+    let places = crate::repos::usual_places();
     for name in ws.repo_names().unwrap_or_default() {
-        if let Err(e) = crate::repos::check_link(ws, &name) {
+        let Err(e) = crate::repos::check_link(ws, &name) else {
+            continue;
+        };
+        let link = ws.repo_link(&name);
+        let manual = format!(
+            "move the repository back, or `ln -sfn NEW-PATH {}`",
+            link.display()
+        );
+        if !fix {
             out.push(finding(
                 "repos",
                 Level::Problem,
                 e.message.clone(),
-                Some(format!(
-                    "move the repository back, or `ln -sfn NEW-PATH {}`",
-                    ws.repo_link(&name).display()
-                )),
+                Some(format!("`git loop doctor --fix` looks for it; or {manual}")),
             ));
+            continue;
+        }
+        match crate::repos::find_moved(ws, &name, &places).and_then(|top| {
+            crate::repos::relink(ws, &name, &top)
+                .map(|()| top)
+                .map_err(|e| e.one_line())
+        }) {
+            Ok(top) => out.push(finding(
+                "repos",
+                Level::Fixed,
+                format!("repository '{name}' relinked to {}", top.display()),
+                None,
+            )),
+            Err(why) => out.push(finding(
+                "repos",
+                Level::Problem,
+                format!("{}; {why}", e.message),
+                Some(manual),
+            )),
         }
     }
 }

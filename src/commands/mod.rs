@@ -26,6 +26,7 @@ pub mod rm;
 pub mod run;
 pub mod shell;
 pub mod show;
+pub mod sync;
 pub mod vault;
 
 use crate::config::{Config, ConfigError, Layer};

@@ -25,6 +25,7 @@ mod newcomer;
 mod publish;
 mod recovery;
 mod sandbox;
+mod sync;
 mod toolchains;
 mod vault;
 mod vault_delivery;
