@@ -148,6 +148,41 @@ fn fast_run(args: &[std::ffi::OsString]) -> Option<Cli> {
     })
 }
 
+/// `git loop help CMD...` on a terminal shows the command's man page (`git-loop-CMD(1)`)
+/// when man finds one, as `git help` does; anywhere else, or without the page, clap's
+/// help text. Returns man's exit code when it showed the page.
+pub fn help_page(args: &[std::ffi::OsString]) -> Option<u8> {
+    use std::io::IsTerminal;
+    let words: Vec<&str> = args.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+    let (&"help", path) = words.get(1..)?.split_first()? else {
+        return None;
+    };
+    if path.is_empty() || !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let mut cmd = &command();
+    let mut page = String::from("git-loop");
+    for word in path {
+        cmd = cmd
+            .get_subcommands()
+            .find(|s| s.get_name() == *word && !s.is_hide_set())?;
+        page.push('-');
+        page.push_str(word);
+    }
+    // `man -w` says whether the page is there without showing anything.
+    let found = std::process::Command::new("man")
+        .args(["-w", &page])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        return None;
+    }
+    let status = std::process::Command::new("man").arg(&page).status().ok()?;
+    Some(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Init(commands::init::InitArgs),
@@ -167,6 +202,7 @@ pub enum Command {
     Merge(commands::merge::MergeArgs),
     Review(commands::review::ReviewArgs),
     Pr(commands::pr::PrArgs),
+    Sync(commands::sync::SyncArgs),
     Distill(commands::distill::DistillArgs),
     Autocommit(commands::autocommit::AutocommitArgs),
     Cron(commands::cron::CronArgs),
@@ -176,6 +212,9 @@ pub enum Command {
     Completions(commands::completions::CompletionsArgs),
     #[command(hide = true)]
     Man(commands::completions::ManArgs),
+    /// The completion scripts' source of candidates (see commands/completions.rs).
+    #[command(name = "__complete", hide = true)]
+    Complete(commands::completions::CompleteArgs),
     /// ssh's ProxyCommand inside a proxy-mode sandbox.
     #[command(name = "__connect", hide = true)]
     Connect(commands::relay::ConnectArgs),
@@ -208,12 +247,14 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Pr(args) => commands::pr::run(ui, args),
         Command::Distill(args) => commands::distill::run(ui, args),
         Command::Autocommit(args) => commands::autocommit::run(ui, args),
+        Command::Sync(args) => commands::sync::run(ui, args),
         Command::Cron(args) => commands::cron::run(ui, args),
         Command::Hooks(args) => commands::hooks::run(ui, args),
         Command::Doctor(args) => commands::doctor::run(ui, args),
         Command::Demo(args) => commands::demo::run(ui, args),
         Command::Completions(args) => commands::completions::run(ui, args),
         Command::Man(args) => commands::completions::run_man(ui, args),
+        Command::Complete(args) => commands::completions::run_complete(ui, args),
         Command::Connect(args) => commands::relay::run_connect(ui, args),
         Command::Hook(args) => commands::hook::run(ui, args),
     }
@@ -223,6 +264,11 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
 mod tests {
     use super::*;
     use std::ffi::OsString;
+
+    #[test]
+    fn the_command_tree_is_consistent() {
+        Cli::command().debug_assert();
+    }
 
     fn words(line: &str) -> Vec<OsString> {
         line.split(' ').map(OsString::from).collect()

@@ -424,6 +424,51 @@ impl Tree {
         names.sort();
         Ok(Some(names))
     }
+
+    /// [`Tree::list`] with what each name is (seen without following it), for walks that
+    /// would otherwise look at every entry once more.
+    pub fn entries(
+        &self,
+        rel: impl AsRef<Path>,
+    ) -> Result<Option<Vec<(std::ffi::OsString, Kind)>>, ConfinedError> {
+        use nix::dir::Type;
+        let rel = rel.as_ref();
+        let Some(dir) = self.open_at(rel, OFlag::O_RDONLY | OFlag::O_DIRECTORY)? else {
+            return Ok(None);
+        };
+        let mut listing = nix::dir::Dir::from_fd(dir)
+            .map_err(|e| ConfinedError::io("list", self.show(rel), e))?;
+        let mut typed = Vec::new();
+        for entry in listing.iter() {
+            let entry = entry.map_err(|e| ConfinedError::io("list", self.show(rel), e))?;
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name != "." && name != ".." {
+                typed.push((name.to_owned(), entry.file_type()));
+            }
+        }
+        let mut out = Vec::with_capacity(typed.len());
+        for (name, kind) in typed {
+            let kind = match kind {
+                Some(Type::File) => Kind::File,
+                Some(Type::Directory) => Kind::Dir,
+                Some(Type::Symlink) => Kind::Symlink,
+                Some(_) => Kind::Other,
+                // Some file systems do not say in the listing: ask, still without following.
+                None => match nix::sys::stat::fstatat(
+                    listing.as_fd(),
+                    name.as_os_str(),
+                    nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                ) {
+                    Ok(stat) => kind_of(&stat),
+                    Err(Errno::ENOENT) => continue,
+                    Err(e) => return Err(ConfinedError::io("look at", self.show(rel), e)),
+                },
+            };
+            out.push((name, kind));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Some(out))
+    }
 }
 
 /// Reads at most `limit` bytes of `file`, refusing a longer one.

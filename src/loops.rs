@@ -157,9 +157,16 @@ impl LoopRecord {
     }
 
     pub fn read(path: &Path) -> Result<LoopRecord, RecordError> {
-        let text = fs::read_to_string(path).map_err(|source| RecordError::Read {
+        let bytes = fs::read(path).map_err(|source| RecordError::Read {
             path: path.to_path_buf(),
             source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| RecordError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "it is not UTF-8 text (an undecodable byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
         })?;
         toml::from_str(&text).map_err(|e| RecordError::Invalid {
             path: path.to_path_buf(),
@@ -201,8 +208,13 @@ pub fn load(ws: &Workspace, id: &str) -> Result<LoopRecord> {
             ))
             .hint(format!("remove the folder with `git loop rm {id} --force`"))
         }
-        RecordError::Read { .. } => {
-            Error::failure(format!("cannot read the record of loop {id}")).with_source(e_clone(&e))
+        RecordError::Read { path, .. } => {
+            Error::failure(format!("cannot read the record of loop {id}"))
+                .with_source(e_clone(&e))
+                .hint(format!(
+                    "check that {} is a readable file (`ls -l` it)",
+                    path.display()
+                ))
         }
     })
 }
@@ -444,39 +456,102 @@ impl Origins {
 
 /// [`import`] with origins shared across calls.
 pub fn import_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> Result<()> {
+    let limits = read_limits()?;
     // One import of a loop at a time (the end of a run, autocommit, publish and review
     // may meet): each moves the origin's `loop/<id>` by compare-and-swap.
     let _one = fsutil::Lock::acquire(&ws.loop_import_lock(&rec.id))?;
     for pair in repo_pairs(ws, rec) {
-        import_pair(&pair, &rec.branch, origins).map_err(|e| {
-            let hint = match &e {
-                ImportError::HashMismatch { .. } => {
+        import_pair(&pair, &rec.branch, origins, &limits).map_err(|e| {
+            let mut hints = Vec::new();
+            match &e {
+                ImportError::HashMismatch { .. } => hints.push(
                     "the loop's repository holds a corrupt object; nothing of it reached the origin"
-                        .to_string()
-                }
-                ImportError::AlternatesTampered { .. } => format!(
+                        .to_string(),
+                ),
+                ImportError::AlternatesTampered { .. } => hints.push(format!(
                     "restore {}/objects/info/alternates or remove the loop",
                     pair.clone_git_dir().display()
-                ),
-                _ => "`git loop doctor` checks the workspace".to_string(),
-            };
-            Error::failure(format!(
+                )),
+                ImportError::ObjectTooLarge { size, .. } => {
+                    hints.push(format!(
+                        "the host inflates no object larger than import.max_object_size; to let this one in, raise it in the operator config ({}): [import] max_object_size = \"{}M\"",
+                        operator_config_shown(),
+                        size.div_ceil(1 << 20)
+                    ));
+                    hints.push(format!(
+                        "or drop the object from {} inside the loop (`git loop shell {}`); nothing of it reached the origin",
+                        rec.branch, rec.id
+                    ));
+                }
+                ImportError::PacksTooLarge { size, .. } => hints.push(format!(
+                    "the host holds no more than import.max_pack_size of a loop's packs in memory; raise it in the operator config ({}): [import] max_pack_size = \"{}M\"",
+                    operator_config_shown(),
+                    size.div_ceil(1 << 20)
+                )),
+                ImportError::Unsafe { .. } | ImportError::TooLarge { .. } => {
+                    hints.push(tampered_hint(rec))
+                }
+                _ => hints.push("`git loop doctor` checks the workspace".to_string()),
+            }
+            let mut err = Error::failure(format!(
                 "cannot import {} of loop {} into {}",
                 rec.branch,
                 rec.id,
                 pair.origin.display()
             ))
-            .with_source(e)
-            .hint(hint)
+            .with_source(e);
+            for hint in hints {
+                err = err.hint(hint);
+            }
+            err
         })?;
     }
     Ok(())
+}
+
+/// What to do about a loop repository that holds something git-loop refuses to read.
+fn tampered_hint(rec: &LoopRecord) -> String {
+    format!(
+        "a sandbox can write the loop's repositories: look at what is there with `git loop shell {}`, or remove the loop with `git loop rm --force {}`",
+        rec.id, rec.id
+    )
+}
+
+fn operator_config_shown() -> String {
+    crate::workspace::HostPaths::from_env()
+        .map(|h| h.operator_config.display().to_string())
+        .unwrap_or_else(|_| "$XDG_CONFIG_HOME/git-loop/config.toml".into())
+}
+
+/// The bounds of host-side reads of loops' repositories: `[import]` of the operator config,
+/// and of it alone (the team and personal layers are writable from sandboxes, and raising a
+/// bound is what an agent that wants to exhaust the host would do). Read once per process.
+pub fn read_limits() -> Result<objects::Limits> {
+    static LIMITS: std::sync::OnceLock<objects::Limits> = std::sync::OnceLock::new();
+    if let Some(limits) = LIMITS.get() {
+        return Ok(*limits);
+    }
+    use crate::config::{Config, Layer};
+    let host = crate::workspace::HostPaths::from_env()?;
+    let config = Config::load(&[(Layer::Operator, host.operator_config)], None)?;
+    Ok(*LIMITS.get_or_init(|| limits_from(&config)))
+}
+
+/// [`read_limits`] from a loaded configuration (other layers' `[import]` is dropped there).
+fn limits_from(config: &crate::config::Config) -> objects::Limits {
+    let import = &config.settings().import;
+    objects::Limits {
+        max_object_size: import.max_object_size.0,
+        max_pack_size: import.max_pack_size.0,
+        read_timeout: std::time::Duration::from_secs(import.read_timeout.get()),
+    }
 }
 
 fn import_pair(
     pair: &RepoPair,
     branch: &str,
     origins: &mut Origins,
+    limits: &objects::Limits,
 ) -> Result<objects::ImportOutcome, ImportError> {
     // Nothing to import when both sides name the same commit: read the two ref files
     // directly (no repository opened, nothing followed through a link), which is what most
@@ -488,31 +563,103 @@ fn import_pair(
     ) {
         if a == b {
             return Ok(objects::ImportOutcome {
-                old: ObjectId::from_hex(a.as_bytes()).ok(),
-                new: ObjectId::from_hex(b.as_bytes()).ok(),
+                old: Some(a),
+                new: Some(b),
                 objects_copied: 0,
             });
         }
     }
     let origin = origins.get(&pair.origin)?;
-    objects::import_branch_into(&pair.clone_git_dir(), origin, &pair.alternate, branch)
+    objects::import_branch_into(
+        &pair.clone_git_dir(),
+        origin,
+        &pair.alternate,
+        branch,
+        limits,
+    )
 }
 
-/// The hex id a ref names, read from its loose file or `packed-refs` without following
-/// links; None when it is anything else (symbolic, missing, odd).
-fn quick_ref(git_dir: &Path, refname: &str) -> Option<String> {
-    let valid = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
-    if let Ok(Some(bytes)) = crate::fsutil::read_regular(&git_dir.join(refname)) {
-        let text = String::from_utf8(bytes).ok()?;
-        let id = text.trim_end();
-        return valid(id).then(|| id.to_string());
+/// The id a ref names, read from its loose file or `packed-refs` confined to the git folder
+/// (no link followed, nothing waited on, bounded); None when it is anything else (symbolic,
+/// missing, odd), which the full import then looks at and names.
+fn quick_ref(git_dir: &Path, refname: &str) -> Option<ObjectId> {
+    const MAX_REF: u64 = 4 << 10;
+    const MAX_PACKED: u64 = 1 << 20;
+    let git = crate::confined::Tree::open(git_dir).ok()??;
+    let id = |hex: &[u8]| {
+        ObjectId::from_hex(hex)
+            .ok()
+            .filter(|id| id.kind() == gix::hash::Kind::Sha1)
+    };
+    if let Some(bytes) = git.read(refname, MAX_REF).ok()? {
+        return id(bytes.trim_ascii_end());
     }
-    let packed = crate::fsutil::read_regular(&git_dir.join("packed-refs")).ok()??;
-    let text = String::from_utf8(packed).ok()?;
-    text.lines().find_map(|line| {
-        let (id, name) = line.split_once(' ')?;
-        (name == refname && valid(id)).then(|| id.to_string())
+    let packed = git.read("packed-refs", MAX_PACKED).ok()??;
+    packed.split(|b| *b == b'\n').find_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let space = line.iter().position(|b| *b == b' ')?;
+        let (hex, name) = (&line[..space], &line[space + 1..]);
+        (name == refname.as_bytes()).then(|| id(hex))?
     })
+}
+
+/// Changed and untracked paths of one of a loop's worktrees (see
+/// [`objects::worktree_changes`]), read on a thread of its own within the operator's time
+/// bound, so that no host command waits on what a sandbox planted there.
+pub fn worktree_changes(pair: &RepoPair) -> Result<Vec<String>> {
+    let limits = read_limits()?;
+    let worktree = pair.clone.clone();
+    let origin = pair.origin.clone();
+    objects::within(limits.read_timeout, &pair.clone, move |interrupt| {
+        let origin = shared_origin(&origin)?;
+        objects::worktree_changes(&worktree, &origin, &limits, interrupt)
+    })
+    .map_err(|e| {
+        Error::failure(format!("cannot read {}", pair.clone.display()))
+            .with_source(e)
+            .hint(format!(
+                "a sandbox can write {}: look at what is there, or remove the loop with `git loop rm --force`",
+                pair.clone.display()
+            ))
+    })
+}
+
+/// The personal repository's changed paths and its gitlinks (see [`objects::gitlinks`]).
+/// Its files are the agents' and are read as a loop's worktree is, on a thread of its own
+/// within the time bound; its git folder is git-loop's (read-only in every sandbox), so its
+/// objects are read from it as from an origin.
+pub fn personal_changes(dir: &Path) -> Result<(Vec<String>, Vec<String>)> {
+    let limits = read_limits()?;
+    let worktree = dir.to_path_buf();
+    objects::within(limits.read_timeout, dir, move |interrupt| {
+        let repo = shared_origin(&worktree)?;
+        let changes = objects::worktree_changes(&worktree, &repo, &limits, interrupt)?;
+        let gitlinks = objects::gitlinks(&worktree, &repo, &limits, interrupt)?;
+        Ok((changes, gitlinks))
+    })
+    .map_err(|e| {
+        Error::failure(format!("cannot read {}", dir.display()))
+            .with_source(e)
+            .hint(format!(
+                "a sandbox can write the files of {}: look at what is there",
+                dir.display()
+            ))
+    })
+}
+
+/// An origin opened once per process for the reads of loops' worktrees, which run on
+/// threads of their own: `autocommit` and `review` read many loops of a few origins.
+fn shared_origin(path: &Path) -> Result<gix::Repository, objects::GitReadError> {
+    use std::sync::Mutex;
+    static OPENED: Mutex<std::collections::BTreeMap<PathBuf, gix::ThreadSafeRepository>> =
+        Mutex::new(std::collections::BTreeMap::new());
+    let mut opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(repo) = opened.get(path) {
+        return Ok(repo.to_thread_local());
+    }
+    let repo = objects::open_trusted(path)?;
+    opened.insert(path.to_path_buf(), repo.clone().into_sync());
+    Ok(repo)
 }
 
 /// Where one of a loop's branches stands in its origin.
@@ -657,19 +804,24 @@ fn branch_status(
 /// can hold such commits) and changed or untracked files in their worktrees. Read with
 /// gix; nothing the loop repository configures runs.
 pub fn local_only_work(ws: &Workspace, rec: &LoopRecord) -> Result<Vec<String>> {
+    let limits = read_limits()?;
     let mut found = Vec::new();
     for pair in repo_pairs(ws, rec) {
         if !pair.clone.exists() {
             continue;
         }
-        let clone = objects::open_untrusted(&pair.clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-        })?;
         let origin = objects::open_trusted(&pair.origin).map_err(|e| {
             Error::failure(format!("cannot read {}", pair.origin.display())).with_source(e)
         })?;
-        let branches = objects::branches(&clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
+        let git_dir = pair.clone_git_dir();
+        let hash_kind = origin.object_hash();
+        let branches = objects::within(limits.read_timeout, &git_dir.clone(), move |_| {
+            objects::loop_branches(&git_dir, hash_kind, &limits)
+        })
+        .map_err(|e| {
+            Error::failure(format!("cannot read {}", pair.clone.display()))
+                .with_source(e)
+                .hint(tampered_hint(rec))
         })?;
         for (name, tip) in branches {
             if !origin.has_object(tip) {
@@ -679,9 +831,7 @@ pub fn local_only_work(ws: &Workspace, rec: &LoopRecord) -> Result<Vec<String>> 
                 ));
             }
         }
-        let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-        })?;
+        let changes = worktree_changes(&pair)?;
         if !changes.is_empty() {
             let shown: Vec<&str> = changes.iter().take(5).map(String::as_str).collect();
             let more = if changes.len() > 5 {
@@ -1123,6 +1273,33 @@ mod tests {
         assert_eq!(slugify("a/b\"c'd"), "a-b-c-d");
         assert_eq!(slugify(&"x".repeat(100)).len(), 32);
         assert_eq!(slugify("  trailing  "), "trailing");
+    }
+
+    #[test]
+    fn the_built_in_limits_are_the_documented_ones() {
+        use crate::config::{Config, Layer};
+        assert_eq!(limits_from(&Config::defaults()), objects::Limits::default());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        fs::write(
+            &file,
+            "[import]\nmax_object_size = \"3G\"\nmax_pack_size = 1024\nread_timeout = 5\n",
+        )
+        .unwrap();
+        let config = Config::load(&[(Layer::Operator, file.clone())], None).unwrap();
+        let limits = limits_from(&config);
+        assert_eq!(limits.max_object_size, 3 << 30);
+        assert_eq!(limits.max_pack_size, 1024);
+        assert_eq!(limits.read_timeout, std::time::Duration::from_secs(5));
+        for bad in ["max_object_size = \"lots\"", "read_timeout = 0"] {
+            fs::write(&file, format!("[import]\n{bad}\n")).unwrap();
+            let err = Config::load(&[(Layer::Operator, file.clone())], None).unwrap_err();
+            assert!(err.to_string().contains("import."), "{err}");
+        }
+        // A layer a sandbox can write never sets them.
+        fs::write(&file, "[import]\nmax_object_size = \"100G\"\n").unwrap();
+        let config = Config::load(&[(Layer::Personal, file.clone())], None).unwrap();
+        assert_eq!(limits_from(&config), objects::Limits::default());
     }
 
     #[test]

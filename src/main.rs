@@ -26,7 +26,11 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
 }
 
 fn run() -> u8 {
-    let cli = match cli::parse_from(std::env::args_os().collect()) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = cli::help_page(&args) {
+        return code;
+    }
+    let cli = match cli::parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version on stdout with exit 0, usage errors with exit 2.
@@ -50,8 +54,8 @@ fn run() -> u8 {
                 "{BOLD}{RED}error:{RESET} {}",
                 visible_lines(&err.one_line())
             );
-            for hint in &err.hints {
-                let _ = writeln!(e, "{YELLOW}hint:{RESET} {}", visible_lines(hint));
+            for hint in err.hints.iter().cloned().chain(err.storage_hint()) {
+                let _ = writeln!(e, "{YELLOW}hint:{RESET} {}", visible_lines(&hint));
             }
             err.kind.exit_code()
         }

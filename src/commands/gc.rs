@@ -76,7 +76,12 @@ pub fn run(ui: &mut Ui, args: GcArgs) -> Result<u8> {
                 continue;
             }
         };
-        let leftovers = loops::unfinished_work(&ws, &rec, &status)?;
+        // A loop whose repository cannot be read (a sandbox may have planted something
+        // there) is kept, and the others are still looked at.
+        let leftovers = match loops::unfinished_work(&ws, &rec, &status) {
+            Ok(leftovers) => leftovers,
+            Err(e) => vec![e.one_line()],
+        };
         if !leftovers.is_empty() {
             ui.warn(format!("{}: kept: {}", rec.id, leftovers.join("; ")))?;
             continue;

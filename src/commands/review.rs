@@ -3,7 +3,6 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::gate::{self, Gate};
 use crate::git::cmd::Git;
-use crate::git::objects;
 use crate::loops::{self, LoopRecord, LoopStatus};
 use crate::terminal::{self, shown};
 use crate::ui::{Ui, BOLD, RED, RESET, YELLOW};
@@ -117,9 +116,7 @@ fn gather(ws: &Workspace, rec: LoopRecord, allow: &crate::guard::Allowlist) -> R
             }
         }
         if pair.clone.join(".git").is_dir() {
-            let changes = objects::worktree_changes(&pair.clone).map_err(|e| {
-                Error::failure(format!("cannot read {}", pair.clone.display())).with_source(e)
-            })?;
+            let changes = loops::worktree_changes(&pair)?;
             uncommitted.push((pair.role, changes));
         }
     }

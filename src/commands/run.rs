@@ -19,7 +19,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub print_argv: bool,
     /// The command and its arguments (after `--`).
-    #[arg(required = true, allow_hyphen_values = true, value_name = "CMD")]
+    #[arg(required = true, allow_hyphen_values = true, value_name = "CMD", value_hint = clap::ValueHint::CommandWithArguments)]
     pub command: Vec<String>,
 }
 

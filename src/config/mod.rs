@@ -263,6 +263,21 @@ impl Config {
         files: &[(Layer, PathBuf)],
         loop_layer: Option<(PathBuf, Table)>,
     ) -> std::result::Result<Self, ConfigError> {
+        Config::build(files, None, loop_layer)
+    }
+
+    /// The built-in defaults and an operator layer given as text, named `name` in
+    /// messages: for `git loop demo`, whose pinned names must not touch the user's own
+    /// operator config. Read by the same rules as the operator's file.
+    pub fn with_operator_text(name: &Path, text: &str) -> std::result::Result<Self, ConfigError> {
+        Config::build(&[], Some((name, text)), None)
+    }
+
+    fn build(
+        files: &[(Layer, PathBuf)],
+        operator_text: Option<(&Path, &str)>,
+        loop_layer: Option<(PathBuf, Table)>,
+    ) -> std::result::Result<Self, ConfigError> {
         // Each layer that is not the default: its data, the keys it sets, the text of its
         // file (for the lines of what is ignored) and where its keys sit in that text.
         struct Read {
@@ -272,10 +287,20 @@ impl Config {
             prefix: Vec<Seg>,
         }
         let mut read = Vec::new();
-        for (layer, path) in files {
+        let given =
+            operator_text.map(|(path, text)| (Layer::Operator, path.to_path_buf(), Some(text)));
+        let files = files
+            .iter()
+            .map(|(layer, path)| (*layer, path.clone(), None))
+            .chain(given);
+        for (layer, ref path, given) in files {
+            let layer = &layer;
             // The operator's file is the machine owner's, outside the workspace (and may
             // be a symlink into their dotfiles); the others are in trees a sandbox writes.
-            let text = check::read_text(path, *layer != Layer::Operator)?;
+            let text = match given {
+                Some(text) => Some(text.to_string()),
+                None => check::read_text(path, *layer != Layer::Operator)?,
+            };
             let table = match &text {
                 Some(t) => check::parse(path, t)?,
                 None => Table::new(),

@@ -16,6 +16,7 @@
 //!   `[limits] enforce = "best-effort"`);
 //! - an `allow_domains` entry that is not under a registrable domain (`*`, `*.com`,
 //!   `*.co.uk`): [`registrable`] asks the public suffix list (the `psl` crate);
+//! - `[import]`, the bounds on what the host reads from a loop's repository;
 //! - `toolchains.enable` (other than `[]`), which binds folders of the user's home, and
 //!   `toolchains.caches = "shared"`, which binds the host's caches read-write: a sandbox
 //!   profile picks among the toolchains the operator enables (`crate::toolchains`).
@@ -79,6 +80,10 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
             whole("only the operator config may let unbound vault entries into sandboxes")
         }
         "guard.allow" => whole("only the operator config may let a value past the secret guard"),
+        // Lowering one would be harmless, but imports read the operator's alone.
+        "import.max_object_size" | "import.max_pack_size" | "import.read_timeout" => {
+            whole("only the operator config sets what the host reads from a loop's repository")
+        }
         "sandbox.backend" if value.as_str() == Some("none") => {
             whole("only the operator config may turn the sandbox off")
         }

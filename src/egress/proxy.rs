@@ -1013,28 +1013,25 @@ async fn http_session(
 ) {
     let upstream = upstream.map(Arc::new);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Note>();
-    // Set by the response side when an idle server closed its connection.
-    let gone = std::sync::atomic::AtomicBool::new(false);
-    // Set by the request side when it stopped a body half-way (a placeholder in it): the
-    // answer the client gets once the server's side is cut.
-    let stopped = std::sync::Mutex::new(None::<Vec<u8>>);
-    let up = requests(
-        &client,
-        upstream.clone(),
-        buf,
-        &route,
-        tx,
-        &gone,
-        &stopped,
-        sh,
-    );
-    let down = responses(&client, upstream, rx, &route, &gone, &stopped, sh);
+    let between = Between::default();
+    let up = requests(&client, upstream.clone(), buf, &route, tx, &between, sh);
+    let down = responses(&client, upstream, rx, &route, &between, sh);
     // The session ends when the response side does; the request side ending (the client
     // sent its last request) lets the responses still due finish first.
     tokio::select! {
         _ = down => {}
         _ = async { up.await; std::future::pending::<()>().await } => {}
     }
+}
+
+/// What the two sides of an [`http_session`] tell each other besides the notes.
+#[derive(Default)]
+struct Between {
+    /// Set by the response side when an idle server closed its connection.
+    gone: std::sync::atomic::AtomicBool,
+    /// Set by the request side when it stopped a body half-way (a placeholder in it): the
+    /// answer the client gets once the server's side is cut.
+    stopped: std::sync::Mutex<Option<Vec<u8>>>,
 }
 
 /// The request side of [`http_session`].
@@ -1044,8 +1041,7 @@ async fn requests(
     mut buf: Vec<u8>,
     route: &Route,
     tx: tokio::sync::mpsc::UnboundedSender<Note>,
-    gone: &std::sync::atomic::AtomicBool,
-    stopped: &std::sync::Mutex<Option<Vec<u8>>>,
+    between: &Between,
     sh: &Shared,
 ) {
     let pipe = Pipe::new();
@@ -1103,7 +1099,7 @@ async fn requests(
         if matches!(route, Route::Forward) {
             let same = current.as_ref() == Some(&(checked.host.clone(), checked.port));
             // The flag is about the server now held, whichever comes next.
-            let closed = gone.swap(false, Ordering::Relaxed);
+            let closed = between.gone.swap(false, Ordering::Relaxed);
             if !same || closed {
                 if upstream.take().is_some() {
                     let (ack, drained) = oneshot::channel();
@@ -1198,7 +1194,8 @@ async fn requests(
             sh.violation(route_via(route), &target, &r);
             // The server has the head and part of the body, never the rest: its side is
             // cut, and the client is told why.
-            *stopped.lock().expect("not poisoned") = Some(refusal_answer(403, &target, &r, false));
+            *between.stopped.lock().expect("not poisoned") =
+                Some(refusal_answer(403, &target, &r, false));
             let _ =
                 nix::sys::socket::shutdown(server.as_raw_fd(), nix::sys::socket::Shutdown::Both);
             return;
@@ -1227,8 +1224,7 @@ async fn responses(
     mut upstream: Option<Arc<TcpStream>>,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<Note>,
     route: &Route,
-    gone: &std::sync::atomic::AtomicBool,
-    stopped: &std::sync::Mutex<Option<Vec<u8>>>,
+    between: &Between,
     sh: &Shared,
 ) {
     let pipe = Pipe::new();
@@ -1245,7 +1241,7 @@ async fn responses(
                             break;
                         }
                         upstream = None;
-                        gone.store(true, Ordering::Relaxed);
+                        between.gone.store(true, Ordering::Relaxed);
                         continue;
                     }
                 }
@@ -1272,7 +1268,7 @@ async fn responses(
                 let close_after = due.close_after;
                 let keep = relay_response(&server, client, &mut buf, due, pipe.as_ref(), sh).await;
                 if keep.is_err() || matches!(keep, Ok(false)) {
-                    let answer = stopped.lock().expect("not poisoned").take();
+                    let answer = between.stopped.lock().expect("not poisoned").take();
                     if let Some(answer) = answer {
                         let _ = write_all(client, &answer).await;
                         break;

@@ -13,18 +13,19 @@
 //!
 //! The single rule that makes this safe is that **nothing here runs a program**. We never spawn
 //! `git` in a loop repository (it would honour `core.fsmonitor`, `core.hooksPath`, filter drivers,
-//! `core.pager`, `diff.external`, …), and gix itself is only used in ways that don't execute:
-//! [`open_untrusted`] loads no system/global/environment configuration, ignores the repository's own
-//! config (reduced trust), disables replace refs and the commit-graph, and the whole module has no
-//! filter pipeline, no hooks and no fsmonitor. Reading untrusted data can therefore at worst produce
-//! wrong answers about that same repository, which is why the one operation that carries data *out*
-//! of a loop, [`import_branch`], trusts nothing it reads:
+//! `core.pager`, `diff.external`, …), and gix is never pointed at one either: its repository
+//! machinery opens files by path (a FIFO planted there would block the host), reads refs whole and
+//! maps the index. A loop's repository is read by [`super::untrusted`] instead, through a confined
+//! view of its folder that follows no link, waits on nothing and bounds every read, with objects
+//! inflated only up to the operator's limit ([`Limits`]). The one operation that carries data
+//! *out* of a loop, [`import_branch`], trusts nothing it reads:
 //!
 //! 1. the loop's alternates must still name exactly the origin's object directory, so a tampered
 //!    repository can't make the host look at other repositories on disk;
 //! 2. objects are read from the loop's *own* object store only (loose files and packs below
-//!    `<loop>/objects`, never through alternates, never through symlinks or files that resolve
-//!    outside that directory), with allocation limits;
+//!    `<loop>/objects`, never through alternates, never through symlinks), an object larger than
+//!    [`Limits::max_object_size`] is refused by its header before it is inflated, and packs are
+//!    held in memory only up to [`Limits::max_pack_size`];
 //! 3. every object is re-hashed and must hash to its name, commits/trees/tags must decode and trees
 //!    must pass the checks `git fsck` applies to names and modes, and each reference must point at
 //!    an object of the kind the referrer claims;
@@ -34,39 +35,28 @@
 //! 5. only then is `refs/heads/<branch>` moved, with a compare-and-swap against the value seen at
 //!    the start, and no other reference is touched.
 //!
-//! [`worktree_changes`] is the other place where untrusted content is inspected: it answers "would
-//! work be lost if this worktree went away?" by comparing stat data and raw content hashes itself
-//! instead of asking `git status`, which would run whatever the repository configures.
+//! Objects over the limit are refused rather than streamed into the origin: what an import lets
+//! in is then read whole by review and the gate on the way out, pushed to forges that refuse
+//! files over 100 MiB, and a delta in a pack can only be resolved in memory anyway; one bound,
+//! checked before anything is inflated, keeps every one of those paths within it.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::HashSet;
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use gix::bstr::{BString, ByteSlice, ByteVec};
+use gix::bstr::{BString, ByteSlice};
 use gix::objs::{Exists as _, FindExt as _, FindHeader as _, Write as _};
 use gix::ObjectId;
 
-/// Largest object we inflate from an untrusted store. A loose object's header states its size and
-/// zlib expands ~1000:1, so without a bound a few kilobytes on disk could exhaust host memory.
-const MAX_OBJECT_SIZE: u64 = 2 << 30;
-/// Untrusted packs are read into memory (mapping them would need `unsafe`), so bound them too.
-const MAX_PACK_FILE_SIZE: u64 = 8 << 30;
-/// A loose ref is one line; anything bigger isn't one.
-const MAX_REF_FILE_SIZE: u64 = 64 << 10;
-const MAX_PACKED_REFS_SIZE: u64 = 512 << 20;
-const MAX_ALTERNATES_FILE_SIZE: u64 = 64 << 10;
-/// git itself gives up after 5 levels of symbolic refs.
-const MAX_SYMREF_DEPTH: usize = 5;
+pub use super::untrusted::{gitlinks, loop_branches, within, worktree_changes, Limits};
+use super::untrusted::{LoopRepo, MAX_ALTERNATES_FILE_SIZE};
+use crate::confined::ConfinedError;
 
-/// Configuration applied on top of nothing when opening untrusted repositories. Replace refs and
-/// commit-graph/multi-pack-index files are caches or overlays the agent controls; without them,
-/// answers about the loop come from its objects alone.
-const UNTRUSTED_OVERRIDES: [&str; 3] = [
-    "core.useReplaceRefs=false",
-    "core.commitGraph=false",
-    "core.multiPackIndex=false",
-];
+/// Verified objects held in memory between being read and being written children-first;
+/// beyond this they are read (and verified) again when their turn comes, so a chain of
+/// large commits cannot pile up in memory.
+const HELD_FOR_WRITE: u64 = 64 << 20;
 
 /// Reading a repository failed.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +97,34 @@ pub enum GitReadError {
     NoWorktree { repo: PathBuf, expected: PathBuf },
     #[error("{repo}: {what} is not supported")]
     Unsupported { repo: PathBuf, what: String },
+    /// A file of a loop's repository is a link, a FIFO, a device or oversized where git keeps
+    /// a regular file: the agent made it so.
+    #[error("{source} (the repository may have been tampered with)")]
+    Unsafe {
+        #[source]
+        source: ConfinedError,
+    },
+    #[error(
+        "reading {repo} took more than {} s, the limit (import.read_timeout); it is unusually large, or it was tampered with",
+        .after.as_secs()
+    )]
+    TimedOut {
+        repo: PathBuf,
+        after: std::time::Duration,
+    },
+    #[error("reading {repo} was stopped")]
+    Interrupted { repo: PathBuf },
+    #[error(transparent)]
+    Store(Box<ImportError>),
+}
+
+impl From<ImportError> for GitReadError {
+    fn from(err: ImportError) -> Self {
+        match err {
+            ImportError::Read(err) => err,
+            other => GitReadError::Store(Box::new(other)),
+        }
+    }
 }
 
 /// Bringing a loop's branch into its origin, or moving a branch, failed.
@@ -167,6 +185,35 @@ pub enum ImportError {
         size: u64,
         limit: u64,
     },
+    /// an object is larger than the host inflates (the operator's `import.max_object_size`)
+    #[error(
+        "object {id} in {repo} is {} ({size} bytes), more than the limit of {}",
+        crate::fsutil::human_size(*.size),
+        crate::fsutil::human_size(*.limit)
+    )]
+    ObjectTooLarge {
+        repo: PathBuf,
+        id: ObjectId,
+        size: u64,
+        limit: u64,
+    },
+    /// the packs of a loop are more than the host holds in memory (`import.max_pack_size`)
+    #[error(
+        "the packs of {repo} hold {}, more than the limit of {}",
+        crate::fsutil::human_size(*.size),
+        crate::fsutil::human_size(*.limit)
+    )]
+    PacksTooLarge {
+        repo: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+    /// a file of the loop's repository is a link, a FIFO, a device where a file should be
+    #[error("{source} (the repository may have been tampered with)")]
+    Unsafe {
+        #[source]
+        source: ConfinedError,
+    },
     #[error("{name:?} is not a valid branch name: {reason}")]
     InvalidBranchName { name: String, reason: String },
     #[error("{name} in {repo} is a symbolic reference, refusing to overwrite it")]
@@ -221,38 +268,11 @@ fn import_git_err(
     }
 }
 
-fn read_io_err(path: &Path) -> impl FnOnce(io::Error) -> GitReadError + '_ {
-    move |source| GitReadError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
 fn import_io_err(path: &Path) -> impl FnOnce(io::Error) -> ImportError + '_ {
     move |source| ImportError::Io {
         path: path.to_owned(),
         source,
     }
-}
-
-/// Open a repository for reading without trusting it: no system/global/env config,
-/// nothing that could execute, reads only. Accepts a worktree folder or a .git dir.
-///
-/// Trust is forced down to `Reduced` even when the current user owns the files — a sandboxed agent
-/// usually runs as that same user — so the repository's own config is ignored except for what gix
-/// needs to read it at all (format version, object hash, bareness). This does not confine which files
-/// are read: a tampered repository's alternates, `commondir` or gitfile may point elsewhere. Callers
-/// that carry data out of a loop must use [`import_branch`], which checks and avoids those.
-pub fn open_untrusted(path: &Path) -> Result<gix::Repository, GitReadError> {
-    let options = gix::open::Options::isolated()
-        .with(gix::sec::Trust::Reduced)
-        .bail_if_untrusted(false)
-        .strict_config(false)
-        .config_overrides(UNTRUSTED_OVERRIDES);
-    gix::open_opts(path, options).map_err(|source| GitReadError::Open {
-        path: path.to_owned(),
-        source,
-    })
 }
 
 /// Open a repository we trust (the user's own repo / an origin) for reads and writes of objects and refs.
@@ -589,9 +609,10 @@ pub fn import_branch(
     origin_git_dir: &Path,
     expected_alternate: &Path,
     branch: &str,
+    limits: &Limits,
 ) -> Result<ImportOutcome, ImportError> {
     let origin = open_trusted(origin_git_dir)?;
-    import_branch_into(loop_git_dir, &origin, expected_alternate, branch)
+    import_branch_into(loop_git_dir, &origin, expected_alternate, branch, limits)
 }
 
 /// [`import_branch`] into an origin the caller has already opened (commands that import
@@ -601,13 +622,14 @@ pub fn import_branch_into(
     origin: &gix::Repository,
     expected_alternate: &Path,
     branch: &str,
+    limits: &Limits,
 ) -> Result<ImportOutcome, ImportError> {
     let name = branch_ref_name(branch)?;
-    check_alternates(loop_git_dir, expected_alternate)?;
+    let mut store = open_store(loop_git_dir, origin.object_hash(), limits)?;
+    check_alternates(&store, loop_git_dir, expected_alternate)?;
 
     let old = direct_ref_target(origin, &name)?;
 
-    let mut store = LoopStore::open(loop_git_dir, origin.object_hash())?;
     let Some(tip) = store.read_branch(&name)? else {
         return Ok(ImportOutcome {
             old,
@@ -800,35 +822,45 @@ fn direct_ref_target(
     }
 }
 
+/// The loop's own store. Its `.git` and `objects` must be real folders where git-loop made
+/// them: a symlink there (the agent controls the worktree) would make the import read some
+/// other repository of the host and copy its objects where the agent can read them.
+fn open_store(
+    loop_git_dir: &Path,
+    hash_kind: gix::hash::Kind,
+    limits: &Limits,
+) -> Result<LoopRepo, ImportError> {
+    LoopRepo::open(loop_git_dir, hash_kind, *limits).map_err(|err| match err {
+        ImportError::Unsafe {
+            source: ConfinedError::Symlink(path) | ConfinedError::NotDir { path },
+        }
+        | ImportError::UnsafePath { path, .. } => ImportError::AlternatesTampered {
+            repo: loop_git_dir.to_owned(),
+            expected: loop_git_dir.join("objects"),
+            reason: format!("{} is not a real folder (a symlink?)", path.display()),
+        },
+        other => other,
+    })
+}
+
 /// Step 1 of an import: the loop must still borrow objects from the origin and nothing else.
-fn check_alternates(loop_git_dir: &Path, expected_alternate: &Path) -> Result<(), ImportError> {
+fn check_alternates(
+    store: &LoopRepo,
+    loop_git_dir: &Path,
+    expected_alternate: &Path,
+) -> Result<(), ImportError> {
     let tampered = |reason: String| ImportError::AlternatesTampered {
         repo: loop_git_dir.to_owned(),
         expected: expected_alternate.to_owned(),
         reason,
     };
-    // The loop's `.git` and its `objects` must be real folders where git-loop made them:
-    // a symlink there (the agent controls the worktree) would make the import read some
-    // other repository of the host and copy its objects where the agent can read them.
-    for dir in [loop_git_dir.to_path_buf(), loop_git_dir.join("objects")] {
-        match fs::symlink_metadata(&dir) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(tampered(format!(
-                    "{} is not a real folder (a symlink?)",
-                    dir.display()
-                )))
-            }
-            Err(e) => return Err(tampered(format!("{} cannot be read: {e}", dir.display()))),
-        }
-    }
     let git_dir = fs::canonicalize(loop_git_dir).map_err(import_io_err(loop_git_dir))?;
     let objects_dir = git_dir.join("objects");
-    let file = objects_dir.join("info").join("alternates");
-    let content = match read_confined(&file, &git_dir, MAX_ALTERNATES_FILE_SIZE) {
+    let file = loop_git_dir.join("objects/info/alternates");
+    let content = match store.read("objects/info/alternates", MAX_ALTERNATES_FILE_SIZE) {
         Ok(Some(content)) => content,
         Ok(None) => return Err(tampered(format!("{} does not exist", file.display()))),
-        Err(ImportError::UnsafePath { reason, .. }) => return Err(tampered(reason)),
+        Err(err @ ImportError::Unsafe { .. }) => return Err(tampered(err.to_string())),
         Err(err) => return Err(err),
     };
     let entries: Vec<&[u8]> = content
@@ -874,79 +906,103 @@ enum Work {
     /// `want` is the kind the referrer claims; a branch tip must be a commit, as `git fsck` demands.
     Visit { id: ObjectId, want: gix::objs::Kind },
     /// Pushed below an object's children, so it is written only after all of them are in the origin.
+    /// `data` is held only while the objects held stay under [`HELD_FOR_WRITE`]; otherwise the
+    /// object is read and verified again when its turn comes.
     Write {
         id: ObjectId,
         kind: gix::objs::Kind,
-        data: Vec<u8>,
+        data: Option<Vec<u8>>,
     },
 }
 
 /// Step 3 of an import: a depth-first walk from `tip` that stops at objects the origin has and
 /// writes the rest in post-order. Hash-verified objects can't form cycles, so everything between
 /// an object's `Visit` and its `Write` on the stack belongs to its own subgraph.
+///
+/// What the walk holds stays bounded by what the loop really stores: an object is pushed at
+/// most once, only when the origin lacks it and the loop's own store has it (a tree naming a
+/// million objects the origin already has, or that exist nowhere, costs nothing), and the data
+/// held for writing is capped.
 fn copy_missing_objects(
-    store: &mut LoopStore,
+    store: &mut LoopRepo,
     origin: &gix::Repository,
     tip: ObjectId,
 ) -> Result<usize, ImportError> {
     let hash_kind = origin.object_hash();
-    let mut stack = vec![Work::Visit {
-        id: tip,
-        want: gix::objs::Kind::Commit,
-    }];
+    let mut stack = Vec::new();
     let mut seen = HashSet::new();
+    let mut held = 0u64;
     let mut copied = 0;
+    // An object still to be visited, unless already seen or already in the origin.
+    let mut push =
+        |stack: &mut Vec<Work>, store: &mut LoopRepo, id: ObjectId, want: gix::objs::Kind| {
+            if !seen.insert(id) {
+                return Ok(());
+            }
+            let in_origin = origin.objects.try_header(&id).map_err(import_git_err(
+                origin,
+                format!("could not read object {id}"),
+            ))?;
+            if let Some(header) = in_origin {
+                if header.kind != want {
+                    return Err(store.malformed(
+                        id,
+                        format!(
+                            "is referenced as a {want} but the origin has a {}",
+                            header.kind
+                        ),
+                    ));
+                }
+                return Ok(());
+            }
+            if !store.contains(&id)? {
+                return Err(ImportError::MissingObject {
+                    repo: store.repo.clone(),
+                    id,
+                });
+            }
+            stack.push(Work::Visit { id, want });
+            Ok(())
+        };
+    push(&mut stack, store, tip, gix::objs::Kind::Commit)?;
     while let Some(work) = stack.pop() {
         match work {
             Work::Visit { id, want } => {
-                if !seen.insert(id) {
-                    continue;
-                }
-                let in_origin = origin.objects.try_header(&id).map_err(import_git_err(
-                    origin,
-                    format!("could not read object {id}"),
-                ))?;
-                if let Some(header) = in_origin {
-                    if header.kind != want {
-                        return Err(store.malformed(
-                            id,
-                            format!(
-                                "is referenced as a {want} but the origin has a {}",
-                                header.kind
-                            ),
-                        ));
-                    }
-                    continue;
-                }
-                let Some((kind, data)) = store.read_object(&id)? else {
+                let Some((kind, data)) = store.read_verified(&id)? else {
                     return Err(ImportError::MissingObject {
                         repo: store.repo.clone(),
                         id,
                     });
                 };
-                let actual = gix::objs::compute_hash(hash_kind, kind, &data)
-                    .map_err(|source| store.malformed_with(id, "could not be hashed", source))?;
-                if actual != id {
-                    return Err(ImportError::HashMismatch {
-                        repo: store.repo.clone(),
-                        expected: id,
-                        actual,
-                    });
-                }
                 if kind != want {
                     return Err(
                         store.malformed(id, format!("is referenced as a {want} but is a {kind}"))
                     );
                 }
                 let children = children_of(store, id, kind, &data, hash_kind)?;
+                let size = data.len() as u64;
+                let data = if held + size <= HELD_FOR_WRITE {
+                    held += size;
+                    Some(data)
+                } else {
+                    None
+                };
                 stack.push(Work::Write { id, kind, data });
-                stack.extend(
-                    children
-                        .into_iter()
-                        .map(|(id, want)| Work::Visit { id, want }),
-                );
+                for (child, want) in children {
+                    push(&mut stack, store, child, want)?;
+                }
             }
             Work::Write { id, kind, data } => {
+                let data = match data {
+                    Some(data) => {
+                        held -= data.len() as u64;
+                        data
+                    }
+                    None => match store.read_verified(&id)? {
+                        Some((again, data)) if again == kind => data,
+                        _ => return Err(store.malformed(id, "changed while being imported".into())),
+                    },
+                };
                 let written = origin
                     .objects
                     .write_buf(kind, &data)
@@ -973,7 +1029,7 @@ fn copy_missing_objects(
 /// Decode `data` strictly and list what it references. Gitlinks are not followed: submodule
 /// commits live in other repositories.
 fn children_of(
-    store: &LoopStore,
+    store: &LoopRepo,
     id: ObjectId,
     kind: gix::objs::Kind,
     data: &[u8],
@@ -1019,7 +1075,7 @@ fn children_of(
 /// The tree checks `git fsck` treats as errors: a tree failing them would leave the origin failing
 /// fsck, and some (`.git` entries, `..`) are the raw material of checkout exploits.
 fn check_tree_entries(
-    store: &LoopStore,
+    store: &LoopRepo,
     id: ObjectId,
     tree: &gix::objs::TreeRef<'_>,
 ) -> Result<(), ImportError> {
@@ -1073,893 +1129,6 @@ fn check_tree_entries(
         previous = Some(entry);
     }
     Ok(())
-}
-
-/// The loop repository's own objects and refs, read without gix's repository machinery so that
-/// nothing the loop configures — alternates, `commondir`, config — has a say in what is read.
-struct LoopStore {
-    /// As given by the caller, for messages.
-    repo: PathBuf,
-    /// Canonical; every file read must resolve below it.
-    git_dir: PathBuf,
-    objects_dir: PathBuf,
-    hash_kind: gix::hash::Kind,
-    /// Loaded on the first object that isn't loose.
-    packs: Option<Vec<UntrustedPack>>,
-}
-
-struct UntrustedPack {
-    index: gix::odb::pack::index::File<Vec<u8>>,
-    data: gix::odb::pack::data::File<Vec<u8>>,
-}
-
-impl LoopStore {
-    fn open(loop_git_dir: &Path, hash_kind: gix::hash::Kind) -> Result<Self, ImportError> {
-        let git_dir = fs::canonicalize(loop_git_dir).map_err(import_io_err(loop_git_dir))?;
-        let objects_dir = git_dir.join("objects");
-        let meta = fs::symlink_metadata(&objects_dir).map_err(import_io_err(&objects_dir))?;
-        if !meta.file_type().is_dir() {
-            return Err(ImportError::UnsafePath {
-                path: objects_dir,
-                reason: "the object directory must be a directory, not a symlink".into(),
-            });
-        }
-        Ok(LoopStore {
-            repo: loop_git_dir.to_owned(),
-            git_dir,
-            objects_dir,
-            hash_kind,
-            packs: None,
-        })
-    }
-
-    fn malformed(&self, id: ObjectId, reason: String) -> ImportError {
-        ImportError::MalformedObject {
-            repo: self.repo.clone(),
-            id,
-            reason,
-            source: None,
-        }
-    }
-
-    fn malformed_with(&self, id: ObjectId, reason: &str, source: gix::Error) -> ImportError {
-        ImportError::MalformedObject {
-            repo: self.repo.clone(),
-            id,
-            reason: reason.into(),
-            source: Some(source),
-        }
-    }
-
-    /// The branch tip as the loop's files state it, following symbolic refs within the loop only.
-    fn read_branch(&self, name: &gix::refs::FullName) -> Result<Option<ObjectId>, ImportError> {
-        let mut current = name.clone();
-        for _ in 0..MAX_SYMREF_DEPTH {
-            match self.read_ref(&current)? {
-                None => return Ok(None),
-                Some(RefValue::Object(id)) => return Ok(Some(id)),
-                Some(RefValue::Symbolic(target)) => current = target,
-            }
-        }
-        Err(ImportError::Corrupt {
-            path: self
-                .repo
-                .join(gix::path::from_bstr(name.as_bstr()).unwrap_or_default()),
-            reason: format!("more than {MAX_SYMREF_DEPTH} levels of symbolic references"),
-            source: None,
-        })
-    }
-
-    fn read_ref(&self, name: &gix::refs::FullName) -> Result<Option<RefValue>, ImportError> {
-        let relative =
-            gix::path::from_bstr(name.as_bstr()).map_err(|_| ImportError::InvalidBranchName {
-                name: name.as_bstr().to_string(),
-                reason: "not representable as a path".into(),
-            })?;
-        let loose_path = self.git_dir.join(&relative);
-        if let Some(content) = read_confined(&loose_path, &self.git_dir, MAX_REF_FILE_SIZE)? {
-            return parse_loose_ref(&content, self.hash_kind)
-                .map(Some)
-                .ok_or_else(|| ImportError::Corrupt {
-                    path: loose_path,
-                    reason: "not a valid reference".into(),
-                    source: None,
-                });
-        }
-        let packed_path = self.git_dir.join("packed-refs");
-        let Some(packed) = read_confined(&packed_path, &self.git_dir, MAX_PACKED_REFS_SIZE)? else {
-            return Ok(None);
-        };
-        for line in packed.lines() {
-            if line.starts_with(b"#") || line.starts_with(b"^") || line.is_empty() {
-                continue;
-            }
-            let Some((hex, refname)) = line.split_once_str(b" ") else {
-                continue;
-            };
-            if refname.trim_end_with(|c| c == '\r') == name.as_bstr().as_bytes() {
-                return ObjectId::from_hex(hex)
-                    .ok()
-                    .filter(|id| id.kind() == self.hash_kind)
-                    .map(|id| Some(RefValue::Object(id)))
-                    .ok_or_else(|| ImportError::Corrupt {
-                        path: packed_path,
-                        reason: format!("invalid object id for {name}"),
-                        source: None,
-                    });
-            }
-        }
-        Ok(None)
-    }
-
-    fn read_object(
-        &mut self,
-        id: &gix::oid,
-    ) -> Result<Option<(gix::objs::Kind, Vec<u8>)>, ImportError> {
-        let hex = id.to_hex().to_string();
-        let loose_path = self.objects_dir.join(&hex[..2]).join(&hex[2..]);
-        // zlib can make incompressible data slightly larger than the object it holds.
-        let compressed_limit = MAX_OBJECT_SIZE + MAX_OBJECT_SIZE / 64 + 1024;
-        if let Some(compressed) = read_confined(&loose_path, &self.objects_dir, compressed_limit)? {
-            return decode_loose_object(&compressed, &loose_path).map(Some);
-        }
-        for pack in self.packs()? {
-            let found = catch_decoder_panic(|| {
-                pack.find(id).map_err(|source| ImportError::Corrupt {
-                    path: pack.data.path().to_owned(),
-                    reason: format!("object {id} could not be decoded"),
-                    source: Some(source),
-                })
-            })
-            .map_err(|err| match err {
-                ImportError::Corrupt {
-                    path,
-                    reason,
-                    source,
-                } if path.as_os_str().is_empty() => ImportError::Corrupt {
-                    path: pack.data.path().to_owned(),
-                    reason,
-                    source,
-                },
-                other => other,
-            })?;
-            if found.is_some() {
-                return Ok(found);
-            }
-        }
-        Ok(None)
-    }
-
-    fn packs(&mut self) -> Result<&[UntrustedPack], ImportError> {
-        if self.packs.is_none() {
-            self.packs = Some(self.load_packs()?);
-        }
-        Ok(self.packs.as_deref().unwrap_or_default())
-    }
-
-    fn load_packs(&self) -> Result<Vec<UntrustedPack>, ImportError> {
-        let pack_dir = self.objects_dir.join("pack");
-        match fs::symlink_metadata(&pack_dir) {
-            Err(err) if is_missing(&err) => return Ok(Vec::new()),
-            Err(err) => return Err(import_io_err(&pack_dir)(err)),
-            Ok(meta) if !meta.file_type().is_dir() => {
-                return Err(ImportError::UnsafePath {
-                    path: pack_dir,
-                    reason: "the pack directory must be a directory, not a symlink".into(),
-                })
-            }
-            Ok(_) => {}
-        }
-        let mut index_paths = Vec::new();
-        for entry in fs::read_dir(&pack_dir).map_err(import_io_err(&pack_dir))? {
-            let entry = entry.map_err(import_io_err(&pack_dir))?;
-            let path = entry.path();
-            if path.extension().is_some_and(|ext| ext == "idx") {
-                index_paths.push(path);
-            }
-        }
-        index_paths.sort();
-        let mut packs = Vec::new();
-        for index_path in index_paths {
-            let data_path = index_path.with_extension("pack");
-            let Some(index_bytes) =
-                read_confined(&index_path, &self.objects_dir, MAX_PACK_FILE_SIZE)?
-            else {
-                continue;
-            };
-            // git ignores an index without its pack too; the objects then count as missing.
-            let Some(data_bytes) =
-                read_confined(&data_path, &self.objects_dir, MAX_PACK_FILE_SIZE)?
-            else {
-                continue;
-            };
-            let hash_kind = self.hash_kind;
-            let pack = catch_decoder_panic(|| {
-                let index = gix::odb::pack::index::File::from_data(
-                    index_bytes,
-                    index_path.clone(),
-                    hash_kind,
-                )
-                .map_err(|source| ImportError::Corrupt {
-                    path: index_path.clone(),
-                    reason: "not a valid pack index".into(),
-                    source: Some(source),
-                })?;
-                let data =
-                    gix::odb::pack::data::File::from_data(data_bytes, data_path.clone(), hash_kind)
-                        .map_err(|source| ImportError::Corrupt {
-                            path: data_path.clone(),
-                            reason: "not a valid pack".into(),
-                            source: Some(source),
-                        })?
-                        .with_alloc_limit_bytes(Some(
-                            usize::try_from(MAX_OBJECT_SIZE).unwrap_or(usize::MAX),
-                        ));
-                Ok(UntrustedPack { index, data })
-            })
-            .map_err(|err| match err {
-                ImportError::Corrupt {
-                    path,
-                    reason,
-                    source,
-                } if path.as_os_str().is_empty() => ImportError::Corrupt {
-                    path: index_path.clone(),
-                    reason,
-                    source,
-                },
-                other => other,
-            })?;
-            packs.push(pack);
-        }
-        Ok(packs)
-    }
-}
-
-impl UntrustedPack {
-    fn find(&self, id: &gix::oid) -> Result<Option<(gix::objs::Kind, Vec<u8>)>, gix::Error> {
-        use gix::odb::pack::data::decode::entry::ResolvedBase;
-        let Some(position) = self.index.lookup(id) else {
-            return Ok(None);
-        };
-        let entry = self.data.entry(self.index.pack_offset_at_index(position))?;
-        // Bases referenced by id are resolved within this pack only; a loop's packs must be
-        // self-contained, just like git's local packs.
-        let resolve = |base: &gix::oid, _out: &mut Vec<u8>| -> gix::Result<Option<ResolvedBase>> {
-            match self.index.lookup(base) {
-                Some(position) => Ok(Some(ResolvedBase::InPack(
-                    self.data.entry(self.index.pack_offset_at_index(position))?,
-                ))),
-                None => Ok(None),
-            }
-        };
-        let mut out = Vec::new();
-        let mut inflate = gix::zlib::Inflate::default();
-        let outcome = self.data.decode_entry(
-            entry,
-            &mut out,
-            &mut inflate,
-            &resolve,
-            &mut gix::odb::pack::cache::Never,
-        )?;
-        Ok(Some((outcome.kind, out)))
-    }
-}
-
-/// gix's pack decoders are hardened against hostile input, but an index that lies about its own
-/// layout is exactly the input where a missed bounds check would panic; a malicious loop must not
-/// be able to crash the host process. The path is filled in by the caller.
-fn catch_decoder_panic<T>(f: impl FnOnce() -> Result<T, ImportError>) -> Result<T, ImportError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        Err(ImportError::Corrupt {
-            path: PathBuf::new(),
-            reason: "the pack decoder panicked on malformed data".into(),
-            source: None,
-        })
-    })
-}
-
-enum RefValue {
-    Object(ObjectId),
-    Symbolic(gix::refs::FullName),
-}
-
-fn parse_loose_ref(content: &[u8], hash_kind: gix::hash::Kind) -> Option<RefValue> {
-    let content = content.trim_end();
-    if let Some(target) = content.strip_prefix(b"ref:") {
-        return gix::refs::FullName::try_from(target.trim().as_bstr())
-            .ok()
-            .map(RefValue::Symbolic);
-    }
-    ObjectId::from_hex(content)
-        .ok()
-        .filter(|id| id.kind() == hash_kind)
-        .map(RefValue::Object)
-}
-
-/// Inflate a loose object file: `<kind> <size>\0<data>`, bounded by [`MAX_OBJECT_SIZE`].
-fn decode_loose_object(
-    compressed: &[u8],
-    path: &Path,
-) -> Result<(gix::objs::Kind, Vec<u8>), ImportError> {
-    let corrupt = |reason: &str, source: Option<gix::Error>| ImportError::Corrupt {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
-        source,
-    };
-    let mut header = [0u8; 64];
-    let mut inflate = gix::zlib::Inflate::default();
-    let (status, consumed_in, consumed_out) = inflate
-        .prefix(compressed, &mut header)
-        .map_err(|source| corrupt("not a zlib stream", Some(source)))?;
-    if status == gix::zlib::Status::BufError {
-        return Err(corrupt("not a zlib stream", None));
-    }
-    let (kind, size, header_len) = gix::objs::decode::loose_header(&header[..consumed_out])
-        .map_err(|source| corrupt("no valid object header", Some(source)))?;
-    if size > MAX_OBJECT_SIZE {
-        return Err(ImportError::TooLarge {
-            path: path.to_owned(),
-            size,
-            limit: MAX_OBJECT_SIZE,
-        });
-    }
-    let size = usize::try_from(size).map_err(|_| corrupt("object size not addressable", None))?;
-    let body_prefix = consumed_out - header_len;
-    if body_prefix > size || (status == gix::zlib::Status::StreamEnd && body_prefix != size) {
-        return Err(corrupt(
-            "the object is not as long as its header says",
-            None,
-        ));
-    }
-    let mut data = Vec::new();
-    if status == gix::zlib::Status::StreamEnd {
-        data.extend_from_slice(&header[header_len..consumed_out]);
-    } else {
-        let written = inflate
-            .rest(
-                &compressed[consumed_in..],
-                &header[..consumed_out],
-                header_len,
-                &mut data,
-                size,
-            )
-            .map_err(|source| corrupt("the zlib stream is damaged", Some(source)))?;
-        if written != size {
-            return Err(corrupt(
-                "the object is not as long as its header says",
-                None,
-            ));
-        }
-    }
-    Ok((kind, data))
-}
-
-fn is_missing(err: &io::Error) -> bool {
-    matches!(
-        err.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
-}
-
-/// Read a file of the untrusted repository only if it is a regular file below `root` (canonical),
-/// reached without symlinks. `Ok(None)` if it doesn't exist.
-///
-/// Each component is checked with `lstat`; then the opened file must be the one that was checked
-/// (same device and inode) and, on Linux, the kernel's name for the open descriptor must lie below
-/// `root`. The last check closes the race where the agent swaps a directory for a symlink between
-/// our checks and the `open`.
-fn read_confined(path: &Path, root: &Path, limit: u64) -> Result<Option<Vec<u8>>, ImportError> {
-    let unsafe_path = |reason: &str| ImportError::UnsafePath {
-        path: path.to_owned(),
-        reason: reason.into(),
-    };
-    let relative = path
-        .strip_prefix(root)
-        .map_err(|_| unsafe_path("it is outside of the repository"))?;
-    let components: Vec<_> = relative.components().collect();
-    let mut current = root.to_path_buf();
-    let mut checked = None;
-    for (position, component) in components.iter().enumerate() {
-        if !matches!(component, std::path::Component::Normal(_)) {
-            return Err(unsafe_path("it is not a plain relative path"));
-        }
-        current.push(component);
-        let meta = match fs::symlink_metadata(&current) {
-            Ok(meta) => meta,
-            Err(err) if is_missing(&err) => return Ok(None),
-            Err(err) => return Err(import_io_err(&current)(err)),
-        };
-        if meta.file_type().is_symlink() {
-            return Err(ImportError::UnsafePath {
-                path: current,
-                reason: "it is a symlink".into(),
-            });
-        }
-        let is_last = position + 1 == components.len();
-        if !is_last && !meta.is_dir() {
-            return Ok(None);
-        }
-        if is_last {
-            if !meta.is_file() {
-                return Err(unsafe_path("it is not a regular file"));
-            }
-            if meta.len() > limit {
-                return Err(ImportError::TooLarge {
-                    path: path.to_owned(),
-                    size: meta.len(),
-                    limit,
-                });
-            }
-            checked = Some(meta);
-        }
-    }
-    let Some(checked) = checked else {
-        return Err(unsafe_path("it is not a file"));
-    };
-    let file = match fs::File::open(path) {
-        Ok(file) => file,
-        Err(err) if is_missing(&err) => return Ok(None),
-        Err(err) => return Err(import_io_err(path)(err)),
-    };
-    let opened = file.metadata().map_err(import_io_err(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
-            return Err(unsafe_path("it was replaced while being opened"));
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = &checked;
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // Without /proc (unusual for a host running sandboxes) only the checks above apply.
-        if let Ok(real) = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-            if !real.starts_with(root) {
-                return Err(unsafe_path("it resolves outside of the repository"));
-            }
-        }
-    }
-    if !opened.is_file() {
-        return Err(unsafe_path("it is not a regular file"));
-    }
-    let mut content = Vec::with_capacity(usize::try_from(opened.len().min(limit)).unwrap_or(0));
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut content)
-        .map_err(import_io_err(path))?;
-    if content.len() as u64 > limit {
-        return Err(ImportError::TooLarge {
-            path: path.to_owned(),
-            size: content.len() as u64,
-            limit,
-        });
-    }
-    Ok(Some(content))
-}
-
-/// Paths (relative, '/'-separated) of a worktree that differ from its index, WITHOUT executing anything:
-/// deleted, type-changed or modified tracked files, staged changes, unmerged paths and untracked files
-/// that are not ignored. Returns sorted, deduplicated paths.
-///
-/// Content is compared as git would without any filters: a file whose stat data matches its index
-/// entry (and isn't racily clean) is unchanged, otherwise its raw bytes are hashed as a blob. A
-/// repository relying on clean filters or end-of-line conversion therefore shows such files as
-/// modified — the safe direction for a caller asking whether removing the worktree would lose
-/// work. For the same reason the executable bit always counts (as with `core.fileMode=true`),
-/// `assume-unchanged` is disregarded, and a submodule counts as changed when its checked-out commit
-/// differs from the recorded one or can't be read. Untracked files are listed individually, except
-/// that an untracked nested repository is listed as its directory.
-///
-/// Ignore rules come from `.gitignore` files (read without following symlinks) and `info/exclude`;
-/// the repository's `core.excludesFile` and the user's global excludes are not consulted, so a file
-/// ignored only there is reported. Symlinks are never followed: a tracked symlink is compared by
-/// its target string, and a path below a symlinked directory counts as deleted.
-pub fn worktree_changes(worktree: &Path) -> Result<Vec<String>, GitReadError> {
-    let repo = open_untrusted(worktree)?;
-    let root = fs::canonicalize(worktree).map_err(read_io_err(worktree))?;
-    let workdir_matches = repo
-        .workdir()
-        .and_then(|workdir| fs::canonicalize(workdir).ok())
-        .is_some_and(|workdir| workdir == root);
-    if !workdir_matches {
-        return Err(GitReadError::NoWorktree {
-            repo: repo.git_dir().to_owned(),
-            expected: worktree.to_owned(),
-        });
-    }
-
-    let index_path = repo.index_path();
-    let index = gix::index::File::at_or_default(
-        &index_path,
-        repo.object_hash(),
-        false,
-        gix::index::decode::Options {
-            alloc_limit_bytes: Some(usize::try_from(MAX_OBJECT_SIZE).unwrap_or(usize::MAX)),
-            ..Default::default()
-        },
-    )
-    .map_err(git_read_err(
-        &repo,
-        format!("could not read the index at {}", index_path.display()),
-    ))?;
-    if index.is_sparse() {
-        return Err(GitReadError::Unsupported {
-            repo: repo.git_dir().to_owned(),
-            what: "a sparse index".into(),
-        });
-    }
-
-    let mut changes = BTreeSet::new();
-    staged_changes(&repo, &index, &mut changes)?;
-
-    let excludes = repo
-        .excludes(
-            &index,
-            None,
-            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-        )
-        .map_err(git_read_err(&repo, "could not set up ignore rules"))?;
-    let mut walk = WorktreeWalk {
-        repo: &repo,
-        index: &index,
-        excludes,
-        seen: vec![false; index.entries().len()],
-        changes: &mut changes,
-    };
-    walk.run(&root)?;
-    let seen = std::mem::take(&mut walk.seen);
-    drop(walk);
-
-    for (entry, seen) in index.entries().iter().zip(seen) {
-        let skipped = entry
-            .flags
-            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
-        if !seen && !skipped {
-            changes.insert(entry.path(&index).to_owned());
-        }
-    }
-    Ok(changes
-        .into_iter()
-        .map(|path| path.to_str_lossy().into_owned())
-        .collect())
-}
-
-/// Index entries that differ from `HEAD^{tree}`, plus unmerged and intent-to-add entries.
-fn staged_changes(
-    repo: &gix::Repository,
-    index: &gix::index::File,
-    changes: &mut BTreeSet<BString>,
-) -> Result<(), GitReadError> {
-    let head = head_tree_entries(repo)?;
-    for entry in index.entries() {
-        let path = entry.path(index);
-        let intent_to_add = entry
-            .flags
-            .contains(gix::index::entry::Flags::INTENT_TO_ADD);
-        if entry.stage_raw() != 0 || intent_to_add {
-            changes.insert(path.to_owned());
-            continue;
-        }
-        let kind = entry.mode.to_tree_entry_mode().map(|mode| mode.kind());
-        match head.get(path) {
-            Some((head_kind, head_id)) if Some(*head_kind) == kind && *head_id == entry.id => {}
-            _ => {
-                changes.insert(path.to_owned());
-            }
-        }
-    }
-    for path in head.keys() {
-        if index.entry_index_by_path(path.as_ref()).is_err() {
-            changes.insert((*path).to_owned());
-        }
-    }
-    Ok(())
-}
-
-/// All non-tree entries of `HEAD^{tree}` by path; empty when HEAD is unborn.
-fn head_tree_entries(
-    repo: &gix::Repository,
-) -> Result<HashMap<BString, (gix::objs::tree::EntryKind, ObjectId)>, GitReadError> {
-    let mut out = HashMap::new();
-    let head = repo
-        .head()
-        .map_err(git_read_err(repo, "could not read HEAD"))?;
-    if head.is_unborn() {
-        return Ok(out);
-    }
-    let tree_id = repo
-        .head_tree_id()
-        .map_err(git_read_err(repo, "could not find the tree of HEAD"))?
-        .detach();
-    let mut pending = vec![(BString::default(), tree_id)];
-    let mut buf = Vec::new();
-    while let Some((prefix, id)) = pending.pop() {
-        let tree =
-            repo.objects
-                .find_tree(&id, &mut buf)
-                .map_err(|source| GitReadError::Decode {
-                    repo: repo.git_dir().to_owned(),
-                    id,
-                    source,
-                })?;
-        for entry in &tree.entries {
-            let mut path = prefix.clone();
-            if !path.is_empty() {
-                path.push_byte(b'/');
-            }
-            path.push_str(entry.filename);
-            let kind = entry.mode.kind();
-            if kind == gix::objs::tree::EntryKind::Tree {
-                pending.push((path, entry.oid.to_owned()));
-            } else {
-                out.insert(path, (kind, entry.oid.to_owned()));
-            }
-        }
-    }
-    Ok(out)
-}
-
-struct WorktreeWalk<'a> {
-    repo: &'a gix::Repository,
-    index: &'a gix::index::File,
-    excludes: gix::AttributeStack<'a>,
-    /// Index entries found in the worktree; the others were deleted.
-    seen: Vec<bool>,
-    changes: &'a mut BTreeSet<BString>,
-}
-
-impl WorktreeWalk<'_> {
-    fn run(&mut self, root: &Path) -> Result<(), GitReadError> {
-        let mut pending = vec![(root.to_path_buf(), BString::default())];
-        while let Some((dir, prefix)) = pending.pop() {
-            let entries = fs::read_dir(&dir).map_err(read_io_err(&dir))?;
-            for entry in entries {
-                let entry = entry.map_err(read_io_err(&dir))?;
-                let name = entry.file_name();
-                // git never tracks anything called .git; a nested one marks a repository, handled
-                // where its parent directory is looked at.
-                if name == ".git" {
-                    continue;
-                }
-                let Ok(name_bytes) = gix::path::os_str_into_bstr(&name) else {
-                    // Not representable in the index, so necessarily untracked.
-                    let mut path = prefix.clone();
-                    path.push_str(
-                        gix::path::into_bstr(Path::new(&name))
-                            .unwrap_or_default()
-                            .as_ref(),
-                    );
-                    self.changes.insert(path);
-                    continue;
-                };
-                let mut rela_path = prefix.clone();
-                if !rela_path.is_empty() {
-                    rela_path.push_byte(b'/');
-                }
-                rela_path.push_str(name_bytes);
-                let abs = entry.path();
-                // `DirEntry::file_type` does not follow symlinks.
-                let file_type = entry.file_type().map_err(read_io_err(&abs))?;
-                if file_type.is_dir() {
-                    if let Some(subdir) = self.directory(&abs, rela_path)? {
-                        pending.push((abs, subdir));
-                    }
-                } else {
-                    self.file(&abs, rela_path, file_type)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Decide about a real directory; returns the prefix to descend with, if any.
-    fn directory(
-        &mut self,
-        abs: &Path,
-        rela_path: BString,
-    ) -> Result<Option<BString>, GitReadError> {
-        if let Some(range) = self.index.entry_range(rela_path.as_bstr()) {
-            for position in range.clone() {
-                self.seen[position] = true;
-            }
-            let entry = &self.index.entries()[range.start];
-            if entry.mode == gix::index::entry::Mode::COMMIT && entry.stage_raw() == 0 {
-                if submodule_changed(abs, entry.id) {
-                    self.changes.insert(rela_path);
-                }
-                return Ok(None);
-            }
-            // A tracked file became a directory: report it and still look inside.
-            self.changes.insert(rela_path.clone());
-        }
-        let mut dir_prefix = rela_path.clone();
-        dir_prefix.push_byte(b'/');
-        let has_tracked_content = self
-            .index
-            .prefixed_entries_range(dir_prefix.as_bstr())
-            .is_some();
-        if !has_tracked_content {
-            if self.is_excluded(&rela_path, gix::index::entry::Mode::DIR)? {
-                return Ok(None);
-            }
-            if fs::symlink_metadata(abs.join(".git")).is_ok() {
-                self.changes.insert(rela_path);
-                return Ok(None);
-            }
-        }
-        Ok(Some(rela_path))
-    }
-
-    fn file(
-        &mut self,
-        abs: &Path,
-        rela_path: BString,
-        file_type: fs::FileType,
-    ) -> Result<(), GitReadError> {
-        let Some(range) = self.index.entry_range(rela_path.as_bstr()) else {
-            let mode = if file_type.is_symlink() {
-                gix::index::entry::Mode::SYMLINK
-            } else if file_type.is_file() {
-                gix::index::entry::Mode::FILE
-            } else {
-                // Sockets, fifos and devices can't be added, so no work is lost with them.
-                return Ok(());
-            };
-            if !self.is_excluded(&rela_path, mode)? {
-                self.changes.insert(rela_path);
-            }
-            return Ok(());
-        };
-        for position in range.clone() {
-            self.seen[position] = true;
-        }
-        let entry = &self.index.entries()[range.start];
-        let unmerged = entry.stage_raw() != 0;
-        let skipped = entry
-            .flags
-            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
-        if !unmerged && !skipped && self.file_changed(entry, abs)? {
-            self.changes.insert(rela_path);
-        }
-        Ok(())
-    }
-
-    fn file_changed(&self, entry: &gix::index::Entry, abs: &Path) -> Result<bool, GitReadError> {
-        use gix::index::entry::Mode;
-        let meta = match gix::index::fs::Metadata::from_path_no_follow(abs) {
-            Ok(meta) => meta,
-            Err(err) if is_missing(&err) => return Ok(true),
-            Err(err) => return Err(read_io_err(abs)(err)),
-        };
-        let type_matches = match entry.mode {
-            Mode::FILE => meta.is_file() && !meta.is_executable(),
-            Mode::FILE_EXECUTABLE => meta.is_file() && meta.is_executable(),
-            Mode::SYMLINK => meta.is_symlink(),
-            _ => false,
-        };
-        if !type_matches {
-            return Ok(true);
-        }
-        let options = gix::index::entry::stat::Options::default();
-        if let Ok(stat) = gix::index::entry::Stat::from_fs(&meta) {
-            if entry.stat.matches(&stat, options)
-                && !entry.stat.is_racy(self.index.timestamp(), options)
-            {
-                return Ok(false);
-            }
-            // git stores a size of 0 for entries it found racily clean, so only a recorded size can
-            // prove a change without reading the file.
-            if entry.mode != Mode::SYMLINK && entry.stat.size != 0 && entry.stat.size != stat.size {
-                return Ok(true);
-            }
-        }
-        let hash_kind = self.repo.object_hash();
-        let actual = if entry.mode == Mode::SYMLINK {
-            let target = match fs::read_link(abs) {
-                Ok(target) => target,
-                Err(err) if is_missing(&err) => return Ok(true),
-                Err(err) => return Err(read_io_err(abs)(err)),
-            };
-            let Ok(target) = gix::path::into_bstr(target) else {
-                return Ok(true);
-            };
-            gix::objs::compute_hash(hash_kind, gix::objs::Kind::Blob, &target)
-        } else {
-            let Some(mut file) = open_unchanged_file(abs, &meta)? else {
-                return Ok(true);
-            };
-            gix::objs::compute_stream_hash(
-                hash_kind,
-                gix::objs::Kind::Blob,
-                &mut file,
-                meta.len(),
-                &mut gix::progress::Discard,
-                &std::sync::atomic::AtomicBool::new(false),
-            )
-        };
-        // A file that changes while being hashed, or can't be hashed, is reported as changed:
-        // nobody should delete a worktree that is being written to.
-        Ok(actual.map_or(true, |actual| actual != entry.id))
-    }
-
-    fn is_excluded(
-        &mut self,
-        rela_path: &BString,
-        mode: gix::index::entry::Mode,
-    ) -> Result<bool, GitReadError> {
-        let platform = self
-            .excludes
-            .at_entry(rela_path.as_bstr(), Some(mode))
-            .map_err(git_read_err(
-                self.repo,
-                format!("could not read ignore rules for {rela_path}"),
-            ))?;
-        Ok(platform.is_excluded())
-    }
-}
-
-/// Open `path` only if it is still the regular file `expected` describes, so a file swapped for a
-/// symlink between `lstat` and `open` can't make us read something outside the worktree.
-fn open_unchanged_file(
-    path: &Path,
-    expected: &gix::index::fs::Metadata,
-) -> Result<Option<fs::File>, GitReadError> {
-    let file = match fs::File::open(path) {
-        Ok(file) => file,
-        Err(err) if is_missing(&err) => return Ok(None),
-        Err(err) => return Err(read_io_err(path)(err)),
-    };
-    let opened = file.metadata().map_err(read_io_err(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if (opened.dev(), opened.ino()) != (expected.dev(), expected.ino()) || !opened.is_file() {
-            return Ok(None);
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = expected;
-        if !opened.is_file() {
-            return Ok(None);
-        }
-    }
-    Ok(Some(file))
-}
-
-/// Paths that are gitlinks (submodule entries) in the repository's index or in its HEAD's
-/// tree, read through gix without running anything: a gitlink makes git enter the nested
-/// repository, whose config it then reads.
-pub fn gitlinks(worktree: &Path) -> Result<Vec<String>, GitReadError> {
-    let repo = open_untrusted(worktree)?;
-    let mut out = BTreeSet::new();
-    let index = repo
-        .index_or_empty()
-        .map_err(git_read_err(&repo, "could not read the index"))?;
-    for entry in index.entries() {
-        if entry.mode == gix::index::entry::Mode::COMMIT {
-            out.insert(entry.path(&index).to_str_lossy().into_owned());
-        }
-    }
-    for (path, (kind, _)) in head_tree_entries(&repo)? {
-        if kind == gix::objs::tree::EntryKind::Commit {
-            out.insert(path.to_str_lossy().into_owned());
-        }
-    }
-    Ok(out.into_iter().collect())
-}
-
-/// An uninitialized submodule (no `.git` inside) is clean, as for git; anything we can't read is
-/// reported as changed.
-fn submodule_changed(abs: &Path, recorded: ObjectId) -> bool {
-    if fs::symlink_metadata(abs.join(".git")).is_err() {
-        return false;
-    }
-    let Ok(repo) = open_untrusted(abs) else {
-        return true;
-    };
-    repo.head_id().map_or(true, |id| id.detach() != recorded)
 }
 
 #[cfg(test)]
@@ -2148,6 +1317,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap();
         assert_eq!(
@@ -2179,6 +1349,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap();
         assert_eq!(
@@ -2196,6 +1367,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/none",
+            &Limits::default(),
         )
         .unwrap();
         assert_eq!(
@@ -2226,6 +1398,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap();
         assert_eq!(outcome.new, Some(tip));
@@ -2270,6 +1443,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         match err {
@@ -2319,6 +1493,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         assert!(matches!(err, ImportError::Corrupt { .. }), "{err:?}");
@@ -2333,9 +1508,18 @@ mod tests {
                 &fx.origin_git(),
                 &fx.origin_objects(),
                 "loop/x",
+                &Limits::default(),
             )
             .unwrap_err();
-            assert!(matches!(err, ImportError::UnsafePath { .. }), "{err:?}");
+            assert!(
+                matches!(
+                    err,
+                    ImportError::Unsafe {
+                        source: ConfinedError::Symlink(_)
+                    }
+                ),
+                "{err:?}"
+            );
         }
         assert_eq!(
             git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
@@ -2381,6 +1565,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         assert!(
@@ -2437,6 +1622,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         assert!(
@@ -2465,6 +1651,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         assert!(
@@ -2562,6 +1749,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         assert!(
@@ -2582,6 +1770,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         assert!(
@@ -2595,6 +1784,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap_err();
         assert!(
@@ -2609,6 +1799,7 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap();
         assert_eq!(
@@ -2676,22 +1867,28 @@ mod tests {
         let unborn = fx._tmp.path().join("unborn");
         fs::create_dir(&unborn).unwrap();
         git(&unborn, &["init", "-q", "-b", "trunk"]);
-        let repo = open_untrusted(&unborn).unwrap();
+        let repo = open_trusted(&unborn).unwrap();
         assert_eq!(head_branch(&repo).unwrap(), None);
         assert_eq!(resolve_rev(&repo, "HEAD").unwrap(), None);
         assert_eq!(branches(&repo).unwrap(), vec![]);
-        assert_eq!(worktree_changes(&unborn).unwrap(), Vec::<String>::new());
-
-        // The loop, read as untrusted through its alternates, answers the same questions.
-        let loop_repo = open_untrusted(&fx.loop_dir).unwrap();
-        assert_eq!(head_branch(&loop_repo).unwrap().as_deref(), Some("loop/x"));
-        assert_eq!(resolve_branch(&loop_repo, "loop/x").unwrap(), Some(fx.base));
+        assert_eq!(changes(&unborn), Vec::<String>::new());
         assert_eq!(
-            count_ahead(&loop_repo, fx.base, &[fx.first], true).unwrap(),
-            1
+            loop_branches(&unborn.join(".git"), repo.object_hash(), &Limits::default()).unwrap(),
+            vec![]
         );
-        let loop_repo = open_untrusted(&fx.loop_git()).unwrap();
-        assert_eq!(resolve_rev(&loop_repo, "HEAD~1").unwrap(), Some(fx.first));
+
+        // The loop, read confined, names its branches as git does.
+        git(&fx.loop_dir, &["branch", "side", &fx.first.to_string()]);
+        git(&fx.loop_dir, &["pack-refs", "--all"]);
+        git(&fx.loop_dir, &["branch", "later"]);
+        assert_eq!(
+            loop_branches(&fx.loop_git(), gix::hash::Kind::Sha1, &Limits::default()).unwrap(),
+            vec![
+                ("later".to_owned(), fx.base),
+                ("loop/x".to_owned(), fx.base),
+                ("side".to_owned(), fx.first)
+            ]
+        );
     }
 
     #[test]
@@ -2701,8 +1898,17 @@ mod tests {
         assert_send_sync::<ImportError>();
     }
 
+    /// The changes of a standalone repository, which is its own origin.
     fn changes(dir: &Path) -> Vec<String> {
-        worktree_changes(dir).unwrap()
+        let origin = open_trusted(dir).unwrap();
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        worktree_changes(dir, &origin, &Limits::default(), &interrupt).unwrap()
+    }
+
+    fn loop_changes(fx: &Fixture) -> Vec<String> {
+        let origin = open_trusted(&fx.origin).unwrap();
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        worktree_changes(&fx.loop_dir, &origin, &Limits::default(), &interrupt).unwrap()
     }
 
     #[test]
@@ -2860,13 +2066,15 @@ mod tests {
             &fx.origin_git(),
             &fx.origin_objects(),
             "loop/x",
+            &Limits::default(),
         )
         .unwrap();
         assert!(outcome.objects_copied > 0);
-        assert_eq!(changes(&fx.loop_dir), vec!["untracked.txt", "work.txt"]);
-        let repo = open_untrusted(&fx.loop_dir).unwrap();
-        assert_eq!(head_branch(&repo).unwrap().as_deref(), Some("loop/x"));
-        count_ahead(&repo, outcome.new.unwrap(), &[fx.base], true).unwrap();
+        assert_eq!(loop_changes(&fx), vec!["untracked.txt", "work.txt"]);
+        assert_eq!(
+            loop_branches(&fx.loop_git(), gix::hash::Kind::Sha1, &Limits::default()).unwrap(),
+            vec![("loop/x".to_owned(), outcome.new.unwrap())]
+        );
 
         assert!(
             !marker.exists(),
@@ -2882,5 +2090,330 @@ mod tests {
             "the control run of git should have run the configured commands"
         );
         fs::remove_file(&marker).unwrap();
+    }
+
+    fn small_limits(max_object_size: u64, max_pack_size: u64) -> Limits {
+        Limits {
+            max_object_size,
+            max_pack_size,
+            ..Limits::default()
+        }
+    }
+
+    fn import_with(fx: &Fixture, limits: &Limits) -> Result<ImportOutcome, ImportError> {
+        import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+            limits,
+        )
+    }
+
+    #[test]
+    fn objects_over_the_limit_are_refused_by_their_header_loose_and_packed() {
+        let fx = fixture();
+        // 3 MiB that compress to a few KiB: the shape of a zip bomb, at test scale.
+        fs::write(fx.loop_dir.join("big.bin"), vec![0u8; 3 << 20]).unwrap();
+        commit_all(&fx.loop_dir, "big");
+        let blob = oid(&git(&fx.loop_dir, &["rev-parse", "HEAD:big.bin"]));
+        let limits = small_limits(1 << 20, 64 << 20);
+
+        let err = import_with(&fx, &limits).unwrap_err();
+        match err {
+            ImportError::ObjectTooLarge {
+                id, size, limit, ..
+            } => {
+                assert_eq!((id, size, limit), (blob, 3 << 20, 1 << 20));
+            }
+            other => panic!("expected ObjectTooLarge, got {other:?}"),
+        }
+        let shown = import_with(&fx, &limits).unwrap_err().to_string();
+        assert!(
+            shown.contains(&blob.to_string())
+                && shown.contains("3.0 MiB")
+                && shown.contains("1.0 MiB"),
+            "{shown}"
+        );
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            fx.base.to_string()
+        );
+
+        // The same object in a pack: its size comes from the pack entry's header.
+        git(&fx.loop_dir, &["repack", "-a", "-d", "-l", "-q"]);
+        assert_eq!(loose_object_count(&fx.loop_git()), 0);
+        let err = import_with(&fx, &limits).unwrap_err();
+        assert!(
+            matches!(err, ImportError::ObjectTooLarge { id, size, .. } if id == blob && size == 3 << 20),
+            "{err:?}"
+        );
+
+        // Packs held in memory are bounded too.
+        let err = import_with(&fx, &small_limits(16 << 20, 1 << 10)).unwrap_err();
+        assert!(matches!(err, ImportError::PacksTooLarge { .. }), "{err:?}");
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            fx.base.to_string()
+        );
+
+        // Under a limit that admits it, the same branch imports whole.
+        let outcome = import_with(&fx, &Limits::default()).unwrap();
+        assert_eq!(
+            outcome.new.unwrap().to_string(),
+            git(&fx.loop_dir, &["rev-parse", "HEAD"])
+        );
+        assert_fsck_clean(&fx.origin);
+    }
+
+    #[test]
+    fn a_chain_of_large_commits_is_read_again_rather_than_held() {
+        let fx = fixture();
+        // Two commits whose messages are 40 MiB each: more than is held for writing at once,
+        // so the older one is read (and verified) again when its turn comes.
+        for n in 0..2 {
+            let message = format!("{}{n}\n", "x".repeat(40 << 20));
+            fs::write(fx._tmp.path().join("msg"), message).unwrap();
+            write(&fx.loop_dir.join(format!("f{n}.txt")), &format!("f{n}\n"));
+            git(&fx.loop_dir, &["add", "-A"]);
+            git(
+                &fx.loop_dir,
+                &[
+                    "commit",
+                    "-q",
+                    "-F",
+                    &fx._tmp.path().join("msg").display().to_string(),
+                ],
+            );
+        }
+        let outcome = import_with(&fx, &Limits::default()).unwrap();
+        assert_eq!(outcome.objects_copied, 6);
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            git(&fx.loop_dir, &["rev-parse", "HEAD"])
+        );
+        assert_fsck_clean(&fx.origin);
+    }
+
+    /// Runs `f` with a bound, so that a read that blocks fails the test instead of hanging it.
+    fn bounded<T: Send + 'static>(
+        f: impl FnOnce() -> Result<T, GitReadError> + Send + 'static,
+    ) -> Result<T, GitReadError> {
+        within(
+            std::time::Duration::from_secs(20),
+            Path::new("test"),
+            move |_| f(),
+        )
+    }
+
+    fn mkfifo(path: &Path) {
+        let _ = fs::remove_file(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    }
+
+    /// A loop with one commit in a pack and one in loose objects, none of them in the origin
+    /// yet: an import reads both kinds. Returns the fixture and the two object files.
+    fn loop_with_pack_and_loose() -> (Fixture, String, String) {
+        let fx = fixture();
+        write(&fx.loop_dir.join("a.txt"), "a\n");
+        commit_all(&fx.loop_dir, "work");
+        git(&fx.loop_dir, &["repack", "-a", "-d", "-l", "-q"]);
+        write(&fx.loop_dir.join("b.txt"), "b\n");
+        commit_all(&fx.loop_dir, "more");
+        let blob = git(&fx.loop_dir, &["rev-parse", "HEAD:b.txt"]);
+        let loose = format!(".git/objects/{}/{}", &blob[..2], &blob[2..]);
+        let pack = fs::read_dir(fx.loop_git().join("objects/pack"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.ends_with(".pack"))
+            .unwrap();
+        (fx, loose, format!(".git/objects/pack/{pack}"))
+    }
+
+    /// Everything the host reads of a loop: its import, its branches, its worktree.
+    fn read_all(
+        fx: &Fixture,
+    ) -> impl FnOnce() -> Result<(), GitReadError> + Send + Clone + 'static {
+        let loop_dir = fx.loop_dir.clone();
+        let origin_dir = fx.origin.clone();
+        move || {
+            let origin = open_trusted(&origin_dir)?;
+            import_branch_into(
+                &loop_dir.join(".git"),
+                &origin,
+                &origin_dir.join(".git/objects"),
+                "loop/x",
+                &Limits::default(),
+            )?;
+            loop_branches(
+                &loop_dir.join(".git"),
+                origin.object_hash(),
+                &Limits::default(),
+            )?;
+            let interrupt = std::sync::atomic::AtomicBool::new(false);
+            worktree_changes(&loop_dir, &origin, &Limits::default(), &interrupt)?;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn fifos_where_git_keeps_files_are_refused_not_waited_on() {
+        for which in [
+            ".git/index",
+            ".git/HEAD",
+            ".git/packed-refs",
+            ".git/refs/heads/loop/x",
+            ".git/objects/info/alternates",
+            "loose object",
+            "pack",
+            ".git/info/exclude",
+            ".gitignore",
+        ] {
+            let (fx, loose, pack) = loop_with_pack_and_loose();
+            let rel = match which {
+                "loose object" => loose.as_str(),
+                "pack" => pack.as_str(),
+                other => other,
+            };
+            if rel == ".git/packed-refs" {
+                // Read only where a loose ref is missing: make it so.
+                git(&fx.loop_dir, &["pack-refs", "--all"]);
+            }
+            let path = fx.loop_dir.join(rel);
+            let saved = fs::read(&path).ok();
+            mkfifo(&path);
+            let err = bounded(read_all(&fx)).expect_err(rel);
+            let shown = err.to_string();
+            assert!(
+                !matches!(err, GitReadError::TimedOut { .. }),
+                "{rel}: the read blocked"
+            );
+            assert!(
+                shown.contains(&path.display().to_string()) && shown.contains("FIFO"),
+                "{rel}: the error does not name the path and what it is: {shown}"
+            );
+            // What the import reads stops it; the worktree's files only stop what reads them.
+            let import_reads_it = !matches!(
+                rel,
+                ".git/index" | ".git/HEAD" | ".git/info/exclude" | ".gitignore"
+            );
+            if import_reads_it {
+                assert_eq!(
+                    git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+                    fx.base.to_string(),
+                    "{rel}"
+                );
+            }
+            // The same repository with the file back is read as before.
+            fs::remove_file(&path).unwrap();
+            if let Some(content) = saved {
+                fs::write(&path, content).unwrap();
+            }
+            bounded(read_all(&fx)).unwrap_or_else(|e| panic!("after {rel}: {e}"));
+            assert_eq!(
+                git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+                git(&fx.loop_dir, &["rev-parse", "HEAD"])
+            );
+        }
+    }
+
+    #[test]
+    fn a_tree_repeating_itself_is_not_expanded() {
+        let fx = fixture();
+        // Six levels of 64 names for the same folder: 64^6 paths, were the tree expanded.
+        let mut tree = hash_object(
+            &fx.loop_dir,
+            &["mktree"],
+            &format!(
+                "100644 blob {}\tf\n",
+                hash_object(&fx.loop_dir, &["hash-object", "-w", "--stdin"], "f\n")
+            ),
+        );
+        for _ in 0..6 {
+            let listing: String = (0..64)
+                .map(|n| format!("040000 tree {tree}\td{n:02}\n"))
+                .collect();
+            tree = hash_object(&fx.loop_dir, &["mktree"], &listing);
+        }
+        let commit = hash_object(&fx.loop_dir, &["commit-tree", &tree, "-m", "bomb"], "");
+        git(&fx.loop_dir, &["update-ref", "refs/heads/loop/x", &commit]);
+        let started = std::time::Instant::now();
+        let changes = loop_changes(&fx);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // HEAD's 64 folders are missing from the index (reported as folders), and the
+        // index's files from HEAD.
+        assert!(changes.contains(&"d00".to_owned()) && changes.contains(&"d63".to_owned()));
+        assert!(changes.contains(&"README.md".to_owned()), "{changes:?}");
+        assert!(changes.len() < 100, "{}", changes.len());
+    }
+
+    #[test]
+    fn ignore_rules_are_git_s() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("wt");
+        fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        write(
+            &dir.join(".gitignore"),
+            "*.log\nbuild/\n!keep.log\n/top-only.txt\n",
+        );
+        write(&dir.join("sub/.gitignore"), "!again.log\nlocal.txt\n");
+        write(&dir.join("build/tracked.txt"), "t\n");
+        write(&dir.join("sub/deep/.gitignore"), "*.txt\n!wanted.txt\n");
+        write(&dir.join("src/a.c"), "a\n");
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["add", "-f", "build/tracked.txt"]);
+        git(&dir, &["commit", "-q", "-m", "initial"]);
+        for (path, text) in [
+            ("x.log", "x"),
+            ("keep.log", "k"),
+            ("sub/again.log", "a"),
+            ("sub/other.log", "o"),
+            ("sub/local.txt", "l"),
+            ("local.txt", "l"),
+            ("top-only.txt", "t"),
+            ("sub/top-only.txt", "t"),
+            ("build/new.txt", "n"),
+            ("build/inner/n.txt", "n"),
+            ("sub/deep/a.txt", "a"),
+            ("sub/deep/wanted.txt", "w"),
+            ("sub/deep/more/b.txt", "b"),
+            ("sub/deep/more/wanted.txt", "w"),
+            ("src/b.c", "b"),
+        ] {
+            write(&dir.join(path), text);
+        }
+        write(&dir.join(".git/info/exclude"), "src/b.c\n");
+        let out = git_command(
+            &dir,
+            &["status", "--porcelain", "-z", "--untracked-files=all"],
+        )
+        .output()
+        .unwrap();
+        let mut expected: Vec<String> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|e| e.len() > 3)
+            .map(|e| String::from_utf8_lossy(&e[3..]).into_owned())
+            .collect();
+        expected.sort();
+        assert_eq!(changes(&dir), expected);
+    }
+
+    #[test]
+    fn a_split_index_is_named_not_misread() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("wt");
+        fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        write(&dir.join("a.txt"), "a\n");
+        commit_all(&dir, "a");
+        git(&dir, &["update-index", "--split-index"]);
+        let origin = open_trusted(&dir).unwrap();
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        let err = worktree_changes(&dir, &origin, &Limits::default(), &interrupt).unwrap_err();
+        assert!(err.to_string().contains("split index"), "{err}");
     }
 }

@@ -28,7 +28,7 @@ fn shipped(rel: &str, generated: &[u8]) {
 }
 
 #[test]
-fn completions_and_man_page_are_generated_and_shipped() {
+fn completions_and_man_pages_are_generated_and_shipped() {
     let env = TestEnv::new();
     for (shell, file) in [
         ("bash", "completions/git-loop.bash"),
@@ -36,18 +36,65 @@ fn completions_and_man_page_are_generated_and_shipped() {
         ("fish", "completions/git-loop.fish"),
     ] {
         let run = env.run(["completions", shell]).ok();
-        assert!(
-            run.stdout.contains("gc") && run.stdout.contains("new"),
-            "{shell}"
-        );
+        assert!(run.stdout.contains("git-loop __complete"), "{shell}");
         shipped(file, run.stdout.as_bytes());
     }
     let man = env.run(["man"]).ok();
-    assert!(
-        man.stdout.starts_with(".ie") || man.stdout.contains(".TH"),
-        "not roff"
+    assert!(man.stdout.contains(".TH git-loop 1"), "not roff");
+    // Every page, in a folder of its own, as `git loop man --dir` writes them.
+    let dir = env.root.join("man");
+    env.run(["man", "--dir", dir.to_str().unwrap()]).ok();
+    let names = |d: &Path| {
+        let mut v: Vec<String> = fs::read_dir(d)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let pages = names(&dir);
+    for page in &pages {
+        shipped(&format!("man/{page}"), &fs::read(dir.join(page)).unwrap());
+    }
+    assert_eq!(
+        fs::read(dir.join("git-loop.1")).unwrap(),
+        man.stdout.as_bytes()
     );
-    shipped("man/git-loop.1", man.stdout.as_bytes());
+    // A page for every command that is not hidden, nested ones too, and no other.
+    for page in [
+        "git-loop.1",
+        "git-loop-new.1",
+        "git-loop-vault.1",
+        "git-loop-vault-set.1",
+    ] {
+        assert!(pages.contains(&page.to_string()), "{page}: {pages:?}");
+    }
+    for hidden in ["man", "hook", "__connect", "__complete", "help"] {
+        assert!(
+            !pages.contains(&format!("git-loop-{hidden}.1")),
+            "{hidden}: {pages:?}"
+        );
+    }
+    let shipped_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    if std::env::var_os("GIT_LOOP_BLESS").is_some() {
+        for stale in names(&shipped_dir).iter().filter(|p| !pages.contains(p)) {
+            fs::remove_file(shipped_dir.join(stale)).unwrap();
+        }
+    }
+    assert_eq!(
+        names(&shipped_dir),
+        pages,
+        "man/ is out of date: run `GIT_LOOP_BLESS=1 cargo nextest run cli::`"
+    );
+    // Each page the root page names exists.
+    let root = String::from_utf8(fs::read(dir.join("git-loop.1")).unwrap()).unwrap();
+    for line in root.lines().filter(|l| l.starts_with("git\\-loop\\-")) {
+        let name = line.split('(').next().unwrap().replace("\\-", "-");
+        assert!(pages.contains(&format!("{name}.1")), "{line}");
+    }
 }
 
 #[test]
@@ -90,4 +137,48 @@ fn the_binary_loads_no_libm() {
         "LD_DEBUG said nothing:\n{loaded}"
     );
     assert!(!loaded.contains("libm.so"), "{loaded}");
+}
+
+/// Every command, hidden and nested ones too, has a trycmd case for its `--help` in
+/// tests/cmd/ (`help-vault-set.toml`); GIT_LOOP_BLESS=1 writes them from the binary.
+#[test]
+fn every_command_has_a_help_case() {
+    fn paths(cmd: &clap::Command, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        for sub in cmd.get_subcommands() {
+            let mut path = prefix.clone();
+            path.push(sub.get_name().to_string());
+            out.push(path.clone());
+            paths(sub, path, out);
+        }
+    }
+    let mut all = Vec::new();
+    paths(&git_loop::cli::command(), Vec::new(), &mut all);
+    assert!(all.len() > 40, "{all:?}");
+    let env = TestEnv::new();
+    let mut missing = Vec::new();
+    for path in &all {
+        let rel = format!("tests/cmd/help-{}.toml", path.join("-"));
+        let mut args: Vec<String> = path.clone();
+        args.push("--help".into());
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel);
+        if std::env::var_os("GIT_LOOP_BLESS").is_some() {
+            let run = env.run(&args).ok();
+            assert!(!run.stdout.contains("'''"), "{rel}");
+            let quoted: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+            let text = format!(
+                "bin.name = \"git-loop\"\nargs = [{}]\nstatus.code = 0\nstdout = '''\n{}'''\n",
+                quoted.join(", "),
+                // trycmd compares with backslashes made slashes (its path normalization).
+                run.stdout.replace('\\', "/")
+            );
+            fs::write(&file, text).unwrap();
+        }
+        if !file.is_file() {
+            missing.push(rel);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "no help case for {missing:?}: run `GIT_LOOP_BLESS=1 cargo nextest run cli::`"
+    );
 }

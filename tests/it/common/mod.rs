@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod bounded;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
