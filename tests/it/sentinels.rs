@@ -547,6 +547,27 @@ print("shape =>", t[:4], len(t), t == sys.argv[1][::-1])
     assert!(vars.stdout.starts_with(
         "/loopat/.git-loop/ca-bundle.pem|/loopat/.git-loop/ca.pem|/loopat/.git-loop/ca-bundle.pem|/loopat/.git-loop/ca-bundle.pem|/loopat/.git-loop/ca-bundle.pem"
     ), "{}", vars.stdout);
+    // The bundle is the host's with the run's CA appended, and it is laid over the
+    // system's path too, for programs that read none of the variables.
+    let count = |file: &str| -> usize {
+        vars.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{file}:")))
+            .unwrap_or_else(|| panic!("{file}: {}", vars.stdout))
+            .parse()
+            .unwrap()
+    };
+    let host = fs::read_to_string("/etc/ssl/certs/ca-certificates.crt")
+        .unwrap()
+        .matches("BEGIN CERTIFICATE")
+        .count();
+    assert!(host > 10, "{host}");
+    assert_eq!(count("/loopat/.git-loop/ca-bundle.pem"), host + 1);
+    assert_eq!(count("/etc/ssl/certs/ca-certificates.crt"), host + 1);
+    let ends = s
+        .sh("tail -c $(wc -c < $NODE_EXTRA_CA_CERTS) $SSL_CERT_FILE | cmp - $NODE_EXTRA_CA_CERTS && echo 'last => the run CA'")
+        .ok();
+    assert_eq!(probe(&ends, "last"), "the run CA");
     let list = s.env.run(["vault", "list"]).ok();
     list.stdout_has("GITHUB_TOKEN");
     list.stdout_has("for api.bound.test");
