@@ -827,6 +827,43 @@ print("socks-allowed =>", socks(b"other.test", port))
     }
 }
 
+/// Bindings in the allowlist's two wildcard forms: `*.bound.test` (any subdomain) and
+/// `llm.*.test` (one label) put the value in toward the hosts they match; a host neither
+/// matches is reached through a plain tunnel and gets the placeholder.
+#[test]
+fn wildcard_bindings_match_as_in_the_allowlist() {
+    let s = Setup::new();
+    s.env
+        .run(["vault", "bind", "default", "GITHUB_TOKEN", "*.bound.test"])
+        .ok();
+    s.env
+        .run(["vault", "bind", "default", "LLM_KEY", "llm.*.test"])
+        .ok();
+    let run = s
+        .sh(r#"
+curl -sS -o /dev/null -w 'sub => %{http_code}\n' -H "Authorization: Bearer $GITHUB_TOKEN" "https://api.bound.test:$BOUND/sub"
+curl -sS -o /dev/null -w 'label => %{http_code}\n' -H "x-api-key: $LLM_KEY" "https://llm.bound.test:$BOUND/label"
+curl -sS -o /dev/null -w 'neither => %{http_code}\n' --cacert tls/ca.pem -H "Authorization: Bearer $GITHUB_TOKEN" "https://other.test:$OTHER/neither"
+"#)
+        .ok();
+    for label in ["sub", "label", "neither"] {
+        assert_eq!(probe(&run, label), "200", "{label}: {}", run.stderr);
+    }
+    let seen = s.bound.seen();
+    let get = |p: &str| seen.iter().find(|r| r.path == p).unwrap().clone();
+    assert_eq!(
+        get("/sub").headers["authorization"],
+        format!("Bearer {TOKEN}")
+    );
+    assert_eq!(get("/label").headers["x-api-key"], OTHER);
+    let neither = s.other.seen();
+    let auth = &neither[0].headers["authorization"];
+    assert!(
+        auth.starts_with("Bearer ghp_") && !auth.contains(TOKEN),
+        "{auth}"
+    );
+}
+
 /// Upstream, the proxy speaks TLS verified against the trusted roots and the operator's
 /// `upstream_ca`: a server for a bound name whose certificate another CA signed gets no
 /// request (the client gets a 502 and the run an `upstream` event); the twin, the same
