@@ -1181,6 +1181,32 @@ fn bindings_are_kept_changed_and_required() {
         hosts(&env),
         serde_json::json!(["github.com", "*.github.com"])
     );
+    // The binding is in the entry's ciphertext: no file of the vaults' checkout names the
+    // hosts (git's own objects are compressed, so a search there would prove nothing).
+    let mut stack = vec![env.ws.join("vaults")];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                if e.file_name() != ".git" {
+                    stack.push(p);
+                }
+            } else {
+                files += 1;
+                let data = fs::read(&p).unwrap();
+                assert!(
+                    memchr::memmem::find(&data, b"github.com").is_none(),
+                    "{}",
+                    p.display()
+                );
+            }
+        }
+    }
+    assert!(
+        fs::read(env.ws.join("vaults/tester/default/envs/GITHUB_TOKEN.age")).is_ok() && files > 1,
+        "{files}"
+    );
     // A new value keeps the binding; `get` prints the value alone.
     vault_set(
         &env,
