@@ -164,13 +164,23 @@ fn write_codex(ws: &Workspace, rec: &LoopRecord, doctrine: &str, sandboxed: bool
         .map_err(fail)?
         .ok_or_else(|| Error::failure(format!("{} is missing", home.display())))?;
     tree.ensure_dir(CODEX_HOME).map_err(fail)?;
-    let config = if sandboxed {
-        "# Written by git loop before every run: the loop's sandbox is the boundary.\n\
-         sandbox_mode = \"danger-full-access\"\napproval_policy = \"never\"\n"
-    } else {
-        "# Written by git loop before every run.\n\
-         sandbox_mode = \"danger-full-access\"\napproval_policy = \"on-request\"\n"
-    };
+    let approval = if sandboxed { "never" } else { "on-request" };
+    // As for Claude Code: no update check (the install folder is read-only inside), no
+    // usage analytics or feedback uploads, and no plugin marketplace fetched from GitHub and
+    // chatgpt.com into the loop's home at every start (code no one chose for this loop; a
+    // user who wants it passes `-c features.plugins=true` in agent.command).
+    let config = format!(
+        "# Written by git loop before every run{}.\n\
+         sandbox_mode = \"danger-full-access\"\napproval_policy = \"{approval}\"\n\
+         check_for_update_on_startup = false\n\n\
+         [analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n\
+         [features]\nplugins = false\n",
+        if sandboxed {
+            ": the loop's sandbox is the boundary"
+        } else {
+            ""
+        }
+    );
     let codex = Path::new(CODEX_HOME);
     tree.write_atomic(codex.join("config.toml"), config.as_bytes(), 0o644)
         .map_err(fail)?;

@@ -729,6 +729,18 @@ fn check_sandbox(out: &mut Vec<Finding>) {
 fn check_interrupted(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
     // Only while no git-loop command runs: a journal of a live command is not a leftover.
     let Ok(Some(_lock)) = Lock::try_acquire(&ws.workspace_lock()) else {
+        if !crate::checkout::journals(&ws.locks_dir()).is_empty() {
+            out.push(finding(
+                "interrupted",
+                Level::Info,
+                format!(
+                    "{} is held by a running git loop command; the checkout updates noted in {} were not judged",
+                    ws.workspace_lock().display(),
+                    ws.locks_dir().display()
+                ),
+                None,
+            ));
+        }
         return;
     };
     for path in crate::checkout::journals(&ws.locks_dir()) {

@@ -172,6 +172,9 @@ fn codex_gets_its_profile_and_its_whole_install_folder() {
     run.stdout_has("CODEX_HOME=/home/tester/.codex")
         .stdout_has("sandbox_mode = \"danger-full-access\"")
         .stdout_has("approval_policy = \"never\"")
+        .stdout_has("check_for_update_on_startup = false")
+        .stdout_has("[analytics]\nenabled = false")
+        .stdout_has("[features]\nplugins = false")
         .stdout_has("# Working in a git loop")
         .stdout_has("NATIVE-PACKAGE-FOUND");
     // The install folder bound is the node_modules it sits in, read-only.

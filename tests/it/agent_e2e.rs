@@ -6,11 +6,11 @@
 //! real API is never contacted. The user does what a user does: a git identity in their
 //! own git config, `git loop agent login` with a key, `git loop agent ID`.
 //!
-//! The key is bound to the stand-in's host (issue 16): Claude Code runs with a
-//! placeholder, and the proxy, ending TLS toward that host, puts the key in.
+//! The key is bound to the stand-in's host (issue 16): the agent runs with a placeholder,
+//! and the proxy, ending TLS toward that host, puts the key in.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -50,8 +50,18 @@ struct StandIn {
     ca_pem: String,
 }
 
+/// The stand-in's side of one connection: TLS over the accepted socket.
+type Tls = rustls::StreamOwned<rustls::ServerConnection, TcpStream>;
+
+/// How a stand-in answers: the Anthropic Messages API or the OpenAI Responses API.
+type Serve = fn(&mut Tls, &Mutex<Vec<Seen>>, &str) -> std::io::Result<()>;
+
 impl StandIn {
     fn start(command: &str) -> StandIn {
+        StandIn::serving(command, serve)
+    }
+
+    fn serving(command: &str, serve: Serve) -> StandIn {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -105,7 +115,10 @@ fn tls_config(name: &str) -> (String, Arc<rustls::ServerConfig>) {
     (issuer.pem(), Arc::new(config))
 }
 
-fn serve<S: Read + Write>(stream: S, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+/// Reads one request: its path, the key it carries (`x-api-key`, or a bearer token in
+/// `authorization`) and its JSON body. Every answer closes the connection, so nothing
+/// the reader buffers past the body is lost.
+fn read_request(stream: &mut Tls) -> std::io::Result<(String, Option<String>, Value)> {
     let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
@@ -126,13 +139,24 @@ fn serve<S: Read + Write>(stream: S, log: &Mutex<Vec<Seen>>, command: &str) -> s
             match name.to_ascii_lowercase().as_str() {
                 "content-length" => length = value.trim().parse().unwrap_or(0),
                 "x-api-key" => api_key = Some(value.trim().to_string()),
+                "authorization" => {
+                    api_key = value.trim().strip_prefix("Bearer ").map(str::to_string)
+                }
                 _ => {}
             }
         }
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    Ok((
+        path,
+        api_key,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    ))
+}
+
+fn serve(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+    let (path, api_key, body) = read_request(stream)?;
     let has_result = body["messages"].as_array().is_some_and(|msgs| {
         msgs.iter().any(|m| {
             m["content"]
@@ -146,7 +170,7 @@ fn serve<S: Read + Write>(stream: S, log: &Mutex<Vec<Seen>>, command: &str) -> s
         api_key,
         body: body.clone(),
     });
-    let out = reader.get_mut();
+    let out = stream;
     out.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
     )?;
@@ -199,6 +223,64 @@ fn serve<S: Read + Write>(stream: S, log: &Mutex<Vec<Seen>>, command: &str) -> s
     event("message_stop", json!({"type": "message_stop"}))
 }
 
+/// A stand-in for the OpenAI Responses API, as Codex speaks it: to a request without a
+/// tool's output yet, one `exec_command` call running `command`; to the others, "done".
+fn serve_responses(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+    let (path, api_key, body) = read_request(stream)?;
+    let has_output = body["input"]
+        .as_array()
+        .is_some_and(|items| items.iter().any(|i| i["type"] == "function_call_output"));
+    let offers_exec = body["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "exec_command"));
+    log.lock().unwrap().push(Seen {
+        path: path.clone(),
+        api_key,
+        body,
+    });
+    let out = stream;
+    if !path.ends_with("/responses") {
+        return out.write_all(
+            b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+    }
+    out.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+    )?;
+    let mut event = |kind: &str, mut data: Value| -> std::io::Result<()> {
+        data["type"] = json!(kind);
+        out.write_all(format!("event: {kind}\ndata: {data}\n\n").as_bytes())?;
+        out.flush()
+    };
+    event("response.created", json!({"response": {"id": "resp_1"}}))?;
+    let item = if offers_exec && !has_output {
+        json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
+            "arguments": json!({"cmd": command}).to_string(), "status": "completed"})
+    } else {
+        json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "done", "annotations": []}]})
+    };
+    event(
+        "response.output_item.done",
+        json!({"output_index": 0, "item": item}),
+    )?;
+    event(
+        "response.completed",
+        json!({"response": {"id": "resp_1", "usage": {"input_tokens": 10,
+            "input_tokens_details": null, "output_tokens": 5, "output_tokens_details": null,
+            "total_tokens": 15}}}),
+    )
+}
+
+/// What Codex's commands printed, as it sent them back to the stand-in.
+fn function_outputs(seen: &[Seen]) -> Vec<String> {
+    seen.iter()
+        .flat_map(|s| s.body["input"].as_array().cloned().unwrap_or_default())
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].to_string())
+        .collect()
+}
+
 /// The tool results Claude Code sent back to the stand-in.
 fn tool_results(seen: &[Seen]) -> Vec<Value> {
     seen.iter()
@@ -221,8 +303,32 @@ struct Setup {
     stand_in: StandIn,
 }
 
+/// What every agent's stand-in is asked to run.
+const COMMIT: &str = "echo hello > greeting.txt && git add greeting.txt && git commit -q -m 'add greeting' && echo COMMITTED";
+
 impl Setup {
+    /// Claude Code, its base URL set in the vault (as a user behind a gateway would), its
+    /// key bound to the stand-in's host.
     fn new(permissions: &str) -> Setup {
+        let stand_in = StandIn::start(COMMIT);
+        let command = format!(
+            "[{claude:?}, \"-p\", \"add a greeting\"]",
+            claude = claude().display().to_string()
+        );
+        let setup = Setup::with(stand_in, &command, permissions, KEY);
+        // Where the stand-in answers: test plumbing, as a user behind a gateway would set.
+        let url = format!("https://api.stand-in.test:{}", setup.stand_in.port);
+        let base = setup.git_loop(
+            &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
+            Some(url.as_bytes()),
+        );
+        assert_eq!(base.code, 0, "{}", base.stderr);
+        setup
+    }
+
+    /// A user whose agent is `command` (a TOML array), logged in with `key` bound to the
+    /// stand-in's host (a user behind a gateway says the same with `--for`).
+    fn with(stand_in: StandIn, command: &str, permissions: &str, key: &str) -> Setup {
         let env = TestEnv::new();
         let gitconfig = env.home.join(".gitconfig");
         std::fs::write(
@@ -230,19 +336,15 @@ impl Setup {
             "[user]\n\tname = Alice Example\n\temail = alice@example.com\n",
         )
         .unwrap();
-        let stand_in = StandIn::start(
-            "echo hello > greeting.txt && git add greeting.txt && git commit -q -m 'add greeting' && echo COMMITTED",
-        );
         let config = env.home.join(".config/git-loop/config.toml");
         std::fs::create_dir_all(config.parent().unwrap()).unwrap();
         std::fs::write(
             &config,
             format!(
-                "[agent]\ncommand = [{claude:?}, \"-p\", \"add a greeting\"]\npermissions = \"{permissions}\"\n\n\
+                "[agent]\ncommand = {command}\npermissions = \"{permissions}\"\n\n\
                  [network]\nallow_domains = [\"api.stand-in.test\"]\nallow_cidrs = [\"127.0.0.1/32\"]\n\
                  upstream_ca = {ca:?}\n\n\
                  [network.hosts]\n\"api.stand-in.test\" = \"127.0.0.1\"\n",
-                claude = claude().display().to_string(),
                 ca = env.root.join("stand-in-ca.pem").display().to_string(),
             ),
         )
@@ -259,19 +361,11 @@ impl Setup {
         let new = setup.git_loop_in(&setup.repo.clone(), &["new", "greet"], None);
         assert_eq!(new.code, 0, "{}", new.stderr);
         setup.id = new.stdout.trim().to_string();
-        // The key goes to the stand-in's host alone (a user behind a gateway says the same).
         let login = setup.git_loop(
             &["agent", "login", "--for", "api.stand-in.test"],
-            Some(KEY.as_bytes()),
+            Some(key.as_bytes()),
         );
         assert_eq!(login.code, 0, "{}", login.stderr);
-        // Where the stand-in answers: test plumbing, as a user behind a gateway would set.
-        let url = format!("https://api.stand-in.test:{}", setup.stand_in.port);
-        let base = setup.git_loop(
-            &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
-            Some(url.as_bytes()),
-        );
-        assert_eq!(base.code, 0, "{}", base.stderr);
         setup
     }
 
@@ -394,4 +488,76 @@ fn with_permissions_ask_claude_code_asks_and_commits_nothing() {
             .trim(),
         "first"
     );
+}
+
+/// The Codex CLI on the host, which the test needs.
+fn codex() -> PathBuf {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("codex"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("the Codex CLI is not installed: npm install -g @openai/codex (.ci/run does)")
+        })
+}
+
+const OPENAI_KEY: &str = "sk-proj-stand-in-key-0123456789";
+
+/// The same with the real Codex CLI (the npm package `@openai/codex`) against a stand-in
+/// for the Responses API. A user points Codex at another endpoint with its own `-c`
+/// options (a model provider with a `base_url`); the key comes from `agent login`, which
+/// stores it as `OPENAI_API_KEY`. Codex's own sandbox is off and it asks no approval, as
+/// the config git-loop writes in its `CODEX_HOME` says; its command runs in the loop's
+/// sandbox, commits with the user's identity, and the commit lands on `loop/<id>`.
+#[test]
+fn codex_commits_in_its_loop_with_the_users_identity_and_no_prompt() {
+    let stand_in = StandIn::serving(COMMIT, serve_responses);
+    let provider = format!(
+        "model_providers.standin={{ name = \"stand-in\", base_url = \"https://api.stand-in.test:{}/v1\", env_key = \"OPENAI_API_KEY\", wire_api = \"responses\" }}",
+        stand_in.port
+    );
+    let command = format!(
+        "[{codex:?}, \"exec\", \"-c\", \"model_provider=\\\"standin\\\"\", \"-c\", {provider:?}, \"-m\", \"gpt-5\", \"add a greeting\"]",
+        codex = codex().display().to_string(),
+    );
+    let s = Setup::with(stand_in, &command, "sandbox", OPENAI_KEY);
+    let run = s.git_loop(&["agent", &s.id], None);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run.stdout_has("done");
+    let seen = s.stand_in.seen();
+    assert!(seen.len() >= 2, "the stand-in saw {} requests", seen.len());
+    for request in &seen {
+        assert_eq!(request.path, "/v1/responses");
+        assert_eq!(
+            request.api_key.as_deref(),
+            Some(OPENAI_KEY),
+            "not logged in with the stored key"
+        );
+    }
+    let outputs = function_outputs(&seen);
+    assert_eq!(outputs.len(), 1, "{outputs:?}");
+    assert!(outputs[0].contains("COMMITTED"), "{}", outputs[0]);
+    let branch = format!("loop/{}", s.id);
+    let log = s.env.git(
+        &s.repo,
+        ["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s", &branch],
+    );
+    assert_eq!(
+        log.trim(),
+        "Alice Example <alice@example.com>|Alice Example <alice@example.com>|add greeting"
+    );
+    assert_eq!(
+        s.env
+            .git(&s.repo, ["show", &format!("{branch}:greeting.txt")]),
+        "hello\n"
+    );
+    // Nothing refused, and nothing but the stand-in asked for: no update check, no
+    // analytics, no plugin marketplace.
+    let log = s.git_loop(&["log", &s.id], None);
+    assert!(!log.stdout.contains("violation"), "{}", log.stdout);
+    assert!(!log.stdout.contains("upstream"), "{}", log.stdout);
 }

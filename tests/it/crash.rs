@@ -198,6 +198,7 @@ impl Harness {
         }
         wait_for_runs_to_end(&self.env);
         wait_for_detached_git(&self.env);
+        wait_for_workspace_lock(&self.env);
         status.signal() == Some(libc::SIGKILL)
     }
 
@@ -673,6 +674,23 @@ pub fn wait_for_runs_to_end(env: &TestEnv) {
         while file.try_lock().is_err() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+}
+
+/// Waits (up to 10 s) until nothing holds the workspace lock: a killed command's git
+/// children die with it, but asynchronously, and a process between its fork and its exec
+/// still shares the lock's open file. Held longer, something outlived the kill: that fails.
+pub fn wait_for_workspace_lock(env: &TestEnv) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let Ok(file) = fs::File::open(env.ws.join("locks/workspace.lock")) else {
+        return;
+    };
+    while file.try_lock().is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "a killed command left a process holding the workspace lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
