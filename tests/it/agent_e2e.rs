@@ -366,6 +366,23 @@ impl Setup {
             Some(key.as_bytes()),
         );
         assert_eq!(login.code, 0, "{}", login.stderr);
+        // Inside, the agent's variable holds a placeholder of the key's shape: what reaches
+        // the stand-in is the proxy's doing.
+        let inside = setup.git_loop(&["run", "-q", &setup.id, "--", "env"], None);
+        assert_eq!(inside.code, 0, "{}", inside.stderr);
+        assert!(!inside.stdout.contains(key), "{}", inside.stdout);
+        let value = inside
+            .stdout
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("ANTHROPIC_API_KEY=")
+                    .or_else(|| l.strip_prefix("OPENAI_API_KEY="))
+            })
+            .unwrap_or_else(|| panic!("no key variable inside: {}", inside.stdout));
+        assert!(
+            value.starts_with("sk-") && value.len() == key.len(),
+            "{value}"
+        );
         setup
     }
 
