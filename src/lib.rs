@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod confined;
 pub mod create;
+pub mod doctor;
 pub mod egress;
 pub mod error;
 pub mod failpoint;
