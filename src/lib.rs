@@ -25,6 +25,7 @@ pub mod publish;
 pub mod removal;
 pub mod repos;
 pub mod sandbox;
+pub mod schedule;
 pub mod sync;
 pub mod terminal;
 pub mod toolchains;
