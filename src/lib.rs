@@ -21,6 +21,7 @@ pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod loops;
+pub mod proposals;
 pub mod publish;
 pub mod removal;
 pub mod repos;
