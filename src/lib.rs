@@ -3,6 +3,7 @@
 //! and git. `main.rs` parses and maps errors to exit codes; the work is done here.
 
 pub mod agent;
+pub mod autocommit;
 pub mod checkout;
 pub mod cli;
 pub mod commands;
