@@ -377,9 +377,12 @@ fn a_dry_run_moves_nothing_anywhere() {
         .iter()
         .map(|d| b.rev(d, "main"))
         .collect();
+    // Every ref of every repository, the remote-tracking ones included.
+    let refs_before = local_refs(&b);
     let dry = b.run(["sync", "--dry-run"]).ok();
     dry.stdout_has("notes: main would be fast-forwarded");
     assert_eq!(remotes.refs(&b), remote_before);
+    assert_eq!(local_refs(&b), refs_before, "a dry run moved a ref");
     let heads_after: Vec<Option<String>> = [b.notes(), personal(&b)]
         .iter()
         .map(|d| b.rev(d, "main"))
