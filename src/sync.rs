@@ -201,6 +201,9 @@ fn git(dir: &Path) -> Git {
         "submodule.recurse=false",
         "fetch.recurseSubmodules=false",
         "fetch.writeCommitGraph=false",
+        // What a remote sends is a teammate's (or anyone's with push rights): malformed
+        // objects are refused on the way in, as a careful server refuses them.
+        "transfer.fsckObjects=true",
         "gc.auto=0",
         "maintenance.auto=false",
     ] {
@@ -279,6 +282,23 @@ fn fetch(
             // An empty remote, or one without this trunk: the push makes it.
             let _ = git(dir).args(["update-ref", "-d"]).arg(into).run();
             return Ok(None);
+        }
+        if stderr.contains("fsck error") {
+            // Refused by transfer.fsckObjects: the remote is reachable, what it holds is not
+            // taken. git's first complaint names the object and what is wrong with it.
+            let why = stderr
+                .lines()
+                .find(|l| l.starts_with("error: object") || l.contains("fsck error"))
+                .unwrap_or("fsck error")
+                .trim_start_matches("error: ")
+                .to_string();
+            return Err(FetchFailure::Error(SyncError::Other {
+                role: role.name(),
+                message: format!(
+                    "the remote holds an object git refuses ({}); nothing was fetched or moved",
+                    shown(&why)
+                ),
+            }));
         }
         return Err(FetchFailure::Offline(last_line(&stderr)));
     }
