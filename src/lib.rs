@@ -22,6 +22,7 @@ pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod loops;
+pub mod pr;
 pub mod proposals;
 pub mod publish;
 pub mod removal;
