@@ -67,14 +67,23 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
         }
     }
     if args.publish_notes {
-        let union = super::publish::union_patterns(ui, &ws)?;
+        let union = super::union_patterns(ui, &ws)?;
+        let allow = super::operator_guard_allowlist()?;
         let _lock = Lock::acquire(&ws.workspace_lock())?;
         for id in &ids {
             let Ok(rec) = loops::load(&ws, id) else {
                 continue;
             };
-            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", &union, None, false)
-            {
+            match crate::publish::gated::publish_one(
+                &ws,
+                &ws.notes(),
+                &rec,
+                "notes",
+                &union,
+                None,
+                false,
+                &allow,
+            ) {
                 Ok((trunk, merged)) => {
                     for notice in &merged.notices {
                         ui.status(notice)?;
