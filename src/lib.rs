@@ -3,12 +3,14 @@
 //! and git. `main.rs` parses and maps errors to exit codes; the work is done here.
 
 pub mod agent;
+pub mod autocommit;
 pub mod checkout;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod confined;
 pub mod create;
+pub mod doctor;
 pub mod egress;
 pub mod error;
 pub mod failpoint;
@@ -20,10 +22,13 @@ pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod loops;
+pub mod pr;
+pub mod proposals;
 pub mod publish;
 pub mod removal;
 pub mod repos;
 pub mod sandbox;
+pub mod schedule;
 pub mod sync;
 pub mod terminal;
 pub mod toolchains;

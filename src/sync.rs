@@ -201,6 +201,9 @@ fn git(dir: &Path) -> Git {
         "submodule.recurse=false",
         "fetch.recurseSubmodules=false",
         "fetch.writeCommitGraph=false",
+        // What a remote sends is a teammate's (or anyone's with push rights): malformed
+        // objects are refused on the way in, as a careful server refuses them.
+        "transfer.fsckObjects=true",
         "gc.auto=0",
         "maintenance.auto=false",
     ] {
@@ -243,10 +246,21 @@ fn read_err(role: Role) -> impl Fn(objects::GitReadError) -> SyncError {
     }
 }
 
-/// Fetches the remote's trunk into `refs/remotes/origin/<trunk>`: its tip, or `None`
-/// when the remote has no such branch yet (an empty remote). `Err(Ok(reason))`: the
-/// remote cannot be reached.
-fn fetch(role: Role, dir: &Path, trunk: &str) -> Result<Option<ObjectId>, FetchFailure> {
+/// Where a dry run fetches the remote's trunk: a ref of its own, removed afterwards, so
+/// that a dry run moves no ref, not even the remote-tracking one.
+fn dry_run_ref(trunk: &str) -> String {
+    format!("refs/git-loop/dry-run/{trunk}")
+}
+
+/// Fetches the remote's trunk into `into` (`refs/remotes/origin/<trunk>`, or a dry run's
+/// own ref): its tip, or `None` when the remote has no such branch yet (an empty remote).
+/// `Err(Ok(reason))`: the remote cannot be reached.
+fn fetch(
+    role: Role,
+    dir: &Path,
+    trunk: &str,
+    into: &str,
+) -> Result<Option<ObjectId>, FetchFailure> {
     let out = git(dir)
         .args([
             "fetch",
@@ -254,24 +268,41 @@ fn fetch(role: Role, dir: &Path, trunk: &str) -> Result<Option<ObjectId>, FetchF
             "--no-tags",
             "--prune",
             "--no-write-fetch-head",
+            // Only the refspec below: no opportunistic update of the remote-tracking refs
+            // the remote's configuration names (a dry run must move none).
+            "--refmap=",
         ])
         .arg(REMOTE)
-        .arg(format!("+refs/heads/{trunk}:{}", tracking_ref(trunk)))
+        .arg(format!("+refs/heads/{trunk}:{into}"))
         .output_any()
         .map_err(|e| FetchFailure::Error(git_err(role)(e)))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         if stderr.contains("couldn't find remote ref") {
             // An empty remote, or one without this trunk: the push makes it.
-            let _ = git(dir)
-                .args(["update-ref", "-d"])
-                .arg(tracking_ref(trunk))
-                .run();
+            let _ = git(dir).args(["update-ref", "-d"]).arg(into).run();
             return Ok(None);
+        }
+        if stderr.contains("fsck error") {
+            // Refused by transfer.fsckObjects: the remote is reachable, what it holds is not
+            // taken. git's first complaint names the object and what is wrong with it.
+            let why = stderr
+                .lines()
+                .find(|l| l.starts_with("error: object") || l.contains("fsck error"))
+                .unwrap_or("fsck error")
+                .trim_start_matches("error: ")
+                .to_string();
+            return Err(FetchFailure::Error(SyncError::Other {
+                role: role.name(),
+                message: format!(
+                    "the remote holds an object git refuses ({}); nothing was fetched or moved",
+                    shown(&why)
+                ),
+            }));
         }
         return Err(FetchFailure::Offline(last_line(&stderr)));
     }
-    resolve(dir, &tracking_ref(trunk)).map_err(|e| FetchFailure::Error(read_err(role)(e)))
+    resolve(dir, into).map_err(|e| FetchFailure::Error(read_err(role)(e)))
 }
 
 enum FetchFailure {
@@ -355,6 +386,19 @@ fn push(
 /// its trunk: the workspace lock for notes and knowledge, the autocommit lock for the
 /// personal repository, the vaults' lock for the vaults.
 pub fn sync_one(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, SyncError> {
+    let result = sync_rounds(ws, role, opts);
+    if opts.dry_run {
+        if let Some(trunk) = trunk_of(&role.path(ws)) {
+            let _ = git(&role.path(ws))
+                .args(["update-ref", "-d"])
+                .arg(dry_run_ref(&trunk))
+                .run();
+        }
+    }
+    result
+}
+
+fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, SyncError> {
     let dir = role.path(ws);
     let trunk = trunk_of(&dir).ok_or_else(|| SyncError::Other {
         role: role.name(),
@@ -383,7 +427,12 @@ pub fn sync_one(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Sy
     let mut first_remote = None;
     for round in 1..=ROUNDS {
         report.rounds = round;
-        let remote = match fetch(role, &dir, &trunk) {
+        let into = if opts.dry_run {
+            dry_run_ref(&trunk)
+        } else {
+            tracking_ref(&trunk)
+        };
+        let remote = match fetch(role, &dir, &trunk, &into) {
             Ok(tip) => tip,
             Err(FetchFailure::Offline(reason)) => {
                 report.state = State::Offline { reason };

@@ -263,3 +263,9 @@ impl SandboxFlags {
         }
     }
 }
+
+/// The notes files merged as the union of both sides' lines (`publish.union`).
+pub fn union_patterns(ui: &mut Ui, ws: &Workspace) -> Result<Vec<String>> {
+    // Checked where the configuration is read (`config::schema`).
+    Ok(load_config(ui, ws, None)?.settings().publish.union.clone())
+}

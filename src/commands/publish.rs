@@ -1,11 +1,8 @@
-use std::path::Path;
-
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
 use crate::gate;
-use crate::git::objects;
 use crate::loops::{self, Kind};
-use crate::publish::{self, MergeRequest, Outcome};
+use crate::publish::{gated, Outcome};
 use crate::sync;
 use crate::terminal::shown;
 use crate::ui::Ui;
@@ -78,7 +75,7 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
     // Every branch is judged before any of them lands: a refusal changes nothing.
     let mut gated = Vec::new();
     for (role, origin) in &roles {
-        gated.push((*role, origin, gate_one(origin, &rec, &allow)?));
+        gated.push((*role, origin, gated::gate_one(origin, &rec, &allow)?));
     }
     let reports: Vec<(&str, &gate::Report)> = gated
         .iter()
@@ -104,9 +101,9 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
         return Err(e);
     }
     super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;
-    let union = union_patterns(ui, &ws)?;
+    let union = super::union_patterns(ui, &ws)?;
     for (role, origin, (trunk, insp)) in &gated {
-        let merged = merge_gated(
+        let merged = gated::merge_gated(
             &ws,
             origin,
             &rec,
@@ -184,106 +181,7 @@ fn to_remote(
     Ok(())
 }
 
-/// The notes files merged as the union of both sides' lines (`publish.union`).
-pub fn union_patterns(ui: &mut Ui, ws: &crate::workspace::Workspace) -> Result<Vec<String>> {
-    // Checked where the configuration is read (`config::schema`).
-    Ok(super::load_config(ui, ws, None)?
-        .settings()
-        .publish
-        .union
-        .clone())
-}
-
-/// The trunk of a context repository (the branch its checkout has).
-fn trunk_of(origin: &Path) -> Result<String> {
-    let repo = objects::open_trusted(origin)
-        .map_err(|e| Error::failure(format!("cannot read {}", origin.display())).with_source(e))?;
-    objects::head_branch(&repo)
-        .ok()
-        .flatten()
-        .ok_or_else(|| Error::failure(format!("{} has no trunk checked out", origin.display())))
-}
-
-/// What a loop's branch of `origin` carries into its trunk, judged by the gate.
-fn gate_one(
-    origin: &Path,
-    rec: &loops::LoopRecord,
-    allow: &crate::guard::Allowlist,
-) -> Result<(String, gate::Inspection)> {
-    let trunk = trunk_of(origin)?;
-    let insp = gate::inspect(origin, &rec.branch, &trunk, allow).map_err(|e| {
-        Error::failure(format!("cannot check what loop {} would publish", rec.id))
-            .with_source(e)
-            .hint("`git loop doctor` checks the workspace")
-    })?;
-    Ok((trunk, insp))
-}
-
-/// Publishes one of a loop's context branches (notes or knowledge) into its trunk, when
-/// the gate lets it through with no policy accepted (what `autocommit --publish-notes`
-/// does: a refusal says what is at stake in its cause).
-pub fn publish_one(
-    ws: &crate::workspace::Workspace,
-    origin: &std::path::Path,
-    rec: &loops::LoopRecord,
-    role: &str,
-    union: &[String],
-    message: Option<String>,
-    dry_run: bool,
-) -> Result<(String, publish::Merged)> {
-    let allow = super::operator_guard_allowlist()?;
-    let (trunk, insp) = gate_one(origin, rec, &allow)?;
-    let mut stakes = Vec::new();
-    let retry = format!("git loop publish {}", rec.id);
-    if let Some(e) = gate::refusal(
-        &mut stakes,
-        "publish",
-        &rec.id,
-        &[(role, &insp.report)],
-        &[],
-        &retry,
-    )? {
-        return Err(e.with_source(gate::AtStake::from_lines(&stakes)));
-    }
-    let merged = merge_gated(
-        ws, origin, rec, role, &trunk, &insp, union, message, dry_run,
-    )?;
-    Ok((trunk, merged))
-}
-
-/// Merges exactly the commit the gate judged into trunk.
-#[allow(clippy::too_many_arguments)]
-fn merge_gated(
-    ws: &crate::workspace::Workspace,
-    origin: &Path,
-    rec: &loops::LoopRecord,
-    role: &str,
-    trunk: &str,
-    insp: &gate::Inspection,
-    union: &[String],
-    message: Option<String>,
-    dry_run: bool,
-) -> Result<publish::Merged> {
-    let message =
-        message.unwrap_or_else(|| format!("Publish {role} of loop {}: {}", rec.id, rec.title));
-    let journal = ws.checkout_journal(role);
-    publish::merge(&MergeRequest {
-        origin,
-        source_branch: &rec.branch,
-        target_branch: trunk,
-        message,
-        squash: false,
-        dry_run,
-        journal,
-        owner: publish::Owner::Workspace,
-        workspace: ws,
-        union: union.to_vec(),
-        gated: Some((insp.source, insp.target)),
-    })
-    .map_err(|e| publish::to_error(e, &rec.id, "publish"))
-}
-
-/// One line saying what happened to `target` (the trunk or branch that received `what`).
+/// Prints [`gated::outcome_line`].
 pub fn report(
     ui: &mut Ui,
     what: &str,
@@ -291,30 +189,10 @@ pub fn report(
     outcome: &Outcome,
     dry_run: bool,
 ) -> Result<()> {
-    let would = if dry_run { "would be " } else { "" };
-    let line = match outcome {
-        Outcome::UpToDate => format!("{what}: nothing to do ({} already has it)", shown(target)),
-        Outcome::FastForward { old, new } => {
-            format!(
-                "{what}: {} {would}fast-forwarded {}..{}",
-                shown(target),
-                short(old),
-                short(new)
-            )
-        }
-        Outcome::Merged { old, new } => {
-            format!(
-                "{what}: {} {would}merged {}..{}",
-                shown(target),
-                short(old),
-                short(new)
-            )
-        }
-    };
-    writeln!(ui.out(), "{line}")?;
+    writeln!(
+        ui.out(),
+        "{}",
+        gated::outcome_line(what, target, outcome, dry_run)
+    )?;
     Ok(())
-}
-
-fn short(id: &gix::ObjectId) -> String {
-    id.to_string()[..12].to_string()
 }

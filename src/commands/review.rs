@@ -1,9 +1,8 @@
-use serde_json::{json, Value};
-
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gate::{self, Gate};
 use crate::git::cmd::Git;
-use crate::loops::{self, LoopRecord, LoopStatus};
+use crate::loops;
+use crate::proposals::{self, Proposals};
 use crate::terminal::{self, shown};
 use crate::ui::{Ui, BOLD, RED, RESET, YELLOW};
 use crate::workspace::Workspace;
@@ -34,101 +33,6 @@ pub struct ReviewArgs {
     pub json: bool,
 }
 
-/// One loop's proposals.
-struct Proposals {
-    rec: LoopRecord,
-    status: LoopStatus,
-    /// Per role: files changed on the branch against its target.
-    files: Vec<(&'static str, Vec<String>)>,
-    /// Per role: what the branch carries that needs a person's eye.
-    attention: Vec<(&'static str, gate::Report)>,
-    /// Per role: uncommitted paths in the loop's own clone.
-    uncommitted: Vec<(&'static str, Vec<String>)>,
-}
-
-impl Proposals {
-    fn any(&self) -> bool {
-        self.status.branches.iter().any(|b| b.ahead > 0)
-            || self.uncommitted.iter().any(|(_, p)| !p.is_empty())
-    }
-
-    fn report(&self, role: &str) -> Option<&gate::Report> {
-        self.attention
-            .iter()
-            .find(|(r, _)| *r == role)
-            .map(|(_, report)| report)
-    }
-
-    fn to_json(&self) -> Value {
-        let mut v = json!({"id": self.rec.id, "title": self.rec.title});
-        for role in ["code", "notes", "knowledge"] {
-            v[role] = match self.status.branch(role) {
-                Some(b) => json!({
-                    "ahead": b.ahead,
-                    "against": b.against,
-                    "files": self.files.iter().find(|(r, _)| *r == role).map(|(_, f)| f.clone()).unwrap_or_default(),
-                    "attention": self.report(role).map(gate::Report::to_json).unwrap_or_else(|| json!([])),
-                }),
-                None => Value::Null,
-            };
-        }
-        let uncommitted: Vec<String> = self
-            .uncommitted
-            .iter()
-            .flat_map(|(role, paths)| paths.iter().map(move |p| format!("{role}:{p}")))
-            .collect();
-        v["uncommitted"] = json!(uncommitted);
-        v
-    }
-}
-
-fn gather(ws: &Workspace, rec: LoopRecord, allow: &crate::guard::Allowlist) -> Result<Proposals> {
-    loops::check_repo(ws, &rec)?;
-    loops::import(ws, &rec)?;
-    let status = loops::status(ws, &rec)?;
-    let mut files = Vec::new();
-    let mut attention = Vec::new();
-    let mut uncommitted = Vec::new();
-    for pair in loops::repo_pairs(ws, &rec) {
-        let b = status.branch(pair.role);
-        if let (Some(b), Some(target)) = (b, b.and_then(|b| b.against.clone())) {
-            if b.ahead > 0 {
-                // NUL-separated: the exact names, not git's quoting of unusual ones.
-                let names = Git::in_dir(&pair.origin)
-                    .args(["diff", "--no-ext-diff", "--name-only", "-z"])
-                    .arg(format!("{target}...{}", rec.branch))
-                    .output()?
-                    .stdout;
-                files.push((
-                    pair.role,
-                    names
-                        .split(|&b| b == 0)
-                        .filter(|n| !n.is_empty())
-                        .map(|n| String::from_utf8_lossy(n).into_owned())
-                        .collect(),
-                ));
-                let insp =
-                    gate::inspect(&pair.origin, &rec.branch, &target, allow).map_err(|e| {
-                        Error::failure(format!("cannot check what loop {} proposes", rec.id))
-                            .with_source(e)
-                    })?;
-                attention.push((pair.role, insp.report));
-            }
-        }
-        if pair.clone.join(".git").is_dir() {
-            let changes = loops::worktree_changes(&pair)?;
-            uncommitted.push((pair.role, changes));
-        }
-    }
-    Ok(Proposals {
-        rec,
-        status,
-        files,
-        attention,
-        uncommitted,
-    })
-}
-
 pub fn run(ui: &mut Ui, args: ReviewArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let allow = super::operator_guard_allowlist()?;
@@ -137,7 +41,7 @@ pub fn run(ui: &mut Ui, args: ReviewArgs) -> Result<u8> {
         Some(q) => {
             let id = loops::resolve(&ws, q)?;
             let rec = loops::load(&ws, &id)?;
-            let p = gather(&ws, rec, &allow)?;
+            let p = proposals::gather(&ws, rec, &allow)?;
             if args.json {
                 return super::print_json(ui, &p.to_json()).map(|()| 0);
             }
@@ -162,15 +66,15 @@ fn review_all(
                 continue;
             }
         };
-        match gather(ws, rec, allow) {
+        match proposals::gather(ws, rec, allow) {
             Ok(p) if p.any() => all.push(p),
             Ok(_) => {}
             Err(e) => ui.warn(format!("{id}: {}", e.one_line()))?,
         }
     }
     if args.json {
-        let items: Vec<Value> = all.iter().map(Proposals::to_json).collect();
-        return super::print_json(ui, &Value::Array(items)).map(|()| 0);
+        let items: Vec<serde_json::Value> = all.iter().map(Proposals::to_json).collect();
+        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
     }
     if all.is_empty() {
         ui.status("no loop proposes anything")?;

@@ -37,7 +37,7 @@ pub fn run(ui: &mut Ui, args: SyncArgs) -> Result<u8> {
     let opts = Options {
         dry_run: args.dry_run,
         loops: args.loops,
-        union: super::publish::union_patterns(ui, &ws)?,
+        union: super::union_patterns(ui, &ws)?,
     };
     let mut reports = Vec::new();
     let mut failures: Vec<Error> = Vec::new();
@@ -121,7 +121,7 @@ fn sync_locked(ui: &mut Ui, ws: &Workspace, role: Role, opts: &Options) -> Resul
         // What loops wrote there is committed first, checked as autocommit checks it: the
         // sync shares only commits.
         sync::finish_personal(ws).map_err(sync::to_error)?;
-        super::autocommit::commit_personal(ui, ws)?;
+        crate::autocommit::commit_personal(ui, ws)?;
     }
     sync::sync_one(ws, role, opts).map_err(sync::to_error)
 }

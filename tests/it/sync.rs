@@ -377,9 +377,12 @@ fn a_dry_run_moves_nothing_anywhere() {
         .iter()
         .map(|d| b.rev(d, "main"))
         .collect();
+    // Every ref of every repository, the remote-tracking ones included.
+    let refs_before = local_refs(&b);
     let dry = b.run(["sync", "--dry-run"]).ok();
     dry.stdout_has("notes: main would be fast-forwarded");
     assert_eq!(remotes.refs(&b), remote_before);
+    assert_eq!(local_refs(&b), refs_before, "a dry run moved a ref");
     let heads_after: Vec<Option<String>> = [b.notes(), personal(&b)]
         .iter()
         .map(|d| b.rev(d, "main"))
@@ -749,4 +752,50 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_when_synced() {
         !on_remote.iter().any(|p| p.starts_with("evil")),
         "the nested repository was shared: {on_remote:?}"
     );
+}
+
+/// What a remote sends is checked on the way in: a malformed commit someone pushed to the
+/// notes remote (an author line git would never write) is refused by the sync, which moves
+/// no ref; the twin is the first sync of this test, which takes well-formed history.
+#[test]
+fn a_malformed_object_from_the_remote_is_refused() {
+    let remotes = Remotes::new();
+    let a = machine(&remotes);
+    sync(&a).ok();
+    let b = machine(&remotes);
+    sync(&b).ok().stdout_has("notes: up to date");
+    // Someone with push rights writes a commit git's fsck rejects straight into the remote.
+    let bare = remotes.dir.join("notes.git");
+    let tip = a.rev(&bare, "main").unwrap();
+    let tree = a.git(&bare, ["rev-parse", &format!("{tip}^{{tree}}")]);
+    let body = format!(
+        "tree {}\nparent {tip}\nauthor broken <no-closing-bracket 1700000000 +0000\ncommitter x <x@y> 1700000000 +0000\n\nbad\n",
+        tree.trim()
+    );
+    let path = remotes.dir.join("bad-commit");
+    fs::write(&path, body).unwrap();
+    let bad = a.git(
+        &bare,
+        [
+            "hash-object",
+            "-t",
+            "commit",
+            "--literally",
+            "-w",
+            path.to_str().unwrap(),
+        ],
+    );
+    a.git(&bare, ["update-ref", "refs/heads/main", bad.trim()]);
+    let before = local_refs(&b);
+    let refused = sync(&b).fails(1);
+    refused
+        .stderr_has("notes: the remote holds an object git refuses")
+        .stderr_has(&bad.trim()[..12]);
+    assert!(
+        !refused.stdout.contains("cannot be reached"),
+        "{}",
+        refused.stdout
+    );
+    assert_eq!(local_refs(&b), before, "a ref moved");
+    assert_ne!(b.rev(&b.notes(), "main").unwrap(), bad.trim());
 }

@@ -1,0 +1,129 @@
+//! Publishing a loop's context branch (notes or knowledge) into its trunk through the
+//! gate: exactly the commit the gate judged is merged, and a refusal changes nothing.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::gate;
+use crate::git::objects;
+use crate::loops;
+use crate::publish::{self, MergeRequest, Outcome};
+use crate::terminal::shown;
+
+/// The trunk of a context repository (the branch its checkout has).
+fn trunk_of(origin: &Path) -> Result<String> {
+    let repo = objects::open_trusted(origin)
+        .map_err(|e| Error::failure(format!("cannot read {}", origin.display())).with_source(e))?;
+    objects::head_branch(&repo)
+        .ok()
+        .flatten()
+        .ok_or_else(|| Error::failure(format!("{} has no trunk checked out", origin.display())))
+}
+
+/// What a loop's branch of `origin` carries into its trunk, judged by the gate.
+pub fn gate_one(
+    origin: &Path,
+    rec: &loops::LoopRecord,
+    allow: &crate::guard::Allowlist,
+) -> Result<(String, gate::Inspection)> {
+    let trunk = trunk_of(origin)?;
+    let insp = gate::inspect(origin, &rec.branch, &trunk, allow).map_err(|e| {
+        Error::failure(format!("cannot check what loop {} would publish", rec.id))
+            .with_source(e)
+            .hint("`git loop doctor` checks the workspace")
+    })?;
+    Ok((trunk, insp))
+}
+
+/// Publishes one of a loop's context branches (notes or knowledge) into its trunk, when
+/// the gate lets it through with no policy accepted (what `autocommit --publish-notes`
+/// does: a refusal says what is at stake in its cause).
+#[allow(clippy::too_many_arguments)]
+pub fn publish_one(
+    ws: &crate::workspace::Workspace,
+    origin: &std::path::Path,
+    rec: &loops::LoopRecord,
+    role: &str,
+    union: &[String],
+    message: Option<String>,
+    dry_run: bool,
+    allow: &crate::guard::Allowlist,
+) -> Result<(String, publish::Merged)> {
+    let (trunk, insp) = gate_one(origin, rec, allow)?;
+    let mut stakes = Vec::new();
+    let retry = format!("git loop publish {}", rec.id);
+    if let Some(e) = gate::refusal(
+        &mut stakes,
+        "publish",
+        &rec.id,
+        &[(role, &insp.report)],
+        &[],
+        &retry,
+    )? {
+        return Err(e.with_source(gate::AtStake::from_lines(&stakes)));
+    }
+    let merged = merge_gated(
+        ws, origin, rec, role, &trunk, &insp, union, message, dry_run,
+    )?;
+    Ok((trunk, merged))
+}
+
+/// Merges exactly the commit the gate judged into trunk.
+#[allow(clippy::too_many_arguments)]
+pub fn merge_gated(
+    ws: &crate::workspace::Workspace,
+    origin: &Path,
+    rec: &loops::LoopRecord,
+    role: &str,
+    trunk: &str,
+    insp: &gate::Inspection,
+    union: &[String],
+    message: Option<String>,
+    dry_run: bool,
+) -> Result<publish::Merged> {
+    let message =
+        message.unwrap_or_else(|| format!("Publish {role} of loop {}: {}", rec.id, rec.title));
+    let journal = ws.checkout_journal(role);
+    publish::merge(&MergeRequest {
+        origin,
+        source_branch: &rec.branch,
+        target_branch: trunk,
+        message,
+        squash: false,
+        dry_run,
+        journal,
+        owner: publish::Owner::Workspace,
+        workspace: ws,
+        union: union.to_vec(),
+        gated: Some((insp.source, insp.target)),
+    })
+    .map_err(|e| publish::to_error(e, &rec.id, "publish"))
+}
+
+/// One line saying what happened to `target` (the trunk or branch that received `what`).
+pub fn outcome_line(what: &str, target: &str, outcome: &Outcome, dry_run: bool) -> String {
+    let would = if dry_run { "would be " } else { "" };
+    match outcome {
+        Outcome::UpToDate => format!("{what}: nothing to do ({} already has it)", shown(target)),
+        Outcome::FastForward { old, new } => {
+            format!(
+                "{what}: {} {would}fast-forwarded {}..{}",
+                shown(target),
+                short(old),
+                short(new)
+            )
+        }
+        Outcome::Merged { old, new } => {
+            format!(
+                "{what}: {} {would}merged {}..{}",
+                shown(target),
+                short(old),
+                short(new)
+            )
+        }
+    }
+}
+
+fn short(id: &gix::ObjectId) -> String {
+    id.to_string()[..12].to_string()
+}
