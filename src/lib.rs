@@ -7,6 +7,7 @@ pub mod autocommit;
 pub mod checkout;
 pub mod cli;
 pub mod commands;
+pub mod completion;
 pub mod config;
 pub mod confined;
 pub mod create;

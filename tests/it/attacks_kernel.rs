@@ -1738,7 +1738,15 @@ fn a_fork_bomb_stays_inside_its_pids_limit() {
     }
     let run = live.finish(Duration::from_secs(5));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    run.stdout_has("timeout rc=124");
+    // Either the bomb ran until `timeout` ended it (124), or the bomb's first shell met
+    // the limit itself and gave up ("Cannot fork", 2): both are the limit holding, and
+    // which comes first is a matter of timing on a loaded machine.
+    assert!(
+        run.stdout.contains("timeout rc=124") || run.stdout.contains("timeout rc=2\n"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
     run.stdout_has("alive");
     // The limit bit: forks failed inside.
     assert!(
