@@ -8,10 +8,16 @@
 #     request) [at most 1 ms];
 #   - 256 concurrent connections held through the proxy: the supervising git-loop's peak
 #     resident memory over the whole run, transfers included [under 64 MiB];
-#   - sandbox start with `--net proxy` against raw bwrap [at most 2x].
+#   - sandbox start with `--net proxy` against raw bwrap [at most 2x];
+#   - credential sentinels (issue 16, benches/ended-tls.sh): HTTPS through a connection
+#     whose TLS the proxy ends (a vault entry bound to the host, its placeholder replaced
+#     in every request) against the same HTTPS through a plain CONNECT tunnel: throughput
+#     of 1 GiB [at least 0.7x], and the latency each request gains on a kept-alive
+#     connection and on a new one [at most 2 ms].
 #
 #   benches/proxy.sh [RUNS]     (start-up runs, default 31 each; 7 transfers and 5
 #                               latency rounds of 200 connections each, alternating)
+#   benches/proxy.sh --ended-tls   (the credential sentinels' part alone)
 #
 # With BASELINE_BIN set to another build of git-loop (an earlier commit's), it also
 # compares the two proxies in 15 pairs (each: 1 GiB from each server and 200 new
@@ -22,14 +28,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-31}
+ended_only=""
+if [ "$runs" = "--ended-tls" ]; then ended_only=1; runs=31; fi
 
 source benches/lib.sh
+source benches/ended-tls.sh
 bench_build
 
 tmp=$(mktemp -d /tmp/git-loop-bench.XXXXXX)
 server_pid=""
 server2_pid=""
 cleanup() {
+  [ -n "${tls_server_pid:-}" ] && kill "$tls_server_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
   [ -n "$server2_pid" ] && kill "$server2_pid" 2>/dev/null || true
   rm -rf "$tmp"
@@ -189,6 +199,10 @@ if mode == "all":
         s.close()
 PY
 
+if [ -n "$ended_only" ]; then
+  ended_tls
+  exit 0
+fi
 python3 "$tmp/server.py" "$tmp/big" >"$tmp/port" &
 server_pid=$!
 # A second server whose connections use Reno, which never paces: with it, neither side's
@@ -290,3 +304,5 @@ echo "start, raw bwrap:          $(ms "$sr") (median of $runs)"
 echo "start, --net none:         $(ms "$sn")"
 echo "start, --net proxy:        $(ms "$sp")"
 echo "start ratio proxy/raw:     $(awk -v a="$sp" -v b="$sr" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 2x)"
+
+ended_tls

@@ -325,6 +325,16 @@ impl Profile {
         }
     }
 
+    /// The hosts a key stored by `agent login` is bound to unless told otherwise: the
+    /// agent's API.
+    pub fn api_hosts(self) -> &'static str {
+        match self {
+            Profile::Claude => "api.anthropic.com",
+            Profile::Codex => "api.openai.com",
+            Profile::Plain => "",
+        }
+    }
+
     /// The variable a key given to `agent login` is stored as.
     pub fn login_variable_for(self, key: &str) -> Option<&'static str> {
         match self {

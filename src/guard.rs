@@ -340,6 +340,34 @@ pub fn scan_allowing(path: &str, content: &[u8], allow: &Allowlist) -> Vec<Findi
     out
 }
 
+/// Where the tokens of a known format are in `content` (byte ranges; private keys are not
+/// tokens here): the parts of a vault file that a binding stands in for
+/// (`crate::egress::sentinel`).
+pub fn token_spans(content: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < content.len() {
+        let boundary = i == 0 || !word_dash(content[i - 1]);
+        if boundary && private_key_header(&content[i..]).is_none() {
+            if let Some((_, len)) = match_at(&content[i..]) {
+                out.push(i..i + len);
+                i += len;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The known token prefix `value` starts with (`sk-ant-`, `ghp_`, ...), if any.
+pub fn token_prefix(value: &[u8]) -> Option<&'static [u8]> {
+    TOKENS
+        .iter()
+        .find(|t| value.starts_with(t.prefix))
+        .map(|t| t.prefix)
+}
+
 /// A secret starting at the first byte of `s`: what it is and how long.
 fn match_at(s: &[u8]) -> Option<(&'static str, usize)> {
     if let Some(len) = private_key_header(s) {

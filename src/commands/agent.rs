@@ -41,6 +41,10 @@ pub enum AgentAction {
     /// as the variable the agent reads: Claude Code ANTHROPIC_API_KEY, or
     /// CLAUDE_CODE_OAUTH_TOKEN for a token from `claude setup-token` (sk-ant-oat...);
     /// Codex OPENAI_API_KEY. The host's own agent login is never copied.
+    ///
+    /// The key is bound to the agent's API host (api.anthropic.com, api.openai.com): the
+    /// sandbox gets a placeholder, and the proxy puts the key into HTTPS requests to that
+    /// host only. --for names other hosts (a gateway), --unbound stores it unbound.
     Login(LoginArgs),
 }
 
@@ -52,6 +56,16 @@ pub struct LoginArgs {
     /// The agent it is for (default: the one agent.command names).
     #[arg(long, value_parser = ["claude", "codex"])]
     pub agent: Option<String>,
+    /// The hosts the key may go to (comma-separated), instead of the agent's API host.
+    #[arg(
+        long = "for",
+        value_name = "HOST[,HOST...]",
+        conflicts_with = "unbound"
+    )]
+    pub hosts: Option<String>,
+    /// Store the key bound to no host: it goes into the sandbox as it is.
+    #[arg(long)]
+    pub unbound: bool,
 }
 
 pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
@@ -109,6 +123,24 @@ fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
         .hint("store the variable that agent reads yourself: printf %s KEY | git loop vault set VAULT env NAME")
         .hint("or name a known agent: git loop agent login --agent claude|codex"));
     }
+    let hosts = match (&args.hosts, args.unbound) {
+        (Some(list), _) => crate::vault::binding::parse_hosts(list).map_err(|why| {
+            Error::usage(format!("--for: {why}"))
+                .hint("give host names, *.example.com or name.*.example.com, separated by commas")
+        })?,
+        (None, true) => Vec::new(),
+        (None, false) => crate::vault::binding::parse_hosts(profile.api_hosts())
+            .expect("the agents' API hosts are valid"),
+    };
+    if hosts.is_empty() && config.settings().vault.require_binding {
+        return Err(Error::usage(
+            "--unbound: vault.require_binding is set, so every entry must be bound to hosts",
+        )
+        .hint(format!(
+            "drop --unbound to bind the key to {}",
+            profile.api_hosts()
+        )));
+    }
     let key = crate::ui::read_secret(
         ui,
         &format!("API key or token for {} (not shown): ", profile.name()),
@@ -134,7 +166,7 @@ fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
     let v = crate::vault::open_for_write(ui, &ws, &args.vault)?;
     {
         let _lock = crate::fsutil::Lock::acquire(&ws.vault_lock(&args.vault))?;
-        v.write(&entry, text.as_bytes())?;
+        v.write_bound(&entry, text.as_bytes(), &hosts)?;
         // One login per vault: the agent's other variable would compete with it.
         for other in profile.login_variables() {
             if *other != variable {
@@ -160,6 +192,18 @@ fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
         profile.name(),
         args.vault
     ))?;
+    if hosts.is_empty() {
+        ui.warn(format!(
+            "{variable} is unbound: the key itself goes into every sandbox of vault '{}'",
+            args.vault
+        ))?;
+    } else {
+        ui.status(format!(
+            "{variable} is bound to {}: the sandbox gets a placeholder, and the proxy puts the key into HTTPS requests to {} only",
+            crate::egress::sentinel::hosts_text(&hosts),
+            if hosts.len() == 1 { "it" } else { "them" }
+        ))?;
+    }
     crate::vault::say_scope(
         ui,
         &ws,

@@ -39,7 +39,24 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     if args.json {
         let mut record = loops::to_json(&ws, &rec, Some(&status));
         let (vars, files) = crate::vault::entry_names(&ws, &rec.vault);
-        record["receives"] = serde_json::json!({"variables": vars, "files": files});
+        let bindings = crate::vault::entry_bindings(&ws, &rec.vault);
+        let plaintext: Vec<&str> = bindings
+            .iter()
+            .filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty))
+            .map(|(l, _)| l.as_str())
+            .collect();
+        let bound: serde_json::Map<String, serde_json::Value> = bindings
+            .iter()
+            .filter_map(|(l, h)| {
+                let h = h.as_ref().filter(|h| !h.is_empty())?;
+                Some((
+                    l.clone(),
+                    serde_json::json!(h.iter().map(ToString::to_string).collect::<Vec<_>>()),
+                ))
+            })
+            .collect();
+        record["receives"] = serde_json::json!({"variables": vars, "files": files,
+            "plaintext": plaintext, "bound": bound});
         return super::print_json(ui, &record).map(|()| 0);
     }
     // The record and the branches are the loop's own words (its title, the names it
@@ -83,6 +100,41 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
             parts.push(format!("$HOME files {}", files.join(", ")));
         }
         writeln!(out, "receives:   {}", shown(&parts.join("; ")))?;
+        // Where each value may go: bound entries are placeholders inside.
+        let bindings = crate::vault::entry_bindings(&ws, &rec.vault);
+        let plaintext: Vec<&str> = bindings
+            .iter()
+            .filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty))
+            .map(|(l, _)| l.as_str())
+            .collect();
+        let unknown = bindings.iter().filter(|(_, h)| h.is_none()).count();
+        writeln!(
+            out,
+            "plaintext:  {} entr{}{}",
+            plaintext.len(),
+            if plaintext.len() == 1 { "y" } else { "ies" },
+            if plaintext.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", shown(&plaintext.join(", ")))
+            }
+        )?;
+        for (label, hosts) in &bindings {
+            if let Some(h) = hosts.as_ref().filter(|h| !h.is_empty()) {
+                writeln!(
+                    out,
+                    "bound:      {} for {} (a placeholder inside)",
+                    shown(label),
+                    crate::egress::sentinel::hosts_text(h)
+                )?;
+            }
+        }
+        if unknown > 0 {
+            writeln!(
+                out,
+                "bindings:   {unknown} unknown (your identity cannot decrypt them)"
+            )?;
+        }
     }
     writeln!(
         out,

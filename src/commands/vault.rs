@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use zeroize::Zeroizing;
 
+use crate::egress::policy::Pattern;
 use crate::error::{Context, Error, Result};
 use crate::fsutil::Lock;
 use crate::ui::Ui;
@@ -21,6 +22,10 @@ use crate::workspace::Workspace;
 /// that decrypts) is $XDG_CONFIG_HOME/git-loop/identity.txt, or $GIT_LOOP_IDENTITY; an
 /// unencrypted ssh-ed25519 or ssh-rsa private key works too. Values are decrypted in
 /// memory only, at a loop's start.
+///
+/// An entry bound to hosts (`set ... --for HOST`, or `bind`) never enters the sandbox:
+/// inside, it is a placeholder made for each run, and the network proxy puts the value in
+/// only over HTTPS to those hosts, refusing the placeholder anywhere else.
 #[derive(Debug, clap::Args)]
 pub struct VaultArgs {
     #[command(subcommand)]
@@ -55,7 +60,8 @@ pub enum VaultAction {
         #[arg(default_value = "default")]
         vault: String,
     },
-    /// List vaults with their recipients and entries (names and sizes, never values).
+    /// List vaults with their recipients and entries: names, sizes and the hosts each is
+    /// bound to, never values (reading the bindings needs your identity).
     List {
         /// Only this vault.
         vault: Option<String>,
@@ -65,6 +71,8 @@ pub enum VaultAction {
     },
     /// Store a value: `set VAULT env NAME` reads it from stdin (without echo on a
     /// terminal); `set VAULT file REL PATH` stores the file PATH (`-`: stdin) as $HOME/REL.
+    /// An entry that exists keeps the hosts it is bound to unless --for or --unbound says
+    /// otherwise.
     Set {
         /// The vault (`default` is created on first use).
         vault: String,
@@ -74,6 +82,33 @@ pub enum VaultAction {
         name: String,
         /// For a file: the file to store (`-` for stdin).
         path: Option<PathBuf>,
+        /// Bind the entry to these hosts (comma-separated; `*.example.com` and
+        /// `name.*.example.com` as in the allowlist): the sandbox gets a placeholder, and
+        /// the proxy puts the value into HTTPS requests to these hosts only.
+        #[arg(
+            long = "for",
+            value_name = "HOST[,HOST...]",
+            conflicts_with = "unbound"
+        )]
+        hosts: Option<String>,
+        /// Store the entry bound to no host: its value goes into the sandbox as it is.
+        #[arg(long)]
+        unbound: bool,
+    },
+    /// Bind an existing entry to the hosts that may receive it (or, with --unbound, to
+    /// none), keeping its value. ENTRY is env:NAME, file:REL, or a bare name.
+    Bind {
+        /// The vault.
+        vault: String,
+        /// The entry: env:NAME, file:REL, or a bare name.
+        entry: String,
+        /// The hosts, comma-separated (`*.example.com` and `name.*.example.com` as in the
+        /// allowlist).
+        #[arg(value_name = "HOST[,HOST...]", required_unless_present = "unbound")]
+        hosts: Option<String>,
+        /// Bind the entry to no host: its value goes into the sandbox as it is.
+        #[arg(long, conflicts_with = "hosts")]
+        unbound: bool,
     },
     /// Print a value on stdout (refused on a terminal unless --force).
     Get {
@@ -129,7 +164,23 @@ pub fn run(ui: &mut Ui, args: VaultArgs) -> Result<u8> {
             kind,
             name,
             path,
-        } => set(ui, &vault, kind, &name, path.as_deref()),
+            hosts,
+            unbound,
+        } => {
+            let binding = Binding::from_args(hosts.as_deref(), unbound)?;
+            set(ui, &vault, kind, &name, path.as_deref(), binding)
+        }
+        VaultAction::Bind {
+            vault,
+            entry,
+            hosts,
+            unbound,
+        } => bind(
+            ui,
+            &vault,
+            &entry,
+            Binding::from_args(hosts.as_deref(), unbound)?,
+        ),
         VaultAction::Get {
             vault,
             kind,
@@ -145,6 +196,99 @@ pub fn run(ui: &mut Ui, args: VaultArgs) -> Result<u8> {
         } => recipients(ui, &vault, action, &recipient.join(" ")),
         VaultAction::Rekey { vault } => rekey(ui, &vault),
     }
+}
+
+/// What `--for` and `--unbound` ask of an entry's binding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Binding {
+    /// Keep what the entry has (none for a new entry).
+    Keep,
+    To(Vec<Pattern>),
+    Unbound,
+}
+
+impl Binding {
+    fn from_args(hosts: Option<&str>, unbound: bool) -> Result<Binding> {
+        match (hosts, unbound) {
+            (Some(list), _) => vault::binding::parse_hosts(list).map(Binding::To).map_err(|why| {
+                Error::usage(format!("--for: {why}")).hint(
+                    "give host names, *.example.com (its subdomains) or name.*.example.com (one label), separated by commas",
+                )
+            }),
+            (None, true) => Ok(Binding::Unbound),
+            (None, false) => Ok(Binding::Keep),
+        }
+    }
+}
+
+/// The hosts an entry is bound to now (decrypting it), or none for a missing entry.
+fn current_hosts(ui: &mut Ui, ws: &Workspace, v: &Vault, entry: &EntryRef) -> Result<Vec<Pattern>> {
+    match v.find(entry)? {
+        Some(found) => {
+            let id = load_identity(ui, ws)?;
+            Ok(v.open_entry(&id, &found)?.1)
+        }
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Refuses an unbound entry under `vault.require_binding`.
+fn check_required(
+    ui: &mut Ui,
+    ws: &Workspace,
+    vault: &str,
+    entry: &EntryRef,
+    hosts: &[Pattern],
+    value: Option<&[u8]>,
+) -> Result<()> {
+    if !hosts.is_empty()
+        || !super::load_config(ui, ws, None)?
+            .settings()
+            .vault
+            .require_binding
+    {
+        return Ok(());
+    }
+    let suggested = vault::binding::suggested(&entry.name, value).unwrap_or("HOST");
+    Err(Error::usage(format!(
+        "{} would be bound to no host, and vault.require_binding is set",
+        entry.label()
+    ))
+    .hint(format!(
+        "bind it to the hosts that may receive it: --for {suggested}   (or git loop vault bind {vault} {} {suggested})",
+        entry.label()
+    )))
+}
+
+/// Says where an entry's value goes, and suggests a binding for a known unbound one.
+fn say_binding(
+    ui: &mut Ui,
+    vault: &str,
+    entry: &EntryRef,
+    hosts: &[Pattern],
+    value: &[u8],
+) -> Result<()> {
+    if hosts.is_empty() {
+        if let Some(suggested) = vault::binding::suggested(&entry.name, Some(value)) {
+            ui.status(format!(
+                "{} is unbound: its value goes into the sandbox as it is",
+                entry.label()
+            ))?;
+            writeln!(
+                ui.err(),
+                "hint: bind it so that only its hosts receive it: git loop vault bind {vault} {} {suggested}",
+                entry.label()
+            )?;
+        }
+    } else {
+        ui.status(format!(
+            "{} is bound to {}: the sandbox gets a placeholder, and the proxy puts the value into HTTPS requests to {} only",
+            entry.label(),
+            crate::egress::sentinel::hosts_text(hosts),
+            if hosts.len() == 1 { "it" } else { "them" }
+        ))?;
+    }
+    Ok(())
 }
 
 fn entry_ref(kind: Kind, name: &str) -> Result<EntryRef> {
@@ -201,9 +345,23 @@ fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
             .collect();
         vaults.push((v, recipients));
     }
+    // The bindings are encrypted with the values: reading them takes the identity. Without
+    // one (or for an entry it cannot decrypt) a binding is shown as unknown.
+    let id = Identity::load(&vault::identity_path(&ws)?).ok();
     let mut listed = Vec::new();
     for (v, recipients) in &vaults {
-        listed.push((v, recipients, v.entries()?));
+        let entries: Vec<(Entry, Option<Vec<Pattern>>)> = v
+            .entries()?
+            .into_iter()
+            .map(|e| {
+                let hosts = id
+                    .as_ref()
+                    .and_then(|id| v.open_entry(id, &e).ok())
+                    .map(|(_, hosts)| hosts);
+                (e, hosts)
+            })
+            .collect();
+        listed.push((v, recipients, entries));
     }
     if json {
         let items: Vec<serde_json::Value> = listed
@@ -213,7 +371,8 @@ fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
                     "name": v.name(),
                     "path": v.dir(),
                     "recipients": recipients,
-                    "entries": entries.iter().map(entry_json).collect::<Vec<_>>(),
+                    "plaintext": entries.iter().filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty)).count(),
+                    "entries": entries.iter().map(|(e, h)| entry_json(e, h.as_deref())).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -224,24 +383,41 @@ fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
         return Ok(0);
     }
     for (v, recipients, entries) in &listed {
-        writeln!(ui.out(), "{}", v.name())?;
+        let plaintext = entries
+            .iter()
+            .filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty))
+            .count();
+        let bound = entries
+            .iter()
+            .filter(|(_, h)| h.as_ref().is_some_and(|h| !h.is_empty()))
+            .count();
+        writeln!(
+            ui.out(),
+            "{}  ({plaintext} plaintext, {bound} bound)",
+            v.name()
+        )?;
         for r in recipients.iter() {
             writeln!(ui.out(), "  recipient  {r}")?;
         }
         let width = entries
             .iter()
-            .map(|e| e.entry.name.len())
+            .map(|(e, _)| e.entry.name.len())
             .max()
             .unwrap_or(0);
-        for e in entries.iter() {
+        for (e, hosts) in entries.iter() {
             let link = e
                 .link_target
                 .as_ref()
                 .map(|t| format!("  -> {}", t.display()))
                 .unwrap_or_default();
+            let binding = match hosts {
+                None => "binding unknown (cannot decrypt)".to_string(),
+                Some(h) if h.is_empty() => "plaintext".to_string(),
+                Some(h) => format!("for {}", crate::egress::sentinel::hosts_text(h)),
+            };
             writeln!(
                 ui.out(),
-                "  {:<4}  {:<width$}  {}{link}",
+                "  {:<4}  {:<width$}  {:>9}  {binding}{link}",
                 e.entry.kind.as_str(),
                 e.entry.name,
                 crate::fsutil::human_size(e.size),
@@ -251,17 +427,25 @@ fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
     Ok(0)
 }
 
-fn entry_json(e: &Entry) -> serde_json::Value {
+fn entry_json(e: &Entry, hosts: Option<&[Pattern]>) -> serde_json::Value {
     serde_json::json!({
         "kind": e.entry.kind.as_str(),
         "name": e.entry.name,
         "size": e.size,
         "path": e.path,
         "link": e.link_target,
+        "for": hosts.map(|h| h.iter().map(ToString::to_string).collect::<Vec<_>>()),
     })
 }
 
-fn set(ui: &mut Ui, name: &str, kind: Kind, entry: &str, path: Option<&Path>) -> Result<u8> {
+fn set(
+    ui: &mut Ui,
+    name: &str,
+    kind: Kind,
+    entry: &str,
+    path: Option<&Path>,
+    binding: Binding,
+) -> Result<u8> {
     names::vault_name(name)?;
     let entry = entry_ref(kind, entry)?;
     // Everything is read and checked before the first write.
@@ -286,12 +470,21 @@ fn set(ui: &mut Ui, name: &str, kind: Kind, entry: &str, path: Option<&Path>) ->
         (Kind::File, Some(p)) => read_file_value(&entry, p)?,
     };
     Vault::check_value(&entry, &value)?;
+    if let Binding::To(hosts) = &binding {
+        Vault::check_bindable(&entry, &value, hosts)?;
+    }
     let ws = super::workspace()?;
     let v = vault_for_write(ui, &ws, name)?;
     let count = v.recipients()?.recipients().len();
+    let hosts = match binding {
+        Binding::To(hosts) => hosts,
+        Binding::Unbound => Vec::new(),
+        Binding::Keep => current_hosts(ui, &ws, &v, &entry)?,
+    };
+    check_required(ui, &ws, name, &entry, &hosts, Some(&value))?;
     let written = {
         let _lock = Lock::acquire(&ws.vault_lock(name))?;
-        v.write(&entry, &value)?
+        v.write_bound(&entry, &value, &hosts)?
     };
     vault::commit(&ws, &format!("vault {name}: set {}", entry.label()))?;
     let default = super::load_config(ui, &ws, None)?
@@ -309,7 +502,49 @@ fn set(ui: &mut Ui, name: &str, kind: Kind, entry: &str, path: Option<&Path>) ->
         entry.label(),
         if count == 1 { "" } else { "s" }
     ))?;
+    say_binding(ui, name, &entry, &hosts, &value)?;
     vault::say_scope(ui, &ws, name, &default, &entry.label())?;
+    Ok(0)
+}
+
+fn bind(ui: &mut Ui, name: &str, text: &str, binding: Binding) -> Result<u8> {
+    names::vault_name(name)?;
+    if let Some(r) = EntryRef::parse_prefixed(text) {
+        r?;
+    }
+    let ws = super::workspace()?;
+    let v = Vault::open(&ws, name)?;
+    let entry = v.resolve(text)?;
+    let found = existing(&v, &entry)?;
+    let id = load_identity(ui, &ws)?;
+    let _lock = Lock::acquire(&ws.vault_lock(name))?;
+    let sealed = v.ciphertext(&found)?;
+    let (value, before) = v.open_entry(&id, &found)?;
+    let hosts = match binding {
+        Binding::To(hosts) => hosts,
+        _ => Vec::new(),
+    };
+    check_required(ui, &ws, name, &entry, &hosts, Some(&value))?;
+    if hosts == before {
+        ui.status(format!("{} is bound as asked already", entry.label()))?;
+        return Ok(0);
+    }
+    if v.ciphertext(&found)? != sealed {
+        return Err(Error::failure(format!(
+            "{} of vault '{name}' changed while it was read; nothing was changed",
+            entry.label()
+        ))
+        .hint("run the command again"));
+    }
+    v.write_bound(&entry, &value, &hosts)?;
+    vault::commit(&ws, &format!("vault {name}: bind {}", entry.label()))?;
+    say_binding(ui, name, &entry, &hosts, &value)?;
+    if hosts.is_empty() {
+        ui.status(format!(
+            "{} is bound to no host now: its value goes into the sandbox as it is",
+            entry.label()
+        ))?;
+    }
     Ok(0)
 }
 
@@ -398,7 +633,7 @@ fn get(ui: &mut Ui, name: &str, kind: Kind, entry: &str, force: bool) -> Result<
     let v = Vault::open(&ws, name)?;
     let found = existing(&v, &entry)?;
     let id = load_identity(ui, &ws)?;
-    let plain = v.decrypt(&id, &found)?;
+    let (plain, _) = v.open_entry(&id, &found)?;
     ui.out_raw(&plain)?;
     if entry.kind == EntryKind::Env {
         ui.out_raw(b"\n")?;
@@ -415,14 +650,14 @@ fn edit(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
     let v = Vault::open(&ws, name)?;
     let entry = v.resolve(text)?;
     let found = v.find(&entry)?;
-    let (before, sealed_before) = match &found {
+    let (before, hosts, sealed_before) = match &found {
         Some(e) => {
             let id = load_identity(ui, &ws)?;
             let sealed = v.ciphertext(e)?;
-            let plain = v.decrypt(&id, e)?;
-            (plain, Some(sealed))
+            let (plain, hosts) = v.open_entry(&id, e)?;
+            (plain, hosts, Some(sealed))
         }
-        None => (Zeroizing::new(Vec::new()), None),
+        None => (Zeroizing::new(Vec::new()), Vec::new(), None),
     };
     let limit = entry.kind.limit();
     let file_name = Path::new(&entry.name)
@@ -467,7 +702,8 @@ fn edit(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
             )));
         }
     }
-    v.write(&entry, &after)?;
+    // The binding stays what it was.
+    v.write_bound(&entry, &after, &hosts)?;
     vault::commit(&ws, &format!("vault {name}: edit {}", entry.label()))?;
     ui.status(format!("saved {} in vault '{name}'", entry.label()))?;
     Ok(0)

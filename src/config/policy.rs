@@ -8,7 +8,9 @@
 //!
 //! - `network.mode = "host"`, or any network mode wider than the operator's own
 //!   (`none` < `proxy` < `host`);
-//! - `network.allow_cidrs`, `[network.hosts]` or `[[mounts]]`, at all;
+//! - `network.allow_cidrs`, `[network.hosts]`, `network.upstream_ca` or `[[mounts]]`, at
+//!   all;
+//! - `vault.require_binding = false` (true is anyone's to set);
 //! - `sandbox.backend = "none"`;
 //! - `limits.enforce = "best-effort"` (in a profile: `limits = "best-effort"` or
 //!   `[limits] enforce = "best-effort"`);
@@ -70,6 +72,12 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
         }
         "network.allow_raw_tcp" => {
             whole("only the operator config may let a tunnel carry uninspected bytes")
+        }
+        "network.upstream_ca" => {
+            whole("only the operator config may choose which servers the proxy trusts")
+        }
+        "vault.require_binding" if value.as_bool() == Some(false) => {
+            whole("only the operator config may let unbound vault entries into sandboxes")
         }
         "guard.allow" => whole("only the operator config may let a value past the secret guard"),
         // Lowering one would be harmless, but imports read the operator's alone.
@@ -215,6 +223,9 @@ mod tests {
             assert!(refused("mounts", Value::Array(vec![])));
             assert!(refused("network.allow_cidrs", list(&["10.0.0.0/8"])));
             assert!(refused("network.hosts", Value::Table(Default::default())));
+            assert!(refused("network.upstream_ca", s("/etc/ca.pem")));
+            assert!(refused("vault.require_binding", Value::Boolean(false)));
+            assert!(!refused("vault.require_binding", Value::Boolean(true)));
             assert!(!refused("agent.command", list(&["codex"])));
             assert!(refused("toolchains.enable", s("detected")));
             assert!(refused("toolchains.enable", list(&["rustup"])));

@@ -95,6 +95,10 @@ pub struct NetworkSettings {
     /// `host:port` targets a tunnel may carry other protocols than TLS and HTTP to.
     #[serde(deserialize_with = "raw_targets")]
     pub allow_raw_tcp: Vec<RawAllowed>,
+    /// A PEM file of CA certificates the proxy trusts besides the host's store when it
+    /// speaks TLS to a server for a bound vault entry; empty for none.
+    #[serde(deserialize_with = "absolute_or_empty")]
+    pub upstream_ca: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -173,6 +177,9 @@ pub struct VaultSettings {
     /// The vault a new loop uses; "none" for no vault.
     #[serde(deserialize_with = "name")]
     pub default: String,
+    /// Every entry a run gets must be bound to hosts (`vault set --for`): an unbound one
+    /// is an error.
+    pub require_binding: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -333,6 +340,23 @@ fn absolute<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
 
 fn absolute_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
     absolute(d).map(Some)
+}
+
+/// An absolute path, or "" for none.
+fn absolute_or_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    let s = String::deserialize(d)?;
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let p = PathBuf::from(&s);
+    if p.is_absolute() {
+        Ok(Some(p))
+    } else {
+        Err(D::Error::custom(format!(
+            "'{}' is not an absolute path",
+            s.escape_debug()
+        )))
+    }
 }
 
 /// The built-in defaults as a table (parsed once: every command reads them).

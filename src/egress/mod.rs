@@ -6,7 +6,11 @@
 //! - [`wire`]: pure parsers of what clients send (HTTP heads, SOCKS5, TLS ClientHello);
 //! - [`http1`]: pure HTTP/1.x framing, so that every request on a connection is checked;
 //! - [`proxy`]: the host side, one thread of the supervising `git-loop` per run;
-//! - [`relay`]: the sandbox side: the handover of the proxy ports, `git-loop __connect`.
+//! - [`relay`]: the sandbox side: the handover of the proxy ports, `git-loop __connect`;
+//! - [`sentinel`]: pure: the placeholders of bound vault entries, and where their values
+//!   may go;
+//! - [`intercept`]: the proxy's end of TLS toward hosts a vault entry is bound to, with a
+//!   CA of the run's own, and the requests carried from there with hyper.
 //!
 //! [`policy_for`] assembles a run's policy from its sources: the baseline, the loop's
 //! sandbox profile, the config's `network.allow_domains`, `--allow-domain`, and the
@@ -15,9 +19,11 @@
 //! tunnel may carry other protocols than TLS and HTTP to).
 
 pub mod http1;
+pub mod intercept;
 pub mod policy;
 pub mod proxy;
 pub mod relay;
+pub mod sentinel;
 pub mod wire;
 
 use crate::config::{Config, SandboxProfile};

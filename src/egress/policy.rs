@@ -52,6 +52,9 @@ pub enum Rule {
     /// A tunnel whose first bytes are neither TLS nor HTTP, to a host and port the
     /// operator did not allow raw TCP (`allow_raw_tcp`).
     RawTcp,
+    /// The placeholder of a bound vault entry toward a host it is not bound to, or over
+    /// plain HTTP (sentinel.rs).
+    Credential,
 }
 
 impl Rule {
@@ -66,6 +69,7 @@ impl Rule {
             Rule::Mismatch => "host-mismatch",
             Rule::Unsupported => "unsupported",
             Rule::RawTcp => "raw-tcp",
+            Rule::Credential => "credential",
         }
     }
 }
@@ -75,6 +79,8 @@ impl Rule {
 pub struct Refusal {
     pub rule: Rule,
     pub reason: String,
+    /// The vault entry whose placeholder was met (`env:NAME`), for [`Rule::Credential`].
+    pub entry: Option<String>,
 }
 
 impl Refusal {
@@ -82,6 +88,7 @@ impl Refusal {
         Refusal {
             rule,
             reason: reason.into(),
+            entry: None,
         }
     }
 }

@@ -47,21 +47,23 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, Semaphore};
 
 use super::http1;
+use super::intercept::{self, Tls};
 use super::policy::{canonical_host, Policy, Refusal, Rule};
 use super::relay;
+use super::sentinel::{Sentinels, StreamSearch, MAX_BODY};
 use super::wire::{self, ClientHello, SocksAddr};
 
 /// At most this many connections at once; more wait in the listen backlog.
 const MAX_CONNECTIONS: usize = 1024;
 /// How long a client may take to send a request head or a SOCKS message.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const HEAD_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the first bytes of a tunnel may take to show their host, once they started.
 const PEEK_TIMEOUT: Duration = Duration::from_secs(15);
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a request that expects `100 Continue` holds its body for the server's 100
 /// (curl's own wait).
 const CONTINUE_WAIT: Duration = Duration::from_secs(1);
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The buffered copy (used where no splice pipe can be had): buffers start small, so idle
 /// connections stay cheap, and grow while a transfer fills them, up to `MAX_BUFFER`.
 const MIN_BUFFER: usize = 8 * 1024;
@@ -78,6 +80,13 @@ retrying, or reaching the host another way, will not work. If the task needs thi
 and why; a person can allow it (git loop run --allow-domain NAME, or [network] allow_domains in \
 the sandbox profile).";
 
+const CREDENTIAL_NOTE: &str =
+    "This is a decision of the sandbox's network policy, not a network fault. The credential \
+in this sandbox is a placeholder: git-loop's proxy puts the real value in only over HTTPS to \
+the hosts the vault entry is bound to, and refuses it everywhere else. Use the credential with \
+those hosts; if the task needs it elsewhere, say so and why (a person can bind it: git loop \
+vault bind).";
+
 /// What the proxy of one run enforces and where it reports.
 pub struct Setup {
     pub policy: Policy,
@@ -85,6 +94,10 @@ pub struct Setup {
     pub token: String,
     /// The loop's `events.jsonl`.
     pub events: PathBuf,
+    /// The bound vault entries of the run (none: the proxy never ends TLS).
+    pub sentinels: Sentinels,
+    /// The run's CA, when there are bound entries.
+    pub tls: Option<Arc<Tls>>,
 }
 
 /// Counts of one run, for the closing status line.
@@ -97,14 +110,16 @@ pub struct Stats {
     pub upstream_failures: AtomicU64,
 }
 
-struct Shared {
-    policy: Policy,
+pub(super) struct Shared {
+    pub(super) policy: Policy,
     token: String,
     events: PathBuf,
     stats: Arc<Stats>,
     permits: Arc<Semaphore>,
     /// Copy-buffer bytes granted beyond `MIN_BUFFER` (see `GROWTH_BUDGET`).
     grown: AtomicUsize,
+    pub(super) sentinels: Sentinels,
+    pub(super) tls: Option<Arc<Tls>>,
 }
 
 /// A running proxy; [`Proxy::stop`] ends it.
@@ -135,6 +150,8 @@ impl Proxy {
             stats: stats.clone(),
             permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             grown: AtomicUsize::new(0),
+            sentinels: setup.sentinels,
+            tls: setup.tls,
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -250,7 +267,7 @@ async fn serve(channel: std::os::unix::net::UnixStream, shared: Arc<Shared>) -> 
 }
 
 impl Shared {
-    fn violation(&self, via: &str, target: &str, refusal: &Refusal) {
+    pub(super) fn violation(&self, via: &str, target: &str, refusal: &Refusal) {
         let n = self.stats.refusals.fetch_add(1, Ordering::Relaxed);
         if n >= MAX_RECORDED {
             return;
@@ -264,17 +281,17 @@ impl Shared {
             refusal.reason.clone()
         };
         let target: String = target.chars().take(300).collect();
-        let _ = crate::sandbox::events::append(
-            &self.events,
-            "violation",
-            json!({"action": "network-outbound", "target": target, "reason": reason,
-                   "rule": refusal.rule.as_str(), "via": via}),
-        );
+        let mut event = json!({"action": "network-outbound", "target": target, "reason": reason,
+                   "rule": refusal.rule.as_str(), "via": via});
+        if let Some(entry) = &refusal.entry {
+            event["entry"] = json!(entry);
+        }
+        let _ = crate::sandbox::events::append(&self.events, "violation", event);
     }
 
     /// An allowed target whose server could not be reached: an `upstream` event, so that
     /// a run that waited on a server that never answered says why in `git loop log`.
-    fn upstream_failed(&self, target: &str, error: &str) {
+    pub(super) fn upstream_failed(&self, target: &str, error: &str) {
         let n = self.stats.upstream_failures.fetch_add(1, Ordering::Relaxed);
         if n >= MAX_RECORDED {
             return;
@@ -300,6 +317,15 @@ impl Shared {
     }
 }
 
+/// A CONNECT target or a SOCKS name that carries a placeholder (a name to look up is a
+/// way out too).
+fn misplaced_in_target(sh: &Shared, target: &str) -> Result<(), Refusal> {
+    match sh.sentinels.misplaced_in(None, target.as_bytes()) {
+        Some(m) => Err(intercept::misplaced(&m, "a host name")),
+        None => Ok(()),
+    }
+}
+
 fn no_token() -> Refusal {
     Refusal::new(
         Rule::Credentials,
@@ -311,7 +337,7 @@ fn no_token() -> Refusal {
 // HTTP: CONNECT and absolute-URI requests
 // ---------------------------------------------------------------------------------------
 
-async fn http_connection(mut client: TcpStream, sh: &Shared) {
+async fn http_connection(mut client: TcpStream, sh: &Arc<Shared>) {
     let mut buf = Vec::with_capacity(4096);
     let head = match tokio::time::timeout(
         HEAD_TIMEOUT,
@@ -359,7 +385,7 @@ async fn http_connect(
     mut client: TcpStream,
     head: &wire::RequestHead,
     early: Vec<u8>,
-    sh: &Shared,
+    sh: &Arc<Shared>,
 ) {
     let target = head.target.as_str();
     let (raw_host, port) = match wire::authority(target, None) {
@@ -374,9 +400,8 @@ async fn http_connect(
             return respond(&mut client, 400, target, &r, false).await;
         }
     };
-    let checked = sh
-        .policy
-        .check_host(&raw_host)
+    let checked = misplaced_in_target(sh, target)
+        .and_then(|()| sh.policy.check_host(&raw_host))
         .and_then(|host| host_header_agrees(head, &host, port).map(|()| host));
     let host = match checked {
         Ok(h) => h,
@@ -450,23 +475,45 @@ fn refusal_answer(status: u16, target: &str, refusal: &Refusal, ask_credentials:
         407 => "Proxy Authentication Required",
         _ => "Error",
     };
-    let target: String = target.chars().take(300).collect();
-    let body = format!(
-        "git-loop sandbox policy: {target:?} refused.\nrule: {}\nreason: {}\n\n{POLICY_NOTE}\n",
-        refusal.rule.as_str(),
-        refusal.reason
-    );
-    let mut head = format!(
-        "HTTP/1.1 {status} {text}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\nX-Git-Loop-Policy: {}\r\n",
-        body.len(),
-        refusal.rule.as_str()
-    );
+    let (headers, body) = refusal_parts(status, target, refusal);
+    let mut head = format!("HTTP/1.1 {status} {text}\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    ));
     if ask_credentials {
         head.push_str("Proxy-Authenticate: Basic realm=\"git-loop sandbox\"\r\n");
     }
     head.push_str("\r\n");
     head.push_str(&body);
     head.into_bytes()
+}
+
+/// The headers (beyond framing) and the body of a refusal, shared by the HTTP/1 answers
+/// here and the ones on connections the proxy ends (intercept.rs).
+pub(super) fn refusal_parts(
+    _status: u16,
+    target: &str,
+    refusal: &Refusal,
+) -> (Vec<(&'static str, String)>, String) {
+    let target: String = target.chars().take(300).collect();
+    let note = match refusal.rule {
+        Rule::Credential => CREDENTIAL_NOTE,
+        _ => POLICY_NOTE,
+    };
+    let body = format!(
+        "git-loop sandbox policy: {target:?} refused.\nrule: {}\nreason: {}\n\n{note}\n",
+        refusal.rule.as_str(),
+        refusal.reason
+    );
+    let headers = vec![
+        ("Content-Type", "text/plain; charset=utf-8".to_string()),
+        ("X-Git-Loop-Policy", refusal.rule.as_str().to_string()),
+    ];
+    (headers, body)
 }
 
 fn bad_gateway_answer(target: &str, why: &str) -> Vec<u8> {
@@ -508,7 +555,7 @@ const SOCKS_REFUSED: u8 = 5;
 const SOCKS_TIMED_OUT: u8 = 6;
 const SOCKS_COMMAND_UNSUPPORTED: u8 = 7;
 
-async fn socks_connection(mut client: TcpStream, sh: &Shared) {
+async fn socks_connection(mut client: TcpStream, sh: &Arc<Shared>) {
     let mut buf = Vec::with_capacity(512);
     let Some((methods, used)) = complete(
         tokio::time::timeout(
@@ -557,7 +604,10 @@ async fn socks_connection(mut client: TcpStream, sh: &Shared) {
     };
     let early = buf.split_off(req.len);
     let target = req.target();
-    let host = match socks_target(&req, &sh.policy) {
+    let host = match misplaced_in_target(sh, &target)
+        .map_err(|r| (SOCKS_NOT_ALLOWED, r))
+        .and_then(|()| socks_target(&req, &sh.policy))
+    {
         Ok(h) => h,
         Err((code, r)) => {
             sh.violation("socks", &target, &r);
@@ -650,7 +700,7 @@ async fn socks_reply(client: &mut TcpStream, code: u8) {
 // Dialing, tunnels, copying
 // ---------------------------------------------------------------------------------------
 
-enum Dial {
+pub(super) enum Dial {
     /// The policy refused an address.
     Refused(Refusal),
     /// Not the policy: the name does not resolve, the server does not answer.
@@ -660,7 +710,7 @@ enum Dial {
 /// Resolves `host` (or takes its pin), checks every address, and connects to a checked
 /// one: the address dialed is always one that was checked. A server that cannot be
 /// reached is recorded as an `upstream` event.
-async fn dial(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
+pub(super) async fn dial(sh: &Shared, host: &str, port: u16) -> Result<TcpStream, Dial> {
     let result = dial_checked(sh, host, port).await;
     if let Err(Dial::Failed(why)) = &result {
         sh.upstream_failed(&format!("{host}:{port}"), why);
@@ -738,7 +788,7 @@ async fn tunnel(
     host: &str,
     port: u16,
     via: &'static str,
-    sh: &Shared,
+    sh: &Arc<Shared>,
 ) {
     let opening = match opening(&client, &upstream, &mut early, host, port, sh).await {
         Ok(o) => o,
@@ -756,6 +806,12 @@ async fn tunnel(
             via,
         };
         return http_session(client, Some(upstream), early, route, sh).await;
+    }
+    // TLS toward a host a vault entry is bound to: ended here, so that the entry's value
+    // goes in where its placeholder is (intercept.rs). Toward any other host it is
+    // carried as it is, and no value can reach it.
+    if opening == Opening::Tls && sh.tls.is_some() && sh.sentinels.any_bound_to(host) {
+        return intercept::serve(client, early, upstream, host, port, via, sh.clone()).await;
     }
     let up = half(&client, &upstream, early, &sh.grown);
     let down = half(&upstream, &client, Vec::new(), &sh.grown);
@@ -957,16 +1013,25 @@ async fn http_session(
 ) {
     let upstream = upstream.map(Arc::new);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Note>();
-    // Set by the response side when an idle server closed its connection.
-    let gone = std::sync::atomic::AtomicBool::new(false);
-    let up = requests(&client, upstream.clone(), buf, &route, tx, &gone, sh);
-    let down = responses(&client, upstream, rx, &route, &gone, sh);
+    let between = Between::default();
+    let up = requests(&client, upstream.clone(), buf, &route, tx, &between, sh);
+    let down = responses(&client, upstream, rx, &route, &between, sh);
     // The session ends when the response side does; the request side ending (the client
     // sent its last request) lets the responses still due finish first.
     tokio::select! {
         _ = down => {}
         _ = async { up.await; std::future::pending::<()>().await } => {}
     }
+}
+
+/// What the two sides of an [`http_session`] tell each other besides the notes.
+#[derive(Default)]
+struct Between {
+    /// Set by the response side when an idle server closed its connection.
+    gone: std::sync::atomic::AtomicBool,
+    /// Set by the request side when it stopped a body half-way (a placeholder in it): the
+    /// answer the client gets once the server's side is cut.
+    stopped: std::sync::Mutex<Option<Vec<u8>>>,
 }
 
 /// The request side of [`http_session`].
@@ -976,7 +1041,7 @@ async fn requests(
     mut buf: Vec<u8>,
     route: &Route,
     tx: tokio::sync::mpsc::UnboundedSender<Note>,
-    gone: &std::sync::atomic::AtomicBool,
+    between: &Between,
     sh: &Shared,
 ) {
     let pipe = Pipe::new();
@@ -1006,10 +1071,35 @@ async fn requests(
                 return;
             }
         };
+        // A small body is read whole before anything goes on (before a server is even
+        // dialed), so that a placeholder in it is refused with an answer; a larger one is
+        // searched as it streams, below.
+        if let (false, false, http1::Framing::Length(n)) = (
+            sh.sentinels.is_empty(),
+            http1::expects_continue(&head),
+            checked.framing,
+        ) {
+            if n <= MAX_BODY as u64 {
+                let want = head.len + n as usize;
+                while buf.len() < want {
+                    match tokio::time::timeout(HEAD_TIMEOUT, read_some(client, &mut buf)).await {
+                        Ok(Ok(k)) if k > 0 => {}
+                        _ => return,
+                    }
+                }
+                if let Some(m) = sh.sentinels.misplaced_in(None, &buf[head.len..want]) {
+                    let target = route_target(route, Some(&head));
+                    let r = intercept::misplaced(&m, &format!("{target} over plain HTTP"));
+                    sh.violation(route_via(route), &target, &r);
+                    let _ = tx.send(Note::Answer(refusal_answer(403, &target, &r, false)));
+                    return;
+                }
+            }
+        }
         if matches!(route, Route::Forward) {
             let same = current.as_ref() == Some(&(checked.host.clone(), checked.port));
             // The flag is about the server now held, whichever comes next.
-            let closed = gone.swap(false, Ordering::Relaxed);
+            let closed = between.gone.swap(false, Ordering::Relaxed);
             if !same || closed {
                 if upstream.take().is_some() {
                     let (ack, drained) = oneshot::channel();
@@ -1093,10 +1183,24 @@ async fn requests(
             http1::Framing::Length(n) => Body::Length(n),
             http1::Framing::Chunked => Body::Chunked,
         };
-        if relay_body(client, &server, &mut buf, body, pipe.as_ref())
-            .await
-            .is_err()
-        {
+        // With bound entries in the run, a request body is read by the proxy rather than
+        // spliced past it, and searched for their placeholders as it goes.
+        let mut scan = (!sh.sentinels.is_empty()).then(|| Scan::new(&sh.sentinels));
+        let pipe_now = if scan.is_some() { None } else { pipe.as_ref() };
+        let relayed = relay_body(client, &server, &mut buf, body, pipe_now, scan.as_mut()).await;
+        if let Some(m) = scan.and_then(|s| s.found) {
+            let target = route_target(route, Some(&head));
+            let r = intercept::misplaced(&m, &format!("{target} over plain HTTP"));
+            sh.violation(route_via(route), &target, &r);
+            // The server has the head and part of the body, never the rest: its side is
+            // cut, and the client is told why.
+            *between.stopped.lock().expect("not poisoned") =
+                Some(refusal_answer(403, &target, &r, false));
+            let _ =
+                nix::sys::socket::shutdown(server.as_raw_fd(), nix::sys::socket::Shutdown::Both);
+            return;
+        }
+        if relayed.is_err() {
             return;
         }
         if let Some(upgraded) = upgraded {
@@ -1120,7 +1224,7 @@ async fn responses(
     mut upstream: Option<Arc<TcpStream>>,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<Note>,
     route: &Route,
-    gone: &std::sync::atomic::AtomicBool,
+    between: &Between,
     sh: &Shared,
 ) {
     let pipe = Pipe::new();
@@ -1137,7 +1241,7 @@ async fn responses(
                             break;
                         }
                         upstream = None;
-                        gone.store(true, Ordering::Relaxed);
+                        between.gone.store(true, Ordering::Relaxed);
                         continue;
                     }
                 }
@@ -1163,6 +1267,13 @@ async fn responses(
                 };
                 let close_after = due.close_after;
                 let keep = relay_response(&server, client, &mut buf, due, pipe.as_ref(), sh).await;
+                if keep.is_err() || matches!(keep, Ok(false)) {
+                    let answer = between.stopped.lock().expect("not poisoned").take();
+                    if let Some(answer) = answer {
+                        let _ = write_all(client, &answer).await;
+                        break;
+                    }
+                }
                 if !matches!(keep, Ok(true)) || close_after {
                     break;
                 }
@@ -1247,7 +1358,7 @@ async fn relay_response(
                 return Ok(false);
             }
         };
-        relay_body(server, client, buf, body, pipe).await?;
+        relay_body(server, client, buf, body, pipe, None).await?;
         // Answered before the client was told to send its body: whether the body still
         // comes is the client's choice, so the connection ends here.
         return Ok(!expect_continue || continued);
@@ -1318,6 +1429,23 @@ fn check_request(
         }
     };
     host_header_agrees(head, &host, port).map_err(refused)?;
+    // Plain HTTP: no value is ever put in, so every placeholder is misplaced here.
+    if !sh.sentinels.is_empty() {
+        let found = sh
+            .sentinels
+            .misplaced_in(None, head.target.as_bytes())
+            .or_else(|| {
+                head.headers
+                    .iter()
+                    .find_map(|(_, v)| sh.sentinels.misplaced_in_header(None, v))
+            });
+        if let Some(m) = found {
+            return Err(refused(intercept::misplaced(
+                &m,
+                &format!("{host}:{port} over plain HTTP"),
+            )));
+        }
+    }
     let framing = http1::request_framing(head).map_err(|e| bad(Rule::Malformed, e.to_string()))?;
     let host_header = if port == 80 {
         host.clone()
@@ -1386,18 +1514,47 @@ enum Body {
     Chunked,
 }
 
+/// The search of a request body for placeholders (sentinel.rs), and what it found.
+struct Scan<'a> {
+    sentinels: &'a Sentinels,
+    search: StreamSearch,
+    found: Option<super::sentinel::Misplaced>,
+}
+
+impl<'a> Scan<'a> {
+    fn new(sentinels: &'a Sentinels) -> Scan<'a> {
+        Scan {
+            sentinels,
+            search: StreamSearch::default(),
+            found: None,
+        }
+    }
+
+    /// Searches the next bytes of the body (plain HTTP: every placeholder is misplaced);
+    /// an error stops the relay before they are sent on.
+    fn feed(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if let Some(m) = self.search.feed(self.sentinels, None, bytes) {
+            self.found = Some(m);
+            return Err(io::Error::other("a placeholder in a plain-HTTP body"));
+        }
+        Ok(())
+    }
+}
+
 /// Moves one body from `src` to `dst`: its first bytes may already be in `buf`; what
 /// follows the body stays in `buf` (or in the socket). A body of known length moves by
-/// splice, exactly that many bytes; a chunked one is re-chunked as it goes.
+/// splice, exactly that many bytes; a chunked one is re-chunked as it goes. With `scan`,
+/// every byte of the body is searched before it is sent on.
 async fn relay_body(
     src: &TcpStream,
     dst: &TcpStream,
     buf: &mut Vec<u8>,
     body: Body,
     pipe: Option<&Pipe>,
+    mut scan: Option<&mut Scan<'_>>,
 ) -> io::Result<()> {
     match body {
-        Body::Length(n) => relay_exact(src, dst, buf, n, pipe).await,
+        Body::Length(n) => relay_exact(src, dst, buf, n, pipe, scan).await,
         Body::Chunked => {
             let mut chunked = http1::Chunked::default();
             // Framing and small chunks gather here and go out in one write.
@@ -1418,11 +1575,14 @@ async fn relay_body(
                     http1::Step::Data(n) => {
                         let have = buf.len() as u64;
                         if n <= have && out.len() < 64 * 1024 {
+                            if let Some(scan) = scan.as_deref_mut() {
+                                scan.feed(&buf[..n as usize])?;
+                            }
                             out.extend(buf.drain(..n as usize));
                         } else {
                             write_all(dst, &out).await?;
                             out.clear();
-                            relay_exact(src, dst, buf, n, pipe).await?;
+                            relay_exact(src, dst, buf, n, pipe, scan.as_deref_mut()).await?;
                         }
                         chunked.advance(n);
                     }
@@ -1434,23 +1594,28 @@ async fn relay_body(
 }
 
 /// Moves exactly `n` bytes: first from `buf`, then from `src` by splice (never more
-/// than what is left, so the bytes after the body stay in the socket).
+/// than what is left, so the bytes after the body stay in the socket); with `scan`,
+/// through a buffer, searched.
 async fn relay_exact(
     src: &TcpStream,
     dst: &TcpStream,
     buf: &mut Vec<u8>,
     mut n: u64,
     pipe: Option<&Pipe>,
+    mut scan: Option<&mut Scan<'_>>,
 ) -> io::Result<()> {
     let first = (buf.len() as u64).min(n) as usize;
+    if let Some(scan) = scan.as_deref_mut() {
+        scan.feed(&buf[..first])?;
+    }
     write_all(dst, &buf[..first]).await?;
     buf.drain(..first);
     n -= first as u64;
     if n == 0 {
         return Ok(());
     }
-    match pipe {
-        Some(pipe) => {
+    match (pipe, scan) {
+        (Some(pipe), None) => {
             while n > 0 {
                 let max = n.min(PIPE_SIZE as u64) as usize;
                 match splice_some(src, dst, pipe, max).await? {
@@ -1460,7 +1625,7 @@ async fn relay_exact(
             }
             Ok(())
         }
-        None => copy_exact(src, dst, n).await,
+        (_, scan) => copy_exact(src, dst, n, scan).await,
     }
 }
 
@@ -1633,8 +1798,14 @@ async fn splice_some(
     Ok(n)
 }
 
-/// The buffered fallback of [`relay_exact`]: exactly `n` bytes through a buffer.
-async fn copy_exact(src: &TcpStream, dst: &TcpStream, mut n: u64) -> io::Result<()> {
+/// The buffered fallback of [`relay_exact`]: exactly `n` bytes through a buffer (searched
+/// with `scan`).
+async fn copy_exact(
+    src: &TcpStream,
+    dst: &TcpStream,
+    mut n: u64,
+    mut scan: Option<&mut Scan<'_>>,
+) -> io::Result<()> {
     let mut buf = vec![0u8; MIN_BUFFER];
     while n > 0 {
         let want = n.min(buf.len() as u64) as usize;
@@ -1645,6 +1816,9 @@ async fn copy_exact(src: &TcpStream, dst: &TcpStream, mut n: u64) -> io::Result<
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(e) => return Err(e),
         };
+        if let Some(scan) = scan.as_deref_mut() {
+            scan.feed(&buf[..got])?;
+        }
         write_all(dst, &buf[..got]).await?;
         n -= got as u64;
     }
@@ -1770,6 +1944,8 @@ mod tests {
             stats: Arc::new(Stats::default()),
             permits: Arc::new(Semaphore::new(1)),
             grown: AtomicUsize::new(0),
+            sentinels: Sentinels::default(),
+            tls: None,
         }
     }
 

@@ -49,6 +49,9 @@ pub fn environment(token: &str) -> Vec<(String, String)> {
         env.push((name.to_string(), value.clone()));
         env.push((name.to_ascii_lowercase(), value.clone()));
     }
+    // Node's own fetch and http read the proxy variables only when told to (Node 24 and
+    // later; earlier versions ignore it).
+    env.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
     env.push((
         "GIT_SSH_COMMAND".into(),
         format!("ssh -o ProxyCommand='{RELAY_EXE} __connect %h %p'"),

@@ -275,6 +275,7 @@ mod tests {
             identity: None,
             agent_env: Vec::new(),
             toolchains: Default::default(),
+            trust: None,
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,

@@ -114,7 +114,7 @@ pub fn spec_for(
     req: &Request,
     vault_files: Vec<PathBuf>,
 ) -> Result<SandboxSpec> {
-    spec_and_policy(ws, rec, config, req, vault_files).map(|(spec, _)| spec)
+    spec_and_policy(ws, rec, config, req, vault_files, None).map(|(spec, _)| spec)
 }
 
 /// [`spec_for`], and the egress policy the proxy enforces when the network mode is `proxy`.
@@ -124,6 +124,7 @@ fn spec_and_policy(
     config: &Config,
     req: &Request,
     vault_files: Vec<PathBuf>,
+    trust: Option<spec::Trust>,
 ) -> Result<(SandboxSpec, Option<crate::egress::policy::Policy>)> {
     let mode = match req.mode {
         Some(m) => m,
@@ -181,9 +182,92 @@ fn spec_and_policy(
             config,
             &std::path::Path::new("/home").join(ws.user()),
         ),
+        trust,
     };
     let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
     Ok((spec, policy))
+}
+
+/// The refusal of a run with unbound entries under `vault.require_binding`.
+fn unbound_refused(vault: &str, unbound: &[String]) -> Error {
+    let mut err = Error::failure(format!(
+        "vault {vault} has entries bound to no host ({}), and vault.require_binding is set",
+        unbound.join(", ")
+    ));
+    for label in unbound {
+        let (kind, name) = label.split_once(':').unwrap_or(("env", label));
+        let hosts = crate::vault::binding::suggested(name, None).unwrap_or("HOST");
+        err = err.hint(format!(
+            "bind it to the hosts that may receive it: git loop vault bind {vault} {kind}:{name} {hosts}"
+        ));
+    }
+    err
+}
+
+/// The run's CA, trusting the operator's `network.upstream_ca` upstream besides the
+/// host's store.
+fn run_ca(rec: &LoopRecord, settings: &Settings) -> Result<crate::egress::intercept::Tls> {
+    let extra = match &settings.network.upstream_ca {
+        Some(path) => crate::egress::intercept::read_ca_file(path).map_err(|why| {
+            Error::failure(format!("network.upstream_ca: {why}"))
+                .hint("point it at a PEM file of CA certificates, or set it to \"\" in the operator config")
+        })?,
+        None => Vec::new(),
+    };
+    crate::egress::intercept::Tls::new(&rec.id, extra).map_err(|why| {
+        Error::new(ErrorKind::SandboxUnavailable, why).hint(
+            "run again; if it persists, report it (the proxy could not make its certificates)",
+        )
+    })
+}
+
+/// The largest system bundle read (a full bundle is about 200 KiB).
+const MAX_BUNDLE: u64 = 4 << 20;
+
+/// How the sandbox trusts the run's CA: the host's system bundle (the first of
+/// [`spec::SYSTEM_BUNDLES`] there is) with the CA appended, laid over each of them that is
+/// a regular file.
+fn trust_of(ca_pem: &str) -> spec::Trust {
+    use std::io::Read;
+    let mut bundle = String::new();
+    let mut system_files = Vec::new();
+    for path in spec::SYSTEM_BUNDLES {
+        let p = std::path::Path::new(path);
+        if bundle.is_empty() {
+            if let Ok(f) = std::fs::File::open(p) {
+                let mut text = String::new();
+                if f.take(MAX_BUNDLE).read_to_string(&mut text).is_ok() {
+                    bundle = text;
+                }
+            }
+        }
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
+            system_files.push(p.to_path_buf());
+        }
+    }
+    if !bundle.is_empty() && !bundle.ends_with('\n') {
+        bundle.push('\n');
+    }
+    bundle.push_str("# git-loop: this run's CA, for the hosts vault entries are bound to\n");
+    bundle.push_str(ca_pem);
+    spec::Trust {
+        ca_pem: ca_pem.to_string(),
+        bundle,
+        system_files,
+    }
+}
+
+/// Could a host admitted by `allowed` be one `bound` names? (For a warning only.)
+fn patterns_meet(
+    allowed: &crate::egress::policy::Pattern,
+    bound: &crate::egress::policy::Pattern,
+) -> bool {
+    use crate::egress::policy::Pattern;
+    match bound {
+        Pattern::Exact(name) => allowed.matches(name),
+        Pattern::Subdomains(suffix) => allowed.matches(&format!("x.{suffix}")) || allowed == bound,
+        Pattern::OneLabel { prefix, suffix } => allowed.matches(&format!("{prefix}.x.{suffix}")),
+    }
 }
 
 /// Whether the loop's `$HOME` must be an overlay (see [`spec::Home`]): `sandbox-home-skel/`
@@ -311,17 +395,67 @@ pub fn run(
     crate::vault::migrate_and_say(ui, ws)?;
     // The vault is decrypted in memory; its files go to bwrap by descriptor, its variables
     // by environment (see spawn.rs), and neither is written anywhere.
-    let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
+    let mut delivery = crate::vault::open_for_run(ws, &rec.vault)?;
+    if config.settings().vault.require_binding && !delivery.plaintext.is_empty() {
+        return Err(unbound_refused(&rec.vault, &delivery.plaintext));
+    }
     let vault_files: Vec<PathBuf> = delivery.files.iter().map(|(rel, _)| rel.clone()).collect();
     crate::toolchains::make_shared_caches(ws, config);
-    let (spec, policy) = spec_and_policy(ws, rec, config, req, vault_files)?;
+    let net = req
+        .net
+        .or_else(|| NetMode::parse(&rec.network))
+        .unwrap_or(NetMode::None);
+    // Bound entries: the proxy ends TLS toward their hosts with a CA of this run's, made
+    // here (its key stays in this process) and trusted inside.
+    let tls = if delivery.sentinels.is_empty() || net != NetMode::Proxy || backend == Backend::None
+    {
+        None
+    } else {
+        Some(std::sync::Arc::new(run_ca(rec, config.settings())?))
+    };
+    let trust = tls.as_ref().map(|t| trust_of(t.ca_pem()));
+    let (spec, policy) = spec_and_policy(ws, rec, config, req, vault_files, trust)?;
     for warning in &spec.warnings {
         ui.warn(warning)?;
     }
+    if !delivery.sentinels.is_empty() && tls.is_none() {
+        ui.warn(format!(
+            "vault {}'s bound entries ({}) get their placeholders only: their values go out through the proxy alone, which this run does not have (--net proxy)",
+            rec.vault,
+            delivery.bound.join(", ")
+        ))?;
+    }
+    if let Some(policy) = &policy {
+        for s in &delivery.sentinels {
+            if !s.hosts.iter().any(|h| {
+                policy
+                    .allowed()
+                    .iter()
+                    .any(|a| patterns_meet(&a.pattern, h))
+            }) {
+                ui.warn(format!(
+                    "{} is bound to {}, which this run's allowlist does not admit",
+                    s.entry,
+                    s.hosts_text()
+                ))?;
+            }
+        }
+    }
     let vault_label = if delivery.is_empty() {
         "no vault".to_string()
+    } else if delivery.bound.is_empty() {
+        format!(
+            "vault {} ({} plaintext)",
+            rec.vault,
+            delivery.plaintext.len()
+        )
     } else {
-        format!("vault {}", rec.vault)
+        format!(
+            "vault {} ({} plaintext, {} bound)",
+            rec.vault,
+            delivery.plaintext.len(),
+            delivery.bound.len()
+        )
     };
     if backend == Backend::None {
         if !delivery.files.is_empty() {
@@ -419,10 +553,18 @@ pub fn run(
     // Ready before the sandbox starts; dropped (and so stopped) on every early return.
     let proxy = match (channel, &spec.egress, policy) {
         (Some(channel), Some(egress), Some(policy)) => {
+            let sentinels = match &tls {
+                Some(_) => {
+                    crate::egress::sentinel::Sentinels::new(std::mem::take(&mut delivery.sentinels))
+                }
+                None => Default::default(),
+            };
             let setup = crate::egress::proxy::Setup {
                 policy,
                 token: egress.token.clone(),
                 events: ws.loop_events(&rec.id),
+                sentinels,
+                tls: tls.clone(),
             };
             Some(
                 crate::egress::proxy::Proxy::start(channel, setup).map_err(|e| {

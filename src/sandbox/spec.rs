@@ -104,6 +104,43 @@ pub const RESOLV_CONF: &str =
 # proxy, for the allowed domains only: use HTTP_PROXY, HTTPS_PROXY or ALL_PROXY.\n\
 options attempts:1 timeout:1\n";
 
+/// Where the run's CA (issue 16) is inside: the system bundle with it appended, and the CA
+/// alone (for `NODE_EXTRA_CA_CERTS`, which adds to Node's own list).
+pub const CA_BUNDLE: &str = "/loopat/.git-loop/ca-bundle.pem";
+pub const CA_CERT: &str = "/loopat/.git-loop/ca.pem";
+
+/// Where systems keep their bundle of trusted certificates; those that are files in the
+/// host's view are laid over with the bundle that has the run's CA appended, so programs
+/// that read none of the variables trust it too.
+pub const SYSTEM_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The variables that point TLS clients at a bundle of trusted certificates.
+pub const CA_VARIABLES: &[&str] = &[
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "GIT_SSL_CAINFO",
+    "CARGO_HTTP_CAINFO",
+];
+
+/// The run's CA as the sandbox trusts it, when vault entries are bound to hosts and the
+/// proxy ends TLS toward them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trust {
+    /// The CA's certificate, PEM.
+    pub ca_pem: String,
+    /// The host's system bundle with the CA appended.
+    pub bundle: String,
+    /// The system bundles of the host's view that are regular files (see
+    /// [`SYSTEM_BUNDLES`]).
+    pub system_files: Vec<PathBuf>,
+}
+
 /// What the `proxy` network mode adds to a sandbox (DESIGN 4.5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Egress {
@@ -451,6 +488,8 @@ pub struct RunOptions {
     pub agent_env: Vec<(String, String)>,
     /// The toolchains of the user's home the run sees (see `crate::toolchains`).
     pub toolchains: crate::toolchains::Plan,
+    /// The run's CA, with the proxy mode and bound vault entries.
+    pub trust: Option<Trust>,
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -617,6 +656,23 @@ impl SandboxSpec {
         if let Some(e) = &egress {
             m.push(Mount::ro(&e.exe, crate::egress::relay::RELAY_EXE));
         }
+        let trust = opts.trust.as_ref().filter(|_| egress.is_some());
+        if let Some(t) = trust {
+            m.push(Mount::Data {
+                inside: CA_BUNDLE.into(),
+                content: t.bundle.clone(),
+            });
+            m.push(Mount::Data {
+                inside: CA_CERT.into(),
+                content: t.ca_pem.clone(),
+            });
+            for file in &t.system_files {
+                m.push(Mount::Data {
+                    inside: file.clone(),
+                    content: t.bundle.clone(),
+                });
+            }
+        }
 
         // Context: the origins are read-only. The code origin sits where the workdir's
         // relative alternates and remote URL point; the context origins under
@@ -770,6 +826,12 @@ impl SandboxSpec {
         if let Some(e) = &egress {
             env.extend(crate::egress::relay::environment(&e.token));
         }
+        if trust.is_some() {
+            for var in CA_VARIABLES {
+                env.insert((*var).into(), CA_BUNDLE.into());
+            }
+            env.insert("NODE_EXTRA_CA_CERTS".into(), CA_CERT.into());
+        }
         env.extend(opts.toolchains.env.iter().cloned());
         // Commits made inside carry the user's identity, kept in step with their git on
         // every run; the environment wins over any config the agent writes.
@@ -880,6 +942,20 @@ impl SandboxSpec {
                         inside.display().to_string(),
                         "git-loop: no name server (the proxy resolves)".into(),
                         "ro (over a file)".into(),
+                    )
+                }
+                Mount::Data { inside, .. }
+                    if inside.as_path() == Path::new(CA_CERT)
+                        || inside.as_path() == Path::new(CA_BUNDLE)
+                        || SYSTEM_BUNDLES
+                            .iter()
+                            .any(|b| inside.as_path() == Path::new(b)) =>
+                {
+                    (
+                        inside.display().to_string(),
+                        "git-loop: trusted certificates with this run's CA (bound vault entries)"
+                            .into(),
+                        "ro".into(),
                     )
                 }
                 Mount::Data { inside, content } if content.is_empty() => (
@@ -1074,6 +1150,7 @@ mod tests {
             identity: None,
             agent_env: Vec::new(),
             toolchains: Default::default(),
+            trust: None,
         }
     }
 

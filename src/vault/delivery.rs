@@ -11,17 +11,29 @@ use zeroize::Zeroizing;
 use super::identity::Identity;
 use super::store::{EntryKind, Vault};
 use super::{VaultError, DEFAULT_VAULT};
+use crate::egress::sentinel::{self, Sentinel};
 use crate::error::Result;
 use crate::workspace::{HostPaths, Workspace};
 
-/// The decrypted contents of one vault. Values are wiped from memory when dropped, and
-/// `Debug` shows names and sizes only.
+/// The decrypted contents of one vault, as the sandbox receives them. Values are wiped
+/// from memory when dropped, and `Debug` shows names and sizes only.
+///
+/// An entry bound to hosts reaches the sandbox as a placeholder made for this run (in its
+/// variable, or in place of each credential in its file); its value goes to the proxy
+/// alone, in `sentinels`.
 #[derive(Default)]
 pub struct Delivery {
-    /// `(NAME, value)` for each `envs/<NAME>.age`, sorted by name.
+    /// `(NAME, value or placeholder)` for each `envs/<NAME>.age`, sorted by name.
     pub env: Vec<(String, SecretString)>,
-    /// `(path relative to $HOME, contents)` for each `mounts/home/<rel>.age`, sorted.
+    /// `(path relative to $HOME, contents)` for each `mounts/home/<rel>.age`, sorted; a
+    /// bound file's credentials replaced by placeholders.
     pub files: Vec<(PathBuf, Zeroizing<Vec<u8>>)>,
+    /// The bound entries' values and placeholders, for the proxy.
+    pub sentinels: Vec<Sentinel>,
+    /// The entries delivered in plaintext (unbound), by label (`env:NAME`).
+    pub plaintext: Vec<String>,
+    /// The entries delivered as placeholders (bound), by label.
+    pub bound: Vec<String>,
 }
 
 impl Delivery {
@@ -75,20 +87,56 @@ pub fn open_with(ws: &Workspace, vault: &str, identity: &Path) -> Result<Deliver
     super::identity::check_location(identity, ws.root())?;
     let identity = Identity::load(identity)?;
     for entry in &entries {
-        let plain = v.decrypt(&identity, entry)?;
+        let (plain, hosts) = v.open_entry(&identity, entry)?;
+        let label = entry.entry.label();
+        if hosts.is_empty() {
+            delivery.plaintext.push(label.clone());
+        } else {
+            delivery.bound.push(label.clone());
+        }
         match entry.entry.kind {
             EntryKind::Env => {
                 Vault::check_value(&entry.entry, &plain)?;
                 // check_value has made sure it is UTF-8; the copy goes straight into a
                 // SecretString and `plain` is wiped when it drops.
-                let text = String::from_utf8_lossy(&plain).into_owned();
+                let text = Zeroizing::new(String::from_utf8_lossy(&plain).into_owned());
+                let inside = if hosts.is_empty() {
+                    text.to_string()
+                } else {
+                    let s = Sentinel::new(label, &text, hosts);
+                    let placeholder = s.placeholder.clone();
+                    delivery.sentinels.push(s);
+                    placeholder
+                };
                 delivery
                     .env
-                    .push((entry.entry.name.clone(), SecretString::from(text)));
+                    .push((entry.entry.name.clone(), SecretString::from(inside)));
             }
-            EntryKind::File => delivery
+            EntryKind::File if hosts.is_empty() => delivery
                 .files
                 .push((PathBuf::from(&entry.entry.name), plain)),
+            EntryKind::File => {
+                let spans = sentinel::file_secrets(&plain);
+                // A file edited into one with nothing to bind since it was stored: its
+                // plaintext must not go in, and there is nothing to stand in for it.
+                if spans.is_empty() {
+                    return Err(VaultError::NotBindable(label).into());
+                }
+                let mut inside = Zeroizing::new(Vec::with_capacity(plain.len()));
+                let mut last = 0;
+                for span in spans {
+                    inside.extend_from_slice(&plain[last..span.start]);
+                    let secret = String::from_utf8_lossy(&plain[span.clone()]);
+                    let s = Sentinel::new(label.clone(), &secret, hosts.clone());
+                    inside.extend_from_slice(s.placeholder.as_bytes());
+                    delivery.sentinels.push(s);
+                    last = span.end;
+                }
+                inside.extend_from_slice(&plain[last..]);
+                delivery
+                    .files
+                    .push((PathBuf::from(&entry.entry.name), inside));
+            }
         }
     }
     Ok(delivery)

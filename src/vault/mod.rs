@@ -21,6 +21,7 @@
 //! changes several entries (rekey) decrypts and re-encrypts them all in memory before
 //! the first write, so a failure half-way leaves the vault as it was.
 
+pub mod binding;
 pub mod crypto;
 pub mod delivery;
 pub mod edit;
@@ -122,6 +123,8 @@ pub enum VaultError {
     TooLarge { what: String, limit: usize },
     #[error("{what} is not a valid value: {reason}")]
     BadValue { what: String, reason: &'static str },
+    #[error("{0} cannot be bound to hosts: it holds no credential git loop can find to stand a placeholder for")]
+    NotBindable(String),
     #[error("the vault link {link} points outside {vaults} (to {target})")]
     SymlinkEscape {
         link: PathBuf,
@@ -270,6 +273,13 @@ impl From<VaultError> for Error {
             V::BadValue { .. } => (
                 ErrorKind::Usage,
                 vec!["store binary or multi-line data as a file entry: git loop vault set VAULT file REL PATH".into()],
+            ),
+            V::NotBindable(_) => (
+                ErrorKind::Usage,
+                vec![
+                    "a bound file needs a token of a known format (ghp_…, sk-ant-…, npm_…), a value after password, token or secret, or to be one word".into(),
+                    "or bind the variable the credential is read from instead: git loop vault set VAULT env NAME --for HOST".into(),
+                ],
             ),
             V::SymlinkEscape { .. } => (
                 ErrorKind::Failure,
@@ -595,6 +605,30 @@ pub fn entry_names(ws: &Workspace, name: &str) -> (Vec<String>, Vec<String>) {
         }
     }
     (vars, files)
+}
+
+/// The hosts each entry of vault `name` is bound to, by label (`env:NAME`): `None` where
+/// the binding cannot be read (it is encrypted with the value, and the identity is missing
+/// or not a recipient), an empty list for an unbound entry.
+pub fn entry_bindings(ws: &Workspace, name: &str) -> Vec<(String, Option<binding::Hosts>)> {
+    if name == NO_VAULT {
+        return Vec::new();
+    }
+    let Ok(v) = Vault::open(ws, name) else {
+        return Vec::new();
+    };
+    let entries = v.entries().unwrap_or_default();
+    let id = identity_path(ws).ok().and_then(|p| Identity::load(&p).ok());
+    entries
+        .into_iter()
+        .map(|e| {
+            let hosts = id
+                .as_ref()
+                .and_then(|id| v.open_entry(id, &e).ok())
+                .map(|(_, hosts)| hosts);
+            (e.entry.label(), hosts)
+        })
+        .collect()
 }
 
 /// Says who gets an entry just stored in vault `name`: the loops that use it, new loops

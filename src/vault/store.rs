@@ -326,7 +326,18 @@ impl Vault {
         Ok(bytes)
     }
 
-    /// Decrypts an entry in memory.
+    /// Decrypts an entry in memory: its value and the hosts it is bound to (none: unbound).
+    pub fn open_entry(
+        &self,
+        identity: &Identity,
+        entry: &Entry,
+    ) -> Result<(Zeroizing<Vec<u8>>, super::binding::Hosts), VaultError> {
+        let plain = self.decrypt(identity, entry)?;
+        super::binding::open(&plain).map_err(|why| self.corrupt(entry, &why))
+    }
+
+    /// Decrypts an entry's stored plaintext in memory (the value, or the value in its
+    /// binding's envelope: see `binding.rs`).
     pub fn decrypt(
         &self,
         identity: &Identity,
@@ -342,7 +353,8 @@ impl Vault {
         entry: &Entry,
         sealed: &[u8],
     ) -> Result<Zeroizing<Vec<u8>>, VaultError> {
-        crypto::decrypt(identity, sealed, entry.entry.kind.limit()).map_err(|f| match f {
+        let limit = entry.entry.kind.limit() + super::binding::MAX_HEADER;
+        crypto::decrypt(identity, sealed, limit).map_err(|f| match f {
             DecryptFailure::NotRecipient => {
                 let listed = self
                     .recipients()
@@ -417,12 +429,40 @@ impl Vault {
         Ok(())
     }
 
-    /// Encrypts `value` to the vault's recipients and stores it as `entry`.
+    /// Encrypts `value` to the vault's recipients and stores it as `entry`, unbound.
     pub fn write(&self, entry: &EntryRef, value: &[u8]) -> Result<Written, VaultError> {
+        self.write_bound(entry, value, &[])
+    }
+
+    /// Encrypts `value` with its binding to `hosts` (none: unbound) and stores it as
+    /// `entry`. A bound file must hold something a placeholder can stand for.
+    pub fn write_bound(
+        &self,
+        entry: &EntryRef,
+        value: &[u8],
+        hosts: &[crate::egress::policy::Pattern],
+    ) -> Result<Written, VaultError> {
         Vault::check_value(entry, value)?;
+        Vault::check_bindable(entry, value, hosts)?;
         let recipients = self.encryption_recipients()?;
-        let sealed = self.encrypt(&recipients, value)?;
+        let sealed = self.encrypt(&recipients, &super::binding::seal(value, hosts))?;
         self.store(entry, &sealed)
+    }
+
+    /// A bound file must hold a credential the sandbox can be given a placeholder for
+    /// (`egress::sentinel::file_secrets`).
+    pub fn check_bindable(
+        entry: &EntryRef,
+        value: &[u8],
+        hosts: &[crate::egress::policy::Pattern],
+    ) -> Result<(), VaultError> {
+        if entry.kind == EntryKind::File
+            && !hosts.is_empty()
+            && crate::egress::sentinel::file_secrets(value).is_empty()
+        {
+            return Err(VaultError::NotBindable(entry.label()));
+        }
+        Ok(())
     }
 
     /// Writes ciphertext into place: folders made as needed (never through a link), then

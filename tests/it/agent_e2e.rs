@@ -1,9 +1,13 @@
 //! A real agent in a loop, out of the box (issue 13): the real Claude Code CLI (the npm
 //! package `@anthropic-ai/claude-code`, which `.ci/run` installs) runs in a loop's sandbox
-//! against a stand-in for the Anthropic Messages API that the test serves on loopback,
-//! under a name pinned with `[network.hosts]` and reached through the proxy. The real API
-//! is never contacted. The user does what a user does: a git identity in their own git
-//! config, `git loop agent login` with a key, `git loop agent ID`.
+//! against a stand-in for the Anthropic Messages API that the test serves over HTTPS on
+//! loopback (a certificate of the test's own CA, which the operator's `upstream_ca`
+//! trusts), under a name pinned with `[network.hosts]` and reached through the proxy. The
+//! real API is never contacted. The user does what a user does: a git identity in their
+//! own git config, `git loop agent login` with a key, `git loop agent ID`.
+//!
+//! The key is bound to the stand-in's host (issue 16): the agent runs with a placeholder,
+//! and the proxy, ending TLS toward that host, puts the key in.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -42,10 +46,15 @@ struct Seen {
 struct StandIn {
     port: u16,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// The CA of the stand-in's certificate (PEM).
+    ca_pem: String,
 }
 
+/// The stand-in's side of one connection: TLS over the accepted socket.
+type Tls = rustls::StreamOwned<rustls::ServerConnection, TcpStream>;
+
 /// How a stand-in answers: the Anthropic Messages API or the OpenAI Responses API.
-type Serve = fn(TcpStream, &Mutex<Vec<Seen>>, &str) -> std::io::Result<()>;
+type Serve = fn(&mut Tls, &Mutex<Vec<Seen>>, &str) -> std::io::Result<()>;
 
 impl StandIn {
     fn start(command: &str) -> StandIn {
@@ -57,15 +66,22 @@ impl StandIn {
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (log, command) = (seen.clone(), command.to_string());
+        let (ca_pem, config) = tls_config("api.stand-in.test");
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (log, command) = (log.clone(), command.clone());
+                let (log, command, config) = (log.clone(), command.clone(), config.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &log, &command);
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    let mut tls = rustls::StreamOwned::new(conn, stream);
+                    let _ = serve(&mut tls, &log, &command);
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
                 });
             }
         });
-        StandIn { port, seen }
+        StandIn { port, seen, ca_pem }
     }
 
     fn seen(&self) -> Vec<Seen> {
@@ -73,10 +89,37 @@ impl StandIn {
     }
 }
 
+/// A test CA (rcgen) and a TLS server config with a certificate it signed for `name`.
+fn tls_config(name: &str) -> (String, Arc<rustls::ServerConfig>) {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign];
+    let issuer =
+        rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap()).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec![name.to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .unwrap();
+    (issuer.pem(), Arc::new(config))
+}
+
 /// Reads one request: its path, the key it carries (`x-api-key`, or a bearer token in
-/// `authorization`) and its JSON body.
-fn read_request(stream: &TcpStream) -> std::io::Result<(String, Option<String>, Value)> {
-    let mut reader = BufReader::new(stream.try_clone()?);
+/// `authorization`) and its JSON body. Every answer closes the connection, so nothing
+/// the reader buffers past the body is lost.
+fn read_request(stream: &mut Tls) -> std::io::Result<(String, Option<String>, Value)> {
+    let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
     let path = request_line
@@ -112,8 +155,8 @@ fn read_request(stream: &TcpStream) -> std::io::Result<(String, Option<String>, 
     ))
 }
 
-fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
-    let (path, api_key, body) = read_request(&stream)?;
+fn serve(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+    let (path, api_key, body) = read_request(stream)?;
     let has_result = body["messages"].as_array().is_some_and(|msgs| {
         msgs.iter().any(|m| {
             m["content"]
@@ -127,7 +170,7 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::R
         api_key,
         body: body.clone(),
     });
-    let mut out = stream;
+    let out = stream;
     out.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
     )?;
@@ -182,12 +225,8 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::R
 
 /// A stand-in for the OpenAI Responses API, as Codex speaks it: to a request without a
 /// tool's output yet, one `exec_command` call running `command`; to the others, "done".
-fn serve_responses(
-    stream: TcpStream,
-    log: &Mutex<Vec<Seen>>,
-    command: &str,
-) -> std::io::Result<()> {
-    let (path, api_key, body) = read_request(&stream)?;
+fn serve_responses(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+    let (path, api_key, body) = read_request(stream)?;
     let has_output = body["input"]
         .as_array()
         .is_some_and(|items| items.iter().any(|i| i["type"] == "function_call_output"));
@@ -199,7 +238,7 @@ fn serve_responses(
         api_key,
         body,
     });
-    let mut out = stream;
+    let out = stream;
     if !path.ends_with("/responses") {
         return out.write_all(
             b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
@@ -268,7 +307,8 @@ struct Setup {
 const COMMIT: &str = "echo hello > greeting.txt && git add greeting.txt && git commit -q -m 'add greeting' && echo COMMITTED";
 
 impl Setup {
-    /// Claude Code, its base URL set in the vault (as a user behind a gateway would).
+    /// Claude Code, its base URL set in the vault (as a user behind a gateway would), its
+    /// key bound to the stand-in's host.
     fn new(permissions: &str) -> Setup {
         let stand_in = StandIn::start(COMMIT);
         let command = format!(
@@ -277,7 +317,7 @@ impl Setup {
         );
         let setup = Setup::with(stand_in, &command, permissions, KEY);
         // Where the stand-in answers: test plumbing, as a user behind a gateway would set.
-        let url = format!("http://api.stand-in.test:{}", setup.stand_in.port);
+        let url = format!("https://api.stand-in.test:{}", setup.stand_in.port);
         let base = setup.git_loop(
             &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
             Some(url.as_bytes()),
@@ -286,7 +326,8 @@ impl Setup {
         setup
     }
 
-    /// A user whose agent is `command` (a TOML array), logged in with `key`.
+    /// A user whose agent is `command` (a TOML array), logged in with `key` bound to the
+    /// stand-in's host (a user behind a gateway says the same with `--for`).
     fn with(stand_in: StandIn, command: &str, permissions: &str, key: &str) -> Setup {
         let env = TestEnv::new();
         let gitconfig = env.home.join(".gitconfig");
@@ -301,11 +342,14 @@ impl Setup {
             &config,
             format!(
                 "[agent]\ncommand = {command}\npermissions = \"{permissions}\"\n\n\
-                 [network]\nallow_domains = [\"api.stand-in.test\"]\nallow_cidrs = [\"127.0.0.1/32\"]\n\n\
-                 [network.hosts]\n\"api.stand-in.test\" = \"127.0.0.1\"\n"
+                 [network]\nallow_domains = [\"api.stand-in.test\"]\nallow_cidrs = [\"127.0.0.1/32\"]\n\
+                 upstream_ca = {ca:?}\n\n\
+                 [network.hosts]\n\"api.stand-in.test\" = \"127.0.0.1\"\n",
+                ca = env.root.join("stand-in-ca.pem").display().to_string(),
             ),
         )
         .unwrap();
+        std::fs::write(env.root.join("stand-in-ca.pem"), &stand_in.ca_pem).unwrap();
         let repo = env.repo("app");
         let mut setup = Setup {
             env,
@@ -317,8 +361,28 @@ impl Setup {
         let new = setup.git_loop_in(&setup.repo.clone(), &["new", "greet"], None);
         assert_eq!(new.code, 0, "{}", new.stderr);
         setup.id = new.stdout.trim().to_string();
-        let login = setup.git_loop(&["agent", "login"], Some(key.as_bytes()));
+        let login = setup.git_loop(
+            &["agent", "login", "--for", "api.stand-in.test"],
+            Some(key.as_bytes()),
+        );
         assert_eq!(login.code, 0, "{}", login.stderr);
+        // Inside, the agent's variable holds a placeholder of the key's shape: what reaches
+        // the stand-in is the proxy's doing.
+        let inside = setup.git_loop(&["run", "-q", &setup.id, "--", "env"], None);
+        assert_eq!(inside.code, 0, "{}", inside.stderr);
+        assert!(!inside.stdout.contains(key), "{}", inside.stdout);
+        let value = inside
+            .stdout
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("ANTHROPIC_API_KEY=")
+                    .or_else(|| l.strip_prefix("OPENAI_API_KEY="))
+            })
+            .unwrap_or_else(|| panic!("no key variable inside: {}", inside.stdout));
+        assert!(
+            value.starts_with("sk-") && value.len() == key.len(),
+            "{value}"
+        );
         setup
     }
 
@@ -466,7 +530,7 @@ const OPENAI_KEY: &str = "sk-proj-stand-in-key-0123456789";
 fn codex_commits_in_its_loop_with_the_users_identity_and_no_prompt() {
     let stand_in = StandIn::serving(COMMIT, serve_responses);
     let provider = format!(
-        "model_providers.standin={{ name = \"stand-in\", base_url = \"http://api.stand-in.test:{}/v1\", env_key = \"OPENAI_API_KEY\", wire_api = \"responses\" }}",
+        "model_providers.standin={{ name = \"stand-in\", base_url = \"https://api.stand-in.test:{}/v1\", env_key = \"OPENAI_API_KEY\", wire_api = \"responses\" }}",
         stand_in.port
     );
     let command = format!(

@@ -25,6 +25,7 @@ mod newcomer;
 mod publish;
 mod recovery;
 mod sandbox;
+mod sentinels;
 mod sync;
 mod toolchains;
 mod vault;

@@ -110,7 +110,8 @@ fn the_selected_vault_is_delivered_and_no_other() {
             secrets.token, secrets.key
         )
     );
-    run.stderr_has("· vault default ·");
+    // Two entries, both unbound: the status line counts what goes in as it is.
+    run.stderr_has("· vault default (2 plaintext) ·");
     // The loop's $HOME layer on the host holds no copy of the file's content.
     let upper = env.loop_dir(&id).join("home/upper");
     let copy = upper.join(".config/tool/key");

@@ -1,0 +1,863 @@
+//! Ending TLS toward the hosts a vault entry is bound to (issue 16), so that the proxy can
+//! put the entry's value where the sandbox wrote its placeholder (sentinel.rs).
+//!
+//! The pieces, in the order a connection meets them:
+//!
+//! 1. [`Tls`] is made once per run, before the sandbox starts: a CA (rcgen, ECDSA P-256)
+//!    whose key is only ever in this process's memory, and one key for the certificates
+//!    it signs, one per bound host, made when a host is first met. The CA's certificate
+//!    is what the sandbox trusts (spec.rs appends it to the system bundle inside).
+//! 2. A tunnel (CONNECT or SOCKS) whose first bytes are a TLS ClientHello naming a host
+//!    that some entry is bound to is not joined to its server as it is (proxy.rs): the
+//!    proxy answers the handshake itself, with that host's certificate, offering HTTP/2
+//!    and HTTP/1.1 (ALPN), and serves the connection with hyper.
+//! 3. Every request on it is checked (`:authority` and Host must name the tunnel's host
+//!    and port, which must still pass the allowlist: no domain fronting), then rewritten:
+//!    hop-by-hop headers dropped, placeholders of entries bound to this host replaced in
+//!    the target, the headers (inside `Basic` credentials too) and bounded form or JSON
+//!    bodies; a placeholder of an entry not bound to it, anywhere the proxy reads,
+//!    refuses the request with 403 and a violation naming the entry.
+//! 4. The request goes on over TLS to the server (rustls, verified against the host's
+//!    trust store plus the operator's `network.upstream_ca`), HTTP/2 where the server
+//!    offers it, else HTTP/1.1 over as many connections as requests run at once (each
+//!    dialed through the same checks as any other). The answer comes back with every
+//!    value of the run masked in its headers.
+//!
+//! TLS toward any host no entry is bound to is never ended: the tunnel carries it as it
+//! is, so no value can reach such a host by construction.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+use super::policy::{canonical_host, Refusal, Rule};
+use super::proxy::{self, Dial, Shared};
+use super::sentinel::{Encoding, Misplaced, StreamSearch, MAX_BODY};
+use super::wire;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// Upstream connections to one host that one client connection may hold at once (HTTP/1.1
+/// servers, when the client runs several requests at a time over HTTP/2).
+const MAX_UPSTREAM: usize = 8;
+
+/// How long the run's certificates are valid: longer than any run lasts.
+const VALIDITY_DAYS: i64 = 30;
+
+/// The TLS side of one run: its CA, the certificates it signs, and how servers are
+/// verified.
+pub struct Tls {
+    issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+    /// The key of every host certificate of this run (one key: making one is the slow part).
+    leaf_key: rcgen::KeyPair,
+    ca_pem: String,
+    servers: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+    client: OnceLock<Result<Arc<rustls::ClientConfig>, String>>,
+    /// The operator's `network.upstream_ca`, trusted upstream besides the host's store.
+    extra_roots: Vec<CertificateDer<'static>>,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls").finish_non_exhaustive()
+    }
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+impl Tls {
+    /// A new CA for loop `id`'s run. Its key never leaves this process.
+    pub fn new(id: &str, extra_roots: Vec<CertificateDer<'static>>) -> Result<Tls, String> {
+        let err = |e: rcgen::Error| format!("cannot make the run's certificate authority: {e}");
+        let now = time::OffsetDateTime::now_utc();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+        params.distinguished_name.push(
+            rcgen::DnType::CommonName,
+            format!("git-loop sandbox CA (loop {id}, this run only)"),
+        );
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, "git-loop");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Constrained(0));
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        params.not_before = now - time::Duration::hours(1);
+        params.not_after = now + time::Duration::days(VALIDITY_DAYS);
+        let key = rcgen::KeyPair::generate().map_err(err)?;
+        let issuer = rcgen::CertifiedIssuer::self_signed(params, key).map_err(err)?;
+        let ca_pem = issuer.pem();
+        let leaf_key = rcgen::KeyPair::generate().map_err(err)?;
+        Ok(Tls {
+            issuer,
+            leaf_key,
+            ca_pem,
+            servers: Mutex::new(HashMap::new()),
+            client: OnceLock::new(),
+            extra_roots,
+        })
+    }
+
+    /// The CA's certificate (PEM), which the sandbox trusts.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// The server side toward the sandbox for `host`: a certificate for it, signed by the
+    /// run's CA; HTTP/2 and HTTP/1.1.
+    fn server_config(&self, host: &str) -> Result<Arc<rustls::ServerConfig>, String> {
+        if let Some(c) = self.servers.lock().expect("not poisoned").get(host) {
+            return Ok(c.clone());
+        }
+        let err = |e: String| format!("cannot make a certificate for {host}: {e}");
+        let now = time::OffsetDateTime::now_utc();
+        let mut params = rcgen::CertificateParams::new(vec![host.to_string()])
+            .map_err(|e| err(e.to_string()))?;
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, host);
+        params.is_ca = rcgen::IsCa::NoCa;
+        params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        params.not_before = now - time::Duration::hours(1);
+        params.not_after = now + time::Duration::days(VALIDITY_DAYS);
+        let cert = params
+            .signed_by(&self.leaf_key, &self.issuer)
+            .map_err(|e| err(e.to_string()))?;
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.leaf_key.serialize_der()));
+        let mut config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| err(e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], key)
+            .map_err(|e| err(e.to_string()))?;
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        self.servers
+            .lock()
+            .expect("not poisoned")
+            .insert(host.to_string(), config.clone());
+        Ok(config)
+    }
+
+    /// The client side toward servers: the host's trust store (read once, when the first
+    /// bound host is met) and the operator's extra CA.
+    fn client_config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
+        self.client
+            .get_or_init(|| {
+                let mut roots = rustls::RootCertStore::empty();
+                let native = rustls_native_certs::load_native_certs();
+                roots.add_parsable_certificates(native.certs);
+                roots.add_parsable_certificates(self.extra_roots.iter().cloned());
+                if roots.is_empty() {
+                    return Err(
+                        "the host has no trusted certificates to verify servers with".to_string(),
+                    );
+                }
+                let mut config = rustls::ClientConfig::builder_with_provider(provider())
+                    .with_safe_default_protocol_versions()
+                    .map_err(|e| e.to_string())?
+                    .with_root_certificates(roots)
+                    .with_no_client_auth();
+                config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+                Ok(Arc::new(config))
+            })
+            .clone()
+    }
+}
+
+/// The certificates of a PEM file (the operator's `network.upstream_ca`).
+pub fn read_ca_file(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{} is not a PEM file of certificates: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{} holds no certificate", path.display()));
+    }
+    Ok(certs)
+}
+
+// ---------------------------------------------------------------------------------------
+// A connection the proxy ends
+// ---------------------------------------------------------------------------------------
+
+/// The client's socket, with the bytes the proxy already read from it (its ClientHello)
+/// handed back first.
+struct Replay {
+    early: Vec<u8>,
+    at: usize,
+    inner: TcpStream,
+}
+
+impl AsyncRead for Replay {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.at < self.early.len() {
+            let n = (self.early.len() - self.at).min(buf.remaining());
+            let at = self.at;
+            buf.put_slice(&self.early[at..at + n]);
+            self.at += n;
+            if self.at == self.early.len() {
+                self.early = Vec::new();
+                self.at = 0;
+            }
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Replay {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// Where the requests of one ended connection go.
+struct Route {
+    host: String,
+    port: u16,
+    via: &'static str,
+    /// `host:port`, for events and messages.
+    target: String,
+}
+
+/// Serves a tunnel to `host:port` whose client opened TLS (its first bytes in `early`),
+/// ending TLS with a certificate of the run's CA and carrying each request, checked and
+/// with its placeholders replaced, to the server (`upstream`, already dialed).
+pub(super) async fn serve(
+    client: TcpStream,
+    early: Vec<u8>,
+    upstream: TcpStream,
+    host: &str,
+    port: u16,
+    via: &'static str,
+    sh: Arc<Shared>,
+) {
+    let Some(tls) = sh.tls.clone() else { return };
+    let route = Arc::new(Route {
+        host: host.to_string(),
+        port,
+        via,
+        target: format!("{host}:{port}"),
+    });
+    let config = match tls.server_config(host) {
+        Ok(c) => c,
+        Err(e) => {
+            sh.upstream_failed(&route.target, &e);
+            return;
+        }
+    };
+    let accepted = tokio::time::timeout(
+        proxy::HEAD_TIMEOUT,
+        tokio_rustls::TlsAcceptor::from(config).accept(Replay {
+            early,
+            at: 0,
+            inner: client,
+        }),
+    )
+    .await;
+    // A client that does not trust the run's CA ends here (an unknown CA alert); its
+    // tool reads its own trust store rather than the variables the sandbox sets.
+    let Ok(Ok(stream)) = accepted else { return };
+    let upstream = Arc::new(Upstream {
+        route: route.clone(),
+        sh: sh.clone(),
+        tls,
+        first: Mutex::new(Some(upstream)),
+        pool: Mutex::new(Pool::default()),
+    });
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let (sh, route, upstream) = (sh.clone(), route.clone(), upstream.clone());
+        async move { Ok::<_, Infallible>(handle(&sh, &route, &upstream, req).await) }
+    });
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let _ = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+/// The answer to a refused request (a 403 or 400 with the policy's words).
+fn refused(status: u16, target: &str, refusal: &Refusal) -> Response<ProxyBody> {
+    let (head, body) = proxy::refusal_parts(status, target, refusal);
+    let mut resp = Response::new(full(body));
+    *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
+    for (name, value) in head {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            resp.headers_mut().insert(name, v);
+        }
+    }
+    resp
+}
+
+fn bad_gateway(target: &str, why: &str) -> Response<ProxyBody> {
+    let mut resp = Response::new(full(format!(
+        "git-loop proxy: cannot reach {target:?}: {why}\n"
+    )));
+    *resp.status_mut() = StatusCode::BAD_GATEWAY;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+fn full(body: impl Into<Bytes>) -> ProxyBody {
+    Full::new(body.into())
+        .map_err(|never: Infallible| match never {})
+        .boxed_unsync()
+}
+
+/// The refusal of a placeholder met where its value may not go.
+pub(super) fn misplaced(m: &Misplaced, toward: &str) -> Refusal {
+    let mut r = Refusal::new(
+        Rule::Credential,
+        format!(
+            "the request carries the placeholder of the vault entry {} toward {toward}; it stands for a credential bound to {} only",
+            m.entry, m.hosts
+        ),
+    );
+    r.entry = Some(m.entry.clone());
+    r
+}
+
+/// Headers that describe one hop, not the request: never sent on.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "http2-settings",
+];
+
+fn hop_by_hop(headers: &http::HeaderMap) -> Vec<HeaderName> {
+    let mut names: Vec<HeaderName> = HOP_BY_HOP
+        .iter()
+        .map(|n| HeaderName::from_static(n))
+        .collect();
+    for v in headers.get_all(header::CONNECTION) {
+        for token in v.to_str().unwrap_or("").split(',') {
+            if let Ok(n) = HeaderName::from_bytes(token.trim().as_bytes()) {
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
+/// The request's own name for its host (`:authority`, the absolute target, or Host)
+/// must be the tunnel's; the host must still be on the allowlist.
+fn check_authority(sh: &Shared, route: &Route, req: &Request<Incoming>) -> Result<(), Refusal> {
+    let mut named: Vec<String> = Vec::new();
+    if let Some(a) = req.uri().authority() {
+        named.push(a.as_str().to_string());
+    }
+    let hosts: Vec<&HeaderValue> = req.headers().get_all(header::HOST).iter().collect();
+    if hosts.len() > 1 {
+        return Err(Refusal::new(Rule::Mismatch, "more than one Host header"));
+    }
+    if let Some(h) = hosts.first() {
+        named.push(
+            h.to_str()
+                .map_err(|_| Refusal::new(Rule::Mismatch, "the Host header is not text"))?
+                .to_string(),
+        );
+    }
+    for a in &named {
+        let (h, p) = wire::authority(a.trim(), Some(443))
+            .map_err(|_| Refusal::new(Rule::Mismatch, format!("{a:?} is not a host")))?;
+        let h = canonical_host(&h).map_err(|r| {
+            Refusal::new(
+                Rule::Mismatch,
+                format!("the request names {a}: {}", r.reason),
+            )
+        })?;
+        if h != route.host || p != Some(route.port) {
+            return Err(Refusal::new(
+                Rule::Mismatch,
+                format!("the request names {a}, the tunnel {}", route.target),
+            ));
+        }
+    }
+    sh.policy.check_host(&route.host).map(|_| ())
+}
+
+/// How a body of this content type carries tokens, if it does (form and JSON bodies, where
+/// OAuth exchanges and API logins put them).
+fn token_body(headers: &http::HeaderMap) -> Option<Encoding> {
+    let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let essence = ct.split(';').next()?.trim().to_ascii_lowercase();
+    if essence == "application/x-www-form-urlencoded" {
+        Some(Encoding::Percent)
+    } else if essence == "application/json" || essence.ends_with("+json") {
+        Some(Encoding::Json)
+    } else {
+        None
+    }
+}
+
+async fn handle(
+    sh: &Arc<Shared>,
+    route: &Route,
+    upstream: &Upstream,
+    req: Request<Incoming>,
+) -> Response<ProxyBody> {
+    let refuse = |status: u16, r: Refusal| {
+        sh.violation(route.via, &route.target, &r);
+        refused(status, &route.target, &r)
+    };
+    if let Err(r) = check_authority(sh, route, &req) {
+        return refuse(403, r);
+    }
+    if req.method() == http::Method::CONNECT {
+        return refuse(
+            400,
+            Refusal::new(
+                Rule::Unsupported,
+                "a CONNECT inside a tunnel: open a new connection to the proxy",
+            ),
+        );
+    }
+    if req.headers().contains_key(header::UPGRADE) {
+        return refuse(
+            400,
+            Refusal::new(
+                Rule::Unsupported,
+                "a switch of protocols (Upgrade) on a connection whose TLS the proxy ends, to carry a bound credential",
+            ),
+        );
+    }
+    let sentinels = &sh.sentinels;
+    let host = route.host.as_str();
+    let (parts, body) = req.into_parts();
+    // The target: a value goes into a credential parameter of its query, never its path.
+    let path = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
+    if let Some(m) = sentinels.misplaced_in(Some(host), path.as_bytes()) {
+        return refuse(403, misplaced(&m, host));
+    }
+    let path = match path.split_once('?') {
+        Some((p, q)) => match sentinels.substitute(host, q.as_bytes(), Encoding::Percent) {
+            Err(m) => return refuse(403, misplaced(&m, host)),
+            Ok(Some(new)) => format!("{p}?{}", String::from_utf8_lossy(&new)),
+            Ok(None) => path.to_string(),
+        },
+        None => path.to_string(),
+    };
+    // The headers.
+    let drop = hop_by_hop(&parts.headers);
+    let mut headers = http::HeaderMap::with_capacity(parts.headers.len());
+    for (name, value) in &parts.headers {
+        if drop.contains(name) {
+            continue;
+        }
+        let value = match sentinels.substitute_header(host, value.as_bytes()) {
+            Err(m) => return refuse(403, misplaced(&m, host)),
+            Ok(Some(new)) => HeaderValue::from_bytes(&new).unwrap_or_else(|_| value.clone()),
+            Ok(None) => value.clone(),
+        };
+        headers.append(name.clone(), value);
+    }
+    // The body: up to MAX_BODY read whole before anything goes on (rewritten when it is
+    // of a kind tokens travel in); a larger one searched as it streams, and stopped
+    // before a misplaced placeholder is sent on.
+    let found = Arc::new(Mutex::new(None::<Misplaced>));
+    let body: ProxyBody = match read_bounded(body).await {
+        Ok(Bounded::Whole(bytes)) => {
+            let rewritten = match token_body(&headers) {
+                Some(encoding) => sentinels.substitute(host, &bytes, encoding),
+                None => match sentinels.misplaced_in(Some(host), &bytes) {
+                    Some(m) => Err(m),
+                    None => Ok(None),
+                },
+            };
+            match rewritten {
+                Err(m) => return refuse(403, misplaced(&m, host)),
+                Ok(Some(new)) => {
+                    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(new.len()));
+                    full(new)
+                }
+                Ok(None) => full(bytes),
+            }
+        }
+        Ok(Bounded::Started(prefix, rest)) => {
+            let mut search = StreamSearch::default();
+            if let Some(m) = search.feed(sentinels, Some(host), &prefix) {
+                return refuse(403, misplaced(&m, host));
+            }
+            let mut rest = Searched::new(rest, sh.clone(), host, search, found.clone());
+            rest.prefix = (!prefix.is_empty()).then_some(prefix);
+            rest.boxed_unsync()
+        }
+        Err(e) => return bad_gateway(&route.target, &format!("the request's body: {e}")),
+    };
+    let mut out = Request::new(body);
+    *out.method_mut() = parts.method;
+    *out.headers_mut() = headers;
+    let authority = if route.port == 443 {
+        route.host.clone()
+    } else {
+        route.target.clone()
+    };
+    match upstream.send(out, &authority, &path).await {
+        Ok(resp) => answer(sh, resp),
+        Err(e) => {
+            if let Some(m) = found.lock().expect("not poisoned").take() {
+                return refuse(403, misplaced(&m, host));
+            }
+            bad_gateway(&route.target, &e)
+        }
+    }
+}
+
+/// The server's answer as the client gets it: hop-by-hop headers dropped, and any value
+/// of this run in a header masked by its placeholder.
+fn answer(sh: &Shared, resp: Response<Incoming>) -> Response<ProxyBody> {
+    let (parts, body) = resp.into_parts();
+    let drop = hop_by_hop(&parts.headers);
+    let mut out = Response::new(body.map_err(|e| Box::new(e) as BoxError).boxed_unsync());
+    *out.status_mut() = parts.status;
+    for (name, value) in &parts.headers {
+        if drop.contains(name) {
+            continue;
+        }
+        let value = match sh.sentinels.mask(value.as_bytes()) {
+            Some(masked) => HeaderValue::from_bytes(&masked).unwrap_or_else(|_| value.clone()),
+            None => value.clone(),
+        };
+        out.headers_mut().append(name.clone(), value);
+    }
+    out
+}
+
+enum Bounded {
+    /// The whole body, at most [`MAX_BODY`].
+    Whole(Bytes),
+    /// More than [`MAX_BODY`]: what was read, and the rest.
+    Started(Bytes, Incoming),
+}
+
+async fn read_bounded(mut body: Incoming) -> Result<Bounded, hyper::Error> {
+    if body.size_hint().lower() > MAX_BODY as u64 {
+        return Ok(Bounded::Started(Bytes::new(), body));
+    }
+    let mut buf = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            buf.extend_from_slice(&data);
+            if buf.len() > MAX_BODY {
+                return Ok(Bounded::Started(buf.freeze(), body));
+            }
+        }
+    }
+    Ok(Bounded::Whole(buf.freeze()))
+}
+
+/// A request body passed on as it streams, searched for placeholders that may not go
+/// where it goes: one found ends the body with an error (the server never receives the
+/// whole request) and is kept in `found` for the refusal.
+struct Searched {
+    /// Read already (and searched), sent first.
+    prefix: Option<Bytes>,
+    inner: Incoming,
+    sh: Arc<Shared>,
+    host: String,
+    search: StreamSearch,
+    found: Arc<Mutex<Option<Misplaced>>>,
+}
+
+impl Searched {
+    fn new(
+        inner: Incoming,
+        sh: Arc<Shared>,
+        host: &str,
+        search: StreamSearch,
+        found: Arc<Mutex<Option<Misplaced>>>,
+    ) -> Searched {
+        Searched {
+            prefix: None,
+            inner,
+            sh,
+            host: host.to_string(),
+            search,
+            found,
+        }
+    }
+}
+
+impl Body for Searched {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        if let Some(p) = this.prefix.take() {
+            return Poll::Ready(Some(Ok(Frame::data(p))));
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    if let Some(m) = this.search.feed(&this.sh.sentinels, Some(&this.host), data) {
+                        *this.found.lock().expect("not poisoned") = Some(m);
+                        return Poll::Ready(Some(Err("a misplaced placeholder".into())));
+                    }
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Box::new(e)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.prefix.is_none() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let extra = self.prefix.as_ref().map_or(0, |p| p.len() as u64);
+        let inner = self.inner.size_hint();
+        let mut hint = SizeHint::new();
+        hint.set_lower(inner.lower() + extra);
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper + extra);
+        }
+        hint
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Upstream
+// ---------------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Pool {
+    h2: Option<hyper::client::conn::http2::SendRequest<ProxyBody>>,
+    h1: Vec<hyper::client::conn::http1::SendRequest<ProxyBody>>,
+}
+
+/// The server side of one ended connection: the connection dialed at CONNECT first, then
+/// more as requests need them.
+struct Upstream {
+    route: Arc<Route>,
+    sh: Arc<Shared>,
+    tls: Arc<Tls>,
+    first: Mutex<Option<TcpStream>>,
+    pool: Mutex<Pool>,
+}
+
+enum Sender {
+    H1(hyper::client::conn::http1::SendRequest<ProxyBody>),
+    H2(hyper::client::conn::http2::SendRequest<ProxyBody>),
+}
+
+impl Upstream {
+    /// Sends `req` (its method, headers and body set) to the server, with the target and
+    /// authority in the form the connection's protocol wants.
+    async fn send(
+        &self,
+        mut req: Request<ProxyBody>,
+        authority: &str,
+        path: &str,
+    ) -> Result<Response<Incoming>, String> {
+        let h2 = self.pool.lock().expect("not poisoned").h2.clone();
+        let sender = match h2 {
+            Some(s) if !s.is_closed() => Sender::H2(s),
+            _ => {
+                let idle = {
+                    let mut pool = self.pool.lock().expect("not poisoned");
+                    pool.h1.retain(|s| !s.is_closed());
+                    let ready = pool.h1.iter().position(|s| s.is_ready());
+                    match ready {
+                        Some(i) => Some(pool.h1.swap_remove(i)),
+                        None if pool.h1.len() >= MAX_UPSTREAM => Some(pool.h1.remove(0)),
+                        None => None,
+                    }
+                };
+                match idle {
+                    Some(s) => Sender::H1(s),
+                    None => self.connect().await?,
+                }
+            }
+        };
+        match sender {
+            Sender::H2(mut s) => {
+                *req.uri_mut() = format!("https://{authority}{path}")
+                    .parse()
+                    .map_err(|e| format!("the request's target: {e}"))?;
+                *req.version_mut() = http::Version::HTTP_2;
+                s.ready().await.map_err(|e| e.to_string())?;
+                s.send_request(req).await.map_err(|e| e.to_string())
+            }
+            Sender::H1(mut s) => {
+                *req.uri_mut() = path
+                    .parse()
+                    .map_err(|e| format!("the request's target: {e}"))?;
+                *req.version_mut() = http::Version::HTTP_11;
+                req.headers_mut().insert(
+                    header::HOST,
+                    HeaderValue::from_str(authority).map_err(|e| e.to_string())?,
+                );
+                s.ready().await.map_err(|e| e.to_string())?;
+                let resp = s.send_request(req).await.map_err(|e| e.to_string());
+                // Ready again once this response's body is read.
+                self.pool.lock().expect("not poisoned").h1.push(s);
+                resp
+            }
+        }
+    }
+
+    /// A new connection to the server: dialed through the policy's checks (the first
+    /// reuses the tunnel's), TLS verified against the host's trust store, HTTP/2 if the
+    /// server offers it.
+    async fn connect(&self) -> Result<Sender, String> {
+        let route = &self.route;
+        let first = self.first.lock().expect("not poisoned").take();
+        let tcp = match first {
+            Some(t) => t,
+            None => match proxy::dial(&self.sh, &route.host, route.port).await {
+                Ok(t) => t,
+                Err(Dial::Refused(r)) => {
+                    self.sh.violation(route.via, &route.target, &r);
+                    return Err(r.reason);
+                }
+                Err(Dial::Failed(why)) => return Err(why),
+            },
+        };
+        let fail = |what: String| {
+            self.sh.upstream_failed(&route.target, &what);
+            what
+        };
+        let config = self.tls.client_config().map_err(fail)?;
+        let name = ServerName::try_from(route.host.clone())
+            .map_err(|e| fail(format!("{}: {e}", route.host)))?;
+        let stream = tokio::time::timeout(
+            proxy::CONNECT_TIMEOUT,
+            tokio_rustls::TlsConnector::from(config).connect(name, tcp),
+        )
+        .await
+        .map_err(|_| fail("the TLS handshake with the server timed out".into()))?
+        .map_err(|e| fail(format!("TLS with the server: {e}")))?;
+        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        let io = TokioIo::new(stream);
+        if h2 {
+            let (sender, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+                .await
+                .map_err(|e| fail(format!("HTTP/2 with the server: {e}")))?;
+            tokio::spawn(conn);
+            self.pool.lock().expect("not poisoned").h2 = Some(sender.clone());
+            Ok(Sender::H2(sender))
+        } else {
+            let (sender, conn) = hyper::client::conn::http1::handshake(io)
+                .await
+                .map_err(|e| fail(format!("HTTP/1.1 with the server: {e}")))?;
+            tokio::spawn(conn);
+            Ok(Sender::H1(sender))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ca_signs_a_certificate_per_host_that_rustls_accepts() {
+        let tls = Tls::new("t-000000", Vec::new()).unwrap();
+        assert!(tls.ca_pem().starts_with("-----BEGIN CERTIFICATE-----"));
+        let a = tls.server_config("api.example.test").unwrap();
+        let again = tls.server_config("api.example.test").unwrap();
+        assert!(Arc::ptr_eq(&a, &again));
+        assert_eq!(a.alpn_protocols, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
+        // Two runs, two CAs.
+        let other = Tls::new("t-000000", Vec::new()).unwrap();
+        assert_ne!(other.ca_pem(), tls.ca_pem());
+    }
+
+    #[test]
+    fn a_ca_file_must_hold_certificates() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        assert!(read_ca_file(&empty).is_err());
+        let tls = Tls::new("t", Vec::new()).unwrap();
+        let good = dir.path().join("ca.pem");
+        std::fs::write(&good, tls.ca_pem()).unwrap();
+        assert_eq!(read_ca_file(&good).unwrap().len(), 1);
+        assert!(read_ca_file(&dir.path().join("missing.pem")).is_err());
+    }
+
+    #[test]
+    fn token_bodies_are_form_and_json() {
+        let mut h = http::HeaderMap::new();
+        let mut ct = |v: &'static str| {
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(v));
+            token_body(&h)
+        };
+        assert_eq!(ct("application/json; charset=utf-8"), Some(Encoding::Json));
+        assert_eq!(ct("application/vnd.api+json"), Some(Encoding::Json));
+        assert_eq!(
+            ct("application/x-www-form-urlencoded"),
+            Some(Encoding::Percent)
+        );
+        assert_eq!(ct("application/x-git-upload-pack-request"), None);
+        assert_eq!(ct("application/octet-stream"), None);
+    }
+}
