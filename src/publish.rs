@@ -344,3 +344,432 @@ pub fn to_error(e: MergeError, id: &str, what: &str) -> Error {
     }
     err
 }
+
+#[cfg(test)]
+mod tests {
+    //! The engine against real origins in temporary folders: which outcome each shape of
+    //! history gives, what the target and its checkout hold afterwards, and what is refused
+    //! with nothing moved.
+    use super::*;
+    use std::process::Command;
+
+    /// `git ARGS` in `dir` with a fixed, isolated environment.
+    fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+        Command::new("git")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// `git ARGS`, which must succeed; stdout trimmed.
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = run(dir, args);
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn rev(dir: &Path, what: &str) -> ObjectId {
+        ObjectId::from_hex(git(dir, &["rev-parse", what]).as_bytes()).unwrap()
+    }
+
+    /// Commits `file` with `text` on `branch` (made from `main` if new), then comes back
+    /// to `main`; the checkout ends clean at `main`.
+    fn commit(dir: &Path, branch: &str, file: &str, text: &str) -> ObjectId {
+        if branch != "main" {
+            let exists = run(
+                dir,
+                &[
+                    "rev-parse",
+                    "-q",
+                    "--verify",
+                    &format!("refs/heads/{branch}"),
+                ],
+            )
+            .status
+            .success();
+            let mut args = vec!["switch", "-q"];
+            if !exists {
+                args.push("-c");
+            }
+            args.push(branch);
+            git(dir, &args);
+        }
+        std::fs::write(dir.join(file), text).unwrap();
+        git(dir, &["add", file]);
+        git(dir, &["commit", "-q", "--no-verify", "-m", file]);
+        let id = rev(dir, "HEAD");
+        git(dir, &["switch", "-q", "main"]);
+        id
+    }
+
+    /// An origin with `main` (a.txt) checked out and the identity commit-tree needs.
+    fn origin() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap().join("origin");
+        std::fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        git(&dir, &["config", "user.name", "A"]);
+        git(&dir, &["config", "user.email", "a@example.com"]);
+        commit(&dir, "main", "a.txt", "a\n");
+        (tmp, dir)
+    }
+
+    fn request(origin: &Path) -> MergeRequest<'_> {
+        MergeRequest {
+            origin,
+            source_branch: "loop/x",
+            target_branch: "main",
+            message: "merge loop/x".into(),
+            squash: false,
+            dry_run: false,
+            journal: None,
+            gated: None,
+        }
+    }
+
+    fn parents(dir: &Path, commit: ObjectId) -> Vec<ObjectId> {
+        git(dir, &["rev-list", "--parents", "-1", &commit.to_string()])
+            .split_whitespace()
+            .skip(1)
+            .map(|p| ObjectId::from_hex(p.as_bytes()).unwrap())
+            .collect()
+    }
+
+    fn clean(dir: &Path) -> bool {
+        git(dir, &["status", "--porcelain"]).is_empty()
+    }
+
+    #[test]
+    fn a_branch_ahead_fast_forwards_the_target_and_its_checkout() {
+        let (_tmp, dir) = origin();
+        let old = rev(&dir, "main");
+        let new = commit(&dir, "loop/x", "b.txt", "b\n");
+        assert!(!dir.join("b.txt").exists());
+        let journal = dir.parent().unwrap().join("journal");
+        let req = MergeRequest {
+            journal: Some(journal.clone()),
+            ..request(&dir)
+        };
+        assert_eq!(merge(&req).unwrap(), Outcome::FastForward { old, new });
+        assert_eq!(rev(&dir, "main"), new);
+        assert_eq!(std::fs::read_to_string(dir.join("b.txt")).unwrap(), "b\n");
+        assert!(clean(&dir));
+        assert!(!journal.exists(), "the journal is removed once done");
+        // Again: nothing to do.
+        assert_eq!(merge(&req).unwrap(), Outcome::UpToDate);
+    }
+
+    #[test]
+    fn a_target_that_moved_on_gets_a_merge_commit_of_both() {
+        let (_tmp, dir) = origin();
+        let source = commit(&dir, "loop/x", "b.txt", "b\n");
+        let old = commit(&dir, "main", "c.txt", "c\n");
+        let Outcome::Merged { old: o, new } = merge(&request(&dir)).unwrap() else {
+            panic!("not a merge")
+        };
+        assert_eq!(o, old);
+        assert_eq!(rev(&dir, "main"), new);
+        assert_eq!(parents(&dir, new), vec![old, source]);
+        assert_eq!(
+            git(&dir, &["log", "-1", "--format=%s", "main"]),
+            "merge loop/x"
+        );
+        assert!(dir.join("b.txt").is_file() && dir.join("c.txt").is_file());
+        assert!(clean(&dir));
+    }
+
+    #[test]
+    fn squash_makes_one_commit_of_one_parent_even_where_a_fast_forward_would_do() {
+        let (_tmp, dir) = origin();
+        let old = rev(&dir, "main");
+        let source = commit(&dir, "loop/x", "b.txt", "b\n");
+        let req = MergeRequest {
+            squash: true,
+            ..request(&dir)
+        };
+        let Outcome::Merged { old: o, new } = merge(&req).unwrap() else {
+            panic!("not a squash commit")
+        };
+        assert_eq!(o, old);
+        assert_eq!(parents(&dir, new), vec![old]);
+        assert_eq!(
+            git(&dir, &["rev-parse", &format!("{new}^{{tree}}")]),
+            git(&dir, &["rev-parse", &format!("{source}^{{tree}}")])
+        );
+        assert!(dir.join("b.txt").is_file() && clean(&dir));
+    }
+
+    #[test]
+    fn a_conflict_names_its_paths_and_moves_nothing() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "loop/x", "a.txt", "from the loop\n");
+        let old = commit(&dir, "main", "a.txt", "from main\n");
+        match merge(&request(&dir)) {
+            Err(MergeError::Conflict {
+                source_branch,
+                target,
+                paths,
+            }) => {
+                assert_eq!(
+                    (source_branch.as_str(), target.as_str()),
+                    ("loop/x", "main")
+                );
+                assert_eq!(paths, vec!["a.txt".to_string()]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rev(&dir, "main"), old);
+        assert!(clean(&dir));
+    }
+
+    #[test]
+    fn a_dry_run_reports_and_moves_nothing() {
+        let (_tmp, dir) = origin();
+        let source = commit(&dir, "loop/x", "b.txt", "b\n");
+        let old = commit(&dir, "main", "c.txt", "c\n");
+        let req = MergeRequest {
+            dry_run: true,
+            ..request(&dir)
+        };
+        let Outcome::Merged { old: o, new } = merge(&req).unwrap() else {
+            panic!("not a merge")
+        };
+        assert_eq!(o, old);
+        assert_eq!(parents(&dir, new), vec![old, source]);
+        assert_eq!(rev(&dir, "main"), old);
+        assert!(!dir.join("b.txt").exists() && clean(&dir));
+    }
+
+    #[test]
+    fn a_missing_branch_is_named() {
+        let (_tmp, dir) = origin();
+        match merge(&request(&dir)) {
+            Err(MergeError::NoBranch(b)) => assert_eq!(b, "loop/x"),
+            other => panic!("{other:?}"),
+        }
+        commit(&dir, "loop/x", "b.txt", "b\n");
+        let req = MergeRequest {
+            target_branch: "trunk",
+            ..request(&dir)
+        };
+        match merge(&req) {
+            Err(MergeError::NoBranch(b)) => assert_eq!(b, "trunk"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_lands_is_the_judged_commit_whatever_the_branch_says_by_now() {
+        let (_tmp, dir) = origin();
+        let judged_target = rev(&dir, "main");
+        let judged = commit(&dir, "loop/x", "b.txt", "b\n");
+        // The loop pushed more after the gate looked.
+        commit(&dir, "loop/x", "later.txt", "unjudged\n");
+        let req = MergeRequest {
+            gated: Some((judged, judged_target)),
+            ..request(&dir)
+        };
+        assert_eq!(
+            merge(&req).unwrap(),
+            Outcome::FastForward {
+                old: judged_target,
+                new: judged
+            }
+        );
+        assert!(!dir.join("later.txt").exists());
+    }
+
+    #[test]
+    fn a_target_moved_forward_since_judging_still_merges_one_moved_back_refuses() {
+        let (_tmp, dir) = origin();
+        let base = rev(&dir, "main");
+        let judged = commit(&dir, "loop/x", "b.txt", "b\n");
+        // Forward: the target only gained commits, the branch carries no more.
+        let forward = commit(&dir, "main", "c.txt", "c\n");
+        let req = MergeRequest {
+            gated: Some((judged, base)),
+            dry_run: true,
+            ..request(&dir)
+        };
+        assert!(matches!(merge(&req).unwrap(), Outcome::Merged { old, .. } if old == forward));
+        // Back: judged against `forward`, the target is at `base` now, where the branch
+        // would bring what `forward` hid.
+        git(&dir, &["reset", "-q", "--hard", &base.to_string()]);
+        let req = MergeRequest {
+            gated: Some((judged, forward)),
+            ..request(&dir)
+        };
+        match merge(&req) {
+            Err(MergeError::TargetMoved {
+                target,
+                judged: j,
+                now,
+            }) => {
+                assert_eq!((target.as_str(), j, now), ("main", forward, base));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rev(&dir, "main"), base);
+    }
+
+    #[test]
+    fn a_checkout_that_cannot_follow_refuses_before_anything_moves() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "loop/x", "a.txt", "from the loop\n");
+        let old = rev(&dir, "main");
+        // A local change the merge would overwrite.
+        std::fs::write(dir.join("a.txt"), "local\n").unwrap();
+        match merge(&request(&dir)) {
+            Err(MergeError::DirtyCheckout { target, worktree }) => {
+                assert_eq!(
+                    (target.as_str(), worktree.as_path()),
+                    ("main", dir.as_path())
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rev(&dir, "main"), old);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+            "local\n"
+        );
+        // A staged change, even one the merge does not touch: read-tree would drop it.
+        git(&dir, &["checkout", "a.txt"]);
+        std::fs::write(dir.join("d.txt"), "staged\n").unwrap();
+        git(&dir, &["add", "d.txt"]);
+        assert!(matches!(
+            merge(&request(&dir)),
+            Err(MergeError::DirtyCheckout { .. })
+        ));
+        assert_eq!(rev(&dir, "main"), old);
+        assert_eq!(git(&dir, &["diff", "--cached", "--name-only"]), "d.txt");
+    }
+
+    #[test]
+    fn an_unstaged_change_the_merge_does_not_touch_survives() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "main", "c.txt", "c\n");
+        let new = commit(&dir, "loop/x", "b.txt", "b\n");
+        std::fs::write(dir.join("c.txt"), "local\n").unwrap();
+        assert!(
+            matches!(merge(&request(&dir)).unwrap(), Outcome::FastForward { new: n, .. } if n == new)
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("c.txt")).unwrap(),
+            "local\n"
+        );
+        assert!(dir.join("b.txt").is_file());
+    }
+
+    #[test]
+    fn the_checkout_of_a_branch_is_found_in_any_worktree() {
+        let (tmp, dir) = origin();
+        commit(&dir, "trunk", "t.txt", "t\n");
+        assert_eq!(checkout_of(&dir, "main").unwrap(), Some(dir.clone()));
+        assert_eq!(checkout_of(&dir, "trunk").unwrap(), None);
+        let linked = tmp.path().canonicalize().unwrap().join("linked");
+        git(
+            &dir,
+            &["worktree", "add", "-q", linked.to_str().unwrap(), "trunk"],
+        );
+        assert_eq!(checkout_of(&dir, "trunk").unwrap(), Some(linked));
+        assert_eq!(checkout_of(&dir, "nowhere").unwrap(), None);
+    }
+
+    #[test]
+    fn recovery_brings_a_checkout_left_behind_to_its_branch() {
+        let (tmp, dir) = origin();
+        let journal = tmp.path().join("journal");
+        // No journal: nothing to recover.
+        assert!(!recover(&journal).unwrap());
+        // Killed after the branch moved, before its checkout followed (and holding the
+        // index lock).
+        let old = rev(&dir, "main");
+        let new = commit(&dir, "loop/x", "b.txt", "b\n");
+        git(&dir, &["update-ref", "refs/heads/main", &new.to_string()]);
+        std::fs::write(dir.join(".git/index.lock"), "").unwrap();
+        std::fs::write(&journal, format!("{}\n{old}\n{new}\n", dir.display())).unwrap();
+        assert!(recover(&journal).unwrap());
+        assert_eq!(std::fs::read_to_string(dir.join("b.txt")).unwrap(), "b\n");
+        assert!(clean(&dir) && !journal.exists());
+        assert!(!dir.join(".git/index.lock").exists());
+    }
+
+    #[test]
+    fn recovery_leaves_a_checkout_whose_branch_never_moved() {
+        let (tmp, dir) = origin();
+        let journal = tmp.path().join("journal");
+        let old = rev(&dir, "main");
+        let new = commit(&dir, "loop/x", "b.txt", "b\n");
+        // Killed before the swap: the branch and the checkout are both at `old`.
+        std::fs::write(&journal, format!("{}\n{old}\n{new}\n", dir.display())).unwrap();
+        assert!(recover(&journal).unwrap());
+        assert_eq!(rev(&dir, "main"), old);
+        assert!(!dir.join("b.txt").exists() && clean(&dir) && !journal.exists());
+        // A journal cut short is dropped.
+        std::fs::write(&journal, format!("{}\n", dir.display())).unwrap();
+        assert!(!recover(&journal).unwrap());
+        assert!(!journal.exists());
+    }
+
+    #[test]
+    fn a_changed_checkout_is_seen_and_repaired_to_its_head() {
+        let (_tmp, dir) = origin();
+        assert!(checkout_is_clean(&dir));
+        std::fs::write(dir.join("a.txt"), "changed\n").unwrap();
+        assert!(!checkout_is_clean(&dir));
+        std::fs::write(dir.join(".git/index.lock"), "").unwrap();
+        repair_checkout(&dir).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "a\n");
+        assert!(checkout_is_clean(&dir));
+        // Not a checkout at all: not clean.
+        assert!(!checkout_is_clean(&dir.join("no-such-folder")));
+    }
+
+    #[test]
+    fn every_refusal_says_what_to_do() {
+        let id = ObjectId::null(gix::hash::Kind::Sha1);
+        let hints = |e: MergeError| {
+            let err = to_error(e, "fix-1", "publish");
+            assert_eq!(err.message, "cannot publish loop fix-1");
+            err.hints.join("\n")
+        };
+        let conflict = hints(MergeError::Conflict {
+            source_branch: "loop/fix-1".into(),
+            target: "main".into(),
+            paths: vec!["a".into()],
+        });
+        assert!(conflict.contains("git loop shell fix-1"), "{conflict}");
+        assert!(conflict.contains("git rebase origin/main"), "{conflict}");
+        assert!(conflict.contains("and publish again"), "{conflict}");
+        let dirty = hints(MergeError::DirtyCheckout {
+            target: "main".into(),
+            worktree: "/w".into(),
+        });
+        assert!(
+            dirty.contains("commit or stash the changes in /w"),
+            "{dirty}"
+        );
+        assert!(hints(MergeError::NoBranch("main".into())).contains("git loop doctor"));
+        assert!(hints(MergeError::Busy {
+            target: "main".into(),
+            tries: TRIES
+        })
+        .contains("try again"));
+        assert!(hints(MergeError::TargetMoved {
+            target: "main".into(),
+            judged: id,
+            now: id
+        })
+        .contains("publish again"));
+    }
+}
