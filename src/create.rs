@@ -9,15 +9,22 @@
 //!
 //! Everything is assembled in `loops/.new-<id>/` and renamed into place last, after the
 //! origin branches exist; any failure removes the staging folder and the branches it
-//! created, so an interrupted or failed `new` leaves nothing half-made.
+//! created, so a failed `new` leaves nothing half-made. A killed one cannot clean up after
+//! itself: it holds `locks/new-<id>.lock` from the moment it reserves its id, and writes
+//! each branch to its journal (`locks/new-<id>.pending`) before creating it, so whoever
+//! takes that lock and finds a staging folder or a journal knows the `new` is dead and
+//! removes exactly what it made ([`roll_back_interrupted`]: the next `new`, `rm`, `list`
+//! or `doctor --fix`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Settings;
 use crate::error::{Context, Error, Result};
+use crate::failpoint;
 use crate::fsutil::{self, Lock};
 use crate::git::cmd::Git;
 use crate::git::objects;
@@ -192,19 +199,20 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
         None
     };
     let slug = loops::slugify(&title);
-    let (id, repo_name) = {
+    let (id, _owner, repo_name) = {
         let _lock = Lock::acquire(&ws.workspace_lock())?;
         let repo_name = match &code {
             Some(c) => Some(repos::register(ws, &c.top)?),
             None => None,
         };
-        let id = reserve_id(ws, &slug, code.as_ref().map(|c| &c.repo), &notes_origin)?;
-        (id, repo_name)
+        let (id, owner) = reserve_id(ws, &slug, code.as_ref().map(|c| &c.repo), &notes_origin)?;
+        (id, owner, repo_name)
     };
+    failpoint::hit("new:reserved");
     let staging = ws.loop_staging_dir(&id);
     let branch = LoopRecord::branch_name(&id);
 
-    let mut made = Made::default();
+    let mut made = Made::new(ws.new_journal(&id), &id);
     let result = (|| -> Result<LoopRecord> {
         let workdir = staging.join("workdir");
         match (&code, &repo_name) {
@@ -222,7 +230,9 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             _ => fs::create_dir_all(&workdir)
                 .context(|| format!("cannot create {}", workdir.display()))?,
         }
+        failpoint::hit("new:workdir-cloned");
         context_clone(&staging, "notes", &notes_origin, &branch, notes_base)?;
+        failpoint::hit("new:notes-cloned");
         if let Some((repo, base)) = &knowledge {
             context_clone(&staging, "knowledge", repo, &branch, *base)?;
         }
@@ -272,26 +282,31 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             config: toml::Table::new(),
         };
         record.write(&staging.join("loop.toml"))?;
+        failpoint::hit("new:record-written");
 
         // The origins get the loop's branch at its base now, so `git branch` in the
-        // user's repository shows the loop from the start.
+        // user's repository shows the loop from the start. Each is in the journal before
+        // it exists.
         if let Some(c) = &code {
+            made.intend(&c.top, c.base)?;
             objects::update_branch(&c.repo, &branch, None, c.base, "git loop new").map_err(
                 |e| {
                     Error::failure(format!("cannot create {branch} in {}", c.top.display()))
                         .with_source(e)
                 },
             )?;
-            made.code_branch = Some((c.top.clone(), c.base));
+            failpoint::hit("new:code-branch");
         }
+        made.intend(&ws.notes(), notes_base)?;
         objects::update_branch(&notes_origin, &branch, None, notes_base, "git loop new").map_err(
             |e| {
                 Error::failure(format!("cannot create {branch} in the notes repository"))
                     .with_source(e)
             },
         )?;
-        made.notes_branch = Some((ws.notes(), notes_base));
+        failpoint::hit("new:notes-branch");
         if let Some((repo, base)) = &knowledge {
+            made.intend(&ws.knowledge(), *base)?;
             objects::update_branch(repo, &branch, None, *base, "git loop distill").map_err(
                 |e| {
                     Error::failure(format!(
@@ -300,22 +315,27 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
                     .with_source(e)
                 },
             )?;
-            made.knowledge_branch = Some((ws.knowledge(), *base));
         }
 
         fs::rename(&staging, ws.loop_dir(&id))
             .context(|| format!("cannot move {} into place", staging.display()))?;
+        failpoint::hit("new:renamed");
         Ok(record)
     })();
 
     let record = match result {
         Ok(r) => r,
         Err(e) => {
-            made.undo(&branch);
+            made.undo();
             let _ = fsutil::remove_tree(&staging);
+            let _ = fs::remove_file(ws.new_journal(&id));
+            let _ = fs::remove_file(ws.new_lock(&id));
             return Err(e);
         }
     };
+    // The loop is in place: nothing is to be rolled back any more.
+    let _ = fs::remove_file(ws.new_journal(&id));
+    let _ = fs::remove_file(ws.new_lock(&id));
 
     if let (Some(status), Some(c)) = (status, &code) {
         if let Ok(out) = status.wait_read() {
@@ -399,17 +419,20 @@ fn prepare_code(found: repos::Found, base: Option<&str>) -> Result<Code> {
     })
 }
 
-/// Picks an unused id and reserves it by creating its staging folder (under the lock).
+/// Picks an unused id and reserves it by creating its staging folder (under the workspace
+/// lock), holding the id's `new` lock from before the folder exists.
 fn reserve_id(
     ws: &Workspace,
     slug: &str,
     code: Option<&gix::Repository>,
     notes: &gix::Repository,
-) -> Result<String> {
+) -> Result<(String, Lock)> {
     for _ in 0..64 {
         let id = loops::new_id(slug);
         let branch = LoopRecord::branch_name(&id);
         let taken = ws.loop_dir(&id).exists()
+            || ws.loop_removal_dir(&id).exists()
+            || ws.new_journal(&id).exists()
             || objects::resolve_branch(notes, &branch)
                 .ok()
                 .flatten()
@@ -418,8 +441,11 @@ fn reserve_id(
         if taken {
             continue;
         }
+        let Some(owner) = Lock::try_acquire(&ws.new_lock(&id))? else {
+            continue;
+        };
         match fs::create_dir(ws.loop_staging_dir(&id)) {
-            Ok(()) => return Ok(id),
+            Ok(()) => return Ok((id, owner)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
                 return Err(Error::failure(format!(
@@ -435,29 +461,159 @@ fn reserve_id(
         .hint("`git loop gc` removes finished loops"))
 }
 
-/// Branches created in origins, to delete again if `new` fails later.
-#[derive(Default)]
+/// A branch `new` created in an origin, at the commit it was created at.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct MadeBranch {
+    origin: PathBuf,
+    tip: String,
+}
+
+/// `locks/new-<id>.pending`: the branches a `new` created (each written before it is).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Journal {
+    branch: String,
+    branches: Vec<MadeBranch>,
+}
+
+/// Branches created in origins, to delete again if `new` fails or dies later.
 struct Made {
-    code_branch: Option<(PathBuf, ObjectId)>,
-    notes_branch: Option<(PathBuf, ObjectId)>,
-    knowledge_branch: Option<(PathBuf, ObjectId)>,
+    path: PathBuf,
+    journal: Journal,
 }
 
 impl Made {
-    fn undo(&self, branch: &str) {
-        for (path, at) in [
-            &self.code_branch,
-            &self.notes_branch,
-            &self.knowledge_branch,
-        ]
-        .into_iter()
-        .flatten()
+    fn new(path: PathBuf, id: &str) -> Made {
+        Made {
+            path,
+            journal: Journal {
+                branch: LoopRecord::branch_name(id),
+                branches: Vec::new(),
+            },
+        }
+    }
+
+    /// Notes, before it exists, that `new` makes the loop's branch in `origin` at `tip`.
+    fn intend(&mut self, origin: &Path, tip: ObjectId) -> Result<()> {
+        self.journal.branches.push(MadeBranch {
+            origin: origin.to_path_buf(),
+            tip: tip.to_string(),
+        });
+        let text = serde_json::to_vec_pretty(&self.journal).unwrap_or_default();
+        fsutil::write_atomic(&self.path, &text)
+    }
+
+    fn undo(&self) -> Vec<String> {
+        undo_branches(&self.journal)
+    }
+}
+
+/// Deletes the branches the journal names, each only if it is still where `new` put it
+/// (nothing else ever had it). Says what was deleted.
+fn undo_branches(journal: &Journal) -> Vec<String> {
+    let mut said = Vec::new();
+    for made in &journal.branches {
+        let Ok(tip) = ObjectId::from_hex(made.tip.as_bytes()) else {
+            continue;
+        };
+        let Ok(repo) = objects::open_trusted(&made.origin) else {
+            continue;
+        };
+        if objects::resolve_branch(&repo, &journal.branch)
+            .ok()
+            .flatten()
+            == Some(tip)
+            && objects::delete_branch(&repo, &journal.branch, tip).is_ok()
         {
-            if let Ok(repo) = objects::open_trusted(path) {
-                let _ = objects::delete_branch(&repo, branch, *at);
+            said.push(format!(
+                "deleted {} in {}",
+                journal.branch,
+                made.origin.display()
+            ));
+        }
+    }
+    said
+}
+
+/// What [`roll_back_interrupted`] did about one dead `new`.
+pub struct RolledBack {
+    pub id: String,
+    /// The staging folder removed, and the branches deleted.
+    pub removed: Vec<String>,
+}
+
+/// The `new`s a kill interrupted (a staging folder or a journal whose `new` lock is free):
+/// the loop folder in place means it had finished, and only its journal goes; otherwise
+/// its staging folder and exactly the branches its journal names are removed. A `new` in
+/// progress is left alone.
+pub fn roll_back_interrupted(ws: &Workspace) -> Result<Vec<RolledBack>> {
+    let mut done = Vec::new();
+    for id in interrupted_ids(ws) {
+        let Some(_dead) = Lock::try_acquire(&ws.new_lock(&id))? else {
+            continue;
+        };
+        let journal_path = ws.new_journal(&id);
+        let staging = ws.loop_staging_dir(&id);
+        let mut removed = Vec::new();
+        if !ws.loop_dir(&id).exists() {
+            if let Ok(text) = fs::read(&journal_path) {
+                if let Ok(journal) = serde_json::from_slice::<Journal>(&text) {
+                    removed.extend(undo_branches(&journal));
+                }
+            }
+            if staging.exists() {
+                fsutil::remove_tree(&staging).map_err(|e| {
+                    Error::failure(format!("cannot remove {}", staging.display())).with_source(e)
+                })?;
+                removed.insert(0, format!("removed {}", staging.display()));
+            }
+        }
+        let _ = fs::remove_file(&journal_path);
+        let _ = fs::remove_file(ws.new_lock(&id));
+        done.push(RolledBack { id, removed });
+    }
+    Ok(done)
+}
+
+/// Ids of `new`s that left a staging folder or a journal, dead or alive.
+fn interrupted_ids(ws: &Workspace) -> Vec<String> {
+    let mut ids: Vec<String> = ws
+        .staging_leftovers()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| {
+            p.file_name()?
+                .to_str()?
+                .strip_prefix(crate::workspace::STAGING_PREFIX)
+                .map(str::to_string)
+        })
+        .collect();
+    if let Ok(entries) = fs::read_dir(ws.locks_dir()) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("new-")?.strip_suffix(".pending"))
+            {
+                if loops::is_id_like(id) {
+                    ids.push(id.to_string());
+                }
             }
         }
     }
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// `new`s that left something behind, and whether each is still running (for `doctor`).
+pub fn interrupted(ws: &Workspace) -> Vec<(String, bool)> {
+    interrupted_ids(ws)
+        .into_iter()
+        .map(|id| {
+            let live = matches!(Lock::try_acquire(&ws.new_lock(&id)), Ok(None));
+            (id, live)
+        })
+        .collect()
 }
 
 /// The loop's clone of a context origin (`notes`, `knowledge`) at `context/<role>`, which

@@ -87,6 +87,66 @@ impl Error {
     }
 }
 
+/// What a full or read-only file system looks like in an error's cause chain: the
+/// system's error number, or its text in a git command's message.
+const STORAGE: [(i32, &str, &str); 3] = [
+    (
+        libc::ENOSPC,
+        "No space left on device",
+        "the file system is full: free some space there, then run the command again",
+    ),
+    (
+        libc::EDQUOT,
+        "Disk quota exceeded",
+        "your disk quota is used up: free some space there, then run the command again",
+    ),
+    (
+        libc::EROFS,
+        "Read-only file system",
+        "the file system is mounted read-only: remount it read-write (or set GIT_LOOP_HOME to a writable copy of the workspace), then run the command again",
+    ),
+];
+
+impl Error {
+    /// The hint for a full or read-only file system when the cause chain shows one, or
+    /// (git often says only "failed to write") when the workspace's file system is in
+    /// that state now; none if the error has it already. The error's message names the
+    /// file.
+    pub fn storage_hint(&self) -> Option<String> {
+        let text = self.one_line();
+        let mut next: Option<&(dyn std::error::Error + 'static)> = self
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static));
+        let mut errno = None;
+        while let Some(cause) = next {
+            if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+                errno = errno.or(io.raw_os_error());
+            }
+            next = cause.source();
+        }
+        let from_chain = STORAGE
+            .iter()
+            .find(|(code, words, _)| errno == Some(*code) || text.contains(words))
+            .map(|(_, _, hint)| hint.to_string());
+        let hint = from_chain.or_else(|| {
+            let root = crate::workspace::default_root().ok()?;
+            let stat = nix::sys::statvfs::statvfs(&root).ok()?;
+            if stat
+                .flags()
+                .contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
+            {
+                Some(format!("the workspace {} is on a read-only file system: remount it read-write (or set GIT_LOOP_HOME to a writable copy of the workspace), then run the command again", root.display()))
+            } else if stat.blocks_available() == 0 {
+                Some(format!("the file system holding the workspace {} is full: free some space there, then run the command again", root.display()))
+            } else {
+                None
+            }
+        })?;
+        (!self.hints.contains(&hint)).then_some(hint)
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.one_line())

@@ -41,6 +41,51 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     result.context(|| format!("cannot write {}", path.display()))
 }
 
+/// Removes the temp files [`write_atomic`] left in `dir` when its writer was killed between
+/// creating and renaming them (`.<name>.tmp-<pid>-<hex>`): only those whose writer's pid is
+/// gone, which proves the writer dead. Returns what was removed.
+pub fn sweep_dead_temp_files(dir: &Path) -> Vec<PathBuf> {
+    dead_temp_files(dir)
+        .into_iter()
+        .filter(|p| fs::remove_file(p).is_ok())
+        .collect()
+}
+
+/// The temp files of [`write_atomic`] in `dir` whose writer is dead (see
+/// [`sweep_dead_temp_files`]).
+pub fn dead_temp_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(pid) = temp_file_writer(name) else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } == -1
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The pid in a temp file name of [`write_atomic`], if `name` is one.
+fn temp_file_writer(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix('.')?;
+    let (_, tail) = rest.rsplit_once(".tmp-")?;
+    let (pid, hex) = tail.split_once('-')?;
+    (hex.len() == 8 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| pid.parse::<i32>().ok())
+        .flatten()
+        .filter(|p| *p > 0)
+}
+
 /// An exclusive `flock` on a file under `locks/`; released when dropped, and by the kernel
 /// if the process dies, so a lock can never be left held by a dead process.
 pub struct Lock {
@@ -265,5 +310,18 @@ fn make_writable(path: &Path) {
                 stack.extend(entries.flatten().map(|e| e.path()));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn temp_file_names_tell_their_writer() {
+        assert_eq!(
+            super::temp_file_writer(".checkout-notes.pending.tmp-4242-0badc0de"),
+            Some(4242)
+        );
+        assert_eq!(super::temp_file_writer("checkout-notes.pending"), None);
+        assert_eq!(super::temp_file_writer(".x.tmp-12-zz"), None);
     }
 }

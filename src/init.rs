@@ -18,12 +18,21 @@ use crate::workspace::{Workspace, TRUNK};
 pub struct Sources {
     pub knowledge: Option<String>,
     pub notes: Option<String>,
+    /// The person's own repository (memory and config), shared between their machines.
+    pub personal: Option<String>,
+    /// The person's vaults (encrypted; the identity never travels with them).
+    pub vaults: Option<String>,
 }
 
 /// What `init` did, for its report.
 #[derive(Debug, Default)]
 pub struct Report {
     pub created: Vec<PathBuf>,
+    /// Cloned from a remote.
+    pub cloned: Vec<(PathBuf, String)>,
+    /// An existing repository given the remote it lacked.
+    pub remote_set: Vec<(PathBuf, String)>,
+    /// An existing repository that has this remote already.
     pub existing: Vec<PathBuf>,
 }
 
@@ -69,34 +78,63 @@ pub fn init(ws: &Workspace, sources: &Sources) -> Result<Report> {
         ),
         (
             ws.personal(),
-            None,
+            sources.personal.as_ref(),
             &[("memory/MEMORY.md", "# Memory\n")],
             "personal: start",
         ),
     ];
+    // Every remote given is checked against what exists before anything is made: a
+    // repository with another remote is refused, and nothing changes.
+    let vaults = (ws.vaults_dir(), sources.vaults.as_ref());
+    for (path, url) in scaffolds
+        .iter()
+        .map(|(p, u, _, _)| (p.clone(), *u))
+        .chain([(vaults.0.clone(), vaults.1)])
+    {
+        if let (Some(url), Some(have)) = (url, crate::sync::remote_url(&path)) {
+            if &have != url {
+                return Err(Error::failure(format!(
+                    "{} has the remote {have} already",
+                    path.display()
+                ))
+                .hint(format!(
+                    "to use {url} instead: git -C {} remote set-url {} {url}",
+                    path.display(),
+                    crate::sync::REMOTE
+                )));
+            }
+        }
+    }
     for (path, url, files, message) in scaffolds {
+        let jailed = path == ws.personal();
         if path.join(".git").exists() {
-            if url.is_some() {
-                report.existing.push(path.clone());
+            if let Some(url) = url {
+                adopt_remote(&path, url, files, message, jailed, &mut report)?;
             }
             continue;
         }
-        if path.exists()
-            && fs::read_dir(&path)
-                .map(|mut d| d.next().is_some())
-                .unwrap_or(false)
-        {
-            return Err(Error::failure(format!(
-                "{} exists and is not a git repository",
-                path.display()
-            ))
-            .hint("move it away, then run `git loop init` again"));
-        }
+        refuse_non_repo(&path)?;
         match url {
-            Some(url) => clone_into(url, &path)?,
-            None => scaffold_repo(&path, files, message)?,
+            Some(url) => {
+                clone_into(url, &path, files, message, jailed)?;
+                report.cloned.push((path, url.clone()));
+            }
+            None => {
+                scaffold_repo(&path, files, message)?;
+                report.created.push(path);
+            }
         }
-        report.created.push(path);
+    }
+    if let (path, Some(url)) = vaults {
+        let files: &[(&str, &str)] = &[];
+        if path.join(".git").exists() {
+            adopt_remote(&path, url, files, "vaults: start", false, &mut report)?;
+        } else {
+            refuse_non_repo(&path)?;
+            clone_into(url, &path, files, "vaults: start", false)?;
+            report.cloned.push((path, url.clone()));
+        }
+        crate::vault::adopt_clone(ws)?;
     }
     // The personal config layer's folder (`.loopat/config.toml`), read-only in sandboxes.
     create_dir(&ws.personal().join(".loopat"))?;
@@ -137,27 +175,192 @@ fn staging_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.init-{}", std::process::id()))
 }
 
-/// Clones a team remote; the clone's checked-out branch is its trunk.
-fn clone_into(url: &str, path: &Path) -> Result<()> {
+/// A folder in the way of a repository: refused unless empty.
+fn refuse_non_repo(path: &Path) -> Result<()> {
+    if path.exists()
+        && fs::read_dir(path)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+    {
+        return Err(Error::failure(format!(
+            "{} exists and is not a git repository",
+            path.display()
+        ))
+        .hint("move it away, then run `git loop init` again"));
+    }
+    Ok(())
+}
+
+/// git for a clone: no hook of a template, no submodule entered.
+fn clone_git() -> Git {
+    Git::bare().args([
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "submodule.recurse=false",
+        "-c",
+        "core.fsmonitor=false",
+    ])
+}
+
+/// Clones a remote; the clone's checked-out branch is its trunk. An empty remote gets the
+/// scaffold (`files`, `message`) as its first commit, which the next `sync` pushes.
+/// `jailed`: the files are checked out in a jail rather than by the host's git (the
+/// personal repository: its files were written by sandboxes on another machine, and the
+/// user's own filters and hooks are for their own repositories).
+fn clone_into(
+    url: &str,
+    path: &Path,
+    files: &[(&str, &str)],
+    message: &str,
+    jailed: bool,
+) -> Result<()> {
     let tmp = staging_path(path);
     let _ = fsutil::remove_tree(&tmp);
-    let result = Git::bare()
-        .args(["clone", "--quiet", "--", url])
-        .arg(&tmp)
-        .run()
-        .map_err(|e| {
+    let result = (|| -> Result<()> {
+        let mut git =
+            clone_git().args(["clone", "--quiet", "--template=", "--no-recurse-submodules"]);
+        if jailed {
+            git = git.arg("--no-checkout");
+        }
+        git.arg("--").arg(url).arg(&tmp).run().map_err(|e| {
             Error::failure(format!("cannot clone {url}"))
                 .with_source(e)
                 .hint("check the URL and your access to it, then run `git loop init` again")
-        })
-        .and_then(|()| {
-            fs::rename(&tmp, path)
-                .context(|| format!("cannot move the clone to {}", path.display()))
-        });
+        })?;
+        let empty = crate::sync::trunk_of(&tmp).is_none()
+            || Git::in_dir(&tmp)
+                .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+                .run()
+                .is_err();
+        if empty {
+            Git::in_dir(&tmp)
+                .args(["symbolic-ref", "HEAD"])
+                .arg(format!("refs/heads/{TRUNK}"))
+                .run()?;
+            commit_files(&tmp, files, message)?;
+        } else if jailed {
+            checkout_in_jail(&tmp)?;
+        }
+        fs::rename(&tmp, path).context(|| format!("cannot move the clone to {}", path.display()))
+    })();
     if result.is_err() {
         let _ = fsutil::remove_tree(&tmp);
     }
     result
+}
+
+/// Checks out a fresh clone's trunk in a jail that sees only the clone.
+fn checkout_in_jail(dir: &Path) -> Result<()> {
+    use crate::sandbox::task;
+    let out = task::jail(&task::Jail {
+        tree: dir.to_path_buf(),
+        inside: task::inside("personal"),
+        command: task::git_argv(&["read-tree", "-u", "--reset", "HEAD"]),
+        env: task::git_env(("git loop", "git-loop@localhost")),
+        bound: task::Bound::DEFAULT,
+    })?;
+    if !out.success() {
+        return Err(Error::failure(format!(
+            "cannot check out the clone in {}: {}",
+            dir.display(),
+            crate::terminal::shown(out.stderr_text().trim())
+        )));
+    }
+    Ok(())
+}
+
+/// Gives an existing repository the remote `url` it lacks (one with another remote was
+/// refused before anything was done). A repository that is still only its scaffold's
+/// first commit, untouched, is replaced by the clone when the remote has commits: a
+/// second machine that ran a command before `init` gets the team's history, not two
+/// unrelated ones.
+fn adopt_remote(
+    path: &Path,
+    url: &str,
+    files: &[(&str, &str)],
+    message: &str,
+    jailed: bool,
+    report: &mut Report,
+) -> Result<()> {
+    if crate::sync::remote_url(path).is_some() {
+        report.existing.push(path.to_path_buf());
+        return Ok(());
+    }
+    let remote_has_commits = Git::bare()
+        .args(["ls-remote", "--heads", "--", url])
+        .read()
+        .map_err(|e| {
+            Error::failure(format!("cannot reach {url}"))
+                .with_source(e)
+                .hint("check the URL and your access to it, then run `git loop init` again")
+        })?
+        .lines()
+        .any(|l| !l.trim().is_empty());
+    if remote_has_commits && is_pristine(path, message) {
+        let old = path.with_file_name(format!(
+            ".{}.replaced-{}",
+            path.file_name().unwrap_or_default().to_string_lossy(),
+            std::process::id()
+        ));
+        fs::rename(path, &old).context(|| format!("cannot move {} aside", path.display()))?;
+        if let Err(e) = clone_into(url, path, files, message, jailed) {
+            let _ = fs::rename(&old, path);
+            return Err(e);
+        }
+        let _ = fsutil::remove_tree(&old);
+        report.cloned.push((path.to_path_buf(), url.to_string()));
+        return Ok(());
+    }
+    Git::in_dir(path)
+        .args(["remote", "add", crate::sync::REMOTE, url])
+        .run()?;
+    report
+        .remote_set
+        .push((path.to_path_buf(), url.to_string()));
+    Ok(())
+}
+
+/// Is the repository still exactly what `init` made: one branch with one commit of
+/// git-loop's with `message`, nothing changed since?
+fn is_pristine(path: &Path, message: &str) -> bool {
+    let Ok(repo) = crate::git::objects::open_trusted(path) else {
+        return false;
+    };
+    let Ok(mut head) = repo.head() else {
+        return false;
+    };
+    let Ok(Some(id)) = head.try_peel_to_id() else {
+        return false;
+    };
+    let Ok(commit) = repo.find_commit(id) else {
+        return false;
+    };
+    let ours = commit.parent_ids().next().is_none()
+        && commit
+            .author()
+            .map(|a| a.name == "git loop")
+            .unwrap_or(false)
+        && commit
+            .message_raw()
+            .map(|m| m.to_string().trim() == message)
+            .unwrap_or(false);
+    // Loops' branches, or any other, are work the clone would not have.
+    let only_trunk = crate::git::objects::branches(&repo)
+        .map(|b| b.len() == 1)
+        .unwrap_or(false);
+    ours && only_trunk && {
+        // Read as data: the personal tree is written by sandboxes.
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        crate::git::objects::worktree_changes(
+            path,
+            &repo,
+            &crate::git::objects::Limits::default(),
+            &interrupt,
+        )
+        .map(|c| c.is_empty())
+        .unwrap_or(false)
+    }
 }
 
 /// A new repository on trunk with one commit holding `files`.
@@ -169,23 +372,29 @@ fn scaffold_repo(path: &Path, files: &[(&str, &str)], message: &str) -> Result<(
             .args(["init", "--quiet", "--template=", "--initial-branch", TRUNK])
             .arg(&tmp)
             .run()?;
-        for (rel, text) in files {
-            let file = tmp.join(rel);
-            if let Some(dir) = file.parent() {
-                fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))?;
-            }
-            fs::write(&file, text).context(|| format!("cannot write {}", file.display()))?;
-        }
-        Git::in_dir(&tmp).args(["add", "--all"]).run()?;
-        scaffold_identity(Git::in_dir(&tmp))
-            .args(["commit", "--quiet", "--message", message])
-            .run()?;
+        commit_files(&tmp, files, message)?;
         fs::rename(&tmp, path).context(|| format!("cannot move {} into place", path.display()))
     })();
     if result.is_err() {
         let _ = fsutil::remove_tree(&tmp);
     }
     result
+}
+
+/// Writes `files` into the repository at `dir` and commits them as git-loop's.
+fn commit_files(dir: &Path, files: &[(&str, &str)], message: &str) -> Result<()> {
+    for (rel, text) in files {
+        let file = dir.join(rel);
+        if let Some(parent) = file.parent() {
+            fs::create_dir_all(parent).context(|| format!("cannot create {}", parent.display()))?;
+        }
+        fs::write(&file, text).context(|| format!("cannot write {}", file.display()))?;
+    }
+    Git::in_dir(dir).args(["add", "--all"]).run()?;
+    scaffold_identity(Git::in_dir(dir))
+        .args(["commit", "--quiet", "--allow-empty", "--message", message])
+        .run()?;
+    Ok(())
 }
 
 /// Commits that `git-loop` makes of its own scaffolding carry its name, not the user's.
@@ -201,11 +410,17 @@ pub fn print_report(ui: &mut Ui, ws: &Workspace, report: &Report) -> Result<()> 
     for p in &report.created {
         ui.status(format!("created {}", p.display()))?;
     }
-    for p in &report.existing {
-        ui.warn(format!(
-            "{} exists already; left as it is (the URL given was not cloned)",
+    for (p, url) in &report.cloned {
+        ui.status(format!("cloned {url} into {}", p.display()))?;
+    }
+    for (p, url) in &report.remote_set {
+        ui.status(format!(
+            "{}: its remote is now {url}; `git loop sync` shares it",
             p.display()
         ))?;
+    }
+    for p in &report.existing {
+        ui.status(format!("{}: has this remote already", p.display()))?;
     }
     writeln!(ui.out(), "{}", ws.root().display())?;
     Ok(())

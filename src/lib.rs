@@ -3,6 +3,7 @@
 //! and git. `main.rs` parses and maps errors to exit codes; the work is done here.
 
 pub mod agent;
+pub mod checkout;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -10,16 +11,20 @@ pub mod confined;
 pub mod create;
 pub mod egress;
 pub mod error;
+pub mod failpoint;
 pub mod fsutil;
 pub mod gate;
 pub mod git;
+pub mod gitlocks;
 pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod loops;
 pub mod publish;
+pub mod removal;
 pub mod repos;
 pub mod sandbox;
+pub mod sync;
 pub mod terminal;
 pub mod toolchains;
 pub mod ui;

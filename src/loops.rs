@@ -157,9 +157,16 @@ impl LoopRecord {
     }
 
     pub fn read(path: &Path) -> Result<LoopRecord, RecordError> {
-        let text = fs::read_to_string(path).map_err(|source| RecordError::Read {
+        let bytes = fs::read(path).map_err(|source| RecordError::Read {
             path: path.to_path_buf(),
             source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| RecordError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "it is not UTF-8 text (an undecodable byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
         })?;
         toml::from_str(&text).map_err(|e| RecordError::Invalid {
             path: path.to_path_buf(),
@@ -201,8 +208,13 @@ pub fn load(ws: &Workspace, id: &str) -> Result<LoopRecord> {
             ))
             .hint(format!("remove the folder with `git loop rm {id} --force`"))
         }
-        RecordError::Read { .. } => {
-            Error::failure(format!("cannot read the record of loop {id}")).with_source(e_clone(&e))
+        RecordError::Read { path, .. } => {
+            Error::failure(format!("cannot read the record of loop {id}"))
+                .with_source(e_clone(&e))
+                .hint(format!(
+                    "check that {} is a readable file (`ls -l` it)",
+                    path.display()
+                ))
         }
     })
 }

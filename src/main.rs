@@ -54,8 +54,8 @@ fn run() -> u8 {
                 "{BOLD}{RED}error:{RESET} {}",
                 visible_lines(&err.one_line())
             );
-            for hint in &err.hints {
-                let _ = writeln!(e, "{YELLOW}hint:{RESET} {}", visible_lines(hint));
+            for hint in err.hints.iter().cloned().chain(err.storage_hint()) {
+                let _ = writeln!(e, "{YELLOW}hint:{RESET} {}", visible_lines(&hint));
             }
             err.kind.exit_code()
         }

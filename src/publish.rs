@@ -8,13 +8,23 @@
 //! only by a compare-and-swap (`git update-ref NEW OLD`); a lost race computes again. Only
 //! then is a checkout of the target brought up to date, from the old tree to the new one
 //! (`git read-tree -m -u`), so local changes that do not conflict survive and ones that
-//! would be overwritten make the whole operation refuse before anything moved.
+//! would be overwritten make the whole operation refuse before anything moved. How that
+//! update survives a kill, and proves its result, is `crate::checkout`'s.
+//!
+//! git's lock files are judged by who can own them: in the workspace's own repositories
+//! only git-loop runs git, under the workspace lock that the caller holds, so one met there
+//! is a killed command's, removed and said; in the user's repository it may be the user's
+//! own git, so the merge refuses and names the file.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use crate::error::{Error, Result};
+pub use crate::checkout::Owner;
+use crate::checkout::{self, CheckoutError, Target};
+use crate::error::Error;
+use crate::failpoint;
 use crate::git::cmd::{Git, GitError};
 use crate::git::objects;
 
@@ -42,13 +52,30 @@ pub struct MergeRequest<'a> {
     pub squash: bool,
     /// Compute and report, change nothing.
     pub dry_run: bool,
-    /// Where to note a checkout update in progress (see [`recover`]).
-    pub journal: Option<PathBuf>,
+    /// Where to note a checkout update in progress (see [`crate::checkout`]).
+    pub journal: PathBuf,
+    /// Whose repository this is: the workspace's own (notes, knowledge), where git's lock
+    /// files belong to git-loop's commands (`crate::gitlocks`), or the user's.
+    pub owner: Owner,
+    /// The workspace, whose locks tell who can own a lock file.
+    pub workspace: &'a crate::workspace::Workspace,
+    /// gitattributes patterns of files that only ever get lines appended (notes'
+    /// `inbox.md`, `memory/MEMORY.md`): merged as the union of both sides' lines rather
+    /// than as a conflict. The repository's own attributes for them win.
+    pub union: Vec<String>,
     /// The source commit the gate judged (`crate::gate`), and the target it was judged
     /// against: what lands is exactly that commit, whatever the branch says by now (an
     /// import may move it at any time), and the merge refuses if the target moved
     /// somewhere that would make the branch carry more than was judged.
     pub gated: Option<(ObjectId, ObjectId)>,
+}
+
+/// A merge's outcome, with what was repaired on the way (stale lock files removed, an
+/// interrupted checkout update finished), to be said.
+#[derive(Debug)]
+pub struct Merged {
+    pub outcome: Outcome,
+    pub notices: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,8 +88,6 @@ pub enum MergeError {
     },
     #[error("branch {0} does not exist")]
     NoBranch(String),
-    #[error("{target} is checked out in {worktree} with local changes the merge would overwrite")]
-    DirtyCheckout { target: String, worktree: PathBuf },
     #[error("{target} kept moving while the merge was computed ({tries} tries)")]
     Busy { target: String, tries: usize },
     #[error("{target} moved to {now} since the branch was checked against {judged}")]
@@ -71,6 +96,19 @@ pub enum MergeError {
         judged: ObjectId,
         now: ObjectId,
     },
+    #[error("{path} exists: a git command is running in {repo}, or one was killed there")]
+    Locked { path: PathBuf, repo: PathBuf },
+    /// The checkout could not follow. `landed`: the branch had moved already.
+    #[error("{}", checkout_message(.landed, .target, .source))]
+    Checkout {
+        target: String,
+        landed: Option<ObjectId>,
+        #[source]
+        source: Box<CheckoutError>,
+    },
+    /// An earlier update of this checkout, interrupted, could not be finished.
+    #[error("an earlier update of a checkout was interrupted and cannot be finished")]
+    Interrupted(#[source] Box<CheckoutError>),
     #[error(transparent)]
     Git(#[from] GitError),
     #[error("cannot read {path}")]
@@ -79,6 +117,13 @@ pub enum MergeError {
         #[source]
         source: objects::GitReadError,
     },
+}
+
+fn checkout_message(landed: &Option<ObjectId>, target: &str, _source: &CheckoutError) -> String {
+    match landed {
+        Some(new) => format!("{target} moved to {new}, but its checkout did not follow"),
+        None => format!("the checkout of {target} cannot follow the merge"),
+    }
 }
 
 const TRIES: usize = 20;
@@ -105,10 +150,24 @@ fn is_ancestor(origin: &Path, a: ObjectId, b: ObjectId) -> Result<bool, MergeErr
     })
 }
 
-/// Merges `source_branch` into `target_branch` of `origin` (see the module header).
-pub fn merge(req: &MergeRequest) -> Result<Outcome, MergeError> {
-    if let Some(j) = &req.journal {
-        recover(j)?;
+/// Merges `source_branch` into `target_branch` of `origin` (see the module header). Called
+/// with the workspace lock held.
+pub fn merge(req: &MergeRequest) -> Result<Merged, MergeError> {
+    let mut notices = Vec::new();
+    if !req.dry_run {
+        if req.owner == Owner::Workspace {
+            notices.extend(crate::gitlocks::remove_stale_in_workspace_repo(
+                req.workspace,
+                &req.origin.join(".git"),
+            ));
+        }
+        let recovered = checkout::recover(&req.journal, &mut notices).map_err(|e| match e {
+            CheckoutError::Locked { path, repo } => MergeError::Locked { path, repo },
+            e => MergeError::Interrupted(Box::new(e)),
+        })?;
+        if let Some(r) = recovered {
+            notices.push(r.to_string());
+        }
     }
     for _ in 0..TRIES {
         let source = match req.gated {
@@ -130,7 +189,10 @@ pub fn merge(req: &MergeRequest) -> Result<Outcome, MergeError> {
             }
         }
         if is_ancestor(req.origin, source, old)? {
-            return Ok(Outcome::UpToDate);
+            return Ok(Merged {
+                outcome: Outcome::UpToDate,
+                notices,
+            });
         }
         let fast_forward = !req.squash && is_ancestor(req.origin, old, source)?;
         let new = if fast_forward {
@@ -157,30 +219,46 @@ pub fn merge(req: &MergeRequest) -> Result<Outcome, MergeError> {
             Outcome::Merged { old, new }
         };
         if req.dry_run {
-            return Ok(outcome);
+            return Ok(Merged { outcome, notices });
         }
         let checkout = checkout_of(req.origin, req.target_branch)?;
-        if let Some(wt) = &checkout {
-            // Refuse before anything moves if the checkout cannot follow.
-            let dry = Git::in_dir(wt)
-                .args(["read-tree", "-m", "-u", "-n"])
-                .arg(old.to_string())
-                .arg(new.to_string())
-                .run();
-            if dry.is_err() || !index_matches_head(wt) {
-                return Err(MergeError::DirtyCheckout {
-                    target: req.target_branch.to_string(),
-                    worktree: wt.clone(),
-                });
-            }
+        if req.owner == Owner::User {
+            // git's own locks on the branch: a lock file may be the user's git at work, so it
+            // is named rather than removed, and never retried as a lost race.
+            refuse_ref_locks(req.origin, req.target_branch, checkout.as_deref())?;
         }
-        // Written before the branch moves and removed once its checkout followed: if this
-        // process dies in between, the next merge (or `doctor --fix`) finishes the job.
-        if let (Some(j), Some(wt)) = (&req.journal, &checkout) {
-            let text = format!("{}\n{old}\n{new}\n", wt.display());
-            let _ = crate::fsutil::write_atomic(j, text.as_bytes());
-        }
+        // Refuses before anything moves if the checkout cannot follow; from here on a kill
+        // is finished or undone by the next merge or `doctor --fix` (see crate::checkout).
+        let update = match &checkout {
+            Some(wt) => Some(
+                checkout::prepare(
+                    &Target {
+                        origin: req.origin.to_path_buf(),
+                        branch: req.target_branch.to_string(),
+                        worktree: wt.clone(),
+                        owner: req.owner,
+                    },
+                    old,
+                    new,
+                    &req.journal,
+                    &mut notices,
+                )
+                .map_err(|e| match e {
+                    CheckoutError::Locked { path, repo } => MergeError::Locked { path, repo },
+                    e => MergeError::Checkout {
+                        target: req.target_branch.to_string(),
+                        landed: None,
+                        source: Box::new(e),
+                    },
+                })?,
+            ),
+            None => None,
+        };
+        failpoint::hit("merge:before-update-ref");
+        // Left to finish if git-loop is killed meanwhile (a process group of its own): its
+        // lock files, left half-way, could not be told from the user's own git at work.
         let moved = Git::in_dir(req.origin)
+            .outlive_parent()
             .args(["update-ref", "-m"])
             .arg(format!("git loop: merge {}", req.source_branch))
             .arg(format!("refs/heads/{}", req.target_branch))
@@ -188,21 +266,72 @@ pub fn merge(req: &MergeRequest) -> Result<Outcome, MergeError> {
             .arg(old.to_string())
             .run();
         if moved.is_err() {
+            if let Some(update) = update {
+                update.abandon();
+            }
+            // A lock file, rather than a lost race, is said at once.
+            match req.owner {
+                Owner::User => {
+                    refuse_ref_locks(req.origin, req.target_branch, checkout.as_deref())?
+                }
+                Owner::Workspace => {
+                    notices.extend(crate::gitlocks::remove_stale_in_workspace_repo(
+                        req.workspace,
+                        &req.origin.join(".git"),
+                    ))
+                }
+            }
             // Someone else moved the target between our read and our swap: compute again.
             continue;
         }
-        if let Some(wt) = checkout {
-            sync_checkout(&wt, old, new)?;
+        failpoint::hit("merge:after-update-ref");
+        if let Some(update) = update {
+            update.finish().map_err(|e| MergeError::Checkout {
+                target: req.target_branch.to_string(),
+                landed: Some(new),
+                source: Box::new(e),
+            })?;
         }
-        if let Some(j) = &req.journal {
-            let _ = std::fs::remove_file(j);
-        }
-        return Ok(outcome);
+        failpoint::hit("merge:done");
+        return Ok(Merged { outcome, notices });
     }
     Err(MergeError::Busy {
         target: req.target_branch.to_string(),
         tries: TRIES,
     })
+}
+
+/// The lock files of the user's repository that an update of `branch` would meet: the
+/// branch's own, and HEAD's of the worktree that has it checked out.
+fn refuse_ref_locks(
+    origin: &Path,
+    branch: &str,
+    checkout: Option<&Path>,
+) -> Result<(), MergeError> {
+    let mut locks = vec![git_path(origin, &format!("refs/heads/{branch}.lock"))?];
+    if let Some(wt) = checkout {
+        locks.push(git_path(wt, "HEAD.lock")?);
+    }
+    for lock in locks {
+        if lock.symlink_metadata().is_ok() {
+            return Err(MergeError::Locked {
+                path: lock,
+                repo: checkout.unwrap_or(origin).to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `git rev-parse --git-path`: where git keeps `rel` for the repository or worktree `dir`.
+fn git_path(dir: &Path, rel: &str) -> Result<PathBuf, MergeError> {
+    // Named by the real path: the user knows the repository, not the workspace's link.
+    let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let out = Git::in_dir(dir)
+        .args(["rev-parse", "--git-path", rel])
+        .output()?;
+    let text = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
+    Ok(dir.join(std::ffi::OsStr::from_bytes(text)))
 }
 
 /// The tree of merging `source` into `old`, or the conflict.
@@ -212,7 +341,31 @@ fn merged_tree(
     source: ObjectId,
     req: &MergeRequest,
 ) -> Result<String, MergeError> {
-    let out = Git::in_dir(origin)
+    let mut git = Git::in_dir(origin);
+    if !req.union.is_empty() {
+        // The lowest layer of attributes, so the repository's own say for the same files
+        // wins; git's built-in `union` driver keeps both sides' lines. merge-tree (git
+        // 2.47) honours all three ways to hand it attributes: `$GIT_DIR/info/attributes`
+        // would be a lasting change to the repository and win over the team's own
+        // `.gitattributes`; `--attr-source=TREE` would replace the worktree's attributes
+        // entirely; `core.attributesFile` for this one command is neither.
+        let file = req.journal.with_extension("gitattributes");
+        let text: String = req
+            .union
+            .iter()
+            .map(|pattern| format!("{pattern} merge=union\n"))
+            .collect();
+        crate::fsutil::write_atomic(&file, text.as_bytes()).map_err(|e| GitError::Failed {
+            argv: format!("writing {}", file.display()),
+            stderr: e.one_line(),
+        })?;
+        git = git.arg("-c").arg({
+            let mut v = std::ffi::OsString::from("core.attributesFile=");
+            v.push(&file);
+            v
+        });
+    }
+    let out = git
         .args(["merge-tree", "--write-tree", "--name-only", "--no-messages"])
         .arg(old.to_string())
         .arg(source.to_string())
@@ -237,89 +390,22 @@ fn merged_tree(
     }
 }
 
-/// The worktree of `origin` that has `branch` checked out, if any.
+/// The worktree of `origin` that has `branch` checked out, if any. Read NUL-separated: a
+/// repository's path may hold a newline.
 pub fn checkout_of(origin: &Path, branch: &str) -> Result<Option<PathBuf>, MergeError> {
     let list = Git::in_dir(origin)
-        .args(["worktree", "list", "--porcelain"])
-        .read()?;
+        .args(["worktree", "list", "--porcelain", "-z"])
+        .output()?;
     let want = format!("branch refs/heads/{branch}");
     let mut current: Option<PathBuf> = None;
-    for line in list.lines() {
-        if let Some(p) = line.strip_prefix("worktree ") {
-            current = Some(PathBuf::from(p));
-        } else if line == want {
+    for field in list.stdout.split(|b| *b == 0) {
+        if let Some(p) = field.strip_prefix(b"worktree ") {
+            current = Some(PathBuf::from(std::ffi::OsStr::from_bytes(p)));
+        } else if field == want.as_bytes() {
             return Ok(current);
         }
     }
     Ok(None)
-}
-
-/// Staged changes would be lost by `read-tree -m -u`, which only keeps worktree changes.
-fn index_matches_head(wt: &Path) -> bool {
-    Git::in_dir(wt)
-        .args(["diff", "--cached", "--quiet"])
-        .run()
-        .is_ok()
-}
-
-/// Brings a checkout of the moved branch from `old` to `new`.
-fn sync_checkout(wt: &Path, old: ObjectId, new: ObjectId) -> Result<(), MergeError> {
-    Git::in_dir(wt)
-        .args(["read-tree", "-m", "-u"])
-        .arg(old.to_string())
-        .arg(new.to_string())
-        .run()?;
-    Ok(())
-}
-
-/// Finishes a checkout update that a killed merge left behind: the journal names the
-/// worktree and the old and new commits of its branch. Called with the workspace lock
-/// held, so no other `git-loop` is mid-merge; an `index.lock` there is the dead one's.
-pub fn recover(journal: &Path) -> Result<bool, MergeError> {
-    let Ok(text) = std::fs::read_to_string(journal) else {
-        return Ok(false);
-    };
-    let mut lines = text.lines();
-    let (Some(wt), Some(old), Some(new)) = (lines.next(), lines.next(), lines.next()) else {
-        let _ = std::fs::remove_file(journal);
-        return Ok(false);
-    };
-    let wt = PathBuf::from(wt);
-    let _ = std::fs::remove_file(wt.join(".git/index.lock"));
-    let head = Git::in_dir(&wt).args(["rev-parse", "HEAD"]).read()?;
-    if head.trim() == new {
-        // The branch moved; bring the checkout from old to new (keeps local changes).
-        let done = Git::in_dir(&wt)
-            .args(["read-tree", "-m", "-u", old, new])
-            .run();
-        if done.is_err() {
-            // The index may already be at `new` (killed after read-tree wrote it).
-            Git::in_dir(&wt)
-                .args(["read-tree", "-m", "-u", new, new])
-                .run()?;
-        }
-    }
-    let _ = std::fs::remove_file(journal);
-    Ok(true)
-}
-
-/// Is the checkout clean (no staged or unstaged changes to tracked files)? Used by `doctor`
-/// to find a checkout left half-updated by a killed command.
-pub fn checkout_is_clean(wt: &Path) -> bool {
-    Git::in_dir(wt)
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .read()
-        .map(|s| s.trim().is_empty())
-        .unwrap_or(false)
-}
-
-/// Restores a managed checkout (the workspace's notes or knowledge origin) to its HEAD.
-pub fn repair_checkout(wt: &Path) -> Result<()> {
-    let _ = std::fs::remove_file(wt.join(".git/index.lock"));
-    Git::in_dir(wt)
-        .args(["read-tree", "--reset", "-u", "HEAD"])
-        .run()?;
-    Ok(())
 }
 
 /// The user-facing error for a failed merge, with what to do.
@@ -330,9 +416,13 @@ pub fn to_error(e: MergeError, id: &str, what: &str) -> Error {
             format!("then `git fetch origin && git rebase origin/{target}` (fix, `git rebase --continue`), exit,"),
             format!("and {what} again"),
         ],
-        MergeError::DirtyCheckout { worktree, .. } => vec![
-            format!("nothing was changed; commit or stash the changes in {} first", worktree.display()),
+        MergeError::Locked { path, .. } => vec![
+            "nothing was changed".into(),
+            format!("if no git command is running there, remove it: `rm {}`; then {what} again", shell_quoted(path)),
         ],
+        MergeError::Checkout { landed: None, source, .. } => checkout_hints(source, what, false),
+        MergeError::Checkout { landed: Some(_), source, .. } => checkout_hints(source, what, true),
+        MergeError::Interrupted(source) => checkout_hints(source, what, true),
         MergeError::NoBranch(_) => vec!["`git loop doctor` checks the workspace".into()],
         MergeError::Busy { .. } => vec!["try again in a moment".into()],
         MergeError::TargetMoved { .. } => vec![format!("nothing was changed; {what} again")],
@@ -343,6 +433,39 @@ pub fn to_error(e: MergeError, id: &str, what: &str) -> Error {
         err = err.hint(h);
     }
     err
+}
+
+fn checkout_hints(e: &CheckoutError, what: &str, landed: bool) -> Vec<String> {
+    match e {
+        CheckoutError::WouldOverwrite { worktree, .. } | CheckoutError::Staged { worktree, .. } => vec![
+            format!("nothing was changed; commit or stash the changes in {} first", worktree.display()),
+        ],
+        CheckoutError::Unproven { worktree, journal, lock, .. } => vec![
+            format!("look at `git status` in {}: the paths named above are not as the update left them", worktree.display()),
+            format!(
+                "once the checkout is as it should be, `rm {}`{}; until then `git loop doctor` reports it",
+                shell_quoted(journal),
+                if lock.exists() { format!(" and `rm {}` (which holds git off it meanwhile)", shell_quoted(lock)) } else { String::new() }
+            ),
+        ],
+        _ if landed => vec![
+            "the branch moved; `git loop doctor --fix` (or the next publish or merge) finishes the checkout".into(),
+        ],
+        _ => vec![format!("nothing was changed; {what} again")],
+    }
+}
+
+/// A path as the user can paste it into a shell.
+fn shell_quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
+    {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
@@ -431,9 +554,21 @@ mod tests {
             message: "merge loop/x".into(),
             squash: false,
             dry_run: false,
-            journal: None,
+            journal: origin.parent().unwrap().join("journal"),
+            owner: Owner::User,
+            // Only read for the workspace's own repositories, which these are not.
+            workspace: Box::leak(Box::new(crate::workspace::Workspace::at(
+                "/nonexistent-workspace".into(),
+                "alice".into(),
+            ))),
+            union: vec![],
             gated: None,
         }
+    }
+
+    /// The outcome of a merge that must succeed.
+    fn outcome(req: &MergeRequest) -> Outcome {
+        merge(req).unwrap().outcome
     }
 
     fn parents(dir: &Path, commit: ObjectId) -> Vec<ObjectId> {
@@ -454,18 +589,15 @@ mod tests {
         let old = rev(&dir, "main");
         let new = commit(&dir, "loop/x", "b.txt", "b\n");
         assert!(!dir.join("b.txt").exists());
-        let journal = dir.parent().unwrap().join("journal");
-        let req = MergeRequest {
-            journal: Some(journal.clone()),
-            ..request(&dir)
-        };
-        assert_eq!(merge(&req).unwrap(), Outcome::FastForward { old, new });
+        let req = request(&dir);
+        let journal = req.journal.clone();
+        assert_eq!(outcome(&req), Outcome::FastForward { old, new });
         assert_eq!(rev(&dir, "main"), new);
         assert_eq!(std::fs::read_to_string(dir.join("b.txt")).unwrap(), "b\n");
         assert!(clean(&dir));
         assert!(!journal.exists(), "the journal is removed once done");
         // Again: nothing to do.
-        assert_eq!(merge(&req).unwrap(), Outcome::UpToDate);
+        assert_eq!(outcome(&req), Outcome::UpToDate);
     }
 
     #[test]
@@ -473,7 +605,7 @@ mod tests {
         let (_tmp, dir) = origin();
         let source = commit(&dir, "loop/x", "b.txt", "b\n");
         let old = commit(&dir, "main", "c.txt", "c\n");
-        let Outcome::Merged { old: o, new } = merge(&request(&dir)).unwrap() else {
+        let Outcome::Merged { old: o, new } = outcome(&request(&dir)) else {
             panic!("not a merge")
         };
         assert_eq!(o, old);
@@ -496,7 +628,7 @@ mod tests {
             squash: true,
             ..request(&dir)
         };
-        let Outcome::Merged { old: o, new } = merge(&req).unwrap() else {
+        let Outcome::Merged { old: o, new } = outcome(&req) else {
             panic!("not a squash commit")
         };
         assert_eq!(o, old);
@@ -540,7 +672,7 @@ mod tests {
             dry_run: true,
             ..request(&dir)
         };
-        let Outcome::Merged { old: o, new } = merge(&req).unwrap() else {
+        let Outcome::Merged { old: o, new } = outcome(&req) else {
             panic!("not a merge")
         };
         assert_eq!(o, old);
@@ -579,7 +711,7 @@ mod tests {
             ..request(&dir)
         };
         assert_eq!(
-            merge(&req).unwrap(),
+            outcome(&req),
             Outcome::FastForward {
                 old: judged_target,
                 new: judged
@@ -600,7 +732,7 @@ mod tests {
             dry_run: true,
             ..request(&dir)
         };
-        assert!(matches!(merge(&req).unwrap(), Outcome::Merged { old, .. } if old == forward));
+        assert!(matches!(outcome(&req), Outcome::Merged { old, .. } if old == forward));
         // Back: judged against `forward`, the target is at `base` now, where the branch
         // would bring what `forward` hid.
         git(&dir, &["reset", "-q", "--hard", &base.to_string()]);
@@ -629,12 +761,18 @@ mod tests {
         // A local change the merge would overwrite.
         std::fs::write(dir.join("a.txt"), "local\n").unwrap();
         match merge(&request(&dir)) {
-            Err(MergeError::DirtyCheckout { target, worktree }) => {
-                assert_eq!(
-                    (target.as_str(), worktree.as_path()),
-                    ("main", dir.as_path())
-                );
-            }
+            Err(MergeError::Checkout {
+                target,
+                landed: None,
+                source,
+            }) => match *source {
+                CheckoutError::WouldOverwrite { worktree, paths } => {
+                    assert_eq!(target, "main");
+                    assert_eq!(worktree, dir);
+                    assert_eq!(paths, vec!["a.txt".to_string()]);
+                }
+                other => panic!("{other:?}"),
+            },
             other => panic!("{other:?}"),
         }
         assert_eq!(rev(&dir, "main"), old);
@@ -646,10 +784,17 @@ mod tests {
         git(&dir, &["checkout", "a.txt"]);
         std::fs::write(dir.join("d.txt"), "staged\n").unwrap();
         git(&dir, &["add", "d.txt"]);
-        assert!(matches!(
-            merge(&request(&dir)),
-            Err(MergeError::DirtyCheckout { .. })
-        ));
+        match merge(&request(&dir)) {
+            Err(MergeError::Checkout {
+                landed: None,
+                source,
+                ..
+            }) => assert!(
+                matches!(*source, CheckoutError::Staged { ref branch, .. } if branch == "main"),
+                "{source:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(rev(&dir, "main"), old);
         assert_eq!(git(&dir, &["diff", "--cached", "--name-only"]), "d.txt");
     }
@@ -660,9 +805,7 @@ mod tests {
         commit(&dir, "main", "c.txt", "c\n");
         let new = commit(&dir, "loop/x", "b.txt", "b\n");
         std::fs::write(dir.join("c.txt"), "local\n").unwrap();
-        assert!(
-            matches!(merge(&request(&dir)).unwrap(), Outcome::FastForward { new: n, .. } if n == new)
-        );
+        assert!(matches!(outcome(&request(&dir)), Outcome::FastForward { new: n, .. } if n == new));
         assert_eq!(
             std::fs::read_to_string(dir.join("c.txt")).unwrap(),
             "local\n"
@@ -686,56 +829,6 @@ mod tests {
     }
 
     #[test]
-    fn recovery_brings_a_checkout_left_behind_to_its_branch() {
-        let (tmp, dir) = origin();
-        let journal = tmp.path().join("journal");
-        // No journal: nothing to recover.
-        assert!(!recover(&journal).unwrap());
-        // Killed after the branch moved, before its checkout followed (and holding the
-        // index lock).
-        let old = rev(&dir, "main");
-        let new = commit(&dir, "loop/x", "b.txt", "b\n");
-        git(&dir, &["update-ref", "refs/heads/main", &new.to_string()]);
-        std::fs::write(dir.join(".git/index.lock"), "").unwrap();
-        std::fs::write(&journal, format!("{}\n{old}\n{new}\n", dir.display())).unwrap();
-        assert!(recover(&journal).unwrap());
-        assert_eq!(std::fs::read_to_string(dir.join("b.txt")).unwrap(), "b\n");
-        assert!(clean(&dir) && !journal.exists());
-        assert!(!dir.join(".git/index.lock").exists());
-    }
-
-    #[test]
-    fn recovery_leaves_a_checkout_whose_branch_never_moved() {
-        let (tmp, dir) = origin();
-        let journal = tmp.path().join("journal");
-        let old = rev(&dir, "main");
-        let new = commit(&dir, "loop/x", "b.txt", "b\n");
-        // Killed before the swap: the branch and the checkout are both at `old`.
-        std::fs::write(&journal, format!("{}\n{old}\n{new}\n", dir.display())).unwrap();
-        assert!(recover(&journal).unwrap());
-        assert_eq!(rev(&dir, "main"), old);
-        assert!(!dir.join("b.txt").exists() && clean(&dir) && !journal.exists());
-        // A journal cut short is dropped.
-        std::fs::write(&journal, format!("{}\n", dir.display())).unwrap();
-        assert!(!recover(&journal).unwrap());
-        assert!(!journal.exists());
-    }
-
-    #[test]
-    fn a_changed_checkout_is_seen_and_repaired_to_its_head() {
-        let (_tmp, dir) = origin();
-        assert!(checkout_is_clean(&dir));
-        std::fs::write(dir.join("a.txt"), "changed\n").unwrap();
-        assert!(!checkout_is_clean(&dir));
-        std::fs::write(dir.join(".git/index.lock"), "").unwrap();
-        repair_checkout(&dir).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "a\n");
-        assert!(checkout_is_clean(&dir));
-        // Not a checkout at all: not clean.
-        assert!(!checkout_is_clean(&dir.join("no-such-folder")));
-    }
-
-    #[test]
     fn every_refusal_says_what_to_do() {
         let id = ObjectId::null(gix::hash::Kind::Sha1);
         let hints = |e: MergeError| {
@@ -751,9 +844,13 @@ mod tests {
         assert!(conflict.contains("git loop shell fix-1"), "{conflict}");
         assert!(conflict.contains("git rebase origin/main"), "{conflict}");
         assert!(conflict.contains("and publish again"), "{conflict}");
-        let dirty = hints(MergeError::DirtyCheckout {
+        let dirty = hints(MergeError::Checkout {
             target: "main".into(),
-            worktree: "/w".into(),
+            landed: None,
+            source: Box::new(CheckoutError::WouldOverwrite {
+                worktree: "/w".into(),
+                paths: vec!["a".into()],
+            }),
         });
         assert!(
             dirty.contains("commit or stash the changes in /w"),

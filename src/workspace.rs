@@ -272,6 +272,13 @@ impl Workspace {
         self.loops_dir().join(format!("{STAGING_PREFIX}{id}"))
     }
 
+    /// What `rm` renames a loop folder to before deleting it (one atomic step: the loop is
+    /// gone from every listing at once, and a killed `rm` leaves only this, which the next
+    /// `rm`, `new`, `list` or `doctor --fix` deletes).
+    pub fn loop_removal_dir(&self, id: &str) -> PathBuf {
+        self.loops_dir().join(format!("{REMOVAL_PREFIX}{id}"))
+    }
+
     pub fn loop_record(&self, id: &str) -> PathBuf {
         self.loop_dir(id).join("loop.toml")
     }
@@ -333,6 +340,23 @@ impl Workspace {
     /// A checkout update in progress for `target` (`notes`, `knowledge`, `code-<repo>`).
     pub fn checkout_journal(&self, target: &str) -> PathBuf {
         self.locks_dir().join(format!("checkout-{target}.pending"))
+    }
+
+    /// The branches a `new` in progress created in the origins, to delete again if it dies
+    /// before its loop is in place.
+    pub fn new_journal(&self, id: &str) -> PathBuf {
+        self.locks_dir().join(format!("new-{id}.pending"))
+    }
+
+    /// Held by a `new` of loop `id` for its whole run: whoever takes it knows that `new` is
+    /// dead and its leftovers (staging folder, branches) are to be removed.
+    pub fn new_lock(&self, id: &str) -> PathBuf {
+        self.locks_dir().join(format!("new-{id}.lock"))
+    }
+
+    /// The branches an `rm --delete-branches` in progress still has to delete.
+    pub fn removal_journal(&self, id: &str) -> PathBuf {
+        self.locks_dir().join(format!("rm-{id}.pending"))
     }
 
     /// An autocommit in progress in one of a loop's repositories.
@@ -468,6 +492,23 @@ impl Workspace {
         Ok(out)
     }
 
+    /// Loop folders an interrupted `rm` left under their removal name, by loop id.
+    pub fn removal_leftovers(&self) -> Vec<(String, PathBuf)> {
+        let Ok(entries) = fs::read_dir(self.loops_dir()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, PathBuf)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let id = name.to_str()?.strip_prefix(REMOVAL_PREFIX)?.to_string();
+                Some((id, e.path()))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Registered repository names, sorted.
     pub fn repo_names(&self) -> Result<Vec<String>> {
         let dir = self.repos_dir();
@@ -485,6 +526,7 @@ impl Workspace {
 }
 
 pub const STAGING_PREFIX: &str = ".new-";
+pub const REMOVAL_PREFIX: &str = ".rm-";
 
 #[cfg(test)]
 mod tests {

@@ -118,19 +118,24 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
         }
     }
     if args.publish_notes {
+        let union = super::publish::union_patterns(ui, &ws)?;
         let _lock = Lock::acquire(&ws.workspace_lock())?;
         for id in &ids {
             let Ok(rec) = loops::load(&ws, id) else {
                 continue;
             };
-            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", None, false) {
-                Ok((trunk, outcome)) => {
-                    if outcome != crate::publish::Outcome::UpToDate {
+            match super::publish::publish_one(&ws, &ws.notes(), &rec, "notes", &union, None, false)
+            {
+                Ok((trunk, merged)) => {
+                    for notice in &merged.notices {
+                        ui.status(notice)?;
+                    }
+                    if merged.outcome != crate::publish::Outcome::UpToDate {
                         super::publish::report(
                             ui,
                             &format!("{id} notes"),
                             &trunk,
-                            &outcome,
+                            &merged.outcome,
                             false,
                         )?;
                     }
@@ -218,7 +223,9 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
         command.push(inside.into());
         command.push(message(&paths).into());
         command.extend(paths.iter().map(|p| format!(":(literal){p}").into()));
+        crate::failpoint::hit("autocommit:before-commit");
         let out = task::in_loop(&rec.id, "work", &command, task::Bound::DEFAULT)?;
+        crate::failpoint::hit("autocommit:committed");
         if !out.success() {
             return Err(Error::failure(format!(
                 "the commit in the {} repository failed: {}",
@@ -238,6 +245,7 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     // Imported whether or not anything was committed now: the agent may have committed
     // itself since the last import.
     loops::import(ws, rec)?;
+    crate::failpoint::hit("autocommit:imported");
     if !skipped.is_empty() {
         return Err(Error::failure(format!(
             "the {} repository of loop {} was not committed",
@@ -258,11 +266,16 @@ fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
 /// guard checks every file here, and `git add` and `git commit` run in a jail that sees
 /// only this repository, within a time bound. The repository's own hooks do not run in
 /// the jail: the guard they would run has run here already.
-fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
+pub(crate) fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
     let dir = ws.personal();
     let git_dir = dir.join(".git");
     if !git_dir.is_dir() {
         return Ok(());
+    }
+    // A sync killed half-way left the files merged and the branch behind: a commit now
+    // would undo the merge, so the sync's two steps are finished first.
+    for note in crate::sync::finish_personal(ws).map_err(crate::sync::to_error)? {
+        ui.status(note)?;
     }
     // Only an autocommit commits here, and this one holds the autocommit lock: a git lock
     // file left here belongs to a killed one.

@@ -6,7 +6,8 @@ use clap::Subcommand;
 use crate::error::{Error, Result};
 use crate::ui::Ui;
 
-/// Run `git loop autocommit --all --quiet` on a schedule.
+/// Run `git loop autocommit --all --quiet` on a schedule (and `git loop sync` with
+/// `install --sync`).
 ///
 /// Where systemd runs your user session: a user timer (git-loop-autocommit.timer).
 /// Elsewhere: one crontab entry, marked with a comment, so install is idempotent and
@@ -25,6 +26,9 @@ pub enum CronAction {
         /// How often: 1m to 59m, or 1h to 23h.
         #[arg(long, default_value = "5m", value_parser = parse_every)]
         every: String,
+        /// Then `git loop sync --quiet`: share the workspace through its remotes.
+        #[arg(long)]
+        sync: bool,
     },
     /// Remove the entry.
     Uninstall,
@@ -118,14 +122,18 @@ pub fn without_entry(crontab: &str) -> String {
     out
 }
 
-/// Our entry: the schedule, the workspace it works on, the binary, the marker.
-pub fn entry(schedule: &str, home: &str, exe: &str) -> String {
+/// Our entry: the schedule, the workspace it works on, the binary, the marker. With
+/// `sync`, a sync follows the autocommit whether or not every loop could be committed.
+pub fn entry(schedule: &str, home: &str, exe: &str, sync: bool) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    format!(
-        "{schedule} GIT_LOOP_HOME={} {} autocommit --all --quiet {MARKER}",
-        quote(home),
-        quote(exe)
-    )
+    let env = format!("GIT_LOOP_HOME={}", quote(home));
+    let exe = quote(exe);
+    let then = if sync {
+        format!("; {env} {exe} sync --quiet")
+    } else {
+        String::new()
+    };
+    format!("{schedule} {env} {exe} autocommit --all --quiet{then} {MARKER}")
 }
 
 const UNIT: &str = "git-loop-autocommit";
@@ -163,10 +171,21 @@ fn systemctl_run(cmd: &str, args: &[&str]) -> Result<std::process::Output> {
 }
 
 /// The timer and service units (pure).
-pub fn units(every: &str, home: &str, exe: &str) -> (String, String) {
+pub fn units(every: &str, home: &str, exe: &str, sync: bool) -> (String, String) {
     let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    // `-`: a failed autocommit (one loop that could not be committed) does not stop the
+    // sync; the journal keeps both outputs.
+    let (what, dash, then) = if sync {
+        (
+            "commit what loops left uncommitted, then sync",
+            "-",
+            format!("ExecStart={} sync --quiet\n", quote(exe)),
+        )
+    } else {
+        ("commit what loops left uncommitted", "", String::new())
+    };
     let service = format!(
-        "[Unit]\nDescription=git loop: commit what loops left uncommitted\n\n[Service]\nType=oneshot\nEnvironment={}\nExecStart={} autocommit --all --quiet\n",
+        "[Unit]\nDescription=git loop: {what}\n\n[Service]\nType=oneshot\nEnvironment={}\nExecStart={dash}{} autocommit --all --quiet\n{then}",
         quote(&format!("GIT_LOOP_HOME={home}")),
         quote(exe)
     );
@@ -181,7 +200,7 @@ fn run_systemd(ui: &mut Ui, cmd: &str, action: CronAction) -> Result<u8> {
     let service_path = dir.join(format!("{UNIT}.service"));
     let timer_path = dir.join(format!("{UNIT}.timer"));
     match action {
-        CronAction::Install { every } => {
+        CronAction::Install { every, sync } => {
             let every_span = every_span(&every);
             let ws = super::workspace()?;
             let exe = std::env::current_exe()?;
@@ -189,6 +208,7 @@ fn run_systemd(ui: &mut Ui, cmd: &str, action: CronAction) -> Result<u8> {
                 &every_span,
                 &ws.root().display().to_string(),
                 &exe.display().to_string(),
+                sync,
             );
             std::fs::create_dir_all(&dir).map_err(|e| {
                 Error::failure(format!("cannot create {}", dir.display())).with_source(e)
@@ -267,7 +287,7 @@ pub fn run(ui: &mut Ui, args: CronArgs) -> Result<u8> {
         return run_systemd(ui, &cmd, args.action);
     }
     match args.action {
-        CronAction::Install { every } => {
+        CronAction::Install { every, sync } => {
             let ws = super::workspace()?;
             let exe = std::env::current_exe()?;
             let current = read_crontab()?;
@@ -276,6 +296,7 @@ pub fn run(ui: &mut Ui, args: CronArgs) -> Result<u8> {
                 &every,
                 &ws.root().display().to_string(),
                 &exe.display().to_string(),
+                sync,
             );
             next.push_str(&line);
             next.push('\n');
@@ -329,7 +350,9 @@ mod tests {
             &every_span("*/10 * * * *"),
             "/home/u/my ws",
             "/usr/bin/git-loop",
+            false,
         );
+        assert!(!service.contains("sync"), "{service}");
         assert!(
             service.contains("Environment=\"GIT_LOOP_HOME=/home/u/my ws\""),
             "{service}"
@@ -345,6 +368,13 @@ mod tests {
         assert_eq!(every_span("0 */2 * * *"), "2h");
         assert_eq!(every_span("0 * * * *"), "1h");
         assert_eq!(every_span("* * * * *"), "1min");
+        let (service, _) = units("5min", "/ws", "/usr/bin/git-loop", true);
+        assert!(
+            service.contains(
+                "ExecStart=-\"/usr/bin/git-loop\" autocommit --all --quiet\nExecStart=\"/usr/bin/git-loop\" sync --quiet\n"
+            ),
+            "{service}"
+        );
     }
 
     #[test]
@@ -360,7 +390,14 @@ mod tests {
     #[test]
     fn the_entry_is_replaced_and_removed_alone() {
         let mine = "MAILTO=me\n0 3 * * * backup.sh\n";
-        let line = entry("*/5 * * * *", "/home/u/ws it's", "/bin/git-loop");
+        let line = entry("*/5 * * * *", "/home/u/ws it's", "/bin/git-loop", false);
+        assert!(!line.contains("sync"), "{line}");
+        let synced = entry("*/5 * * * *", "/ws", "/bin/git-loop", true);
+        assert_eq!(
+            synced,
+            "*/5 * * * * GIT_LOOP_HOME='/ws' '/bin/git-loop' autocommit --all --quiet; GIT_LOOP_HOME='/ws' '/bin/git-loop' sync --quiet # git-loop autocommit"
+        );
+        assert_eq!(without_entry(&format!("{synced}\n")), "");
         assert!(
             line.contains("GIT_LOOP_HOME='/home/u/ws it'\\''s'"),
             "{line}"

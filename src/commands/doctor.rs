@@ -1,5 +1,5 @@
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -13,15 +13,21 @@ use crate::workspace::Workspace;
 /// Check the workspace and say how to fix each problem found.
 ///
 /// Looks for registered repositories that moved away, loops whose folder, record or
-/// branch is missing, folders left by an interrupted `new`, and stale lock files.
-/// Exits 1 when a problem was found.
+/// branch is missing, what a killed `new`, `rm`, `publish`, `merge` or `autocommit`
+/// left, git lock files nothing can own any more, and a workspace on a full or read-only
+/// file system. Exits 1 when a problem was found.
+///
+/// A workspace copied to another folder or machine works after `--fix`, which relinks
+/// the registered repositories it finds in your usual places (the same remote URL, or
+/// the same folder name) and says which it could not.
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Apply the fixes that lose nothing (leftover folders of an interrupted `new`,
-    /// stale git lock files).
+    /// Apply the fixes that lose nothing: finish or undo what killed commands left (each
+    /// result checked), remove git lock files whose owner is provably gone, and relink
+    /// repositories that moved.
     #[arg(long)]
     pub fix: bool,
 }
@@ -53,9 +59,6 @@ fn finding(check: &'static str, level: Level, message: String, fix: Option<Strin
     }
 }
 
-/// Git lock files older than this belong to no live git command.
-const STALE_AFTER: Duration = Duration::from_secs(60);
-
 pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
     let ws = Workspace::from_env()?;
     let mut findings = Vec::new();
@@ -73,12 +76,17 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
             format!("workspace at {}", ws.root().display()),
             None,
         ));
-        check_repos(&ws, &mut findings);
+        let writable = check_storage(&ws, &mut findings);
+        let fix = args.fix && writable;
+        check_repos(&ws, fix, &mut findings);
         check_loops(&ws, &mut findings)?;
-        check_leftovers(&ws, args.fix, &mut findings)?;
-        check_locks(&ws, args.fix, &mut findings);
-        check_loop_locks(&ws, args.fix, &mut findings);
-        check_interrupted(&ws, args.fix, &mut findings);
+        if writable {
+            check_leftovers(&ws, fix, &mut findings)?;
+            // Interrupted checkout updates before the lock files: their markers are theirs.
+            check_interrupted(&ws, fix, &mut findings);
+            check_locks(&ws, fix, &mut findings);
+            check_loop_locks(&ws, fix, &mut findings);
+        }
     }
     check_sandbox(&mut findings);
     if ws.is_initialized() {
@@ -124,18 +132,46 @@ pub fn run(ui: &mut Ui, args: DoctorArgs) -> Result<u8> {
     Ok(if problems == 0 { 0 } else { 1 })
 }
 
-fn check_repos(ws: &Workspace, out: &mut Vec<Finding>) {
+/// Registered repositories whose link no longer leads to them (the repository moved, or
+/// the workspace was copied to another folder or machine): with `fix`, relinked to the
+/// one found in the user's usual places by its remote URL or folder name.
+fn check_repos(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
+    let places = crate::repos::usual_places();
     for name in ws.repo_names().unwrap_or_default() {
-        if let Err(e) = crate::repos::check_link(ws, &name) {
+        let Err(e) = crate::repos::check_link(ws, &name) else {
+            continue;
+        };
+        let link = ws.repo_link(&name);
+        let manual = format!(
+            "move the repository back, or `ln -sfn NEW-PATH {}`",
+            link.display()
+        );
+        if !fix {
             out.push(finding(
                 "repos",
                 Level::Problem,
                 e.message.clone(),
-                Some(format!(
-                    "move the repository back, or `ln -sfn NEW-PATH {}`",
-                    ws.repo_link(&name).display()
-                )),
+                Some(format!("`git loop doctor --fix` looks for it; or {manual}")),
             ));
+            continue;
+        }
+        match crate::repos::find_moved(ws, &name, &places).and_then(|top| {
+            crate::repos::relink(ws, &name, &top)
+                .map(|()| top)
+                .map_err(|e| e.one_line())
+        }) {
+            Ok(top) => out.push(finding(
+                "repos",
+                Level::Fixed,
+                format!("repository '{name}' relinked to {}", top.display()),
+                None,
+            )),
+            Err(why) => out.push(finding(
+                "repos",
+                Level::Problem,
+                format!("{}; {why}", e.message),
+                Some(manual),
+            )),
         }
     }
 }
@@ -219,84 +255,248 @@ fn check_loops(ws: &Workspace, out: &mut Vec<Finding>) -> Result<()> {
     Ok(())
 }
 
+/// The workspace's file system: a read-only or full one makes every command that changes
+/// the workspace fail, whatever else is found, and no fix can be applied. Returns whether
+/// the workspace can be written.
+fn check_storage(ws: &Workspace, out: &mut Vec<Finding>) -> bool {
+    use nix::sys::statvfs::{statvfs, FsFlags};
+    let root = ws.root();
+    let stat = statvfs(root).ok();
+    let read_only = stat
+        .as_ref()
+        .is_some_and(|s| s.flags().contains(FsFlags::ST_RDONLY));
+    // A write tells what statvfs may not (a read-only bind mount, a quota).
+    let probe = ws
+        .locks_dir()
+        .join(format!(".doctor-probe-{}", std::process::id()));
+    let written =
+        std::fs::write(&probe, b"x").and_then(|()| std::fs::File::open(&probe)?.sync_all());
+    let _ = std::fs::remove_file(&probe);
+    let errno = written.as_ref().err().and_then(|e| e.raw_os_error());
+    if read_only || errno == Some(libc::EROFS) {
+        out.push(finding(
+            "storage",
+            Level::Problem,
+            format!("the workspace {} is on a read-only file system: every command that changes it fails, and nothing can be fixed now", root.display()),
+            Some("remount it read-write (or set GIT_LOOP_HOME to a writable copy), then run `git loop doctor` again".into()),
+        ));
+        return false;
+    }
+    let free = stat.map(|s| s.blocks_available() * s.fragment_size());
+    if errno == Some(libc::ENOSPC) || errno == Some(libc::EDQUOT) || free == Some(0) {
+        out.push(finding(
+            "storage",
+            Level::Problem,
+            format!("the file system holding the workspace {} is full: commands that write to it fail, and nothing can be fixed now", root.display()),
+            Some("free some space there, then run `git loop doctor` again".into()),
+        ));
+        return false;
+    }
+    if let Err(e) = written {
+        out.push(finding(
+            "storage",
+            Level::Problem,
+            format!("cannot write in {}: {e}", ws.locks_dir().display()),
+            Some("check the folder's owner and permissions".into()),
+        ));
+        return false;
+    }
+    true
+}
+
+/// What a killed `new` or `rm` left, judged by its owner's lock (a `new` holds its id's
+/// lock from before its staging folder exists; an `rm` holds the loop's run lock), never
+/// by age: a live one's is left alone.
 fn check_leftovers(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) -> Result<()> {
-    // `new` holds no lock while it assembles a loop; a leftover is one whose creator is
-    // gone, which its age tells.
-    for dir in ws.staging_leftovers()? {
-        if !is_stale(&dir) {
-            continue;
-        }
-        if fix && fsutil::remove_tree(&dir).is_ok() {
+    if fix {
+        for rolled in crate::create::roll_back_interrupted(ws)? {
+            let what = if rolled.removed.is_empty() {
+                "cleared its journal (the loop had been made)".to_string()
+            } else {
+                rolled.removed.join(", ")
+            };
             out.push(finding(
                 "leftovers",
                 Level::Fixed,
-                format!("removed {}", dir.display()),
+                format!(
+                    "rolled back the interrupted `git loop new` of {}: {what}",
+                    rolled.id
+                ),
                 None,
             ));
-        } else {
+        }
+        for removed in crate::removal::finish(ws)? {
+            let mut message = format!(
+                "finished removing loop {} (an interrupted `git loop rm`)",
+                removed.id
+            );
+            for b in &removed.branches {
+                message.push_str(&format!("; {b}"));
+            }
+            out.push(finding("leftovers", Level::Fixed, message, None));
+        }
+        for temp in fsutil::sweep_dead_temp_files(&ws.locks_dir()) {
             out.push(finding(
+                "leftovers",
+                Level::Fixed,
+                format!(
+                    "removed {} (a killed command's unfinished write)",
+                    temp.display()
+                ),
+                None,
+            ));
+        }
+    }
+    for (id, live) in crate::create::interrupted(ws) {
+        out.push(if live {
+            finding(
+                "leftovers",
+                Level::Info,
+                format!("a `git loop new` of {id} is in progress"),
+                None,
+            )
+        } else {
+            finding(
                 "leftovers",
                 Level::Problem,
                 format!(
-                    "{} was left by an interrupted `git loop new`",
-                    dir.display()
+                    "{} was left by an interrupted `git loop new` (with the branches it created)",
+                    ws.loop_staging_dir(&id).display()
                 ),
-                Some("git loop doctor --fix".into()),
-            ));
-        }
+                Some("git loop doctor --fix (or the next `git loop new`)".into()),
+            )
+        });
+    }
+    for (id, live) in crate::removal::unfinished(ws) {
+        out.push(if live {
+            finding(
+                "leftovers",
+                Level::Info,
+                format!("a `git loop rm` of {id} is in progress"),
+                None,
+            )
+        } else {
+            finding(
+                "leftovers",
+                Level::Problem,
+                format!(
+                    "the removal of loop {id} was interrupted ({} is left)",
+                    ws.loop_removal_dir(&id).display()
+                ),
+                Some(format!("git loop doctor --fix (or `git loop rm {id}`)")),
+            )
+        });
+    }
+    for temp in fsutil::dead_temp_files(&ws.locks_dir()) {
+        out.push(finding(
+            "leftovers",
+            Level::Problem,
+            format!("{} is a killed command's unfinished write", temp.display()),
+            Some("git loop doctor --fix".into()),
+        ));
     }
     Ok(())
 }
 
+/// git's lock files, judged by who can own them, never by their age.
+///
+/// - notes and knowledge: only git-loop runs git there, holding the workspace lock; with
+///   that lock held here, a lock file is a killed command's;
+/// - the personal repository: only autocommit commits there, holding its own lock;
+/// - the user's registered repositories: a lock file may be the user's own git at work,
+///   so it is named, never removed, unless it is git-loop's own (the marker of a checkout
+///   update, or its scratch index) and no git-loop command holds the workspace.
 fn check_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
-    if let Ok(None) = Lock::try_acquire(&ws.workspace_lock()) {
-        out.push(finding(
-            "locks",
-            Level::Info,
-            format!(
-                "{} is held by a running git loop command",
-                ws.workspace_lock().display()
-            ),
-            None,
-        ));
-    }
-    let mut git_dirs = vec![
-        ws.knowledge().join(".git"),
-        ws.notes().join(".git"),
-        ws.personal().join(".git"),
-    ];
-    for name in ws.repo_names().unwrap_or_default() {
-        git_dirs.push(ws.repo_link(&name).join(".git"));
-    }
-    for git_dir in git_dirs {
-        let mut locks = Vec::new();
-        find_git_locks(&git_dir, &mut locks);
-        for lock in locks {
-            if !is_stale(&lock) {
-                continue;
+    let workspace = match Lock::try_acquire(&ws.workspace_lock()) {
+        Ok(Some(hold)) => Some(hold),
+        _ => {
+            out.push(finding(
+                "locks",
+                Level::Info,
+                format!(
+                    "{} is held by a running git loop command; the lock files it owns were not judged",
+                    ws.workspace_lock().display()
+                ),
+                None,
+            ));
+            None
+        }
+    };
+    // Checkout updates still noted in a journal keep their marker: it keeps git off a
+    // working tree that is not proven.
+    let pending = crate::checkout::pending_indexes(&ws.locks_dir());
+    let keeps = |lock: &Path| pending.iter().any(|index| index.parent() == lock.parent());
+    if workspace.is_some() {
+        for dir in [ws.notes(), ws.knowledge()] {
+            for (lock, why) in
+                crate::gitlocks::stale_in_workspace_repo(ws, &dir.join(".git"), &keeps)
+            {
+                stale_lock(out, fix, &lock, why);
             }
-            if fix && std::fs::remove_file(&lock).is_ok() {
-                out.push(finding(
-                    "locks",
-                    Level::Fixed,
-                    format!("removed stale {}", lock.display()),
-                    None,
-                ));
-            } else {
-                out.push(finding(
+        }
+    }
+    if let Ok(Some(_autocommit)) = Lock::try_acquire(&ws.autocommit_lock()) {
+        for lock in crate::loops::git_lock_files(&ws.personal().join(".git")) {
+            stale_lock(out, fix, &lock, "no autocommit is running");
+        }
+    }
+    for name in ws.repo_names().unwrap_or_default() {
+        // Named by its real path: the user knows the repository, not the workspace's link.
+        let top =
+            std::fs::canonicalize(ws.repo_link(&name)).unwrap_or_else(|_| ws.repo_link(&name));
+        let git_dir = top.join(".git");
+        if !git_dir.is_dir() {
+            continue;
+        }
+        for judged in crate::gitlocks::judge_user_repo(ws, &git_dir, workspace.is_some(), &keeps) {
+            use crate::gitlocks::UserLock;
+            match judged {
+                UserLock::Stale(lock, why) => stale_lock(out, fix, &lock, why),
+                UserLock::Busy(_) => {}
+                UserLock::Foreign(lock) => out.push(finding(
                     "locks",
                     Level::Problem,
                     format!(
-                        "stale git lock file {} (no git command holds it)",
+                        "git lock file {} in your repository {name}: a git command is running there, or one was killed",
                         lock.display()
                     ),
                     Some(format!(
-                        "`rm {}`, or `git loop doctor --fix`",
+                        "if no git command is running in {}, remove it: `rm {}` (doctor --fix leaves it: it may be your git's)",
+                        top.display(),
                         lock.display()
                     )),
-                ));
+                )),
             }
         }
+    }
+}
+
+fn stale_lock(out: &mut Vec<Finding>, fix: bool, lock: &Path, why: &str) {
+    if fix {
+        match std::fs::remove_file(lock) {
+            Ok(()) => out.push(finding(
+                "locks",
+                Level::Fixed,
+                format!("removed stale {} ({why})", lock.display()),
+                None,
+            )),
+            Err(e) => out.push(finding(
+                "locks",
+                Level::Problem,
+                format!("cannot remove stale {}: {e}", lock.display()),
+                Some(format!("`rm {}`", lock.display())),
+            )),
+        }
+    } else {
+        out.push(finding(
+            "locks",
+            Level::Problem,
+            format!("stale git lock file {} ({why})", lock.display()),
+            Some(format!(
+                "`git loop doctor --fix`, or `rm {}`",
+                lock.display()
+            )),
+        ));
     }
 }
 
@@ -334,44 +534,6 @@ fn check_loop_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
             }
         }
     }
-}
-
-/// The lock files git leaves when killed: index, HEAD, config, packed-refs and refs.
-fn find_git_locks(git_dir: &Path, out: &mut Vec<PathBuf>) {
-    for name in [
-        "index.lock",
-        "HEAD.lock",
-        "config.lock",
-        "packed-refs.lock",
-        "shallow.lock",
-    ] {
-        let p = git_dir.join(name);
-        if p.exists() {
-            out.push(p);
-        }
-    }
-    let mut stack = vec![git_dir.join("refs")];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "lock") {
-                out.push(p);
-            }
-        }
-    }
-}
-
-fn is_stale(path: &Path) -> bool {
-    std::fs::symlink_metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| SystemTime::now().duration_since(t).ok())
-        .is_some_and(|age| age >= STALE_AFTER)
 }
 
 /// What a real agent needs to work in a loop: the agent installed (and its version), a
@@ -561,55 +723,76 @@ fn check_sandbox(out: &mut Vec<Finding>) {
     }
 }
 
-/// Leftovers of a `publish`, `merge` or `autocommit` that was killed: journals under
-/// `locks/`, and the workspace's own trunk checkouts left half-updated.
+/// Leftovers of a `publish`, `merge` or `autocommit` that was killed: journals of checkout
+/// updates under `locks/`, finished or undone with `--fix`, each result checked before its
+/// journal goes; and the workspace's own trunk checkouts, compared with their trunk.
 fn check_interrupted(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
     // Only while no git-loop command runs: a journal of a live command is not a leftover.
     let Ok(Some(_lock)) = Lock::try_acquire(&ws.workspace_lock()) else {
         return;
     };
-    let Ok(entries) = std::fs::read_dir(ws.locks_dir()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".pending") {
+    for path in crate::checkout::journals(&ws.locks_dir()) {
+        if !fix {
+            out.push(finding(
+                "interrupted",
+                Level::Problem,
+                format!(
+                    "a publish or merge was interrupted before its checkout was brought along ({})",
+                    path.display()
+                ),
+                Some("git loop doctor --fix (or run the same publish or merge again)".into()),
+            ));
             continue;
         }
-        if name.starts_with("checkout-") {
-            if fix {
-                match crate::publish::recover(&path) {
-                    Ok(_) => out.push(finding(
-                        "interrupted",
-                        Level::Fixed,
-                        format!("finished the checkout update noted in {}", path.display()),
-                        None,
-                    )),
-                    Err(e) => out.push(finding(
-                        "interrupted",
-                        Level::Problem,
-                        format!(
-                            "cannot finish the checkout update noted in {}: {e}",
-                            path.display()
-                        ),
-                        Some("look at `git status` in that checkout".into()),
-                    )),
-                }
-            } else {
+        let mut notices = Vec::new();
+        let result = crate::checkout::recover(&path, &mut notices);
+        for n in notices {
+            out.push(finding("interrupted", Level::Fixed, n, None));
+        }
+        match result {
+            Ok(Some(done)) => {
+                out.push(finding("interrupted", Level::Fixed, done.to_string(), None))
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let fix = match &e {
+                    crate::checkout::CheckoutError::Locked { path: lock, repo } => format!(
+                        "if no git command is running in {}, remove it: `rm {}`; then `git loop doctor --fix`",
+                        repo.display(),
+                        lock.display()
+                    ),
+                    crate::checkout::CheckoutError::Unproven { worktree, journal, lock, .. } => format!(
+                        "look at `git status` in {}; once it is as it should be, `rm {}`{}",
+                        worktree.display(),
+                        journal.display(),
+                        if lock.exists() { format!(" and `rm {}`", lock.display()) } else { String::new() }
+                    ),
+                    _ => "look at `git status` in that checkout".into(),
+                };
                 out.push(finding(
                     "interrupted",
                     Level::Problem,
                     format!(
-                        "a publish or merge was interrupted before its checkout followed ({})",
+                        "cannot finish the checkout update noted in {}: {e}",
                         path.display()
                     ),
-                    Some("git loop doctor --fix (or run the same publish or merge again)".into()),
+                    Some(fix),
                 ));
             }
-        } else if let Some(rest) = name.strip_prefix("autocommit-") {
+        }
+    }
+    // Legacy: an autocommit of an earlier version noted itself here.
+    if let Ok(entries) = std::fs::read_dir(ws.locks_dir()) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name
+                .strip_prefix("autocommit-")
+                .and_then(|r| r.strip_suffix(".pending"))
+            else {
+                continue;
+            };
             if fix {
-                let _ = std::fs::remove_file(&path);
+                let _ = std::fs::remove_file(entry.path());
                 out.push(finding(
                     "interrupted",
                     Level::Fixed,
@@ -620,33 +803,81 @@ fn check_interrupted(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
                 out.push(finding(
                     "interrupted",
                     Level::Problem,
-                    format!("an autocommit was interrupted ({})", path.display()),
+                    format!("an autocommit was interrupted ({})", entry.path().display()),
                     Some("git loop doctor --fix (or run `git loop autocommit` again)".into()),
                 ));
             }
         }
     }
+    let pending = crate::checkout::pending_indexes(&ws.locks_dir());
     for (role, dir) in [("notes", ws.notes()), ("knowledge", ws.knowledge())] {
-        if !dir.join(".git").is_dir() || crate::publish::checkout_is_clean(&dir) {
+        if !dir.join(".git").is_dir() || pending.iter().any(|i| i.starts_with(&dir)) {
             continue;
         }
-        if fix && crate::publish::repair_checkout(&dir).is_ok() {
-            out.push(finding(
-                "checkouts",
-                Level::Fixed,
-                format!(
-                    "restored the {role} checkout {} to its trunk",
-                    dir.display()
-                ),
-                None,
-            ));
-        } else {
-            out.push(finding(
-                "checkouts",
-                Level::Problem,
-                format!("the {role} checkout {} differs from its trunk (a half-updated checkout, or edits made there)", dir.display()),
-                Some("git loop doctor --fix restores it to trunk (changes made there by hand are discarded; make them in a loop)".into()),
-            ));
+        check_checkout(role, &dir, fix, out);
+    }
+}
+
+/// A trunk checkout of the workspace compared with its trunk, through gix, changing
+/// nothing: an index that alone is stale is rebuilt with `--fix` (every file already holds
+/// trunk's content); files that differ are someone's edits, reported and never discarded.
+fn check_checkout(role: &str, dir: &Path, fix: bool, out: &mut Vec<Finding>) {
+    let shown = |paths: &[String]| {
+        let mut s = paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+        if paths.len() > 5 {
+            s.push_str(&format!(" and {} more", paths.len() - 5));
         }
+        s
+    };
+    match crate::checkout::compare_with_head(dir) {
+        Err(e) => out.push(finding(
+            "checkouts",
+            Level::Problem,
+            format!("cannot compare the {role} checkout {} with its trunk: {e}", dir.display()),
+            Some("`git loop doctor` again once the error above is gone".into()),
+        )),
+        Ok(cmp) if !cmp.edited.is_empty() => out.push(finding(
+            "checkouts",
+            Level::Problem,
+            format!(
+                "the {role} checkout {} has files that differ from its trunk (edits made there by hand?): {}",
+                dir.display(),
+                shown(&cmp.edited)
+            ),
+            Some(format!(
+                "make such edits in a loop; to drop them: `git -C {} checkout -- PATH` (doctor never discards them)",
+                dir.display()
+            )),
+        )),
+        Ok(cmp) if !cmp.staged.is_empty() => {
+            if fix {
+                match crate::checkout::rebuild_stale_index(dir) {
+                    Ok(()) => out.push(finding(
+                        "checkouts",
+                        Level::Fixed,
+                        format!("rebuilt the stale index of the {role} checkout {} from its trunk (every file already held trunk's content)", dir.display()),
+                        None,
+                    )),
+                    Err(e) => out.push(finding(
+                        "checkouts",
+                        Level::Problem,
+                        format!("cannot rebuild the index of the {role} checkout {}: {e}", dir.display()),
+                        Some(format!("look at `git -C {} status`", dir.display())),
+                    )),
+                }
+            } else {
+                out.push(finding(
+                    "checkouts",
+                    Level::Problem,
+                    format!(
+                        "the index of the {role} checkout {} is stale (it differs from trunk at {}; the files themselves are trunk's)",
+                        dir.display(),
+                        shown(&cmp.staged)
+                    ),
+                    Some("git loop doctor --fix rebuilds it (no file is changed)".into()),
+                ));
+            }
+        }
+        Ok(_) => {}
     }
 }

@@ -20,6 +20,7 @@ pub struct ListArgs {
 
 pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     let ws = super::workspace()?;
+    super::finish_interrupted(ui, &ws)?;
     let surveyed = loops::survey_with(&ws, true)?;
     let removed = if args.all {
         loops::removed_ids(&ws)?

@@ -62,6 +62,7 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     let allow = super::operator_guard_allowlist()?;
     // What the loop wrote is read before the workspace lock is taken.
     loops::import(&ws, &rec)?;
+    crate::failpoint::hit("merge:imported");
     let _lock = Lock::acquire(&ws.workspace_lock())?;
     let insp = gate::inspect(&origin, &rec.branch, &target, &allow).map_err(|e| {
         Error::failure(format!("cannot check what loop {id} would merge"))
@@ -104,18 +105,24 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
             format!("Merge loop {id}: {}", rec.title)
         }
     });
-    let outcome = publish::merge(&MergeRequest {
+    let merged = publish::merge(&MergeRequest {
         origin: &origin,
         source_branch: &rec.branch,
         target_branch: &target,
         message,
         squash: args.squash,
         dry_run: args.dry_run,
-        journal: Some(ws.checkout_journal(&format!("code-{repo}"))),
+        journal: ws.checkout_journal(&format!("code-{repo}")),
+        owner: publish::Owner::User,
+        workspace: &ws,
+        union: Vec::new(),
         gated: Some((insp.source, insp.target)),
     })
     .map_err(|e| publish::to_error(e, &id, "merge"))?;
-    if args.squash && !args.dry_run && outcome != publish::Outcome::UpToDate {
+    for notice in &merged.notices {
+        ui.status(notice)?;
+    }
+    if args.squash && !args.dry_run && merged.outcome != publish::Outcome::UpToDate {
         // What git cannot tell of a squash (the loop's commits are not in the target),
         // recorded where git keeps such facts: `rm` and `gc` take the loop as merged up
         // to this commit.
@@ -127,6 +134,6 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
             ])
             .run()?;
     }
-    super::publish::report(ui, "code", &target, &outcome, args.dry_run)?;
+    super::publish::report(ui, "code", &target, &merged.outcome, args.dry_run)?;
     Ok(0)
 }

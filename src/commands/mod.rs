@@ -26,6 +26,7 @@ pub mod rm;
 pub mod run;
 pub mod shell;
 pub mod show;
+pub mod sync;
 pub mod vault;
 
 use crate::config::{Config, ConfigError, Layer};
@@ -39,6 +40,34 @@ pub fn workspace() -> Result<Workspace> {
     let ws = Workspace::from_env()?;
     crate::init::ensure(&ws)?;
     Ok(ws)
+}
+
+/// Finishes what killed commands left and whose owner is provably gone: removals of a
+/// killed `rm`, the staging folder and branches of a killed `new`, temp files of a killed
+/// journal write. Says what it did; returns the ids of the loops whose removal it finished.
+pub fn finish_interrupted(ui: &mut Ui, ws: &Workspace) -> Result<Vec<String>> {
+    let mut finished = Vec::new();
+    for removed in crate::removal::finish(ws)? {
+        ui.status(format!(
+            "finished removing loop {} (an interrupted `git loop rm`)",
+            removed.id
+        ))?;
+        for line in removed.branches {
+            ui.status(line)?;
+        }
+        finished.push(removed.id);
+    }
+    for rolled in crate::create::roll_back_interrupted(ws)? {
+        if !rolled.removed.is_empty() {
+            ui.status(format!(
+                "rolled back an interrupted `git loop new` of {}: {}",
+                rolled.id,
+                rolled.removed.join(", ")
+            ))?;
+        }
+    }
+    crate::fsutil::sweep_dead_temp_files(&ws.locks_dir());
+    Ok(finished)
 }
 
 /// The config stack for this workspace (and loop, when one is named). What a layer may

@@ -54,6 +54,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
         }
     }
     crate::init::ensure(&ws)?;
+    super::finish_interrupted(ui, &ws)?;
     let config = super::load_new_config(ui, &ws, args.sandbox.as_deref())?;
     let spinner = ui.spinner("creating the loop: its branch, working tree and notes");
     let created = create::create(

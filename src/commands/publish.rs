@@ -6,6 +6,7 @@ use crate::gate;
 use crate::git::objects;
 use crate::loops::{self, Kind};
 use crate::publish::{self, MergeRequest, Outcome};
+use crate::sync;
 use crate::terminal::shown;
 use crate::ui::Ui;
 
@@ -14,6 +15,11 @@ use crate::ui::Ui;
 /// A fast-forward when possible, otherwise a merge commit made without checking trunk
 /// out. Trunk moves only by compare-and-swap. A conflict changes nothing and says how
 /// to resolve it. The origins' checkouts of trunk are brought up to date.
+///
+/// When the repository has a remote, the publish lands on the remote's trunk too: fetch,
+/// merge, push with the remote's trunk as the expected old value, a lost race retried.
+/// With the remote unreachable the publish stays here and the next `git loop sync` pushes
+/// it; --local keeps it here.
 ///
 /// First, every commit the branch carries is checked (what `git loop review ID` lists
 /// before the diff): a secret, a gitlink or a nested .git is refused; a change under
@@ -40,6 +46,10 @@ pub struct PublishArgs {
     /// them; without this, publish refuses a branch that carries any.
     #[arg(long = "accept-policy", value_name = "PATH")]
     pub accept_policy: Vec<String>,
+    /// Keep the publish on this machine: do not push to the repository's remote (the next
+    /// `git loop sync` does).
+    #[arg(long)]
+    pub local: bool,
 }
 
 pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
@@ -63,6 +73,7 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
     // What the loop wrote is read before the workspace lock is taken, so a loop that makes
     // reading slow holds up no one else's publish.
     loops::import(&ws, &rec)?;
+    crate::failpoint::hit("publish:imported");
     let _lock = Lock::acquire(&ws.workspace_lock())?;
     // Every branch is judged before any of them lands: a refusal changes nothing.
     let mut gated = Vec::new();
@@ -93,20 +104,94 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
         return Err(e);
     }
     super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;
+    let union = union_patterns(ui, &ws)?;
     for (role, origin, (trunk, insp)) in &gated {
-        let outcome = merge_gated(
+        let merged = merge_gated(
             &ws,
             origin,
             &rec,
             role,
             trunk,
             insp,
+            &union,
             args.message.clone(),
             args.dry_run,
         )?;
-        report(ui, role, trunk, &outcome, args.dry_run)?;
+        for notice in &merged.notices {
+            ui.status(notice)?;
+        }
+        report(ui, role, trunk, &merged.outcome, args.dry_run)?;
+        if !args.dry_run && !args.local {
+            to_remote(ui, &ws, role, &union)?;
+        }
     }
     Ok(0)
+}
+
+/// Brings a publish to the remote's trunk, when the repository has a remote: fetch,
+/// merge, push with the remote's trunk as the expected old value, a lost race retried
+/// (the sync engine). The caller holds the workspace lock. Unreachable: the publish stays
+/// local and the next `git loop sync` pushes it. A conflict with the remote's trunk: the
+/// local publish stands, nothing else moved, and the error says how to resolve it.
+fn to_remote(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    role: &str,
+    union: &[String],
+) -> Result<()> {
+    let role = match role {
+        "knowledge" => sync::Role::Knowledge,
+        _ => sync::Role::Notes,
+    };
+    if sync::remote_url(&role.path(ws)).is_none() {
+        return Ok(());
+    }
+    let opts = sync::Options {
+        dry_run: false,
+        loops: false,
+        union: union.to_vec(),
+    };
+    let report = sync::sync_one(ws, role, &opts).map_err(sync::to_error)?;
+    for notice in &report.notices {
+        ui.status(notice)?;
+    }
+    match &report.state {
+        sync::State::Offline { reason } => ui.status(format!(
+            "{}: {} cannot be reached ({}); published here, the next `git loop sync` pushes it",
+            role.name(),
+            sync::REMOTE,
+            shown(reason)
+        ))?,
+        sync::State::Conflict { paths } => {
+            let mut err = Error::failure(format!(
+                "{}: published here, but {}/{} changed the same lines of {}",
+                role.name(),
+                sync::REMOTE,
+                shown(&report.trunk),
+                paths
+                    .iter()
+                    .map(|p| shown(p).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            for h in sync::conflict_hints(&report) {
+                err = err.hint(h);
+            }
+            return Err(err);
+        }
+        _ => ui.status(sync::line(&report))?,
+    }
+    Ok(())
+}
+
+/// The notes files merged as the union of both sides' lines (`publish.union`).
+pub fn union_patterns(ui: &mut Ui, ws: &crate::workspace::Workspace) -> Result<Vec<String>> {
+    // Checked where the configuration is read (`config::schema`).
+    Ok(super::load_config(ui, ws, None)?
+        .settings()
+        .publish
+        .union
+        .clone())
 }
 
 /// The trunk of a context repository (the branch its checkout has).
@@ -142,9 +227,10 @@ pub fn publish_one(
     origin: &std::path::Path,
     rec: &loops::LoopRecord,
     role: &str,
+    union: &[String],
     message: Option<String>,
     dry_run: bool,
-) -> Result<(String, Outcome)> {
+) -> Result<(String, publish::Merged)> {
     let allow = super::operator_guard_allowlist()?;
     let (trunk, insp) = gate_one(origin, rec, &allow)?;
     let mut stakes = Vec::new();
@@ -159,8 +245,10 @@ pub fn publish_one(
     )? {
         return Err(e.with_source(gate::AtStake::from_lines(&stakes)));
     }
-    let outcome = merge_gated(ws, origin, rec, role, &trunk, &insp, message, dry_run)?;
-    Ok((trunk, outcome))
+    let merged = merge_gated(
+        ws, origin, rec, role, &trunk, &insp, union, message, dry_run,
+    )?;
+    Ok((trunk, merged))
 }
 
 /// Merges exactly the commit the gate judged into trunk.
@@ -172,9 +260,10 @@ fn merge_gated(
     role: &str,
     trunk: &str,
     insp: &gate::Inspection,
+    union: &[String],
     message: Option<String>,
     dry_run: bool,
-) -> Result<Outcome> {
+) -> Result<publish::Merged> {
     let message =
         message.unwrap_or_else(|| format!("Publish {role} of loop {}: {}", rec.id, rec.title));
     let journal = ws.checkout_journal(role);
@@ -185,7 +274,10 @@ fn merge_gated(
         message,
         squash: false,
         dry_run,
-        journal: Some(journal),
+        journal,
+        owner: publish::Owner::Workspace,
+        workspace: ws,
+        union: union.to_vec(),
         gated: Some((insp.source, insp.target)),
     })
     .map_err(|e| publish::to_error(e, &rec.id, "publish"))

@@ -1,7 +1,7 @@
 use crate::error::{Error, Result};
-use crate::fsutil::{self, Lock};
-use crate::git::objects;
+use crate::fsutil::Lock;
 use crate::loops::{self, LoopRecord};
+use crate::removal;
 use crate::ui::Ui;
 use crate::workspace::Workspace;
 
@@ -24,6 +24,12 @@ pub struct RmArgs {
 
 pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
     let ws = super::workspace()?;
+    // A removal a killed `rm` left is finished first; if it is the one asked for, that is
+    // all there is to do.
+    let finished = super::finish_interrupted(ui, &ws)?;
+    if finished.contains(&args.id) {
+        return Ok(0);
+    }
     let id = loops::resolve(&ws, &args.id)?;
     // Held until the folder is gone: no run of the loop is live, and none starts. What
     // the loop wrote is read without the workspace lock, so a loop that makes reading
@@ -85,9 +91,8 @@ pub fn hold_loop(ws: &Workspace, id: &str) -> Result<Lock> {
     })
 }
 
-/// Removes the loop folder, then (if asked) the loop's branches in the origins. A branch
-/// is deleted only if it still points where it pointed when read, so a concurrent import
-/// is never lost silently.
+/// Removes the loop folder, then (if asked) the loop's branches in the origins (see
+/// `crate::removal`), and says so.
 pub fn remove(
     ui: &mut Ui,
     ws: &Workspace,
@@ -95,32 +100,10 @@ pub fn remove(
     rec: Option<&LoopRecord>,
     delete_branches: bool,
 ) -> Result<()> {
-    let dir = ws.loop_dir(id);
-    fsutil::remove_tree(&dir)
-        .map_err(|e| Error::failure(format!("cannot remove {}", dir.display())).with_source(e))?;
-    let _ = std::fs::remove_file(ws.loop_run_lock(id));
+    let removed = removal::remove(ws, id, rec, delete_branches)?;
     ui.status(format!("removed loop {id}"))?;
-    if delete_branches {
-        let branch = LoopRecord::branch_name(id);
-        let mut origins = vec![ws.notes(), ws.knowledge()];
-        if let Some(name) = rec.and_then(|r| r.repo.as_ref()) {
-            origins.insert(0, ws.repo_link(name));
-        }
-        for origin in origins {
-            let Ok(repo) = objects::open_trusted(&origin) else {
-                continue;
-            };
-            if let Ok(Some(tip)) = objects::resolve_branch(&repo, &branch) {
-                objects::delete_branch(&repo, &branch, tip).map_err(|e| {
-                    Error::failure(format!("cannot delete {branch} in {}", origin.display()))
-                        .with_source(e)
-                })?;
-                ui.status(format!(
-                    "deleted {branch} in {} (was {tip})",
-                    origin.display()
-                ))?;
-            }
-        }
+    for line in removed.branches {
+        ui.status(line)?;
     }
     Ok(())
 }

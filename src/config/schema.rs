@@ -38,6 +38,17 @@ pub struct Settings {
     pub mounts: Vec<MountSpec>,
     pub toolchains: ToolchainSettings,
     pub import: ImportSettings,
+    pub publish: PublishSettings,
+}
+
+/// `[publish]`: how a loop's notes merge into trunk.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishSettings {
+    /// gitattributes patterns of notes files that only ever get lines appended, merged as
+    /// the union of both sides' lines (`crate::publish`).
+    #[serde(deserialize_with = "attribute_patterns")]
+    pub union: Vec<String>,
 }
 
 /// `[import]`: bounds on what the host reads from a loop's repository (operator only; see
@@ -278,6 +289,24 @@ fn hosts<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, IpAddr>, D:
         out.insert(name, ip);
     }
     Ok(out)
+}
+
+/// gitattributes patterns: one word each, as a line of a gitattributes file takes them.
+fn attribute_patterns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let patterns = Vec::<String>::deserialize(d)?;
+    for p in &patterns {
+        if p.is_empty()
+            || p.starts_with('#')
+            || p.starts_with('!')
+            || p.chars().any(char::is_whitespace)
+        {
+            return Err(D::Error::custom(format!(
+                "'{}' is not a gitattributes pattern: give paths or patterns without spaces, like \"inbox.md\"",
+                p.escape_debug()
+            )));
+        }
+    }
+    Ok(patterns)
 }
 
 fn command<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

@@ -11,6 +11,7 @@
 //! repository, and every error carries the argv that failed.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -62,6 +63,7 @@ pub enum GitError {
 pub struct Git {
     cmd: Command,
     argv: Vec<OsString>,
+    outlive_parent: bool,
 }
 
 impl Git {
@@ -85,10 +87,47 @@ impl Git {
         // Never ask on a terminal the user may not be watching; a clone that needs a
         // password fails and says so.
         cmd.env("GIT_TERMINAL_PROMPT", "0");
+        // A read (`status`) never takes the index's lock to save what it refreshed: a kill
+        // of git-loop would leave that lock in the user's repository, indistinguishable
+        // from the user's own git at work.
+        cmd.env("GIT_OPTIONAL_LOCKS", "0");
         cmd.stdin(Stdio::null());
         Git {
             cmd,
             argv: vec!["git".into()],
+            outlive_parent: false,
+        }
+    }
+
+    /// Lets this git finish whatever happens to git-loop: it does not die with it, and runs
+    /// in a process group of its own, so a kill of git-loop's group (a closed terminal, a
+    /// `kill -9 -PGID`) does not reach it either. For a short command whose half-done
+    /// state could not be told from the user's own git at work: `update-ref`, whose lock
+    /// files (`refs/heads/<branch>.lock`, `HEAD.lock`) hold nothing that names their owner.
+    pub fn outlive_parent(mut self) -> Git {
+        self.outlive_parent = true;
+        self.cmd.process_group(0);
+        self
+    }
+
+    /// git dies with git-loop, unless asked otherwise: a git left writing a checkout or an
+    /// index after git-loop was killed would race the recovery of what it was doing.
+    fn die_with_parent(&mut self) {
+        if self.outlive_parent {
+            return;
+        }
+        let parent = std::process::id();
+        // SAFETY: the closure only makes async-signal-safe system calls (prctl, getppid,
+        // _exit) on plain integers, as pre_exec requires.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                // git-loop died before the line above: nothing would ever signal this one.
+                if libc::getppid() as u32 != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
         }
     }
 
@@ -125,6 +164,7 @@ impl Git {
 
     /// Runs to completion; a non-zero exit is an error carrying git's stderr.
     pub fn output(mut self) -> Result<Output, GitError> {
+        self.die_with_parent();
         let argv = self.argv_string();
         let out = self
             .cmd
@@ -150,12 +190,41 @@ impl Git {
     /// Runs to completion whatever the exit status, for commands whose status is an
     /// answer (`merge-tree` exits 1 on conflicts).
     pub fn output_any(mut self) -> Result<Output, GitError> {
+        self.die_with_parent();
         let argv = self.argv_string();
         self.cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .output()
             .map_err(|source| GitError::Spawn { argv, source })
+    }
+
+    /// Runs to completion with `input` on its stdin (paths for `--stdin` modes), whatever
+    /// the exit status.
+    pub fn output_with_input(mut self, input: &[u8]) -> Result<Output, GitError> {
+        use std::io::Write;
+        self.die_with_parent();
+        let argv = self.argv_string();
+        let spawn_err = |source| GitError::Spawn {
+            argv: argv.clone(),
+            source,
+        };
+        let mut child = self
+            .cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_err)?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let input = input.to_vec();
+        // Written from a thread: git may fill its stdout before it has read all its input.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().map_err(spawn_err)?;
+        let _ = writer.join();
+        Ok(out)
     }
 
     /// Runs to completion, returning stdout as text.
@@ -171,6 +240,7 @@ impl Git {
 
     /// Starts the command and returns at once, for work that can overlap with ours.
     pub fn spawn(mut self) -> Result<Running, GitError> {
+        self.die_with_parent();
         let argv = self.argv_string();
         let child = self
             .cmd

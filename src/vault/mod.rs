@@ -342,6 +342,26 @@ pub fn ensure_repo(ws: &Workspace) -> Result<bool> {
     Ok(true)
 }
 
+/// A vaults' repository cloned from the person's remote: its attributes and diff driver
+/// as [`ensure_repo`] makes them (a clone carries no config), committed if the remote
+/// lacked the attributes.
+pub fn adopt_clone(ws: &Workspace) -> Result<()> {
+    let repo = ws.vaults_dir();
+    let attributes = repo.join(".gitattributes");
+    if std::fs::read_to_string(&attributes).ok().as_deref() != Some(GITATTRIBUTES) {
+        crate::fsutil::write_atomic(&attributes, GITATTRIBUTES.as_bytes())?;
+    }
+    Git::in_dir(&repo)
+        .args([
+            "config",
+            "--local",
+            &format!("diff.{DIFF_DRIVER}.textconv"),
+            TEXTCONV_COMMAND,
+        ])
+        .run()?;
+    commit(ws, "vaults: attributes")
+}
+
 /// Records what changed in the vaults' repository as one commit (nothing when nothing
 /// changed). Every file committed is checked first: entries must be age files, so no
 /// plaintext ever reaches the history.

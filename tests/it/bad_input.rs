@@ -344,3 +344,110 @@ fn usage_errors_exit_2() {
     env.run(["new", "--scratch", "x", "--vault", "../other"])
         .fails(2);
 }
+
+#[test]
+fn a_loop_record_that_is_not_utf8() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "undecodable");
+    let record = env.loop_dir(&id).join("loop.toml");
+    let mut bytes = fs::read(&record).unwrap();
+    bytes.extend_from_slice(b"# \xff\xfe latin-1 leftovers\n");
+    fs::write(&record, bytes).unwrap();
+    env.run(["show", &id])
+        .fails(1)
+        .stderr_has(&record.display().to_string())
+        .stderr_has("not UTF-8")
+        .stderr_has("hint: fix the TOML");
+    env.run(["doctor"]).stdout_has("not UTF-8");
+    env.run(["rm", &id, "--force"]).ok();
+    assert!(!env.loop_dir(&id).exists());
+}
+
+/// A full and a read-only file system under the workspace (a small tmpfs in a mount
+/// namespace of the test's own): each command that writes says which file and what to
+/// do, and doctor reports the condition as it is, proposing no fix.
+#[test]
+fn a_full_disk_and_a_read_only_one() {
+    let env = TestEnv::new();
+    let mnt = env.root.join("mnt");
+    fs::create_dir(&mnt).unwrap();
+    let ws = mnt.join("ws");
+    let script = r#"
+set -u
+mount -t tmpfs -o size=16m tmpfs "$MNT" || exit 90
+"$BIN" init >/dev/null 2>&1 || exit 91
+"$BIN" new --scratch fine >/dev/null 2>&1 || exit 92
+head -c 64m /dev/zero > "$MNT/fill" 2>/dev/null
+echo "== new full"; "$BIN" new --scratch full 2>&1; echo "exit $?"
+echo "== doctor full"; "$BIN" doctor 2>&1; echo "exit $?"
+rm -f "$MNT/fill"
+mount -o remount,ro "$MNT" || exit 93
+echo "== new ro"; "$BIN" new --scratch ro 2>&1; echo "exit $?"
+echo "== doctor ro"; "$BIN" doctor 2>&1; echo "exit $?"
+"#;
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        .env_clear()
+        .envs(env.envs())
+        .env("GIT_LOOP_HOME", &ws)
+        .env("MNT", &mnt)
+        .env("BIN", crate::common::BIN)
+        .current_dir(&env.root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let part = |name: &str| -> String {
+        let start = text
+            .find(&format!("== {name}\n"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let rest = &text[start + name.len() + 4..];
+        rest[..rest.find("== ").unwrap_or(rest.len())].to_string()
+    };
+    let full = part("new full");
+    assert!(full.contains("exit 1"), "{full}");
+    assert!(
+        full.contains(&mnt.display().to_string()),
+        "the file is named:\n{full}"
+    );
+    assert!(
+        full.contains("hint: the file system is full")
+            || full.contains(&format!(
+                "hint: the file system holding the workspace {} is full",
+                ws.display()
+            )),
+        "{full}"
+    );
+    let doctor = part("doctor full");
+    assert!(
+        doctor.contains("exit 1") && doctor.contains("is full"),
+        "{doctor}"
+    );
+    assert!(
+        !doctor.contains("checkouts:") && !doctor.contains("discard"),
+        "{doctor}"
+    );
+    let ro = part("new ro");
+    assert!(ro.contains("exit 1"), "{ro}");
+    assert!(
+        ro.contains(&mnt.display().to_string()),
+        "the file is named:\n{ro}"
+    );
+    assert!(
+        ro.contains("hint: the file system is mounted read-only")
+            || ro.contains("is on a read-only file system: remount it"),
+        "{ro}"
+    );
+    let doctor = part("doctor ro");
+    assert!(
+        doctor.contains("exit 1") && doctor.contains("read-only file system"),
+        "{doctor}"
+    );
+    assert!(!doctor.contains("no problems found"), "{doctor}");
+}

@@ -1,0 +1,59 @@
+//! Named points between the steps of commands that must survive being killed (`new`,
+//! `publish`, `merge`, `autocommit`, `rm`), for the crash tests.
+//!
+//! In a test build (`debug_assertions`), `GIT_LOOP_FAILPOINT=<name>` makes [`hit`] at that
+//! point kill this process's whole process group with SIGKILL, as a closed terminal or the
+//! OOM killer would: git children included, no destructor run. `<name>@<micros>` instead
+//! arms a timer there that kills the group that many microseconds later, wherever the
+//! command then is (typically inside a git child that is writing). In a release build
+//! [`hit`] is empty and the variable is never read.
+
+/// A step boundary called `name` (`"merge:after-update-ref"`).
+#[inline]
+pub fn hit(name: &str) {
+    #[cfg(debug_assertions)]
+    armed::hit(name);
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
+#[cfg(debug_assertions)]
+mod armed {
+    use std::time::Duration;
+
+    pub fn hit(name: &str) {
+        let Some(wanted) = std::env::var_os("GIT_LOOP_FAILPOINT") else {
+            return;
+        };
+        let wanted = wanted.to_string_lossy();
+        let (point, delay) = match wanted.split_once('@') {
+            Some((point, micros)) => (point, micros.parse::<u64>().ok()),
+            None => (wanted.as_ref(), None),
+        };
+        if point != name {
+            return;
+        }
+        match delay {
+            None => kill_group(),
+            Some(micros) => {
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_micros(micros));
+                    kill_group();
+                });
+            }
+        }
+    }
+
+    fn kill_group() {
+        // SAFETY: getpgrp, getpid and kill touch no memory.
+        unsafe {
+            if libc::getpgrp() == libc::getpid() {
+                // The leader of its own group (the tests start it so): the group, children
+                // included.
+                libc::kill(0, libc::SIGKILL);
+            }
+            // Never the group of whatever started it.
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,845 @@
+//! The crash harness: `kill -9` of git-loop's whole process group (as a closed terminal or
+//! the OOM killer does) at every step boundary of `new`, `publish`, `merge`, `autocommit`
+//! and `rm` (failpoints, compiled into test builds only: see src/failpoint.rs), at random
+//! moments of each command, and at random moments while git writes a 2000-file checkout.
+//!
+//! Each trial is judged from outside, by git and the file system, never by what git-loop
+//! says: every repository passes `git fsck`; what the command was doing is not lost once
+//! it is run again; the user's checkout is its HEAD's tree plus exactly the changes it had
+//! before; and every leftover (journal, lock file, staging or removal folder, half-written
+//! checkout, branch without a loop) is gone after the next command, or else after
+//! `doctor --fix`. Trials whose kill landed mid-operation (it left something to repair) are
+//! counted apart from those whose kill came too early or too late; too few of the former
+//! fails the test. `GIT_LOOP_CRASH_ROUNDS` runs more rounds (benches/crash.sh runs 300
+//! trials); the figures are printed at the end.
+
+use std::fs;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::common::TestEnv;
+
+/// What the user's checkout holds besides its HEAD's tree, all along.
+const USER_README: &str = "# mine, not committed\n";
+
+/// A deterministic sequence of delays and choices.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    trials: usize,
+    /// Killed, and it left something to repair.
+    landed: usize,
+    landed_at_failpoints: usize,
+    landed_at_random: usize,
+    landed_in_checkout: usize,
+    /// The command finished before the kill, or the kill left nothing to repair.
+    not_landed: usize,
+    repaired_by_next: usize,
+    repaired_by_doctor: usize,
+    leftovers_seen: Vec<String>,
+    /// Per command: trials, and those that landed mid-operation.
+    by_command: std::collections::BTreeMap<String, (usize, usize)>,
+}
+
+struct Harness {
+    env: TestEnv,
+    repo: PathBuf,
+    tally: Tally,
+    rng: Rng,
+    serial: usize,
+    /// How long each command takes here, uninterrupted: random kills fall within it.
+    took: Took,
+}
+
+#[derive(Default)]
+struct Took {
+    new: Duration,
+    publish: Duration,
+    merge: Duration,
+    autocommit: Duration,
+    autocommit_commit: Duration,
+    rm: Duration,
+}
+
+/// How a trial's command was killed.
+#[derive(Clone, Copy, Debug)]
+enum Kill<'a> {
+    /// At this failpoint.
+    At(&'a str),
+    /// This long after it started.
+    After(Duration),
+    /// By a timer armed at this failpoint, this long after it is reached.
+    Timer(&'a str, Duration),
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        // The user's own changes, which every merge must keep: one edited file, one
+        // deleted, one untracked.
+        fs::write(repo.join("README.md"), USER_README).unwrap();
+        fs::remove_file(repo.join("main.c")).unwrap();
+        fs::write(repo.join("scratch.txt"), "untracked\n").unwrap();
+        // The thousands of loose objects of the big merges make the harness's own commits
+        // start `git gc --auto`, by default in the background, where it would race the
+        // harness's fsck; in the foreground it is done before anything is judged.
+        env.git(&repo, ["config", "gc.autoDetach", "false"]);
+        env.run(["init"]).ok();
+        let mut h = Harness {
+            env,
+            repo,
+            tally: Tally::default(),
+            rng: Rng(0x2545_f491_4f6c_dd1d),
+            serial: 0,
+            took: Took::default(),
+        };
+        h.took = h.measure();
+        h
+    }
+
+    /// Each command run once uninterrupted, timed.
+    fn measure(&self) -> Took {
+        let env = &self.env;
+        let timed = |args: &[&str]| {
+            let start = Instant::now();
+            let run = env.run_in(&self.repo, args).ok();
+            (start.elapsed(), run)
+        };
+        let (new, run) = timed(&["new", "measure"]);
+        let id = run.stdout.trim().to_string();
+        env.commit_file(&env.loop_notes(&id), "measure.md", "m\n", "note");
+        env.commit_file(&env.workdir(&id), "measure.c", "int m;\n", "code");
+        fs::write(env.workdir(&id).join("measure-auto.c"), "int a;\n").unwrap();
+        let (autocommit, _) = timed(&["autocommit", &id]);
+        let (publish, _) = timed(&["publish", &id]);
+        let (merge, _) = timed(&["merge", &id]);
+        let (rm, _) = timed(&["rm", "--delete-branches", &id]);
+        Took {
+            new,
+            publish,
+            merge,
+            // The commit inside the loop's sandbox is most of an autocommit.
+            autocommit_commit: autocommit.mul_f32(0.8),
+            autocommit,
+            rm,
+        }
+    }
+
+    /// A random moment within `d` (and a little past it).
+    fn within(&mut self, d: Duration) -> Duration {
+        Duration::from_micros(self.rng.below(d.as_micros() as u64 * 11 / 10))
+    }
+
+    fn serial(&mut self) -> usize {
+        self.serial += 1;
+        self.serial
+    }
+
+    fn new_loop(&self, title: &str) -> String {
+        self.env.new_loop(&self.repo, title)
+    }
+
+    /// Runs `git loop ARGS` in the user's repository, in a process group of its own, and
+    /// kills that group as `kill` says. True if it died of the kill.
+    fn killed(&self, args: &[&str], kill: Kill) -> bool {
+        let mut cmd = self.env.command();
+        cmd.current_dir(&self.repo)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        match kill {
+            Kill::At(point) => {
+                cmd.env("GIT_LOOP_FAILPOINT", point);
+            }
+            Kill::Timer(point, delay) => {
+                cmd.env(
+                    "GIT_LOOP_FAILPOINT",
+                    format!("{point}@{}", delay.as_micros()),
+                );
+            }
+            Kill::After(_) => {}
+        }
+        let mut child = cmd.spawn().unwrap();
+        if let Kill::After(delay) = kill {
+            let start = Instant::now();
+            while start.elapsed() < delay {
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            // SAFETY: signals the child's own process group, made above.
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
+        }
+        let status = child.wait().unwrap();
+        // Whatever of the group outlived it (a git child) is gone before anything is judged.
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(-(child.id() as i32), libc::SIGKILL);
+        }
+        wait_for_runs_to_end(&self.env);
+        wait_for_detached_git(&self.env);
+        status.signal() == Some(libc::SIGKILL)
+    }
+
+    /// Everything a killed command can leave that needs repairing, seen from outside.
+    fn leftovers(&self) -> Vec<String> {
+        let env = &self.env;
+        let mut found = scan(env, &self.repo);
+        if let Some(why) = self.user_checkout_wrong() {
+            found.push(why);
+        }
+        let notes = env.git(&env.notes(), ["status", "--porcelain"]);
+        if !notes.is_empty() {
+            found.push(format!(
+                "the notes checkout differs from trunk: {}",
+                short(&notes)
+            ));
+        }
+        found
+    }
+
+    /// The user's checkout must be its HEAD's tree plus exactly the changes it had.
+    fn user_checkout_wrong(&self) -> Option<String> {
+        let env = &self.env;
+        let staged = env.git(&self.repo, ["diff", "--cached", "--name-status"]);
+        let unstaged = env.git(&self.repo, ["diff", "--name-status"]);
+        let readme = fs::read_to_string(self.repo.join("README.md")).unwrap_or_default();
+        let expected = "M\tREADME.md\nD\tmain.c\n";
+        if staged.is_empty()
+            && unstaged == expected
+            && readme == USER_README
+            && !self.repo.join("main.c").exists()
+            && self.repo.join("scratch.txt").is_file()
+        {
+            None
+        } else {
+            Some(format!(
+                "the user's checkout is not HEAD plus its changes: staged {}, unstaged {}",
+                short(&staged),
+                short(&unstaged)
+            ))
+        }
+    }
+
+    fn fsck(&self, extra: &[PathBuf]) {
+        let env = &self.env;
+        let mut dirs = vec![
+            self.repo.clone(),
+            env.notes(),
+            env.ws.join("context/knowledge"),
+            env.ws.join("personal/tester"),
+        ];
+        dirs.extend(extra.iter().filter(|d| d.join(".git").is_dir()).cloned());
+        for dir in dirs {
+            let out = env.git_out(&dir, ["fsck", "--no-dangling", "--no-progress"]);
+            assert_eq!(out.code, 0, "fsck of {}: {}", dir.display(), out.stderr);
+        }
+    }
+
+    /// One trial: `args` is killed as `kill` says; then what is left is judged, repaired by
+    /// the next command (`next`) or by `doctor --fix` (after which `next` runs when
+    /// `rerun` says it has something left to do), and `done` checks from outside that
+    /// nothing was lost.
+    #[allow(clippy::too_many_arguments)]
+    fn trial(
+        &mut self,
+        label: &str,
+        args: &[&str],
+        kill: Kill,
+        next: &[&str],
+        doctor_first: bool,
+        rerun: &dyn Fn(&Harness) -> bool,
+        done: &dyn Fn(&Harness),
+    ) {
+        self.tally.trials += 1;
+        let died = self.killed(args, kill);
+        let left = self.leftovers();
+        let in_checkout = left.iter().any(|l| l.contains("user's checkout"));
+        let landed = died && !left.is_empty();
+        let command = if label.starts_with("big merge") {
+            "merge of 2000 files".to_string()
+        } else {
+            label.split(' ').next().unwrap_or_default().to_string()
+        };
+        let counts = self.tally.by_command.entry(command).or_default();
+        counts.0 += 1;
+        counts.1 += usize::from(landed);
+        if landed {
+            self.tally.landed += 1;
+            match kill {
+                Kill::At(_) => self.tally.landed_at_failpoints += 1,
+                _ => self.tally.landed_at_random += 1,
+            }
+            if in_checkout {
+                self.tally.landed_in_checkout += 1;
+            }
+            for l in &left {
+                self.tally.leftovers_seen.push(format!("{label}: {l}"));
+            }
+        } else {
+            self.tally.not_landed += 1;
+        }
+        if let Kill::At(point) = kill {
+            assert!(died, "{label}: the failpoint {point} was never reached");
+        }
+        let repair = |h: &Harness, args: &[&str]| {
+            let run = h.env.run_in(&h.repo, args);
+            assert!(
+                run.code == 0 || args[0] == "doctor",
+                "{label}: `git loop {}` after the kill failed:\n{}\n{}",
+                args.join(" "),
+                run.stdout,
+                run.stderr
+            );
+            run
+        };
+        if doctor_first {
+            let fixed = repair(self, &["doctor", "--fix"]);
+            let still = self.leftovers();
+            assert!(
+                still.is_empty(),
+                "{label}: left after `doctor --fix`: {still:?}\n{}",
+                fixed.stdout
+            );
+            if landed {
+                self.tally.repaired_by_doctor += 1;
+            }
+            if rerun(self) {
+                repair(self, next);
+            }
+        } else {
+            // `list`, like `rm` and `new`, finishes what a killed `rm` or `new` left.
+            repair(self, if rerun(self) { next } else { &["list"] });
+            let still = self.leftovers();
+            if still.is_empty() {
+                if landed {
+                    self.tally.repaired_by_next += 1;
+                }
+            } else {
+                let fixed = repair(self, &["doctor", "--fix"]);
+                let after = self.leftovers();
+                assert!(
+                    after.is_empty(),
+                    "{label}: left after the next command ({still:?}) and after `doctor --fix`: {after:?}\n{}",
+                    fixed.stdout
+                );
+                self.tally.repaired_by_doctor += 1;
+            }
+        }
+        // Nothing lost: the command, run again, has done its work.
+        done(self);
+        assert_eq!(self.user_checkout_wrong(), None, "{label}");
+        self.fsck(&[]);
+    }
+
+    fn new_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        let title = format!("new {n}");
+        let before = self.env.loop_entries().len();
+        self.trial(
+            &format!("new {kill:?}"),
+            &["new", &title],
+            kill,
+            &["list"],
+            doctor_first,
+            &|_| true,
+            &|h| {
+                // Either the loop is whole (folder, record, branches) or nothing of it is
+                // left: `leftovers` found no branch without a loop. A new one works.
+                let now = h.env.loop_entries().len();
+                assert!(now == before || now == before + 1);
+            },
+        );
+    }
+
+    fn publish_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        // Two loops from the same trunk, so the second publish is a merge commit: one
+        // appends to the inbox (merged as a union), one adds a file.
+        let first = self.new_loop(&format!("pub a {n}"));
+        let id = self.new_loop(&format!("pub b {n}"));
+        let inbox = fs::read_to_string(self.env.loop_notes(&first).join("inbox.md")).unwrap();
+        self.env.commit_file(
+            &self.env.loop_notes(&first),
+            "inbox.md",
+            &format!("{inbox}- from {n}\n"),
+            "inbox",
+        );
+        self.env.run(["publish", &first]).ok();
+        let file = format!("memory/topic-{n}.md");
+        self.env
+            .commit_file(&self.env.loop_notes(&id), &file, "a fact\n", "note");
+        let tip = self.env.rev(&self.env.loop_notes(&id), "HEAD").unwrap();
+        let notes_loop = self.env.loop_notes(&id);
+        self.trial(
+            &format!("publish {kill:?}"),
+            &["publish", &id],
+            kill,
+            &["publish", &id],
+            doctor_first,
+            &|_| true,
+            &|h| {
+                let notes = h.env.notes();
+                let merged = h
+                    .env
+                    .git_out(&notes, ["merge-base", "--is-ancestor", &tip, "main"]);
+                assert_eq!(merged.code, 0, "publish: the note never reached trunk");
+                assert_eq!(
+                    fs::read_to_string(notes.join(&file)).unwrap(),
+                    "a fact\n",
+                    "publish: the note is not in the checkout"
+                );
+                assert!(fs::read_to_string(notes.join("inbox.md"))
+                    .unwrap()
+                    .contains(&format!("- from {n}\n")));
+            },
+        );
+        self.fsck(&[notes_loop]);
+        self.remove(&[&first, &id]);
+    }
+
+    fn merge_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        let id = self.new_loop(&format!("merge {n}"));
+        if n.is_multiple_of(2) {
+            // Main moves first, so this merge makes a merge commit.
+            let other = self.new_loop(&format!("merge first {n}"));
+            self.env.commit_file(
+                &self.env.workdir(&other),
+                &format!("first-{n}.c"),
+                "int a;\n",
+                "first",
+            );
+            self.env.run(["merge", &other]).ok();
+            self.remove(&[&other]);
+        }
+        let file = format!("code-{n}.c");
+        self.env
+            .commit_file(&self.env.workdir(&id), &file, "int b;\n", "code");
+        let tip = self.env.rev(&self.env.workdir(&id), "HEAD").unwrap();
+        self.merge_and_judge(
+            &format!("merge {kill:?}"),
+            &id,
+            &tip,
+            &file,
+            kill,
+            doctor_first,
+        );
+        self.remove(&[&id]);
+    }
+
+    fn merge_and_judge(
+        &mut self,
+        label: &str,
+        id: &str,
+        tip: &str,
+        file: &str,
+        kill: Kill,
+        doctor_first: bool,
+    ) {
+        let workdir = self.env.workdir(id);
+        let file = file.to_string();
+        let tip = tip.to_string();
+        self.trial(
+            label,
+            &["merge", id],
+            kill,
+            &["merge", id],
+            doctor_first,
+            &|_| true,
+            &|h| {
+                let merged = h
+                    .env
+                    .git_out(&h.repo, ["merge-base", "--is-ancestor", &tip, "main"]);
+                assert_eq!(
+                    merged.code, 0,
+                    "merge: the loop's commit never reached main"
+                );
+                let want = h.env.git(&h.repo, ["show", &format!("{tip}:{file}")]);
+                assert_eq!(fs::read_to_string(h.repo.join(&file)).unwrap(), want);
+            },
+        );
+        self.fsck(&[workdir]);
+    }
+
+    /// A merge of a loop that changed 2000 files, killed while git writes the checkout.
+    fn big_merge_trial(&mut self, doctor_first: bool) {
+        let n = self.serial();
+        let id = self.new_loop(&format!("big {n}"));
+        let wd = self.env.workdir(&id);
+        fs::create_dir_all(wd.join("big")).unwrap();
+        for i in 0..2000 {
+            fs::write(
+                wd.join(format!("big/f{i:04}.txt")),
+                format!("file {i}, version {n}\n{}\n", "x".repeat(200)),
+            )
+            .unwrap();
+        }
+        self.env.git(&wd, ["add", "-A"]);
+        self.env.git(&wd, ["commit", "-q", "-m", "2000 files"]);
+        let tip = self.env.rev(&wd, "HEAD").unwrap();
+        // git spends most of a second writing the 2000 files here: a kill at a random moment
+        // of it lands inside.
+        let delay = Duration::from_micros(self.rng.below(700_000));
+        let label = format!("big merge {n} (killed {delay:?} into the checkout)");
+        self.merge_and_judge(
+            &label,
+            &id,
+            &tip,
+            "big/f1999.txt",
+            Kill::Timer("checkout:before-read-tree", delay),
+            doctor_first,
+        );
+        self.remove(&[&id]);
+    }
+
+    fn autocommit_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        let id = self.new_loop(&format!("auto {n}"));
+        let wd = self.env.workdir(&id);
+        let file = format!("auto-{n}.c");
+        fs::write(wd.join(&file), "int c;\n").unwrap();
+        let repo = self.repo.clone();
+        self.trial(
+            &format!("autocommit {kill:?}"),
+            &["autocommit", &id],
+            kill,
+            &["autocommit", &id],
+            doctor_first,
+            &|_| true,
+            &|h| {
+                assert_eq!(
+                    h.env.git(&wd, ["status", "--porcelain"]),
+                    "",
+                    "autocommit: the loop's change is not committed"
+                );
+                assert_eq!(
+                    h.env.git(&repo, ["show", &format!("loop/{id}:{file}")]),
+                    "int c;\n",
+                    "autocommit: the commit was not imported"
+                );
+            },
+        );
+        self.fsck(&[self.env.workdir(&id)]);
+        self.env
+            .run(["rm", "--force", "--delete-branches", &id])
+            .ok();
+    }
+
+    fn rm_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        let id = self.new_loop(&format!("rm {n}"));
+        let repo = self.repo.clone();
+        self.trial(
+            &format!("rm {kill:?}"),
+            &["rm", "--delete-branches", &id],
+            kill,
+            &["rm", "--delete-branches", &id],
+            doctor_first,
+            &|h| h.env.loop_dir(&id).exists(),
+            &|h| {
+                assert!(!h.env.loop_dir(&id).exists(), "rm: the loop is still there");
+                for dir in [&repo, &h.env.notes()] {
+                    assert_eq!(
+                        h.env.rev(dir, &format!("loop/{id}")),
+                        None,
+                        "rm: its branch stayed"
+                    );
+                }
+            },
+        );
+    }
+
+    fn remove(&self, ids: &[&str]) {
+        for id in ids {
+            self.env
+                .run(["rm", "--force", "--delete-branches", id])
+                .ok();
+        }
+    }
+}
+
+/// What a killed command can leave in a workspace and the user's repository `repo` that
+/// needs repairing, seen from outside: journals and unfinished writes under `locks/`,
+/// staging and removal folders, git lock files and git-loop's scratch files in every
+/// repository, and branches of loops that are not there.
+pub fn scan(env: &TestEnv, repo: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(env.ws.join("locks")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".pending") || (name.starts_with('.') && name.contains(".tmp-")) {
+            found.push(format!("locks/{name}"));
+        }
+    }
+    for name in env.loop_entries() {
+        if name.starts_with('.') {
+            found.push(format!("loops/{name}"));
+        }
+    }
+    let mut git_dirs = vec![
+        repo.join(".git"),
+        env.notes().join(".git"),
+        env.ws.join("context/knowledge/.git"),
+        env.ws.join("personal/tester/.git"),
+    ];
+    for name in env.loop_entries() {
+        if !name.starts_with('.') {
+            git_dirs.push(env.workdir(&name).join(".git"));
+            git_dirs.push(env.loop_notes(&name).join(".git"));
+        }
+    }
+    for dir in git_dirs {
+        for file in git_lock_files(&dir) {
+            found.push(file.display().to_string());
+        }
+    }
+    // A branch of a loop that is not there (no `rm` here keeps its branches).
+    for dir in [repo.to_path_buf(), env.notes()] {
+        let refs = env.git(
+            &dir,
+            [
+                "for-each-ref",
+                "--format=%(refname:short)",
+                "refs/heads/loop/",
+            ],
+        );
+        for branch in refs.lines() {
+            let id = branch.trim_start_matches("loop/");
+            if !env.loop_dir(id).join("loop.toml").is_file() {
+                found.push(format!("{branch} in {} has no loop", dir.display()));
+            }
+        }
+    }
+    found
+}
+
+/// Waits (up to 10 s) until no `git update-ref` runs under the test's folder: git-loop lets
+/// it finish in a process group of its own when it is killed (its half-done lock files
+/// could not be told from the user's own git's), so it may outlive the kill a moment.
+pub fn wait_for_detached_git(env: &TestEnv) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let root = env.root.clone();
+    let running = || {
+        fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let dir = e.path();
+                let cmdline = fs::read(dir.join("cmdline")).unwrap_or_default();
+                let is_update_ref = cmdline.split(|b| *b == 0).any(|a| a == b"update-ref");
+                is_update_ref
+                    && fs::read_link(dir.join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root))
+            })
+    };
+    while running() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits (up to 10 s) until no run of any loop is alive: a killed command's sandboxed
+/// children end asynchronously (bwrap's --die-with-parent), and what they hold until then
+/// is theirs, not a leftover.
+pub fn wait_for_runs_to_end(env: &TestEnv) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for entry in fs::read_dir(env.ws.join("locks")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("run-") && name.ends_with(".lock")) {
+            continue;
+        }
+        let Ok(file) = fs::File::open(entry.path()) else {
+            continue;
+        };
+        while file.try_lock().is_err() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// At most a few lines of `text`, for messages.
+fn short(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut s = lines
+        .iter()
+        .take(4)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" | ");
+    if lines.len() > 4 {
+        s.push_str(&format!(" | ... {} lines", lines.len()));
+    }
+    format!("{s:?}")
+}
+
+/// git's lock files (outside objects/) and git-loop's scratch files in a git folder.
+fn git_lock_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if p != dir.join("objects") {
+                    pending.push(p);
+                }
+            } else if name.ends_with(".lock") || name.starts_with("git-loop-") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+const NEW_POINTS: &[&str] = &[
+    "new:reserved",
+    "new:workdir-cloned",
+    "new:notes-cloned",
+    "new:record-written",
+    "new:code-branch",
+    "new:notes-branch",
+    "new:renamed",
+];
+/// The merge engine's points, reached by `publish` and `merge` alike.
+const ENGINE_POINTS: &[&str] = &[
+    "merge:before-update-ref",
+    "checkout:locked",
+    "checkout:journal-written",
+    "merge:after-update-ref",
+    "checkout:before-read-tree",
+    "checkout:after-read-tree",
+    "checkout:index-replaced",
+    "checkout:unlocked",
+    "merge:done",
+];
+const AUTOCOMMIT_POINTS: &[&str] = &[
+    "autocommit:before-commit",
+    "autocommit:committed",
+    "autocommit:imported",
+];
+const RM_POINTS: &[&str] = &[
+    "rm:journal-written",
+    "rm:renamed",
+    "rm:deleted",
+    "rm:branch-deleted",
+];
+
+fn rounds() -> usize {
+    std::env::var("GIT_LOOP_CRASH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+}
+
+#[test]
+fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
+    let mut h = Harness::new();
+    let rounds = rounds();
+    for round in 0..rounds {
+        // Every step boundary, half repaired by the next command, half by doctor.
+        let mut flip = round % 2 == 1;
+        let mut next_flip = || {
+            flip = !flip;
+            flip
+        };
+        for point in NEW_POINTS {
+            h.new_trial(Kill::At(point), next_flip());
+        }
+        h.publish_trial(Kill::At("publish:imported"), next_flip());
+        h.merge_trial(Kill::At("merge:imported"), next_flip());
+        for point in ENGINE_POINTS {
+            h.publish_trial(Kill::At(point), next_flip());
+            h.merge_trial(Kill::At(point), next_flip());
+        }
+        for point in AUTOCOMMIT_POINTS {
+            h.autocommit_trial(Kill::At(point), next_flip());
+        }
+        for point in RM_POINTS {
+            h.rm_trial(Kill::At(point), next_flip());
+        }
+        // Random moments of each whole command (git children included).
+        for _ in 0..3 {
+            let d = h.within(h.took.new);
+            h.new_trial(Kill::After(d), next_flip());
+            let d = h.within(h.took.publish);
+            h.publish_trial(Kill::After(d), next_flip());
+            let d = h.within(h.took.merge);
+            h.merge_trial(Kill::After(d), next_flip());
+            let d = h.within(h.took.autocommit);
+            h.autocommit_trial(Kill::After(d), next_flip());
+            // While git commits inside the loop's sandbox.
+            let d = h.within(h.took.autocommit_commit);
+            h.autocommit_trial(Kill::Timer("autocommit:before-commit", d), next_flip());
+            let d = h.within(h.took.rm);
+            h.rm_trial(Kill::After(d), next_flip());
+        }
+        for _ in 0..3 {
+            h.big_merge_trial(next_flip());
+        }
+        // The 2000 files go again (as a commit of the user's), so that the next round's
+        // loops do not each check them out.
+        h.env.git(&h.repo, ["rm", "-r", "-q", "big"]);
+        h.env
+            .git(&h.repo, ["commit", "-q", "-m", "without the big files"]);
+    }
+    let t = &h.tally;
+    println!(
+        "crash harness: uninterrupted, new took {:?}, publish {:?}, merge {:?}, autocommit {:?}, rm {:?}",
+        h.took.new, h.took.publish, h.took.merge, h.took.autocommit, h.took.rm
+    );
+    println!(
+        "crash harness: {} trials; {} landed mid-operation ({} at failpoints, {} at random moments, {} of them in the user's checkout); {} did not; repaired by the next command: {}, by doctor --fix: {}, unrepaired: 0",
+        t.trials,
+        t.landed,
+        t.landed_at_failpoints,
+        t.landed_at_random,
+        t.landed_in_checkout,
+        t.not_landed,
+        t.repaired_by_next,
+        t.repaired_by_doctor
+    );
+    for (command, (trials, landed)) in &t.by_command {
+        println!("crash harness: {command}: {trials} trials, {landed} landed mid-operation");
+    }
+    if std::env::var_os("GIT_LOOP_CRASH_VERBOSE").is_some() {
+        for l in &t.leftovers_seen {
+            println!("  {l}");
+        }
+    }
+    // Most step boundaries leave something to repair, and most kills in the big checkout
+    // land inside it: fewer means the harness is not testing what it claims.
+    assert!(
+        t.landed * 2 >= t.trials,
+        "only {} of {} trials landed mid-operation",
+        t.landed,
+        t.trials
+    );
+    assert!(
+        t.landed_in_checkout * 2 >= 3 * rounds,
+        "only {} kills landed in the user's checkout",
+        t.landed_in_checkout
+    );
+}

@@ -1,0 +1,319 @@
+//! What interrupted commands leave, met by the next one: lock files named by their owner,
+//! checkout updates finished only when proven, and doctor's reports of what it cannot fix.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::common::TestEnv;
+
+/// `git loop ARGS` in `dir`, killed at the failpoint `point` (it must get there).
+fn killed_at(env: &TestEnv, dir: &Path, args: &[&str], point: &str) {
+    assert!(run_to(env, dir, args, point), "{point} was not reached");
+}
+
+/// `git loop ARGS` in `dir` with the failpoint `point` armed; whether the kill came (a
+/// timed point, `name@micros`, may come after the command has finished).
+fn run_to(env: &TestEnv, dir: &Path, args: &[&str], point: &str) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    let status = env
+        .command()
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_LOOP_FAILPOINT", point)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .status()
+        .unwrap();
+    match status.signal() {
+        Some(libc::SIGKILL) => true,
+        None if point.contains('@') && status.code() == Some(0) => false,
+        other => panic!("{point}: the command ended with {status:?} ({other:?})"),
+    }
+}
+
+#[test]
+fn a_lock_file_in_the_users_repository_is_named_never_removed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "feature");
+    env.commit_file(&env.workdir(&id), "feature.c", "int f;\n", "feature");
+    let main = env.rev(&repo, "main").unwrap();
+
+    // The user's git is at work (or was killed): the merge refuses and names the file.
+    let index_lock = repo.join(".git/index.lock");
+    fs::write(&index_lock, "").unwrap();
+    let run = env.run(["merge", &id]);
+    run.stderr_has(&index_lock.display().to_string())
+        .stderr_has(&format!("`rm {}`", index_lock.display()));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(!run.stderr.contains("local changes"), "{}", run.stderr);
+    assert!(index_lock.exists(), "never removed");
+    assert_eq!(env.rev(&repo, "main").unwrap(), main);
+    fs::remove_file(&index_lock).unwrap();
+
+    // A lock on the branch itself: named, not "kept moving".
+    let ref_lock = repo.join(".git/refs/heads/main.lock");
+    fs::write(&ref_lock, "").unwrap();
+    let run = env.run(["merge", &id]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    run.stderr_has(&ref_lock.display().to_string());
+    assert!(!run.stderr.contains("kept moving"), "{}", run.stderr);
+    assert!(ref_lock.exists());
+    assert_eq!(env.rev(&repo, "main").unwrap(), main);
+    fs::remove_file(&ref_lock).unwrap();
+
+    env.run(["merge", &id]).ok().stdout_has("fast-forwarded");
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+}
+
+#[test]
+fn stale_locks_in_the_notes_repository_are_removed_and_said() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "notes");
+    env.commit_file(&env.loop_notes(&id), "memory/a.md", "a\n", "note");
+    // What a publish killed inside `git update-ref` leaves.
+    for lock in ["HEAD.lock", "refs/heads/main.lock", "index.lock"] {
+        fs::write(env.notes().join(".git").join(lock), "").unwrap();
+    }
+    let run = env.run(["publish", &id]).ok();
+    run.stdout_has("notes: main fast-forwarded");
+    for lock in ["HEAD.lock", "refs/heads/main.lock", "index.lock"] {
+        run.stderr_has(&format!(
+            "removed the stale {}",
+            env.notes().join(".git").join(lock).display()
+        ));
+        assert!(!env.notes().join(".git").join(lock).exists());
+    }
+    assert_eq!(env.git(&env.notes(), ["status", "--porcelain"]), "");
+}
+
+#[test]
+fn merge_into_a_repository_whose_path_holds_a_newline() {
+    let env = TestEnv::new();
+    let repo = env.repo("ap\np");
+    let id = env.new_loop(&repo, "newline");
+    env.commit_file(&env.workdir(&id), "n.c", "int n;\n", "n");
+    fs::write(repo.join("README.md"), "# mine\n").unwrap();
+    env.run(["merge", &id]).ok().stdout_has("fast-forwarded");
+    assert_eq!(fs::read_to_string(repo.join("n.c")).unwrap(), "int n;\n");
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), " M README.md\n");
+}
+
+/// A merge killed after git wrote the new files but before the index was replaced; the
+/// user then edits one of the files the merge was writing. Recovery cannot prove that
+/// file is the merge's: it stops, names it, keeps its journal, and doctor says so; once
+/// the file is put back, recovery finishes and proves the checkout.
+#[test]
+fn a_recovery_that_cannot_prove_its_result_says_so_and_keeps_its_journal() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "half");
+    for i in 0..20 {
+        fs::write(
+            env.workdir(&id).join(format!("f{i}.c")),
+            format!("int f{i};\n"),
+        )
+        .unwrap();
+    }
+    env.commit_file(&env.workdir(&id), "f0.c", "int f0;\n", "twenty files");
+    let tip = env.rev(&env.workdir(&id), "HEAD").unwrap();
+    fs::write(repo.join("README.md"), "# mine\n").unwrap();
+
+    killed_at(&env, &repo, &["merge", &id], "checkout:after-read-tree");
+    let journal = env.ws.join("locks/checkout-code-app.pending");
+    assert!(journal.is_file());
+    assert_eq!(env.rev(&repo, "main").unwrap(), tip, "the branch moved");
+    // The index is still the old one: git shows the merge's files as staged deletions.
+    assert!(!env
+        .git(&repo, ["diff", "--cached", "--name-only"])
+        .is_empty());
+
+    fs::write(repo.join("f7.c"), "my own f7\n").unwrap();
+    let run = env.run(["merge", &id]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    run.stderr_has("f7.c")
+        .stderr_has("cannot be proven")
+        .stderr_has(&format!("`rm {}`", journal.display()));
+    assert!(journal.is_file(), "the journal is kept");
+    let doctor = env.run(["doctor", "--fix"]);
+    assert_eq!(doctor.code, 1, "{}", doctor.stdout);
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("problem") && l.contains("f7.c")),
+        "{}",
+        doctor.stdout
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join("f7.c")).unwrap(),
+        "my own f7\n"
+    );
+
+    // Put back as the merge wrote it: recovery finishes and proves the result.
+    fs::write(repo.join("f7.c"), "int f7;\n").unwrap();
+    let run = env.run(["merge", &id]).ok();
+    run.stderr_has("finished the interrupted checkout update")
+        .stdout_has("nothing to do");
+    assert!(!journal.exists());
+    assert_eq!(env.git(&repo, ["diff", "--cached", "--name-only"]), "");
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), " M README.md\n");
+    assert!(!repo.join(".git/index.lock").exists());
+}
+
+/// A merge killed while git writes its checkout leaves files half-written; the next merge
+/// finishes them, keeps the user's own changes (an edit and a deletion), and doctor finds
+/// nothing left. Checked with git, not by what git-loop says.
+#[test]
+fn a_merge_killed_in_its_checkout_is_finished_by_the_next_merge() {
+    let env = TestEnv::new();
+    env.agent_login();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "many");
+    let wd = env.workdir(&id);
+    fs::create_dir_all(wd.join("many")).unwrap();
+    for i in 0..1000 {
+        fs::write(
+            wd.join(format!("many/f{i}.txt")),
+            format!("{i}\n{}\n", "y".repeat(300)),
+        )
+        .unwrap();
+    }
+    env.git(&wd, ["add", "-A"]);
+    env.git(&wd, ["commit", "-q", "-m", "many"]);
+    fs::write(repo.join("README.md"), "# mine\n").unwrap();
+    fs::remove_file(repo.join("main.c")).unwrap();
+
+    let mut landed = 0;
+    for delay in [40_000, 200_000] {
+        let point = format!("checkout:before-read-tree@{delay}");
+        if !run_to(&env, &repo, &["merge", &id], &point) {
+            // The merge ended before the timer; the next round starts from before it.
+            println!("killed {delay} µs into the checkout: the merge had ended");
+            env.git(&repo, ["reset", "-q", "--soft", "HEAD~1"]);
+            env.git(&repo, ["reset", "-q", "--", "many"]);
+            fs::remove_dir_all(repo.join("many")).unwrap();
+            continue;
+        }
+        let staged = env.git(&repo, ["diff", "--cached", "--name-only"]);
+        if staged.is_empty() {
+            // The kill came after the checkout was done; nothing to repair.
+            println!("killed {delay} µs into the checkout: too late");
+            continue;
+        }
+        landed += 1;
+        println!("killed {delay} µs into the checkout: landed (the index is still the old one)");
+        let run = env.run(["merge", &id]).ok();
+        run.stderr_has("finished the interrupted checkout update");
+        assert_eq!(env.git(&repo, ["diff", "--cached", "--name-only"]), "");
+        assert_eq!(
+            env.git(&repo, ["diff", "--name-status"]),
+            "M\tREADME.md\nD\tmain.c\n"
+        );
+        assert_eq!(
+            fs::read_to_string(repo.join("README.md")).unwrap(),
+            "# mine\n"
+        );
+        assert!(crate::crash::scan(&env, &repo).is_empty());
+        env.git(&repo, ["fsck", "--no-dangling"]);
+        env.run(["doctor"]).ok().stdout_has("no problems found");
+        // The next round starts from before the merge again.
+        env.git(&repo, ["reset", "-q", "--soft", "HEAD~1"]);
+        env.git(&repo, ["reset", "-q", "--", "many"]);
+        fs::remove_dir_all(repo.join("many")).unwrap();
+    }
+    assert!(landed >= 1, "no kill landed inside the checkout");
+}
+
+#[test]
+fn doctor_rebuilds_a_stale_index_and_never_discards_edits() {
+    let env = TestEnv::new();
+    env.agent_login();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "n");
+    env.commit_file(&env.loop_notes(&id), "memory/n.md", "n\n", "note");
+    env.run(["publish", &id]).ok();
+    let notes = env.notes();
+    // The index an earlier version left: trunk's files, the index of the commit before.
+    env.git(&notes, ["read-tree", "HEAD~1"]);
+    let run = env.run(["doctor"]);
+    assert_eq!(run.code, 1);
+    run.stdout_has("index of the notes checkout")
+        .stdout_has("is stale");
+    env.run(["doctor", "--fix"])
+        .ok()
+        .stdout_has("rebuilt the stale index");
+    assert_eq!(env.git(&notes, ["status", "--porcelain"]), "");
+
+    // An edit made by hand: reported, and left as it is.
+    fs::write(notes.join("memory/n.md"), "edited by hand\n").unwrap();
+    let run = env.run(["doctor", "--fix"]);
+    assert_eq!(run.code, 1);
+    run.stdout_has("edits made there by hand")
+        .stdout_has("memory/n.md");
+    assert_eq!(
+        fs::read_to_string(notes.join("memory/n.md")).unwrap(),
+        "edited by hand\n"
+    );
+}
+
+/// `rm` killed once its folder is renamed away: the loop is gone from `list` at once; the
+/// next `rm` finishes it, branches included, and says so.
+#[test]
+fn an_interrupted_rm_is_finished_by_the_next_one() {
+    let env = TestEnv::new();
+    env.agent_login();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "gone");
+    killed_at(&env, &repo, &["rm", "--delete-branches", &id], "rm:renamed");
+    assert!(!env.loop_dir(&id).exists());
+    let doctor = env.run(["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains(&format!("the removal of loop {id} was interrupted")),
+        "{}",
+        doctor.stdout
+    );
+    let run = env.run(["rm", "--delete-branches", &id]).ok();
+    run.stderr_has(&format!("finished removing loop {id}"));
+    assert_eq!(env.loop_entries(), Vec::<String>::new());
+    assert_eq!(env.rev(&repo, &format!("loop/{id}")), None);
+    assert_eq!(env.rev(&env.notes(), &format!("loop/{id}")), None);
+    env.run(["doctor"]).ok();
+}
+
+/// `new` killed after it made its branches but before its loop was in place: the next
+/// `new` removes exactly those branches and the staging folder, and says so.
+#[test]
+fn an_interrupted_new_is_rolled_back_by_the_next_one() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let keep = env.new_loop(&repo, "kept");
+    killed_at(&env, &repo, &["new", "half"], "new:notes-branch");
+    let half: Vec<String> = env
+        .git(
+            &repo,
+            [
+                "for-each-ref",
+                "--format=%(refname:short)",
+                "refs/heads/loop/",
+            ],
+        )
+        .lines()
+        .filter(|b| b.starts_with("loop/half-"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(half.len(), 1, "the killed new made its branch");
+    let run = env.run_in(&repo, ["new", "next"]).ok();
+    run.stderr_has("rolled back an interrupted `git loop new`");
+    assert_eq!(env.rev(&repo, &half[0]), None);
+    assert_eq!(env.rev(&env.notes(), &half[0]), None);
+    assert!(env.loop_dir(&keep).is_dir());
+    assert!(env.rev(&repo, &format!("loop/{keep}")).is_some());
+    assert!(crate::crash::scan(&env, &repo).is_empty());
+}
