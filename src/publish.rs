@@ -829,6 +829,78 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_file_on_the_users_branch_is_named_and_nothing_moves() {
+        let (_tmp, dir) = origin();
+        let old = rev(&dir, "main");
+        commit(&dir, "loop/x", "b.txt", "b\n");
+        let lock = dir.join(".git/refs/heads/main.lock");
+        std::fs::write(&lock, "").unwrap();
+        match merge(&request(&dir)) {
+            Err(MergeError::Locked { path, repo }) => {
+                assert_eq!(
+                    (path.as_path(), repo.as_path()),
+                    (lock.as_path(), dir.as_path())
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(lock.exists(), "the user's lock file is left alone");
+        assert_eq!(rev(&dir, "main"), old);
+        assert!(!dir.join("b.txt").exists() && clean(&dir));
+    }
+
+    #[test]
+    fn append_only_files_merge_as_the_union_of_both_sides() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "main", "inbox.md", "a\n");
+        let source = commit(&dir, "loop/x", "inbox.md", "a\nfrom the loop\n");
+        let old = commit(&dir, "main", "inbox.md", "a\nfrom main\n");
+        // Without the union rule, the same histories conflict.
+        assert!(matches!(
+            merge(&MergeRequest {
+                dry_run: true,
+                ..request(&dir)
+            }),
+            Err(MergeError::Conflict { .. })
+        ));
+        let req = MergeRequest {
+            union: vec!["inbox.md".into()],
+            ..request(&dir)
+        };
+        let Outcome::Merged { old: o, new } = outcome(&req) else {
+            panic!("not a merge")
+        };
+        assert_eq!(o, old);
+        assert_eq!(parents(&dir, new), vec![old, source]);
+        let text = std::fs::read_to_string(dir.join("inbox.md")).unwrap();
+        assert!(
+            text.contains("from the loop\n") && text.contains("from main\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_checkout_that_did_not_follow_says_whether_the_branch_moved() {
+        let id = ObjectId::null(gix::hash::Kind::Sha1);
+        let error = |landed| MergeError::Checkout {
+            target: "main".into(),
+            landed,
+            source: Box::new(CheckoutError::Staged {
+                worktree: "/w".into(),
+                branch: "main".into(),
+            }),
+        };
+        assert_eq!(
+            error(None).to_string(),
+            "the checkout of main cannot follow the merge"
+        );
+        assert_eq!(
+            error(Some(id)).to_string(),
+            format!("main moved to {id}, but its checkout did not follow")
+        );
+    }
+
+    #[test]
     fn every_refusal_says_what_to_do() {
         let id = ObjectId::null(gix::hash::Kind::Sha1);
         let hints = |e: MergeError| {
@@ -836,6 +908,66 @@ mod tests {
             assert_eq!(err.message, "cannot publish loop fix-1");
             err.hints.join("\n")
         };
+        let locked = hints(MergeError::Locked {
+            path: "/r/.git/index.lock".into(),
+            repo: "/r".into(),
+        });
+        assert!(
+            locked.contains("remove it: `rm /r/.git/index.lock`; then publish again"),
+            "{locked}"
+        );
+        let unfinished = || {
+            Box::new(CheckoutError::Git(GitError::Failed {
+                argv: "git read-tree".into(),
+                stderr: String::new(),
+            }))
+        };
+        let moved = hints(MergeError::Checkout {
+            target: "main".into(),
+            landed: Some(id),
+            source: unfinished(),
+        });
+        assert!(
+            moved.contains("the branch moved; `git loop doctor --fix`"),
+            "{moved}"
+        );
+        let interrupted = hints(MergeError::Interrupted(unfinished()));
+        assert!(
+            interrupted.contains("the branch moved; `git loop doctor --fix`"),
+            "{interrupted}"
+        );
+        let not_moved = hints(MergeError::Checkout {
+            target: "main".into(),
+            landed: None,
+            source: unfinished(),
+        });
+        assert_eq!(not_moved, "nothing was changed; publish again");
+        let unproven = hints(MergeError::Checkout {
+            target: "main".into(),
+            landed: Some(id),
+            source: Box::new(CheckoutError::Unproven {
+                worktree: "/w".into(),
+                branch: "main".into(),
+                new: id.to_string(),
+                journal: "/ws/locks/it's.json".into(),
+                lock: "/nonexistent/index.lock".into(),
+                reasons: vec![],
+            }),
+        });
+        assert!(
+            unproven.contains("look at `git status` in /w"),
+            "{unproven}"
+        );
+        assert!(
+            unproven.contains("`rm '/ws/locks/it'\\''s.json'`; until then"),
+            "{unproven}"
+        );
+        assert_eq!(
+            shell_quoted(Path::new("/a/b_c-1.2+x:y@z")),
+            "/a/b_c-1.2+x:y@z"
+        );
+        assert_eq!(shell_quoted(Path::new("/a b/c")), "'/a b/c'");
+        assert_eq!(shell_quoted(Path::new("/a;b")), "'/a;b'");
         let conflict = hints(MergeError::Conflict {
             source_branch: "loop/fix-1".into(),
             target: "main".into(),
