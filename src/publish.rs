@@ -469,3 +469,538 @@ fn shell_quoted(path: &Path) -> String {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The engine against real origins in temporary folders: which outcome each shape of
+    //! history gives, what the target and its checkout hold afterwards, and what is refused
+    //! with nothing moved.
+    use super::*;
+    use std::process::Command;
+
+    /// `git ARGS` in `dir` with a fixed, isolated environment.
+    fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+        Command::new("git")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// `git ARGS`, which must succeed; stdout trimmed.
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = run(dir, args);
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn rev(dir: &Path, what: &str) -> ObjectId {
+        ObjectId::from_hex(git(dir, &["rev-parse", what]).as_bytes()).unwrap()
+    }
+
+    /// Commits `file` with `text` on `branch` (made from `main` if new), then comes back
+    /// to `main`; the checkout ends clean at `main`.
+    fn commit(dir: &Path, branch: &str, file: &str, text: &str) -> ObjectId {
+        if branch != "main" {
+            let exists = run(
+                dir,
+                &[
+                    "rev-parse",
+                    "-q",
+                    "--verify",
+                    &format!("refs/heads/{branch}"),
+                ],
+            )
+            .status
+            .success();
+            let mut args = vec!["switch", "-q"];
+            if !exists {
+                args.push("-c");
+            }
+            args.push(branch);
+            git(dir, &args);
+        }
+        std::fs::write(dir.join(file), text).unwrap();
+        git(dir, &["add", file]);
+        git(dir, &["commit", "-q", "--no-verify", "-m", file]);
+        let id = rev(dir, "HEAD");
+        git(dir, &["switch", "-q", "main"]);
+        id
+    }
+
+    /// An origin with `main` (a.txt) checked out and the identity commit-tree needs.
+    fn origin() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap().join("origin");
+        std::fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        git(&dir, &["config", "user.name", "A"]);
+        git(&dir, &["config", "user.email", "a@example.com"]);
+        commit(&dir, "main", "a.txt", "a\n");
+        (tmp, dir)
+    }
+
+    fn request(origin: &Path) -> MergeRequest<'_> {
+        MergeRequest {
+            origin,
+            source_branch: "loop/x",
+            target_branch: "main",
+            message: "merge loop/x".into(),
+            squash: false,
+            dry_run: false,
+            journal: origin.parent().unwrap().join("journal"),
+            owner: Owner::User,
+            // Only read for the workspace's own repositories, which these are not.
+            workspace: Box::leak(Box::new(crate::workspace::Workspace::at(
+                "/nonexistent-workspace".into(),
+                "alice".into(),
+            ))),
+            union: vec![],
+            gated: None,
+        }
+    }
+
+    /// The outcome of a merge that must succeed.
+    fn outcome(req: &MergeRequest) -> Outcome {
+        merge(req).unwrap().outcome
+    }
+
+    fn parents(dir: &Path, commit: ObjectId) -> Vec<ObjectId> {
+        git(dir, &["rev-list", "--parents", "-1", &commit.to_string()])
+            .split_whitespace()
+            .skip(1)
+            .map(|p| ObjectId::from_hex(p.as_bytes()).unwrap())
+            .collect()
+    }
+
+    fn clean(dir: &Path) -> bool {
+        git(dir, &["status", "--porcelain"]).is_empty()
+    }
+
+    #[test]
+    fn a_branch_ahead_fast_forwards_the_target_and_its_checkout() {
+        let (_tmp, dir) = origin();
+        let old = rev(&dir, "main");
+        let new = commit(&dir, "loop/x", "b.txt", "b\n");
+        assert!(!dir.join("b.txt").exists());
+        let req = request(&dir);
+        let journal = req.journal.clone();
+        assert_eq!(outcome(&req), Outcome::FastForward { old, new });
+        assert_eq!(rev(&dir, "main"), new);
+        assert_eq!(std::fs::read_to_string(dir.join("b.txt")).unwrap(), "b\n");
+        assert!(clean(&dir));
+        assert!(!journal.exists(), "the journal is removed once done");
+        // Again: nothing to do.
+        assert_eq!(outcome(&req), Outcome::UpToDate);
+    }
+
+    #[test]
+    fn a_target_that_moved_on_gets_a_merge_commit_of_both() {
+        let (_tmp, dir) = origin();
+        let source = commit(&dir, "loop/x", "b.txt", "b\n");
+        let old = commit(&dir, "main", "c.txt", "c\n");
+        let Outcome::Merged { old: o, new } = outcome(&request(&dir)) else {
+            panic!("not a merge")
+        };
+        assert_eq!(o, old);
+        assert_eq!(rev(&dir, "main"), new);
+        assert_eq!(parents(&dir, new), vec![old, source]);
+        assert_eq!(
+            git(&dir, &["log", "-1", "--format=%s", "main"]),
+            "merge loop/x"
+        );
+        assert!(dir.join("b.txt").is_file() && dir.join("c.txt").is_file());
+        assert!(clean(&dir));
+    }
+
+    #[test]
+    fn squash_makes_one_commit_of_one_parent_even_where_a_fast_forward_would_do() {
+        let (_tmp, dir) = origin();
+        let old = rev(&dir, "main");
+        let source = commit(&dir, "loop/x", "b.txt", "b\n");
+        let req = MergeRequest {
+            squash: true,
+            ..request(&dir)
+        };
+        let Outcome::Merged { old: o, new } = outcome(&req) else {
+            panic!("not a squash commit")
+        };
+        assert_eq!(o, old);
+        assert_eq!(parents(&dir, new), vec![old]);
+        assert_eq!(
+            git(&dir, &["rev-parse", &format!("{new}^{{tree}}")]),
+            git(&dir, &["rev-parse", &format!("{source}^{{tree}}")])
+        );
+        assert!(dir.join("b.txt").is_file() && clean(&dir));
+    }
+
+    #[test]
+    fn a_conflict_names_its_paths_and_moves_nothing() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "loop/x", "a.txt", "from the loop\n");
+        let old = commit(&dir, "main", "a.txt", "from main\n");
+        match merge(&request(&dir)) {
+            Err(MergeError::Conflict {
+                source_branch,
+                target,
+                paths,
+            }) => {
+                assert_eq!(
+                    (source_branch.as_str(), target.as_str()),
+                    ("loop/x", "main")
+                );
+                assert_eq!(paths, vec!["a.txt".to_string()]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rev(&dir, "main"), old);
+        assert!(clean(&dir));
+    }
+
+    #[test]
+    fn a_dry_run_reports_and_moves_nothing() {
+        let (_tmp, dir) = origin();
+        let source = commit(&dir, "loop/x", "b.txt", "b\n");
+        let old = commit(&dir, "main", "c.txt", "c\n");
+        let req = MergeRequest {
+            dry_run: true,
+            ..request(&dir)
+        };
+        let Outcome::Merged { old: o, new } = outcome(&req) else {
+            panic!("not a merge")
+        };
+        assert_eq!(o, old);
+        assert_eq!(parents(&dir, new), vec![old, source]);
+        assert_eq!(rev(&dir, "main"), old);
+        assert!(!dir.join("b.txt").exists() && clean(&dir));
+    }
+
+    #[test]
+    fn a_missing_branch_is_named() {
+        let (_tmp, dir) = origin();
+        match merge(&request(&dir)) {
+            Err(MergeError::NoBranch(b)) => assert_eq!(b, "loop/x"),
+            other => panic!("{other:?}"),
+        }
+        commit(&dir, "loop/x", "b.txt", "b\n");
+        let req = MergeRequest {
+            target_branch: "trunk",
+            ..request(&dir)
+        };
+        match merge(&req) {
+            Err(MergeError::NoBranch(b)) => assert_eq!(b, "trunk"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_lands_is_the_judged_commit_whatever_the_branch_says_by_now() {
+        let (_tmp, dir) = origin();
+        let judged_target = rev(&dir, "main");
+        let judged = commit(&dir, "loop/x", "b.txt", "b\n");
+        // The loop pushed more after the gate looked.
+        commit(&dir, "loop/x", "later.txt", "unjudged\n");
+        let req = MergeRequest {
+            gated: Some((judged, judged_target)),
+            ..request(&dir)
+        };
+        assert_eq!(
+            outcome(&req),
+            Outcome::FastForward {
+                old: judged_target,
+                new: judged
+            }
+        );
+        assert!(!dir.join("later.txt").exists());
+    }
+
+    #[test]
+    fn a_target_moved_forward_since_judging_still_merges_one_moved_back_refuses() {
+        let (_tmp, dir) = origin();
+        let base = rev(&dir, "main");
+        let judged = commit(&dir, "loop/x", "b.txt", "b\n");
+        // Forward: the target only gained commits, the branch carries no more.
+        let forward = commit(&dir, "main", "c.txt", "c\n");
+        let req = MergeRequest {
+            gated: Some((judged, base)),
+            dry_run: true,
+            ..request(&dir)
+        };
+        assert!(matches!(outcome(&req), Outcome::Merged { old, .. } if old == forward));
+        // Back: judged against `forward`, the target is at `base` now, where the branch
+        // would bring what `forward` hid.
+        git(&dir, &["reset", "-q", "--hard", &base.to_string()]);
+        let req = MergeRequest {
+            gated: Some((judged, forward)),
+            ..request(&dir)
+        };
+        match merge(&req) {
+            Err(MergeError::TargetMoved {
+                target,
+                judged: j,
+                now,
+            }) => {
+                assert_eq!((target.as_str(), j, now), ("main", forward, base));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rev(&dir, "main"), base);
+    }
+
+    #[test]
+    fn a_checkout_that_cannot_follow_refuses_before_anything_moves() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "loop/x", "a.txt", "from the loop\n");
+        let old = rev(&dir, "main");
+        // A local change the merge would overwrite.
+        std::fs::write(dir.join("a.txt"), "local\n").unwrap();
+        match merge(&request(&dir)) {
+            Err(MergeError::Checkout {
+                target,
+                landed: None,
+                source,
+            }) => match *source {
+                CheckoutError::WouldOverwrite { worktree, paths } => {
+                    assert_eq!(target, "main");
+                    assert_eq!(worktree, dir);
+                    assert_eq!(paths, vec!["a.txt".to_string()]);
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rev(&dir, "main"), old);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+            "local\n"
+        );
+        // A staged change, even one the merge does not touch: read-tree would drop it.
+        git(&dir, &["checkout", "a.txt"]);
+        std::fs::write(dir.join("d.txt"), "staged\n").unwrap();
+        git(&dir, &["add", "d.txt"]);
+        match merge(&request(&dir)) {
+            Err(MergeError::Checkout {
+                landed: None,
+                source,
+                ..
+            }) => assert!(
+                matches!(*source, CheckoutError::Staged { ref branch, .. } if branch == "main"),
+                "{source:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rev(&dir, "main"), old);
+        assert_eq!(git(&dir, &["diff", "--cached", "--name-only"]), "d.txt");
+    }
+
+    #[test]
+    fn an_unstaged_change_the_merge_does_not_touch_survives() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "main", "c.txt", "c\n");
+        let new = commit(&dir, "loop/x", "b.txt", "b\n");
+        std::fs::write(dir.join("c.txt"), "local\n").unwrap();
+        assert!(matches!(outcome(&request(&dir)), Outcome::FastForward { new: n, .. } if n == new));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("c.txt")).unwrap(),
+            "local\n"
+        );
+        assert!(dir.join("b.txt").is_file());
+    }
+
+    #[test]
+    fn the_checkout_of_a_branch_is_found_in_any_worktree() {
+        let (tmp, dir) = origin();
+        commit(&dir, "trunk", "t.txt", "t\n");
+        assert_eq!(checkout_of(&dir, "main").unwrap(), Some(dir.clone()));
+        assert_eq!(checkout_of(&dir, "trunk").unwrap(), None);
+        let linked = tmp.path().canonicalize().unwrap().join("linked");
+        git(
+            &dir,
+            &["worktree", "add", "-q", linked.to_str().unwrap(), "trunk"],
+        );
+        assert_eq!(checkout_of(&dir, "trunk").unwrap(), Some(linked));
+        assert_eq!(checkout_of(&dir, "nowhere").unwrap(), None);
+    }
+
+    #[test]
+    fn a_lock_file_on_the_users_branch_is_named_and_nothing_moves() {
+        let (_tmp, dir) = origin();
+        let old = rev(&dir, "main");
+        commit(&dir, "loop/x", "b.txt", "b\n");
+        let lock = dir.join(".git/refs/heads/main.lock");
+        std::fs::write(&lock, "").unwrap();
+        match merge(&request(&dir)) {
+            Err(MergeError::Locked { path, repo }) => {
+                assert_eq!(
+                    (path.as_path(), repo.as_path()),
+                    (lock.as_path(), dir.as_path())
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(lock.exists(), "the user's lock file is left alone");
+        assert_eq!(rev(&dir, "main"), old);
+        assert!(!dir.join("b.txt").exists() && clean(&dir));
+    }
+
+    #[test]
+    fn append_only_files_merge_as_the_union_of_both_sides() {
+        let (_tmp, dir) = origin();
+        commit(&dir, "main", "inbox.md", "a\n");
+        let source = commit(&dir, "loop/x", "inbox.md", "a\nfrom the loop\n");
+        let old = commit(&dir, "main", "inbox.md", "a\nfrom main\n");
+        // Without the union rule, the same histories conflict.
+        assert!(matches!(
+            merge(&MergeRequest {
+                dry_run: true,
+                ..request(&dir)
+            }),
+            Err(MergeError::Conflict { .. })
+        ));
+        let req = MergeRequest {
+            union: vec!["inbox.md".into()],
+            ..request(&dir)
+        };
+        let Outcome::Merged { old: o, new } = outcome(&req) else {
+            panic!("not a merge")
+        };
+        assert_eq!(o, old);
+        assert_eq!(parents(&dir, new), vec![old, source]);
+        let text = std::fs::read_to_string(dir.join("inbox.md")).unwrap();
+        assert!(
+            text.contains("from the loop\n") && text.contains("from main\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_checkout_that_did_not_follow_says_whether_the_branch_moved() {
+        let id = ObjectId::null(gix::hash::Kind::Sha1);
+        let error = |landed| MergeError::Checkout {
+            target: "main".into(),
+            landed,
+            source: Box::new(CheckoutError::Staged {
+                worktree: "/w".into(),
+                branch: "main".into(),
+            }),
+        };
+        assert_eq!(
+            error(None).to_string(),
+            "the checkout of main cannot follow the merge"
+        );
+        assert_eq!(
+            error(Some(id)).to_string(),
+            format!("main moved to {id}, but its checkout did not follow")
+        );
+    }
+
+    #[test]
+    fn every_refusal_says_what_to_do() {
+        let id = ObjectId::null(gix::hash::Kind::Sha1);
+        let hints = |e: MergeError| {
+            let err = to_error(e, "fix-1", "publish");
+            assert_eq!(err.message, "cannot publish loop fix-1");
+            err.hints.join("\n")
+        };
+        let locked = hints(MergeError::Locked {
+            path: "/r/.git/index.lock".into(),
+            repo: "/r".into(),
+        });
+        assert!(
+            locked.contains("remove it: `rm /r/.git/index.lock`; then publish again"),
+            "{locked}"
+        );
+        let unfinished = || {
+            Box::new(CheckoutError::Git(GitError::Failed {
+                argv: "git read-tree".into(),
+                stderr: String::new(),
+            }))
+        };
+        let moved = hints(MergeError::Checkout {
+            target: "main".into(),
+            landed: Some(id),
+            source: unfinished(),
+        });
+        assert!(
+            moved.contains("the branch moved; `git loop doctor --fix`"),
+            "{moved}"
+        );
+        let interrupted = hints(MergeError::Interrupted(unfinished()));
+        assert!(
+            interrupted.contains("the branch moved; `git loop doctor --fix`"),
+            "{interrupted}"
+        );
+        let not_moved = hints(MergeError::Checkout {
+            target: "main".into(),
+            landed: None,
+            source: unfinished(),
+        });
+        assert_eq!(not_moved, "nothing was changed; publish again");
+        let unproven = hints(MergeError::Checkout {
+            target: "main".into(),
+            landed: Some(id),
+            source: Box::new(CheckoutError::Unproven {
+                worktree: "/w".into(),
+                branch: "main".into(),
+                new: id.to_string(),
+                journal: "/ws/locks/it's.json".into(),
+                lock: "/nonexistent/index.lock".into(),
+                reasons: vec![],
+            }),
+        });
+        assert!(
+            unproven.contains("look at `git status` in /w"),
+            "{unproven}"
+        );
+        assert!(
+            unproven.contains("`rm '/ws/locks/it'\\''s.json'`; until then"),
+            "{unproven}"
+        );
+        assert_eq!(
+            shell_quoted(Path::new("/a/b_c-1.2+x:y@z")),
+            "/a/b_c-1.2+x:y@z"
+        );
+        assert_eq!(shell_quoted(Path::new("/a b/c")), "'/a b/c'");
+        assert_eq!(shell_quoted(Path::new("/a;b")), "'/a;b'");
+        let conflict = hints(MergeError::Conflict {
+            source_branch: "loop/fix-1".into(),
+            target: "main".into(),
+            paths: vec!["a".into()],
+        });
+        assert!(conflict.contains("git loop shell fix-1"), "{conflict}");
+        assert!(conflict.contains("git rebase origin/main"), "{conflict}");
+        assert!(conflict.contains("and publish again"), "{conflict}");
+        let dirty = hints(MergeError::Checkout {
+            target: "main".into(),
+            landed: None,
+            source: Box::new(CheckoutError::WouldOverwrite {
+                worktree: "/w".into(),
+                paths: vec!["a".into()],
+            }),
+        });
+        assert!(
+            dirty.contains("commit or stash the changes in /w"),
+            "{dirty}"
+        );
+        assert!(hints(MergeError::NoBranch("main".into())).contains("git loop doctor"));
+        assert!(hints(MergeError::Busy {
+            target: "main".into(),
+            tries: TRIES
+        })
+        .contains("try again"));
+        assert!(hints(MergeError::TargetMoved {
+            target: "main".into(),
+            judged: id,
+            now: id
+        })
+        .contains("publish again"));
+    }
+}

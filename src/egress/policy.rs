@@ -735,6 +735,33 @@ mod tests {
     }
 
     #[test]
+    fn each_rule_has_its_own_name_and_a_refusal_says_its_reason_and_rule() {
+        // The names are what the 403 body, the SOCKS event and the violation log carry.
+        let rules = [
+            (Rule::Credentials, "credentials"),
+            (Rule::Malformed, "malformed"),
+            (Rule::NumericHost, "numeric-host"),
+            (Rule::Denylist, "denylist"),
+            (Rule::Allowlist, "allowlist"),
+            (Rule::Address, "address"),
+            (Rule::Mismatch, "host-mismatch"),
+            (Rule::Unsupported, "unsupported"),
+            (Rule::RawTcp, "raw-tcp"),
+        ];
+        for (rule, name) in rules {
+            assert_eq!(rule.as_str(), name);
+        }
+        let r = Refusal::new(
+            Rule::Allowlist,
+            "evil.test is not on this sandbox's allowlist",
+        );
+        assert_eq!(
+            r.to_string(),
+            "evil.test is not on this sandbox's allowlist (rule: allowlist)"
+        );
+    }
+
+    #[test]
     fn canonical_names_fold_case_dots_and_unicode() {
         for (raw, want) in [
             ("Example.COM", "example.com"),
@@ -797,6 +824,143 @@ mod tests {
             .unwrap_err()
             .reason
             .contains("127.0.0.1"));
+    }
+
+    #[test]
+    fn a_spelling_longer_than_four_names_is_refused_before_it_is_mapped() {
+        // Soft hyphens (U+00AD, two bytes each) map to nothing: a raw spelling can be far
+        // longer than the name it stands for. Up to 4 * 253 bytes are mapped; more are not.
+        let padded = |total: usize| {
+            let hyphens = (total - 8 - 40) / 2;
+            let letters = total - 8 - 2 * hyphens;
+            let raw = format!(
+                "{}{}.example",
+                "\u{ad}".repeat(hyphens),
+                "a".repeat(letters)
+            );
+            assert_eq!(raw.len(), total);
+            (raw, format!("{}.example", "a".repeat(letters)))
+        };
+        for total in [300, 4 * MAX_NAME] {
+            let (raw, name) = padded(total);
+            assert_eq!(canonical_host(&raw), Ok(name), "{total} bytes");
+        }
+        let (raw, _) = padded(4 * MAX_NAME + 1);
+        let refusal = canonical_host(&raw).unwrap_err();
+        assert_eq!(refusal.rule, Rule::Malformed);
+        assert!(
+            refusal.reason.ends_with("is too long for a host name"),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn a_name_is_at_most_253_bytes_and_a_label_at_most_63() {
+        let label = "a".repeat(63);
+        // 4 labels of 63 and 3 dots: 255 bytes; cut to 253 and 254.
+        let long = [label.as_str(); 4].join(".");
+        assert_eq!(canonical_host(&long[..253]).as_deref(), Ok(&long[..253]));
+        assert_eq!(
+            canonical_host(&format!("{}.", &long[..253])).as_deref(),
+            Ok(&long[..253])
+        );
+        let refusal = canonical_host(&long[..254]).unwrap_err();
+        assert!(
+            refusal.reason.ends_with("is too long for a host name"),
+            "{refusal}"
+        );
+        assert_eq!(
+            canonical_host(&format!("{label}.example")).map(|n| n.len()),
+            Ok(71)
+        );
+        let refusal = canonical_host(&format!("{label}a.example")).unwrap_err();
+        assert!(
+            refusal.reason.contains("an empty or overlong label"),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn a_host_in_a_message_is_quoted_escaped_and_clipped_at_120_characters() {
+        assert_eq!(shown("a\nb"), "\"a\\nb\"");
+        let at = "é".repeat(120);
+        assert_eq!(shown(&at), format!("\"{at}\""));
+        assert_eq!(shown(&format!("{at}x")), format!("\"{at}\"…"));
+        let refusal = canonical_host(&format!("{}:1", "b".repeat(200))).unwrap_err();
+        assert!(
+            refusal
+                .reason
+                .starts_with(&format!("\"{}\"… is not a host name", "b".repeat(120))),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn inet_aton_spellings_read_as_the_address_they_reach() {
+        for (raw, want) in [
+            ("1.2.3.4", Some("1.2.3.4")),
+            ("1.2.3.255", Some("1.2.3.255")),
+            ("1.2.3.256", None),
+            ("1.2.65535", Some("1.2.255.255")),
+            ("1.2.65536", None),
+            ("1.16777215", Some("1.255.255.255")),
+            ("1.16777216", None),
+            ("4294967295", Some("255.255.255.255")),
+            ("4294967296", None),
+            ("255.1", Some("255.0.0.1")),
+            ("256.1", None),
+            ("1.256.1", None),
+            ("0x7f.1", Some("127.0.0.1")),
+            ("0x10.0x", Some("16.0.0.0")),
+            ("0x", Some("0.0.0.0")),
+            ("0x1g", None),
+            ("010.0", Some("8.0.0.0")),
+            ("0", Some("0.0.0.0")),
+            ("08", None),
+            ("1.2.3.4.0", None),
+            ("1.2.3.4.5", None),
+            ("1.2.3.4.5.0", None),
+            ("", None),
+            ("1..2", None),
+        ] {
+            assert_eq!(
+                parse_ipv4_loose(raw),
+                want.map(|a| a.parse().unwrap()),
+                "{raw:?}"
+            );
+        }
+        // Five numbers: numeric by its last label, but no address; refused all the same.
+        let refusal = canonical_host("1.2.3.4.0").unwrap_err();
+        assert_eq!(refusal.rule, Rule::NumericHost);
+        assert_eq!(
+            refusal.reason,
+            "\"1.2.3.4.0\" is an IPv4 address in a numeric spelling; the proxy reaches host names only"
+        );
+        assert_eq!(numeric_host("a.0x1f"), Some(None));
+        assert_eq!(numeric_host("a.0x"), Some(None));
+        assert_eq!(numeric_host("a.0xg"), None);
+        assert_eq!(numeric_host("a.1b"), None);
+        assert_eq!(numeric_host("a.b"), None);
+        assert_eq!(numeric_host("7"), Some(Some("0.0.0.7".parse().unwrap())));
+    }
+
+    #[test]
+    fn spaces_controls_and_stars_are_named_as_no_host_name() {
+        // Refused before the IDNA mapping, which would call them a bad international name.
+        for raw in [
+            "a b.example",
+            "a\u{7f}b.example",
+            "a\u{a0}b.example",
+            "a*b.example",
+        ] {
+            let refusal = canonical_host(raw).unwrap_err();
+            assert_eq!(refusal.rule, Rule::Malformed, "{raw:?}");
+            assert_eq!(
+                refusal.reason,
+                format!("{raw:?} is not a host name"),
+                "{raw:?}"
+            );
+        }
     }
 
     #[test]
@@ -879,20 +1043,30 @@ mod tests {
             Pattern::parse("*.internal").unwrap().to_string(),
             "*.internal"
         );
-        for bad in [
-            "*",
-            "*.*.example.com",
-            "a*.example.com",
-            "example.*",
-            "api.*",
-            "127.0.0.1",
-            "10.0.0.0/8",
-            "[::1]",
-            "exa mple.com",
-            "",
-            "a..b",
+        assert_eq!(
+            Pattern::parse(" BedRock.*.amazonaws.com ").unwrap(),
+            Pattern::OneLabel {
+                prefix: "bedrock".into(),
+                suffix: "amazonaws.com".into()
+            }
+        );
+        for (bad, why) in [
+            ("*", "the * cannot be the last label"),
+            ("*.*.example.com", "has more than one *"),
+            ("a*.example.com", "a * stands for whole labels"),
+            ("example.*", "the * cannot be the last label"),
+            ("api.*", "the * cannot be the last label"),
+            ("127.0.0.1", "is an IP address"),
+            ("*.127.0.0.1", "is an IP address"),
+            ("[::1]", "is an IP address"),
+            ("10.0.0.0/8", "is not a host name or pattern"),
+            ("exa mple.com", "is not a host name or pattern"),
+            ("a b.*.example", "is not a host name or pattern"),
+            ("", "is not a host name or pattern"),
+            ("a..b", "is not a host name or pattern"),
         ] {
-            assert!(Pattern::parse(bad).is_err(), "{bad}");
+            let err = Pattern::parse(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
         }
         assert!(Pattern::parse("127.0.0.1")
             .unwrap_err()
@@ -1426,6 +1600,233 @@ mod tests {
             .parse::<Cidr>()
             .unwrap()
             .contains("fd00::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn a_range_contains_exactly_the_addresses_under_its_prefix() {
+        let within =
+            |cidr: &str, ip: &str| cidr.parse::<Cidr>().unwrap().contains(ip.parse().unwrap());
+        for (cidr, inside, outside) in [
+            ("10.1.0.0/16", "10.1.255.255", "10.0.255.255"),
+            ("10.1.2.3/32", "10.1.2.3", "10.1.2.2"),
+            ("10.1.2.3", "10.1.2.3", "10.1.2.4"),
+            ("0.0.0.0/0", "255.255.255.255", "::"),
+            ("128.0.0.0/1", "200.0.0.1", "127.255.255.255"),
+            ("fd00::/8", "fdff:ffff::1", "fc00::1"),
+            ("fd00::/8", "fd00::", "fe00::"),
+            ("2001:db8::/32", "2001:db8:ffff::1", "2001:db9::1"),
+            ("2001:db8::1/128", "2001:db8::1", "2001:db8::2"),
+            ("::/0", "ffff::1", "0.0.0.0"),
+            ("8000::/1", "8000::1", "7fff::1"),
+        ] {
+            assert!(within(cidr, inside), "{inside} in {cidr}");
+            assert!(!within(cidr, outside), "{outside} not in {cidr}");
+        }
+        assert_eq!("fd00::/8".parse::<Cidr>().unwrap().to_string(), "fd00::/8");
+        assert_eq!(
+            "10.1.2.3".parse::<Cidr>().unwrap().to_string(),
+            "10.1.2.3/32"
+        );
+        assert_eq!("::1".parse::<Cidr>().unwrap().to_string(), "::1/128");
+        assert!(" 10.0.0.0/8 ".parse::<Cidr>().is_ok());
+        for bad in [
+            "10.0.0.0/33",
+            "::/129",
+            "10.0.0.0/-1",
+            "10.0.0.0/8/8",
+            "10.0.0.0/256",
+        ] {
+            assert!(bad.parse::<Cidr>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_ipv4_address_an_ipv6_form_reaches_is_read_from_exactly_its_forms() {
+        for (v6, want) in [
+            ("::ffff:1.2.3.4", Some("1.2.3.4")),
+            ("::ffff:0:1.2.3.4", Some("1.2.3.4")),
+            ("::1.2.3.4", Some("1.2.3.4")),
+            ("::2", Some("0.0.0.2")),
+            ("64:ff9b::1.2.3.4", Some("1.2.3.4")),
+            ("2002:102:304::1", Some("1.2.3.4")),
+            ("2002:a9fe:a9fe:ffff::", Some("169.254.169.254")),
+            ("::", None),
+            ("::1", None),
+            ("1::ffff:1.2.3.4", None),
+            ("::1:ffff:1.2.3.4", None),
+            ("::5:0:1.2.3.4", None),
+            ("::ffff:5:1.2.3.4", None),
+            ("1::ffff:0:1.2.3.4", None),
+            ("1::1.2.3.4", None),
+            ("::1:0:0:1.2.3.4", None),
+            ("64:ff9b:1::1.2.3.4", None),
+            ("64:ff9a::1.2.3.4", None),
+            ("65:ff9b::1.2.3.4", None),
+            ("2003:102:304::1", None),
+            ("2606:4700::1", None),
+        ] {
+            assert_eq!(
+                embedded_ipv4(v6.parse().unwrap()),
+                want.map(|a| a.parse().unwrap()),
+                "{v6}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_special_address_is_named_by_its_own_class() {
+        for (a, class) in [
+            ("0.1.2.3", "\"this network\" (0.0.0.0/8)"),
+            ("127.0.0.1", "loopback"),
+            ("10.0.0.1", "private (RFC 1918)"),
+            ("172.16.0.1", "private (RFC 1918)"),
+            ("192.168.0.1", "private (RFC 1918)"),
+            ("169.254.0.1", "link-local"),
+            ("100.64.0.1", "shared (CGNAT, 100.64.0.0/10)"),
+            ("192.0.0.1", "IETF protocol assignments (192.0.0.0/24)"),
+            ("192.0.2.1", "documentation (RFC 5737)"),
+            ("198.51.100.1", "documentation (RFC 5737)"),
+            ("203.0.113.1", "documentation (RFC 5737)"),
+            (
+                "192.88.99.1",
+                "6to4 relay anycast (deprecated, 192.88.99.0/24)",
+            ),
+            ("198.18.0.1", "benchmarking (198.18.0.0/15)"),
+            ("198.19.0.1", "benchmarking (198.18.0.0/15)"),
+            ("224.0.0.1", "multicast"),
+            ("239.0.0.1", "multicast"),
+            ("255.255.255.255", "limited broadcast"),
+            ("255.255.255.254", "reserved (240.0.0.0/4)"),
+            ("240.0.0.1", "reserved (240.0.0.0/4)"),
+            ("::ffff:10.0.0.1", "private (RFC 1918) (IPv4 in IPv6)"),
+            ("::", "unspecified"),
+            ("::1", "loopback"),
+            (
+                "64:ff9b:1::1",
+                "local-use IPv4/IPv6 translation (64:ff9b:1::/48)",
+            ),
+            ("fc00::1", "unique local (ULA, fc00::/7)"),
+            ("fdff::1", "unique local (ULA, fc00::/7)"),
+            ("fe80::1", "link-local"),
+            ("febf::1", "link-local"),
+            ("fec0::1", "site-local"),
+            ("feff::1", "site-local"),
+            ("ff00::1", "multicast"),
+            ("100::1", "outside global unicast (2000::/3)"),
+            ("4000::1", "outside global unicast (2000::/3)"),
+            ("64:1::1", "outside global unicast (2000::/3)"),
+            (
+                "2001::1",
+                "IETF protocol assignments (2001::/23, Teredo included)",
+            ),
+            (
+                "2001:1ff::1",
+                "IETF protocol assignments (2001::/23, Teredo included)",
+            ),
+            ("2001:db8::1", "documentation (2001:db8::/32)"),
+            ("3fff::1", "documentation (3fff::/20)"),
+            ("3fff:fff::1", "documentation (3fff::/20)"),
+            (
+                "64:ff9b::1:1",
+                "\"this network\" (0.0.0.0/8) (IPv4 in IPv6)",
+            ),
+        ] {
+            assert_eq!(
+                special_address(a.parse().unwrap()).as_deref(),
+                Some(class),
+                "{a}"
+            );
+        }
+        for a in [
+            "172.15.0.1",
+            "172.32.0.1",
+            "100.63.0.1",
+            "100.128.0.1",
+            "192.0.1.1",
+            "192.88.98.1",
+            "198.17.0.1",
+            "198.20.0.1",
+            "223.255.255.255",
+            "2001:200::1",
+            "2001:db9::1",
+            "3fff:1000::1",
+            "2000::1",
+            "3ffe::1",
+        ] {
+            assert_eq!(special_address(a.parse().unwrap()), None, "{a}");
+        }
+        let refusal = Policy::baseline()
+            .check_addr("255.255.255.255".parse().unwrap())
+            .unwrap_err();
+        assert_eq!(
+            refusal.reason,
+            "the name resolves to 255.255.255.255, a limited broadcast address"
+        );
+    }
+
+    #[test]
+    fn a_raw_target_reads_back_as_written_and_keeps_its_first_source() {
+        let raw = RawAllowed::parse(" GitHub.com:22 ", "operator").unwrap();
+        assert_eq!(raw.to_string(), "github.com:22");
+        assert_eq!(raw.source, "operator");
+        let sub = RawAllowed::parse("*.git.example:2222", "t").unwrap();
+        assert_eq!(sub.to_string(), "*.git.example:2222");
+        for (bad, why) in [
+            ("github.com", "needs a port"),
+            ("github.com:0", "is not a port"),
+            ("github.com:+22", "is not a port"),
+            ("github.com:65536", "is not a port"),
+            ("127.0.0.1:22", "is an IP address"),
+        ] {
+            let err = RawAllowed::parse(bad, "t").unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let mut p = Policy::default();
+        p.allow_raw(raw.clone());
+        p.allow_raw(RawAllowed::parse("github.com:22", "again").unwrap());
+        p.allow_raw(RawAllowed::parse("github.com:443", "other port").unwrap());
+        let seen: Vec<String> = p
+            .raw()
+            .iter()
+            .map(|r| format!("{r} {}", r.source))
+            .collect();
+        assert_eq!(
+            seen,
+            ["github.com:22 operator", "github.com:443 other port"]
+        );
+        assert!(p.raw_allowed("github.com", 22) && p.raw_allowed("github.com", 443));
+        assert!(!p.raw_allowed("github.com", 2222) && !p.raw_allowed("gitlab.com", 22));
+        // Allowlist entries likewise keep their first source.
+        p.add(Pattern::parse("a.example").unwrap(), "first");
+        p.add(Pattern::parse("A.example.").unwrap(), "second");
+        assert_eq!(p.allowed().len(), 1);
+        assert_eq!(p.allowed()[0].source, "first");
+    }
+
+    #[test]
+    fn the_policy_shows_what_it_holds() {
+        // What `git loop show ID --net` lists.
+        let mut p = Policy::baseline();
+        assert!(p
+            .denied()
+            .iter()
+            .any(|d| d.pattern == Pattern::Exact("metadata.google.internal".into())));
+        assert!(p
+            .denied_addresses()
+            .iter()
+            .any(|(a, _)| *a == "169.254.169.254".parse::<IpAddr>().unwrap()));
+        assert!(p.hosts().is_empty() && p.cidrs().is_empty());
+        p.pin("registry.internal", "10.1.2.3".parse().unwrap())
+            .unwrap();
+        p.allow_cidr("10.1.0.0/16".parse().unwrap());
+        assert_eq!(
+            p.hosts().iter().collect::<Vec<_>>(),
+            [(
+                &"registry.internal".to_string(),
+                &"10.1.2.3".parse::<IpAddr>().unwrap()
+            )]
+        );
+        assert_eq!(p.cidrs(), ["10.1.0.0/16".parse::<Cidr>().unwrap()]);
     }
 
     #[test]

@@ -787,6 +787,72 @@ mod tests {
     }
 
     #[test]
+    fn a_jail_sees_the_system_read_only_and_one_tree_by_descriptor() {
+        let argv = strings(jail_argv(
+            "/usr/bin/bwrap",
+            &host(),
+            7,
+            std::path::Path::new("/loopat/loop/x/workdir"),
+            &[3, 4],
+            &["git".into(), "status".into()],
+        ));
+        let expected: Vec<&str> = vec![
+            "/usr/bin/bwrap",
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "git-loop",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "--ro-bind",
+            "/etc",
+            "/etc",
+            "--ro-bind",
+            "/dev/null",
+            "/etc/shadow",
+            "--proc",
+            "/proc",
+            "--ro-bind-try",
+            "/proc/sys",
+            "/proc/sys",
+            "--ro-bind-try",
+            "/proc/sysrq-trigger",
+            "/proc/sysrq-trigger",
+            "--dev",
+            "/dev",
+            // A jail's /tmp: 64 MiB.
+            "--size",
+            "67108864",
+            "--tmpfs",
+            "/tmp",
+            "--bind-fd",
+            "7",
+            "/loopat/loop/x/workdir",
+            "--remount-ro",
+            "/",
+            "--add-seccomp-fd",
+            "3",
+            "--add-seccomp-fd",
+            "4",
+            "--chdir",
+            "/loopat/loop/x/workdir",
+            "--",
+            "git",
+            "status",
+        ];
+        assert_eq!(argv, expected);
+    }
+
+    #[test]
     fn display_quotes_what_a_shell_would_split() {
         let line = display(&[
             "bwrap".into(),
@@ -795,5 +861,7 @@ mod tests {
             "it's".into(),
         ]);
         assert_eq!(line, "bwrap --chdir '/a b' 'it'\\''s'");
+        // An empty argument stays one argument.
+        assert_eq!(display(&["a".into(), "".into()]), "a ''");
     }
 }

@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -236,15 +236,8 @@ fn to_memfd(prog: &BpfProgram) -> Result<OwnedFd, SeccompError> {
 /// An anonymous in-memory file, close-on-exec (the spawner clears that flag only on the
 /// descriptors bwrap is meant to get).
 pub fn memfd(name: &str) -> std::io::Result<OwnedFd> {
-    let name = std::ffi::CString::new(name).expect("no NUL in memfd names");
-    // SAFETY: memfd_create with a valid NUL-terminated name; the returned descriptor is
-    // checked and then owned by OwnedFd.
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh descriptor this function alone owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    use nix::sys::memfd::{memfd_create, MFdFlags};
+    Ok(memfd_create(name, MFdFlags::MFD_CLOEXEC)?)
 }
 
 #[cfg(test)]
@@ -436,6 +429,18 @@ mod tests {
             verdict(20, [0; 6], AUDIT_ARCH_I386) & libc::SECCOMP_RET_ACTION_FULL,
             libc::SECCOMP_RET_KILL_PROCESS
         );
+    }
+
+    #[test]
+    fn a_memfd_is_closed_on_exec_and_a_name_the_kernel_refuses_is_an_error() {
+        use std::os::fd::AsRawFd;
+        let fd = memfd("git-loop-test").unwrap();
+        // SAFETY: F_GETFD on a descriptor this test owns.
+        let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        // memfd_create takes at most 249 bytes of name.
+        let err = memfd(&"x".repeat(300)).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
     }
 
     #[test]

@@ -31,9 +31,14 @@ pub const LOOPAT: &str = "/loopat";
 /// The fixed PATH inside: the host's PATH could name folders that do not exist inside.
 pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin";
 
-/// Host variables that pass into the sandbox unchanged (DESIGN 4.2); everything else of
-/// the host environment is dropped.
+/// Host variables that pass into the sandbox unchanged (DESIGN 4.2), with the locale's
+/// `LC_*`; everything else of the host environment is dropped.
 pub const PASSED_ENV: &[&str] = &["TERM", "LANG", "TZ", "COLORTERM"];
+
+/// Does the host variable `key` pass into the sandbox?
+pub fn passes_in(key: &str) -> bool {
+    PASSED_ENV.contains(&key) || key.starts_with("LC_")
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -326,7 +331,13 @@ pub struct Limits {
 impl Limits {
     /// 4096 processes and half the machine's memory (DESIGN 4.2).
     pub fn defaults() -> Limits {
-        let memory = total_memory().unwrap_or(4 << 30) / 2;
+        Limits::for_memory(total_memory())
+    }
+
+    /// The defaults on a machine of `total` bytes of memory (4 GiB where unknown): half
+    /// of it for the sandbox, and a `/tmp` of that much but at most 4 GiB.
+    fn for_memory(total: Option<u64>) -> Limits {
+        let memory = total.unwrap_or(4 << 30) / 2;
         Limits {
             pids: 4096,
             memory_bytes: memory,
@@ -345,7 +356,13 @@ fn total_memory() -> Option<u64> {
     if unsafe { libc::sysinfo(&mut info) } != 0 {
         return None;
     }
-    Some(info.totalram as u64 * u64::from(info.mem_unit.max(1)))
+    Some(bytes_of(info.totalram as u64, info.mem_unit))
+}
+
+/// sysinfo counts memory in units of `mem_unit` bytes (1 on 64-bit kernels, a page on
+/// 32-bit ones with more memory than 32 bits count; 0 from kernels before 2.3.23).
+fn bytes_of(count: u64, mem_unit: u32) -> u64 {
+    count * u64::from(mem_unit.max(1))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -440,7 +457,7 @@ impl HostView {
             let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
                 continue;
             };
-            if PASSED_ENV.contains(&k) || k.starts_with("LC_") {
+            if passes_in(k) {
                 env.insert(k.to_string(), v.to_string());
             }
         }
@@ -800,7 +817,7 @@ impl SandboxSpec {
 
         let mut env = BTreeMap::new();
         for (k, v) in &host.env {
-            if PASSED_ENV.contains(&k.as_str()) || k.starts_with("LC_") {
+            if passes_in(k) {
                 env.insert(k.clone(), v.clone());
             }
         }
@@ -914,11 +931,6 @@ impl SandboxSpec {
                 Mount::Tmpfs { inside, .. } if inside.ends_with("personal/.git") => (
                     inside.display().to_string(),
                     "empty tmpfs (the personal history is git-loop's)".into(),
-                    "ro".into(),
-                ),
-                Mount::Tmpfs { inside, .. } if inside.ends_with(".loopat/vaults") => (
-                    inside.display().to_string(),
-                    "empty tmpfs (vaults hidden)".into(),
                     "ro".into(),
                 ),
                 Mount::Tmpfs { inside, .. } => (
@@ -1209,5 +1221,300 @@ mod tests {
             .mounts
             .iter()
             .any(|m| m.inside().to_string_lossy().contains("vaults")));
+    }
+
+    #[test]
+    fn run_and_network_modes_read_back_what_they_write() {
+        for mode in [RunMode::Work, RunMode::Review, RunMode::Plan] {
+            assert_eq!(RunMode::parse(mode.as_str()), Some(mode));
+            assert_eq!(mode.writable(), mode == RunMode::Work);
+        }
+        assert_eq!(
+            [RunMode::Work, RunMode::Review, RunMode::Plan].map(RunMode::as_str),
+            ["work", "review", "plan"]
+        );
+        for net in [NetMode::Host, NetMode::None, NetMode::Proxy] {
+            assert_eq!(NetMode::parse(net.as_str()), Some(net));
+        }
+        assert_eq!(
+            [NetMode::Host, NetMode::None, NetMode::Proxy].map(NetMode::as_str),
+            ["host", "none", "proxy"]
+        );
+        for bad in ["", "Work", "rw", "proxy ", "all"] {
+            assert_eq!(RunMode::parse(bad), None, "{bad:?}");
+            assert_eq!(NetMode::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_default_limits_take_half_the_memory_and_at_most_4_gib_of_tmp() {
+        let gib = 1u64 << 30;
+        let big = Limits::for_memory(Some(64 * gib));
+        assert_eq!((big.pids, big.nofile), (4096, 4096));
+        assert_eq!((big.memory_bytes, big.tmp_bytes), (32 * gib, 4 * gib));
+        assert!(!big.best_effort);
+        let small = Limits::for_memory(Some(3 * gib));
+        assert_eq!(
+            (small.memory_bytes, small.tmp_bytes),
+            (3 * gib / 2, 3 * gib / 2)
+        );
+        // Unknown: as if the machine had 4 GiB.
+        let unknown = Limits::for_memory(None);
+        assert_eq!(
+            (unknown.memory_bytes, unknown.tmp_bytes),
+            (2 * gib, 2 * gib)
+        );
+        assert_eq!(Limits::defaults(), Limits::for_memory(total_memory()));
+    }
+
+    #[test]
+    fn the_machines_memory_is_counted_in_bytes() {
+        assert_eq!(bytes_of(1000, 4096), 4_096_000);
+        assert_eq!(bytes_of(1000, 1), 1000);
+        assert_eq!(bytes_of(1000, 0), 1000);
+        // This machine: more than a MiB, in whole pages.
+        let total = total_memory().expect("sysinfo answers");
+        assert!(total > 1 << 20, "{total}");
+        assert_eq!(total % 4096, 0, "{total}");
+    }
+
+    #[test]
+    fn only_the_terminal_and_the_locale_pass_from_the_host_environment() {
+        for key in ["TERM", "LANG", "TZ", "COLORTERM", "LC_ALL", "LC_CTYPE"] {
+            assert!(passes_in(key), "{key}");
+        }
+        for key in [
+            "PATH",
+            "HOME",
+            "GITHUB_TOKEN",
+            "SSH_AUTH_SOCK",
+            "LD_PRELOAD",
+            "XLC_X",
+        ] {
+            assert!(!passes_in(key), "{key}");
+        }
+        let host = HostView::read();
+        assert!(host.env.keys().all(|k| passes_in(k)));
+        for (k, v) in std::env::vars() {
+            if passes_in(&k) {
+                assert_eq!(host.env.get(&k), Some(&v), "{k}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_host_view_has_each_system_folder_as_it_is_on_the_host() {
+        let host = HostView::read();
+        for dir in SYSTEM_DIRS {
+            let p = Path::new(dir);
+            let entry = host.system.iter().find(|(q, _)| q == p).map(|(_, e)| e);
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => assert_eq!(
+                    entry,
+                    Some(&SystemEntry::Symlink(std::fs::read_link(p).unwrap())),
+                    "{dir}"
+                ),
+                Ok(m) if m.is_dir() => assert_eq!(entry, Some(&SystemEntry::Dir), "{dir}"),
+                _ => assert_eq!(entry, None, "{dir}"),
+            }
+        }
+        // Every machine has /usr and /etc as folders.
+        assert!(host.system.contains(&("/usr".into(), SystemEntry::Dir)));
+        assert!(host.system.contains(&("/etc".into(), SystemEntry::Dir)));
+        for secret in &host.etc_secrets {
+            assert!(ETC_SECRETS.contains(&secret.to_str().unwrap()));
+            assert!(std::fs::symlink_metadata(secret).is_ok());
+        }
+        assert!(host.etc_secrets.contains(&PathBuf::from("/etc/shadow")));
+    }
+
+    /// (inside, rw) of the binds and the confined mounts of a spec.
+    fn modes(spec: &SandboxSpec) -> Vec<(String, bool)> {
+        spec.mounts
+            .iter()
+            .filter_map(|m| match m {
+                Mount::Bind { inside, rw, .. } | Mount::Confined { inside, rw, .. } => {
+                    Some((inside.display().to_string(), *rw))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn mode_of(spec: &SandboxSpec, inside: &str) -> bool {
+        modes(spec)
+            .into_iter()
+            .find(|(i, _)| i == inside)
+            .unwrap_or_else(|| panic!("{inside} is not in {:?}", modes(spec)))
+            .1
+    }
+
+    #[test]
+    fn a_distill_loop_writes_its_knowledge_repository_and_only_reads_its_notes() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let rec = LoopRecord {
+            kind: Kind::Distill,
+            repo: None,
+            ..record()
+        };
+        let spec = SandboxSpec::for_loop(&ws, &rec, &HostView::default(), &options());
+        assert!(mode_of(&spec, "/loopat/context/knowledge"));
+        assert!(mode_of(&spec, "/loopat/context/knowledge/.git"));
+        assert!(!mode_of(&spec, "/loopat/context/.origins/knowledge"));
+        assert!(!mode_of(&spec, "/loopat/context/notes"));
+        assert!(!mode_of(&spec, "/loopat/context/notes/.git"));
+        assert_eq!(spec.cwd, Path::new("/loopat/context/knowledge"));
+        // A code loop writes its notes and its code, and sees no knowledge clone.
+        let code = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        assert!(mode_of(&code, "/loopat/context/notes/.git"));
+        assert!(mode_of(&code, "/loopat/loop/fix-abc123/workdir/.git"));
+        assert!(!mode_of(&code, "/loopat/context/knowledge"));
+        assert!(!modes(&code)
+            .iter()
+            .any(|(i, _)| i == "/loopat/context/knowledge/.git"));
+    }
+
+    #[test]
+    fn an_operator_mount_is_writable_only_when_asked_and_in_work_mode() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let opts = |mode| RunOptions {
+            mode,
+            operator_mounts: vec![
+                ("/srv/data".into(), "/data".into(), true),
+                ("/srv/ref".into(), "/ref".into(), false),
+            ],
+            ..options()
+        };
+        let work =
+            SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &opts(RunMode::Work));
+        assert!(mode_of(&work, "/data"));
+        assert!(!mode_of(&work, "/ref"));
+        let review =
+            SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &opts(RunMode::Review));
+        assert!(!mode_of(&review, "/data"));
+        assert!(!mode_of(&review, "/ref"));
+    }
+
+    #[test]
+    fn a_chat_seeded_loop_sees_its_chat_read_only() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let plain = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &options());
+        assert!(!modes(&plain).iter().any(|(i, _)| i.contains("/chat/")));
+        let opts = RunOptions {
+            chat_seeded: true,
+            ..options()
+        };
+        let seeded = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &opts);
+        assert!(!mode_of(&seeded, "/loopat/context/chat/fix-abc123"));
+    }
+
+    #[test]
+    fn the_view_says_what_each_mount_is() {
+        let ws = Workspace::at("/ws".into(), "alice".into());
+        let opts = RunOptions {
+            toolchains: crate::toolchains::Plan {
+                mounts: vec![
+                    Mount::Data {
+                        inside: "/home/alice/.npmrc".into(),
+                        content: String::new(),
+                    },
+                    Mount::Data {
+                        inside: "/loopat/.git-loop/toolchains/mise/config.toml".into(),
+                        content: "[tools]\n".into(),
+                    },
+                ],
+                ..Default::default()
+            },
+            vault_files: vec![".netrc".into()],
+            ..options()
+        };
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &opts);
+        let view = spec.view();
+        let row = |inside: &str| -> (String, String) {
+            let (_, source, mode) = view
+                .iter()
+                .find(|(i, ..)| i == inside)
+                .unwrap_or_else(|| panic!("{inside} is not in {view:?}"));
+            (source.clone(), mode.clone())
+        };
+        let own = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(view[0], ("/".into(), "fresh tmpfs".into(), "ro".into()));
+        assert_eq!(
+            row("/loopat/context/personal/.git"),
+            own("empty tmpfs (the personal history is git-loop's)", "ro")
+        );
+        assert_eq!(row("/tmp"), own("fresh tmpfs", "rw"));
+        assert_eq!(
+            row("/etc/resolv.conf"),
+            own(
+                "git-loop: no name server (the proxy resolves)",
+                "ro (over a file)"
+            )
+        );
+        assert_eq!(
+            row("/home/alice/.npmrc"),
+            own("empty (a credential file, kept out)", "ro (over a file)")
+        );
+        assert_eq!(
+            row("/loopat/.git-loop/toolchains/mise/config.toml"),
+            own("git-loop", "ro (over a file)")
+        );
+        assert_eq!(
+            row("/home/alice/.netrc"),
+            own("vault file, decrypted in memory", "ro 0600")
+        );
+        assert_eq!(
+            row("/home/alice"),
+            own(
+                "/ws/loops/fix-abc123/home/upper (/ws/sandbox-home-skel is empty)",
+                "rw"
+            )
+        );
+        assert_eq!(
+            row("/loopat/context/notes"),
+            own("/ws/loops/fix-abc123/context/notes", "rw")
+        );
+        assert_eq!(row("/proc/sys"), own("/proc/sys", "ro (if present)"));
+        assert_eq!(row("/proc"), own("new proc (own pid namespace)", "rw"));
+        assert_eq!(row("/dev"), own("minimal /dev", "rw"));
+        assert_eq!(
+            row("/loopat/loop/fix-abc123/.claude/CLAUDE.md"),
+            own(
+                "/ws/loops/fix-abc123/.claude/CLAUDE.md",
+                "ro (if present), no links followed"
+            )
+        );
+        assert_eq!(
+            row("/loopat/loop/fix-abc123/workdir/.git"),
+            own("/ws/loops/fix-abc123/workdir/.git", "rw, no links followed")
+        );
+        assert_eq!(
+            row("/loopat/loop/fix-abc123/workdir/.git/config"),
+            own(
+                "/ws/loops/fix-abc123/workdir/.git/config (git-loop's)",
+                "ro"
+            )
+        );
+        // The root's remount is the first row, not a row of its own.
+        assert_eq!(view.iter().filter(|(i, ..)| i == "/").count(), 1);
+        // With an overlay, `$HOME` says so.
+        let overlay = RunOptions {
+            home_overlay: true,
+            ..options()
+        };
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &overlay);
+        let home = spec
+            .view()
+            .into_iter()
+            .find(|(i, ..)| i == "/home/alice")
+            .unwrap();
+        assert_eq!(
+            home.1,
+            "overlay: /ws/loops/fix-abc123/home/upper over /ws/sandbox-home-skel"
+        );
+        assert_eq!(
+            spec.home.bound(),
+            Path::new("/ws/loops/fix-abc123/home/merged")
+        );
     }
 }
