@@ -276,7 +276,7 @@ print(oid)
 PY
 )
 tree=$(printf '100644 blob %s\tzeros.bin\n' "$blob" | git mktree)
-commit=$(git -c user.name=Agent -c user.email=agent@example.com commit-tree "$tree" -p HEAD -m "two gigabytes of zeros")
+commit=$(git commit-tree "$tree" -p HEAD -m "two gigabytes of zeros")
 git update-ref "refs/heads/loop/$GIT_LOOP_ID" "$commit"
 du -sk .git/objects | sed 's/^/STORE-KIB /'
 echo "BLOB $blob"
@@ -378,7 +378,7 @@ mkdir -p src
 echo 'int f(void) { return 1; }' > src/f.c
 python3 -c 'import os, sys; sys.stdout.buffer.write(os.urandom(20_000_000))' > data.bin
 git add -A
-git -c user.name=Agent -c user.email=agent@example.com commit -qm "work and 20 MB of data"
+git commit -qm "work and 20 MB of data"
 git rev-parse HEAD | sed 's/^/TIP /'
 "#;
     let ran = env.run_within(BOUND, ["run", &id, "--", "sh", "-c", script]);
