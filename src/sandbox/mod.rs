@@ -718,12 +718,42 @@ fn confined_fd(
             let tree = Tree::open(root)
                 .map_err(|e| cannot(root, rel, e))?
                 .ok_or_else(|| Error::failure(format!("{} is missing", root.display())))?;
+            if let Some(fd) = already_own(&tree, rel, content.as_bytes()) {
+                return Ok(Some(fd));
+            }
             tree.write_atomic(rel, content.as_bytes(), 0o644)
                 .and_then(|()| tree.path_fd(rel))
                 .map_err(|e| cannot(root, rel, e))
         }
         _ => Ok(None),
     }
+}
+
+/// The file `rel` when it already is exactly what an `OwnFile` mount writes: a regular
+/// file (never through a link), with one name (no other name a sandbox could write it
+/// through), mode 0644 and `content`. It is bound as it is, by the descriptor that read
+/// it; anything else is written anew. Rewriting it on every start cost a write, an fsync
+/// and a rename per file, four files per loop.
+fn already_own(
+    tree: &crate::confined::Tree,
+    rel: &std::path::Path,
+    content: &[u8],
+) -> Option<std::os::fd::OwnedFd> {
+    use std::io::Read;
+    let file = tree.open_file(rel).ok()??;
+    let stat = nix::sys::stat::fstat(&file).ok()?;
+    if stat.st_nlink != 1
+        || stat.st_mode & 0o7777 != 0o644
+        || stat.st_size as usize != content.len()
+    {
+        return None;
+    }
+    let mut read = Vec::with_capacity(content.len());
+    (&file)
+        .take(content.len() as u64 + 1)
+        .read_to_end(&mut read)
+        .ok()?;
+    (read == content).then(|| std::os::fd::OwnedFd::from(file))
 }
 
 /// A grant binds what was granted or nothing: a source that is now another folder or file

@@ -358,3 +358,45 @@ try read-ro 'cat "$P/cfg/settings.json"'
         );
     }
 }
+
+/// The `.git/config` git-loop holds in a loop's repository is bound read-only as it is
+/// when it is exactly git-loop's, and written anew otherwise: one with a second name
+/// (through which it could have been changed) or another content is replaced before the
+/// sandbox starts, so what git reads inside is always git-loop's. The twin: an untouched
+/// one is bound as it is (the same file, not rewritten).
+#[test]
+fn a_loops_git_config_is_git_loops_at_every_start() {
+    use std::os::unix::fs::MetadataExt;
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "cfg");
+    inside(&env, &id, "true");
+    let config = env.workdir(&id).join(".git/config");
+    let before = fs::metadata(&config).unwrap();
+    // Untouched: bound as it is.
+    inside(&env, &id, "true");
+    let same = fs::metadata(&config).unwrap();
+    assert_eq!(
+        (same.ino(), same.mtime_nsec()),
+        (before.ino(), before.mtime_nsec())
+    );
+    // A second name, even with the same content: replaced (the other name could be
+    // written through while the sandbox runs).
+    let spare = env.loop_dir(&id).join("spare-name");
+    fs::hard_link(&config, &spare).unwrap();
+    inside(&env, &id, "true");
+    assert_eq!(fs::metadata(&config).unwrap().nlink(), 1);
+    assert_eq!(fs::metadata(&spare).unwrap().nlink(), 1);
+    // A second name, written through: replaced, and the planted setting never read.
+    let other = env.loop_dir(&id).join("other-name");
+    fs::hard_link(&config, &other).unwrap();
+    let mut text = fs::read_to_string(&other).unwrap();
+    text.push_str("[core]\n\tpager = touch /tmp/planted-pager\n[alias]\n\tplanted = status\n");
+    fs::write(&other, text).unwrap();
+    let run = inside(&env, &id, "git config --get alias.planted || echo NOT-SET");
+    run.stdout_has("NOT-SET");
+    let after = fs::metadata(&config).unwrap();
+    assert_eq!(after.nlink(), 1);
+    assert_ne!(after.ino(), before.ino());
+    assert!(!fs::read_to_string(&config).unwrap().contains("planted"));
+}
