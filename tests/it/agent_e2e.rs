@@ -386,6 +386,26 @@ impl Setup {
         setup
     }
 
+    /// The agent's commit is in the user's repository, on the loop's branch, with their
+    /// identity as author and committer.
+    #[track_caller]
+    fn assert_greeting_committed(&self) {
+        let branch = format!("loop/{}", self.id);
+        let log = self.env.git(
+            &self.repo,
+            ["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s", &branch],
+        );
+        assert_eq!(
+            log.trim(),
+            "Alice Example <alice@example.com>|Alice Example <alice@example.com>|add greeting"
+        );
+        assert_eq!(
+            self.env
+                .git(&self.repo, ["show", &format!("{branch}:greeting.txt")]),
+            "hello\n"
+        );
+    }
+
     /// `git loop ARGS` as this user runs it: their identity comes from their git config.
     fn git_loop_in(&self, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
         let mut cmd = Command::new(BIN);
@@ -459,20 +479,7 @@ fn claude_code_commits_in_its_loop_with_the_users_identity_and_no_prompt() {
         results[0]
     );
     // The commit is in the user's repository, on the loop's branch, with their identity.
-    let branch = format!("loop/{}", s.id);
-    let log = s.env.git(
-        &s.repo,
-        ["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s", &branch],
-    );
-    assert_eq!(
-        log.trim(),
-        "Alice Example <alice@example.com>|Alice Example <alice@example.com>|add greeting"
-    );
-    assert_eq!(
-        s.env
-            .git(&s.repo, ["show", &format!("{branch}:greeting.txt")]),
-        "hello\n"
-    );
+    s.assert_greeting_committed();
     // Reached through the proxy, with nothing refused on the way.
     let log = s.git_loop(&["log", &s.id], None);
     assert!(!log.stdout.contains("violation"), "{}", log.stdout);
@@ -558,20 +565,7 @@ fn codex_commits_in_its_loop_with_the_users_identity_and_no_prompt() {
     let outputs = function_outputs(&seen);
     assert_eq!(outputs.len(), 1, "{outputs:?}");
     assert!(outputs[0].contains("COMMITTED"), "{}", outputs[0]);
-    let branch = format!("loop/{}", s.id);
-    let log = s.env.git(
-        &s.repo,
-        ["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s", &branch],
-    );
-    assert_eq!(
-        log.trim(),
-        "Alice Example <alice@example.com>|Alice Example <alice@example.com>|add greeting"
-    );
-    assert_eq!(
-        s.env
-            .git(&s.repo, ["show", &format!("{branch}:greeting.txt")]),
-        "hello\n"
-    );
+    s.assert_greeting_committed();
     // Nothing refused, and nothing but the stand-in asked for: no update check, no
     // analytics, no plugin marketplace.
     let log = s.git_loop(&["log", &s.id], None);
