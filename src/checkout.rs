@@ -200,6 +200,8 @@ struct Journal {
 }
 
 const MARKER: &[u8] = b"git-loop checkout update ";
+#[cfg(test)]
+pub(crate) const MARKER_FOR_TESTS: &[u8] = MARKER;
 
 /// The files of one checkout update next to its index.
 struct Files {

@@ -175,3 +175,232 @@ fn written_before_boot(path: &Path) -> bool {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
     matches!((boot, written), (Some(boot), Some(w)) if w.as_secs() < boot)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    /// A workspace in a temporary folder and a git folder in it, with `files` (relative to
+    /// the git folder) written as empty files.
+    fn fixture(files: &[&str]) -> (tempfile::TempDir, Workspace, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().join("ws"), "alice".into());
+        fs::create_dir_all(ws.locks_dir()).unwrap();
+        let git_dir = tmp.path().join("repo.git");
+        for f in files {
+            let path = git_dir.join(f);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, b"").unwrap();
+        }
+        (tmp, ws, git_dir)
+    }
+
+    fn names(git_dir: &Path, found: &[(PathBuf, &'static str)]) -> Vec<String> {
+        found
+            .iter()
+            .map(|(p, _)| p.strip_prefix(git_dir).unwrap().display().to_string())
+            .collect()
+    }
+
+    fn why<'a>(found: &'a [(PathBuf, &'static str)], name: &str) -> &'a str {
+        found
+            .iter()
+            .find(|(p, _)| p.ends_with(name))
+            .map(|(_, why)| *why)
+            .unwrap_or_else(|| panic!("{name} not found in {found:?}"))
+    }
+
+    #[test]
+    fn a_branch_lock_names_its_loop_only_under_refs_heads_loop() {
+        let g = Path::new("/r/.git");
+        let id = |rel: &str| loop_ref_id(g, &g.join(rel));
+        assert_eq!(id("refs/heads/loop/ab-12.lock").as_deref(), Some("ab-12"));
+        assert_eq!(id("refs/heads/loop/ab-12"), None, "not a lock file");
+        assert_eq!(id("refs/heads/main.lock"), None);
+        assert_eq!(id("refs/heads/loop/.hidden.lock"), None, "not an id");
+        assert_eq!(id("refs/heads/loop/a/b.lock"), None, "not an id");
+        assert_eq!(id("refs/heads/loop/.lock"), None, "empty id");
+        assert_eq!(
+            loop_ref_id(g, Path::new("/elsewhere/refs/heads/loop/ab.lock")),
+            None
+        );
+    }
+
+    #[test]
+    fn every_lock_of_a_workspace_repo_is_stale_when_nothing_runs_and_says_why() {
+        let (_tmp, ws, g) = fixture(&[
+            "index.lock",
+            "HEAD.lock",
+            "packed-refs.lock",
+            "refs/heads/main.lock",
+            "refs/heads/loop/ab-1.lock",
+            "git-loop-index",
+            "git-loop-index.lock",
+            "git-loop-marker-x1",
+            "objects/pack/tmp.lock",
+            "refs/heads/loop/ab-1",
+        ]);
+        let found = stale_in_workspace_repo(&ws, &g, &|_| false);
+        let mut got = names(&g, &found);
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "HEAD.lock",
+                "git-loop-index",
+                "git-loop-index.lock",
+                "git-loop-marker-x1",
+                "index.lock",
+                "packed-refs.lock",
+                "refs/heads/loop/ab-1.lock",
+                "refs/heads/main.lock",
+            ],
+            "each once; nothing under objects/, no plain ref"
+        );
+        assert_eq!(
+            why(&found, "refs/heads/loop/ab-1.lock"),
+            "no git-loop command of that loop is running"
+        );
+        assert_eq!(
+            why(&found, "packed-refs.lock"),
+            "no git-loop command holds the workspace, and no import runs"
+        );
+        assert_eq!(
+            why(&found, "index.lock"),
+            "no git-loop command holds the workspace"
+        );
+        assert_eq!(
+            why(&found, "git-loop-index"),
+            "no git-loop command holds the workspace"
+        );
+    }
+
+    #[test]
+    fn a_branch_lock_is_kept_while_any_writer_of_that_loop_runs() {
+        for held in ["new-ab-1.lock", "import-ab-1.lock", "run-ab-1.lock"] {
+            let (_tmp, ws, g) =
+                fixture(&["refs/heads/loop/ab-1.lock", "refs/heads/loop/cd-2.lock"]);
+            let _lock = Lock::acquire(&ws.locks_dir().join(held)).unwrap();
+            let found = stale_in_workspace_repo(&ws, &g, &|_| false);
+            assert_eq!(
+                names(&g, &found),
+                ["refs/heads/loop/cd-2.lock"],
+                "holding {held}"
+            );
+            let user = judge_user_repo(&ws, &g, true, &|_| false);
+            assert!(
+                matches!(&user[..], [UserLock::Busy(a), UserLock::Stale(b, _)]
+                    if a.ends_with("loop/ab-1.lock") && b.ends_with("loop/cd-2.lock")),
+                "holding {held}"
+            );
+        }
+    }
+
+    #[test]
+    fn packed_refs_lock_is_kept_while_any_import_runs_and_only_an_import() {
+        let (_tmp, ws, g) = fixture(&["packed-refs.lock"]);
+        {
+            let _other = Lock::acquire(&ws.locks_dir().join("run-zz-9.lock")).unwrap();
+            let _not_a_lock = Lock::acquire(&ws.locks_dir().join("import-zz-9")).unwrap();
+            let found = stale_in_workspace_repo(&ws, &g, &|_| false);
+            assert_eq!(names(&g, &found), ["packed-refs.lock"]);
+        }
+        {
+            let _import = Lock::acquire(&ws.locks_dir().join("import-zz-9.lock")).unwrap();
+            assert!(stale_in_workspace_repo(&ws, &g, &|_| false).is_empty());
+        }
+        // A released import's lock file stays behind: free, so no longer in the way.
+        assert_eq!(
+            names(&g, &stale_in_workspace_repo(&ws, &g, &|_| false)),
+            ["packed-refs.lock"]
+        );
+        // No locks folder at all: nothing can be running.
+        fs::remove_dir_all(ws.locks_dir()).unwrap();
+        assert_eq!(
+            names(&g, &stale_in_workspace_repo(&ws, &g, &|_| false)),
+            ["packed-refs.lock"]
+        );
+    }
+
+    #[test]
+    fn kept_files_are_not_judged_and_removal_says_what_it_removed() {
+        let (_tmp, ws, g) = fixture(&["index.lock", "HEAD.lock"]);
+        let keep_index = |p: &Path| p.ends_with("index.lock");
+        assert_eq!(
+            names(&g, &stale_in_workspace_repo(&ws, &g, &keep_index)),
+            ["HEAD.lock"]
+        );
+
+        let said = remove_stale_in_workspace_repo(&ws, &g);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said.iter().all(|s| s.starts_with("removed the stale ")
+            && s.ends_with("(left by a killed command; no git-loop command holds the workspace)")));
+        assert!(
+            said[0].contains(&*g.join("HEAD.lock").to_string_lossy()),
+            "{said:?}"
+        );
+        assert!(!g.join("index.lock").exists() && !g.join("HEAD.lock").exists());
+        assert!(
+            remove_stale_in_workspace_repo(&ws, &g).is_empty(),
+            "nothing left"
+        );
+    }
+
+    #[test]
+    fn in_the_users_repository_only_git_loops_own_files_are_judged_by_the_workspace() {
+        let (_tmp, ws, g) = fixture(&["HEAD.lock", "git-loop-index"]);
+        let mut marker = MARKER_FOR_TESTS.to_vec();
+        marker.extend_from_slice(b"rest of the journal\n");
+        fs::write(g.join("index.lock"), &marker).unwrap();
+
+        let held = judge_user_repo(&ws, &g, true, &|_| false);
+        let free_ = judge_user_repo(&ws, &g, false, &|_| false);
+        let kind = |j: &[UserLock], name: &str| {
+            j.iter()
+                .find_map(|l| match l {
+                    UserLock::Stale(p, why) if p.ends_with(name) => Some(format!("stale: {why}")),
+                    UserLock::Busy(p) if p.ends_with(name) => Some("busy".into()),
+                    UserLock::Foreign(p) if p.ends_with(name) => Some("foreign".into()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{name} not judged"))
+        };
+        for name in ["index.lock", "git-loop-index"] {
+            assert_eq!(
+                kind(&held, name),
+                "stale: git-loop's own, and no git-loop command holds the workspace"
+            );
+            assert_eq!(kind(&free_, name), "busy");
+        }
+        // The user's own lock file, written since the machine booted: maybe the user's git.
+        assert_eq!(kind(&held, "HEAD.lock"), "foreign");
+        assert_eq!(held.len(), 3);
+
+        // Written before the machine booted: no process can hold it.
+        let old = fs::File::options()
+            .write(true)
+            .open(g.join("HEAD.lock"))
+            .unwrap();
+        old.set_modified(UNIX_EPOCH + Duration::from_secs(1_000_000))
+            .unwrap();
+        assert_eq!(
+            kind(&judge_user_repo(&ws, &g, false, &|_| false), "HEAD.lock"),
+            "stale: written before the machine last booted: no process holds it"
+        );
+        let keep_all = |_: &Path| true;
+        assert!(judge_user_repo(&ws, &g, true, &keep_all).is_empty());
+    }
+
+    #[test]
+    fn a_lock_file_whose_time_cannot_be_read_is_not_taken_for_old() {
+        assert!(!written_before_boot(Path::new("/nonexistent/x.lock")));
+        let tmp = tempfile::tempdir().unwrap();
+        let now = tmp.path().join("now.lock");
+        fs::write(&now, b"").unwrap();
+        assert!(!written_before_boot(&now));
+    }
+
+    const MARKER_FOR_TESTS: &[u8] = crate::checkout::MARKER_FOR_TESTS;
+}
