@@ -1,0 +1,338 @@
+//! The loops' repositories: the pairs of a loop repository and its origin, and the import of their branches.
+
+use super::*;
+
+/// One of a loop's repositories and its origin.
+#[derive(Debug, Clone)]
+pub struct RepoPair {
+    /// `code`, `notes` or `knowledge`.
+    pub role: &'static str,
+    /// The loop's own clone (its worktree folder).
+    pub clone: PathBuf,
+    /// The origin's top-level folder as the workspace names it.
+    pub origin: PathBuf,
+    /// The objects folder the clone's alternates must name, spelled the way git-loop
+    /// wrote it (through `context/repos/<name>` or `context/.origins/<role>`).
+    pub alternate: PathBuf,
+    /// The clone's `remote.origin.url`, relative to its worktree (see workspace.rs).
+    pub remote_url: String,
+}
+
+/// A loop clone's whole `.git/config`: git-loop's, rewritten before every run and
+/// read-only inside (DESIGN 4.0), so nothing the agent could configure (hooks path,
+/// fsmonitor, pager, filters, includes) is read by the user's own git in the loop's
+/// folder. Submodules are not entered: a gitlink and a nested repository the agent made
+/// would otherwise have the user's `git status` read the nested repository's config.
+pub fn clone_config(remote_url: &str, branch: &str) -> String {
+    format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n\tfsmonitor = false\n\
+         [remote \"origin\"]\n\turl = {remote_url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\
+         [branch \"{branch}\"]\n\tremote = origin\n\
+         [diff]\n\tignoreSubmodules = all\n\
+         [submodule]\n\trecurse = false\n\
+         [fetch]\n\trecurseSubmodules = false\n"
+    )
+}
+
+impl RepoPair {
+    /// This clone's `.git/config` (see [`clone_config`]).
+    pub fn clone_config(&self, branch: &str) -> String {
+        clone_config(&self.remote_url, branch)
+    }
+
+    pub fn clone_git_dir(&self) -> PathBuf {
+        self.clone.join(".git")
+    }
+    pub fn origin_git_dir(&self) -> PathBuf {
+        self.origin.join(".git")
+    }
+}
+
+/// The repositories a loop writes to, each with its origin.
+pub fn repo_pairs(ws: &Workspace, rec: &LoopRecord) -> Vec<RepoPair> {
+    let mut pairs = Vec::new();
+    if let (Kind::Code, Some(name)) = (rec.kind, &rec.repo) {
+        pairs.push(RepoPair {
+            role: "code",
+            clone: ws.loop_workdir(&rec.id),
+            origin: ws.repo_link(name),
+            alternate: ws.repo_link(name).join(".git/objects"),
+            remote_url: Workspace::rel_repo_from_workdir(name),
+        });
+    }
+    pairs.push(RepoPair {
+        role: "notes",
+        clone: ws.loop_notes(&rec.id),
+        origin: ws.notes(),
+        alternate: ws.loop_origin_link(&rec.id, "notes").join(".git/objects"),
+        remote_url: Workspace::rel_origin_from_context_clone("notes"),
+    });
+    if rec.kind == Kind::Distill {
+        pairs.push(RepoPair {
+            role: "knowledge",
+            clone: ws.loop_knowledge(&rec.id),
+            origin: ws.knowledge(),
+            alternate: ws
+                .loop_origin_link(&rec.id, "knowledge")
+                .join(".git/objects"),
+            remote_url: Workspace::rel_origin_from_context_clone("knowledge"),
+        });
+    }
+    pairs
+}
+
+/// Brings every branch `loop/<id>` of the loop's repositories into their origins
+/// (DESIGN 4.1). Done before anything reads a loop's branch state.
+pub fn import(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    import_with(ws, rec, &mut Origins::default())
+}
+
+/// Origin repositories opened once per command, however many loops it reads.
+#[derive(Default)]
+pub struct Origins {
+    repos: std::collections::HashMap<PathBuf, Origin>,
+}
+
+pub(super) struct Origin {
+    repo: gix::Repository,
+    /// Whether walks should load the repository's commit-graph: looked up once here
+    /// rather than by every walk.
+    commit_graph: bool,
+}
+
+impl Origins {
+    pub fn get(&mut self, path: &Path) -> Result<&gix::Repository, objects::GitReadError> {
+        self.origin(path).map(|o| &o.repo)
+    }
+
+    /// The repository at `path` and whether its walks use a commit-graph.
+    pub fn get_with_graph(
+        &mut self,
+        path: &Path,
+    ) -> Result<(&gix::Repository, bool), objects::GitReadError> {
+        self.origin(path).map(|o| (&o.repo, o.commit_graph))
+    }
+
+    fn origin(&mut self, path: &Path) -> Result<&Origin, objects::GitReadError> {
+        if !self.repos.contains_key(path) {
+            let mut repo = objects::open_trusted(path)?;
+            // Loops share their bases (every loop of a repository walks to the same trunk
+            // commits): keep what was read. Each loose object read otherwise maps and
+            // unmaps its file, and an unmap in a threaded survey costs every core a TLB
+            // flush.
+            repo.object_cache_size_if_unset(4 << 20);
+            let commit_graph = repo.commit_graph_if_enabled().is_ok_and(|g| g.is_some());
+            self.repos
+                .insert(path.to_path_buf(), Origin { repo, commit_graph });
+        }
+        Ok(&self.repos[path])
+    }
+}
+
+/// [`import`] with origins shared across calls.
+pub fn import_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> Result<()> {
+    let limits = read_limits()?;
+    // One import of a loop at a time (the end of a run, autocommit, publish and review
+    // may meet): each moves the origin's `loop/<id>` by compare-and-swap.
+    let _one = fsutil::Lock::acquire(&ws.loop_import_lock(&rec.id))?;
+    for pair in repo_pairs(ws, rec) {
+        import_pair(&pair, &rec.branch, origins, &limits).map_err(|e| {
+            let mut hints = Vec::new();
+            match &e {
+                ImportError::HashMismatch { .. } => hints.push(
+                    "the loop's repository holds a corrupt object; nothing of it reached the origin"
+                        .to_string(),
+                ),
+                ImportError::AlternatesTampered { .. } => hints.push(format!(
+                    "restore {}/objects/info/alternates or remove the loop",
+                    pair.clone_git_dir().display()
+                )),
+                ImportError::ObjectTooLarge { size, .. } => {
+                    hints.push(format!(
+                        "the host inflates no object larger than import.max_object_size; to let this one in, raise it in the operator config ({}): [import] max_object_size = \"{}M\"",
+                        operator_config_shown(),
+                        size.div_ceil(1 << 20)
+                    ));
+                    hints.push(format!(
+                        "or drop the object from {} inside the loop (`git loop shell {}`); nothing of it reached the origin",
+                        rec.branch, rec.id
+                    ));
+                }
+                ImportError::PacksTooLarge { size, .. } => hints.push(format!(
+                    "the host holds no more than import.max_pack_size of a loop's packs in memory; raise it in the operator config ({}): [import] max_pack_size = \"{}M\"",
+                    operator_config_shown(),
+                    size.div_ceil(1 << 20)
+                )),
+                ImportError::Unsafe { .. } | ImportError::TooLarge { .. } => {
+                    hints.push(tampered_hint(rec))
+                }
+                _ => hints.push("`git loop doctor` checks the workspace".to_string()),
+            }
+            let mut err = Error::failure(format!(
+                "cannot import {} of loop {} into {}",
+                rec.branch,
+                rec.id,
+                pair.origin.display()
+            ))
+            .with_source(e);
+            for hint in hints {
+                err = err.hint(hint);
+            }
+            err
+        })?;
+    }
+    Ok(())
+}
+
+/// What to do about a loop repository that holds something git-loop refuses to read.
+pub(super) fn tampered_hint(rec: &LoopRecord) -> String {
+    format!(
+        "a sandbox can write the loop's repositories: look at what is there with `git loop shell {}`, or remove the loop with `git loop rm --force {}`",
+        rec.id, rec.id
+    )
+}
+
+pub(super) fn operator_config_shown() -> String {
+    crate::workspace::HostPaths::from_env()
+        .map(|h| h.operator_config.display().to_string())
+        .unwrap_or_else(|_| "$XDG_CONFIG_HOME/git-loop/config.toml".into())
+}
+
+/// The bounds of host-side reads of loops' repositories: `[import]` of the operator config,
+/// and of it alone (the team and personal layers are writable from sandboxes, and raising a
+/// bound is what an agent that wants to exhaust the host would do). Read once per process.
+pub fn read_limits() -> Result<objects::Limits> {
+    static LIMITS: std::sync::OnceLock<objects::Limits> = std::sync::OnceLock::new();
+    if let Some(limits) = LIMITS.get() {
+        return Ok(*limits);
+    }
+    use crate::config::{Config, Layer};
+    let host = crate::workspace::HostPaths::from_env()?;
+    let config = Config::load(&[(Layer::Operator, host.operator_config)], None)?;
+    Ok(*LIMITS.get_or_init(|| limits_from(&config)))
+}
+
+/// [`read_limits`] from a loaded configuration (other layers' `[import]` is dropped there).
+pub(super) fn limits_from(config: &crate::config::Config) -> objects::Limits {
+    let import = &config.settings().import;
+    objects::Limits {
+        max_object_size: import.max_object_size.0,
+        max_pack_size: import.max_pack_size.0,
+        read_timeout: std::time::Duration::from_secs(import.read_timeout.get()),
+    }
+}
+
+pub(super) fn import_pair(
+    pair: &RepoPair,
+    branch: &str,
+    origins: &mut Origins,
+    limits: &objects::Limits,
+) -> Result<objects::ImportOutcome, ImportError> {
+    // Nothing to import when both sides name the same commit: read the two ref files
+    // directly (no repository opened, nothing followed through a link), which is what most
+    // runs end with. Anything unusual takes the full path.
+    let refname = format!("refs/heads/{branch}");
+    if let (Some(a), Some(b)) = (
+        quick_ref(&pair.clone_git_dir(), &refname),
+        quick_ref(&pair.origin_git_dir(), &refname),
+    ) {
+        if a == b {
+            return Ok(objects::ImportOutcome {
+                old: Some(a),
+                new: Some(b),
+                objects_copied: 0,
+            });
+        }
+    }
+    let origin = origins.get(&pair.origin)?;
+    objects::import_branch_into(
+        &pair.clone_git_dir(),
+        origin,
+        &pair.alternate,
+        branch,
+        limits,
+    )
+}
+
+/// The id a ref names, read from its loose file or `packed-refs` confined to the git folder
+/// (no link followed, nothing waited on, bounded); None when it is anything else (symbolic,
+/// missing, odd), which the full import then looks at and names.
+pub(super) fn quick_ref(git_dir: &Path, refname: &str) -> Option<ObjectId> {
+    const MAX_REF: u64 = 4 << 10;
+    const MAX_PACKED: u64 = 1 << 20;
+    let git = crate::confined::Tree::open(git_dir).ok()??;
+    let id = |hex: &[u8]| {
+        ObjectId::from_hex(hex)
+            .ok()
+            .filter(|id| id.kind() == gix::hash::Kind::Sha1)
+    };
+    if let Some(bytes) = git.read(refname, MAX_REF).ok()? {
+        return id(bytes.trim_ascii_end());
+    }
+    let packed = git.read("packed-refs", MAX_PACKED).ok()??;
+    packed.split(|b| *b == b'\n').find_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let space = line.iter().position(|b| *b == b' ')?;
+        let (hex, name) = (&line[..space], &line[space + 1..]);
+        (name == refname.as_bytes()).then(|| id(hex))?
+    })
+}
+
+/// Changed and untracked paths of one of a loop's worktrees (see
+/// [`objects::worktree_changes`]), read on a thread of its own within the operator's time
+/// bound, so that no host command waits on what a sandbox planted there.
+pub fn worktree_changes(pair: &RepoPair) -> Result<Vec<String>> {
+    let limits = read_limits()?;
+    let worktree = pair.clone.clone();
+    let origin = pair.origin.clone();
+    objects::within(limits.read_timeout, &pair.clone, move |interrupt| {
+        let origin = shared_origin(&origin)?;
+        objects::worktree_changes(&worktree, &origin, &limits, interrupt)
+    })
+    .map_err(|e| {
+        Error::failure(format!("cannot read {}", pair.clone.display()))
+            .with_source(e)
+            .hint(format!(
+                "a sandbox can write {}: look at what is there, or remove the loop with `git loop rm --force`",
+                pair.clone.display()
+            ))
+    })
+}
+
+/// The personal repository's changed paths and its gitlinks (see [`objects::gitlinks`]).
+/// Its files are the agents' and are read as a loop's worktree is, on a thread of its own
+/// within the time bound; its git folder is git-loop's (read-only in every sandbox), so its
+/// objects are read from it as from an origin.
+pub fn personal_changes(dir: &Path) -> Result<(Vec<String>, Vec<String>)> {
+    let limits = read_limits()?;
+    let worktree = dir.to_path_buf();
+    objects::within(limits.read_timeout, dir, move |interrupt| {
+        let repo = shared_origin(&worktree)?;
+        let changes = objects::worktree_changes(&worktree, &repo, &limits, interrupt)?;
+        let gitlinks = objects::gitlinks(&worktree, &repo, &limits, interrupt)?;
+        Ok((changes, gitlinks))
+    })
+    .map_err(|e| {
+        Error::failure(format!("cannot read {}", dir.display()))
+            .with_source(e)
+            .hint(format!(
+                "a sandbox can write the files of {}: look at what is there",
+                dir.display()
+            ))
+    })
+}
+
+/// An origin opened once per process for the reads of loops' worktrees, which run on
+/// threads of their own: `autocommit` and `review` read many loops of a few origins.
+pub(super) fn shared_origin(path: &Path) -> Result<gix::Repository, objects::GitReadError> {
+    use std::sync::Mutex;
+    static OPENED: Mutex<std::collections::BTreeMap<PathBuf, gix::ThreadSafeRepository>> =
+        Mutex::new(std::collections::BTreeMap::new());
+    let mut opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(repo) = opened.get(path) {
+        return Ok(repo.to_thread_local());
+    }
+    let repo = objects::open_trusted(path)?;
+    opened.insert(path.to_path_buf(), repo.clone().into_sync());
+    Ok(repo)
+}

@@ -1,0 +1,80 @@
+//! git's lock files in a loop's repository, judged by the loop's run lock.
+
+use super::*;
+
+/// The loop's registered repository must still be where its link points.
+pub fn check_repo(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    match &rec.repo {
+        Some(name) if rec.kind == Kind::Code => crate::repos::check_link(ws, name).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// git's lock files (`*.lock`) in a repository's git folder: `.git/` and everything below
+/// it but the objects (whose own locks git cleans up itself), read without following links
+/// and bounded, since the folder is the agent's.
+pub fn git_lock_files(git_dir: &Path) -> Vec<PathBuf> {
+    const MAX_ENTRIES: usize = 100_000;
+    let mut found = Vec::new();
+    let mut seen = 0;
+    let mut pending = vec![git_dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return found;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                if path != git_dir.join("objects") {
+                    pending.push(path);
+                }
+            } else if kind.is_file() && entry.file_name().as_encoded_bytes().ends_with(b".lock") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The git lock files of a loop's repositories that nothing can own any more, with the
+/// loop's run lock held exclusively so that no run starts while they are removed.
+pub struct StaleLocks {
+    _hold: fsutil::Lock,
+    pub files: Vec<PathBuf>,
+}
+
+impl StaleLocks {
+    /// Removes the files; returns those that could not be removed, with why.
+    pub fn remove(&self) -> Vec<(PathBuf, io::Error)> {
+        self.files
+            .iter()
+            .filter_map(|f| match fs::remove_file(f) {
+                Ok(()) => None,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => Some((f.clone(), e)),
+            })
+            .collect()
+    }
+}
+
+/// git's lock files in the loop's repositories when no run of the loop is alive (the
+/// loop's run lock is free, so no git of its sandbox can hold them): `Ok(None)` while a
+/// run is live, whose locks are its own. Judged by who could own a lock, never by its age.
+pub fn stale_git_locks(ws: &Workspace, rec: &LoopRecord) -> Result<Option<StaleLocks>> {
+    let Some(hold) = fsutil::Lock::try_acquire(&ws.loop_run_lock(&rec.id))? else {
+        return Ok(None);
+    };
+    let files = repo_pairs(ws, rec)
+        .iter()
+        .flat_map(|pair| git_lock_files(&pair.clone_git_dir()))
+        .collect();
+    Ok(Some(StaleLocks { _hold: hold, files }))
+}
