@@ -154,6 +154,51 @@ impl RecipientsFile {
     }
 }
 
+/// The recipients an argument names: a recipient, or a file of them (a `.pub` file).
+pub fn parse_arg(arg: &str) -> Result<Vec<(String, Recipient)>, VaultError> {
+    let bad = |reason: String| -> VaultError {
+        let what = if arg.is_empty() {
+            "''".to_string()
+        } else if arg.starts_with("AGE-SECRET-KEY-") || arg.starts_with("-----BEGIN") {
+            "the argument".to_string()
+        } else {
+            let short: String = arg.chars().take(24).collect();
+            format!(
+                "'{}{}'",
+                short.escape_debug(),
+                if arg.chars().count() > 24 { "…" } else { "" }
+            )
+        };
+        VaultError::BadRecipient { what, reason }
+    };
+    if arg.trim().is_empty() {
+        return Err(bad("it is empty".into()));
+    }
+    match Recipient::parse(arg) {
+        Ok(r) => Ok(vec![(arg.trim().to_string(), r)]),
+        Err(reason) => {
+            let path = Path::new(arg);
+            if !path.is_file() {
+                return Err(bad(reason));
+            }
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| bad(format!("cannot read the file: {e}")))?;
+            let mut out = Vec::new();
+            for line in text.lines() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                out.push((line.to_string(), Recipient::parse(line).map_err(&bad)?));
+            }
+            if out.is_empty() {
+                return Err(bad("the file holds no recipient".into()));
+            }
+            Ok(out)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +243,75 @@ mod tests {
             bad,
             Err(VaultError::BadRecipientsFile { line: 2, .. })
         ));
+    }
+
+    #[test]
+    fn an_argument_is_a_recipient_or_a_file_of_them() {
+        let (one,) = (format!("{SSH} bob@host"),);
+        let got = parse_arg(&format!("  {one} ")).unwrap();
+        assert_eq!((got.len(), got[0].0.as_str()), (1, one.as_str()));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("keys.pub");
+        let age = age::x25519::Identity::generate().to_public().to_string();
+        std::fs::write(
+            &file,
+            format!(
+                "# team
+
+{age}
+  {SSH} c  
+"
+            ),
+        )
+        .unwrap();
+        let got = parse_arg(file.to_str().unwrap()).unwrap();
+        let texts: Vec<&str> = got.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(texts, [age.as_str(), &format!("{SSH} c")]);
+        assert_eq!(got[1].1.canonical(), SSH);
+    }
+
+    #[test]
+    fn a_bad_argument_is_named_shortly_and_a_secret_never() {
+        let what = |arg: &str| match parse_arg(arg) {
+            Err(VaultError::BadRecipient { what, reason }) => (what, reason),
+            other => panic!("{arg}: {:?}", other.map(|v| v.len())),
+        };
+        assert_eq!(what(""), ("''".to_string(), "it is empty".to_string()));
+        assert_eq!(what("   ").1, "it is empty");
+        assert_eq!(what("hello").0, "'hello'");
+        let long = "x".repeat(30);
+        assert_eq!(what(&long).0, format!("'{}…'", "x".repeat(24)));
+        assert_eq!(what(&"y".repeat(24)).0, format!("'{}'", "y".repeat(24)));
+        assert_eq!(what("a\tb").0, "'a\\tb'");
+        assert_eq!(what("AGE-SECRET-KEY-1QQQ").0, "the argument");
+        assert_eq!(
+            what("-----BEGIN OPENSSH PRIVATE KEY-----").0,
+            "the argument"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pub");
+        std::fs::write(
+            &empty,
+            "# only a comment
+
+",
+        )
+        .unwrap();
+        assert_eq!(
+            what(empty.to_str().unwrap()).1,
+            "the file holds no recipient"
+        );
+        let junk = dir.path().join("junk.pub");
+        std::fs::write(
+            &junk,
+            format!(
+                "{SSH}
+not a key
+"
+            ),
+        )
+        .unwrap();
+        assert!(what(junk.to_str().unwrap()).0.starts_with("'/"));
     }
 }

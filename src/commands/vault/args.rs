@@ -1,0 +1,143 @@
+//! The command line of `git loop vault`: its subcommands and their arguments.
+
+use super::*;
+
+/// Manage vaults: credentials encrypted with age, given to a loop's sandbox.
+///
+/// A vault lives in the vaults' repository (vaults/<user>/<vault>/ in the workspace):
+/// envs/<NAME>.age become environment variables, mounts/home/<rel>.age become files
+/// $HOME/<rel>, all encrypted to the recipients in recipients.txt. Your identity (the key
+/// that decrypts) is $XDG_CONFIG_HOME/git-loop/identity.txt, or $GIT_LOOP_IDENTITY; an
+/// unencrypted ssh-ed25519 or ssh-rsa private key works too. Values are decrypted in
+/// memory only, at a loop's start.
+///
+/// An entry bound to hosts (`set ... --for HOST`, or `bind`) never enters the sandbox:
+/// inside, it is a placeholder made for each run, and the network proxy puts the value in
+/// only over HTTPS to those hosts, refusing the placeholder anywhere else.
+#[derive(Debug, clap::Args)]
+pub struct VaultArgs {
+    #[command(subcommand)]
+    pub action: VaultAction,
+}
+
+/// What kind of entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// An environment variable (envs/<NAME>.age).
+    Env,
+    /// A file below $HOME (mounts/home/<rel>.age).
+    File,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecipientsAction {
+    /// Print the recipients.
+    List,
+    /// Add a recipient (then rekey, so it can decrypt the entries).
+    Add,
+    /// Remove a recipient (then rekey, so it can no longer decrypt them).
+    Rm,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum VaultAction {
+    /// Create your identity (when missing) and a vault, and install the secret guard and
+    /// the vault diff in your personal repository. Prints your recipient (public key).
+    Init {
+        /// The vault to create.
+        #[arg(default_value = "default")]
+        vault: String,
+    },
+    /// List vaults with their recipients and entries: names, sizes and the hosts each is
+    /// bound to, never values (reading the bindings needs your identity).
+    List {
+        /// Only this vault.
+        vault: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store a value: `set VAULT env NAME` reads it from stdin (without echo on a
+    /// terminal); `set VAULT file REL PATH` stores the file PATH (`-`: stdin) as $HOME/REL.
+    /// An entry that exists keeps the hosts it is bound to unless --for or --unbound says
+    /// otherwise.
+    Set {
+        /// The vault (`default` is created on first use).
+        vault: String,
+        /// env or file.
+        kind: Kind,
+        /// The variable name, or the path below $HOME.
+        name: String,
+        /// For a file: the file to store (`-` for stdin).
+        path: Option<PathBuf>,
+        /// Bind the entry to these hosts (comma-separated; `*.example.com` and
+        /// `name.*.example.com` as in the allowlist): the sandbox gets a placeholder, and
+        /// the proxy puts the value into HTTPS requests to these hosts only.
+        #[arg(
+            long = "for",
+            value_name = "HOST[,HOST...]",
+            conflicts_with = "unbound"
+        )]
+        hosts: Option<String>,
+        /// Store the entry bound to no host: its value goes into the sandbox as it is.
+        #[arg(long)]
+        unbound: bool,
+    },
+    /// Bind an existing entry to the hosts that may receive it (or, with --unbound, to
+    /// none), keeping its value. ENTRY is env:NAME, file:REL, or a bare name.
+    Bind {
+        /// The vault.
+        vault: String,
+        /// The entry: env:NAME, file:REL, or a bare name.
+        entry: String,
+        /// The hosts, comma-separated (`*.example.com` and `name.*.example.com` as in the
+        /// allowlist).
+        #[arg(value_name = "HOST[,HOST...]", required_unless_present = "unbound")]
+        hosts: Option<String>,
+        /// Bind the entry to no host: its value goes into the sandbox as it is.
+        #[arg(long, conflicts_with = "hosts")]
+        unbound: bool,
+    },
+    /// Print a value on stdout (refused on a terminal unless --force).
+    Get {
+        /// The vault.
+        vault: String,
+        /// env or file.
+        kind: Kind,
+        /// The variable name, or the path below $HOME.
+        name: String,
+        /// Print even when stdout is a terminal.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Edit an entry with $EDITOR on a copy in a private tmpfs folder, removed afterwards;
+    /// re-encrypted when saved. ENTRY is env:NAME, file:REL, or a bare name.
+    Edit {
+        /// The vault.
+        vault: String,
+        /// The entry: env:NAME, file:REL, or a bare name.
+        entry: String,
+    },
+    /// Remove an entry (env:NAME, file:REL, or a bare name).
+    Rm {
+        /// The vault.
+        vault: String,
+        /// The entry: env:NAME, file:REL, or a bare name.
+        entry: String,
+    },
+    /// List, add or remove the vault's recipients (age1…, ssh-ed25519 …, ssh-rsa …, or a
+    /// .pub file).
+    Recipients {
+        /// The vault.
+        vault: String,
+        /// list, add or rm.
+        action: RecipientsAction,
+        /// The recipient; an ssh key may be given as its words or quoted.
+        recipient: Vec<String>,
+    },
+    /// Re-encrypt every entry to the current recipients.
+    Rekey {
+        /// The vault.
+        vault: String,
+    },
+}
