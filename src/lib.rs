@@ -11,6 +11,7 @@ pub mod completion;
 pub mod config;
 pub mod confined;
 pub mod create;
+pub mod demo;
 pub mod doctor;
 pub mod egress;
 pub mod error;
