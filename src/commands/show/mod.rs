@@ -1,7 +1,15 @@
+//! `git loop show`: one loop, its record, folders and branches; `--mounts` and `--net` its sandbox.
+
 use crate::error::Result;
 use crate::loops;
 use crate::terminal::shown;
 use crate::ui::{Ui, BOLD, RESET};
+
+mod mounts;
+mod net;
+
+use mounts::*;
+use net::*;
 
 /// Show one loop: its record, its folders, and where its branches stand.
 #[derive(Debug, clap::Args)]
@@ -24,7 +32,7 @@ pub struct ShowArgs {
 }
 
 pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
-    let ws = super::workspace()?;
+    let ws = crate::commands::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
     if args.mounts {
@@ -57,7 +65,7 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
             .collect();
         record["receives"] = serde_json::json!({"variables": vars, "files": files,
             "plaintext": plaintext, "bound": bound});
-        return super::print_json(ui, &record).map(|()| 0);
+        return crate::commands::print_json(ui, &record).map(|()| 0);
     }
     // The record and the branches are the loop's own words (its title, the names it
     // gave): every one is shown with its control characters visible.
@@ -179,142 +187,5 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
             shown(&g.mode)
         )?;
     }
-    Ok(0)
-}
-
-fn show_mounts(
-    ui: &mut Ui,
-    ws: &crate::workspace::Workspace,
-    rec: &loops::LoopRecord,
-    mode: Option<crate::sandbox::spec::RunMode>,
-    json: bool,
-) -> Result<u8> {
-    let config = super::load_sandbox_config(ui, ws, rec)?;
-    let req = crate::sandbox::Request {
-        mode,
-        net: None,
-        backend: None,
-        print_argv: false,
-        command: Vec::new(),
-        interactive: false,
-        ro_same_path: Vec::new(),
-        allow_domains: Vec::new(),
-        agent_env: Vec::new(),
-    };
-    let spec = crate::sandbox::spec_for(
-        ws,
-        rec,
-        &config,
-        &req,
-        crate::sandbox::vault_file_names(ws, &rec.vault),
-    )?;
-    let rows = spec.view();
-    if json {
-        let items: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(inside, source, mode)| serde_json::json!({"inside": inside, "source": source, "mode": mode}))
-            .collect();
-        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
-    }
-    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(6);
-    let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(4);
-    writeln!(
-        ui.out(),
-        "{BOLD}{:<w0$}  {:<w2$}  SOURCE{RESET}",
-        "INSIDE",
-        "MODE"
-    )?;
-    for (inside, source, mode) in rows {
-        writeln!(
-            ui.out(),
-            "{:<w0$}  {:<w2$}  {}",
-            shown(&inside),
-            shown(&mode),
-            shown(&source)
-        )?;
-    }
-    writeln!(
-        ui.out(),
-        "cwd {} · network {} · mode {} · nothing else of the host exists inside",
-        spec.cwd.display(),
-        spec.net.as_str(),
-        spec.mode.as_str()
-    )?;
-    Ok(0)
-}
-
-/// `show --net`: the egress policy of the loop's `proxy` runs.
-fn show_net(
-    ui: &mut Ui,
-    ws: &crate::workspace::Workspace,
-    rec: &loops::LoopRecord,
-    json: bool,
-) -> Result<u8> {
-    let config = super::load_sandbox_config(ui, ws, rec)?;
-    let policy = crate::egress::policy_for(config.profile(), &config, &[])?;
-    if json {
-        let value = serde_json::json!({
-            "network": rec.network,
-            "allow": policy.allowed().iter().map(|a| serde_json::json!({"domain": a.pattern.to_string(), "source": a.source})).collect::<Vec<_>>(),
-            "deny": policy.denied().iter().map(|d| serde_json::json!({"domain": d.pattern.to_string(), "why": d.why})).collect::<Vec<_>>(),
-            "deny_addresses": policy.denied_addresses().iter().map(|(ip, why)| serde_json::json!({"address": ip.to_string(), "why": why})).collect::<Vec<_>>(),
-            "hosts": policy.hosts().iter().map(|(n, ip)| (n.clone(), serde_json::json!(ip.to_string()))).collect::<serde_json::Map<_, _>>(),
-            "allow_cidrs": policy.cidrs().iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-        });
-        return super::print_json(ui, &value).map(|()| 0);
-    }
-    let out = ui.out();
-    if rec.network != "proxy" {
-        writeln!(
-            out,
-            "loop {} runs with network {}; this is what `--net proxy` lets it reach:",
-            rec.id, rec.network
-        )?;
-    }
-    let allowed = policy.allowed();
-    let w = allowed
-        .iter()
-        .map(|a| a.pattern.to_string().len())
-        .max()
-        .unwrap_or(0)
-        .max(14);
-    writeln!(
-        out,
-        "{BOLD}{:<w$}  FROM{RESET}",
-        format!("ALLOWED ({})", allowed.len())
-    )?;
-    for a in allowed {
-        writeln!(
-            out,
-            "{:<w$}  {}",
-            shown(&a.pattern.to_string()),
-            shown(&a.source.to_string())
-        )?;
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{BOLD}{:<w$}  WHY{RESET}",
-        "DENIED (wins over every allow)"
-    )?;
-    for d in policy.denied() {
-        writeln!(out, "{:<w$}  {}", d.pattern.to_string(), d.why)?;
-    }
-    for (ip, why) in policy.denied_addresses() {
-        writeln!(out, "{:<w$}  {why} (address)", ip.to_string())?;
-    }
-    writeln!(out)?;
-    for (name, ip) in policy.hosts() {
-        writeln!(out, "pinned: {name} -> {ip} (operator [network.hosts])")?;
-    }
-    for c in policy.cidrs() {
-        writeln!(out, "allowed range: {c} (operator allow_cidrs)")?;
-    }
-    writeln!(
-        out,
-        "Refused at connect time unless an allowed range covers them: loopback, private (RFC 1918), \
-         link-local, CGNAT, unique local, multicast and unspecified addresses, in IPv4-mapped forms too. \
-         IP addresses are never a target: only host names."
-    )?;
     Ok(0)
 }

@@ -1,0 +1,79 @@
+//! `show --net`: the egress policy of the loop's `proxy` runs.
+
+use super::*;
+
+/// `show --net`: the egress policy of the loop's `proxy` runs.
+pub(super) fn show_net(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    rec: &loops::LoopRecord,
+    json: bool,
+) -> Result<u8> {
+    let config = crate::commands::load_sandbox_config(ui, ws, rec)?;
+    let policy = crate::egress::policy_for(config.profile(), &config, &[])?;
+    if json {
+        let value = serde_json::json!({
+            "network": rec.network,
+            "allow": policy.allowed().iter().map(|a| serde_json::json!({"domain": a.pattern.to_string(), "source": a.source})).collect::<Vec<_>>(),
+            "deny": policy.denied().iter().map(|d| serde_json::json!({"domain": d.pattern.to_string(), "why": d.why})).collect::<Vec<_>>(),
+            "deny_addresses": policy.denied_addresses().iter().map(|(ip, why)| serde_json::json!({"address": ip.to_string(), "why": why})).collect::<Vec<_>>(),
+            "hosts": policy.hosts().iter().map(|(n, ip)| (n.clone(), serde_json::json!(ip.to_string()))).collect::<serde_json::Map<_, _>>(),
+            "allow_cidrs": policy.cidrs().iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        });
+        return crate::commands::print_json(ui, &value).map(|()| 0);
+    }
+    let out = ui.out();
+    if rec.network != "proxy" {
+        writeln!(
+            out,
+            "loop {} runs with network {}; this is what `--net proxy` lets it reach:",
+            rec.id, rec.network
+        )?;
+    }
+    let allowed = policy.allowed();
+    let w = allowed
+        .iter()
+        .map(|a| a.pattern.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(14);
+    writeln!(
+        out,
+        "{BOLD}{:<w$}  FROM{RESET}",
+        format!("ALLOWED ({})", allowed.len())
+    )?;
+    for a in allowed {
+        writeln!(
+            out,
+            "{:<w$}  {}",
+            shown(&a.pattern.to_string()),
+            shown(&a.source.to_string())
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{BOLD}{:<w$}  WHY{RESET}",
+        "DENIED (wins over every allow)"
+    )?;
+    for d in policy.denied() {
+        writeln!(out, "{:<w$}  {}", d.pattern.to_string(), d.why)?;
+    }
+    for (ip, why) in policy.denied_addresses() {
+        writeln!(out, "{:<w$}  {why} (address)", ip.to_string())?;
+    }
+    writeln!(out)?;
+    for (name, ip) in policy.hosts() {
+        writeln!(out, "pinned: {name} -> {ip} (operator [network.hosts])")?;
+    }
+    for c in policy.cidrs() {
+        writeln!(out, "allowed range: {c} (operator allow_cidrs)")?;
+    }
+    writeln!(
+        out,
+        "Refused at connect time unless an allowed range covers them: loopback, private (RFC 1918), \
+         link-local, CGNAT, unique local, multicast and unspecified addresses, in IPv4-mapped forms too. \
+         IP addresses are never a target: only host names."
+    )?;
+    Ok(0)
+}
