@@ -1,118 +1,13 @@
-use crate::error::Result;
-use crate::gate::{self, Gate};
-use crate::git::cmd::Git;
-use crate::loops;
-use crate::proposals::{self, Proposals};
-use crate::terminal::{self, shown};
-use crate::ui::{Ui, BOLD, RED, RESET, YELLOW};
-use crate::workspace::Workspace;
+//! `review ID`: one loop's proposals, branch by branch, with what needs a person's eye first.
 
-/// Show what loops propose: commits ahead of their targets and uncommitted changes.
-///
-/// Without ID: every loop with proposals. With ID: for each of its branches, what needs a
-/// person's eye (changes under .loopat/, symlinks, gitlinks, executable bits, what the
-/// secret guard flags, binary files: what publish and merge refuse or ask about), then the
-/// commits, a stat and a unified diff against its target (read in the origins, after an
-/// import), and the loop's uncommitted changes (read by git inside the loop's sandbox, in
-/// review mode: nothing a loop repository configures ever runs on the host). Control
-/// characters in what the loop wrote are shown as escapes (\r, \x1b, \u{202e}); long
-/// output goes through your pager.
-#[derive(Debug, clap::Args)]
-pub struct ReviewArgs {
-    /// The loop: its id, or a unique prefix of its id or title slug.
-    pub id: Option<String>,
-    /// Only the diffstat.
-    #[arg(long, conflicts_with = "name_only")]
-    pub stat: bool,
-    /// Only the names of changed files.
-    #[arg(long)]
-    pub name_only: bool,
-    /// Print JSON: {id, code: {ahead, files, attention}, notes: {...}, knowledge: {...},
-    /// uncommitted: [paths]}.
-    #[arg(long)]
-    pub json: bool,
-}
+use super::*;
 
-pub fn run(ui: &mut Ui, args: ReviewArgs) -> Result<u8> {
-    let ws = super::workspace()?;
-    let allow = super::operator_guard_allowlist()?;
-    match &args.id {
-        None => review_all(ui, &ws, &args, &allow),
-        Some(q) => {
-            let id = loops::resolve(&ws, q)?;
-            let rec = loops::load(&ws, &id)?;
-            let p = proposals::gather(&ws, rec, &allow)?;
-            if args.json {
-                return super::print_json(ui, &p.to_json()).map(|()| 0);
-            }
-            ui.page()?;
-            review_one(ui, &ws, &p, &args)
-        }
-    }
-}
-
-fn review_all(
+pub(super) fn review_one(
     ui: &mut Ui,
     ws: &Workspace,
+    p: &Proposals,
     args: &ReviewArgs,
-    allow: &crate::guard::Allowlist,
 ) -> Result<u8> {
-    let mut all = Vec::new();
-    for id in ws.loop_ids()? {
-        let rec = match loops::load(ws, &id) {
-            Ok(r) => r,
-            Err(e) => {
-                ui.warn(format!("{id}: {}", e.one_line()))?;
-                continue;
-            }
-        };
-        match proposals::gather(ws, rec, allow) {
-            Ok(p) if p.any() => all.push(p),
-            Ok(_) => {}
-            Err(e) => ui.warn(format!("{id}: {}", e.one_line()))?,
-        }
-    }
-    if args.json {
-        let items: Vec<serde_json::Value> = all.iter().map(Proposals::to_json).collect();
-        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
-    }
-    if all.is_empty() {
-        ui.status("no loop proposes anything")?;
-        return Ok(0);
-    }
-    for p in &all {
-        let mut parts = Vec::new();
-        for b in &p.status.branches {
-            if b.ahead > 0 {
-                let n = p
-                    .files
-                    .iter()
-                    .find(|(r, _)| *r == b.role)
-                    .map(|(_, f)| f.len())
-                    .unwrap_or(0);
-                parts.push(format!("{} +{} ({n} files)", b.role, b.ahead));
-            }
-        }
-        let dirty: usize = p.uncommitted.iter().map(|(_, v)| v.len()).sum();
-        if dirty > 0 {
-            parts.push(format!("{dirty} uncommitted"));
-        }
-        let eye: usize = p.attention.iter().map(|(_, r)| r.items.len()).sum();
-        if eye > 0 {
-            parts.push(format!("{eye} to check"));
-        }
-        writeln!(
-            ui.out(),
-            "{BOLD}{}{RESET}  {}  {}",
-            shown(&p.rec.id),
-            parts.join(", "),
-            shown(&p.rec.title)
-        )?;
-    }
-    Ok(0)
-}
-
-fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> Result<u8> {
     let mut shown_any = false;
     for pair in loops::repo_pairs(ws, &p.rec) {
         let Some(b) = p.status.branch(pair.role) else {
@@ -242,7 +137,7 @@ fn review_one(ui: &mut Ui, ws: &Workspace, p: &Proposals, args: &ReviewArgs) -> 
 
 /// What a branch carries that needs a person's eye, before its diff: what publish and
 /// merge refuse in red, what they ask `--accept-policy` for in yellow.
-fn write_attention(ui: &mut Ui, report: &gate::Report) -> Result<()> {
+pub(super) fn write_attention(ui: &mut Ui, report: &gate::Report) -> Result<()> {
     let count = |g: Gate| {
         report
             .items
