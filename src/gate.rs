@@ -735,6 +735,24 @@ fn shell_word(s: &str) -> String {
     }
 }
 
+/// The `--accept-policy PATH`s among `accepted` that cover no change needing acceptance in
+/// any of `reports` (a typo, or a change that is no longer there).
+pub fn unused_acceptances<'a>(
+    reports: &[(&str, &Report)],
+    accepted: &'a [String],
+) -> Vec<&'a String> {
+    accepted
+        .iter()
+        .filter(|a| {
+            !reports.iter().any(|(_, r)| {
+                r.items
+                    .iter()
+                    .any(|i| i.concern.gate() == Gate::NeedsAcceptance && covers(a, &i.path))
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1010,6 +1028,57 @@ mod tests {
         assert!(covered(b"link", &a(&["./link"])));
         assert!(!covered(b".loopat/config.toml", &a(&[".loopat/config"])));
         assert!(!covered(b".loopat/config.toml", &a(&["", "/"])));
+    }
+
+    #[test]
+    fn an_acceptance_is_unused_unless_it_covers_a_change_that_needs_one() {
+        let item = |path: &str, concern: Concern| Item {
+            path: path.into(),
+            commit: ObjectId::null(gix::hash::Kind::Sha1),
+            concern,
+        };
+        let code = Report {
+            items: vec![
+                item(
+                    ".loopat/config.toml",
+                    Concern::Policy {
+                        what: "config",
+                        how: How::Changed,
+                    },
+                ),
+                item(
+                    "run.sh",
+                    Concern::Mode {
+                        old: None,
+                        new: 0o100755,
+                    },
+                ),
+            ],
+        };
+        let notes = Report {
+            items: vec![item(
+                "link",
+                Concern::Symlink {
+                    target: "x".into(),
+                    how: How::Added,
+                },
+            )],
+        };
+        let accepted: Vec<String> = [".loopat/", "link", "run.sh", "elsewhere"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let reports = [("code", &code), ("notes", &notes)];
+        // A shown concern (an executable bit) needs no acceptance: naming it is unused.
+        assert_eq!(
+            unused_acceptances(&reports, &accepted),
+            ["run.sh", "elsewhere"]
+        );
+        assert_eq!(
+            unused_acceptances(&reports[..1], &accepted),
+            ["link", "run.sh", "elsewhere"]
+        );
+        assert!(unused_acceptances(&reports, &[]).is_empty());
     }
 
     #[test]

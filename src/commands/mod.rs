@@ -29,6 +29,9 @@ pub mod show;
 pub mod sync;
 pub mod vault;
 
+mod flags;
+pub use flags::SandboxFlags;
+
 use crate::config::{Config, ConfigError, Layer};
 use crate::error::{Error, Result};
 use crate::loops::LoopRecord;
@@ -178,18 +181,10 @@ pub fn warn_unused_acceptance(
     reports: &[(&str, &crate::gate::Report)],
     accepted: &[String],
 ) -> Result<()> {
-    for a in accepted {
-        let used = reports.iter().any(|(_, r)| {
-            r.items.iter().any(|i| {
-                i.concern.gate() == crate::gate::Gate::NeedsAcceptance
-                    && crate::gate::covers(a, &i.path)
-            })
-        });
-        if !used {
-            ui.warn(format!(
-                "--accept-policy {a}: the branch carries no change to policy there"
-            ))?;
-        }
+    for a in crate::gate::unused_acceptances(reports, accepted) {
+        ui.warn(format!(
+            "--accept-policy {a}: the branch carries no change to policy there"
+        ))?;
     }
     Ok(())
 }
@@ -200,68 +195,6 @@ pub fn print_json(ui: &mut Ui, value: &serde_json::Value) -> Result<()> {
         .map_err(|e| crate::Error::failure("cannot write JSON").with_source(e))?;
     writeln!(ui.out(), "{text}")?;
     Ok(())
-}
-
-/// The sandbox options `run`, `shell` and `agent` share.
-#[derive(Debug, Default, clap::Args)]
-pub struct SandboxFlags {
-    /// work: the loop's folders are writable; review: everything read-only but $HOME and /tmp.
-    #[arg(long, value_enum)]
-    pub mode: Option<crate::sandbox::spec::RunMode>,
-    /// proxy: only the allowed domains, through git-loop's proxy (the default); host: the
-    /// host's network; none: loopback only.
-    #[arg(long, value_enum)]
-    pub net: Option<crate::sandbox::spec::NetMode>,
-    /// Let the proxy also reach this domain for this run (repeatable): a host name,
-    /// *.example.com (its subdomains) or name.*.example.com (one label).
-    #[arg(long = "allow-domain", value_name = "DOMAIN")]
-    pub allow_domain: Vec<String>,
-    /// auto: bwrap if the probe passes, else refuse; none: no sandbox at all.
-    #[arg(long, value_enum)]
-    pub backend: Option<crate::sandbox::Backend>,
-}
-
-impl SandboxFlags {
-    /// Refuses options that contradict each other, before anything else is looked at:
-    /// `--allow-domain` widens the proxy's allowlist, and `--net host` or `--net none`
-    /// has no proxy, so the domain would be silently ignored (or, with host, everything
-    /// is reachable anyway).
-    pub fn check(&self) -> Result<()> {
-        use crate::sandbox::spec::NetMode;
-        let (Some(net @ (NetMode::Host | NetMode::None)), Some(domain)) =
-            (self.net, self.allow_domain.first())
-        else {
-            return Ok(());
-        };
-        let name = match net {
-            NetMode::Host => "host",
-            _ => "none",
-        };
-        Err(crate::Error::usage(format!(
-            "--allow-domain {domain} has no effect with --net {name}: only the proxy (--net proxy) has an allowlist"
-        ))
-        .hint("drop --allow-domain, or use --net proxy (the default) to reach only the allowed domains"))
-    }
-
-    /// The sandbox request for `command` with these options.
-    pub fn request(
-        self,
-        command: Vec<String>,
-        interactive: bool,
-        print_argv: bool,
-    ) -> crate::sandbox::Request {
-        crate::sandbox::Request {
-            mode: self.mode,
-            net: self.net,
-            backend: self.backend,
-            print_argv,
-            command,
-            interactive,
-            ro_same_path: Vec::new(),
-            allow_domains: self.allow_domain,
-            agent_env: Vec::new(),
-        }
-    }
 }
 
 /// The notes files merged as the union of both sides' lines (`publish.union`).
