@@ -435,3 +435,42 @@ pub const IDENTITY_HINT: &str =
     "set yours: git config --global user.name \"Your Name\" && git config --global user.email you@example.com";
 
 use crate::config::schema::{AgentPermissions, CommitIdentity};
+
+/// The vault entry `key` is stored as for `profile` (the variable its shape calls for),
+/// checked as a value of that entry: before anything is written.
+pub fn login_entry(profile: Profile, key: &str) -> Result<crate::vault::EntryRef> {
+    let variable = profile
+        .login_variable_for(key)
+        .expect("a known agent has a login variable");
+    let entry = crate::vault::EntryRef::env(variable)?;
+    crate::vault::Vault::check_value(&entry, key.as_bytes())?;
+    Ok(entry)
+}
+
+/// Stores `key` as `entry` ([`login_entry`]) in the vault `v`, bound to `hosts`, and removes
+/// the agent's other login variables (one login per vault; two would compete). Returns the
+/// labels of the entries it removed.
+pub fn store_login(
+    ws: &Workspace,
+    v: &crate::vault::Vault,
+    profile: Profile,
+    entry: &crate::vault::EntryRef,
+    key: &str,
+    hosts: &[crate::egress::policy::Pattern],
+) -> Result<Vec<String>> {
+    let _lock = fsutil::Lock::acquire(&ws.vault_lock(v.name()))?;
+    v.write_bound(entry, key.as_bytes(), hosts)?;
+    let mut replaced = Vec::new();
+    for other in profile.login_variables() {
+        if *other == entry.name {
+            continue;
+        }
+        if let Ok(other) = crate::vault::EntryRef::env(other) {
+            if v.find(&other)?.is_some() {
+                v.remove(&other)?;
+                replaced.push(other.label());
+            }
+        }
+    }
+    Ok(replaced)
+}

@@ -107,7 +107,6 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
 
 fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
     use crate::agent::Profile;
-    use crate::vault::{EntryRef, Vault};
     crate::vault::names::vault_name(&args.vault)?;
     let ws = super::workspace()?;
     let config = super::load_config(ui, &ws, None)?;
@@ -158,30 +157,15 @@ fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
                 .hint("pipe it in: printf %s KEY | git loop agent login, or type it when asked"),
         );
     }
-    let variable = profile
-        .login_variable_for(&text)
-        .expect("a known agent has a login variable");
-    let entry = EntryRef::env(variable)?;
-    Vault::check_value(&entry, text.as_bytes())?;
+    let entry = crate::agent::login_entry(profile, &text)?;
+    let variable = entry.name.clone();
     let v = crate::vault::open_for_write(ui, &ws, &args.vault)?;
-    {
-        let _lock = crate::fsutil::Lock::acquire(&ws.vault_lock(&args.vault))?;
-        v.write_bound(&entry, text.as_bytes(), &hosts)?;
-        // One login per vault: the agent's other variable would compete with it.
-        for other in profile.login_variables() {
-            if *other != variable {
-                if let Ok(other) = EntryRef::env(other) {
-                    if v.find(&other)?.is_some() {
-                        v.remove(&other)?;
-                        ui.status(format!(
-                            "removed {} from vault '{}' (replaced by {variable})",
-                            other.label(),
-                            args.vault
-                        ))?;
-                    }
-                }
-            }
-        }
+    let replaced = crate::agent::store_login(&ws, &v, profile, &entry, &text, &hosts)?;
+    for other in replaced {
+        ui.status(format!(
+            "removed {other} from vault '{}' (replaced by {variable})",
+            args.vault
+        ))?;
     }
     crate::vault::commit(
         &ws,
