@@ -25,6 +25,8 @@
 //!
 //! TLS toward any host no entry is bound to is never ended: the tunnel carries it as it
 //! is, so no value can reach such a host by construction.
+//!
+//! Here: steps 2 and 3. `tls.rs` holds step 1, `upstream.rs` step 4.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -52,156 +54,11 @@ use super::wire;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
-/// Upstream connections to one host that one client connection may hold at once (HTTP/1.1
-/// servers, when the client runs several requests at a time over HTTP/2).
-const MAX_UPSTREAM: usize = 8;
+mod tls;
+mod upstream;
 
-/// How long the run's certificates are valid: longer than any run lasts.
-const VALIDITY_DAYS: i64 = 30;
-
-/// The TLS side of one run: its CA, the certificates it signs, and how servers are
-/// verified.
-pub struct Tls {
-    issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
-    /// The key of every host certificate of this run (one key: making one is the slow part).
-    leaf_key: rcgen::KeyPair,
-    ca_pem: String,
-    servers: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
-    client: OnceLock<Result<Arc<rustls::ClientConfig>, String>>,
-    /// The operator's `network.upstream_ca`, trusted upstream besides the host's store.
-    extra_roots: Vec<CertificateDer<'static>>,
-}
-
-impl std::fmt::Debug for Tls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tls").finish_non_exhaustive()
-    }
-}
-
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
-impl Tls {
-    /// A new CA for loop `id`'s run. Its key never leaves this process.
-    pub fn new(id: &str, extra_roots: Vec<CertificateDer<'static>>) -> Result<Tls, String> {
-        let err = |e: rcgen::Error| format!("cannot make the run's certificate authority: {e}");
-        let now = time::OffsetDateTime::now_utc();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(err)?;
-        params.distinguished_name.push(
-            rcgen::DnType::CommonName,
-            format!("git-loop sandbox CA (loop {id}, this run only)"),
-        );
-        params
-            .distinguished_name
-            .push(rcgen::DnType::OrganizationName, "git-loop");
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Constrained(0));
-        params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-            rcgen::KeyUsagePurpose::DigitalSignature,
-        ];
-        params.not_before = now - time::Duration::hours(1);
-        params.not_after = now + time::Duration::days(VALIDITY_DAYS);
-        let key = rcgen::KeyPair::generate().map_err(err)?;
-        let issuer = rcgen::CertifiedIssuer::self_signed(params, key).map_err(err)?;
-        let ca_pem = issuer.pem();
-        let leaf_key = rcgen::KeyPair::generate().map_err(err)?;
-        Ok(Tls {
-            issuer,
-            leaf_key,
-            ca_pem,
-            servers: Mutex::new(HashMap::new()),
-            client: OnceLock::new(),
-            extra_roots,
-        })
-    }
-
-    /// The CA's certificate (PEM), which the sandbox trusts.
-    pub fn ca_pem(&self) -> &str {
-        &self.ca_pem
-    }
-
-    /// The server side toward the sandbox for `host`: a certificate for it, signed by the
-    /// run's CA; HTTP/2 and HTTP/1.1.
-    fn server_config(&self, host: &str) -> Result<Arc<rustls::ServerConfig>, String> {
-        if let Some(c) = self.servers.lock().expect("not poisoned").get(host) {
-            return Ok(c.clone());
-        }
-        let err = |e: String| format!("cannot make a certificate for {host}: {e}");
-        let now = time::OffsetDateTime::now_utc();
-        let mut params = rcgen::CertificateParams::new(vec![host.to_string()])
-            .map_err(|e| err(e.to_string()))?;
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, host);
-        params.is_ca = rcgen::IsCa::NoCa;
-        params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
-        params.use_authority_key_identifier_extension = true;
-        params.not_before = now - time::Duration::hours(1);
-        params.not_after = now + time::Duration::days(VALIDITY_DAYS);
-        let cert = params
-            .signed_by(&self.leaf_key, &self.issuer)
-            .map_err(|e| err(e.to_string()))?;
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.leaf_key.serialize_der()));
-        let mut config = rustls::ServerConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| err(e.to_string()))?
-            .with_no_client_auth()
-            .with_single_cert(vec![cert.der().clone()], key)
-            .map_err(|e| err(e.to_string()))?;
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        let config = Arc::new(config);
-        self.servers
-            .lock()
-            .expect("not poisoned")
-            .insert(host.to_string(), config.clone());
-        Ok(config)
-    }
-
-    /// The client side toward servers: the host's trust store (read once, when the first
-    /// bound host is met) and the operator's extra CA.
-    fn client_config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
-        self.client
-            .get_or_init(|| {
-                let mut roots = rustls::RootCertStore::empty();
-                let native = rustls_native_certs::load_native_certs();
-                roots.add_parsable_certificates(native.certs);
-                roots.add_parsable_certificates(self.extra_roots.iter().cloned());
-                if roots.is_empty() {
-                    return Err(
-                        "the host has no trusted certificates to verify servers with".to_string(),
-                    );
-                }
-                let mut config = rustls::ClientConfig::builder_with_provider(provider())
-                    .with_safe_default_protocol_versions()
-                    .map_err(|e| e.to_string())?
-                    .with_root_certificates(roots)
-                    .with_no_client_auth();
-                config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-                Ok(Arc::new(config))
-            })
-            .clone()
-    }
-}
-
-/// The certificates of a PEM file (the operator's `network.upstream_ca`).
-pub fn read_ca_file(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    use rustls::pki_types::pem::PemObject;
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{} is not a PEM file of certificates: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!("{} holds no certificate", path.display()));
-    }
-    Ok(certs)
-}
-
-// ---------------------------------------------------------------------------------------
-// A connection the proxy ends
-// ---------------------------------------------------------------------------------------
+pub use tls::*;
+use upstream::*;
 
 /// The client's socket, with the bytes the proxy already read from it (its ClientHello)
 /// handed back first.
@@ -305,13 +162,7 @@ pub(super) async fn serve(
     // A client that does not trust the run's CA ends here (an unknown CA alert); its
     // tool reads its own trust store rather than the variables the sandbox sets.
     let Ok(Ok(stream)) = accepted else { return };
-    let upstream = Arc::new(Upstream {
-        route: route.clone(),
-        sh: sh.clone(),
-        tls,
-        first: Mutex::new(Some(upstream)),
-        pool: Mutex::new(Pool::default()),
-    });
+    let upstream = Arc::new(Upstream::new(route.clone(), sh.clone(), tls, upstream));
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let (sh, route, upstream) = (sh.clone(), route.clone(), upstream.clone());
         async move { Ok::<_, Infallible>(handle(&sh, &route, &upstream, req).await) }
@@ -686,133 +537,6 @@ impl Body for Searched {
 // ---------------------------------------------------------------------------------------
 // Upstream
 // ---------------------------------------------------------------------------------------
-
-#[derive(Default)]
-struct Pool {
-    h2: Option<hyper::client::conn::http2::SendRequest<ProxyBody>>,
-    h1: Vec<hyper::client::conn::http1::SendRequest<ProxyBody>>,
-}
-
-/// The server side of one ended connection: the connection dialed at CONNECT first, then
-/// more as requests need them.
-struct Upstream {
-    route: Arc<Route>,
-    sh: Arc<Shared>,
-    tls: Arc<Tls>,
-    first: Mutex<Option<TcpStream>>,
-    pool: Mutex<Pool>,
-}
-
-enum Sender {
-    H1(hyper::client::conn::http1::SendRequest<ProxyBody>),
-    H2(hyper::client::conn::http2::SendRequest<ProxyBody>),
-}
-
-impl Upstream {
-    /// Sends `req` (its method, headers and body set) to the server, with the target and
-    /// authority in the form the connection's protocol wants.
-    async fn send(
-        &self,
-        mut req: Request<ProxyBody>,
-        authority: &str,
-        path: &str,
-    ) -> Result<Response<Incoming>, String> {
-        let h2 = self.pool.lock().expect("not poisoned").h2.clone();
-        let sender = match h2 {
-            Some(s) if !s.is_closed() => Sender::H2(s),
-            _ => {
-                let idle = {
-                    let mut pool = self.pool.lock().expect("not poisoned");
-                    pool.h1.retain(|s| !s.is_closed());
-                    let ready = pool.h1.iter().position(|s| s.is_ready());
-                    match ready {
-                        Some(i) => Some(pool.h1.swap_remove(i)),
-                        None if pool.h1.len() >= MAX_UPSTREAM => Some(pool.h1.remove(0)),
-                        None => None,
-                    }
-                };
-                match idle {
-                    Some(s) => Sender::H1(s),
-                    None => self.connect().await?,
-                }
-            }
-        };
-        match sender {
-            Sender::H2(mut s) => {
-                *req.uri_mut() = format!("https://{authority}{path}")
-                    .parse()
-                    .map_err(|e| format!("the request's target: {e}"))?;
-                *req.version_mut() = http::Version::HTTP_2;
-                s.ready().await.map_err(|e| e.to_string())?;
-                s.send_request(req).await.map_err(|e| e.to_string())
-            }
-            Sender::H1(mut s) => {
-                *req.uri_mut() = path
-                    .parse()
-                    .map_err(|e| format!("the request's target: {e}"))?;
-                *req.version_mut() = http::Version::HTTP_11;
-                req.headers_mut().insert(
-                    header::HOST,
-                    HeaderValue::from_str(authority).map_err(|e| e.to_string())?,
-                );
-                s.ready().await.map_err(|e| e.to_string())?;
-                let resp = s.send_request(req).await.map_err(|e| e.to_string());
-                // Ready again once this response's body is read.
-                self.pool.lock().expect("not poisoned").h1.push(s);
-                resp
-            }
-        }
-    }
-
-    /// A new connection to the server: dialed through the policy's checks (the first
-    /// reuses the tunnel's), TLS verified against the host's trust store, HTTP/2 if the
-    /// server offers it.
-    async fn connect(&self) -> Result<Sender, String> {
-        let route = &self.route;
-        let first = self.first.lock().expect("not poisoned").take();
-        let tcp = match first {
-            Some(t) => t,
-            None => match proxy::dial(&self.sh, &route.host, route.port).await {
-                Ok(t) => t,
-                Err(Dial::Refused(r)) => {
-                    self.sh.violation(route.via, &route.target, &r);
-                    return Err(r.reason);
-                }
-                Err(Dial::Failed(why)) => return Err(why),
-            },
-        };
-        let fail = |what: String| {
-            self.sh.upstream_failed(&route.target, &what);
-            what
-        };
-        let config = self.tls.client_config().map_err(fail)?;
-        let name = ServerName::try_from(route.host.clone())
-            .map_err(|e| fail(format!("{}: {e}", route.host)))?;
-        let stream = tokio::time::timeout(
-            proxy::CONNECT_TIMEOUT,
-            tokio_rustls::TlsConnector::from(config).connect(name, tcp),
-        )
-        .await
-        .map_err(|_| fail("the TLS handshake with the server timed out".into()))?
-        .map_err(|e| fail(format!("TLS with the server: {e}")))?;
-        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-        let io = TokioIo::new(stream);
-        if h2 {
-            let (sender, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
-                .await
-                .map_err(|e| fail(format!("HTTP/2 with the server: {e}")))?;
-            tokio::spawn(conn);
-            self.pool.lock().expect("not poisoned").h2 = Some(sender.clone());
-            Ok(Sender::H2(sender))
-        } else {
-            let (sender, conn) = hyper::client::conn::http1::handshake(io)
-                .await
-                .map_err(|e| fail(format!("HTTP/1.1 with the server: {e}")))?;
-            tokio::spawn(conn);
-            Ok(Sender::H1(sender))
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
