@@ -463,6 +463,154 @@ pub fn frame_requests(stream: &[u8]) -> (Vec<Framed>, Option<WireError>) {
 mod tests {
     use super::*;
 
+    fn bad(why: &str) -> WireError {
+        WireError::Invalid(why.to_string())
+    }
+
+    #[test]
+    fn a_content_length_is_one_to_nineteen_digits() {
+        assert_eq!(length(b"0"), Ok(0));
+        assert_eq!(length(b" 42 "), Ok(42));
+        assert_eq!(length(b"1234567890123456789"), Ok(1234567890123456789));
+        // Twenty digits fit a u64, but no body is that long: refused by their number.
+        assert_eq!(
+            length(b"12345678901234567890"),
+            Err(bad(
+                "Content-Length \"12345678901234567890\" is not a length"
+            ))
+        );
+        assert_eq!(length(b""), Err(bad("Content-Length \"\" is not a length")));
+        assert_eq!(
+            length(b"  "),
+            Err(bad("Content-Length \"  \" is not a length"))
+        );
+        assert_eq!(
+            length(b"+5"),
+            Err(bad("Content-Length \"+5\" is not a length"))
+        );
+        assert_eq!(
+            length(b"5 5"),
+            Err(bad("Content-Length \"5 5\" is not a length"))
+        );
+    }
+
+    #[test]
+    fn a_client_expects_continue_only_when_it_says_so() {
+        let h = |extra: &str| head(&format!("POST /x HTTP/1.1\r\nHost: a.test\r\n{extra}\r\n"));
+        assert!(expects_continue(&h("Expect: 100-continue\r\n")));
+        assert!(expects_continue(&h("Expect: 100-Continue\r\n")));
+        assert!(!expects_continue(&h("")));
+        assert!(!expects_continue(&h("Expect: something-else\r\n")));
+        assert!(!expects_continue(&h("X-Expect: 100-continue\r\n")));
+    }
+
+    #[test]
+    fn a_response_head_is_bounded() {
+        let mut buf = b"HTTP/1.1 200 OK\r\nX-Long: ".to_vec();
+        buf.resize(wire::MAX_HEAD - 1, b'a');
+        assert_eq!(
+            response_head(&buf),
+            Ok(None),
+            "short of the bound: read more"
+        );
+        buf.push(b'a');
+        assert_eq!(response_head(&buf), Err(WireError::TooLarge));
+        let done = response_head(b"HTTP/1.1 204 No Content\r\nA: b\r\n\r\nrest")
+            .unwrap()
+            .unwrap();
+        assert_eq!((done.status, done.len), (204, 33));
+    }
+
+    #[test]
+    fn only_final_responses_with_a_body_have_one() {
+        let resp = |status: u16| ResponseHead {
+            status,
+            headers: vec![("Content-Length".into(), b"5".to_vec())],
+            len: 0,
+        };
+        for status in [100, 101, 199, 204, 304] {
+            assert_eq!(
+                response_framing(&resp(status), false),
+                Ok(ResponseFraming::Length(0)),
+                "{status}"
+            );
+        }
+        for status in [200, 201, 404, 500] {
+            assert_eq!(
+                response_framing(&resp(status), false),
+                Ok(ResponseFraming::Length(5)),
+                "{status}"
+            );
+            assert_eq!(
+                response_framing(&resp(status), true),
+                Ok(ResponseFraming::Length(0)),
+                "HEAD"
+            );
+        }
+    }
+
+    #[test]
+    fn a_chunk_size_line_is_bounded() {
+        let mut line = b"1;".to_vec();
+        line.resize(MAX_CHUNK_LINE - 1, b'x');
+        assert_eq!(Chunked::default().step(&line), Ok(Step::More));
+        line.push(b'x');
+        assert_eq!(
+            Chunked::default().step(&line),
+            Err(bad("an overlong chunk-size line"))
+        );
+        assert_eq!(
+            Chunked::default().step(b"g\r\n"),
+            Err(bad("a chunk size that is not a hexadecimal number"))
+        );
+        assert_eq!(Chunked::default().step(b""), Ok(Step::More));
+    }
+
+    #[test]
+    fn the_end_of_chunk_data_may_come_in_pieces() {
+        let mut c = Chunked::default();
+        assert_eq!(
+            c.step(b"3\r\nabc"),
+            Ok(Step::Emit {
+                used: 3,
+                bytes: b"3\r\n".to_vec()
+            })
+        );
+        assert_eq!(c.step(b"abc"), Ok(Step::Data(3)));
+        c.advance(3);
+        assert_eq!(c.step(b""), Ok(Step::More));
+        assert_eq!(c.step(b"\r"), Ok(Step::More));
+        assert_eq!(c.step(b"x"), Err(bad("chunk data longer than its size")));
+        assert_eq!(
+            c.step(b"\r\n0\r\n"),
+            Ok(Step::Emit {
+                used: 2,
+                bytes: b"\r\n".to_vec()
+            })
+        );
+        assert_eq!(
+            c.step(b"0\r\n"),
+            Ok(Step::Emit {
+                used: 3,
+                bytes: Vec::new()
+            })
+        );
+        // Trailers: bounded like a head.
+        let mut trailers = b"X-A: ".to_vec();
+        trailers.resize(wire::MAX_HEAD - 1, b'a');
+        assert_eq!(c.clone().step(&trailers), Ok(Step::More));
+        trailers.push(b'a');
+        assert_eq!(c.clone().step(&trailers), Err(WireError::TooLarge));
+        assert_eq!(
+            c.step(b"X-A: 1\r\n\r\n"),
+            Ok(Step::Emit {
+                used: 10,
+                bytes: b"0\r\nX-A: 1\r\n\r\n".to_vec()
+            })
+        );
+        assert_eq!(c.step(b"more"), Ok(Step::Done));
+    }
+
     fn framed(stream: &str) -> (Vec<Framed>, Option<WireError>) {
         frame_requests(stream.as_bytes())
     }
