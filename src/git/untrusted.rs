@@ -178,6 +178,26 @@ fn parse_loose_ref(content: &[u8], hash_kind: gix::hash::Kind) -> Option<RefValu
         .map(RefValue::Object)
 }
 
+/// The id `refname` names in the git folder `git_dir`, read the way the import reads refs
+/// (its loose file, else its line in `packed-refs`; confined to the folder, bounded), or
+/// None when it is anything else: symbolic, missing, unreadable or malformed, which the
+/// full import then looks at and names. For a quick check, before any repository is
+/// opened, that a loop's branch and its origin's agree.
+pub fn peek_branch(git_dir: &Path, refname: &str, hash_kind: gix::hash::Kind) -> Option<ObjectId> {
+    let git = Tree::open(git_dir).ok()??;
+    let name = gix::refs::FullName::try_from(refname).ok()?;
+    match (Refs {
+        git: &git,
+        hash_kind,
+    })
+    .read(&name)
+    .ok()??
+    {
+        RefValue::Object(id) => Some(id),
+        RefValue::Symbolic(_) => None,
+    }
+}
+
 /// The refs of a git folder, read through its [`Tree`].
 struct Refs<'a> {
     git: &'a Tree,
@@ -1521,6 +1541,56 @@ mod tests {
         assert_eq!(
             within(Duration::from_secs(5), Path::new("/loop"), |_| Ok(7)).unwrap(),
             7
+        );
+    }
+
+    #[test]
+    fn a_branch_is_peeked_from_its_loose_file_or_packed_refs_and_nothing_odd() {
+        use std::fs;
+        let sha1 = gix::hash::Kind::Sha1;
+        let a = "1111111111111111111111111111111111111111";
+        let b = "2222222222222222222222222222222222222222";
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path().join("git");
+        fs::create_dir_all(git.join("refs/heads/loop")).unwrap();
+        fs::write(git.join("refs/heads/loose"), format!("{a}\n")).unwrap();
+        fs::write(
+            git.join("packed-refs"),
+            format!(
+                "# pack-refs with: peeled\n{b} refs/heads/packed\r\n^{a}\n{a} refs/heads/loose\n"
+            ),
+        )
+        .unwrap();
+        let peek = |name: &str| peek_branch(&git, name, sha1).map(|id| id.to_string());
+        assert_eq!(
+            peek("refs/heads/loose").as_deref(),
+            Some(a),
+            "the loose file wins"
+        );
+        assert_eq!(peek("refs/heads/packed").as_deref(), Some(b));
+        assert_eq!(peek("refs/heads/missing"), None);
+        fs::write(git.join("refs/heads/sym"), "ref: refs/heads/loose\n").unwrap();
+        assert_eq!(
+            peek("refs/heads/sym"),
+            None,
+            "symbolic: the full path names it"
+        );
+        fs::write(git.join("refs/heads/junk"), "not an id\n").unwrap();
+        assert_eq!(peek("refs/heads/junk"), None);
+        let long = "3".repeat(64);
+        fs::write(git.join("refs/heads/long"), format!("{long}\n")).unwrap();
+        assert_eq!(peek("refs/heads/long"), None, "not a SHA-1 id");
+        // A link is never followed, to a file or to a folder.
+        let elsewhere = tmp.path().join("elsewhere");
+        fs::write(&elsewhere, format!("{a}\n")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, git.join("refs/heads/link")).unwrap();
+        assert_eq!(peek("refs/heads/link"), None);
+        std::os::unix::fs::symlink(tmp.path(), git.join("refs/heads/loop/dir")).unwrap();
+        assert_eq!(peek("refs/heads/loop/dir/elsewhere"), None);
+        assert_eq!(peek("not a ref name"), None);
+        assert_eq!(
+            peek_branch(&tmp.path().join("none"), "refs/heads/loose", sha1),
+            None
         );
     }
 }

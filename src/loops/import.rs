@@ -254,28 +254,10 @@ pub(super) fn import_pair(
     )
 }
 
-/// The id a ref names, read from its loose file or `packed-refs` confined to the git folder
-/// (no link followed, nothing waited on, bounded); None when it is anything else (symbolic,
-/// missing, odd), which the full import then looks at and names.
+/// The id a branch names in a git folder, read by the untrusted store's reader of refs;
+/// None when it is anything unusual.
 pub(super) fn quick_ref(git_dir: &Path, refname: &str) -> Option<ObjectId> {
-    const MAX_REF: u64 = 4 << 10;
-    const MAX_PACKED: u64 = 1 << 20;
-    let git = crate::confined::Tree::open(git_dir).ok()??;
-    let id = |hex: &[u8]| {
-        ObjectId::from_hex(hex)
-            .ok()
-            .filter(|id| id.kind() == gix::hash::Kind::Sha1)
-    };
-    if let Some(bytes) = git.read(refname, MAX_REF).ok()? {
-        return id(bytes.trim_ascii_end());
-    }
-    let packed = git.read("packed-refs", MAX_PACKED).ok()??;
-    packed.split(|b| *b == b'\n').find_map(|line| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let space = line.iter().position(|b| *b == b' ')?;
-        let (hex, name) = (&line[..space], &line[space + 1..]);
-        (name == refname.as_bytes()).then(|| id(hex))?
-    })
+    crate::git::untrusted::peek_branch(git_dir, refname, gix::hash::Kind::Sha1)
 }
 
 /// Changed and untracked paths of one of a loop's worktrees (see
