@@ -15,6 +15,10 @@
 //! list or change interfaces over netlink (`ip`, `ss`, `getifaddrs`, Node's
 //! `os.networkInterfaces()`) report an error inside; name resolution and connections do
 //! not use it.
+//!
+//! The rules are data ([`rules`]: the call, when it applies, its errno), compiled into one
+//! program per errno; the tests judge every rule of the table, and its twin that must pass,
+//! by running the very programs through an interpreter of classic BPF.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -104,117 +108,151 @@ pub const DENIED_SOCKET_FAMILIES: [(&str, i32); 2] = [
     ("AF_VSOCK", libc::AF_VSOCK),
 ];
 
-/// The deny program, the clone3 program and the socket-family program.
-pub fn programs() -> Result<Vec<BpfProgram>, SeccompError> {
-    let arch = target_arch()?;
-    let build = |nrs: Vec<i64>, errno: i32| -> Result<BpfProgram, SeccompError> {
-        let rules: BTreeMap<i64, Vec<SeccompRule>> = nrs.into_iter().map(|n| (n, vec![])).collect();
-        let f = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno as u32),
-            arch,
-        )
-        .map_err(|e| SeccompError::Build(e.to_string()))?;
-        f.try_into()
-            .map_err(|e: seccompiler::BackendError| SeccompError::Build(e.to_string()))
-    };
-    let mut deny: BTreeMap<i64, Vec<SeccompRule>> =
-        denied().into_iter().map(|(_, n)| (n, vec![])).collect();
-    // Pushing characters into a terminal (TIOCSTI) or poking the console (TIOCLINUX):
-    // refused even where the sandbox keeps the caller's terminal (`shell`, `agent`).
-    let ioctl_cmd = |cmd: u64| -> Result<SeccompRule, SeccompError> {
-        let cond = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, cmd)
-            .map_err(|e| SeccompError::Build(e.to_string()))?;
-        SeccompRule::new(vec![cond]).map_err(|e| SeccompError::Build(e.to_string()))
-    };
-    deny.insert(
-        libc::SYS_ioctl,
-        vec![ioctl_cmd(libc::TIOCSTI)?, ioctl_cmd(libc::TIOCLINUX)?],
-    );
-    // Setuid and setgid bits: the loop's folders are host folders, and such a file made
-    // inside would be a setuid binary of the host user (of root, where root runs loops).
-    let mode_bits = |arg: u8| -> Result<Vec<SeccompRule>, SeccompError> {
-        [libc::S_ISUID, libc::S_ISGID]
-            .into_iter()
-            .map(|bit| {
-                let cond = SeccompCondition::new(
-                    arg,
-                    SeccompCmpArgLen::Dword,
-                    SeccompCmpOp::MaskedEq(bit as u64),
-                    bit as u64,
-                )
-                .map_err(|e| SeccompError::Build(e.to_string()))?;
-                SeccompRule::new(vec![cond]).map_err(|e| SeccompError::Build(e.to_string()))
-            })
-            .collect()
-    };
-    for (nr, arg) in [
-        (libc::SYS_chmod, 1),
-        (libc::SYS_fchmod, 1),
-        (libc::SYS_fchmodat, 2),
-        (SYS_FCHMODAT2, 2),
-        (libc::SYS_open, 2),
-        (libc::SYS_openat, 3),
-        (libc::SYS_creat, 1),
-        (libc::SYS_mknod, 1),
-        (libc::SYS_mknodat, 2),
-    ] {
-        deny.insert(nr, mode_bits(arg)?);
-    }
-    let deny = SeccompFilter::new(
-        deny,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(|e| SeccompError::Build(e.to_string()))?;
-    let deny: BpfProgram = deny
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| SeccompError::Build(e.to_string()))?;
-    // openat2's mode sits behind a pointer too; without it, libc and runtimes use openat.
-    Ok(vec![
-        deny,
-        build(vec![libc::SYS_clone3, libc::SYS_openat2], libc::ENOSYS)?,
-        socket_families(arch)?,
-    ])
+/// What a rule looks at besides the call's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// Every call.
+    Always,
+    /// Argument `arg` (its low 32 bits) is `value`.
+    ArgIs { arg: u8, value: u64 },
+    /// Argument `arg` has `bit` set.
+    ArgHasBit { arg: u8, bit: u64 },
 }
 
-/// `socket(2)` and `socketpair(2)` with a family of [`DENIED_SOCKET_FAMILIES`] fail with
-/// EAFNOSUPPORT; every other family is left to the namespaces.
-fn socket_families(arch: TargetArch) -> Result<BpfProgram, SeccompError> {
+/// One rule of the filter: the call, when it applies, the errno the call then fails with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    pub call: &'static str,
+    pub nr: i64,
+    pub when: When,
+    pub errno: i32,
+}
+
+/// The calls that set a file's mode, with the argument that holds it.
+const MODE_SETTERS: [(&str, i64, u8); 9] = [
+    ("chmod", libc::SYS_chmod, 1),
+    ("fchmod", libc::SYS_fchmod, 1),
+    ("fchmodat", libc::SYS_fchmodat, 2),
+    ("fchmodat2", SYS_FCHMODAT2, 2),
+    ("open", libc::SYS_open, 2),
+    ("openat", libc::SYS_openat, 3),
+    ("creat", libc::SYS_creat, 1),
+    ("mknod", libc::SYS_mknod, 1),
+    ("mknodat", libc::SYS_mknodat, 2),
+];
+
+/// Every rule of the filter, as data: the module header says why each group is there.
+pub fn rules() -> Vec<Rule> {
+    let rule = |call, nr, when, errno| Rule {
+        call,
+        nr,
+        when,
+        errno,
+    };
+    let mut out: Vec<Rule> = denied()
+        .into_iter()
+        .map(|(call, nr)| rule(call, nr, When::Always, libc::EPERM))
+        .collect();
+    // Pushing characters into a terminal (TIOCSTI) or poking the console (TIOCLINUX):
+    // refused even where the sandbox keeps the caller's terminal (`shell`, `agent`).
+    for cmd in [libc::TIOCSTI, libc::TIOCLINUX] {
+        let when = When::ArgIs { arg: 1, value: cmd };
+        out.push(rule("ioctl", libc::SYS_ioctl, when, libc::EPERM));
+    }
+    // Setuid and setgid bits: the loop's folders are host folders, and such a file made
+    // inside would be a setuid binary of the host user (of root, where root runs loops).
+    for (call, nr, arg) in MODE_SETTERS {
+        for bit in [libc::S_ISUID, libc::S_ISGID] {
+            let when = When::ArgHasBit {
+                arg,
+                bit: bit as u64,
+            };
+            out.push(rule(call, nr, when, libc::EPERM));
+        }
+    }
+    // Flags and modes behind a pointer no filter can read: ENOSYS makes libc fall back to
+    // clone and openat, whose arguments the rules above see.
+    out.push(rule("clone3", libc::SYS_clone3, When::Always, libc::ENOSYS));
+    out.push(rule(
+        "openat2",
+        libc::SYS_openat2,
+        When::Always,
+        libc::ENOSYS,
+    ));
+    for (call, nr) in [
+        ("socket", libc::SYS_socket),
+        ("socketpair", libc::SYS_socketpair),
+    ] {
+        for (_, family) in DENIED_SOCKET_FAMILIES {
+            let when = When::ArgIs {
+                arg: 0,
+                value: family as u64,
+            };
+            out.push(rule(call, nr, when, libc::EAFNOSUPPORT));
+        }
+    }
+    out
+}
+
+/// The errnos of [`rules`], one program each, in the order bwrap gets them.
+const PROGRAM_ERRNOS: [i32; 3] = [libc::EPERM, libc::ENOSYS, libc::EAFNOSUPPORT];
+
+/// [`rules`] compiled: one program per errno (a seccompiler filter has one action for what
+/// its rules match), each allowing what no rule of its errno matches.
+pub fn programs() -> Result<Vec<BpfProgram>, SeccompError> {
     fn err(e: impl std::fmt::Display) -> SeccompError {
         SeccompError::Build(e.to_string())
     }
-    let rules = || -> Result<Vec<SeccompRule>, SeccompError> {
-        DENIED_SOCKET_FAMILIES
-            .iter()
-            .map(|(_, family)| {
-                let cond = SeccompCondition::new(
-                    0,
-                    SeccompCmpArgLen::Dword,
-                    SeccompCmpOp::Eq,
-                    *family as u64,
-                )
-                .map_err(err)?;
-                SeccompRule::new(vec![cond]).map_err(err)
-            })
-            .collect()
-    };
-    let filter = SeccompFilter::new(
-        [
-            (libc::SYS_socket, rules()?),
-            (libc::SYS_socketpair, rules()?),
-        ]
-        .into(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EAFNOSUPPORT as u32),
-        arch,
-    )
-    .map_err(err)?;
-    filter
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| SeccompError::Build(e.to_string()))
+    let arch = target_arch()?;
+    let rules = rules();
+    PROGRAM_ERRNOS
+        .iter()
+        .map(|&errno| {
+            // Per call: its conditional rules, any one of which matches (an empty list
+            // matches every call).
+            let mut by_call: BTreeMap<i64, Option<Vec<SeccompRule>>> = BTreeMap::new();
+            for r in rules.iter().filter(|r| r.errno == errno) {
+                let cond = match r.when {
+                    When::Always => None,
+                    When::ArgIs { arg, value } => Some(SeccompCondition::new(
+                        arg,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Eq,
+                        value,
+                    )),
+                    When::ArgHasBit { arg, bit } => Some(SeccompCondition::new(
+                        arg,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::MaskedEq(bit),
+                        bit,
+                    )),
+                };
+                let entry = by_call.entry(r.nr).or_insert_with(|| Some(Vec::new()));
+                match (cond, entry.as_mut()) {
+                    // A call refused always: its conditions would say nothing more.
+                    (None, _) => *entry = None,
+                    (Some(cond), Some(list)) => {
+                        list.push(SeccompRule::new(vec![cond.map_err(err)?]).map_err(err)?)
+                    }
+                    (Some(_), None) => {}
+                }
+            }
+            let map: BTreeMap<i64, Vec<SeccompRule>> = by_call
+                .into_iter()
+                .map(|(nr, rules)| (nr, rules.unwrap_or_default()))
+                .collect();
+            let filter = SeccompFilter::new(
+                map,
+                SeccompAction::Allow,
+                SeccompAction::Errno(errno as u32),
+                arch,
+            )
+            .map_err(err)?;
+            filter
+                .try_into()
+                .map_err(|e: seccompiler::BackendError| err(e))
+        })
+        .collect()
 }
 
 fn to_memfd(prog: &BpfProgram) -> Result<OwnedFd, SeccompError> {
@@ -314,6 +352,59 @@ mod tests {
     }
 
     #[test]
+    fn every_rule_refuses_what_it_names_with_its_errno_and_no_more() {
+        let rules = rules();
+        for r in &rules {
+            let mut hit = [0u64; 6];
+            let mut miss = None;
+            match r.when {
+                When::Always => {}
+                When::ArgIs { arg, value } => {
+                    hit[arg as usize] = value;
+                    // The next value no rule of this call names.
+                    let mut other = value + 1;
+                    while rules
+                        .iter()
+                        .any(|o| o.nr == r.nr && o.when == When::ArgIs { arg, value: other })
+                    {
+                        other += 1;
+                    }
+                    let mut args = [0u64; 6];
+                    args[arg as usize] = other;
+                    miss = Some(args);
+                }
+                When::ArgHasBit { arg, bit } => {
+                    hit[arg as usize] = 0o755 | bit;
+                    let mut args = [0u64; 6];
+                    args[arg as usize] = 0o1777;
+                    miss = Some(args);
+                }
+            }
+            assert_eq!(
+                verdict(r.nr, hit, AUDIT_ARCH_X86_64),
+                errno(r.errno),
+                "{r:?}"
+            );
+            if let Some(args) = miss {
+                assert_eq!(
+                    verdict(r.nr, args, AUDIT_ARCH_X86_64),
+                    libc::SECCOMP_RET_ALLOW,
+                    "{r:?} with {args:?}"
+                );
+            }
+        }
+        // Each group of the module header is in the table.
+        let count = |errno: i32| rules.iter().filter(|r| r.errno == errno).count();
+        assert_eq!(
+            count(libc::EPERM),
+            denied().len() + 2 + 2 * MODE_SETTERS.len()
+        );
+        assert_eq!(count(libc::ENOSYS), 2);
+        assert_eq!(count(libc::EAFNOSUPPORT), 2 * DENIED_SOCKET_FAMILIES.len());
+        assert_eq!(programs().unwrap().len(), PROGRAM_ERRNOS.len());
+    }
+
+    #[test]
     fn every_denied_call_fails_with_eperm() {
         for (name, nr) in denied() {
             assert_eq!(call(nr), errno(libc::EPERM), "{name}");
@@ -374,20 +465,10 @@ mod tests {
 
     #[test]
     fn setuid_and_setgid_bits_are_refused_in_every_call_that_sets_a_mode() {
-        for (nr, arg) in [
-            (libc::SYS_chmod, 1),
-            (libc::SYS_fchmod, 1),
-            (libc::SYS_fchmodat, 2),
-            (SYS_FCHMODAT2, 2),
-            (libc::SYS_open, 2),
-            (libc::SYS_openat, 3),
-            (libc::SYS_creat, 1),
-            (libc::SYS_mknod, 1),
-            (libc::SYS_mknodat, 2),
-        ] {
+        for (_, nr, arg) in MODE_SETTERS {
             let with = |mode: u64| {
                 let mut args = [0u64; 6];
-                args[arg] = mode;
+                args[arg as usize] = mode;
                 verdict(nr, args, AUDIT_ARCH_X86_64)
             };
             assert_eq!(with(0o4755), errno(libc::EPERM), "setuid, syscall {nr}");
