@@ -468,6 +468,20 @@ mod tests {
     }
 
     #[test]
+    fn a_chunked_body_cut_short_waits_for_more() {
+        let start =
+            "POST /a HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabc";
+        assert_eq!(framed(start), (vec![], None));
+        let (reqs, err) = framed(&format!(
+            "{start}de\r\n0\r\n\r\nGET /b HTTP/1.1\r\nHost: a.test\r\n\r\n"
+        ));
+        assert_eq!(err, None);
+        assert_eq!(reqs.len(), 2);
+        assert_eq!(reqs[0].body, b"abcde");
+        assert_eq!(reqs[1].head.target, "/b");
+    }
+
+    #[test]
     fn a_content_length_is_one_to_nineteen_digits() {
         assert_eq!(length(b"0"), Ok(0));
         assert_eq!(length(b" 42 "), Ok(42));
