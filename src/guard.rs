@@ -518,6 +518,51 @@ mod tests {
     }
 
     #[test]
+    fn a_finding_names_its_path_line_and_kind_only() {
+        let f = |line| Finding {
+            path: "a/b.txt".into(),
+            line,
+            what: "a GitHub token",
+        };
+        assert_eq!(f(Some(3)).to_string(), "a/b.txt:3: a GitHub token");
+        assert_eq!(f(None).to_string(), "a/b.txt: a GitHub token");
+    }
+
+    #[test]
+    fn each_token_body_is_its_alphabet_only() {
+        // (prefix, a character of its alphabet, one outside it, how many make a token)
+        let cases: &[(&str, char, char, usize)] = &[
+            ("ghp_", 'a', '_', 36),
+            ("npm_", '7', '-', 36),
+            ("sk_live_", 'Z', '-', 20),
+            ("github_pat_", '_', '-', 22),
+            ("xoxb-", '-', '_', 10),
+            ("xoxp-", 'q', '_', 10),
+            ("hf_", 'x', '1', 30),
+            ("AKIA", 'Q', 'q', 16),
+            ("AGE-SECRET-KEY-1", '9', 'a', 50),
+            ("glpat-", '-', '.', 20),
+        ];
+        for &(prefix, inside, outside, n) in cases {
+            let token = format!("{prefix}{}", inside.to_string().repeat(n));
+            assert_eq!(
+                token_spans(format!("x {token} y").as_bytes()),
+                [2..2 + token.len()],
+                "{token}"
+            );
+            assert_eq!(scan("f", token.as_bytes()).len(), 1, "{token}");
+            // One character outside the alphabet ends the body before it is long enough.
+            let cut = format!(
+                "{prefix}{}{outside}{}",
+                inside.to_string().repeat(n / 2),
+                inside.to_string().repeat(n)
+            );
+            assert!(scan("f", cut.as_bytes()).is_empty(), "{cut}");
+            assert!(token_spans(cut.as_bytes()).is_empty(), "{cut}");
+        }
+    }
+
+    #[test]
     fn plaintext_under_vaults_is_refused_age_files_pass() {
         assert_eq!(
             whats(".loopat/vaults/default/envs/TOKEN.age", "hunter2"),
