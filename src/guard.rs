@@ -545,11 +545,8 @@ mod tests {
         ];
         for &(prefix, inside, outside, n) in cases {
             let token = format!("{prefix}{}", inside.to_string().repeat(n));
-            assert_eq!(
-                token_spans(format!("x {token} y").as_bytes()),
-                [2..2 + token.len()],
-                "{token}"
-            );
+            let spans = token_spans(format!("x {token} y").as_bytes());
+            assert_eq!(spans, vec![2..2 + token.len()], "{token}");
             assert_eq!(scan("f", token.as_bytes()).len(), 1, "{token}");
             // One character outside the alphabet ends the body before it is long enough.
             let cut = format!(
