@@ -1,28 +1,46 @@
-// The C `main` below replaces std's runtime start (`lang_start`): a sandbox start pays for
-// every process start, and std's (a signal stack, the main thread's stack bounds read from
-// /proc/self/maps, the checks of descriptors 0-2) is about 0.1 ms of it. What of it this
-// program relies on is done in `main`: SIGPIPE ignored (writes to a closed pipe fail with
-// EPIPE, see `is_broken_pipe`; children still start with the default, as std's `Command`
-// resets it), a panic exits with 101, and stdout is flushed at the end.
+// The program's start. Two start-up optimisations live here, each in its own module with
+// its measured gain (BENCHMARKS.md, "Sandbox start": every sandboxed command pays for a
+// `git-loop` process start): `runtime_start` (no std runtime start) and `no_libm`.
 #![no_main]
 
-use std::io::{self, Write};
+use std::io;
 
 use git_loop::cli;
 use git_loop::terminal::visible_lines;
 use git_loop::ui::{Ui, BOLD, RED, RESET, YELLOW};
 
-#[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    // SAFETY: setting a disposition has no memory effects.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    // A run must end with whatever started it, even one that dies during our start-up.
-    git_loop::sandbox::spawn::remember_parent();
-    // std::env::args works without the runtime start: on glibc it captures the arguments
-    // itself, from .init_array.
-    let code = std::panic::catch_unwind(run).unwrap_or(101);
-    let _ = io::stdout().flush();
-    code.into()
+/// The C `main` replaces std's runtime start (`lang_start`): std's (a signal stack, the main
+/// thread's stack bounds read from /proc/self/maps, the checks of descriptors 0-2) is about
+/// 0.1 ms of each start here. What of it this program relies on is done in `main`: SIGPIPE
+/// ignored (writes to a closed pipe fail with EPIPE, see `is_broken_pipe`; children still
+/// start with the default, as std's `Command` resets it), a panic exits with 101, and
+/// stdout is flushed at the end.
+mod runtime_start {
+    use std::io::{self, Write};
+
+    #[no_mangle]
+    pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+        // SAFETY: setting a disposition has no memory effects.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+        // A run must end with whatever started it, even one that dies during our start-up.
+        git_loop::sandbox::spawn::remember_parent();
+        // std::env::args works without the runtime start: on glibc it captures the arguments
+        // itself, from .init_array.
+        let code = std::panic::catch_unwind(super::run).unwrap_or(101);
+        let _ = io::stdout().flush();
+        code.into()
+    }
+}
+
+/// No libm.so: about 0.06 ms of each start.
+mod no_libm {
+    /// indicatif's rate estimates are this program's only use of the C math library: `pow`
+    /// defined here (on the `libm` crate) spares loading libm.so at every start, about
+    /// 0.06 ms here. A test checks the binary needs no libm.
+    #[no_mangle]
+    pub extern "C" fn pow(x: f64, y: f64) -> f64 {
+        libm::pow(x, y)
+    }
 }
 
 fn run() -> u8 {
@@ -60,14 +78,6 @@ fn run() -> u8 {
             err.kind.exit_code()
         }
     }
-}
-
-/// indicatif's rate estimates are this program's only use of the C math library: `pow`
-/// defined here (on the `libm` crate) spares loading libm.so at every start, about
-/// 0.06 ms here. A test checks the binary needs no libm.
-#[no_mangle]
-pub extern "C" fn pow(x: f64, y: f64) -> f64 {
-    libm::pow(x, y)
 }
 
 /// `git loop list | head` must not report an error when head closes the pipe.
