@@ -702,4 +702,273 @@ mod tests {
         }
         assert!(validate_title(&"x".repeat(MAX_TITLE + 1)).is_err());
     }
+
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// A workspace with an origin repository holding `main` (one commit) and `loop/<id>`
+    /// at `main` for each id, as a `new` would have made them; returns the workspace,
+    /// the origin and main's commit.
+    fn fixture(ids: &[&str]) -> (tempfile::TempDir, Workspace, PathBuf, ObjectId) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let ws = Workspace::at(root.join("ws"), "alice".into());
+        fs::create_dir_all(ws.loops_dir()).unwrap();
+        fs::create_dir_all(ws.locks_dir()).unwrap();
+        let origin = root.join("origin");
+        fs::create_dir(&origin).unwrap();
+        git(&origin, &["init", "-q", "-b", "main"]);
+        fs::write(origin.join("a"), "a\n").unwrap();
+        git(&origin, &["add", "a"]);
+        git(
+            &origin,
+            &[
+                "-c",
+                "user.name=A",
+                "-c",
+                "user.email=a@example.com",
+                "commit",
+                "-q",
+                "-m",
+                "a",
+            ],
+        );
+        let tip = ObjectId::from_hex(git(&origin, &["rev-parse", "main"]).as_bytes()).unwrap();
+        for id in ids {
+            git(&origin, &["branch", &LoopRecord::branch_name(id), "main"]);
+        }
+        (tmp, ws, origin, tip)
+    }
+
+    /// What a `new` of `id` left when killed after making its branch in `origin`.
+    fn killed_new(ws: &Workspace, id: &str, origin: &Path, tip: ObjectId) {
+        let mut made = Made::new(ws.new_journal(id), id);
+        made.intend(origin, tip).unwrap();
+        fs::create_dir_all(ws.loop_staging_dir(id).join("context")).unwrap();
+    }
+
+    fn branch(origin: &Path, id: &str) -> bool {
+        let name = format!("refs/heads/{}", LoopRecord::branch_name(id));
+        Command::new("git")
+            .args(["-C"])
+            .arg(origin)
+            .args(["rev-parse", "-q", "--verify", &name])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+
+    #[test]
+    fn a_killed_new_is_rolled_back_to_exactly_what_it_made() {
+        let (_tmp, ws, origin, tip) = fixture(&["dead-1", "moved-2"]);
+        killed_new(&ws, "dead-1", &origin, tip);
+        killed_new(&ws, "moved-2", &origin, tip);
+        // Someone moved moved-2's branch since: it is no longer only `new`'s.
+        fs::write(origin.join("b"), "b\n").unwrap();
+        git(
+            &origin,
+            &["switch", "-q", &LoopRecord::branch_name("moved-2")],
+        );
+        git(&origin, &["add", "b"]);
+        git(
+            &origin,
+            &[
+                "-c",
+                "user.name=A",
+                "-c",
+                "user.email=a@example.com",
+                "commit",
+                "-q",
+                "-m",
+                "b",
+            ],
+        );
+        git(&origin, &["switch", "-q", "main"]);
+
+        assert_eq!(
+            interrupted(&ws),
+            [
+                ("dead-1".to_string(), false),
+                ("moved-2".to_string(), false)
+            ]
+        );
+        let done = roll_back_interrupted(&ws).unwrap();
+        let said: Vec<(&str, &Vec<String>)> =
+            done.iter().map(|r| (r.id.as_str(), &r.removed)).collect();
+        assert_eq!(said.len(), 2);
+        assert_eq!(said[0].0, "dead-1");
+        assert_eq!(
+            said[0].1,
+            &vec![
+                format!("removed {}", ws.loop_staging_dir("dead-1").display()),
+                format!(
+                    "deleted {} in {}",
+                    LoopRecord::branch_name("dead-1"),
+                    origin.display()
+                ),
+            ]
+        );
+        assert_eq!(
+            said[1].1,
+            &vec![format!(
+                "removed {}",
+                ws.loop_staging_dir("moved-2").display()
+            )]
+        );
+        assert!(!branch(&origin, "dead-1"));
+        assert!(branch(&origin, "moved-2"), "a branch moved since is kept");
+        for id in ["dead-1", "moved-2"] {
+            assert!(!ws.loop_staging_dir(id).exists() && !ws.new_journal(id).exists());
+        }
+        assert!(interrupted(&ws).is_empty());
+        assert!(roll_back_interrupted(&ws).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_new_that_runs_is_left_alone_and_a_finished_one_loses_only_its_journal() {
+        let (_tmp, ws, origin, tip) = fixture(&["live-1", "done-2"]);
+        killed_new(&ws, "live-1", &origin, tip);
+        let _running = Lock::acquire(&ws.new_lock("live-1")).unwrap();
+        let mut made = Made::new(ws.new_journal("done-2"), "done-2");
+        made.intend(&origin, tip).unwrap();
+        fs::create_dir_all(ws.loop_dir("done-2")).unwrap();
+
+        assert_eq!(
+            interrupted(&ws),
+            [("done-2".to_string(), false), ("live-1".to_string(), true)]
+        );
+        let done = roll_back_interrupted(&ws).unwrap();
+        assert_eq!(done.len(), 1);
+        assert_eq!((done[0].id.as_str(), done[0].removed.len()), ("done-2", 0));
+        assert!(!ws.new_journal("done-2").exists());
+        assert!(
+            ws.loop_dir("done-2").exists() && branch(&origin, "done-2"),
+            "a finished loop stays"
+        );
+        assert!(ws.loop_staging_dir("live-1").exists() && ws.new_journal("live-1").exists());
+        assert!(branch(&origin, "live-1"));
+    }
+
+    #[test]
+    fn only_names_of_new_journals_and_staging_folders_count_as_interrupted() {
+        let (_tmp, ws, _origin, _tip) = fixture(&[]);
+        for name in [
+            "new-ok-1.pending",
+            "new-.hidden.pending",
+            "new-a/b.pending",
+            "run-x.lock",
+            "new-y.lock",
+        ] {
+            let path = ws.locks_dir().join(name);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).unwrap();
+            }
+            fs::write(path, b"{}").unwrap();
+        }
+        fs::create_dir_all(ws.loop_staging_dir("st-2")).unwrap();
+        fs::create_dir_all(ws.loop_dir("plain-3")).unwrap();
+        assert_eq!(interrupted_ids(&ws), ["ok-1", "st-2"]);
+    }
+
+    #[test]
+    fn a_base_names_the_commit_and_keeps_the_branch_it_was_given() {
+        let (_tmp, _ws, origin, tip) = fixture(&[]);
+        git(&origin, &["tag", "v1"]);
+        git(&origin, &["branch", "topic"]);
+        let found = |o: &Path| repos::Found {
+            top: o.to_path_buf(),
+            repo: objects::open_trusted(o).unwrap(),
+        };
+        let code = prepare_code(found(&origin), None).unwrap();
+        assert_eq!(
+            (code.base, code.base_branch.as_deref()),
+            (tip, Some("main"))
+        );
+        let code = prepare_code(found(&origin), Some("topic")).unwrap();
+        assert_eq!(
+            (code.base, code.base_branch.as_deref()),
+            (tip, Some("topic"))
+        );
+        let code = prepare_code(found(&origin), Some("v1")).unwrap();
+        assert_eq!(
+            code.base_branch.as_deref(),
+            Some("main"),
+            "a tag: the branch checked out"
+        );
+        let code = prepare_code(found(&origin), Some("refs/heads/topic")).unwrap();
+        assert_eq!(code.base_branch.as_deref(), Some("main"));
+        let err = prepare_code(found(&origin), Some("nope")).err().unwrap();
+        assert_eq!(err.kind.exit_code(), 2);
+        assert!(
+            err.one_line().contains("--base nope names no commit"),
+            "{}",
+            err.one_line()
+        );
+
+        let empty = origin.parent().unwrap().join("empty");
+        fs::create_dir(&empty).unwrap();
+        git(&empty, &["init", "-q", "-b", "main"]);
+        let err = prepare_code(found(&empty), None).err().unwrap();
+        assert!(
+            err.one_line().ends_with("has no commits yet"),
+            "{}",
+            err.one_line()
+        );
+    }
+
+    #[test]
+    fn a_clone_gets_git_loops_config_and_every_origin_branch_but_the_loops() {
+        let (_tmp, ws, origin, tip) = fixture(&["other-1"]);
+        let dir = ws.root().join("clone");
+        let branches = objects::branches(&objects::open_trusted(&origin).unwrap()).unwrap();
+        let objects_dir = origin.join(".git/objects");
+        make_clone(
+            &dir,
+            objects_dir.to_str().unwrap(),
+            origin.to_str().unwrap(),
+            "loop/mine-2",
+            tip,
+            &branches,
+        )
+        .unwrap();
+        let git_dir = dir.join(".git");
+        assert_eq!(
+            fs::read_to_string(git_dir.join("packed-refs")).unwrap(),
+            format!(
+                "# pack-refs with: peeled fully-peeled sorted \n{tip} refs/heads/loop/mine-2\n{tip} refs/remotes/origin/main\n"
+            )
+        );
+        assert_eq!(
+            fs::read_to_string(git_dir.join("config")).unwrap(),
+            loops::clone_config(origin.to_str().unwrap(), "loop/mine-2")
+        );
+        assert_eq!(
+            fs::read_to_string(git_dir.join("commondir")).unwrap(),
+            ".\n"
+        );
+        assert_eq!(fs::read_dir(git_dir.join("hooks")).unwrap().count(), 0);
+        assert_eq!(
+            fs::read_to_string(dir.join("a")).unwrap(),
+            "a\n",
+            "checked out"
+        );
+        assert_eq!(git(&dir, &["rev-parse", "HEAD"]), tip.to_string());
+    }
 }
