@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Sandbox start of two builds against each other: median wall time of
+# `git loop run -q ID --net none -- true` for the build of revision A and of revision B,
+# alternating on the same loop, as a ratio B/A. For changes that should not change the
+# start (moving code): the two agree when the ratio is within the run-to-run noise, which
+# the script shows by also comparing A with itself.
+#
+#   benches/spawn-compare.sh REV_A REV_B [RUNS]     (default 51 runs each, after warm-up)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+a_rev=${1:?REV_A}
+b_rev=${2:?REV_B}
+runs=${3:-51}
+
+source benches/lib.sh
+bench_workspace
+
+# Each revision built in a worktree of its own, sharing this checkout's target folder (the
+# dependencies are built once); the binary copied out before the next build replaces it.
+build_rev() {
+  local rev=$1 out=$2 wt="$tmp/src-$3" top=$PWD
+  git worktree add -q --detach "$wt" "$rev"
+  (cd "$wt" && CARGO_TARGET_DIR="$top/target" cargo build --release --quiet)
+  cp target/release/git-loop "$out"
+  git worktree remove --force "$wt"
+}
+build_rev "$a_rev" "$tmp/git-loop-a" a
+build_rev "$b_rev" "$tmp/git-loop-b" b
+
+git init -q -b main "$tmp/repo"
+echo hi > "$tmp/repo/README"
+git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
+id=$(cd "$tmp/repo" && "$tmp/git-loop-a" new -q bench)
+
+for _ in 1 2 3; do
+  "$tmp/git-loop-a" run -q "$id" --net none -- true
+  "$tmp/git-loop-b" run -q "$id" --net none -- true
+done
+a_t=() b_t=() a2_t=()
+for _ in $(seq "$runs"); do
+  t0=${EPOCHREALTIME/./}
+  "$tmp/git-loop-a" run -q "$id" --net none -- true
+  t1=${EPOCHREALTIME/./}
+  "$tmp/git-loop-b" run -q "$id" --net none -- true
+  t2=${EPOCHREALTIME/./}
+  "$tmp/git-loop-a" run -q "$id" --net none -- true
+  t3=${EPOCHREALTIME/./}
+  a_t+=($((t1 - t0))) b_t+=($((t2 - t1))) a2_t+=($((t3 - t2)))
+done
+a=$(printf '%s\n' "${a_t[@]}" | median)
+b=$(printf '%s\n' "${b_t[@]}" | median)
+a2=$(printf '%s\n' "${a2_t[@]}" | median)
+
+echo "runs:                $runs each, alternating A, B, A"
+echo "A ($a_rev):  $(awk -v v="$a" 'BEGIN{printf "%.2f ms", v/1000}') (median; again: $(awk -v v="$a2" 'BEGIN{printf "%.2f ms", v/1000}'))"
+echo "B ($b_rev):  $(awk -v v="$b" 'BEGIN{printf "%.2f ms", v/1000}') (median)"
+echo "B/A:                 $(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.3f", x/y}')"
+echo "A/A (the noise):     $(awk -v x="$a2" -v y="$a" 'BEGIN{printf "%.3f", x/y}')"
