@@ -703,24 +703,7 @@ mod tests {
         assert!(validate_title(&"x".repeat(MAX_TITLE + 1)).is_err());
     }
 
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    }
+    use crate::testutil::{git, git_output};
 
     /// A workspace with an origin repository holding `main` (one commit) and `loop/<id>`
     /// at `main` for each id, as a `new` would have made them; returns the workspace,
@@ -765,12 +748,7 @@ mod tests {
 
     fn branch(origin: &Path, id: &str) -> bool {
         let name = format!("refs/heads/{}", LoopRecord::branch_name(id));
-        Command::new("git")
-            .args(["-C"])
-            .arg(origin)
-            .args(["rev-parse", "-q", "--verify", &name])
-            .output()
-            .unwrap()
+        git_output(origin, &["rev-parse", "-q", "--verify", &name])
             .status
             .success()
     }

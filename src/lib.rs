@@ -33,6 +33,8 @@ pub mod sandbox;
 pub mod schedule;
 pub mod sync;
 pub mod terminal;
+#[cfg(test)]
+mod testutil;
 pub mod toolchains;
 pub mod ui;
 pub mod vault;

@@ -476,31 +476,8 @@ mod tests {
     //! history gives, what the target and its checkout hold afterwards, and what is refused
     //! with nothing moved.
     use super::*;
-    use std::process::Command;
 
-    /// `git ARGS` in `dir` with a fixed, isolated environment.
-    fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-        Command::new("git")
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    /// `git ARGS`, which must succeed; stdout trimmed.
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = run(dir, args);
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    }
+    use crate::testutil::{git, git_output as run};
 
     fn rev(dir: &Path, what: &str) -> ObjectId {
         ObjectId::from_hex(git(dir, &["rev-parse", what]).as_bytes()).unwrap()

@@ -370,24 +370,7 @@ pub use update::*;
 mod tests {
     use super::*;
 
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    }
+    use crate::testutil::git;
 
     fn rev(dir: &Path, what: &str) -> ObjectId {
         ObjectId::from_hex(git(dir, &["rev-parse", what]).as_bytes()).unwrap()
