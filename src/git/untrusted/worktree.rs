@@ -1,0 +1,706 @@
+//! A loop's working tree against its index and HEAD: changed paths, gitlinks, the ignore rules, all read as data.
+
+use super::*;
+
+/// The changed paths of a worktree, with a ceiling: a hostile repository can name more
+/// paths than a host should hold.
+pub(super) struct Changes {
+    paths: BTreeSet<BString>,
+    repo: PathBuf,
+}
+
+impl Changes {
+    fn insert(&mut self, path: BString) -> Result<(), GitReadError> {
+        self.paths.insert(path);
+        if self.paths.len() > MAX_CHANGES {
+            return Err(GitReadError::Unsupported {
+                repo: self.repo.clone(),
+                what: format!("a worktree with more than {MAX_CHANGES} changed paths"),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Paths (relative, '/'-separated) of a loop's worktree that differ from its index or its index
+/// from `HEAD`, WITHOUT executing anything and without gix's repository machinery: deleted,
+/// type-changed or modified tracked files, staged changes, unmerged paths and untracked files
+/// that are not ignored. Returns sorted, deduplicated paths.
+///
+/// `origin` is the repository the loop borrows objects from (opened trusted by the caller);
+/// objects it lacks are read from the loop's own store and verified. Every file of the
+/// worktree and its git folder is read confined (see the module documentation); a FIFO, a
+/// link or an oversized file where git would read one is an error naming it.
+///
+/// Content is compared as git would without any filters: a file whose stat data matches its index
+/// entry (and isn't racily clean) is unchanged, otherwise its raw bytes are hashed as a blob. A
+/// repository relying on clean filters or end-of-line conversion therefore shows such files as
+/// modified — the safe direction for a caller asking whether removing the worktree would lose
+/// work. For the same reason the executable bit always counts (as with `core.fileMode=true`),
+/// `assume-unchanged` is disregarded, and a submodule counts as changed when its checked-out commit
+/// differs from the recorded one or can't be read. Untracked files are listed individually, except
+/// that an untracked nested repository is listed as its folder; a folder of `HEAD` of which the
+/// index holds nothing (removed with `git rm -r`) is listed as the folder, not file by file, so
+/// that a tree repeating itself can't make the list explode.
+///
+/// Ignore rules come from `.gitignore` files (a symlinked one is skipped, as git does) and
+/// `info/exclude`; the repository's `core.excludesFile` and the user's global excludes are not
+/// consulted, so a file ignored only there is reported. Symlinks are never followed: a tracked
+/// symlink is compared by its target string, and a path below a symlinked folder counts as deleted.
+///
+/// `interrupt` stops the work early (see [`within`]).
+pub fn worktree_changes(
+    worktree: &Path,
+    origin: &gix::Repository,
+    limits: &Limits,
+    interrupt: &AtomicBool,
+) -> Result<Vec<String>, GitReadError> {
+    let hash_kind = origin.object_hash();
+    let (root, git_dir, store) = open_worktree(worktree, hash_kind, limits)?;
+    let index = read_index(store.git(), &git_dir, hash_kind, limits)?;
+    if index.is_sparse() {
+        return Err(GitReadError::Unsupported {
+            repo: git_dir,
+            what: "a sparse index".into(),
+        });
+    }
+    let info_exclude = store.read("info/exclude", MAX_IGNORE_FILE_SIZE)?;
+    let head = store.head()?;
+    let mut objects = Objects { origin, store };
+    let head_tree = match head {
+        Some(commit) => {
+            let data = objects.find(commit, gix::objs::Kind::Commit)?;
+            let commit = gix::objs::CommitRef::from_bytes(&data, hash_kind).map_err(|source| {
+                objects
+                    .store
+                    .malformed_with(commit, "is not a valid commit", source)
+            })?;
+            Some(commit.tree())
+        }
+        None => None,
+    };
+
+    let mut changes = Changes {
+        paths: BTreeSet::new(),
+        repo: git_dir.clone(),
+    };
+    staged_changes(&mut objects, head_tree, &index, &mut changes, interrupt)?;
+
+    let mut walk = WorktreeWalk {
+        root: &root,
+        index: &index,
+        ignores: Ignores::new(info_exclude),
+        seen: vec![false; index.entries().len()],
+        changes: &mut changes,
+        hash_kind,
+        interrupt,
+        repo: &git_dir,
+    };
+    walk.run()?;
+    let seen = std::mem::take(&mut walk.seen);
+    drop(walk);
+
+    for (entry, seen) in index.entries().iter().zip(seen) {
+        let skipped = entry
+            .flags
+            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
+        if !seen && !skipped {
+            changes.insert(entry.path(&index).to_owned())?;
+        }
+    }
+    Ok(changes
+        .paths
+        .into_iter()
+        .map(|path| path.to_str_lossy().into_owned())
+        .collect())
+}
+
+/// A worktree of a repository whose files a sandbox writes, its git folder, and the
+/// repository's own store, each opened confined.
+pub(super) fn open_worktree(
+    worktree: &Path,
+    hash_kind: gix::hash::Kind,
+    limits: &Limits,
+) -> Result<(Tree, PathBuf, LoopRepo), GitReadError> {
+    let root = Tree::open(worktree)
+        .map_err(read_unsafe)?
+        .ok_or_else(|| GitReadError::Io {
+            path: worktree.to_owned(),
+            source: io::Error::from(io::ErrorKind::NotFound),
+        })?;
+    let git_dir = worktree.join(".git");
+    // A `.git` file would name a git folder elsewhere; a loop's is always a real folder.
+    match root.kind(".git").map_err(read_unsafe)? {
+        Some(PathKind::Dir) => {}
+        Some(_) => {
+            return Err(GitReadError::Unsafe {
+                source: ConfinedError::NotDir { path: git_dir },
+            })
+        }
+        None => {
+            return Err(GitReadError::NoWorktree {
+                repo: git_dir,
+                expected: worktree.to_owned(),
+            })
+        }
+    }
+    let store = LoopRepo::open(&git_dir, hash_kind, *limits)?;
+    Ok((root, git_dir, store))
+}
+
+/// Paths that are gitlinks (submodule entries) in the index of the repository at `worktree`
+/// or in its `HEAD`'s tree, read as [`worktree_changes`] reads (objects from `origin`,
+/// else from the repository's own store): a gitlink makes git enter the nested repository,
+/// whose config it then reads. `HEAD`'s tree is walked whole, up to a ceiling of entries.
+pub fn gitlinks(
+    worktree: &Path,
+    origin: &gix::Repository,
+    limits: &Limits,
+    interrupt: &AtomicBool,
+) -> Result<Vec<String>, GitReadError> {
+    use gix::objs::tree::EntryKind;
+    const MAX_ENTRIES: usize = 10_000_000;
+    let hash_kind = origin.object_hash();
+    let (_root, git_dir, store) = open_worktree(worktree, hash_kind, limits)?;
+    let index = read_index(store.git(), &git_dir, hash_kind, limits)?;
+    let mut out = BTreeSet::new();
+    for entry in index.entries() {
+        if entry.mode == gix::index::entry::Mode::COMMIT {
+            out.insert(entry.path(&index).to_owned());
+        }
+    }
+    let head = store.head()?;
+    let mut objects = Objects { origin, store };
+    let mut pending = Vec::new();
+    if let Some(commit) = head {
+        let data = objects.find(commit, gix::objs::Kind::Commit)?;
+        let commit = gix::objs::CommitRef::from_bytes(&data, hash_kind).map_err(|source| {
+            objects
+                .store
+                .malformed_with(commit, "is not a valid commit", source)
+        })?;
+        pending.push((BString::default(), commit.tree()));
+    }
+    let mut seen = 0;
+    while let Some((prefix, tree_id)) = pending.pop() {
+        check_interrupt(interrupt, &git_dir)?;
+        let data = objects.find(tree_id, gix::objs::Kind::Tree)?;
+        let tree = gix::objs::TreeRef::from_bytes(&data, hash_kind).map_err(|source| {
+            objects
+                .store
+                .malformed_with(tree_id, "is not a valid tree", source)
+        })?;
+        seen += tree.entries.len();
+        if seen > MAX_ENTRIES {
+            return Err(GitReadError::Unsupported {
+                repo: git_dir,
+                what: format!("a HEAD of more than {MAX_ENTRIES} entries"),
+            });
+        }
+        for entry in &tree.entries {
+            let mut path = prefix.clone();
+            if !path.is_empty() {
+                path.push_byte(b'/');
+            }
+            path.push_str(entry.filename);
+            match entry.mode.kind() {
+                EntryKind::Tree => pending.push((path, entry.oid.to_owned())),
+                EntryKind::Commit => {
+                    out.insert(path);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|path| path.to_str_lossy().into_owned())
+        .collect())
+}
+
+/// The index, read whole through the confined git folder and decoded from memory: opened
+/// by path, a FIFO would block; mapped, a file the agent truncates would crash the host.
+pub(super) fn read_index(
+    git: &Tree,
+    git_dir: &Path,
+    hash_kind: gix::hash::Kind,
+    limits: &Limits,
+) -> Result<gix::index::File, GitReadError> {
+    let path = git_dir.join("index");
+    let Some(file) = git.open_file("index").map_err(read_unsafe)? else {
+        return Ok(gix::index::File::from_state(
+            gix::index::State::new(hash_kind),
+            path,
+        ));
+    };
+    let meta = file.metadata().map_err(|source| GitReadError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let mtime = filetime::FileTime::from_last_modification_time(&meta);
+    let data = confined::read_bounded(file, &path, MAX_INDEX_SIZE).map_err(read_unsafe)?;
+    let corrupt = |what: &str| GitReadError::Unsupported {
+        repo: git_dir.to_owned(),
+        what: format!("an index that is {what} ({})", path.display()),
+    };
+    let hash_len = hash_kind.len_in_bytes();
+    if data.len() < hash_len {
+        return Err(corrupt("truncated"));
+    }
+    let (content, trailer) = data.split_at(data.len() - hash_len);
+    let expected = ObjectId::from_bytes_or_panic(trailer);
+    if !expected.is_null() {
+        let mut hasher = gix::hash::hasher(hash_kind);
+        hasher.update(content);
+        if hasher.try_finalize().ok() != Some(expected) {
+            return Err(corrupt("corrupt (its checksum does not match)"));
+        }
+    }
+    let (state, _checksum) = gix::index::State::from_bytes(
+        &data,
+        mtime,
+        hash_kind,
+        gix::index::decode::Options {
+            alloc_limit_bytes: Some(usize_limit(limits.max_object_size)),
+            thread_limit: Some(1),
+            ..Default::default()
+        },
+    )
+    .map_err(|source| GitReadError::Git {
+        repo: git_dir.to_owned(),
+        action: format!("could not decode the index at {}", path.display()),
+        source,
+    })?;
+    if state.link().is_some() {
+        return Err(GitReadError::Unsupported {
+            repo: git_dir.to_owned(),
+            what: "a split index (`git update-index --no-split-index` inside the loop undoes it)"
+                .into(),
+        });
+    }
+    Ok(gix::index::File::from_state(state, path))
+}
+
+/// Index entries that differ from `HEAD^{tree}`, plus unmerged and intent-to-add entries.
+///
+/// `HEAD`'s tree is walked together with the index, descending only into folders the index
+/// has entries below: what the walk does is bounded by the index, never by how often the
+/// agent's trees repeat themselves.
+pub(super) fn staged_changes(
+    objects: &mut Objects<'_>,
+    head_tree: Option<ObjectId>,
+    index: &gix::index::File,
+    changes: &mut Changes,
+    interrupt: &AtomicBool,
+) -> Result<(), GitReadError> {
+    use gix::index::entry::Stage;
+    use gix::objs::tree::EntryKind;
+    let hash_kind = objects.origin.object_hash();
+    let entries = index.entries();
+    let mut matched = vec![false; entries.len()];
+    for (position, entry) in entries.iter().enumerate() {
+        let intent_to_add = entry
+            .flags
+            .contains(gix::index::entry::Flags::INTENT_TO_ADD);
+        if entry.stage_raw() != 0 || intent_to_add {
+            changes.insert(entry.path(index).to_owned())?;
+            matched[position] = true;
+        }
+    }
+    let mut pending: Vec<(BString, ObjectId)> = head_tree
+        .map(|tree| (BString::default(), tree))
+        .into_iter()
+        .collect();
+    while let Some((prefix, tree_id)) = pending.pop() {
+        check_interrupt(interrupt, &changes.repo)?;
+        let data = objects.find(tree_id, gix::objs::Kind::Tree)?;
+        let tree = gix::objs::TreeRef::from_bytes(&data, hash_kind).map_err(|source| {
+            objects
+                .store
+                .malformed_with(tree_id, "is not a valid tree", source)
+        })?;
+        for entry in &tree.entries {
+            let mut path = prefix.clone();
+            if !path.is_empty() {
+                path.push_byte(b'/');
+            }
+            path.push_str(entry.filename);
+            let kind = entry.mode.kind();
+            if kind == EntryKind::Tree {
+                let mut below = path.clone();
+                below.push_byte(b'/');
+                if index.prefixed_entries_range(below.as_bstr()).is_some() {
+                    pending.push((path, entry.oid.to_owned()));
+                } else {
+                    changes.insert(path)?;
+                }
+                continue;
+            }
+            match index.entry_index_by_path_and_stage(path.as_bstr(), Stage::Unconflicted) {
+                Some(position) => {
+                    matched[position] = true;
+                    let indexed = &entries[position];
+                    let indexed_kind = indexed.mode.to_tree_entry_mode().map(|mode| mode.kind());
+                    if indexed_kind != Some(kind) || indexed.id != entry.oid {
+                        changes.insert(path)?;
+                    }
+                }
+                // Removed from the index (an unmerged path was reported above).
+                None => changes.insert(path)?,
+            }
+        }
+    }
+    for (entry, matched) in entries.iter().zip(matched) {
+        if !matched {
+            changes.insert(entry.path(index).to_owned())?;
+        }
+    }
+    Ok(())
+}
+
+/// The ignore rules of a worktree, gathered while walking it: `info/exclude` first, then
+/// each folder's `.gitignore` as the walk enters it. A list applies below its own folder
+/// only, and later lists (deeper folders) win, which is git's order of precedence.
+pub(super) struct Ignores {
+    search: gix::ignore::Search,
+    read: u64,
+}
+
+impl Ignores {
+    fn new(info_exclude: Option<Vec<u8>>) -> Self {
+        let mut search = gix::ignore::Search::default();
+        if let Some(bytes) = info_exclude {
+            // Cannot fail without a root to strip.
+            let _ = search.add_patterns_buffer(
+                &bytes,
+                "info/exclude",
+                None,
+                gix::ignore::search::Ignore::default(),
+            );
+        }
+        Ignores { search, read: 0 }
+    }
+
+    /// Adds the `.gitignore` of `dir`, the folder at `prefix`.
+    fn load(&mut self, dir: &Tree, prefix: &BStr) -> Result<(), GitReadError> {
+        let bytes = match dir.read(".gitignore", MAX_IGNORE_FILE_SIZE) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(()),
+            // git does not follow a symlinked .gitignore in the worktree, nor read a folder.
+            Err(ConfinedError::Symlink(_)) => return Ok(()),
+            Err(ConfinedError::NotRegular {
+                kind: "a folder", ..
+            }) => return Ok(()),
+            Err(e) => return Err(read_unsafe(e)),
+        };
+        self.read += bytes.len() as u64;
+        if self.read > MAX_IGNORE_TOTAL {
+            return Err(read_unsafe(ConfinedError::TooLarge {
+                path: dir.path().join(".gitignore"),
+                size: self.read,
+                limit: MAX_IGNORE_TOTAL,
+            }));
+        }
+        let mut source = prefix.to_owned();
+        if !source.is_empty() {
+            source.push_byte(b'/');
+        }
+        source.push_str(".gitignore");
+        let source = gix::path::from_bstring(source).map_err(|_| GitReadError::Unsupported {
+            repo: dir.path().to_owned(),
+            what: "a folder name that is not a path here".into(),
+        })?;
+        self.search
+            .add_patterns_buffer(
+                &bytes,
+                source,
+                Some(Path::new("")),
+                gix::ignore::search::Ignore::default(),
+            )
+            .map_err(|source| GitReadError::Io {
+                path: dir.path().join(".gitignore"),
+                source,
+            })
+    }
+
+    fn is_excluded(&self, rela_path: &BStr, is_dir: bool) -> bool {
+        self.search
+            .pattern_matching_relative_path(
+                rela_path,
+                Some(is_dir),
+                gix::glob::pattern::Case::Sensitive,
+            )
+            .is_some_and(|m| !m.pattern.is_negative())
+    }
+}
+
+pub(super) struct WorktreeWalk<'a> {
+    root: &'a Tree,
+    index: &'a gix::index::File,
+    ignores: Ignores,
+    /// Index entries found in the worktree; the others were deleted.
+    seen: Vec<bool>,
+    changes: &'a mut Changes,
+    hash_kind: gix::hash::Kind,
+    interrupt: &'a AtomicBool,
+    repo: &'a Path,
+}
+
+impl WorktreeWalk<'_> {
+    fn run(&mut self) -> Result<(), GitReadError> {
+        // (folder below the root, its path in the index's spelling, whether it is ignored)
+        let mut pending = vec![(PathBuf::new(), BString::default(), false)];
+        while let Some((rel, prefix, excluded)) = pending.pop() {
+            check_interrupt(self.interrupt, self.repo)?;
+            // Opened again from the root, without following links: a folder swapped for a
+            // link since it was listed is not entered (what was tracked below counts as
+            // deleted), and no descriptor is held per pending folder.
+            let dir = match self.root.subtree(&rel) {
+                Ok(Some(dir)) => dir,
+                Ok(None) | Err(ConfinedError::Symlink(_)) | Err(ConfinedError::NotDir { .. }) => {
+                    continue
+                }
+                Err(e) => return Err(read_unsafe(e)),
+            };
+            if !excluded {
+                self.ignores.load(&dir, prefix.as_bstr())?;
+            }
+            let entries = dir.entries("").map_err(read_unsafe)?.unwrap_or_default();
+            for (name, kind) in entries {
+                // git never tracks anything called .git; a nested one marks a repository, handled
+                // where its parent folder is looked at.
+                if name == ".git" {
+                    continue;
+                }
+                let Ok(name_bytes) = gix::path::os_str_into_bstr(&name) else {
+                    // Not representable in the index, so necessarily untracked.
+                    let mut path = prefix.clone();
+                    path.push_str(
+                        gix::path::into_bstr(Path::new(&name))
+                            .unwrap_or_default()
+                            .as_ref(),
+                    );
+                    self.changes.insert(path)?;
+                    continue;
+                };
+                let mut rela_path = prefix.clone();
+                if !rela_path.is_empty() {
+                    rela_path.push_byte(b'/');
+                }
+                rela_path.push_str(name_bytes);
+                if kind == PathKind::Dir {
+                    if let Some((below, below_excluded)) =
+                        self.directory(&dir, &name, rela_path, excluded)?
+                    {
+                        pending.push((rel.join(&name), below, below_excluded));
+                    }
+                } else {
+                    self.file(&dir, &name, rela_path, kind, excluded)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decide about a real folder; returns its path to descend with, and whether it is
+    /// ignored, if it is to be entered.
+    fn directory(
+        &mut self,
+        dir: &Tree,
+        name: &OsStr,
+        rela_path: BString,
+        parent_excluded: bool,
+    ) -> Result<Option<(BString, bool)>, GitReadError> {
+        if let Some(range) = self.index.entry_range(rela_path.as_bstr()) {
+            for position in range.clone() {
+                self.seen[position] = true;
+            }
+            let entry = &self.index.entries()[range.start];
+            if entry.mode == gix::index::entry::Mode::COMMIT && entry.stage_raw() == 0 {
+                if submodule_changed(dir, name, entry.id, self.hash_kind) {
+                    self.changes.insert(rela_path)?;
+                }
+                return Ok(None);
+            }
+            // A tracked file became a folder: report it and still look inside.
+            self.changes.insert(rela_path.clone())?;
+        }
+        // git reads no rule inside an ignored folder, and nothing below it is reported.
+        let excluded = parent_excluded || self.ignores.is_excluded(rela_path.as_bstr(), true);
+        let mut below = rela_path.clone();
+        below.push_byte(b'/');
+        let has_tracked_content = self.index.prefixed_entries_range(below.as_bstr()).is_some();
+        if !has_tracked_content {
+            if excluded {
+                return Ok(None);
+            }
+            let nested_git = Path::new(name).join(".git");
+            if dir.kind(&nested_git).map_err(read_unsafe)?.is_some() {
+                self.changes.insert(rela_path)?;
+                return Ok(None);
+            }
+        }
+        Ok(Some((rela_path, excluded)))
+    }
+
+    fn file(
+        &mut self,
+        dir: &Tree,
+        name: &OsStr,
+        rela_path: BString,
+        kind: PathKind,
+        excluded: bool,
+    ) -> Result<(), GitReadError> {
+        let Some(range) = self.index.entry_range(rela_path.as_bstr()) else {
+            // Sockets, FIFOs and devices can't be added, so no work is lost with them.
+            if matches!(kind, PathKind::File | PathKind::Symlink)
+                && !excluded
+                && !self.ignores.is_excluded(rela_path.as_bstr(), false)
+            {
+                self.changes.insert(rela_path)?;
+            }
+            return Ok(());
+        };
+        for position in range.clone() {
+            self.seen[position] = true;
+        }
+        let entry = &self.index.entries()[range.start];
+        let unmerged = entry.stage_raw() != 0;
+        let skipped = entry
+            .flags
+            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
+        if !unmerged && !skipped && self.file_changed(dir, name, entry)? {
+            self.changes.insert(rela_path)?;
+        }
+        Ok(())
+    }
+
+    fn file_changed(
+        &self,
+        dir: &Tree,
+        name: &OsStr,
+        entry: &gix::index::Entry,
+    ) -> Result<bool, GitReadError> {
+        use gix::index::entry::Mode;
+        use nix::sys::stat::SFlag;
+        let path = || dir.path().join(name);
+        // One name below an open folder, not followed: nothing to resolve, nothing to follow.
+        let stat =
+            match nix::sys::stat::fstatat(dir.fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            {
+                Ok(stat) => stat,
+                Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return Ok(true),
+                Err(e) => {
+                    return Err(GitReadError::Io {
+                        path: path(),
+                        source: e.into(),
+                    })
+                }
+            };
+        let format = SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits());
+        let executable = stat.st_mode & 0o100 != 0;
+        let type_matches = match entry.mode {
+            Mode::FILE => format == SFlag::S_IFREG && !executable,
+            Mode::FILE_EXECUTABLE => format == SFlag::S_IFREG && executable,
+            Mode::SYMLINK => format == SFlag::S_IFLNK,
+            _ => false,
+        };
+        if !type_matches {
+            return Ok(true);
+        }
+        let time = |secs: i64, nsecs: i64| gix::index::entry::stat::Time {
+            secs: u32::try_from(secs).unwrap_or_default(),
+            nsecs: u32::try_from(nsecs).unwrap_or_default(),
+        };
+        // The fields git keeps, truncated to 32 bits as git does.
+        let current = gix::index::entry::Stat {
+            mtime: time(stat.st_mtime, stat.st_mtime_nsec),
+            ctime: time(stat.st_ctime, stat.st_ctime_nsec),
+            dev: stat.st_dev as u32,
+            ino: stat.st_ino as u32,
+            uid: stat.st_uid,
+            gid: stat.st_gid,
+            size: stat.st_size as u32,
+        };
+        let options = gix::index::entry::stat::Options::default();
+        if entry.stat.matches(&current, options)
+            && !entry.stat.is_racy(self.index.timestamp(), options)
+        {
+            return Ok(false);
+        }
+        // git stores a size of 0 for entries it found racily clean, so only a recorded size can
+        // prove a change without reading the file.
+        if entry.mode != Mode::SYMLINK && entry.stat.size != 0 && entry.stat.size != current.size {
+            return Ok(true);
+        }
+        let actual = if entry.mode == Mode::SYMLINK {
+            let target = match nix::fcntl::readlinkat(dir.fd(), name) {
+                Ok(target) => target,
+                Err(_) => return Ok(true),
+            };
+            gix::objs::compute_hash(
+                self.hash_kind,
+                gix::objs::Kind::Blob,
+                target.as_encoded_bytes(),
+            )
+        } else {
+            let mut file = match dir.open_file(name) {
+                Ok(Some(file)) => file,
+                // Gone, or replaced by something that is not a regular file.
+                Ok(None) | Err(ConfinedError::Symlink(_) | ConfinedError::NotRegular { .. }) => {
+                    return Ok(true)
+                }
+                Err(e) => return Err(read_unsafe(e)),
+            };
+            let opened = file.metadata().map_err(|source| GitReadError::Io {
+                path: path(),
+                source,
+            })?;
+            {
+                use std::os::unix::fs::MetadataExt;
+                if (opened.dev(), opened.ino()) != (stat.st_dev, stat.st_ino) {
+                    return Ok(true);
+                }
+            }
+            gix::objs::compute_stream_hash(
+                self.hash_kind,
+                gix::objs::Kind::Blob,
+                &mut file,
+                opened.len(),
+                &mut gix::progress::Discard,
+                self.interrupt,
+            )
+        };
+        check_interrupt(self.interrupt, self.repo)?;
+        // A file that changes while being hashed, or can't be hashed, is reported as changed:
+        // nobody should delete a worktree that is being written to.
+        Ok(actual.map_or(true, |actual| actual != entry.id))
+    }
+}
+
+/// Whether the repository nested at `name` in `dir` has another commit checked out than
+/// `recorded`. An uninitialized submodule (no `.git` inside) is clean, as for git; a `.git`
+/// file (it would name a git folder elsewhere) and anything unreadable count as changed.
+pub(super) fn submodule_changed(
+    dir: &Tree,
+    name: &OsStr,
+    recorded: ObjectId,
+    hash_kind: gix::hash::Kind,
+) -> bool {
+    let Ok(Some(nested)) = dir.subtree(name) else {
+        return true;
+    };
+    match nested.kind(".git") {
+        Ok(None) => return false,
+        Ok(Some(PathKind::Dir)) => {}
+        _ => return true,
+    }
+    let Ok(Some(git)) = nested.subtree(".git") else {
+        return true;
+    };
+    let refs = Refs {
+        git: &git,
+        hash_kind,
+    };
+    refs.head().map_or(true, |head| head != Some(recorded))
+}
