@@ -394,11 +394,27 @@ pub struct GitIdentity {
 /// system config, and `GIT_AUTHOR_*`/`EMAIL` in the environment), read through gix on
 /// the host: `repo` is the user's own repository or the workspace's notes, never a
 /// loop's. `None` when git would have to guess one.
+///
+/// The keys are read as gix's `Repository::author` reads them (`author.*`, then `user.*`,
+/// then the environment's fallbacks), but not through it: `author()` also stamps the
+/// signature with the current time in the local zone, and finding that zone walks the
+/// whole tz database (0.6 ms of every sandbox start here, for a time never used).
 pub fn user_identity(repo: &Path) -> Option<(String, String)> {
+    use gix::config::tree::{gitoxide, Author, User};
     let repo = crate::git::objects::open_trusted(repo).ok()?;
-    let who = repo.author()?.ok()?;
-    let name = who.name.to_string();
-    let email = who.email.to_string();
+    let config = repo.config_snapshot();
+    let first = |keys: &[&dyn gix::config::tree::Key]| {
+        keys.iter()
+            .find_map(|key| config.string(*key))
+            .map(|v| v.to_string())
+    };
+    let name = first(&[&Author::NAME, &User::NAME, &gitoxide::Author::NAME_FALLBACK])?;
+    let email = first(&[
+        &Author::EMAIL,
+        &User::EMAIL,
+        &gitoxide::User::EMAIL_FALLBACK,
+        &gitoxide::Author::EMAIL_FALLBACK,
+    ])?;
     (!name.trim().is_empty() && !email.trim().is_empty()).then_some((name, email))
 }
 

@@ -160,16 +160,23 @@ pub fn run(
         use secrecy::ExposeSecret;
         cmd.env(name, value.expose_secret());
     }
+    let start_here = StartHere::pin();
+    let mask = start_here.as_ref().map(|s| s.mask);
     // SAFETY: the closure runs in the forked child before exec; it only makes system
     // calls on data prepared above (no allocation, no locks), as pre_exec requires.
     unsafe {
-        cmd.pre_exec(move || child_setup(&plan));
+        cmd.pre_exec(move || {
+            if let Some(mask) = &mask {
+                StartHere::unpin(mask);
+            }
+            child_setup(&plan)
+        });
     }
     let own_mounts = spec.home.overlay;
     let signals = EndOnSignals::install();
-    let mut child = cmd
-        .spawn()
-        .map_err(|source| SpawnError::Start { bwrap, source })?;
+    let child = cmd.spawn();
+    drop(start_here);
+    let mut child = child.map_err(|source| SpawnError::Start { bwrap, source })?;
     signals.watch(child.id());
     // bwrap has exec'd in the child's namespaces and takes milliseconds to set the
     // sandbox up: taking the hold now costs the run nothing. A bwrap already gone leaves
@@ -184,6 +191,49 @@ pub fn run(
         namespace,
         signal: signals.ended_by(),
     })
+}
+
+/// The bwrap child starts on the CPU this process is on, which this process leaves to it
+/// at once (it waits for the exec). Left to itself, the scheduler puts a new process on
+/// the least loaded CPU, and on a busy machine it waited there behind another program's
+/// time slice: 2-3 ms of every start with one core busy. The child takes back the whole
+/// mask first thing, and this process as soon as the child has exec'd (on drop), so
+/// neither bwrap nor the sandbox is pinned. Nothing is pinned where the mask cannot be
+/// read or allows one CPU only.
+struct StartHere {
+    mask: libc::cpu_set_t,
+}
+
+impl StartHere {
+    fn pin() -> Option<StartHere> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: the calls read and write the local sets whose size they are given.
+        unsafe {
+            let mut mask: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, size, &mut mask) != 0 || libc::CPU_COUNT(&mask) < 2 {
+                return None;
+            }
+            let cpu = usize::try_from(libc::sched_getcpu()).ok()?;
+            if cpu >= libc::CPU_SETSIZE as usize || !libc::CPU_ISSET(cpu, &mask) {
+                return None;
+            }
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            (libc::sched_setaffinity(0, size, &one) == 0).then_some(StartHere { mask })
+        }
+    }
+
+    /// Back to `mask`; also called in the child, where only a system call may run.
+    fn unpin(mask: &libc::cpu_set_t) {
+        // SAFETY: sched_setaffinity reads the set whose size it is given.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) };
+    }
+}
+
+impl Drop for StartHere {
+    fn drop(&mut self) {
+        StartHere::unpin(&self.mask);
+    }
 }
 
 fn relative_to(target: &Path, from: &Path, root: &Path) -> String {

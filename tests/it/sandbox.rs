@@ -643,3 +643,20 @@ fn a_seeded_chat_is_read_only_inside() {
         .fails(2)
         .stderr_has("no such file");
 }
+
+#[test]
+fn the_sandbox_may_run_on_every_cpu_its_caller_may() {
+    // git-loop starts bwrap on its own CPU (spawn.rs, `StartHere`): the sandbox must get
+    // the whole mask back, never stay pinned to that one CPU.
+    let (env, id) = setup();
+    let allowed = |status: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with("Cpus_allowed_list:"))
+            .map(|l| l.split_whitespace().nth(1).unwrap_or_default().to_string())
+            .expect("Cpus_allowed_list in /proc/<pid>/status")
+    };
+    let ours = allowed(&fs::read_to_string("/proc/self/status").unwrap());
+    let run = sh(&env, &id, "cat /proc/self/status").ok();
+    assert_eq!(allowed(&run.stdout), ours, "{}", run.stdout);
+}
