@@ -699,4 +699,84 @@ mod tests {
         assert_eq!(staged[0].blob, "1".repeat(40));
         assert_eq!(staged[1].mode, MODE_SYMLINK);
     }
+
+    #[test]
+    fn a_raw_line_with_fewer_fields_is_skipped() {
+        let raw = b":100644 100644 1111 A\0short.txt\0:000000 100644 0000000000000000000000000000000000000000 1111111111111111111111111111111111111111 A\0ok.txt\0";
+        let staged = parse_raw(raw);
+        assert_eq!(staged.len(), 1);
+        assert_eq!(staged[0].path, "ok.txt");
+    }
+
+    #[test]
+    fn token_spans_are_each_token_at_a_word_boundary_and_never_a_private_key() {
+        let ghp = format!("ghp_{}", "a".repeat(36));
+        let slack = format!("xoxb-{}", "1".repeat(12));
+        let text = format!("{ghp} and {slack}\nx{ghp}\n-----BEGIN RSA PRIVATE KEY-----\n");
+        let start = ghp.len() + 5;
+        assert_eq!(
+            token_spans(text.as_bytes()),
+            vec![0..ghp.len(), start..start + slack.len()]
+        );
+        assert!(token_spans(b"").is_empty());
+        assert!(token_spans(b"-----BEGIN OPENSSH PRIVATE KEY-----").is_empty());
+        // Found by scan, but not a span a binding stands in for.
+        assert_eq!(scan("k", b"-----BEGIN OPENSSH PRIVATE KEY-----").len(), 1);
+    }
+
+    #[test]
+    fn the_known_prefix_of_a_value_is_its_longest_format() {
+        assert_eq!(token_prefix(b"sk-ant-api03-xyz"), Some(&b"sk-ant-"[..]));
+        assert_eq!(token_prefix(b"sk-proj-xyz"), Some(&b"sk-"[..]));
+        assert_eq!(token_prefix(b"ghp_abc"), Some(&b"ghp_"[..]));
+        assert_eq!(token_prefix(b"hello"), None);
+        assert_eq!(token_prefix(b""), None);
+    }
+
+    #[test]
+    fn what_is_staged_is_read_from_the_index_and_checked_but_a_gitlink() {
+        use crate::testutil::git;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        let token = format!("ghp_{}", "b".repeat(36));
+        std::fs::write(dir.join("leak.txt"), format!("one\n{token}\n")).unwrap();
+        std::fs::write(dir.join("fine.txt"), "nothing here\n").unwrap();
+        git(dir, &["add", "leak.txt", "fine.txt"]);
+        let sub = "1234567890123456789012345678901234567890";
+        git(
+            dir,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{sub},sub"),
+            ],
+        );
+
+        let staged = staged(dir).unwrap();
+        let mut paths: Vec<(&str, u32)> =
+            staged.iter().map(|s| (s.path.as_str(), s.mode)).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                ("fine.txt", FILE),
+                ("leak.txt", FILE),
+                ("sub", MODE_GITLINK)
+            ]
+        );
+        let leak = staged.iter().find(|s| s.path == "leak.txt").unwrap();
+        assert_eq!(
+            blob(dir, &leak.blob).unwrap(),
+            format!("one\n{token}\n").as_bytes()
+        );
+
+        let found = check_staged(dir, &Allowlist::builtin()).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].to_string(), "leak.txt:2: a GitHub token");
+        assert!(check_staged(dir, &Allowlist::with([token]))
+            .unwrap()
+            .is_empty());
+    }
 }
