@@ -1,0 +1,230 @@
+//! What a run sets up on the host before the sandbox starts: the loop's folders, the files bound by descriptor (opened without following links), the grants checked, the repositories made ready.
+
+use super::*;
+
+/// Folders a run needs on the host (they may be missing in loops made by older versions).
+pub(super) fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
+    let mkdir = |dir: &std::path::Path| {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::failure(format!("cannot create {}", dir.display())).with_source(e))
+    };
+    for dir in [
+        ws.loop_home_upper(id),
+        ws.loop_home_work(id),
+        ws.loop_home_merged(id),
+        ws.loop_claude_dir(id),
+        ws.home_skel(),
+    ] {
+        mkdir(&dir)?;
+    }
+    // In folders the agent can write, a planted symlink must never make us create (or
+    // bind) something elsewhere on the host: real folders only, one level at a time.
+    let real = |dir: &std::path::Path| {
+        crate::fsutil::ensure_real_dir(dir)
+            .map_err(|e| Error::failure(format!("cannot create {}", dir.display())).with_source(e))
+    };
+    real(&ws.personal().join(".loopat"))?;
+    // The mount point of the team's skills, made here because bwrap cannot make it in a
+    // read-only `.claude` (review mode). Looked at without following a link: knowledge
+    // holds what teammates pushed.
+    let team_skills = crate::confined::Tree::open(&ws.knowledge())
+        .ok()
+        .flatten()
+        .and_then(|t| t.kind(spec::TEAM_SKILLS).ok().flatten());
+    if team_skills == Some(crate::confined::Kind::Dir) {
+        real(&ws.loop_claude_dir(id).join("skills"))?;
+    }
+    Ok(())
+}
+
+/// The descriptor of a `Confined` or `OwnFile` mount (writing an `OwnFile` first); `None`
+/// for other mounts and for an optional one that is absent, or that is something it may
+/// not be (a link, a FIFO: then why goes to `left_out`).
+pub(super) fn confined_fd(
+    m: &spec::Mount,
+    left_out: &mut Vec<String>,
+) -> Result<Option<std::os::fd::OwnedFd>> {
+    use crate::confined::Tree;
+    let cannot = |root: &std::path::Path,
+                  rel: &std::path::Path,
+                  e: crate::confined::ConfinedError| {
+        Error::new(
+            ErrorKind::Failure,
+            format!("cannot give the sandbox {}", root.join(rel).display()),
+        )
+        .with_source(e)
+        .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace")
+    };
+    match m {
+        spec::Mount::Confined {
+            root,
+            rel,
+            optional,
+            expect,
+            ..
+        } => {
+            let fd = Tree::open(root).and_then(|t| match t {
+                Some(t) => t.path_fd(rel),
+                None => Ok(None),
+            });
+            let fd = match fd {
+                Err(e) if *optional => {
+                    left_out.push(format!(
+                        "{} is left out of the sandbox: {e}",
+                        root.join(rel).display()
+                    ));
+                    None
+                }
+                other => other.map_err(|e| cannot(root, rel, e))?,
+            };
+            match fd {
+                Some(fd) => {
+                    if let Some(expect) = expect {
+                        check_grant_source(&fd, expect, &root.join(rel))?;
+                    }
+                    Ok(Some(fd))
+                }
+                None if *optional => Ok(None),
+                None => Err(
+                    Error::failure(format!("{} is missing", root.join(rel).display()))
+                        .hint("`git loop doctor` checks the workspace"),
+                ),
+            }
+        }
+        spec::Mount::OwnFile {
+            root, rel, content, ..
+        } => {
+            let tree = Tree::open(root)
+                .map_err(|e| cannot(root, rel, e))?
+                .ok_or_else(|| Error::failure(format!("{} is missing", root.display())))?;
+            if let Some(fd) = already_own(&tree, rel, content.as_bytes()) {
+                return Ok(Some(fd));
+            }
+            tree.write_atomic(rel, content.as_bytes(), 0o644)
+                .and_then(|()| tree.path_fd(rel))
+                .map_err(|e| cannot(root, rel, e))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The file `rel` when it already is exactly what an `OwnFile` mount writes: a regular
+/// file (never through a link), with one name (no other name a sandbox could write it
+/// through), mode 0644 and `content`. It is bound as it is, by the descriptor that read
+/// it; anything else is written anew. Rewriting it on every start cost a write, an fsync
+/// and a rename per file, four files per loop.
+pub(super) fn already_own(
+    tree: &crate::confined::Tree,
+    rel: &std::path::Path,
+    content: &[u8],
+) -> Option<std::os::fd::OwnedFd> {
+    use std::io::Read;
+    let file = tree.open_file(rel).ok()??;
+    let stat = nix::sys::stat::fstat(&file).ok()?;
+    if stat.st_nlink != 1
+        || stat.st_mode & 0o7777 != 0o644
+        || stat.st_size as usize != content.len()
+    {
+        return None;
+    }
+    let mut read = Vec::with_capacity(content.len());
+    (&file)
+        .take(content.len() as u64 + 1)
+        .read_to_end(&mut read)
+        .ok()?;
+    (read == content).then(|| std::os::fd::OwnedFd::from(file))
+}
+
+/// A grant binds what was granted or nothing: a source that is now another folder or file
+/// (moved, replaced, swapped for a decoy) refuses the run.
+pub(super) fn check_grant_source(
+    fd: &std::os::fd::OwnedFd,
+    expect: &loops::GrantSource,
+    path: &std::path::Path,
+) -> Result<()> {
+    let stat = nix::sys::stat::fstat(fd).map_err(|e| {
+        Error::failure(format!("cannot look at the grant {}", path.display()))
+            .with_source(std::io::Error::from(e))
+    })?;
+    let dir = nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
+        .contains(nix::sys::stat::SFlag::S_IFDIR);
+    if dir != expect.dir || stat.st_dev != expect.dev || stat.st_ino != expect.ino {
+        return Err(Error::failure(format!(
+            "the grant {} is not what was granted any more (it was moved or replaced)",
+            path.display()
+        ))
+        .hint(format!(
+            "look at what is there now; if it is right, grant it again: git loop grant ID --ro|--rw {}",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Readies the loop's repositories for a run: each git folder a real folder with its
+/// `hooks/` (empty: hooks an agent left there before they were read-only are removed,
+/// and said so) and `info/`.
+pub(super) fn prepare_repos(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+    use crate::confined::{Kind, Tree};
+    let loop_dir = ws.loop_dir(&rec.id);
+    let tree = Tree::open(&loop_dir)
+        .map_err(|e| Error::failure(format!("cannot open {}", loop_dir.display())).with_source(e))?
+        .ok_or_else(|| Error::failure(format!("{} is missing", loop_dir.display())))?;
+    for pair in loops::repo_pairs(ws, rec) {
+        let git = pair
+            .clone
+            .strip_prefix(&loop_dir)
+            .expect("a loop's repositories are in its folder")
+            .join(".git");
+        let bad = |e: crate::confined::ConfinedError| {
+            Error::failure(format!(
+                "the {} repository of loop {} cannot be used",
+                pair.role, rec.id
+            ))
+            .with_source(e)
+            .hint(format!(
+                "look at {} (a sandbox may have replaced it)",
+                pair.clone_git_dir().display()
+            ))
+        };
+        match tree.kind(&git).map_err(bad)? {
+            Some(Kind::Dir) => {}
+            _ => {
+                return Err(bad(crate::confined::ConfinedError::NotDir {
+                    path: pair.clone_git_dir(),
+                }))
+            }
+        }
+        for folder in ["hooks", "info"] {
+            tree.ensure_dir(git.join(folder)).map_err(bad)?;
+        }
+        let hooks = git.join("hooks");
+        for name in tree.list(&hooks).map_err(bad)?.unwrap_or_default() {
+            if name.as_encoded_bytes().ends_with(b".sample") {
+                continue;
+            }
+            let path = hooks.join(&name);
+            let removed = match tree.kind(&path).map_err(bad)? {
+                Some(Kind::Dir) => crate::fsutil::remove_tree(&loop_dir.join(&path)).is_ok(),
+                _ => tree.remove_file(&path).is_ok(),
+            };
+            if removed {
+                ui.warn(format!(
+                    "removed {} from loop {}: a loop's hooks are git-loop's, and none runs",
+                    loop_dir.join(&path).display(),
+                    rec.id
+                ))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A descriptor bwrap reads `content` from (`--ro-bind-data`).
+pub(super) fn data_fd(content: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::io::{Seek, Write};
+    let mut f = std::fs::File::from(seccomp::memfd("git-loop-data")?);
+    f.write_all(content.as_bytes())?;
+    f.seek(std::io::SeekFrom::Start(0))?;
+    Ok(std::os::fd::OwnedFd::from(f))
+}
