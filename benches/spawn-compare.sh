@@ -15,13 +15,14 @@ runs=${3:-51}
 source benches/lib.sh
 bench_workspace
 
-# Each revision built in a worktree of its own, sharing this checkout's target folder (the
-# dependencies are built once); the binary copied out before the next build replaces it.
+# Each revision built in a worktree of its own, sharing one target folder (this checkout's,
+# or $CARGO_TARGET_DIR; the dependencies are built once); the binary copied out before the
+# next build replaces it.
 build_rev() {
-  local rev=$1 out=$2 wt="$tmp/src-$3" top=$PWD
+  local rev=$1 out=$2 wt="$tmp/src-$3" target=${CARGO_TARGET_DIR:-$PWD/target}
   git worktree add -q --detach "$wt" "$rev"
-  (cd "$wt" && CARGO_TARGET_DIR="$top/target" cargo build --release --quiet)
-  cp target/release/git-loop "$out"
+  (cd "$wt" && CARGO_TARGET_DIR="$target" cargo build --release --quiet)
+  cp "$target/release/git-loop" "$out"
   git worktree remove --force "$wt"
 }
 build_rev "$a_rev" "$tmp/git-loop-a" a
