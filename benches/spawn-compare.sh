@@ -25,8 +25,16 @@ build_rev() {
   cp "$target/release/git-loop" "$out"
   git worktree remove --force "$wt"
 }
-build_rev "$a_rev" "$tmp/git-loop-a" a
-build_rev "$b_rev" "$tmp/git-loop-b" b
+# With SPAWN_COMPARE_KEEP=DIR the two binaries are kept there and, when there already,
+# reused (a second measurement of the same pair without building again).
+keep=${SPAWN_COMPARE_KEEP:-}
+if [ -n "$keep" ] && [ -x "$keep/git-loop-a" ] && [ -x "$keep/git-loop-b" ]; then
+  cp "$keep/git-loop-a" "$keep/git-loop-b" "$tmp/"
+else
+  build_rev "$a_rev" "$tmp/git-loop-a" a
+  build_rev "$b_rev" "$tmp/git-loop-b" b
+  if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$tmp/git-loop-a" "$tmp/git-loop-b" "$keep/"; fi
+fi
 
 git init -q -b main "$tmp/repo"
 echo hi > "$tmp/repo/README"
