@@ -108,6 +108,26 @@ pub fn remove_stale_in_workspace_repo(ws: &Workspace, git_dir: &Path) -> Vec<Str
         .collect()
 }
 
+/// Removes the lock file of loop `id`'s branch (`refs/heads/loop/<id>.lock`) in the
+/// repository at `git_dir` when no command that could hold it runs, for a caller that holds
+/// that loop's import lock (so no other import of it is alive): what a killed import left,
+/// which would make every later import of the loop fail. Says what it removed.
+pub fn remove_stale_loop_ref_lock(ws: &Workspace, git_dir: &Path, id: &str) -> Option<String> {
+    let lock = git_dir.join(format!("refs/heads/loop/{id}.lock"));
+    let is_file = std::fs::symlink_metadata(&lock).is_ok_and(|m| m.file_type().is_file());
+    if !is_file || loop_ref_id(git_dir, &lock).as_deref() != Some(id) {
+        return None;
+    }
+    if !(free(&ws.new_lock(id)) && free(&ws.loop_run_lock(id))) {
+        return None;
+    }
+    std::fs::remove_file(&lock).ok()?;
+    Some(format!(
+        "removed the stale {} (left by a killed import; no git-loop command of that loop is running)",
+        lock.display()
+    ))
+}
+
 /// How a lock file of the user's repository is judged.
 pub enum UserLock {
     /// git-loop's own, and its owner is gone.
@@ -403,4 +423,33 @@ mod tests {
     }
 
     const MARKER_FOR_TESTS: &[u8] = crate::checkout::MARKER_FOR_TESTS;
+
+    #[test]
+    fn a_killed_imports_branch_lock_goes_when_no_new_or_run_of_the_loop_is_alive() {
+        let (_tmp, ws, g) = fixture(&["refs/heads/loop/ab-1.lock", "refs/heads/loop/cd-2.lock"]);
+        // The caller holds the import lock itself.
+        let _import = Lock::acquire(&ws.loop_import_lock("ab-1")).unwrap();
+        let said = remove_stale_loop_ref_lock(&ws, &g, "ab-1").unwrap();
+        assert!(
+            said.starts_with("removed the stale ") && said.contains("killed import"),
+            "{said}"
+        );
+        assert!(!g.join("refs/heads/loop/ab-1.lock").exists());
+        assert!(
+            g.join("refs/heads/loop/cd-2.lock").exists(),
+            "another loop's is not touched"
+        );
+        assert_eq!(
+            remove_stale_loop_ref_lock(&ws, &g, "ab-1"),
+            None,
+            "nothing left"
+        );
+        for held in ["new-cd-2.lock", "run-cd-2.lock"] {
+            let _alive = Lock::acquire(&ws.locks_dir().join(held)).unwrap();
+            assert_eq!(remove_stale_loop_ref_lock(&ws, &g, "cd-2"), None, "{held}");
+            assert!(g.join("refs/heads/loop/cd-2.lock").exists());
+        }
+        assert!(remove_stale_loop_ref_lock(&ws, &g, "cd-2").is_some());
+        assert_eq!(remove_stale_loop_ref_lock(&ws, &g, "../x"), None);
+    }
 }

@@ -136,6 +136,10 @@ pub fn import_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> R
     // may meet): each moves the origin's `loop/<id>` by compare-and-swap.
     let _one = fsutil::Lock::acquire(&ws.loop_import_lock(&rec.id))?;
     for pair in repo_pairs(ws, rec) {
+        // A killed import's lock on the branch would fail this one and every later one:
+        // removed when nothing of the loop that could hold it runs (its owner is then
+        // provably gone, as for every lock file gitlocks.rs judges).
+        let _ = crate::gitlocks::remove_stale_loop_ref_lock(ws, &pair.origin_git_dir(), &rec.id);
         import_pair(&pair, &rec.branch, origins, &limits).map_err(|e| {
             let mut hints = Vec::new();
             match &e {

@@ -92,6 +92,30 @@ fn stale_locks_in_the_notes_repository_are_removed_and_said() {
 }
 
 #[test]
+fn a_killed_imports_lock_on_the_loops_branch_does_not_stop_the_next_import() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "notes");
+    env.commit_file(&env.loop_notes(&id), "memory/a.md", "a\n", "note");
+    // What an import killed inside its ref transaction leaves in the notes origin (seen in
+    // the random-kill crash test: every later publish failed on it).
+    let lock = env
+        .notes()
+        .join(".git/refs/heads/loop")
+        .join(format!("{id}.lock"));
+    fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    fs::write(&lock, "").unwrap();
+    let run = env.run(["publish", &id]).ok();
+    run.stdout_has("notes: main fast-forwarded");
+    assert!(!lock.exists());
+    assert_eq!(
+        env.git(&env.notes(), ["log", "-1", "--format=%s", "main"])
+            .trim(),
+        "note"
+    );
+}
+
+#[test]
 fn merge_into_a_repository_whose_path_holds_a_newline() {
     let env = TestEnv::new();
     let repo = env.repo("ap\np");
