@@ -12,7 +12,7 @@
 
 use std::ffi::OsString;
 
-use super::spec::{Mount, NetMode, SandboxSpec};
+use super::spec::{Mount, NetNamespace, SandboxSpec};
 
 /// File descriptors the spawner hands to bwrap.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -28,11 +28,11 @@ pub struct Fds {
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec![bwrap.into()];
     let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
-    // Every namespace, the user namespace included; the network too unless `host`, or
-    // `proxy`, whose network namespace the spawner has made already (with the loopback
-    // up and the proxy ports listening: see spawn.rs).
+    // Every namespace, the user namespace included; the network too unless the spec keeps
+    // the caller's, or the spawner has made it already (the proxy mode's, with the
+    // loopback up and the proxy ports listening: see spawn.rs).
     push(&["--unshare-all", "--unshare-user"]);
-    if matches!(spec.net, NetMode::Host | NetMode::Proxy) {
+    if spec.netns != NetNamespace::Bwrap {
         push(&["--share-net"]);
     }
     // No user namespace can be made inside: no way back out through a nested one.
@@ -527,6 +527,8 @@ mod tests {
     #[test]
     fn proxy_mode_runs_the_command_in_the_spawners_network() {
         let s = spec(RunMode::Work, NetMode::Proxy);
+        assert_eq!(s.netns, NetNamespace::Spawner);
+        assert_eq!(s.landlock, crate::sandbox::spec::LandlockScopes::ALL);
         let argv = strings(argv(
             "bwrap",
             &s,

@@ -30,7 +30,7 @@ use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::limits::Applied;
-use super::spec::SandboxSpec;
+use super::spec::{LandlockScopes, NetNamespace, SandboxSpec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
@@ -57,6 +57,8 @@ struct ChildPlan {
     /// makes the sandbox's network namespace itself, brings its loopback up, listens on
     /// the proxy ports and hands the listeners over this channel (see [`proxy_network`]).
     proxy_channel: Option<i32>,
+    /// The Landlock scopes, as the kernel's bits (see [`landlock_bits`]).
+    landlock: u64,
 }
 
 /// The `$HOME` overlay the child mounts on `merged` in its `home/` folder.
@@ -113,7 +115,7 @@ pub fn run(
     let bwrap = argv[0].to_string_lossy().into_owned();
     // bwrap keeps the network namespace in the proxy mode (`--share-net`, see bwrap.rs):
     // that must be the one the child makes, never ours.
-    if (spec.net == super::spec::NetMode::Proxy) != proxy_channel.is_some() {
+    if (spec.netns == NetNamespace::Spawner) != proxy_channel.is_some() {
         return Err(SpawnError::Start {
             bwrap,
             source: std::io::Error::other(
@@ -145,6 +147,7 @@ pub fn run(
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: keep.iter().map(AsRawFd::as_raw_fd).collect(),
         proxy_channel: proxy_channel.map(AsRawFd::as_raw_fd),
+        landlock: landlock_bits(spec.landlock),
     };
 
     // A relative bwrap path would be resolved after the child's chdir: fix it first.
@@ -321,7 +324,7 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
         for fd in &plan.keep_fds {
             check(libc::fcntl(*fd, libc::F_SETFD, 0))?;
         }
-        scope_with_landlock();
+        scope_with_landlock(plan.landlock);
         // The parent ignores SIGINT while it waits; the sandbox must not inherit that.
         libc::signal(libc::SIGINT, libc::SIG_DFL);
         libc::signal(libc::SIGQUIT, libc::SIG_DFL);
@@ -449,25 +452,41 @@ fn mount_home(overlay: &Overlay) -> std::io::Result<()> {
     }
 }
 
-/// Landlock ABI 6 scopes: no connect to abstract unix sockets created outside this
-/// process tree, no signals to processes outside it. Best effort: an older kernel returns
-/// an error and the rest of the sandbox stands as it is (abstract sockets are per network
-/// namespace, so only `--net host` depends on this).
-fn scope_with_landlock() {
+/// The kernel's bits for the spec's Landlock scopes (`LANDLOCK_SCOPE_*`, ABI 6).
+fn landlock_bits(scopes: LandlockScopes) -> u64 {
+    const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1;
+    const SCOPE_SIGNAL: u64 = 2;
+    let mut bits = 0;
+    if scopes.abstract_unix_sockets {
+        bits |= SCOPE_ABSTRACT_UNIX_SOCKET;
+    }
+    if scopes.signals {
+        bits |= SCOPE_SIGNAL;
+    }
+    bits
+}
+
+/// Confines this process tree with the Landlock `scoped` bits (see [`LandlockScopes`]):
+/// no connect to abstract unix sockets created outside it, no signals to processes
+/// outside it. Best effort: an older kernel returns an error and the rest of the sandbox
+/// stands as it is (abstract sockets are per network namespace, so only `--net host`
+/// depends on this).
+fn scope_with_landlock(scoped: u64) {
     #[repr(C)]
     struct RulesetAttr {
         handled_access_fs: u64,
         handled_access_net: u64,
         scoped: u64,
     }
-    const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1;
-    const SCOPE_SIGNAL: u64 = 2;
     const SYS_LANDLOCK_CREATE_RULESET: libc::c_long = 444;
     const SYS_LANDLOCK_RESTRICT_SELF: libc::c_long = 446;
+    if scoped == 0 {
+        return;
+    }
     let attr = RulesetAttr {
         handled_access_fs: 0,
         handled_access_net: 0,
-        scoped: SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL,
+        scoped,
     };
     // SAFETY: raw system calls with a pointer to a live, correctly laid out struct; the
     // returned descriptor is closed here. no_new_privs is what bwrap sets anyway.
@@ -623,6 +642,7 @@ pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         keep_fds: Vec::new(),
         proxy_channel: None,
+        landlock: landlock_bits(LandlockScopes::ALL),
     };
     let merged = scratch.join("home/merged");
     let mut cmd = Command::new(bwrap);
@@ -691,7 +711,22 @@ mod tests {
             gid_map: Vec::new(),
             keep_fds: Vec::new(),
             proxy_channel: proxy.then_some(7),
+            landlock: 0,
         }
+    }
+
+    #[test]
+    fn the_specs_landlock_scopes_become_the_kernels_bits() {
+        assert_eq!(landlock_bits(LandlockScopes::ALL), 1 | 2);
+        let only = |abstract_unix_sockets, signals| {
+            landlock_bits(LandlockScopes {
+                abstract_unix_sockets,
+                signals,
+            })
+        };
+        assert_eq!(only(true, false), 1);
+        assert_eq!(only(false, true), 2);
+        assert_eq!(only(false, false), 0);
     }
 
     #[test]

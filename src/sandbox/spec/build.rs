@@ -367,6 +367,8 @@ impl SandboxSpec {
                 workdir_inside
             },
             net: opts.net,
+            netns: NetNamespace::of(opts.net),
+            landlock: LandlockScopes::ALL,
             mode: opts.mode,
             limits: opts.limits,
             hostname: "loop".into(),

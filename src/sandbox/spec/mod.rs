@@ -106,6 +106,51 @@ impl NetMode {
     }
 }
 
+/// The network namespace a sandbox runs in, and who makes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetNamespace {
+    /// The caller's own (`--net host`).
+    Host,
+    /// A new, empty one that bwrap makes (`--unshare-net`): loopback only.
+    Bwrap,
+    /// A new one the spawner makes before bwrap starts (bwrap then `--share-net`s it):
+    /// it brings the loopback up there and listens on the proxy's ports, handing the
+    /// listeners to the host-side proxy, so the sandbox's only way out is that proxy.
+    Spawner,
+}
+
+impl NetNamespace {
+    /// The namespace a network mode needs.
+    pub fn of(net: NetMode) -> NetNamespace {
+        match net {
+            NetMode::Host => NetNamespace::Host,
+            NetMode::None => NetNamespace::Bwrap,
+            NetMode::Proxy => NetNamespace::Spawner,
+        }
+    }
+}
+
+/// The Landlock scopes (ABI 6, kernel 6.12+) the spawner asks for on the whole sandbox
+/// tree. Best effort: an older kernel has none, and the rest of the sandbox stands as it
+/// is; abstract unix sockets are per network namespace, so only `--net host` relies on
+/// the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LandlockScopes {
+    /// No connect to an abstract unix socket made outside the sandbox.
+    pub abstract_unix_sockets: bool,
+    /// No signal to a process outside the sandbox.
+    pub signals: bool,
+}
+
+impl LandlockScopes {
+    /// Every sandbox gets both.
+    pub const ALL: LandlockScopes = LandlockScopes {
+        abstract_unix_sockets: true,
+        signals: true,
+    };
+}
+
 /// The sandbox's `/etc/resolv.conf` when it has no network of its own: no name server, so
 /// a lookup inside goes to the sandbox's own loopback and nowhere else (ATTACKS 27).
 pub const RESOLV_CONF: &str =
@@ -183,6 +228,10 @@ pub struct SandboxSpec {
     pub env: BTreeMap<String, String>,
     pub cwd: PathBuf,
     pub net: NetMode,
+    /// The network namespace `net` needs, and who makes it.
+    pub netns: NetNamespace,
+    /// The Landlock scopes asked for on the whole tree.
+    pub landlock: LandlockScopes,
     pub mode: RunMode,
     pub limits: Limits,
     pub hostname: String,
@@ -433,6 +482,15 @@ mod tests {
             assert_eq!(RunMode::parse(bad), None, "{bad:?}");
             assert_eq!(NetMode::parse(bad), None, "{bad:?}");
         }
+        // Which network namespace each mode needs, and who makes it.
+        assert_eq!(
+            [NetMode::Host, NetMode::None, NetMode::Proxy].map(NetNamespace::of),
+            [
+                NetNamespace::Host,
+                NetNamespace::Bwrap,
+                NetNamespace::Spawner
+            ]
+        );
     }
 
     #[test]
