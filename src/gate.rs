@@ -1087,4 +1087,173 @@ mod tests {
         assert_eq!(shell_word("a b"), "'a b'");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
+
+    /// A branch that changes one file in a folder where trunk keeps another (with a
+    /// secret of trunk's own), makes it executable, and turns a file into a folder: only
+    /// what changed is carried, as a change of the file that was there.
+    #[test]
+    fn a_change_inside_a_folder_is_that_files_change_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"], None);
+        std::fs::create_dir(dir.join("dir")).unwrap();
+        let token = format!("ghp_{}", "b".repeat(36));
+        std::fs::write(dir.join("dir/a.txt"), format!("{token}\n")).unwrap();
+        std::fs::write(dir.join("dir/b.sh"), "echo one\n").unwrap();
+        std::fs::write(dir.join("x"), "a file\n").unwrap();
+        commit_all(dir, "first");
+        git(dir, &["checkout", "-q", "-b", "loop/x"], None);
+        std::fs::write(dir.join("dir/b.sh"), "echo two\n").unwrap();
+        std::fs::set_permissions(
+            dir.join("dir/b.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::remove_file(dir.join("x")).unwrap();
+        std::fs::create_dir(dir.join("x")).unwrap();
+        std::fs::write(dir.join("x/y"), "now a folder\n").unwrap();
+        commit_all(dir, "change");
+
+        let repo = objects::open_trusted(dir).unwrap();
+        let target = objects::resolve_branch(&repo, "main").unwrap().unwrap();
+        let source = objects::resolve_branch(&repo, "loop/x").unwrap().unwrap();
+        let changes = carried(&repo, target, source).unwrap();
+        let seen: Vec<(String, Option<u32>, Option<u32>, How)> = changes
+            .iter()
+            .map(|c| {
+                (
+                    c.path.to_string(),
+                    c.old.map(|e| e.mode),
+                    c.new.map(|e| e.mode),
+                    How::of(c),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (
+                    "dir/b.sh".to_string(),
+                    Some(MODE_FILE),
+                    Some(MODE_EXEC),
+                    How::Changed
+                ),
+                ("x/y".to_string(), None, Some(MODE_FILE), How::Added),
+            ]
+        );
+        let report = judge(&repo, &changes, &Allowlist::builtin()).unwrap();
+        assert_eq!(
+            report.items.iter().map(Item::line).collect::<Vec<_>>(),
+            [format!(
+                "mode     dir/b.sh  mode 100644 -> 100755 (commit {})",
+                &source.to_string()[..12]
+            )]
+        );
+    }
+
+    /// Every concern as review's listing and `--json` show it.
+    #[test]
+    fn every_concern_reads_the_same_in_a_line_and_in_json() {
+        let commit = ObjectId::from_hex(b"0123456789abcdef0123456789abcdef01234567").unwrap();
+        let other = ObjectId::from_hex(b"fedcba9876543210fedcba9876543210fedcba98").unwrap();
+        let item = |path: &str, concern: Concern| Item {
+            path: path.into(),
+            commit,
+            concern,
+        };
+        let cases = [
+            (
+                item(
+                    "a.env",
+                    Concern::Secret {
+                        line: Some(3),
+                        rule: "a GitHub token",
+                    },
+                ),
+                "secret   a.env:3  looks like a GitHub token (commit 0123456789ab)",
+                json!({"kind": "secret", "path": "a.env", "commit": commit.to_string(),
+                       "gate": "refused", "line": 3, "rule": "a GitHub token"}),
+            ),
+            (
+                item("vendor/x", Concern::Gitlink { id: other }),
+                "gitlink  vendor/x  a gitlink (nested repository at commit fedcba987654) (commit 0123456789ab)",
+                json!({"kind": "gitlink", "path": "vendor/x", "commit": commit.to_string(),
+                       "gate": "refused", "target": other.to_string()}),
+            ),
+            (
+                item(
+                    "s/.git/config",
+                    Concern::ForbiddenPath {
+                        reason: "bad\x1b[0m".into(),
+                    },
+                ),
+                "forbidden-path s/.git/config  a path git refuses to check out: bad\\x1b[0m (commit 0123456789ab)",
+                json!({"kind": "forbidden-path", "path": "s/.git/config",
+                       "commit": commit.to_string(), "gate": "refused", "reason": "bad\x1b[0m"}),
+            ),
+            (
+                item("big", Concern::TooLarge { size: 7 }),
+                &*format!(
+                    "too-large big  7 bytes, too large to scan for secrets (the limit is {SCAN_LIMIT}) (commit 0123456789ab)"
+                ),
+                json!({"kind": "too-large", "path": "big", "commit": commit.to_string(),
+                       "gate": "refused", "size": 7}),
+            ),
+            (
+                item(
+                    ".loopat/config.toml",
+                    Concern::Policy {
+                        what: "team config",
+                        how: How::Deleted,
+                    },
+                ),
+                "policy   .loopat/config.toml  team config, deleted (commit 0123456789ab)",
+                json!({"kind": "policy", "path": ".loopat/config.toml",
+                       "commit": commit.to_string(), "gate": "accept-policy",
+                       "what": "team config", "change": "deleted"}),
+            ),
+            (
+                item(
+                    "l",
+                    Concern::Symlink {
+                        target: "/etc".into(),
+                        how: How::Changed,
+                    },
+                ),
+                "symlink  l  symlink -> /etc, changed (commit 0123456789ab)",
+                json!({"kind": "symlink", "path": "l", "commit": commit.to_string(),
+                       "gate": "accept-policy", "target": "/etc", "change": "changed"}),
+            ),
+            (
+                item(
+                    "run",
+                    Concern::Mode {
+                        old: None,
+                        new: MODE_EXEC,
+                    },
+                ),
+                "mode     run  new file with mode 100755 (commit 0123456789ab)",
+                json!({"kind": "mode", "path": "run", "commit": commit.to_string(),
+                       "gate": "shown", "old_mode": null, "new_mode": "100755"}),
+            ),
+            (
+                item("b.dat", Concern::Binary),
+                "binary   b.dat  binary file (commit 0123456789ab)",
+                json!({"kind": "binary", "path": "b.dat", "commit": commit.to_string(),
+                       "gate": "shown"}),
+            ),
+        ];
+        for (item, line, json) in &cases {
+            assert_eq!(item.line(), *line);
+            assert_eq!(item.to_json(), *json, "{line}");
+        }
+        assert_eq!(How::Added.as_str(), "added");
+        let report = Report {
+            items: cases.iter().map(|(i, _, _)| i.clone()).collect(),
+        };
+        assert_eq!(
+            report.to_json(),
+            Value::Array(cases.iter().map(|(_, _, j)| j.clone()).collect())
+        );
+    }
 }
