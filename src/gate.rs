@@ -1256,4 +1256,76 @@ mod tests {
             Value::Array(cases.iter().map(|(_, _, j)| j.clone()).collect())
         );
     }
+
+    /// A symlink turned into an executable file is a new executable (its old mode was no
+    /// file's); an executable whose content changes is not flagged again; a symlink named
+    /// `.gitmodules` is a path git refuses, though the same name as a file is not.
+    #[test]
+    fn executables_and_links_are_judged_by_what_they_were() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"], None);
+        std::os::unix::fs::symlink("/etc", dir.join("lnk")).unwrap();
+        std::fs::write(dir.join("tool"), "echo one\n").unwrap();
+        std::fs::set_permissions(
+            dir.join("tool"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        commit_all(dir, "first");
+        git(dir, &["checkout", "-q", "-b", "loop/x"], None);
+        std::fs::remove_file(dir.join("lnk")).unwrap();
+        std::fs::write(dir.join("lnk"), "echo now a program\n").unwrap();
+        std::fs::set_permissions(
+            dir.join("lnk"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::write(dir.join("tool"), "echo two\n").unwrap();
+        std::fs::write(dir.join(".gitattributes"), "* text\n").unwrap();
+        commit_all(dir, "change");
+        // A symlink `.gitmodules` next to them: git will not stage one, a hand-made tree
+        // holds it.
+        let blob = git(dir, &["hash-object", "-w", "--stdin"], Some(b"/etc/passwd"));
+        let mut listing = git(dir, &["ls-tree", "HEAD"], None);
+        listing.push_str(&format!("\n120000 blob {blob}\t.gitmodules\n"));
+        let tree = git(dir, &["mktree"], Some(listing.as_bytes()));
+        let commit = git(
+            dir,
+            &["commit-tree", &tree, "-p", "HEAD", "-m", "link"],
+            None,
+        );
+        git(dir, &["update-ref", "refs/heads/loop/x", &commit], None);
+
+        let repo = objects::open_trusted(dir).unwrap();
+        let target = objects::resolve_branch(&repo, "main").unwrap().unwrap();
+        let source = objects::resolve_branch(&repo, "loop/x").unwrap().unwrap();
+        let report = judge(
+            &repo,
+            &carried(&repo, target, source).unwrap(),
+            &Allowlist::builtin(),
+        )
+        .unwrap();
+        let what: Vec<String> = report
+            .items
+            .iter()
+            .map(|i| format!("{} {}", i.location(), i.concern.describe()))
+            .collect();
+        assert_eq!(what.len(), 3, "{what:?}");
+        assert!(
+            what[0].starts_with(".gitmodules a path git refuses to check out"),
+            "{what:?}"
+        );
+        assert_eq!(what[1], ".gitmodules symlink -> /etc/passwd, added");
+        assert_eq!(what[2], "lnk new file with mode 100755");
+    }
+
+    #[test]
+    fn only_the_leaf_of_a_path_is_judged_as_a_link() {
+        assert!(forbidden_path(b"sub/.gitmodules", true).is_some());
+        assert_eq!(forbidden_path(b"sub/.gitmodules", false), None);
+        assert_eq!(forbidden_path(b".gitmodules/x", true), None);
+        assert_eq!(forbidden_path(b"a/b/c", true), None);
+        assert!(forbidden_path(b"a/.git/c", false).is_some());
+    }
 }
