@@ -1251,6 +1251,7 @@ mod tests {
         let report = Report {
             items: cases.iter().map(|(i, _, _)| i.clone()).collect(),
         };
+        assert!(!report.is_empty() && Report::default().is_empty());
         assert_eq!(
             report.to_json(),
             Value::Array(cases.iter().map(|(_, _, j)| j.clone()).collect())
@@ -1266,6 +1267,7 @@ mod tests {
         let dir = tmp.path();
         git(dir, &["init", "-q", "-b", "main"], None);
         std::os::unix::fs::symlink("/etc", dir.join("lnk")).unwrap();
+        std::os::unix::fs::symlink("a", dir.join("ptr")).unwrap();
         std::fs::write(dir.join("tool"), "echo one\n").unwrap();
         std::fs::set_permissions(
             dir.join("tool"),
@@ -1283,6 +1285,8 @@ mod tests {
         .unwrap();
         std::fs::write(dir.join("tool"), "echo two\n").unwrap();
         std::fs::write(dir.join(".gitattributes"), "* text\n").unwrap();
+        std::fs::remove_file(dir.join("ptr")).unwrap();
+        std::os::unix::fs::symlink("b", dir.join("ptr")).unwrap();
         commit_all(dir, "change");
         // A symlink `.gitmodules` next to them: git will not stage one, a hand-made tree
         // holds it.
@@ -1311,13 +1315,14 @@ mod tests {
             .iter()
             .map(|i| format!("{} {}", i.location(), i.concern.describe()))
             .collect();
-        assert_eq!(what.len(), 3, "{what:?}");
+        assert_eq!(what.len(), 4, "{what:?}");
         assert!(
             what[0].starts_with(".gitmodules a path git refuses to check out"),
             "{what:?}"
         );
         assert_eq!(what[1], ".gitmodules symlink -> /etc/passwd, added");
-        assert_eq!(what[2], "lnk new file with mode 100755");
+        assert_eq!(what[2], "ptr symlink -> b, changed");
+        assert_eq!(what[3], "lnk new file with mode 100755");
     }
 
     #[test]
