@@ -1333,4 +1333,188 @@ mod tests {
         assert_eq!(forbidden_path(b"a/b/c", true), None);
         assert!(forbidden_path(b"a/.git/c", false).is_some());
     }
+
+    /// What a refusal writes, says and hints, by what the reports hold.
+    #[test]
+    fn a_refusal_names_what_blocks_and_how_to_go_on() {
+        let commit = ObjectId::from_hex(b"0123456789abcdef0123456789abcdef01234567").unwrap();
+        let item = |path: &str, concern: Concern| Item {
+            path: path.into(),
+            commit,
+            concern,
+        };
+        let secret = item(
+            "a.env",
+            Concern::Secret {
+                line: Some(1),
+                rule: "a GitHub token",
+            },
+        );
+        let gitlink = item("vendor/x", Concern::Gitlink { id: commit });
+        let policy = item(
+            ".loopat/config.toml",
+            Concern::Policy {
+                what: "team config",
+                how: How::Changed,
+            },
+        );
+        let link = item(
+            "my link",
+            Concern::Symlink {
+                target: "/etc".into(),
+                how: How::Added,
+            },
+        );
+        let mode = item(
+            "run",
+            Concern::Mode {
+                old: None,
+                new: MODE_EXEC,
+            },
+        );
+        let run = |what: &str, reports: &[(&str, &Report)], accepted: &[&str]| {
+            let accepted: Vec<String> = accepted.iter().map(|a| a.to_string()).collect();
+            let mut written = Vec::new();
+            let e = refusal(
+                &mut written,
+                what,
+                "x1",
+                reports,
+                &accepted,
+                "git loop merge x1",
+            )
+            .unwrap();
+            (String::from_utf8(written).unwrap(), e)
+        };
+
+        // Shown-only items and nothing at all: no refusal, nothing written.
+        let shown = Report {
+            items: vec![mode.clone()],
+        };
+        let (written, e) = run(
+            "merge",
+            &[("code", &shown), ("notes", &Report::default())],
+            &[],
+        );
+        assert!(written.is_empty() && e.is_none());
+
+        // Two refused things (a secret, a gitlink) and two policy changes.
+        let code = Report {
+            items: vec![
+                secret.clone(),
+                gitlink.clone(),
+                policy.clone(),
+                link.clone(),
+                mode.clone(),
+            ],
+        };
+        let notes = Report {
+            items: vec![policy.clone()],
+        };
+        let (written, e) = run("merge", &[("code", &code), ("notes", &notes)], &[]);
+        let e = e.expect("refused");
+        assert_eq!(
+            written.lines().collect::<Vec<_>>(),
+            [
+                format!("  code: {}", secret.line()),
+                format!("  code: {}", gitlink.line()),
+                format!("  code: {}", policy.line()),
+                format!("  code: {}", link.line()),
+                format!("  notes: {}", policy.line()),
+            ]
+        );
+        assert_eq!(
+            e.message,
+            "merge of loop x1 refused: its branch carries 2 things that never land and \
+             2 policy changes (.loopat/ or a symlink) not accepted"
+        );
+        assert_eq!(e.hints.len(), 6, "{:?}", e.hints);
+        assert_eq!(e.hints[0], "nothing was changed");
+        assert!(e.hints[1].contains("git loop shell x1") && e.hints[1].contains("rebase"));
+        assert!(e.hints[2].contains("guard.allow"));
+        assert!(e.hints[3].starts_with("gitlinks, nested .git folders"));
+        assert_eq!(e.hints[4], "review it first: git loop review x1");
+        assert_eq!(
+            e.hints[5],
+            "to merge it with these policy changes: git loop merge x1 \
+             --accept-policy .loopat/config.toml --accept-policy 'my link'"
+        );
+
+        // With the policy accepted, only what never lands; one of it.
+        let code = Report {
+            items: vec![secret.clone(), policy.clone(), link.clone()],
+        };
+        let (written, e) = run("publish", &[("code", &code)], &[".loopat", "my link"]);
+        let e = e.expect("refused");
+        assert_eq!(written.lines().count(), 1);
+        assert_eq!(
+            e.message,
+            "publish of loop x1 refused: its branch carries 1 thing that never lands"
+        );
+        assert_eq!(e.hints.len(), 3, "{:?}", e.hints);
+
+        // Policy alone, not accepted: one change; a gitlink alone: no secret hints.
+        let (_, e) = run(
+            "merge",
+            &[(
+                "code",
+                &Report {
+                    items: vec![link.clone()],
+                },
+            )],
+            &[],
+        );
+        let e = e.expect("refused");
+        assert_eq!(
+            e.message,
+            "merge of loop x1 refused: its branch carries 1 policy change (.loopat/ or a symlink) not accepted"
+        );
+        assert_eq!(e.hints.len(), 3, "{:?}", e.hints);
+        let (_, e) = run(
+            "merge",
+            &[(
+                "code",
+                &Report {
+                    items: vec![gitlink.clone()],
+                },
+            )],
+            &[],
+        );
+        let e = e.expect("refused");
+        assert_eq!(e.hints.len(), 2, "{:?}", e.hints);
+        assert!(e.hints[1].starts_with("gitlinks"));
+
+        // A pull request is checked only for what never lands.
+        let (written, e) = run(
+            "pr",
+            &[(
+                "code",
+                &Report {
+                    items: vec![policy, link],
+                },
+            )],
+            &[],
+        );
+        assert!(written.is_empty() && e.is_none());
+        let (written, e) = run(
+            "pr",
+            &[(
+                "code",
+                &Report {
+                    items: vec![secret],
+                },
+            )],
+            &[],
+        );
+        assert_eq!(written.lines().count(), 1);
+        assert!(e.unwrap().message.starts_with("pr of loop x1 refused"));
+    }
+
+    #[test]
+    fn what_was_at_stake_is_one_line() {
+        assert_eq!(
+            AtStake::from_lines(b"  code: a\n\n  notes: b\n").to_string(),
+            "code: a; notes: b"
+        );
+    }
 }
