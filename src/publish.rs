@@ -980,4 +980,45 @@ mod tests {
         })
         .contains("publish again"));
     }
+
+    /// A merge killed after it prepared its checkout update, before the branch moved: a
+    /// dry run leaves what it left alone; the next real merge undoes it first, says so,
+    /// and merges.
+    #[test]
+    fn an_interrupted_checkout_update_is_recovered_by_a_merge_not_by_a_dry_run() {
+        let (_tmp, dir) = origin();
+        let old = rev(&dir, "main");
+        let source = commit(&dir, "loop/x", "b.txt", "b\n");
+        let req = request(&dir);
+        let target = Target {
+            origin: dir.clone(),
+            branch: "main".into(),
+            worktree: dir.clone(),
+            owner: Owner::User,
+        };
+        let update =
+            checkout::prepare(&target, old, source, &req.journal, &mut Vec::new()).unwrap();
+        std::mem::forget(update); // killed here
+        assert!(req.journal.exists());
+
+        let dry = MergeRequest {
+            dry_run: true,
+            ..request(&dir)
+        };
+        let merged = merge(&dry).unwrap();
+        assert!(merged.notices.is_empty(), "{:?}", merged.notices);
+        assert!(req.journal.exists(), "a dry run recovers nothing");
+        assert_eq!(rev(&dir, "main"), old);
+
+        let merged = merge(&req).unwrap();
+        assert!(
+            merged.notices[0].starts_with("undid the interrupted checkout update of "),
+            "{:?}",
+            merged.notices
+        );
+        assert!(!req.journal.exists());
+        assert_eq!(merged.outcome, Outcome::FastForward { old, new: source });
+        assert_eq!(rev(&dir, "main"), source);
+        assert!(clean(&dir) && dir.join("b.txt").exists());
+    }
 }
