@@ -40,19 +40,23 @@ pub const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
 ];
 
+/// What a system path is on the host: a folder, a symlink (and where it points), or
+/// nothing the sandbox binds (missing, or anything else: a file, a socket).
+fn system_entry(p: &Path) -> Option<SystemEntry> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::read_link(p).ok().map(SystemEntry::Symlink),
+        Ok(m) if m.is_dir() => Some(SystemEntry::Dir),
+        _ => None,
+    }
+}
+
 impl HostView {
     pub fn read() -> HostView {
         let mut system = Vec::new();
         for dir in SYSTEM_DIRS {
             let p = Path::new(dir);
-            match std::fs::symlink_metadata(p) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    if let Ok(target) = std::fs::read_link(p) {
-                        system.push((p.to_path_buf(), SystemEntry::Symlink(target)));
-                    }
-                }
-                Ok(m) if m.is_dir() => system.push((p.to_path_buf(), SystemEntry::Dir)),
-                _ => {}
+            if let Some(entry) = system_entry(p) {
+                system.push((p.to_path_buf(), entry));
             }
         }
         let mut env = BTreeMap::new();
@@ -118,4 +122,25 @@ pub fn system_mounts(host: &HostView, tmp_bytes: u64) -> Vec<Mount> {
         ro: false,
     });
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_system_path_is_bound_as_a_folder_or_a_link_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir(dir.join("usr")).unwrap();
+        std::os::unix::fs::symlink("usr/lib", dir.join("lib")).unwrap();
+        std::fs::write(dir.join("opt"), "a file").unwrap();
+        assert_eq!(system_entry(&dir.join("usr")), Some(SystemEntry::Dir));
+        assert_eq!(
+            system_entry(&dir.join("lib")),
+            Some(SystemEntry::Symlink("usr/lib".into()))
+        );
+        assert_eq!(system_entry(&dir.join("opt")), None);
+        assert_eq!(system_entry(&dir.join("lib32")), None);
+    }
 }

@@ -281,8 +281,19 @@ mod tests {
         m.iter()
             .map(|m| match m {
                 Mount::Confined {
-                    inside, rw, expect, ..
-                } => (inside.display().to_string(), *rw, expect.is_some()),
+                    root,
+                    rel,
+                    inside,
+                    rw,
+                    expect,
+                    ..
+                } => {
+                    // Found again from `/`, below it by the same path.
+                    assert_eq!(root, Path::new("/"));
+                    assert_eq!(Path::new("/").join(rel), *inside);
+                    assert!(rel.is_relative(), "{rel:?}");
+                    (inside.display().to_string(), *rw, expect.is_some())
+                }
                 other => panic!("a grant is bound by descriptor, not {other:?}"),
             })
             .collect()
@@ -763,5 +774,29 @@ mod tests {
             spec.home.bound(),
             Path::new("/ws/loops/fix-abc123/home/merged")
         );
+
+        // With bound vault entries, the run's CA and the bundles that carry it.
+        let trusted = RunOptions {
+            net: NetMode::Proxy,
+            egress: Some(Egress {
+                exe: "/opt/git-loop".into(),
+                domains: 1,
+                token: "t".into(),
+            }),
+            trust: Some(Trust {
+                ca_pem: "CA".into(),
+                bundle: "SYSTEM\nCA".into(),
+                system_files: vec![SYSTEM_BUNDLES[0].into()],
+            }),
+            ..options()
+        };
+        let spec = SandboxSpec::for_loop(&ws, &record(), &HostView::default(), &trusted);
+        let view = spec.view();
+        let ca = "git-loop: trusted certificates with this run's CA (bound vault entries)";
+        for inside in [CA_CERT, CA_BUNDLE, SYSTEM_BUNDLES[0]] {
+            let (_, source, mode) = view.iter().find(|(i, ..)| i == inside).unwrap();
+            assert_eq!((source.as_str(), mode.as_str()), (ca, "ro"), "{inside}");
+        }
+        assert_eq!(view.iter().filter(|(_, s, _)| s == ca).count(), 3);
     }
 }
