@@ -684,4 +684,260 @@ mod tests {
             ClientHello::Sni(b"Allowed.Example".to_vec())
         );
     }
+
+    #[test]
+    fn a_head_is_refused_at_exactly_its_bound_and_at_a_hundred_and_one_headers() {
+        assert_eq!(MAX_HEAD, 65536);
+        assert_eq!(MAX_HELLO, 65536);
+        let mut partial = b"GET http://a/ HTTP/1.1\r\nX: ".to_vec();
+        partial.resize(MAX_HEAD - 1, b'a');
+        assert_eq!(request_head(&partial), Ok(None));
+        partial.push(b'a');
+        assert_eq!(request_head(&partial), Err(WireError::TooLarge));
+        let mut many = b"GET http://a/ HTTP/1.1\r\n".to_vec();
+        for i in 0..100 {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        let mut more = many.clone();
+        many.extend_from_slice(b"\r\n");
+        let head = request_head(&many).unwrap().unwrap();
+        assert_eq!(
+            (head.headers.len(), head.minor_version, head.len),
+            (100, 1, many.len())
+        );
+        assert_eq!(head.single("x-99").unwrap(), Some(&b"v"[..]));
+        assert_eq!(head.single("absent").unwrap(), None);
+        more.extend_from_slice(b"X-100: v\r\n\r\n");
+        assert_eq!(request_head(&more), Err(WireError::TooLarge));
+        assert!(matches!(
+            request_head(b"GET  / HTTP/1.1\r\n\r\n"),
+            Err(WireError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn ports_are_one_to_five_digits_up_to_65535() {
+        assert_eq!(parse_port("1"), Ok(1));
+        assert_eq!(parse_port("65535"), Ok(65535));
+        assert_eq!(parse_port("00080"), Ok(80));
+        for bad in [
+            "", "0", "00000", "65536", "99999", "000080", "8 0", "-1", "８０",
+        ] {
+            assert!(parse_port(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            authority("[::1]", Some(443)),
+            Ok(("[::1]".into(), Some(443)))
+        );
+        assert_eq!(
+            authority("a:b@c", None),
+            Err(WireError::Invalid(
+                "user information in the authority".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_scheme_other_than_http_is_named_only_when_it_is_one() {
+        assert_eq!(
+            absolute_uri("ftp://a/"),
+            Err(WireError::Scheme("ftp".into()))
+        );
+        assert_eq!(
+            absolute_uri("Git+SSH.x-1://a/"),
+            Err(WireError::Scheme("git+ssh.x-1".into()))
+        );
+        for bad in ["://a/", "ht tp://a/", "ht/tp://a/", "h_t://a/"] {
+            assert!(
+                matches!(absolute_uri(bad), Err(WireError::Invalid(_))),
+                "{bad}"
+            );
+        }
+        assert_eq!(absolute_uri("http://a#f").unwrap().path, "/");
+        assert_eq!(absolute_uri("http://a/x#f?y").unwrap().path, "/x");
+        assert_eq!(absolute_uri("http://a:81").unwrap().port, 81);
+    }
+
+    #[test]
+    fn socks_messages_are_refused_as_soon_as_they_are_wrong() {
+        assert_eq!(socks_greeting(&[]), Ok(None));
+        assert!(socks_greeting(&[5, 0]).is_err());
+        assert_eq!(socks_greeting(&[5, 1, 0, 9]), Ok(Some((vec![0], 3))));
+        assert_eq!(socks_userpass(&[]), Ok(None));
+        assert_eq!(socks_userpass(&[1]), Ok(None));
+        assert_eq!(socks_userpass(&[1, 1, b'u']), Ok(None));
+        assert!(socks_userpass(&[5, 1, b'u', 1, b'p']).is_err());
+        assert_eq!(
+            socks_userpass(&[1, 0, 0, 9, 9]),
+            Ok(Some((vec![], vec![], 3)))
+        );
+        // Short messages: a wrong version is refused at once, the rest waits.
+        assert_eq!(socks_request(&[]), Ok(None));
+        assert_eq!(socks_request(&[5, 1, 0, 1]), Ok(None));
+        assert!(socks_request(&[4]).is_err());
+        assert!(socks_request(&[4, 1, 0, 1, 127, 0, 0, 1, 0, 80]).is_err());
+        assert!(socks_request(&[5, 1, 1, 1, 127, 0, 0, 1, 0, 80]).is_err());
+        // Each address type waits for all of its bytes, then for the port.
+        let v4 = [5, 1, 0, 1, 10, 0, 0, 1, 1, 187, 0xff];
+        for cut in 5..10 {
+            assert_eq!(socks_request(&v4[..cut]), Ok(None), "{cut}");
+        }
+        let r = socks_request(&v4).unwrap().unwrap();
+        assert_eq!(
+            r,
+            SocksRequest {
+                command: 1,
+                addr: SocksAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+                port: 443,
+                len: 10
+            }
+        );
+        let mut v6 = vec![5, 1, 0, 4];
+        v6.extend_from_slice(&Ipv6Addr::LOCALHOST.octets());
+        v6.extend_from_slice(&[0, 80]);
+        for cut in 5..v6.len() {
+            assert_eq!(socks_request(&v6[..cut]), Ok(None), "{cut}");
+        }
+        assert_eq!(socks_request(&v6).unwrap().unwrap().len, 22);
+        let domain = [5, 1, 0, 3, 1, b'a', 0, 80];
+        for cut in 5..domain.len() {
+            assert_eq!(socks_request(&domain[..cut]), Ok(None), "{cut}");
+        }
+        let r = socks_request(&domain).unwrap().unwrap();
+        assert_eq!((r.target(), r.len), ("a:80".to_string(), 8));
+    }
+
+    /// `hs` (a handshake message) as one record.
+    fn record(hs: &[u8]) -> Vec<u8> {
+        let mut r = vec![0x16, 3, 1];
+        r.extend_from_slice(&(hs.len() as u16).to_be_bytes());
+        r.extend_from_slice(hs);
+        r
+    }
+
+    /// A ClientHello handshake message around `body`.
+    fn handshake(body: &[u8]) -> Vec<u8> {
+        let mut hs = vec![1];
+        hs.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+        hs.extend_from_slice(body);
+        hs
+    }
+
+    /// A ClientHello body up to its extensions (version, random, session id, one cipher
+    /// suite, no compression).
+    fn preamble() -> Vec<u8> {
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&[7; 32]);
+        body.push(0);
+        body.extend_from_slice(&[0, 2, 0x13, 0x01]);
+        body.extend_from_slice(&[1, 0]);
+        body
+    }
+
+    #[test]
+    fn the_records_of_a_client_hello_are_bounded_and_must_all_be_handshakes() {
+        assert_eq!(client_hello_sni(&[0x16]), ClientHello::Incomplete);
+        assert_eq!(client_hello_sni(&[0x16, 2]), ClientHello::NotTls);
+        assert_eq!(client_hello_sni(&[0x17, 3]), ClientHello::NotTls);
+        assert_eq!(client_hello_sni(&[]), ClientHello::NotTls);
+        let malformed = |b: &[u8]| matches!(client_hello_sni(b), ClientHello::Malformed(_));
+        // Not a ClientHello first.
+        let mut server_hello = handshake(&preamble());
+        server_hello[0] = 2;
+        assert!(malformed(&record(&server_hello)));
+        // A record of no bytes, or over 16 KiB; exactly 16 KiB is read.
+        assert!(malformed(&[0x16, 3, 1, 0, 0]));
+        assert!(malformed(&[0x16, 3, 1, 0x40, 0x01]));
+        assert_eq!(
+            client_hello_sni(&[0x16, 3, 1, 0x40, 0x00, 1]),
+            ClientHello::Incomplete
+        );
+        // A message over 64 KiB is refused once its length is known; at 64 KiB it waits.
+        let len = |n: usize| {
+            let n = n - 4;
+            record(&[1, (n >> 16) as u8, (n >> 8) as u8, n as u8])
+        };
+        assert_eq!(client_hello_sni(&len(MAX_HELLO)), ClientHello::Incomplete);
+        assert!(malformed(&len(MAX_HELLO + 1)));
+        // Interrupted by a record of another kind.
+        let hs = handshake(&preamble());
+        let mut split = record(&hs[..10]);
+        let mut rest = record(&hs[10..]);
+        rest[0] = 0x17;
+        split.extend_from_slice(&rest);
+        assert!(malformed(&split));
+        // A message that fits its first record exactly, with no extensions at all.
+        assert_eq!(client_hello_sni(&record(&hs)), ClientHello::NoSni);
+    }
+
+    #[test]
+    fn a_client_hello_is_read_strictly_to_its_last_byte() {
+        let parse = |body: &[u8]| client_hello_sni(&record(&handshake(body)));
+        let truncated = ClientHello::Malformed("a truncated ClientHello");
+        let with_extensions = |ext: &[u8]| {
+            let mut body = preamble();
+            body.extend_from_slice(&(ext.len() as u16).to_be_bytes());
+            body.extend_from_slice(ext);
+            body
+        };
+        let (_, sni) = sni_ext(&["a.example"]);
+        let ext = |kind: u16, data: &[u8]| {
+            let mut e = kind.to_be_bytes().to_vec();
+            e.extend_from_slice(&(data.len() as u16).to_be_bytes());
+            e.extend_from_slice(data);
+            e
+        };
+        // Every cut of the fixed part is truncated.
+        let full = preamble();
+        for cut in 0..full.len() {
+            assert_eq!(parse(&full[..cut]), truncated, "{cut}");
+        }
+        assert_eq!(
+            parse(&with_extensions(&ext(0, &sni))),
+            ClientHello::Sni(b"a.example".to_vec())
+        );
+        // Extensions whose length runs past the end; bytes after them.
+        let mut body = with_extensions(&ext(0, &sni));
+        body.pop();
+        assert_eq!(parse(&body), truncated);
+        let mut body = with_extensions(&ext(0, &sni));
+        body.push(0);
+        assert_eq!(
+            parse(&body),
+            ClientHello::Malformed("bytes after the ClientHello's extensions")
+        );
+        // An extension cut inside its header or data.
+        assert_eq!(parse(&with_extensions(&[0])), truncated);
+        assert_eq!(parse(&with_extensions(&[0, 0, 0, 9, 1])), truncated);
+        // A server name list with bytes after it, cut short, or with a name cut short.
+        let mut trailing = sni.clone();
+        trailing.push(0);
+        assert_eq!(
+            parse(&with_extensions(&ext(0, &trailing))),
+            ClientHello::Malformed("bytes after the server name list")
+        );
+        assert_eq!(parse(&with_extensions(&ext(0, &[0]))), truncated);
+        assert_eq!(
+            parse(&with_extensions(&ext(0, &[0, 3, 0, 0, 9]))),
+            truncated
+        );
+        // Names of another type are passed over; only they: no host name.
+        let other_then_host = [0, 8, 1, 0, 1, b'x', 0, 0, 1, b'h'];
+        assert_eq!(
+            parse(&with_extensions(&ext(0, &other_then_host))),
+            ClientHello::Sni(b"h".to_vec())
+        );
+        assert_eq!(
+            parse(&with_extensions(&ext(0, &[0, 4, 1, 0, 1, b'x']))),
+            ClientHello::Malformed("a server name extension without a host name")
+        );
+        // Other extensions before and after are passed over.
+        let mut exts = ext(10, &[0, 2, 0, 29]);
+        exts.extend_from_slice(&ext(0, &sni));
+        exts.extend_from_slice(&ext(43, &[2, 3, 4]));
+        assert_eq!(
+            parse(&with_extensions(&exts)),
+            ClientHello::Sni(b"a.example".to_vec())
+        );
+    }
 }
