@@ -129,7 +129,7 @@ impl Refs<'_> {
             let Some((hex, refname)) = line.split_once_str(b" ") else {
                 continue;
             };
-            let refname = refname.trim_end_with(|c| c == '\r');
+            let refname = refname.trim_end_with(|c| c == '\r').as_bstr();
             let id = ObjectId::from_hex(hex)
                 .ok()
                 .filter(|id| id.kind() == self.hash_kind)
@@ -201,5 +201,196 @@ impl Refs<'_> {
                 (short.to_str_lossy().into_owned(), id)
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    const A: &str = "1111111111111111111111111111111111111111";
+    const B: &str = "2222222222222222222222222222222222222222";
+    const C: &str = "3333333333333333333333333333333333333333";
+
+    fn id(hex: &str) -> ObjectId {
+        ObjectId::from_hex(hex.as_bytes()).unwrap()
+    }
+
+    fn name(n: &str) -> gix::refs::FullName {
+        gix::refs::FullName::try_from(n).unwrap()
+    }
+
+    /// A git folder with `files` (relative path, content).
+    fn git_dir(files: &[(&str, String)]) -> (tempfile::TempDir, Tree) {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path().join("git");
+        fs::create_dir_all(git.join("refs/heads")).unwrap();
+        for (rel, content) in files {
+            let path = git.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, content).unwrap();
+        }
+        let tree = Tree::open(&git).unwrap().unwrap();
+        (tmp, tree)
+    }
+
+    fn reason(e: ImportError) -> (String, String) {
+        match e {
+            ImportError::Corrupt { path, reason, .. } => (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                reason,
+            ),
+            other => panic!("not corrupt: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_loose_ref_is_an_id_of_the_repositorys_kind_or_a_full_ref_name() {
+        let sha1 = gix::hash::Kind::Sha1;
+        assert!(matches!(
+            parse_loose_ref(format!("{A}\n").as_bytes(), sha1),
+            Some(RefValue::Object(i)) if i == id(A)
+        ));
+        assert!(matches!(
+            parse_loose_ref(b"ref:  refs/heads/x \n", sha1),
+            Some(RefValue::Symbolic(n)) if n == name("refs/heads/x")
+        ));
+        assert!(parse_loose_ref(b"ref: not a name", sha1).is_none());
+        assert!(parse_loose_ref("4".repeat(64).as_bytes(), sha1).is_none());
+        assert!(parse_loose_ref(b"", sha1).is_none());
+    }
+
+    #[test]
+    fn symbolic_refs_are_followed_five_levels_and_no_more() {
+        let mut files: Vec<(&str, String)> = vec![("refs/heads/b", format!("{A}\n"))];
+        let chain = ["s1", "s2", "s3", "s4", "s5"];
+        for pair in chain.windows(2) {
+            files.push((
+                Box::leak(format!("refs/heads/{}", pair[0]).into_boxed_str()),
+                format!("ref: refs/heads/{}\n", pair[1]),
+            ));
+        }
+        files.push(("refs/heads/s5", "ref: refs/heads/b\n".into()));
+        let (_tmp, git) = git_dir(&files);
+        let refs = Refs {
+            git: &git,
+            hash_kind: gix::hash::Kind::Sha1,
+        };
+        // s2 -> s3 -> s4 -> s5 -> b: four symbolic, the fifth read is the id.
+        assert_eq!(refs.resolve(&name("refs/heads/s2")).unwrap(), Some(id(A)));
+        // s1 adds a fifth symbolic level.
+        let (file, why) = reason(refs.resolve(&name("refs/heads/s1")).unwrap_err());
+        assert_eq!(file, "s1");
+        assert_eq!(why, "more than 5 levels of symbolic references");
+        assert_eq!(refs.resolve(&name("refs/heads/none")).unwrap(), None);
+    }
+
+    #[test]
+    fn head_names_a_commit_or_a_branch_and_anything_else_is_corrupt() {
+        let sha1 = gix::hash::Kind::Sha1;
+        let head = |content: Option<&str>| {
+            let mut files = vec![("refs/heads/main", format!("{B}\n"))];
+            if let Some(c) = content {
+                files.push(("HEAD", c.to_string()));
+            }
+            let (_tmp, git) = git_dir(&files);
+            Refs {
+                git: &git,
+                hash_kind: sha1,
+            }
+            .head()
+        };
+        assert_eq!(head(Some(&format!("{A}\n"))).unwrap(), Some(id(A)));
+        assert_eq!(head(Some("ref: refs/heads/main\n")).unwrap(), Some(id(B)));
+        assert_eq!(head(Some("ref: refs/heads/unborn\n")).unwrap(), None);
+        assert_eq!(
+            reason(head(None).unwrap_err()),
+            ("HEAD".into(), "it is missing".into())
+        );
+        assert_eq!(
+            reason(head(Some("garbage\n")).unwrap_err()),
+            ("HEAD".into(), "not a valid reference".into())
+        );
+    }
+
+    #[test]
+    fn packed_refs_are_read_line_by_line_and_a_bad_id_is_corrupt() {
+        let sha1 = gix::hash::Kind::Sha1;
+        let packed = format!(
+            "# pack-refs with: peeled fully-peeled\n\n{A} refs/heads/a\r\n^{C}\nno-space-line\n{B} refs/tags/t\n"
+        );
+        let (_tmp, git) = git_dir(&[("packed-refs", packed)]);
+        let refs = Refs {
+            git: &git,
+            hash_kind: sha1,
+        };
+        assert_eq!(
+            refs.packed().unwrap(),
+            vec![
+                (BString::from("refs/heads/a"), id(A)),
+                (BString::from("refs/tags/t"), id(B))
+            ]
+        );
+        assert!(matches!(
+            refs.read(&name("refs/heads/a")).unwrap(),
+            Some(RefValue::Object(i)) if i == id(A)
+        ));
+        let (_tmp, git) = git_dir(&[("packed-refs", format!("{} refs/heads/x\n", "5".repeat(64)))]);
+        let refs = Refs {
+            git: &git,
+            hash_kind: sha1,
+        };
+        assert_eq!(
+            reason(refs.packed().unwrap_err()),
+            (
+                "packed-refs".into(),
+                "invalid object id for \"refs/heads/x\"".into()
+            )
+        );
+        // A loose file that is no ref is corrupt, not passed over for packed-refs.
+        let (_tmp, git) = git_dir(&[
+            ("refs/heads/a", "junk\n".into()),
+            ("packed-refs", format!("{A} refs/heads/a\n")),
+        ]);
+        let refs = Refs {
+            git: &git,
+            hash_kind: sha1,
+        };
+        assert_eq!(
+            reason(refs.read(&name("refs/heads/a")).err().unwrap()),
+            ("a".into(), "not a valid reference".into())
+        );
+    }
+
+    #[test]
+    fn every_branch_is_listed_once_loose_over_packed_and_sorted() {
+        let (_tmp, git) = git_dir(&[
+            ("refs/heads/z", format!("{A}\n")),
+            ("refs/heads/loop/x", format!("{B}\n")),
+            ("refs/heads/sym", "ref: refs/heads/z\n".into()),
+            ("refs/heads/dangling", "ref: refs/heads/nothing\n".into()),
+            // git would not take this name for a branch; it still names work.
+            ("refs/heads/bad..name", format!("{C}\n")),
+            ("refs/heads/bad..junk", "junk\n".into()),
+            (
+                "packed-refs",
+                format!("{C} refs/heads/z\n{C} refs/heads/p\n{C} refs/tags/t\n"),
+            ),
+        ]);
+        let refs = Refs {
+            git: &git,
+            hash_kind: gix::hash::Kind::Sha1,
+        };
+        assert_eq!(
+            refs.local_branches().unwrap(),
+            vec![
+                ("bad..name".to_string(), id(C)),
+                ("loop/x".to_string(), id(B)),
+                ("p".to_string(), id(C)),
+                ("sym".to_string(), id(A)),
+                ("z".to_string(), id(A)),
+            ]
+        );
     }
 }
