@@ -349,8 +349,7 @@ pub fn client_hello_sni(buf: &[u8]) -> ClientHello {
             if hs[0] != 1 {
                 return ClientHello::Malformed("the first handshake message is not a ClientHello");
             }
-            let want =
-                4 + (usize::from(hs[1]) << 16 | usize::from(hs[2]) << 8 | usize::from(hs[3]));
+            let want = 4 + u32::from_be_bytes([0, hs[1], hs[2], hs[3]]) as usize;
             if want > MAX_HELLO {
                 return ClientHello::Malformed("an oversized ClientHello");
             }
@@ -365,7 +364,7 @@ pub fn client_hello_sni(buf: &[u8]) -> ClientHello {
         if header[0] != 0x16 {
             return ClientHello::Malformed("the ClientHello is interrupted by another record");
         }
-        let len = usize::from(header[3]) << 8 | usize::from(header[4]);
+        let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
         if len == 0 || len > 16384 {
             return ClientHello::Malformed("a handshake record of an invalid length");
         }
@@ -396,7 +395,7 @@ impl<'a> Cursor<'a> {
     }
     fn u16(&mut self) -> Option<usize> {
         self.take(2)
-            .map(|b| usize::from(b[0]) << 8 | usize::from(b[1]))
+            .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
     }
     fn vec8(&mut self) -> Option<&'a [u8]> {
         let n = self.u8()?;
@@ -777,6 +776,9 @@ mod tests {
         assert!(socks_request(&[4]).is_err());
         assert!(socks_request(&[4, 1, 0, 1, 127, 0, 0, 1, 0, 80]).is_err());
         assert!(socks_request(&[5, 1, 1, 1, 127, 0, 0, 1, 0, 80]).is_err());
+        // Five bytes are enough to refuse a reserved byte or an address type.
+        assert!(socks_request(&[5, 1, 1, 1, 0]).is_err());
+        assert!(socks_request(&[5, 1, 0, 9, 0]).is_err());
         // Each address type waits for all of its bytes, then for the port.
         let v4 = [5, 1, 0, 1, 10, 0, 0, 1, 1, 187, 0xff];
         for cut in 5..10 {
@@ -857,8 +859,18 @@ mod tests {
             let n = n - 4;
             record(&[1, (n >> 16) as u8, (n >> 8) as u8, n as u8])
         };
+        let oversized = ClientHello::Malformed("an oversized ClientHello");
         assert_eq!(client_hello_sni(&len(MAX_HELLO)), ClientHello::Incomplete);
-        assert!(malformed(&len(MAX_HELLO + 1)));
+        assert_eq!(client_hello_sni(&len(MAX_HELLO + 1)), oversized);
+        assert_eq!(client_hello_sni(&len(0x01_00_04)), oversized);
+        // Every byte of both lengths counts: a ClientHello of over 256 bytes (padded, as
+        // browsers pad theirs) is read whole.
+        let padded = hello(&[(21, vec![0; 300]), sni_ext(&["a.example"])]);
+        assert!(padded[3] > 0 && padded[7] > 0);
+        assert_eq!(
+            client_hello_sni(&padded),
+            ClientHello::Sni(b"a.example".to_vec())
+        );
         // Interrupted by a record of another kind.
         let hs = handshake(&preamble());
         let mut split = record(&hs[..10]);
