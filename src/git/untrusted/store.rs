@@ -460,3 +460,104 @@ pub fn loop_branches(
     let repo = LoopRepo::open(git_dir, hash_kind, *limits)?;
     Ok(repo.local_branches()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    /// `bytes` deflated, as git writes a loose object.
+    fn deflated(bytes: &[u8]) -> Vec<u8> {
+        let mut w =
+            gix::zlib::stream::deflate::Write::new(Vec::new(), gix::zlib::Compression::DEFAULT);
+        w.write_all(bytes).unwrap();
+        w.flush().unwrap();
+        w.into_inner()
+    }
+
+    fn decode(stored: &[u8], limit: u64) -> Result<(gix::objs::Kind, Vec<u8>), ImportError> {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("obj");
+        std::fs::write(&path, stored).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        decode_loose_object(
+            file,
+            &path,
+            &ObjectId::null(gix::hash::Kind::Sha1),
+            tmp.path(),
+            limit,
+        )
+    }
+
+    fn corrupt(r: Result<(gix::objs::Kind, Vec<u8>), ImportError>) -> String {
+        match r {
+            Err(ImportError::Corrupt { reason, .. }) => reason,
+            other => panic!("not corrupt: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_loose_object_is_exactly_as_long_as_its_header_says() {
+        assert_eq!(
+            decode(&deflated(b"blob 5\0hello"), 5).unwrap(),
+            (gix::objs::Kind::Blob, b"hello".to_vec())
+        );
+        assert_eq!(
+            decode(&deflated(b"tree 0\0"), 0).unwrap(),
+            (gix::objs::Kind::Tree, Vec::new())
+        );
+        // Longer: within the header's first read, and beyond it.
+        assert_eq!(
+            corrupt(decode(&deflated(b"blob 4\0hello"), 100)),
+            "the object is longer than its header says"
+        );
+        let mut long = b"blob 100\0".to_vec();
+        long.extend_from_slice(&[b'x'; 101]);
+        assert_eq!(
+            corrupt(decode(&deflated(&long), 1000)),
+            "the object is longer than its header says"
+        );
+        long.truncate(long.len() - 1);
+        assert_eq!(decode(&deflated(&long), 1000).unwrap().1.len(), 100);
+        long.truncate(long.len() - 1);
+        assert_eq!(
+            corrupt(decode(&deflated(&long), 1000)),
+            "the object is shorter than its header says"
+        );
+        assert_eq!(
+            corrupt(decode(&deflated(b"blob 6\0hello"), 100)),
+            "the object is shorter than its header says"
+        );
+        assert_eq!(
+            corrupt(decode(&deflated(b"blob five\0hello"), 100)),
+            "no valid object header"
+        );
+        assert!(corrupt(decode(b"not zlib at all", 100)).starts_with("the zlib stream is damaged"));
+    }
+
+    #[test]
+    fn a_loose_object_over_the_limit_is_refused_by_its_header() {
+        // Its header claims a gigabyte the file does not hold: refused before any of it.
+        match decode(&deflated(b"blob 1000000000\0x"), 999_999_999) {
+            Err(ImportError::ObjectTooLarge { size, limit, .. }) => {
+                assert_eq!((size, limit), (1_000_000_000, 999_999_999))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(decode(&deflated(b"blob 5\0hello"), 4).is_err());
+        assert!(decode(&deflated(b"blob 5\0hello"), 5).is_ok());
+    }
+
+    #[test]
+    fn a_panicking_decoder_is_a_corrupt_pack_not_a_crash() {
+        let r: Result<(), ImportError> = catch_decoder_panic(|| panic!("lies"));
+        match r {
+            Err(ImportError::Corrupt { path, reason, .. }) => {
+                assert_eq!(path, PathBuf::new());
+                assert_eq!(reason, "the pack decoder panicked on malformed data");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(catch_decoder_panic(|| Ok(3)).unwrap(), 3);
+    }
+}
