@@ -988,6 +988,10 @@ mod tests {
         assert_eq!(fp("dir"), Fingerprint::Dir);
         assert_eq!(fp("nothing"), Fingerprint::Missing);
         assert_eq!(file_hash(&f.dir.join("nothing")).unwrap(), "");
+        assert!(
+            file_hash(&f.dir.join("dir")).is_err(),
+            "a folder is not read as nothing"
+        );
         assert_eq!(file_hash(&f.dir.join("a.txt")).unwrap(), bytes_hash(b"a\n"));
         assert_eq!(bytes_hash(b""), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
     }
@@ -1014,6 +1018,56 @@ mod tests {
         fs::write(&p, &MARKER[..MARKER.len() - 1]).unwrap();
         assert!(!is_marker(&p), "a marker's beginning only");
         assert!(!is_marker(&tmp.path().join("missing")));
+        // As long as a marker, but not one.
+        fs::write(&p, vec![b'x'; MARKER.len()]).unwrap();
+        assert!(!is_marker(&p));
+        let mut ours = MARKER.to_vec();
+        ours.extend_from_slice(b"0123 more");
+        fs::write(&p, &ours).unwrap();
+        assert!(is_marker(&p));
+    }
+
+    /// What an update leaves next to the index is removed, and the index's lock only
+    /// when it is git-loop's marker.
+    #[test]
+    fn cleaning_up_removes_the_scratch_files_and_only_our_marker() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = tmp.path().join("index");
+        let files = Files::of(&index);
+        assert_eq!(files.marker, tmp.path().join("index.lock"));
+        assert_eq!(files.scratch, tmp.path().join("git-loop-index"));
+        assert_eq!(files.scratch_lock(), tmp.path().join("git-loop-index.lock"));
+        let left = [
+            "git-loop-index",
+            "git-loop-index.lock",
+            "git-loop-marker-00ff",
+        ];
+        for name in left {
+            fs::write(tmp.path().join(name), "x").unwrap();
+        }
+        fs::write(tmp.path().join("index"), "index").unwrap();
+        fs::write(&files.marker, MARKER).unwrap();
+        files.clean();
+        for name in left {
+            assert!(!tmp.path().join(name).exists(), "{name}");
+        }
+        assert!(!files.marker.exists() && index.exists());
+        // Someone else's lock of the index stays.
+        fs::write(&files.marker, "a git command's lock").unwrap();
+        files.clean();
+        assert!(files.marker.exists());
+    }
+
+    #[test]
+    fn tokens_are_sixteen_hex_digits_and_differ() {
+        let (a, b) = (random_token(), random_token());
+        for t in [&a, &b] {
+            assert!(
+                t.len() == 16 && t.bytes().all(|c| c.is_ascii_hexdigit()),
+                "{t}"
+            );
+        }
+        assert_ne!(a, b);
     }
 
     #[test]
