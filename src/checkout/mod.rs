@@ -932,6 +932,22 @@ mod tests {
         assert!(cmp.staged.is_empty() && cmp.edited.is_empty());
         assert_eq!(f.status(), "");
         assert!(f.nothing_left());
+
+        // A symlink staged elsewhere and back at HEAD's target on disk: staged, not edited.
+        std::os::unix::fs::symlink("a.txt", f.dir.join("l")).unwrap();
+        git(&f.dir, &["add", "l"]);
+        git(&f.dir, &["commit", "-q", "-m", "link"]);
+        fs::remove_file(f.dir.join("l")).unwrap();
+        std::os::unix::fs::symlink("keep.txt", f.dir.join("l")).unwrap();
+        git(&f.dir, &["add", "l"]);
+        fs::remove_file(f.dir.join("l")).unwrap();
+        std::os::unix::fs::symlink("a.txt", f.dir.join("l")).unwrap();
+        let cmp = compare_with_head(&f.dir).unwrap();
+        assert_eq!(cmp.staged, ["l"]);
+        assert!(cmp.edited.is_empty(), "{:?}", cmp.edited);
+        fs::remove_file(f.dir.join("l")).unwrap();
+        std::os::unix::fs::symlink("gone.txt", f.dir.join("l")).unwrap();
+        assert_eq!(compare_with_head(&f.dir).unwrap().edited, ["l"]);
     }
 
     #[test]
