@@ -1106,4 +1106,69 @@ mod tests {
             "error: Untracked working tree file 'feature.c' would be overwritten by merge.\n";
         assert_eq!(overwritten_paths(stderr), vec!["feature.c"]);
     }
+
+    #[test]
+    fn a_trees_entries_have_their_kinds() {
+        let f = fixture();
+        std::os::unix::fs::symlink("a.txt", f.dir.join("l")).unwrap();
+        fs::write(f.dir.join("dir/run"), "echo\n").unwrap();
+        fs::set_permissions(
+            f.dir.join("dir/run"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        git(&f.dir, &["add", "l", "dir/run"]);
+        let head = f.old.to_string();
+        git(
+            &f.dir,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{head},sub"),
+            ],
+        );
+        git(&f.dir, &["commit", "-q", "-m", "kinds"]);
+        let repo = objects::open_trusted(&f.dir).unwrap();
+        use gix::objs::tree::EntryKind;
+        let kinds: Vec<(String, EntryKind)> = tree_entries(&repo, rev(&f.dir, "HEAD"))
+            .unwrap()
+            .into_iter()
+            .map(|(p, (k, _))| (p.to_string(), k))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("a.txt".to_string(), EntryKind::Blob),
+                ("dir/run".to_string(), EntryKind::BlobExecutable),
+                ("dir/x".to_string(), EntryKind::Blob),
+                ("gone.txt".to_string(), EntryKind::Blob),
+                ("keep.txt".to_string(), EntryKind::Blob),
+                ("l".to_string(), EntryKind::Link),
+                ("sub".to_string(), EntryKind::Commit),
+            ]
+        );
+    }
+
+    /// In the workspace's checkouts the changed paths are read from the bytes on disk:
+    /// an edited file is one, a file marked skip-worktree is not.
+    #[test]
+    fn a_workspace_checkouts_changed_paths_are_read_from_disk() {
+        let f = fixture();
+        let index = index_path(&f.dir).unwrap();
+        let changed = |owner| {
+            let tree = open_tree(&f.dir).unwrap();
+            changed_paths(&f.target(owner), &index, &tree)
+                .unwrap()
+                .into_iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert!(changed(Owner::Workspace).is_empty());
+        fs::write(f.dir.join("keep.txt"), "edited\n").unwrap();
+        fs::write(f.dir.join("a.txt"), "edited too\n").unwrap();
+        git(&f.dir, &["update-index", "--skip-worktree", "a.txt"]);
+        assert_eq!(changed(Owner::Workspace), ["keep.txt"]);
+        assert_eq!(changed(Owner::User), ["keep.txt"]);
+    }
 }
