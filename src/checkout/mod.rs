@@ -1165,10 +1165,48 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert!(changed(Owner::Workspace).is_empty());
+        // The index written well after its files: none of its entries is racy, so an
+        // unchanged file is known by its stat data, and a changed one by its stat data
+        // too, never taken on trust.
+        let later = filetime::FileTime::from_unix_time(
+            filetime::FileTime::from_last_modification_time(&fs::metadata(&index).unwrap())
+                .unix_seconds()
+                + 10,
+            0,
+        );
+        filetime::set_file_mtime(&index, later).unwrap();
+        assert!(changed(Owner::Workspace).is_empty());
         fs::write(f.dir.join("keep.txt"), "edited\n").unwrap();
         fs::write(f.dir.join("a.txt"), "edited too\n").unwrap();
         git(&f.dir, &["update-index", "--skip-worktree", "a.txt"]);
         assert_eq!(changed(Owner::Workspace), ["keep.txt"]);
         assert_eq!(changed(Owner::User), ["keep.txt"]);
+
+        // A symlink: at its target, unchanged; re-pointed, changed.
+        let f = fixture();
+        std::os::unix::fs::symlink("a.txt", f.dir.join("l")).unwrap();
+        git(&f.dir, &["add", "l"]);
+        git(&f.dir, &["commit", "-q", "-m", "link"]);
+        let index = index_path(&f.dir).unwrap();
+        let changed = |owner| {
+            let tree = open_tree(&f.dir).unwrap();
+            changed_paths(&f.target(owner), &index, &tree)
+                .unwrap()
+                .into_iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert!(changed(Owner::Workspace).is_empty());
+        fs::remove_file(f.dir.join("l")).unwrap();
+        std::os::unix::fs::symlink("keep.txt", f.dir.join("l")).unwrap();
+        assert_eq!(changed(Owner::Workspace), ["l"]);
+    }
+
+    #[test]
+    fn a_journal_that_cannot_be_read_is_an_error_not_an_absence() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(read_journal(&tmp.path().join("none")).unwrap(), None);
+        assert!(read_journal(tmp.path()).is_err());
+        assert!(recover(tmp.path(), &mut Vec::new()).is_err());
     }
 }
