@@ -1165,6 +1165,8 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert!(changed(Owner::Workspace).is_empty());
+        fs::write(f.dir.join("a.txt"), "edited too\n").unwrap();
+        git(&f.dir, &["update-index", "--skip-worktree", "a.txt"]);
         // The index written well after its files: none of its entries is racy, so an
         // unchanged file is known by its stat data, and a changed one by its stat data
         // too, never taken on trust.
@@ -1177,8 +1179,6 @@ mod tests {
         filetime::set_file_mtime(&index, later).unwrap();
         assert!(changed(Owner::Workspace).is_empty());
         fs::write(f.dir.join("keep.txt"), "edited\n").unwrap();
-        fs::write(f.dir.join("a.txt"), "edited too\n").unwrap();
-        git(&f.dir, &["update-index", "--skip-worktree", "a.txt"]);
         assert_eq!(changed(Owner::Workspace), ["keep.txt"]);
         assert_eq!(changed(Owner::User), ["keep.txt"]);
 
