@@ -1209,4 +1209,36 @@ mod tests {
         assert!(read_journal(tmp.path()).is_err());
         assert!(recover(tmp.path(), &mut Vec::new()).is_err());
     }
+
+    /// A killed update whose index lock was taken over by a git command since: in the
+    /// user's repository it is named and left alone, in the workspace's removed.
+    #[test]
+    fn a_foreign_index_lock_at_recovery_is_named_for_the_user_and_removed_in_the_workspace() {
+        for owner in [Owner::User, Owner::Workspace] {
+            let f = fixture();
+            std::mem::forget(f.prepare(owner).unwrap());
+            let lock = f.dir.join(".git/index.lock");
+            fs::write(&lock, "a git command's lock").unwrap();
+            let mut notices = Vec::new();
+            let result = recover(&f.journal, &mut notices);
+            match owner {
+                Owner::User => {
+                    assert!(
+                        matches!(&result, Err(CheckoutError::Locked { path, .. }) if *path == lock),
+                        "{result:?}"
+                    );
+                    assert!(lock.exists() && f.journal.exists());
+                }
+                Owner::Workspace => {
+                    assert!(
+                        matches!(result, Ok(Some(Recovered::Undone { .. }))),
+                        "{result:?}"
+                    );
+                    assert!(notices[0].starts_with("removed the stale "), "{notices:?}");
+                    assert!(f.nothing_left());
+                }
+            }
+            assert_eq!(rev(&f.dir, "main"), f.old);
+        }
+    }
 }
