@@ -1241,4 +1241,116 @@ mod tests {
             assert_eq!(rev(&f.dir, "main"), f.old);
         }
     }
+
+    /// What recovery takes for git's own doing at each differing path, and what for
+    /// someone else's.
+    #[test]
+    fn each_path_a_killed_update_touched_is_judged_by_what_stands_there() {
+        use gix::objs::tree::EntryKind;
+        let f = fixture();
+        let blob = |bytes: &[u8]| {
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).unwrap()
+        };
+        let d = &f.dir;
+        std::os::unix::fs::symlink("to-old", d.join("l-old")).unwrap();
+        std::os::unix::fs::symlink("to-new", d.join("l-new")).unwrap();
+        std::os::unix::fs::symlink("elsewhere", d.join("l-other")).unwrap();
+        fs::create_dir_all(d.join("with-child")).unwrap();
+        fs::create_dir_all(d.join("empty")).unwrap();
+        fs::write(d.join("f-old"), "old bytes").unwrap();
+        fs::write(d.join("f-other"), "someone's bytes").unwrap();
+        let mut old = Entries::new();
+        let mut new = Entries::new();
+        old.insert("l-old".into(), (EntryKind::Link, blob(b"to-old")));
+        new.insert("l-new".into(), (EntryKind::Link, blob(b"to-new")));
+        // A link whose target a file of the other version has is not that file.
+        old.insert("l-other".into(), (EntryKind::Blob, blob(b"elsewhere")));
+        new.insert("with-child/x".into(), (EntryKind::Blob, blob(b"x")));
+        old.insert("f-old".into(), (EntryKind::Blob, blob(b"old bytes")));
+        new.insert("f-other".into(), (EntryKind::Blob, blob(b"new bytes")));
+        old.insert("sub".into(), (EntryKind::Commit, f.old));
+        let differing: BTreeSet<BString> = [
+            "l-old",
+            "l-new",
+            "l-other",
+            "with-child",
+            "empty",
+            "f-old",
+            "f-other",
+            "sub",
+            "missing",
+        ]
+        .into_iter()
+        .map(BString::from)
+        .collect();
+        let repo = objects::open_trusted(d).unwrap();
+        let tree = open_tree(d).unwrap();
+        let seen: Vec<String> = classify(
+            &f.target(Owner::Workspace),
+            &repo,
+            &tree,
+            &differing,
+            &old,
+            &new,
+        )
+        .unwrap()
+        .into_iter()
+        .map(|(p, s)| format!("{p}: {s:?}"))
+        .collect();
+        assert_eq!(
+            seen,
+            [
+                "empty: Foreign(\"a folder\")",
+                "l-new: Ours",
+                "l-old: Ours",
+                "l-other: Foreign(\"a symlink neither version has\")",
+                "missing: Ours",
+                "sub: Ours",
+                "with-child: Ours",
+                "f-old: Ours",
+                "f-other: Foreign(\"content neither version has\")",
+            ]
+        );
+    }
+
+    /// In the user's repository files are hashed by git, its filters applied; a name with
+    /// a newline cannot be a line of git's input and is hashed alone.
+    #[test]
+    fn the_users_files_are_hashed_by_git_names_with_newlines_too() {
+        let f = fixture();
+        fs::write(f.dir.join("new\nline"), "odd\n").unwrap();
+        let tree = open_tree(&f.dir).unwrap();
+        let paths: Vec<BString> = ["a.txt", "new\nline", "keep.txt", "missing"]
+            .into_iter()
+            .map(BString::from)
+            .collect();
+        let blob = |bytes: &[u8]| {
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).ok()
+        };
+        let want = vec![blob(b"a\n"), blob(b"odd\n"), blob(b"k\n")];
+        for owner in [Owner::User, Owner::Workspace] {
+            let got = hash_files(&f.target(owner), &tree, &paths[..3]).unwrap();
+            assert_eq!(got, want, "{owner:?}");
+        }
+        assert_eq!(
+            hash_files(&f.target(Owner::Workspace), &tree, &paths[3..]).unwrap(),
+            [None]
+        );
+    }
+
+    #[test]
+    fn the_folders_left_empty_above_a_path_are_removed_up_to_the_first_that_is_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        fs::create_dir_all(root.join("a/b/c")).unwrap();
+        fs::write(root.join("a/kept"), "").unwrap();
+        let tree = open_tree(root).unwrap();
+        remove_empty_parents(&tree, Path::new("a/b/c/gone"));
+        assert!(!root.join("a/b").exists());
+        assert!(root.join("a/kept").exists());
+        fs::remove_file(root.join("a/kept")).unwrap();
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        remove_empty_parents(&tree, Path::new("a/b/gone"));
+        assert!(!root.join("a").exists() && root.exists());
+    }
 }

@@ -149,6 +149,7 @@ pub(super) fn remove_own_ref_lock(
 }
 
 /// What stands at a path that differs between OLD and NEW, for [`finish_half_written`].
+#[derive(Debug)]
 pub(super) enum Seen {
     /// Nothing, OLD's content, NEW's, or the beginning of NEW's: git's doing.
     Ours,
