@@ -1353,4 +1353,28 @@ mod tests {
         remove_empty_parents(&tree, Path::new("a/b/gone"));
         assert!(!root.join("a").exists() && root.exists());
     }
+
+    /// The scratch index is the index's copy with its time (git judges racily clean
+    /// entries by it); no index, no copy; an index that cannot be read is an error.
+    #[test]
+    fn the_scratch_index_is_a_copy_with_the_index_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = Files::of(&tmp.path().join("index"));
+        fs::write(&files.scratch, "stale").unwrap();
+        fs::write(files.scratch_lock(), "stale").unwrap();
+        copy_index(&files).unwrap();
+        assert!(!files.scratch.exists() && !files.scratch_lock().exists());
+        fs::write(&files.index, "the index").unwrap();
+        let then = filetime::FileTime::from_unix_time(1_700_000_000, 0);
+        filetime::set_file_mtime(&files.index, then).unwrap();
+        copy_index(&files).unwrap();
+        assert_eq!(fs::read(&files.scratch).unwrap(), b"the index");
+        assert_eq!(
+            filetime::FileTime::from_last_modification_time(&fs::metadata(&files.scratch).unwrap()),
+            then
+        );
+        fs::remove_file(&files.index).unwrap();
+        fs::create_dir(&files.index).unwrap();
+        assert!(copy_index(&files).is_err());
+    }
 }
