@@ -201,6 +201,35 @@ mod tests {
     }
 
     #[test]
+    fn a_read_told_to_stop_stops() {
+        let stop = AtomicBool::new(false);
+        assert!(check_interrupt(&stop, Path::new("/loop")).is_ok());
+        stop.store(true, Ordering::Relaxed);
+        assert!(matches!(
+            check_interrupt(&stop, Path::new("/loop")),
+            Err(GitReadError::Interrupted { repo }) if repo == Path::new("/loop")
+        ));
+        // A job that panics is an error of its own, not a hang or a crash.
+        let err = within(
+            Duration::from_secs(5),
+            Path::new("/loop"),
+            |_| -> Result<(), _> { panic!("unforeseen") },
+        )
+        .unwrap_err();
+        assert!(matches!(err, GitReadError::Unsupported { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn bounds_are_the_documented_defaults() {
+        let l = Limits::default();
+        assert_eq!(l.max_object_size, 100 << 20);
+        assert_eq!(l.max_pack_size, 256 << 20);
+        assert_eq!(l.read_timeout, Duration::from_secs(60));
+        assert_eq!(usize_limit(7), 7);
+        assert_eq!(usize_limit(u64::MAX), usize::MAX);
+    }
+
+    #[test]
     fn a_branch_is_peeked_from_its_loose_file_or_packed_refs_and_nothing_odd() {
         use std::fs;
         let sha1 = gix::hash::Kind::Sha1;
