@@ -141,6 +141,15 @@ impl Refs<'_> {
 
     /// Every branch (`refs/heads/**`) with its tip, loose refs over packed ones.
     pub(super) fn local_branches(&self) -> Result<Vec<(String, ObjectId)>, ImportError> {
+        self.local_branches_within(MAX_REF_ENTRIES)
+    }
+
+    /// [`Refs::local_branches`], refused when `refs/heads` holds more than `max_entries`
+    /// files and folders.
+    fn local_branches_within(
+        &self,
+        max_entries: usize,
+    ) -> Result<Vec<(String, ObjectId)>, ImportError> {
         let mut found: Vec<(BString, ObjectId)> = Vec::new();
         let mut pending = vec![PathBuf::from("refs/heads")];
         let mut entries = 0;
@@ -152,10 +161,10 @@ impl Refs<'_> {
             };
             for (name, kind) in listing {
                 entries += 1;
-                if entries > MAX_REF_ENTRIES {
+                if entries > max_entries {
                     return Err(self.corrupt(
                         Path::new("refs/heads"),
-                        format!("more than {MAX_REF_ENTRIES} entries"),
+                        format!("more than {max_entries} entries"),
                     ));
                 }
                 let rel = dir.join(&name);
@@ -392,5 +401,13 @@ mod tests {
                 ("z".to_string(), id(A)),
             ]
         );
+        // Six files and one folder below refs/heads: seven entries are enough, six are
+        // not.
+        assert_eq!(refs.local_branches_within(7).unwrap().len(), 5);
+        assert_eq!(
+            reason(refs.local_branches_within(6).unwrap_err()),
+            ("heads".into(), "more than 6 entries".into())
+        );
+        assert_eq!(MAX_REF_ENTRIES, 100_000);
     }
 }
