@@ -141,19 +141,7 @@ impl LoopRepo {
         let limit = self.limits.max_object_size;
         let repo = self.repo.clone();
         for pack in self.packs()? {
-            let found =
-                catch_decoder_panic(|| pack.find(id, &repo, limit)).map_err(|err| match err {
-                    ImportError::Corrupt {
-                        path,
-                        reason,
-                        source,
-                    } if path.as_os_str().is_empty() => ImportError::Corrupt {
-                        path: pack.data.path().to_owned(),
-                        reason,
-                        source,
-                    },
-                    other => other,
-                })?;
+            let found = catch_decoder_panic(pack.data.path(), || pack.find(id, &repo, limit))?;
             if found.is_some() {
                 return Ok(found);
             }
@@ -231,7 +219,7 @@ impl LoopRepo {
                 confined::read_bounded(data_file, &data_path, limit).map_err(import_unsafe)?;
             let hash_kind = self.hash_kind;
             let object_limit = usize_limit(self.limits.max_object_size);
-            let pack = catch_decoder_panic(|| {
+            let pack = catch_decoder_panic(&index_path, || {
                 let index = gix::odb::pack::index::File::from_data(
                     index_bytes,
                     index_path.clone(),
@@ -251,18 +239,6 @@ impl LoopRepo {
                         })?
                         .with_alloc_limit_bytes(Some(object_limit));
                 Ok(UntrustedPack { index, data })
-            })
-            .map_err(|err| match err {
-                ImportError::Corrupt {
-                    path,
-                    reason,
-                    source,
-                } if path.as_os_str().is_empty() => ImportError::Corrupt {
-                    path: index_path.clone(),
-                    reason,
-                    source,
-                },
-                other => other,
             })?;
             packs.push(pack);
         }
@@ -341,13 +317,14 @@ impl UntrustedPack {
 
 /// gix's pack decoders are hardened against hostile input, but an index that lies about its own
 /// layout is exactly the input where a missed bounds check would panic; a malicious loop must not
-/// be able to crash the host process. The path is filled in by the caller.
+/// be able to crash the host process. A panic is reported as `path` being corrupt.
 pub(super) fn catch_decoder_panic<T>(
+    path: &Path,
     f: impl FnOnce() -> Result<T, ImportError>,
 ) -> Result<T, ImportError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
         Err(ImportError::Corrupt {
-            path: PathBuf::new(),
+            path: path.to_owned(),
             reason: "the pack decoder panicked on malformed data".into(),
             source: None,
         })
@@ -550,14 +527,76 @@ mod tests {
 
     #[test]
     fn a_panicking_decoder_is_a_corrupt_pack_not_a_crash() {
-        let r: Result<(), ImportError> = catch_decoder_panic(|| panic!("lies"));
+        let pack = Path::new("/loop/.git/objects/pack/p.idx");
+        let r: Result<(), ImportError> = catch_decoder_panic(pack, || panic!("lies"));
         match r {
             Err(ImportError::Corrupt { path, reason, .. }) => {
-                assert_eq!(path, PathBuf::new());
+                assert_eq!(path, pack);
                 assert_eq!(reason, "the pack decoder panicked on malformed data");
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(catch_decoder_panic(|| Ok(3)).unwrap(), 3);
+        assert_eq!(catch_decoder_panic(pack, || Ok(3)).unwrap(), 3);
+    }
+
+    /// What the loop's own store holds, loose or packed, is found by id without reading it;
+    /// anything else is not there, whatever its origin holds.
+    #[test]
+    fn the_store_holds_its_loose_and_packed_objects_and_nothing_else() {
+        use crate::testutil::git;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        git(dir, &["config", "user.name", "A"]);
+        git(dir, &["config", "user.email", "a@example.com"]);
+        let hash = |text: &str| {
+            let path = dir.join("f");
+            std::fs::write(&path, text).unwrap();
+            ObjectId::from_hex(git(dir, &["hash-object", "-w", "f"]).as_bytes()).unwrap()
+        };
+        let packed = hash("packed\n");
+        git(
+            dir,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("100644,{packed},p"),
+            ],
+        );
+        let tree = git(dir, &["write-tree"]);
+        let commit = git(dir, &["commit-tree", &tree, "-m", "c"]);
+        git(dir, &["update-ref", "refs/heads/main", &commit]);
+        git(dir, &["repack", "-a", "-d", "-q"]);
+        let loose = hash("loose\n");
+        let absent = ObjectId::from_hex(b"1234567890123456789012345678901234567890").unwrap();
+        let mut store =
+            LoopRepo::open(&dir.join(".git"), gix::hash::Kind::Sha1, Limits::default()).unwrap();
+        assert!(store.contains(&loose).unwrap());
+        assert!(store.contains(&packed).unwrap());
+        assert!(!store.contains(&absent).unwrap());
+        assert_eq!(
+            store.read_verified(&packed).unwrap(),
+            Some((gix::objs::Kind::Blob, b"packed\n".to_vec()))
+        );
+        assert_eq!(
+            store.read_verified(&loose).unwrap(),
+            Some((gix::objs::Kind::Blob, b"loose\n".to_vec()))
+        );
+        assert_eq!(store.read_verified(&absent).unwrap(), None);
+        // Packs over the bound are refused as a whole.
+        let mut small = LoopRepo::open(
+            &dir.join(".git"),
+            gix::hash::Kind::Sha1,
+            Limits {
+                max_pack_size: 10,
+                ..Limits::default()
+            },
+        )
+        .unwrap();
+        assert!(matches!(
+            small.contains(&absent),
+            Err(ImportError::PacksTooLarge { limit: 10, .. })
+        ));
     }
 }
