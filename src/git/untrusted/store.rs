@@ -584,6 +584,36 @@ mod tests {
             Some((gix::objs::Kind::Blob, b"loose\n".to_vec()))
         );
         assert_eq!(store.read_verified(&absent).unwrap(), None);
+        // An object is read up to its bound, to the byte, packed or loose.
+        let capped = |max_object_size| {
+            LoopRepo::open(
+                &dir.join(".git"),
+                gix::hash::Kind::Sha1,
+                Limits {
+                    max_object_size,
+                    ..Limits::default()
+                },
+            )
+            .unwrap()
+        };
+        assert!(capped(7).read_verified(&packed).unwrap().is_some());
+        assert!(matches!(
+            capped(6).read_verified(&packed),
+            Err(ImportError::ObjectTooLarge {
+                size: 7,
+                limit: 6,
+                ..
+            })
+        ));
+        assert!(capped(6).read_verified(&loose).unwrap().is_some());
+        assert!(matches!(
+            capped(5).read_verified(&loose),
+            Err(ImportError::ObjectTooLarge {
+                size: 6,
+                limit: 5,
+                ..
+            })
+        ));
         // Packs are held up to the bound, to the byte.
         let total: u64 = std::fs::read_dir(dir.join(".git/objects/pack"))
             .unwrap()

@@ -7,15 +7,25 @@ use super::*;
 pub(super) struct Changes {
     paths: BTreeSet<BString>,
     repo: PathBuf,
+    /// At most this many paths ([`MAX_CHANGES`]).
+    limit: usize,
 }
 
 impl Changes {
+    fn new(repo: PathBuf) -> Changes {
+        Changes {
+            paths: BTreeSet::new(),
+            repo,
+            limit: MAX_CHANGES,
+        }
+    }
+
     fn insert(&mut self, path: BString) -> Result<(), GitReadError> {
         self.paths.insert(path);
-        if self.paths.len() > MAX_CHANGES {
+        if self.paths.len() > self.limit {
             return Err(GitReadError::Unsupported {
                 repo: self.repo.clone(),
-                what: format!("a worktree with more than {MAX_CHANGES} changed paths"),
+                what: format!("a worktree with more than {} changed paths", self.limit),
             });
         }
         Ok(())
@@ -80,10 +90,7 @@ pub fn worktree_changes(
         None => None,
     };
 
-    let mut changes = Changes {
-        paths: BTreeSet::new(),
-        repo: git_dir.clone(),
-    };
+    let mut changes = Changes::new(git_dir.clone());
     staged_changes(&mut objects, head_tree, &index, &mut changes, interrupt)?;
 
     let mut walk = WorktreeWalk {
@@ -703,4 +710,24 @@ pub(super) fn submodule_changed(
         hash_kind,
     };
     refs.head().map_or(true, |head| head != Some(recorded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_paths_are_counted_once_up_to_the_limit() {
+        let mut changes = Changes::new("/loop/.git".into());
+        assert_eq!(changes.limit, 1_000_000);
+        changes.limit = 2;
+        changes.insert("a".into()).unwrap();
+        changes.insert("a".into()).unwrap();
+        changes.insert("b".into()).unwrap();
+        let err = changes.insert("c".into()).unwrap_err();
+        assert!(
+            matches!(&err, GitReadError::Unsupported { what, .. } if what == "a worktree with more than 2 changed paths"),
+            "{err:?}"
+        );
+    }
 }
