@@ -165,8 +165,21 @@ pub fn gitlinks(
     limits: &Limits,
     interrupt: &AtomicBool,
 ) -> Result<Vec<String>, GitReadError> {
+    gitlinks_within(worktree, origin, limits, interrupt, MAX_HEAD_ENTRIES)
+}
+
+/// The ceiling on the entries of `HEAD`'s tree [`gitlinks`] walks.
+const MAX_HEAD_ENTRIES: usize = 10_000_000;
+
+/// [`gitlinks`], refused when `HEAD`'s trees hold more than `max_entries` entries.
+fn gitlinks_within(
+    worktree: &Path,
+    origin: &gix::Repository,
+    limits: &Limits,
+    interrupt: &AtomicBool,
+    max_entries: usize,
+) -> Result<Vec<String>, GitReadError> {
     use gix::objs::tree::EntryKind;
-    const MAX_ENTRIES: usize = 10_000_000;
     let hash_kind = origin.object_hash();
     let (_root, git_dir, store) = open_worktree(worktree, hash_kind, limits)?;
     let index = read_index(store.git(), &git_dir, hash_kind, limits)?;
@@ -198,10 +211,10 @@ pub fn gitlinks(
                 .malformed_with(tree_id, "is not a valid tree", source)
         })?;
         seen += tree.entries.len();
-        if seen > MAX_ENTRIES {
+        if seen > max_entries {
             return Err(GitReadError::Unsupported {
                 repo: git_dir,
-                what: format!("a HEAD of more than {MAX_ENTRIES} entries"),
+                what: format!("a HEAD of more than {max_entries} entries"),
             });
         }
         for entry in &tree.entries {
@@ -729,5 +742,87 @@ mod tests {
             matches!(&err, GitReadError::Unsupported { what, .. } if what == "a worktree with more than 2 changed paths"),
             "{err:?}"
         );
+    }
+
+    /// A repository whose HEAD has a gitlink two folders down (among four entries in
+    /// three trees), and whose index adds one more.
+    fn with_gitlinks() -> (tempfile::TempDir, PathBuf) {
+        use crate::testutil::git;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("repo");
+        std::fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        git(&dir, &["config", "user.name", "A"]);
+        git(&dir, &["config", "user.email", "a@example.com"]);
+        std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+        git(&dir, &["add", "a.txt"]);
+        git(&dir, &["commit", "-q", "-m", "a"]);
+        let head = git(&dir, &["rev-parse", "HEAD"]);
+        let link = |path: &str| {
+            git(
+                &dir,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("160000,{head},{path}"),
+                ],
+            )
+        };
+        link("x/y/sub");
+        git(&dir, &["commit", "-q", "-m", "sub"]);
+        link("staged");
+        (tmp, dir)
+    }
+
+    #[test]
+    fn gitlinks_are_found_in_heads_trees_and_the_index() {
+        let (_tmp, dir) = with_gitlinks();
+        let origin = crate::git::objects::open_trusted(&dir).unwrap();
+        let stop = AtomicBool::new(false);
+        let find = |max| gitlinks_within(&dir, &origin, &Limits::default(), &stop, max);
+        assert_eq!(
+            gitlinks(&dir, &origin, &Limits::default(), &stop).unwrap(),
+            ["staged", "x/y/sub"]
+        );
+        // HEAD: a.txt and x at the top, y in x, sub in y: four entries.
+        assert_eq!(find(4).unwrap(), ["staged", "x/y/sub"]);
+        let err = find(3).unwrap_err();
+        assert!(
+            matches!(&err, GitReadError::Unsupported { what, .. } if what == "a HEAD of more than 3 entries"),
+            "{err:?}"
+        );
+        stop.store(true, Ordering::Relaxed);
+        assert!(matches!(find(4), Err(GitReadError::Interrupted { .. })));
+    }
+
+    #[test]
+    fn an_index_is_read_whole_and_checked() {
+        let (_tmp, dir) = with_gitlinks();
+        let git_dir = dir.join(".git");
+        let tree = Tree::open(&git_dir).unwrap().unwrap();
+        let sha1 = gix::hash::Kind::Sha1;
+        let read = || read_index(&tree, &git_dir, sha1, &Limits::default());
+        assert_eq!(read().unwrap().entries().len(), 3);
+        let index = git_dir.join("index");
+        let good = std::fs::read(&index).unwrap();
+        let unsupported = |r: Result<gix::index::File, GitReadError>| match r {
+            Err(GitReadError::Unsupported { what, .. }) => what,
+            other => panic!("{:?}", other.map(|_| ())),
+        };
+        std::fs::write(&index, &good[..5]).unwrap();
+        assert!(unsupported(read()).starts_with("an index that is truncated"));
+        let mut flipped = good.clone();
+        flipped[20] ^= 1;
+        std::fs::write(&index, &flipped).unwrap();
+        assert!(unsupported(read()).starts_with("an index that is corrupt"));
+        // A null checksum is git's index.skipHash: not checked, the content still decoded.
+        let mut unhashed = good.clone();
+        let n = unhashed.len();
+        unhashed[n - 20..].fill(0);
+        std::fs::write(&index, &unhashed).unwrap();
+        assert_eq!(read().unwrap().entries().len(), 3);
+        std::fs::remove_file(&index).unwrap();
+        assert_eq!(read().unwrap().entries().len(), 0);
     }
 }
