@@ -812,6 +812,9 @@ mod tests {
         };
         std::fs::write(&index, &good[..5]).unwrap();
         assert!(unsupported(read()).starts_with("an index that is truncated"));
+        // A checksum alone is long enough to be checked, and then not an index.
+        std::fs::write(&index, [0u8; 20]).unwrap();
+        assert!(matches!(read(), Err(GitReadError::Git { .. })));
         let mut flipped = good.clone();
         flipped[20] ^= 1;
         std::fs::write(&index, &flipped).unwrap();
