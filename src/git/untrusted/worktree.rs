@@ -384,6 +384,8 @@ pub(super) fn staged_changes(
 pub(super) struct Ignores {
     search: gix::ignore::Search,
     read: u64,
+    /// At most this many bytes of `.gitignore` files in all ([`MAX_IGNORE_TOTAL`]).
+    budget: u64,
 }
 
 impl Ignores {
@@ -398,7 +400,11 @@ impl Ignores {
                 gix::ignore::search::Ignore::default(),
             );
         }
-        Ignores { search, read: 0 }
+        Ignores {
+            search,
+            read: 0,
+            budget: MAX_IGNORE_TOTAL,
+        }
     }
 
     /// Adds the `.gitignore` of `dir`, the folder at `prefix`.
@@ -414,11 +420,11 @@ impl Ignores {
             Err(e) => return Err(read_unsafe(e)),
         };
         self.read += bytes.len() as u64;
-        if self.read > MAX_IGNORE_TOTAL {
+        if self.read > self.budget {
             return Err(read_unsafe(ConfinedError::TooLarge {
                 path: dir.path().join(".gitignore"),
                 size: self.read,
-                limit: MAX_IGNORE_TOTAL,
+                limit: self.budget,
             }));
         }
         let mut source = prefix.to_owned();
@@ -797,6 +803,34 @@ mod tests {
     }
 
     #[test]
+    fn gitignore_files_are_read_up_to_their_total() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("sub")).unwrap();
+        std::fs::write(tmp.path().join(".gitignore"), "*.log\n").unwrap();
+        std::fs::write(tmp.path().join("sub/.gitignore"), "tmp/\n").unwrap();
+        let root = Tree::open(tmp.path()).unwrap().unwrap();
+        let sub = Tree::open(&tmp.path().join("sub")).unwrap().unwrap();
+        let mut ignores = Ignores::new(Some(b"/secret\n".to_vec()));
+        assert_eq!(ignores.budget, 32 << 20);
+        ignores.budget = 12;
+        ignores.load(&root, "".into()).unwrap();
+        ignores.load(&sub, "sub".into()).unwrap();
+        assert_eq!(ignores.read, 11);
+        assert!(ignores.is_excluded("a.log".into(), false));
+        assert!(ignores.is_excluded("sub/tmp".into(), true));
+        assert!(!ignores.is_excluded("tmp".into(), true));
+        assert!(ignores.is_excluded("secret".into(), false));
+        assert!(!ignores.is_excluded("sub/a.txt".into(), false));
+        let mut ignores = Ignores::new(None);
+        ignores.budget = 10;
+        ignores.load(&root, "".into()).unwrap();
+        assert!(matches!(
+            ignores.load(&sub, "sub".into()),
+            Err(GitReadError::Unsupported { .. } | GitReadError::Unsafe { .. })
+        ));
+    }
+
+    #[test]
     fn an_index_is_read_whole_and_checked() {
         let (_tmp, dir) = with_gitlinks();
         let git_dir = dir.join(".git");
@@ -804,6 +838,15 @@ mod tests {
         let sha1 = gix::hash::Kind::Sha1;
         let read = || read_index(&tree, &git_dir, sha1, &Limits::default());
         assert_eq!(read().unwrap().entries().len(), 3);
+        // Decoding allocates no more than an object may hold.
+        let tiny = Limits {
+            max_object_size: 8,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            read_index(&tree, &git_dir, sha1, &tiny),
+            Err(GitReadError::Git { .. })
+        ));
         let index = git_dir.join("index");
         let good = std::fs::read(&index).unwrap();
         let unsupported = |r: Result<gix::index::File, GitReadError>| match r {
