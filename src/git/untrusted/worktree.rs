@@ -802,6 +802,30 @@ mod tests {
         assert!(matches!(find(4), Err(GitReadError::Interrupted { .. })));
     }
 
+    /// A submodule's folder is judged by the commit checked out there, never walked.
+    #[test]
+    fn a_submodule_is_changed_only_when_another_commit_is_checked_out_there() {
+        let (_tmp, dir) = with_gitlinks();
+        let origin = crate::git::objects::open_trusted(&dir).unwrap();
+        let stop = AtomicBool::new(false);
+        let changes = || worktree_changes(&dir, &origin, &Limits::default(), &stop).unwrap();
+        // Not checked out: no folder, then an empty one.
+        assert_eq!(changes(), ["staged", "x/y/sub"]);
+        std::fs::create_dir_all(dir.join("x/y/sub")).unwrap();
+        assert_eq!(changes(), ["staged"]);
+        // Checked out at the recorded commit, then at another.
+        let recorded = crate::testutil::git(&dir, &["rev-parse", "HEAD~1"]);
+        let nested = dir.join("x/y/sub/.git");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::write(nested.join("HEAD"), format!("{recorded}\n")).unwrap();
+        std::fs::write(dir.join("x/y/sub/untracked"), "not looked at\n").unwrap();
+        assert_eq!(changes(), ["staged"]);
+        std::fs::write(nested.join("HEAD"), format!("{}\n", "4".repeat(40))).unwrap();
+        assert_eq!(changes(), ["staged", "x/y/sub"]);
+        std::fs::write(nested.join("HEAD"), "garbage\n").unwrap();
+        assert_eq!(changes(), ["staged", "x/y/sub"]);
+    }
+
     #[test]
     fn gitignore_files_are_read_up_to_their_total() {
         let tmp = tempfile::tempdir().unwrap();
