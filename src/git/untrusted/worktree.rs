@@ -826,6 +826,37 @@ mod tests {
         assert_eq!(changes(), ["staged", "x/y/sub"]);
     }
 
+    /// The executable bit and the kind count, as with `core.fileMode=true`.
+    #[test]
+    fn a_tracked_file_changes_with_its_executable_bit_and_its_kind() {
+        use crate::testutil::git;
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("repo");
+        std::fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        git(&dir, &["config", "user.name", "A"]);
+        git(&dir, &["config", "user.email", "a@example.com"]);
+        std::fs::write(dir.join("run"), "echo\n").unwrap();
+        std::fs::set_permissions(dir.join("run"), PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::write(dir.join("plain"), "p\n").unwrap();
+        std::os::unix::fs::symlink("plain", dir.join("link")).unwrap();
+        git(&dir, &["add", "."]);
+        git(&dir, &["commit", "-q", "-m", "kinds"]);
+        let origin = crate::git::objects::open_trusted(&dir).unwrap();
+        let stop = AtomicBool::new(false);
+        let changes = || worktree_changes(&dir, &origin, &Limits::default(), &stop).unwrap();
+        assert!(changes().is_empty(), "{:?}", changes());
+        std::fs::set_permissions(dir.join("run"), PermissionsExt::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(dir.join("plain"), PermissionsExt::from_mode(0o755)).unwrap();
+        assert_eq!(changes(), ["plain", "run"]);
+        std::fs::set_permissions(dir.join("run"), PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(dir.join("plain"), PermissionsExt::from_mode(0o644)).unwrap();
+        std::fs::remove_file(dir.join("link")).unwrap();
+        std::fs::write(dir.join("link"), "plain").unwrap();
+        assert_eq!(changes(), ["link"]);
+    }
+
     #[test]
     fn gitignore_files_are_read_up_to_their_total() {
         let tmp = tempfile::tempdir().unwrap();
