@@ -327,7 +327,7 @@ mod tests {
     fn packed_refs_are_read_line_by_line_and_a_bad_id_is_corrupt() {
         let sha1 = gix::hash::Kind::Sha1;
         let packed = format!(
-            "# pack-refs with: peeled fully-peeled\n\n{A} refs/heads/a\r\n^{C}\nno-space-line\n{B} refs/tags/t\n"
+            "# pack-refs with: peeled fully-peeled\n\n{A} refs/heads/a\r\n^{C}\n^{C} peeled, whatever follows\nno-space-line\n{B} refs/tags/t\n"
         );
         let (_tmp, git) = git_dir(&[("packed-refs", packed)]);
         let refs = Refs {
