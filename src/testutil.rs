@@ -28,3 +28,12 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
+
+/// A new repository in `dir` (made if missing) on branch `main`, with the identity commits
+/// need in its own config.
+pub fn init_repo(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "A"]);
+    git(dir, &["config", "user.email", "a@example.com"]);
+}

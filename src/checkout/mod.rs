@@ -463,6 +463,16 @@ mod tests {
         fn status(&self) -> String {
             git(&self.dir, &["status", "--porcelain"])
         }
+        /// What [`changed_paths`] finds in the checkout for `owner`.
+        fn changed(&self, owner: Owner) -> Vec<String> {
+            let index = index_path(&self.dir).unwrap();
+            let tree = open_tree(&self.dir).unwrap();
+            changed_paths(&self.target(owner), &index, &tree)
+                .unwrap()
+                .into_iter()
+                .map(|p| p.to_string())
+                .collect()
+        }
         /// Nothing of an update is left: no marker, no scratch files, no journal.
         fn nothing_left(&self) -> bool {
             let g = self.dir.join(".git");
@@ -1156,14 +1166,7 @@ mod tests {
     fn a_workspace_checkouts_changed_paths_are_read_from_disk() {
         let f = fixture();
         let index = index_path(&f.dir).unwrap();
-        let changed = |owner| {
-            let tree = open_tree(&f.dir).unwrap();
-            changed_paths(&f.target(owner), &index, &tree)
-                .unwrap()
-                .into_iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-        };
+        let changed = |owner| f.changed(owner);
         assert!(changed(Owner::Workspace).is_empty());
         fs::write(f.dir.join("a.txt"), "edited too\n").unwrap();
         git(&f.dir, &["update-index", "--skip-worktree", "a.txt"]);
@@ -1187,15 +1190,7 @@ mod tests {
         std::os::unix::fs::symlink("a.txt", f.dir.join("l")).unwrap();
         git(&f.dir, &["add", "l"]);
         git(&f.dir, &["commit", "-q", "-m", "link"]);
-        let index = index_path(&f.dir).unwrap();
-        let changed = |owner| {
-            let tree = open_tree(&f.dir).unwrap();
-            changed_paths(&f.target(owner), &index, &tree)
-                .unwrap()
-                .into_iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-        };
+        let changed = |owner| f.changed(owner);
         assert!(changed(Owner::Workspace).is_empty());
         fs::remove_file(f.dir.join("l")).unwrap();
         std::os::unix::fs::symlink("keep.txt", f.dir.join("l")).unwrap();

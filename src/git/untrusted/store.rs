@@ -546,9 +546,7 @@ mod tests {
         use crate::testutil::git;
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        git(dir, &["init", "-q", "-b", "main"]);
-        git(dir, &["config", "user.name", "A"]);
-        git(dir, &["config", "user.email", "a@example.com"]);
+        crate::testutil::init_repo(dir);
         let hash = |text: &str| {
             let path = dir.join("f");
             std::fs::write(&path, text).unwrap();

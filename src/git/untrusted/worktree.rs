@@ -756,10 +756,7 @@ mod tests {
         use crate::testutil::git;
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("repo");
-        std::fs::create_dir(&dir).unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
-        git(&dir, &["config", "user.name", "A"]);
-        git(&dir, &["config", "user.email", "a@example.com"]);
+        crate::testutil::init_repo(&dir);
         std::fs::write(dir.join("a.txt"), "a\n").unwrap();
         git(&dir, &["add", "a.txt"]);
         git(&dir, &["commit", "-q", "-m", "a"]);
@@ -833,10 +830,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("repo");
-        std::fs::create_dir(&dir).unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
-        git(&dir, &["config", "user.name", "A"]);
-        git(&dir, &["config", "user.email", "a@example.com"]);
+        crate::testutil::init_repo(&dir);
         std::fs::write(dir.join("run"), "echo\n").unwrap();
         std::fs::set_permissions(dir.join("run"), PermissionsExt::from_mode(0o755)).unwrap();
         std::fs::write(dir.join("plain"), "p\n").unwrap();
