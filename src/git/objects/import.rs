@@ -411,3 +411,79 @@ pub(super) fn check_tree_entries(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The raw bytes of a tree with `entries` (mode, name), each naming the same blob.
+    fn tree_bytes(entries: &[(&str, &str)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (mode, name) in entries {
+            out.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+            out.extend_from_slice(&[0x11; 20]);
+        }
+        out
+    }
+
+    /// Why `check_tree_entries` refuses a tree of `entries`, or None.
+    fn refusal(entries: &[(&str, &str)]) -> Option<String> {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("objects")).unwrap();
+        let store = LoopRepo::open(tmp.path(), gix::hash::Kind::Sha1, Limits::default()).unwrap();
+        let bytes = tree_bytes(entries);
+        let tree = gix::objs::TreeRef::from_bytes(&bytes, gix::hash::Kind::Sha1).unwrap();
+        match check_tree_entries(&store, ObjectId::null(gix::hash::Kind::Sha1), &tree) {
+            Ok(()) => None,
+            Err(ImportError::MalformedObject { reason, .. }) => Some(reason),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tree_is_refused_for_what_git_fsck_calls_an_error() {
+        // Every canonical mode, in git's order (a folder sorts as if its name ended in /).
+        assert_eq!(
+            refusal(&[
+                ("100644", "a"),
+                ("40000", "a-dir"),
+                ("100755", "b"),
+                ("120000", "c"),
+                ("160000", "d"),
+                ("40000", "e"),
+            ]),
+            None
+        );
+        assert_eq!(
+            refusal(&[("100664", "a")]).as_deref(),
+            Some("entry \"a\" has the non-canonical mode 100664")
+        );
+        assert_eq!(
+            refusal(&[("040000", "a")]).as_deref(),
+            Some("entry \"a\" has the non-canonical mode 040000")
+        );
+        assert!(refusal(&[("40000", ".git")])
+            .unwrap()
+            .starts_with("entry \".git\" is not allowed"));
+        assert!(refusal(&[("100644", "..")]).is_some());
+        // A link named .gitmodules is refused; a file of that name is not.
+        assert!(refusal(&[("120000", ".gitmodules")]).is_some());
+        assert_eq!(refusal(&[("100644", ".gitmodules")]), None);
+        assert_eq!(
+            refusal(&[("100644", "a"), ("100644", "a")]).as_deref(),
+            Some("entry \"a\" appears twice")
+        );
+        assert_eq!(
+            refusal(&[("100644", "b"), ("100644", "a")]).as_deref(),
+            Some("entry \"a\" is out of order")
+        );
+        // `a.txt` sorts before the folder `a` (as `a/`), which sorts before `a0`.
+        assert_eq!(
+            refusal(&[("100644", "a.txt"), ("40000", "a"), ("100644", "a0")]),
+            None
+        );
+        assert!(refusal(&[("40000", "a"), ("100644", "a.txt")])
+            .unwrap()
+            .ends_with("is out of order"));
+    }
+}
