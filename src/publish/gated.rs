@@ -127,3 +127,46 @@ pub fn outcome_line(what: &str, target: &str, outcome: &Outcome, dry_run: bool) 
 fn short(id: &gix::ObjectId) -> String {
     id.to_string()[..12].to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outcome_line_says_what_happened_or_would() {
+        let old = gix::ObjectId::from_hex(b"0123456789abcdef0123456789abcdef01234567").unwrap();
+        let new = gix::ObjectId::from_hex(b"fedcba9876543210fedcba9876543210fedcba98").unwrap();
+        assert_eq!(
+            outcome_line("notes", "main", &Outcome::UpToDate, false),
+            "notes: nothing to do (main already has it)"
+        );
+        assert_eq!(
+            outcome_line("notes", "main", &Outcome::FastForward { old, new }, false),
+            "notes: main fast-forwarded 0123456789ab..fedcba987654"
+        );
+        assert_eq!(
+            outcome_line("knowledge", "trunk", &Outcome::Merged { old, new }, true),
+            "knowledge: trunk would be merged 0123456789ab..fedcba987654"
+        );
+        assert_eq!(
+            outcome_line("code", "a\x1bb", &Outcome::FastForward { old, new }, true),
+            "code: a\\x1bb would be fast-forwarded 0123456789ab..fedcba987654"
+        );
+    }
+
+    #[test]
+    fn the_trunk_is_the_branch_the_checkout_has() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("notes");
+        crate::testutil::init_repo(&dir);
+        crate::testutil::git(&dir, &["commit", "-q", "--allow-empty", "-m", "first"]);
+        crate::testutil::git(&dir, &["switch", "-q", "-c", "trunk"]);
+        assert_eq!(trunk_of(&dir).unwrap(), "trunk");
+        crate::testutil::git(&dir, &["switch", "-q", "--detach"]);
+        assert!(trunk_of(&dir)
+            .unwrap_err()
+            .message
+            .ends_with("has no trunk checked out"));
+        assert!(trunk_of(&tmp.path().join("none")).is_err());
+    }
+}
