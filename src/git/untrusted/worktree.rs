@@ -795,6 +795,9 @@ mod tests {
             matches!(&err, GitReadError::Unsupported { what, .. } if what == "a HEAD of more than 3 entries"),
             "{err:?}"
         );
+        // Out of the index, still in HEAD: still a gitlink git would enter.
+        crate::testutil::git(&dir, &["rm", "-q", "--cached", "x/y/sub"]);
+        assert_eq!(find(4).unwrap(), ["staged", "x/y/sub"]);
         stop.store(true, Ordering::Relaxed);
         assert!(matches!(find(4), Err(GitReadError::Interrupted { .. })));
     }
