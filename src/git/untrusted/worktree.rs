@@ -854,6 +854,48 @@ mod tests {
         assert_eq!(changes(), ["link"]);
     }
 
+    /// Unmerged paths and intent-to-add entries are changes whatever their content.
+    #[test]
+    fn unmerged_and_intended_paths_are_changes() {
+        use crate::testutil::git;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("repo");
+        crate::testutil::init_repo(&dir);
+        std::fs::write(dir.join("c.txt"), "base\n").unwrap();
+        std::fs::write(dir.join("e.txt"), "").unwrap();
+        git(&dir, &["add", "c.txt", "e.txt"]);
+        git(&dir, &["commit", "-q", "-m", "base"]);
+        git(&dir, &["switch", "-q", "-c", "side"]);
+        std::fs::write(dir.join("c.txt"), "side\n").unwrap();
+        git(&dir, &["commit", "-q", "-am", "side"]);
+        git(&dir, &["switch", "-q", "main"]);
+        std::fs::write(dir.join("c.txt"), "main\n").unwrap();
+        git(&dir, &["commit", "-q", "-am", "main"]);
+        let origin = crate::git::objects::open_trusted(&dir).unwrap();
+        let stop = AtomicBool::new(false);
+        let changes = || worktree_changes(&dir, &origin, &Limits::default(), &stop).unwrap();
+        assert!(changes().is_empty());
+        // A conflict, then the file put back as HEAD has it: still unmerged.
+        assert!(!crate::testutil::git_output(&dir, &["merge", "-q", "side"])
+            .status
+            .success());
+        std::fs::write(dir.join("c.txt"), "main\n").unwrap();
+        assert_eq!(changes(), ["c.txt"]);
+        git(&dir, &["merge", "--abort"]);
+        assert!(changes().is_empty());
+        // A new file intended to be added.
+        std::fs::write(dir.join("n.txt"), "").unwrap();
+        git(&dir, &["add", "-N", "n.txt"]);
+        assert_eq!(changes(), ["n.txt"]);
+        git(&dir, &["rm", "-q", "--cached", "n.txt"]);
+        std::fs::remove_file(dir.join("n.txt")).unwrap();
+        // An empty file HEAD has, taken out of the index and intended again: its entry is
+        // HEAD's blob and the file's, and it is still a change (git lists it as new).
+        git(&dir, &["rm", "-q", "--cached", "e.txt"]);
+        git(&dir, &["add", "-N", "e.txt"]);
+        assert_eq!(changes(), ["e.txt"]);
+    }
+
     #[test]
     fn gitignore_files_are_read_up_to_their_total() {
         let tmp = tempfile::tempdir().unwrap();
