@@ -852,6 +852,11 @@ mod tests {
         std::fs::remove_file(dir.join("link")).unwrap();
         std::fs::write(dir.join("link"), "plain").unwrap();
         assert_eq!(changes(), ["link"]);
+        // A tracked file become a folder: it is a change, and so is what the folder holds.
+        std::fs::remove_file(dir.join("link")).unwrap();
+        std::fs::create_dir(dir.join("link")).unwrap();
+        std::fs::write(dir.join("link/inner"), "i\n").unwrap();
+        assert_eq!(changes(), ["link", "link/inner"]);
     }
 
     /// Unmerged paths and intent-to-add entries are changes whatever their content.
