@@ -486,4 +486,66 @@ mod tests {
             .unwrap()
             .ends_with("is out of order"));
     }
+
+    /// Why `check_alternates` refuses a loop whose alternates file holds `content`, or
+    /// None; the origin's objects are at `origin/.git/objects` next to `loop/`.
+    fn alternates_refusal(content: Option<&str>) -> Option<String> {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let origin = root.join("origin/.git/objects");
+        std::fs::create_dir_all(&origin).unwrap();
+        std::os::unix::fs::symlink(root.join("origin"), root.join("link")).unwrap();
+        let git = root.join("loop/.git");
+        std::fs::create_dir_all(git.join("objects/info")).unwrap();
+        if let Some(content) = content {
+            let content = content.replace("ROOT", &root.display().to_string());
+            std::fs::write(git.join("objects/info/alternates"), content).unwrap();
+        }
+        let store = LoopRepo::open(&git, gix::hash::Kind::Sha1, Limits::default()).unwrap();
+        match check_alternates(&store, &git, &origin) {
+            Ok(()) => None,
+            Err(ImportError::AlternatesTampered { reason, .. }) => {
+                Some(reason.replace(&root.display().to_string(), "ROOT"))
+            }
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_alternates_must_name_the_origin_and_nothing_else() {
+        // What git-loop writes, with comments and blank lines around it.
+        assert_eq!(
+            alternates_refusal(Some("../../../origin/.git/objects\n")),
+            None
+        );
+        assert_eq!(
+            alternates_refusal(Some("# git-loop\n\n../../../origin/.git/objects\r\n\n")),
+            None
+        );
+        // The origin by another way, resolved: an absolute path through a link.
+        assert_eq!(alternates_refusal(Some("ROOT/link/.git/objects\n")), None);
+        assert_eq!(
+            alternates_refusal(None).as_deref(),
+            Some("ROOT/loop/.git/objects/info/alternates does not exist")
+        );
+        assert_eq!(
+            alternates_refusal(Some("../../../origin/.git/objects\n/elsewhere\n")).as_deref(),
+            Some("expected exactly one entry, found 2")
+        );
+        assert_eq!(
+            alternates_refusal(Some("# nothing\n")).as_deref(),
+            Some("expected exactly one entry, found 0")
+        );
+        assert_eq!(
+            alternates_refusal(Some("\"../../../origin/.git/objects\"\n")).as_deref(),
+            Some("quoted entries are never written by git-loop")
+        );
+        assert_eq!(
+            alternates_refusal(Some("ROOT/loop/.git/objects\n")).as_deref(),
+            Some("it names ROOT/loop/.git/objects")
+        );
+        assert!(alternates_refusal(Some("../../../none\n"))
+            .unwrap()
+            .ends_with("which can't be resolved: No such file or directory (os error 2)"));
+    }
 }
