@@ -183,6 +183,17 @@ pub(super) fn check_alternates(
     }
 }
 
+/// Whether an object of `size` bytes is held in memory until it is written, with `held`
+/// bytes held already: at most [`HELD_FOR_WRITE`] in all. Counts it when it is.
+fn hold(held: &mut u64, size: u64) -> bool {
+    if *held + size <= HELD_FOR_WRITE {
+        *held += size;
+        true
+    } else {
+        false
+    }
+}
+
 pub(super) enum Work {
     /// `want` is the kind the referrer claims; a branch tip must be a commit, as `git fsck` demands.
     Visit { id: ObjectId, want: gix::objs::Kind },
@@ -261,13 +272,7 @@ pub(super) fn copy_missing_objects(
                     );
                 }
                 let children = children_of(store, id, kind, &data, hash_kind)?;
-                let size = data.len() as u64;
-                let data = if held + size <= HELD_FOR_WRITE {
-                    held += size;
-                    Some(data)
-                } else {
-                    None
-                };
+                let data = hold(&mut held, data.len() as u64).then_some(data);
                 stack.push(Work::Write { id, kind, data });
                 for (child, want) in children {
                     push(&mut stack, store, child, want)?;
@@ -547,5 +552,18 @@ mod tests {
         assert!(alternates_refusal(Some("../../../none\n"))
             .unwrap()
             .ends_with("which can't be resolved: No such file or directory (os error 2)"));
+    }
+
+    #[test]
+    fn objects_are_held_for_writing_up_to_64_mib_in_all() {
+        assert_eq!(HELD_FOR_WRITE, 64 << 20);
+        let mut held = 0;
+        assert!(hold(&mut held, HELD_FOR_WRITE - 10));
+        assert!(!hold(&mut held, 11), "one byte over");
+        assert_eq!(held, HELD_FOR_WRITE - 10);
+        assert!(hold(&mut held, 10), "exactly the bound");
+        assert_eq!(held, HELD_FOR_WRITE);
+        assert!(!hold(&mut held, 1));
+        assert!(hold(&mut held, 0));
     }
 }
