@@ -183,14 +183,25 @@ pub(super) fn check_alternates(
     }
 }
 
-/// Whether an object of `size` bytes is held in memory until it is written, with `held`
-/// bytes held already: at most [`HELD_FOR_WRITE`] in all. Counts it when it is.
-fn hold(held: &mut u64, size: u64) -> bool {
-    if *held + size <= HELD_FOR_WRITE {
-        *held += size;
-        true
-    } else {
-        false
+/// The bytes of verified objects held in memory until they are written: at most
+/// [`HELD_FOR_WRITE`] in all.
+#[derive(Debug, Default)]
+struct Held(u64);
+
+impl Held {
+    /// Whether an object of `size` bytes is held until it is written; counts it when it is.
+    fn hold(&mut self, size: u64) -> bool {
+        if self.0 + size <= HELD_FOR_WRITE {
+            self.0 += size;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A held object of `size` bytes was written.
+    fn release(&mut self, size: u64) {
+        self.0 -= size;
     }
 }
 
@@ -223,7 +234,7 @@ pub(super) fn copy_missing_objects(
     let hash_kind = origin.object_hash();
     let mut stack = Vec::new();
     let mut seen = HashSet::new();
-    let mut held = 0u64;
+    let mut held = Held::default();
     let mut copied = 0;
     // An object still to be visited, unless already seen or already in the origin.
     let mut push =
@@ -272,7 +283,7 @@ pub(super) fn copy_missing_objects(
                     );
                 }
                 let children = children_of(store, id, kind, &data, hash_kind)?;
-                let data = hold(&mut held, data.len() as u64).then_some(data);
+                let data = held.hold(data.len() as u64).then_some(data);
                 stack.push(Work::Write { id, kind, data });
                 for (child, want) in children {
                     push(&mut stack, store, child, want)?;
@@ -281,7 +292,7 @@ pub(super) fn copy_missing_objects(
             Work::Write { id, kind, data } => {
                 let data = match data {
                     Some(data) => {
-                        held -= data.len() as u64;
+                        held.release(data.len() as u64);
                         data
                     }
                     None => match store.read_verified(&id)? {
@@ -557,13 +568,18 @@ mod tests {
     #[test]
     fn objects_are_held_for_writing_up_to_64_mib_in_all() {
         assert_eq!(HELD_FOR_WRITE, 64 << 20);
-        let mut held = 0;
-        assert!(hold(&mut held, HELD_FOR_WRITE - 10));
-        assert!(!hold(&mut held, 11), "one byte over");
-        assert_eq!(held, HELD_FOR_WRITE - 10);
-        assert!(hold(&mut held, 10), "exactly the bound");
-        assert_eq!(held, HELD_FOR_WRITE);
-        assert!(!hold(&mut held, 1));
-        assert!(hold(&mut held, 0));
+        let mut held = Held::default();
+        assert!(held.hold(HELD_FOR_WRITE - 10));
+        assert!(!held.hold(11), "one byte over");
+        assert_eq!(held.0, HELD_FOR_WRITE - 10);
+        assert!(held.hold(10), "exactly the bound");
+        assert_eq!(held.0, HELD_FOR_WRITE);
+        assert!(!held.hold(1));
+        assert!(held.hold(0));
+        // What is written makes room again.
+        held.release(HELD_FOR_WRITE - 10);
+        assert_eq!(held.0, 10);
+        assert!(held.hold(HELD_FOR_WRITE - 10));
+        assert!(!held.hold(1));
     }
 }
