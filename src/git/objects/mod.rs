@@ -571,6 +571,36 @@ mod tests {
         );
     }
 
+    /// A gitlink names a commit of another repository: the import copies the tree that
+    /// holds it and never looks for that commit (the gate is what refuses gitlinks).
+    #[test]
+    fn a_gitlinks_commit_is_not_looked_for() {
+        let fx = fixture();
+        git(
+            &fx.loop_dir,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                "160000,1234567890123456789012345678901234567890,sub",
+            ],
+        );
+        git(&fx.loop_dir, &["commit", "-q", "-m", "sub"]);
+        let tip = oid(&git(&fx.loop_dir, &["rev-parse", "HEAD"]));
+        import_branch(
+            &fx.loop_git(),
+            &fx.origin_git(),
+            &fx.origin_objects(),
+            "loop/x",
+            &Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            git(&fx.origin, &["rev-parse", "refs/heads/loop/x"]),
+            tip.to_string()
+        );
+    }
+
     #[test]
     fn a_branch_pointing_at_a_tag_is_refused() {
         let fx = fixture();
