@@ -1454,33 +1454,20 @@ mod tests {
         assert_eq!(e.hints.len(), 3, "{:?}", e.hints);
 
         // Policy alone, not accepted: one change; a gitlink alone: no secret hints.
-        let (_, e) = run(
-            "merge",
-            &[(
-                "code",
-                &Report {
-                    items: vec![link.clone()],
-                },
-            )],
-            &[],
-        );
-        let e = e.expect("refused");
+        // A merge of one item, which must be refused.
+        let refused_alone = |item: &Item| {
+            let report = Report {
+                items: vec![item.clone()],
+            };
+            run("merge", &[("code", &report)], &[]).1.expect("refused")
+        };
+        let e = refused_alone(&link);
         assert_eq!(
             e.message,
             "merge of loop x1 refused: its branch carries 1 policy change (.loopat/ or a symlink) not accepted"
         );
         assert_eq!(e.hints.len(), 3, "{:?}", e.hints);
-        let (_, e) = run(
-            "merge",
-            &[(
-                "code",
-                &Report {
-                    items: vec![gitlink.clone()],
-                },
-            )],
-            &[],
-        );
-        let e = e.expect("refused");
+        let e = refused_alone(&gitlink);
         assert_eq!(e.hints.len(), 2, "{:?}", e.hints);
         assert!(e.hints[1].starts_with("gitlinks"));
 

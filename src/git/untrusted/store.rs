@@ -583,16 +583,14 @@ mod tests {
         );
         assert_eq!(store.read_verified(&absent).unwrap(), None);
         // An object is read up to its bound, to the byte, packed or loose.
+        let with = |limits: Limits| {
+            LoopRepo::open(&dir.join(".git"), gix::hash::Kind::Sha1, limits).unwrap()
+        };
         let capped = |max_object_size| {
-            LoopRepo::open(
-                &dir.join(".git"),
-                gix::hash::Kind::Sha1,
-                Limits {
-                    max_object_size,
-                    ..Limits::default()
-                },
-            )
-            .unwrap()
+            with(Limits {
+                max_object_size,
+                ..Limits::default()
+            })
         };
         assert!(capped(7).read_verified(&packed).unwrap().is_some());
         assert!(matches!(
@@ -624,15 +622,10 @@ mod tests {
             .map(|e| e.metadata().unwrap().len())
             .sum();
         let bounded = |max_pack_size| {
-            LoopRepo::open(
-                &dir.join(".git"),
-                gix::hash::Kind::Sha1,
-                Limits {
-                    max_pack_size,
-                    ..Limits::default()
-                },
-            )
-            .unwrap()
+            with(Limits {
+                max_pack_size,
+                ..Limits::default()
+            })
         };
         assert!(bounded(total).contains(&packed).unwrap());
         assert!(matches!(
