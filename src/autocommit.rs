@@ -6,9 +6,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::loops::{self, LoopRecord};
+use crate::report::Report;
 use crate::sandbox::task;
 use crate::terminal;
-use crate::ui::Ui;
 use crate::workspace::Workspace;
 
 /// Why a repository is left alone this time.
@@ -58,16 +58,16 @@ fn rejected(dir: &Path, paths: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+pub fn commit_loop(report: &mut dyn Report, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     loops::check_repo(ws, rec)?;
     // A git lock file that no live run of the loop can own is a leftover of a killed git
     // (a run or an earlier autocommit killed mid-commit): removed, and said so.
     if let Some(stale) = loops::stale_git_locks(ws, rec)? {
         for (path, e) in stale.remove() {
-            ui.warn(format!("cannot remove the stale {}: {e}", path.display()))?;
+            report.warn(&format!("cannot remove the stale {}: {e}", path.display()))?;
         }
         for path in &stale.files {
-            ui.status(format!(
+            report.status(&format!(
                 "{}: removed the stale {} (no run of the loop is alive to own it)",
                 rec.id,
                 path.display()
@@ -81,7 +81,7 @@ pub fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> 
             continue;
         }
         if let Some(why) = busy(&git_dir) {
-            ui.warn(format!("{} {}: not committed, {why}", rec.id, pair.role))?;
+            report.warn(&format!("{} {}: not committed, {why}", rec.id, pair.role))?;
             skipped.push(pair.role);
             continue;
         }
@@ -91,7 +91,7 @@ pub fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> 
         }
         let refused = rejected(&pair.clone, &changes);
         for (path, why) in &refused {
-            ui.warn(format!(
+            report.warn(&format!(
                 "{} {}: not committing {path}: {why}",
                 rec.id, pair.role
             ))?;
@@ -130,7 +130,7 @@ pub fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> 
             ))
             .hint(format!("look with `git loop shell {}`", rec.id)));
         }
-        ui.status(format!(
+        report.status(&format!(
             "{} {}: committed {} path{}",
             rec.id,
             pair.role,
@@ -162,7 +162,7 @@ pub fn commit_loop(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> 
 /// guard checks every file here, and `git add` and `git commit` run in a jail that sees
 /// only this repository, within a time bound. The repository's own hooks do not run in
 /// the jail: the guard they would run has run here already.
-pub fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
+pub fn commit_personal(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
     let dir = ws.personal();
     let git_dir = dir.join(".git");
     if !git_dir.is_dir() {
@@ -171,13 +171,13 @@ pub fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
     // A sync killed half-way left the files merged and the branch behind: a commit now
     // would undo the merge, so the sync's two steps are finished first.
     for note in crate::sync::finish_personal(ws).map_err(crate::sync::to_error)? {
-        ui.status(note)?;
+        report.status(&note)?;
     }
     // Only an autocommit commits here, and this one holds the autocommit lock: a git lock
     // file left here belongs to a killed one.
     for stale in loops::git_lock_files(&git_dir) {
         if std::fs::remove_file(&stale).is_ok() {
-            ui.status(format!(
+            report.status(&format!(
                 "personal: removed the stale {} (no autocommit is alive to own it)",
                 stale.display()
             ))?;
@@ -197,14 +197,14 @@ pub fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
     let mut paths = Vec::new();
     for path in changes {
         if let Some(why) = refused_in_personal(&tree, &path) {
-            ui.warn(format!(
+            report.warn(&format!(
                 "personal: not committing {}: {why}",
                 terminal::shown(&path)
             ))?;
             continue;
         }
         if let Some(finding) = guard_finding(&tree, &path) {
-            ui.warn(format!(
+            report.warn(&format!(
                 "personal: not committing {}: {finding}",
                 terminal::shown(&path)
             ))?;
@@ -213,7 +213,7 @@ pub fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
         paths.push(path);
     }
     for link in &gitlinks {
-        ui.warn(format!(
+        report.warn(&format!(
             "personal: removing the gitlink {} from the index (a nested repository's config would run in any git that enters it); its files stay",
             terminal::shown(link)
         ))?;
@@ -256,7 +256,7 @@ pub fn commit_personal(ui: &mut Ui, ws: &Workspace) -> Result<()> {
             .hint("look with `git status` in the personal repository, or `git loop doctor`"));
         }
     }
-    ui.status(format!(
+    report.status(&format!(
         "personal: committed {} path{}",
         all.len(),
         if all.len() == 1 { "" } else { "s" }

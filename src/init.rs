@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use crate::error::{Context, Error, Result};
 use crate::fsutil::{self, Lock};
 use crate::git::cmd::Git;
-use crate::ui::Ui;
 use crate::workspace::{Workspace, TRUNK};
 
 /// Where the context repositories come from.
@@ -403,25 +402,4 @@ pub fn scaffold_identity(git: Git) -> Git {
         .env("GIT_AUTHOR_EMAIL", "git-loop@localhost")
         .env("GIT_COMMITTER_NAME", "git loop")
         .env("GIT_COMMITTER_EMAIL", "git-loop@localhost")
-}
-
-/// One line per created or existing repository, for `init`'s report.
-pub fn print_report(ui: &mut Ui, ws: &Workspace, report: &Report) -> Result<()> {
-    for p in &report.created {
-        ui.status(format!("created {}", p.display()))?;
-    }
-    for (p, url) in &report.cloned {
-        ui.status(format!("cloned {url} into {}", p.display()))?;
-    }
-    for (p, url) in &report.remote_set {
-        ui.status(format!(
-            "{}: its remote is now {url}; `git loop sync` shares it",
-            p.display()
-        ))?;
-    }
-    for p in &report.existing {
-        ui.status(format!("{}: has this remote already", p.display()))?;
-    }
-    writeln!(ui.out(), "{}", ws.root().display())?;
-    Ok(())
 }

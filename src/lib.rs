@@ -28,6 +28,7 @@ pub mod pr;
 pub mod proposals;
 pub mod publish;
 pub mod removal;
+pub mod report;
 pub mod repos;
 pub mod sandbox;
 pub mod schedule;

@@ -155,6 +155,31 @@ impl Ui {
     }
 }
 
+/// The terminal is the report the command layer hands domain code: status lines silenced
+/// by `--quiet`, warnings and hints always shown, every line made visible (a line may
+/// carry a name a sandbox chose).
+impl crate::report::Report for Ui {
+    fn status(&mut self, line: &str) -> io::Result<()> {
+        Ui::status(self, line)
+    }
+    fn warn(&mut self, line: &str) -> io::Result<()> {
+        Ui::warn(self, line)
+    }
+    fn hint(&mut self, line: &str) -> io::Result<()> {
+        writeln!(
+            self.err,
+            "{YELLOW}hint:{RESET} {}",
+            terminal::visible_lines(line)
+        )
+    }
+    fn notice(&mut self, line: &str) -> io::Result<()> {
+        writeln!(self.err, "{}", terminal::visible_lines(line))
+    }
+    fn result(&mut self, line: &str) -> io::Result<()> {
+        writeln!(self.out, "{}", terminal::visible_lines(line))
+    }
+}
+
 impl Drop for Ui {
     fn drop(&mut self) {
         self.finish();

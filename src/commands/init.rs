@@ -42,6 +42,21 @@ pub fn run(ui: &mut Ui, args: InitArgs) -> Result<u8> {
             vaults: args.vaults,
         },
     )?;
-    init::print_report(ui, &ws, &report)?;
+    for p in &report.created {
+        ui.status(format!("created {}", p.display()))?;
+    }
+    for (p, url) in &report.cloned {
+        ui.status(format!("cloned {url} into {}", p.display()))?;
+    }
+    for (p, url) in &report.remote_set {
+        ui.status(format!(
+            "{}: its remote is now {url}; `git loop sync` shares it",
+            p.display()
+        ))?;
+    }
+    for p in &report.existing {
+        ui.status(format!("{}: has this remote already", p.display()))?;
+    }
+    writeln!(ui.out(), "{}", ws.root().display())?;
     Ok(0)
 }

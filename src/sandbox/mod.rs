@@ -30,7 +30,7 @@ use crate::config::schema::{Enforce, MountMode};
 use crate::config::{Config, SandboxProfile, Settings};
 use crate::error::{Error, ErrorKind, Result};
 use crate::loops::{self, LoopRecord};
-use crate::ui::Ui;
+use crate::report::Report;
 use crate::workspace::Workspace;
 use spec::{Limits, NetMode, RunMode, RunOptions, SandboxSpec};
 

@@ -4,7 +4,7 @@ use super::*;
 
 /// Runs `req.command` in the loop's sandbox; returns the command's exit code.
 pub fn run(
-    ui: &mut Ui,
+    report: &mut dyn Report,
     ws: &Workspace,
     rec: &LoopRecord,
     config: &Config,
@@ -17,7 +17,7 @@ pub fn run(
     // run's to own while it lives (see `loops::stale_git_locks`).
     let _run_lock = crate::fsutil::Lock::acquire_shared(&ws.loop_run_lock(&rec.id))?;
     // Vaults still in the personal tree (where they lived before) would be in view.
-    crate::vault::migrate_and_say(ui, ws)?;
+    crate::vault::migrate_and_say(report, ws)?;
     // The vault is decrypted in memory; its files go to bwrap by descriptor, its variables
     // by environment (see spawn.rs), and neither is written anywhere.
     let mut delivery = crate::vault::open_for_run(ws, &rec.vault)?;
@@ -41,10 +41,10 @@ pub fn run(
     let trust = tls.as_ref().map(|t| trust_of(t.ca_pem()));
     let (spec, policy) = spec_and_policy(ws, rec, config, req, vault_files, trust)?;
     for warning in &spec.warnings {
-        ui.warn(warning)?;
+        report.warn(warning)?;
     }
     if !delivery.sentinels.is_empty() && tls.is_none() {
-        ui.warn(format!(
+        report.warn(&format!(
             "vault {}'s bound entries ({}) get their placeholders only: their values go out through the proxy alone, which this run does not have (--net proxy)",
             rec.vault,
             delivery.bound.join(", ")
@@ -58,7 +58,7 @@ pub fn run(
                     .iter()
                     .any(|a| patterns_meet(&a.pattern, h))
             }) {
-                ui.warn(format!(
+                report.warn(&format!(
                     "{} is bound to {}, which this run's allowlist does not admit",
                     s.entry,
                     s.hosts_text()
@@ -90,7 +90,7 @@ pub fn run(
             ))
             .hint("run with the sandbox (drop --backend none), or use a vault without file entries"));
         }
-        return run_on_host(ui, ws, rec, &spec, req, &delivery.env);
+        return run_on_host(report, ws, rec, &spec, req, &delivery.env);
     }
     let bwrap_path = inputs.bwrap.clone().expect("the probe found bwrap");
     let seccomp_fds = seccomp::fds().map_err(|e| {
@@ -109,7 +109,7 @@ pub fn run(
     // and bwrap binds the descriptors (DESIGN 4.0); git-loop's own files there are
     // written first.
     ensure_dirs(ws, &rec.id)?;
-    prepare_repos(ui, ws, rec)?;
+    prepare_repos(report, ws, rec)?;
     let mut left_out = Vec::new();
     for m in &spec.mounts {
         if let Some(fd) = confined_fd(m, &mut left_out)? {
@@ -172,7 +172,7 @@ pub fn run(
     }
     let argv = bwrap::argv(&bwrap_path.to_string_lossy(), &spec, &fds);
     if req.print_argv {
-        writeln!(ui.out(), "{}", bwrap::display(&argv))?;
+        report.result(&bwrap::display(&argv))?;
         return Ok(0);
     }
     // Ready before the sandbox starts; dropped (and so stopped) on every early return.
@@ -226,7 +226,7 @@ pub fn run(
     if applied.enforcement == limits::Enforcement::None {
         status.push_str(" · NO LIMITS (best-effort)");
     }
-    ui.status(status)?;
+    report.status(&status)?;
     let events = ws.loop_events(&rec.id);
     let mut start = json!({"backend": "bwrap", "mode": spec.mode.as_str(), "net": spec.net.as_str(),
                "limits": applied.enforcement.as_str(), "command": spec.command});
@@ -265,7 +265,7 @@ pub fn run(
     drop(keep);
     let outcome = (|| {
         if let Some(n @ 1..) = refused {
-            ui.status(format!(
+            report.status(&format!(
                 "git-loop: the network policy refused {n} connection{} (`git loop log {}` lists them)",
                 if n == 1 { "" } else { "s" },
                 rec.id
@@ -275,16 +275,16 @@ pub fn run(
             Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
         })?;
         if let Some(sig) = signal {
-            ui.status(format!("git-loop: SIG{} ended the run", signal_name(sig)))?;
+            report.status(&format!("git-loop: SIG{} ended the run", signal_name(sig)))?;
         }
-        finish(ui, ws, rec, status, signal, started, "bwrap")
+        finish(report, ws, rec, status, signal, started, "bwrap")
     })();
     applied.cleanup();
     outcome
 }
 
 pub(super) fn finish(
-    ui: &mut Ui,
+    report: &mut dyn Report,
     ws: &Workspace,
     rec: &LoopRecord,
     status: std::process::ExitStatus,
@@ -314,10 +314,7 @@ pub(super) fn finish(
     // What the run committed reaches the origins now; a failure here is reported but
     // does not hide the command's own exit code.
     if let Err(e) = loops::import(ws, rec) {
-        ui.warn(e.one_line())?;
-        for h in &e.hints {
-            writeln!(ui.err(), "hint: {h}")?;
-        }
+        report.problem("", &e)?;
     }
     Ok(code)
 }
@@ -331,7 +328,7 @@ pub fn signal_name(sig: i32) -> String {
 
 /// `--backend none`: the loop's folders and a sanitized environment, no isolation.
 pub(super) fn run_on_host(
-    ui: &mut Ui,
+    report: &mut dyn Report,
     ws: &Workspace,
     rec: &LoopRecord,
     spec: &SandboxSpec,
@@ -339,17 +336,14 @@ pub(super) fn run_on_host(
     secret_env: &[(String, secrecy::SecretString)],
 ) -> Result<u8> {
     // Never silenced, not even by --quiet: the user must always see that nothing isolates this run.
-    writeln!(
-        ui.err(),
+    report.notice(&format!(
         "git-loop: NO SANDBOX (--backend none) · running on the host · mode {}",
         spec.mode.as_str()
-    )?;
+    ))?;
     if req.print_argv {
-        writeln!(
-            ui.out(),
-            "{}",
-            bwrap::display(&spec.command.iter().map(Into::into).collect::<Vec<_>>())
-        )?;
+        report.result(&bwrap::display(
+            &spec.command.iter().map(Into::into).collect::<Vec<_>>(),
+        ))?;
         return Ok(0);
     }
     ensure_dirs(ws, &rec.id)?;
@@ -412,5 +406,5 @@ pub(super) fn run_on_host(
                 .with_source(e)
                 .hint("check the command's name and that it is installed")
         })?;
-    finish(ui, ws, rec, status, None, started, "none")
+    finish(report, ws, rec, status, None, started, "none")
 }

@@ -164,7 +164,11 @@ pub(super) fn check_grant_source(
 /// Readies the loop's repositories for a run: each git folder a real folder with its
 /// `hooks/` (empty: hooks an agent left there before they were read-only are removed,
 /// and said so) and `info/`.
-pub(super) fn prepare_repos(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
+pub(super) fn prepare_repos(
+    report: &mut dyn Report,
+    ws: &Workspace,
+    rec: &LoopRecord,
+) -> Result<()> {
     use crate::confined::{Kind, Tree};
     let loop_dir = ws.loop_dir(&rec.id);
     let tree = Tree::open(&loop_dir)
@@ -209,7 +213,7 @@ pub(super) fn prepare_repos(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Re
                 _ => tree.remove_file(&path).is_ok(),
             };
             if removed {
-                ui.warn(format!(
+                report.warn(&format!(
                     "removed {} from loop {}: a loop's hooks are git-loop's, and none runs",
                     loop_dir.join(&path).display(),
                     rec.id

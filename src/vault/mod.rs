@@ -41,7 +41,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsutil::Lock;
 use crate::git::cmd::Git;
 use crate::hooks::Installed;
-use crate::ui::Ui;
+use crate::report::Report;
 use crate::workspace::Workspace;
 
 /// The vault a loop uses unless it names another; it may be absent (no credentials).
@@ -477,10 +477,10 @@ pub fn migrate(ws: &Workspace) -> Result<Vec<String>> {
 }
 
 /// [`migrate`], saying once what moved.
-pub fn migrate_and_say(ui: &mut crate::ui::Ui, ws: &Workspace) -> Result<()> {
+pub fn migrate_and_say(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
     let moved = migrate(ws)?;
     if !moved.is_empty() {
-        ui.status(format!(
+        report.status(&format!(
             "moved {} vault{} ({}) from {} to {}, a repository of their own that no sandbox sees",
             moved.len(),
             if moved.len() == 1 { "" } else { "s" },
@@ -499,9 +499,9 @@ pub fn identity_path(ws: &Workspace) -> Result<PathBuf> {
     Ok(path)
 }
 
-fn warn_loose(ui: &mut Ui, id: &Identity) -> Result<()> {
+fn warn_loose(report: &mut dyn Report, id: &Identity) -> Result<()> {
     if id.loose_mode {
-        ui.warn(format!(
+        report.warn(&format!(
             "your identity {} can be read by others: chmod 600 it",
             id.path().display()
         ))?;
@@ -510,21 +510,21 @@ fn warn_loose(ui: &mut Ui, id: &Identity) -> Result<()> {
 }
 
 /// Creates the identity and the vault when missing, and the personal repository's guard.
-pub fn init(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Identity> {
+pub fn init(report: &mut dyn Report, ws: &Workspace, name: &str) -> Result<Identity> {
     let path = identity_path(ws)?;
     let (id, created) = identity::ensure(&path)?;
     if created {
-        ui.status(format!(
+        report.status(&format!(
             "created your identity {} (back it up: it is the only key to your vaults)",
             path.display()
         ))?;
     }
-    warn_loose(ui, &id)?;
+    warn_loose(report, &id)?;
     let v = Vault::at(ws, name)?;
     {
         let _lock = Lock::acquire(&ws.vault_lock(name))?;
         if v.create(&[id.recipient().to_string()])? {
-            ui.status(format!(
+            report.status(&format!(
                 "created vault '{name}' in {} for {}",
                 v.dir().display(),
                 id.recipient()
@@ -532,19 +532,18 @@ pub fn init(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Identity> {
         } else {
             let listed = v.recipients()?;
             if !id.recipients().iter().any(|r| listed.contains(r)) {
-                ui.warn(format!(
+                report.warn(&format!(
                     "vault '{name}' exists and your identity is not one of its recipients"
                 ))?;
-                writeln!(
-                    ui.err(),
-                    "hint: ask a member to run `git loop vault recipients {name} add {}` and `git loop vault rekey {name}`",
+                report.hint(&format!(
+                    "ask a member to run `git loop vault recipients {name} add {}` and `git loop vault rekey {name}`",
                     id.recipient()
-                )?;
+                ))?;
             }
         }
     }
     if ensure_repo(ws)? {
-        ui.status(format!(
+        report.status(&format!(
             "created the vaults' repository {} (outside every sandbox's view)",
             ws.vaults_dir().display()
         ))?;
@@ -554,27 +553,21 @@ pub fn init(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Identity> {
     // entry, a private key or a token never enters its history either.
     match crate::hooks::install(&ws.personal(), crate::hooks::PRE_COMMIT) {
         Ok(Installed::Created(p)) | Ok(Installed::Updated(p)) => {
-            ui.status(format!("installed the secret guard in {}", p.display()))?
+            report.status(&format!("installed the secret guard in {}", p.display()))?
         }
         Ok(_) => {}
         Err(problem) => {
-            ui.warn(format!(
-                "the pre-commit secret guard is not installed: {}",
-                problem.one_line()
-            ))?;
-            for h in &problem.hints {
-                writeln!(ui.err(), "hint: {h}")?;
-            }
+            report.problem("the pre-commit secret guard is not installed: ", &problem)?;
         }
     }
     Ok(id)
 }
 
 /// The vault to write to: an existing one, or `default`, created on first use.
-pub fn open_for_write(ui: &mut Ui, ws: &Workspace, name: &str) -> Result<Vault> {
+pub fn open_for_write(report: &mut dyn Report, ws: &Workspace, name: &str) -> Result<Vault> {
     let v = Vault::at(ws, name)?;
     if !v.exists() && name == DEFAULT_VAULT {
-        init(ui, ws, name)?;
+        init(report, ws, name)?;
     }
     Ok(Vault::open(ws, name)?)
 }
@@ -634,7 +627,7 @@ pub fn entry_bindings(ws: &Workspace, name: &str) -> Vec<(String, Option<binding
 /// Says who gets an entry just stored in vault `name`: the loops that use it, new loops
 /// when it is the default, and that it goes to whatever runs in them.
 pub fn say_scope(
-    ui: &mut Ui,
+    report: &mut dyn Report,
     ws: &Workspace,
     name: &str,
     default: &str,
@@ -655,9 +648,9 @@ pub fn say_scope(
     } else {
         format!(" (new loops get it with `git loop new --vault {name}`)")
     };
-    ui.status(format!("{label} goes to {loops}{new}"))?;
+    report.status(&format!("{label} goes to {loops}{new}"))?;
     if name == default {
-        ui.warn(format!(
+        report.warn(&format!(
             "every loop with vault '{name}' gets {label}, whatever runs there (an untrusted project's install scripts too); keep what only some loops need in a vault of its own (git loop vault init NAME, git loop new --vault NAME)"
         ))?;
     }
