@@ -5,9 +5,9 @@
 pub mod agent;
 pub mod autocommit;
 pub mod checkout;
+pub mod choice;
 pub mod cli;
 pub mod commands;
-pub mod completion;
 pub mod config;
 pub mod confined;
 pub mod create;

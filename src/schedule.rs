@@ -315,7 +315,7 @@ pub fn units(every: &str, home: &str, exe: &str, sync: bool) -> (String, String)
     (service, timer)
 }
 
-/// `*/5 * * * *` back to `5min` for systemd (the schedule was validated by clap).
+/// `*/5 * * * *` back to `5min` for systemd (the schedule is one `parse_every` made).
 fn every_span(schedule: &str) -> String {
     let field = schedule.split_whitespace().collect::<Vec<_>>();
     match field.as_slice() {

@@ -3,7 +3,9 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+pub mod completion;
 mod fast_run;
+mod values;
 
 use crate::commands;
 use crate::error::Result;

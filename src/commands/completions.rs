@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use clap::Command;
 use clap_complete::Shell;
 
-use crate::completion::{candidates, Candidates};
+use crate::cli::completion::{candidates, Candidates};
 use crate::error::{Context, Error, Result};
 use crate::ui::Ui;
 

@@ -34,7 +34,7 @@ pub use profile::SandboxProfile;
 pub use schema::Settings;
 
 /// The layers, in the order they apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Layer {
     Default,
     Operator,

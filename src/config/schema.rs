@@ -16,6 +16,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use toml::{Table, Value};
 
+use crate::choice::Choice;
 use crate::egress::policy::{Cidr, Pattern, RawAllowed};
 use crate::sandbox::spec::{NetMode, RunMode};
 use crate::sandbox::Backend;
@@ -124,7 +125,7 @@ pub struct AgentSettings {
 }
 
 /// Whether a known agent asks before it acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentPermissions {
     /// The sandbox is the boundary: the agent runs its tools without asking.
@@ -134,7 +135,7 @@ pub enum AgentPermissions {
 }
 
 /// Whose identity commits made inside carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CommitIdentity {
     /// The user's, as their git gives it for the repository: author and committer.
@@ -189,13 +190,23 @@ pub struct LimitSettings {
 }
 
 /// Whether a run may go without caps where they cannot be enforced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Enforce {
     /// Refuse to run where pids and memory cannot be capped.
     Strict,
     /// Run uncapped there, and say so in the status line.
     BestEffort,
+}
+
+impl crate::choice::Choice for Enforce {
+    const ALL: &'static [Self] = &[Enforce::Strict, Enforce::BestEffort];
+    fn name(self) -> &'static str {
+        match self {
+            Enforce::Strict => "strict",
+            Enforce::BestEffort => "best-effort",
+        }
+    }
 }
 
 /// One operator `[[mounts]]` entry.
@@ -436,12 +447,8 @@ pub fn join(prefix: &str, key: &str) -> String {
 
 /// The values an enumerated key takes, for a did-you-mean.
 pub fn choices(key: &str) -> Vec<String> {
-    fn names<T: clap::ValueEnum>() -> Vec<String> {
-        T::value_variants()
-            .iter()
-            .filter_map(|v| v.to_possible_value())
-            .map(|p| p.get_name().to_string())
-            .collect()
+    fn names<T: Choice>() -> Vec<String> {
+        T::names().into_iter().map(String::from).collect()
     }
     match key {
         "sandbox.backend" => names::<Backend>(),

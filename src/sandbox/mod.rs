@@ -34,7 +34,7 @@ use crate::report::Report;
 use crate::workspace::Workspace;
 use spec::{Limits, NetMode, RunMode, RunOptions, SandboxSpec};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// bwrap when the probe passes; otherwise refuse.
@@ -43,6 +43,17 @@ pub enum Backend {
     Bwrap,
     /// No sandbox: run on the host (with a warning every time).
     None,
+}
+
+impl crate::choice::Choice for Backend {
+    const ALL: &'static [Self] = &[Backend::Auto, Backend::Bwrap, Backend::None];
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Bwrap => "bwrap",
+            Backend::None => "none",
+        }
+    }
 }
 
 /// What a sandboxed command asks for.

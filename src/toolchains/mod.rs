@@ -188,7 +188,7 @@ impl<'de> Deserialize<'de> for Selection {
 }
 
 /// `toolchains.caches`: whose package caches a loop's tools fill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Caches {
     /// The loop's own, in its `$HOME`: nothing one loop downloads reaches another.
@@ -196,6 +196,13 @@ pub enum Caches {
     /// The host's cache folders, read-write (operator only): downloads are shared, and so
     /// is whatever a loop puts there.
     Shared,
+}
+
+impl crate::choice::Choice for Caches {
+    const ALL: &'static [Self] = &[Caches::Loop, Caches::Shared];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
 }
 
 impl Caches {

@@ -44,7 +44,7 @@ pub fn passes_in(key: &str) -> bool {
     PASSED_ENV.contains(&key) || key.starts_with("LC_")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunMode {
     /// The rw paths of the loop are writable.
@@ -53,6 +53,13 @@ pub enum RunMode {
     Review,
     /// The same as review: read and reason, change nothing.
     Plan,
+}
+
+impl crate::choice::Choice for RunMode {
+    const ALL: &'static [Self] = &[RunMode::Work, RunMode::Review, RunMode::Plan];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
 }
 
 impl RunMode {
@@ -76,7 +83,7 @@ impl RunMode {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NetMode {
     /// Share the host's network.
@@ -86,6 +93,13 @@ pub enum NetMode {
     /// A new network namespace whose only way out is git-loop's proxy, for the allowlisted
     /// domains (`git loop show ID --net`).
     Proxy,
+}
+
+impl crate::choice::Choice for NetMode {
+    const ALL: &'static [Self] = &[NetMode::Host, NetMode::None, NetMode::Proxy];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
 }
 
 impl NetMode {
