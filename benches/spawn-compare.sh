@@ -6,6 +6,9 @@
 # the script shows by also comparing A with itself.
 #
 #   benches/spawn-compare.sh REV_A REV_B [RUNS]     (default 51 runs each, after warm-up)
+#
+# It prints the ratio of the medians and the median of each round's paired difference; the
+# second resolves smaller differences (a start-up optimisation's tenth of a millisecond).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 a_rev=${1:?REV_A}
@@ -65,3 +68,10 @@ echo "A ($a_rev):  $(awk -v v="$a" 'BEGIN{printf "%.2f ms", v/1000}') (median; a
 echo "B ($b_rev):  $(awk -v v="$b" 'BEGIN{printf "%.2f ms", v/1000}') (median)"
 echo "B/A:                 $(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.3f", x/y}')"
 echo "A/A (the noise):     $(awk -v x="$a2" -v y="$a" 'BEGIN{printf "%.3f", x/y}')"
+# The same as differences of each round's own pair (a round's three runs are next to each
+# other in time, so what the machine's other tenants do cancels out better than across
+# whole medians): the median over rounds of B - A, and of the second A - A.
+d_ba=$(for i in "${!a_t[@]}"; do echo $((b_t[i] - a_t[i])); done | median)
+d_aa=$(for i in "${!a_t[@]}"; do echo $((a2_t[i] - a_t[i])); done | median)
+echo "B - A, paired:       $(awk -v v="$d_ba" 'BEGIN{printf "%+.3f ms", v/1000}') (median of each round's difference)"
+echo "A - A, paired:       $(awk -v v="$d_aa" 'BEGIN{printf "%+.3f ms", v/1000}') (the noise)"

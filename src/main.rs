@@ -1,6 +1,7 @@
 // The program's start. Two start-up optimisations live here, each in its own module with
 // its measured gain (BENCHMARKS.md, "Sandbox start": every sandboxed command pays for a
-// `git-loop` process start): `runtime_start` (no std runtime start) and `no_libm`.
+// `git-loop` process start; `benches/startup.sh` measures each one alone):
+// `runtime_start` (no std runtime start) and `no_libm`.
 #![no_main]
 
 use std::io;
@@ -10,8 +11,8 @@ use git_loop::terminal::visible_lines;
 use git_loop::ui::{Ui, BOLD, RED, RESET, YELLOW};
 
 /// The C `main` replaces std's runtime start (`lang_start`): std's (a signal stack, the main
-/// thread's stack bounds read from /proc/self/maps, the checks of descriptors 0-2) is about
-/// 0.1 ms of each start here. What of it this program relies on is done in `main`: SIGPIPE
+/// thread's stack bounds read from /proc/self/maps, the checks of descriptors 0-2) costs
+/// each sandbox start 0.21-0.32 ms here (`benches/startup.sh`, noise 0.04 ms). What of it this program relies on is done in `main`: SIGPIPE
 /// ignored (writes to a closed pipe fail with EPIPE, see `is_broken_pipe`; children still
 /// start with the default, as std's `Command` resets it), a panic exits with 101, and
 /// stdout is flushed at the end.
@@ -32,11 +33,11 @@ mod runtime_start {
     }
 }
 
-/// No libm.so: about 0.06 ms of each start.
+/// No libm.so: 0.10-0.28 ms of each sandbox start (`benches/startup.sh`, noise 0.06 ms).
 mod no_libm {
     /// indicatif's rate estimates are this program's only use of the C math library: `pow`
-    /// defined here (on the `libm` crate) spares loading libm.so at every start, about
-    /// 0.06 ms here. A test checks the binary needs no libm.
+    /// defined here (on the `libm` crate) spares loading and relocating libm.so at every
+    /// start. A test checks the binary needs no libm.
     #[no_mangle]
     pub extern "C" fn pow(x: f64, y: f64) -> f64 {
         libm::pow(x, y)

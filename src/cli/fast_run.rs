@@ -1,6 +1,7 @@
 //! The plain forms of `git loop run`, read without clap: a start-up optimisation. Every
-//! sandboxed command pays for `git-loop run`'s start, and clap building even a one-command
-//! tree costs about 0.1 ms of it (BENCHMARKS.md, "Sandbox start"). Hand-written because it
+//! sandboxed command pays for `git-loop run`'s start, and clap building the command tree
+//! and reading the line costs 0.54-0.72 ms of it (`benches/startup.sh`, noise 0.17 ms;
+//! BENCHMARKS.md, "Sandbox start"). Hand-written because it
 //! must refuse rather than guess: anything it is not sure of goes to clap, and the tests
 //! check over every combination of a vocabulary that whatever it takes, clap parses the
 //! same.

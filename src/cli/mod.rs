@@ -45,8 +45,8 @@ pub struct GlobalArgs {
 
 /// Parses a command line (the program name first).
 ///
-/// `git loop run` is paid on every sandboxed command, and clap building even a
-/// one-command tree costs a tenth of a millisecond: the plain forms of `run` are read by
+/// `git loop run` is paid on every sandboxed command, and clap building the command tree
+/// costs half a millisecond of it (`benches/startup.sh`): the plain forms of `run` are read by
 /// [`fast_run::parse`]. Anything it is not sure of (help, a mistake, an unusual spelling) goes to
 /// the full tree, so every message, and every meaning, is the full tree's.
 pub fn parse_from(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, clap::Error> {
