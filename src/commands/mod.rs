@@ -30,6 +30,7 @@ pub mod sync;
 pub mod vault;
 
 mod config_stack;
+mod errors;
 mod flags;
 pub use config_stack::*;
 pub use flags::SandboxFlags;

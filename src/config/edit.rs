@@ -3,7 +3,7 @@
 //! may set ([`super::policy`]), all before anything is written; the file keeps its
 //! comments and layout (toml_edit).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
@@ -12,6 +12,63 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::sandbox::spec::NetMode;
 use crate::workspace::Workspace;
+
+/// Why what the person typed for `config set` or `unset` is not taken, or why a layer's
+/// file cannot be edited.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    /// A section (`network`), where a key was wanted; `keys` are its keys.
+    #[error("{key} is a section, not a key")]
+    Section { key: String, keys: Vec<String> },
+    /// `shown` is the key as typed, made visible; `close` the closest known name.
+    #[error("unknown config key '{shown}'")]
+    UnknownKey {
+        shown: String,
+        close: Option<String>,
+        keys: Vec<String>,
+    },
+    /// A value the schema does not take; `choices` of an enumerated key, or its default.
+    #[error("{key} = {shown} is not valid: {why}")]
+    Invalid {
+        key: String,
+        shown: String,
+        why: String,
+        close: Option<String>,
+        choices: Vec<String>,
+        default: Option<Value>,
+    },
+    /// A sandbox profile that does not exist (`path`); `known` the profiles there are.
+    #[error("{key} = {shown}: there is no such sandbox profile")]
+    NoProfile {
+        key: String,
+        shown: String,
+        path: PathBuf,
+        close: Option<String>,
+        known: Vec<String>,
+    },
+    /// What only the operator config (`operator`) may set.
+    #[error(
+        "{key} = {shown} may only be set in the operator config, not the {layer} config: {why}"
+    )]
+    OperatorOnly {
+        key: String,
+        shown: String,
+        why: String,
+        layer: Layer,
+        operator: PathBuf,
+    },
+    /// A value of another type than the key's (`wants`: "an array", ...).
+    #[error("{key} takes {wants}, not '{}'", raw.escape_debug())]
+    WrongType {
+        key: String,
+        wants: &'static str,
+        raw: String,
+        default: Value,
+    },
+    /// The layer's file itself is not TOML.
+    #[error("{} is not valid TOML: {message}", path.display())]
+    NotToml { path: PathBuf, message: String },
+}
 
 /// A key `config` knows, or a usage error with the closest one.
 pub fn known(key: &str) -> Result<()> {
@@ -26,20 +83,19 @@ pub fn known(key: &str) -> Result<()> {
             .filter(|k| k.starts_with(&prefix))
             .map(String::as_str)
             .collect();
-        return Err(Error::usage(format!("{key} is a section, not a key"))
-            .hint(format!("its keys: {}", inside.join(", "))));
+        return Err(EditError::Section {
+            key: key.to_string(),
+            keys: inside.into_iter().map(String::from).collect(),
+        }
+        .into());
     }
-    let shown = policy::visible(key);
-    let err = Error::usage(format!("unknown config key '{shown}'"));
     let names = schema::known_names();
-    Err(
-        match schema::did_you_mean(key, names.iter().map(String::as_str)) {
-            Some(close) => err
-                .hint(format!("did you mean `{close}`?"))
-                .hint(format!("known keys: {}", keys.join(", "))),
-            None => err.hint(format!("known keys: {}", keys.join(", "))),
-        },
-    )
+    Err(EditError::UnknownKey {
+        shown: policy::visible(key).to_string(),
+        close: schema::did_you_mean(key, names.iter().map(String::as_str)).map(String::from),
+        keys: keys.to_vec(),
+    }
+    .into())
 }
 
 /// What `config set KEY RAW` would write into `layer`: a value of the key's type that the
@@ -63,33 +119,35 @@ pub fn checked_value(
 fn check_value(ws: &crate::workspace::Workspace, key: &str, value: &toml::Value) -> Result<()> {
     let shown = policy::show(value);
     if let Err(why) = schema::check_value(key, value) {
-        let mut err = Error::usage(format!("{key} = {shown} is not valid: {why}"));
         let choices = schema::choices(key);
-        if let Some(close) = value
+        let close = value
             .as_str()
             .and_then(|v| schema::did_you_mean(v, choices.iter().map(String::as_str)))
-        {
-            err = err.hint(format!("did you mean `{close}`?"));
+            .map(String::from);
+        return Err(EditError::Invalid {
+            key: key.to_string(),
+            shown,
+            why,
+            close,
+            choices,
+            default: schema::default_of(key),
         }
-        if !choices.is_empty() {
-            err = err.hint(format!("{key} takes one of: {}", choices.join(", ")));
-        } else if let Some(default) = schema::default_of(key) {
-            err = err.hint(format!("the default is {key} = {default}"));
-        }
-        return Err(err);
+        .into());
     }
     if key == "sandbox.profile" {
         let name = value.as_str().unwrap_or_default();
         match SandboxProfile::load(ws, name) {
             Ok(_) => {}
             Err(ConfigError::UnknownProfile { known, path, .. }) => {
-                let mut err =
-                    Error::usage(format!("{key} = {shown}: there is no such sandbox profile"))
-                        .hint(format!("{} does not exist", path.display()));
-                if let Some(close) = schema::did_you_mean(name, known.iter().map(String::as_str)) {
-                    err = err.hint(format!("did you mean `{close}`?"));
+                return Err(EditError::NoProfile {
+                    key: key.to_string(),
+                    shown,
+                    path,
+                    close: schema::did_you_mean(name, known.iter().map(String::as_str))
+                        .map(String::from),
+                    known,
                 }
-                return Err(err.hint(format!("the profiles: {}", known.join(", "))));
+                .into());
             }
             Err(other) => return Err(other.into()),
         }
@@ -109,14 +167,14 @@ fn refuse_widening(layer: Layer, operator: &Path, key: &str, value: &Value) -> R
     let Some(first) = refused.first() else {
         return Ok(());
     };
-    Err(Error::usage(format!(
-        "{key} = {} may only be set in the operator config, not the {layer} config: {}",
-        first.shown, first.why
-    ))
-    .hint(format!(
-        "the operator config is {}: git loop config set --operator {key} VALUE",
-        operator.display()
-    )))
+    Err(EditError::OperatorOnly {
+        key: key.to_string(),
+        shown: first.shown.clone(),
+        why: first.why.clone(),
+        layer,
+        operator: operator.to_path_buf(),
+    }
+    .into())
 }
 
 /// Parses what the user typed for `key`: TOML when the default is not a string (`["codex"]`,
@@ -135,18 +193,19 @@ pub fn parse_value(key: &str, raw: &str) -> Result<Value> {
         // "detected"` or a list): the schema says.
         let word = value.is_str() && schema::check_value(key, &value).is_ok();
         if expected.type_str() != value.type_str() && !word {
-            return Err(Error::usage(format!(
-                "{key} takes {}, not '{}'",
-                match expected.type_str() {
+            return Err(EditError::WrongType {
+                key: key.to_string(),
+                wants: match expected.type_str() {
                     "array" => "an array",
                     "integer" => "an integer",
                     "boolean" => "a boolean",
                     "table" => "a table",
                     _ => "a value of another type",
                 },
-                raw.escape_debug()
-            ))
-            .hint(format!("the default is {key} = {expected}")));
+                raw: raw.to_string(),
+                default: expected.clone(),
+            }
+            .into());
         }
     }
     Ok(value)
@@ -166,12 +225,10 @@ pub fn set_in_file(path: &Path, key: &str, value: &Value, confined: bool) -> Res
     let value = edit_value(value)?;
     let text = check::read_text(path, confined)?.unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        Error::failure(format!(
-            "{} is not valid TOML: {}",
-            path.display(),
-            e.message()
-        ))
-        .hint(format!("fix or remove {}", path.display()))
+        Error::from(EditError::NotToml {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })
     })?;
     let parts: Vec<&str> = key.split('.').collect();
     let (last, heads) = parts.split_last().expect("split yields one part");
@@ -237,12 +294,10 @@ pub fn unset_in_file(path: &Path, key: &str, confined: bool) -> Result<bool> {
         return Ok(false);
     };
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        Error::failure(format!(
-            "{} is not valid TOML: {}",
-            path.display(),
-            e.message()
-        ))
-        .hint(format!("fix or remove {}", path.display()))
+        Error::from(EditError::NotToml {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })
     })?;
     let parts: Vec<&str> = key.split('.').collect();
     let (last, heads) = parts.split_last().expect("split yields one part");

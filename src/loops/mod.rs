@@ -153,6 +153,15 @@ pub enum RecordError {
     },
 }
 
+impl RecordError {
+    /// The record's path.
+    pub fn path(&self) -> &Path {
+        match self {
+            RecordError::Invalid { path, .. } | RecordError::Read { path, .. } => path,
+        }
+    }
+}
+
 impl LoopRecord {
     #[cfg(test)]
     pub(crate) fn read_str_for_tests() -> LoopRecord {
@@ -201,47 +210,52 @@ impl LoopRecord {
     }
 }
 
-/// Reads a loop's record, turning each way it can be broken into an error with a fix.
+/// Reads a loop's record; each way it can be broken is a [`LoopError`] (the command
+/// layer says what to do about it).
 pub fn load(ws: &Workspace, id: &str) -> Result<LoopRecord> {
     let path = ws.loop_record(id);
-    LoopRecord::read(&path).map_err(|e| match &e {
-        RecordError::Invalid { path, .. } => {
-            Error::failure(format!("loop {id} has a broken record"))
-                .with_source(e_clone(&e))
-                .hint(format!("fix the TOML in {} by hand", path.display()))
-                .hint(format!(
-                    "or remove the loop with `git loop rm {id} --force` (its branches stay)"
-                ))
+    LoopRecord::read(&path).map_err(|source| {
+        let id = id.to_string();
+        match source {
+            RecordError::Read { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                LoopError::NoRecord { id, path }
+            }
+            RecordError::Invalid { .. } => LoopError::Broken { id, source },
+            RecordError::Read { .. } => LoopError::Unreadable { id, source },
         }
-        RecordError::Read { source, .. } if source.kind() == io::ErrorKind::NotFound => {
-            Error::failure(format!(
-                "loop {id} has no record ({} is missing)",
-                path.display()
-            ))
-            .hint(format!("remove the folder with `git loop rm {id} --force`"))
-        }
-        RecordError::Read { path, .. } => {
-            Error::failure(format!("cannot read the record of loop {id}"))
-                .with_source(e_clone(&e))
-                .hint(format!(
-                    "check that {} is a readable file (`ls -l` it)",
-                    path.display()
-                ))
-        }
+        .into()
     })
 }
 
-fn e_clone(e: &RecordError) -> RecordError {
-    match e {
-        RecordError::Invalid { path, message } => RecordError::Invalid {
-            path: path.clone(),
-            message: message.clone(),
-        },
-        RecordError::Read { path, source } => RecordError::Read {
-            path: path.clone(),
-            source: io::Error::new(source.kind(), source.to_string()),
-        },
-    }
+/// Why the loop a user named cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    #[error("'{query}' names more than one loop")]
+    Ambiguous { query: String, ids: Vec<String> },
+    /// No loop by that name; `similar` are ids containing it, `any` whether there are loops.
+    #[error("no loop '{query}'")]
+    NotFound {
+        query: String,
+        similar: Vec<String>,
+        any: bool,
+    },
+    /// Its branch is there but not its folder (`folder`): removed, or deleted by hand.
+    #[error("no loop '{query}'")]
+    Removed { query: String, folder: PathBuf },
+    #[error("loop {id} has a broken record")]
+    Broken {
+        id: String,
+        #[source]
+        source: RecordError,
+    },
+    #[error("loop {id} has no record ({} is missing)", path.display())]
+    NoRecord { id: String, path: PathBuf },
+    #[error("cannot read the record of loop {id}")]
+    Unreadable {
+        id: String,
+        #[source]
+        source: RecordError,
+    },
 }
 
 /// Lowercase ASCII, `-` between words, at most 32 characters; `loop` when nothing is left.
@@ -297,38 +311,34 @@ pub fn resolve(ws: &Workspace, query: &str) -> Result<String> {
             [one] => return Ok((*one).clone()),
             [] => {}
             many => {
-                let mut err = Error::usage(format!("'{query}' names more than one loop"));
-                for id in many.iter().take(10) {
-                    err = err.hint(format!("did you mean {id}?"));
+                return Err(LoopError::Ambiguous {
+                    query: query.to_string(),
+                    ids: many.iter().take(10).map(|id| id.to_string()).collect(),
                 }
-                return Err(err.hint("give more of the id"));
+                .into());
             }
         }
     }
-    let mut err = Error::usage(format!("no loop '{query}'"));
     // A branch without a folder: the loop was removed, or its folder deleted by hand.
     if is_id_like(query) && removed_branch_exists(ws, query) {
-        err = err.hint(format!(
-            "its branch loop/{query} still exists, but its folder {} is gone (removed, or deleted by hand)",
-            ws.loop_dir(query).display()
-        ));
-        err = err.hint("`git loop list --all` shows it; `git loop doctor` explains");
-        return Err(err);
+        return Err(LoopError::Removed {
+            query: query.to_string(),
+            folder: ws.loop_dir(query),
+        }
+        .into());
     }
-    let close: Vec<&String> = ids
+    let similar = ids
         .iter()
         .filter(|id| query.len() >= 2 && id.contains(query))
         .take(5)
+        .cloned()
         .collect();
-    for id in close {
-        err = err.hint(format!("did you mean {id}?"));
+    Err(LoopError::NotFound {
+        query: query.to_string(),
+        similar,
+        any: !ids.is_empty(),
     }
-    if ids.is_empty() {
-        err = err.hint("there are no loops yet: `git loop new TITLE` makes one");
-    } else {
-        err = err.hint("`git loop list` shows the loops");
-    }
-    Err(err)
+    .into())
 }
 
 fn removed_branch_exists(ws: &Workspace, id: &str) -> bool {

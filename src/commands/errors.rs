@@ -1,0 +1,115 @@
+//! The boundary where domain errors become what the person at the terminal reads: each
+//! domain error's exit code and its `hint:` lines, in one place. Domain modules say what
+//! went wrong (typed errors naming the path, loop or key at fault); only here is it
+//! decided which next step to suggest, since a hint names commands and options of the
+//! command line. A domain function that returns an [`Error`] converts its typed error
+//! with `?` or `.into()`, which runs the conversion below.
+
+use crate::config::edit::EditError;
+use crate::error::Error;
+use crate::loops::LoopError;
+
+impl From<LoopError> for Error {
+    fn from(e: LoopError) -> Error {
+        let message = e.to_string();
+        match e {
+            LoopError::Ambiguous { ids, .. } => ids
+                .iter()
+                .fold(Error::usage(message), |err, id| {
+                    err.hint(format!("did you mean {id}?"))
+                })
+                .hint("give more of the id"),
+            LoopError::NotFound {
+                query: _,
+                similar,
+                any,
+            } => similar
+                .iter()
+                .fold(Error::usage(message), |err, id| {
+                    err.hint(format!("did you mean {id}?"))
+                })
+                .hint(if any {
+                    "`git loop list` shows the loops"
+                } else {
+                    "there are no loops yet: `git loop new TITLE` makes one"
+                }),
+            LoopError::Removed { query, folder } => Error::usage(message)
+                .hint(format!(
+                    "its branch loop/{query} still exists, but its folder {} is gone (removed, or deleted by hand)",
+                    folder.display()
+                ))
+                .hint("`git loop list --all` shows it; `git loop doctor` explains"),
+            LoopError::Broken { id, source } => {
+                let fix = format!("fix the TOML in {} by hand", source.path().display());
+                Error::failure(message)
+                    .with_source(source)
+                    .hint(fix)
+                    .hint(format!(
+                        "or remove the loop with `git loop rm {id} --force` (its branches stay)"
+                    ))
+            }
+            LoopError::NoRecord { id, .. } => Error::failure(message)
+                .hint(format!("remove the folder with `git loop rm {id} --force`")),
+            LoopError::Unreadable { source, .. } => {
+                let fix = format!(
+                    "check that {} is a readable file (`ls -l` it)",
+                    source.path().display()
+                );
+                Error::failure(message).with_source(source).hint(fix)
+            }
+        }
+    }
+}
+
+impl From<EditError> for Error {
+    fn from(e: EditError) -> Error {
+        // What was typed is wrong (exit 2); a layer's file that is not TOML is not.
+        let err = match e {
+            EditError::NotToml { .. } => Error::failure(e.to_string()),
+            _ => Error::usage(e.to_string()),
+        };
+        let did_you_mean = |err: Error, close: Option<String>| match close {
+            Some(close) => err.hint(format!("did you mean `{close}`?")),
+            None => err,
+        };
+        match e {
+            EditError::Section { keys, .. } => err.hint(format!("its keys: {}", keys.join(", "))),
+            EditError::UnknownKey { close, keys, .. } => {
+                did_you_mean(err, close).hint(format!("known keys: {}", keys.join(", ")))
+            }
+            EditError::Invalid {
+                key,
+                close,
+                choices,
+                default,
+                ..
+            } => {
+                let err = did_you_mean(err, close);
+                match default {
+                    _ if !choices.is_empty() => {
+                        err.hint(format!("{key} takes one of: {}", choices.join(", ")))
+                    }
+                    Some(default) => err.hint(format!("the default is {key} = {default}")),
+                    None => err,
+                }
+            }
+            EditError::NoProfile {
+                path, close, known, ..
+            } => did_you_mean(
+                err.hint(format!("{} does not exist", path.display())),
+                close,
+            )
+            .hint(format!("the profiles: {}", known.join(", "))),
+            EditError::OperatorOnly { key, operator, .. } => err.hint(format!(
+                "the operator config is {}: git loop config set --operator {key} VALUE",
+                operator.display()
+            )),
+            EditError::WrongType { key, default, .. } => {
+                err.hint(format!("the default is {key} = {default}"))
+            }
+            EditError::NotToml { path, .. } => {
+                err.hint(format!("fix or remove {}", path.display()))
+            }
+        }
+    }
+}
