@@ -86,23 +86,53 @@ pub struct Created {
     pub warnings: Vec<String>,
 }
 
+/// Why `new` refuses, or cannot make, a loop.
+#[derive(Debug, thiserror::Error)]
+pub enum NewError {
+    #[error("the title is empty")]
+    EmptyTitle,
+    #[error("the title is {0} characters long; at most {MAX_TITLE} are allowed")]
+    LongTitle(usize),
+    #[error("the title holds control characters (a newline, a tab, ...)")]
+    ControlInTitle,
+    #[error("--seed-chat {}: no such file", .0.display())]
+    NoSeedChat(PathBuf),
+    #[error("--scratch makes a loop without code; it takes no --repo or --base")]
+    ScratchWithCode,
+    #[error("{} does not exist", .0.display())]
+    NoRepository(PathBuf),
+    /// The notes or knowledge repository of the workspace cannot be opened.
+    #[error("cannot read the {which} repository")]
+    Context {
+        which: &'static str,
+        #[source]
+        source: objects::GitReadError,
+    },
+    #[error("{} is a loop's own repository", .0.display())]
+    LoopRepository(PathBuf),
+    #[error("{} has no commits yet", .0.display())]
+    NoCommits(PathBuf),
+    #[error("--base {spec} names no commit in {}", top.display())]
+    NoBase { spec: String, top: PathBuf },
+    #[error("cannot create {}", path.display())]
+    Staging {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot find an unused loop id")]
+    NoFreeId,
+}
+
 pub fn validate_title(title: &str) -> Result<()> {
     if title.trim().is_empty() {
-        return Err(Error::usage("the title is empty")
-            .hint("give the loop a title, e.g. `git loop new \"fix login\"`, or leave it out"));
+        return Err(NewError::EmptyTitle.into());
     }
     if title.chars().count() > MAX_TITLE {
-        return Err(Error::usage(format!(
-            "the title is {} characters long; at most {MAX_TITLE} are allowed",
-            title.chars().count()
-        ))
-        .hint("use a short title; put the details in the loop's notes"));
+        return Err(NewError::LongTitle(title.chars().count()).into());
     }
     if title.chars().any(char::is_control) {
-        return Err(
-            Error::usage("the title holds control characters (a newline, a tab, ...)")
-                .hint("use a one-line title"),
-        );
+        return Err(NewError::ControlInTitle.into());
     }
     Ok(())
 }
@@ -117,18 +147,12 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
     // Everything that can be refused is checked before anything is written.
     if let Some(chat) = &req.seed_chat {
         if !chat.is_file() {
-            return Err(
-                Error::usage(format!("--seed-chat {}: no such file", chat.display()))
-                    .hint("give the path of a conversation transcript (a text file)"),
-            );
+            return Err(NewError::NoSeedChat(chat.clone()).into());
         }
     }
     let code = if req.scratch || req.distill {
         if req.repo.is_some() || req.base.is_some() {
-            return Err(Error::usage(
-                "--scratch makes a loop without code; it takes no --repo or --base",
-            )
-            .hint("drop --scratch to work on a repository"));
+            return Err(NewError::ScratchWithCode.into());
         }
         None
     } else {
@@ -137,8 +161,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             None => std::env::current_dir().context(|| "cannot read the current folder")?,
         };
         if req.repo.is_some() && !start.exists() {
-            return Err(Error::usage(format!("{} does not exist", start.display()))
-                .hint("name an existing repository with --repo PATH"));
+            return Err(NewError::NoRepository(start).into());
         }
         if req.repo.is_none() && req.base.is_none() && !repos::is_inside_a_repository(&start) {
             // Outside any repository a loop has no code to work on (DESIGN 3): a scratch
@@ -166,10 +189,9 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
     };
 
     crate::init::ensure(ws)?;
-    let notes_origin = objects::open_trusted(&ws.notes()).map_err(|e| {
-        Error::failure("cannot read the notes repository")
-            .with_source(e)
-            .hint("`git loop doctor` checks the workspace")
+    let notes_origin = objects::open_trusted(&ws.notes()).map_err(|source| NewError::Context {
+        which: "notes",
+        source,
     })?;
     let notes_trunk = objects::head_branch(&notes_origin)
         .ok()
@@ -181,10 +203,9 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
         .ok_or_else(|| Error::failure(format!("the notes trunk {notes_trunk} has no commit")))?;
 
     let knowledge = if req.distill {
-        let repo = objects::open_trusted(&ws.knowledge()).map_err(|e| {
-            Error::failure("cannot read the knowledge repository")
-                .with_source(e)
-                .hint("`git loop doctor` checks the workspace")
+        let repo = objects::open_trusted(&ws.knowledge()).map_err(|source| NewError::Context {
+            which: "knowledge",
+            source,
         })?;
         let trunk = objects::head_branch(&repo)
             .ok()
@@ -356,10 +377,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
 fn refuse_loop_repository(ws: &Workspace, top: &Path) -> Result<()> {
     let loops = fs::canonicalize(ws.loops_dir()).unwrap_or_else(|_| ws.loops_dir());
     if top.starts_with(&loops) {
-        return Err(
-            Error::usage(format!("{} is a loop's own repository", top.display()))
-                .hint("run `git loop new` in the original repository (see `git loop show ID`)"),
-        );
+        return Err(NewError::LoopRepository(top.to_path_buf()).into());
     }
     Ok(())
 }
@@ -378,23 +396,15 @@ fn prepare_code(found: repos::Found, base: Option<&str>) -> Result<Code> {
     let (base_id, base_branch) = match base {
         None => match head {
             Some(id) => (id, head_branch),
-            None => {
-                return Err(
-                    Error::usage(format!("{} has no commits yet", found.top.display()))
-                        .hint("make a first commit, then run `git loop new` again"),
-                )
-            }
+            None => return Err(NewError::NoCommits(found.top.clone()).into()),
         },
         Some(spec) => {
             let id = objects::resolve_rev(&repo, spec)
                 .ok()
                 .flatten()
-                .ok_or_else(|| {
-                    Error::usage(format!(
-                        "--base {spec} names no commit in {}",
-                        found.top.display()
-                    ))
-                    .hint("give a branch, tag or commit id that `git rev-parse` knows")
+                .ok_or_else(|| NewError::NoBase {
+                    spec: spec.to_string(),
+                    top: found.top.clone(),
                 })?;
             let is_branch = objects::resolve_branch(&repo, spec)
                 .ok()
@@ -448,17 +458,15 @@ fn reserve_id(
             Ok(()) => return Ok((id, owner)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
-                return Err(Error::failure(format!(
-                    "cannot create {}",
-                    ws.loop_staging_dir(&id).display()
-                ))
-                .with_source(e)
-                .hint("check that the workspace folder is writable"))
+                return Err(NewError::Staging {
+                    path: ws.loop_staging_dir(&id),
+                    source: e,
+                }
+                .into())
             }
         }
     }
-    Err(Error::failure("cannot find an unused loop id")
-        .hint("`git loop gc` removes finished loops"))
+    Err(NewError::NoFreeId.into())
 }
 
 /// A branch `new` created in an origin, at the commit it was created at.

@@ -6,6 +6,7 @@
 //! with `?` or `.into()`, which runs the conversion below.
 
 use crate::config::edit::EditError;
+use crate::create::NewError;
 use crate::error::Error;
 use crate::loops::LoopError;
 
@@ -109,6 +110,44 @@ impl From<EditError> for Error {
             }
             EditError::NotToml { path, .. } => {
                 err.hint(format!("fix or remove {}", path.display()))
+            }
+        }
+    }
+}
+
+impl From<NewError> for Error {
+    fn from(e: NewError) -> Error {
+        let message = e.to_string();
+        match e {
+            NewError::EmptyTitle => Error::usage(message)
+                .hint("give the loop a title, e.g. `git loop new \"fix login\"`, or leave it out"),
+            NewError::LongTitle(_) => {
+                Error::usage(message).hint("use a short title; put the details in the loop's notes")
+            }
+            NewError::ControlInTitle => Error::usage(message).hint("use a one-line title"),
+            NewError::NoSeedChat(_) => Error::usage(message)
+                .hint("give the path of a conversation transcript (a text file)"),
+            NewError::ScratchWithCode => {
+                Error::usage(message).hint("drop --scratch to work on a repository")
+            }
+            NewError::NoRepository(_) => {
+                Error::usage(message).hint("name an existing repository with --repo PATH")
+            }
+            NewError::Context { source, .. } => Error::failure(message)
+                .with_source(source)
+                .hint("`git loop doctor` checks the workspace"),
+            NewError::LoopRepository(_) => Error::usage(message)
+                .hint("run `git loop new` in the original repository (see `git loop show ID`)"),
+            NewError::NoCommits(_) => {
+                Error::usage(message).hint("make a first commit, then run `git loop new` again")
+            }
+            NewError::NoBase { .. } => Error::usage(message)
+                .hint("give a branch, tag or commit id that `git rev-parse` knows"),
+            NewError::Staging { source, .. } => Error::failure(message)
+                .with_source(source)
+                .hint("check that the workspace folder is writable"),
+            NewError::NoFreeId => {
+                Error::failure(message).hint("`git loop gc` removes finished loops")
             }
         }
     }
