@@ -7,8 +7,9 @@
 
 use crate::config::edit::EditError;
 use crate::create::NewError;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::loops::LoopError;
+use crate::sandbox::SandboxError;
 
 impl From<LoopError> for Error {
     fn from(e: LoopError) -> Error {
@@ -149,6 +150,44 @@ impl From<NewError> for Error {
             NewError::NoFreeId => {
                 Error::failure(message).hint("`git loop gc` removes finished loops")
             }
+        }
+    }
+}
+
+impl From<SandboxError> for Error {
+    fn from(e: SandboxError) -> Error {
+        let message = e.to_string();
+        let unavailable = Error::new(ErrorKind::SandboxUnavailable, message.clone());
+        match e {
+            SandboxError::Unavailable { fixes, auto, .. } => {
+                let err = fixes.iter().fold(unavailable, |err, (check, fix)| {
+                    err.hint(format!("{check}: {fix}"))
+                });
+                if auto {
+                    err.hint("`git loop doctor` checks everything; `--backend none` runs on the host with no sandbox at all")
+                } else {
+                    err
+                }
+            }
+            SandboxError::UnknownMode { .. } => {
+                Error::failure(message).hint("use --mode work or --mode review")
+            }
+            SandboxError::UnknownNet { .. } => unavailable
+                .hint("run with --net proxy, --net none (loopback only) or --net host"),
+            SandboxError::Unbound {
+                vault, suggested, ..
+            } => suggested.iter().fold(Error::failure(message), |err, (kind, name, hosts)| {
+                err.hint(format!(
+                    "bind it to the hosts that may receive it: git loop vault bind {vault} {kind}:{name} {hosts}"
+                ))
+            }),
+            SandboxError::UpstreamCa(_) => Error::failure(message).hint(
+                "point it at a PEM file of CA certificates, or set it to \"\" in the operator config",
+            ),
+            SandboxError::Certificates(_) => unavailable.hint(
+                "run again; if it persists, report it (the proxy could not make its certificates)",
+            ),
+            SandboxError::Replaced(_) => unavailable.hint("run the command again"),
         }
     }
 }

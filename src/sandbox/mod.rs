@@ -74,6 +74,39 @@ pub struct Request {
     pub agent_env: Vec<(String, String)>,
 }
 
+/// Why a sandbox cannot be had for a run (the command layer adds what to do).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The probe's first failed check, then every failed check with its fix; `auto`: the
+    /// backend was chosen, not asked for.
+    #[error("the sandbox is unavailable: {check}: {detail}")]
+    Unavailable {
+        check: String,
+        detail: String,
+        fixes: Vec<(String, String)>,
+        auto: bool,
+    },
+    #[error("loop {id} has an unknown mode '{mode}'")]
+    UnknownMode { id: String, mode: String },
+    #[error("network mode '{net}' of loop {id} is not available")]
+    UnknownNet { id: String, net: String },
+    /// Entries bound to no host under `vault.require_binding`: each as (kind, name, the
+    /// hosts suggested for it).
+    #[error("vault {vault} has entries bound to no host ({}), and vault.require_binding is set", labels.join(", "))]
+    Unbound {
+        vault: String,
+        labels: Vec<String>,
+        suggested: Vec<(String, String, String)>,
+    },
+    #[error("network.upstream_ca: {0}")]
+    UpstreamCa(String),
+    /// The run's certificate authority could not be made.
+    #[error("{0}")]
+    Certificates(String),
+    #[error("the git-loop binary {} was replaced while it ran", .0.display())]
+    Replaced(PathBuf),
+}
+
 /// The backend to use, or the refusal (exit 3) with the probe's findings and fixes.
 pub fn select_backend(requested: Backend, findings: &[probe::Finding]) -> Result<Backend> {
     let failed: Vec<&probe::Finding> = findings.iter().filter(|f| !f.ok).collect();
@@ -82,22 +115,16 @@ pub fn select_backend(requested: Backend, findings: &[probe::Finding]) -> Result
         _ if failed.is_empty() => Ok(Backend::Bwrap),
         _ => {
             let first = failed[0];
-            let mut err = Error::new(
-                ErrorKind::SandboxUnavailable,
-                format!(
-                    "the sandbox is unavailable: {}: {}",
-                    first.check, first.detail
-                ),
-            );
-            for f in &failed {
-                if let Some(fix) = &f.fix {
-                    err = err.hint(format!("{}: {fix}", f.check));
-                }
+            Err(SandboxError::Unavailable {
+                check: first.check.to_string(),
+                detail: first.detail.clone(),
+                fixes: failed
+                    .iter()
+                    .filter_map(|f| Some((f.check.to_string(), f.fix.clone()?)))
+                    .collect(),
+                auto: requested == Backend::Auto,
             }
-            if requested == Backend::Auto {
-                err = err.hint("`git loop doctor` checks everything; `--backend none` runs on the host with no sandbox at all");
-            }
-            Err(err)
+            .into())
         }
     }
 }
@@ -141,25 +168,16 @@ fn spec_and_policy(
 ) -> Result<(SandboxSpec, Option<crate::egress::policy::Policy>)> {
     let mode = match req.mode {
         Some(m) => m,
-        None => RunMode::parse(&rec.mode).ok_or_else(|| {
-            Error::failure(format!(
-                "loop {} has an unknown mode '{}'",
-                rec.id, rec.mode
-            ))
-            .hint("use --mode work or --mode review")
+        None => RunMode::parse(&rec.mode).ok_or_else(|| SandboxError::UnknownMode {
+            id: rec.id.clone(),
+            mode: rec.mode.clone(),
         })?,
     };
     let net = match req.net {
         Some(n) => n,
-        None => NetMode::parse(&rec.network).ok_or_else(|| {
-            Error::new(
-                ErrorKind::SandboxUnavailable,
-                format!(
-                    "network mode '{}' of loop {} is not available",
-                    rec.network, rec.id
-                ),
-            )
-            .hint("run with --net proxy, --net none (loopback only) or --net host")
+        None => NetMode::parse(&rec.network).ok_or_else(|| SandboxError::UnknownNet {
+            id: rec.id.clone(),
+            net: rec.network.clone(),
         })?,
     };
     let profile = config.profile();
@@ -203,35 +221,31 @@ fn spec_and_policy(
 
 /// The refusal of a run with unbound entries under `vault.require_binding`.
 fn unbound_refused(vault: &str, unbound: &[String]) -> Error {
-    let mut err = Error::failure(format!(
-        "vault {vault} has entries bound to no host ({}), and vault.require_binding is set",
-        unbound.join(", ")
-    ));
-    for label in unbound {
-        let (kind, name) = label.split_once(':').unwrap_or(("env", label));
-        let hosts = crate::vault::binding::suggested(name, None).unwrap_or("HOST");
-        err = err.hint(format!(
-            "bind it to the hosts that may receive it: git loop vault bind {vault} {kind}:{name} {hosts}"
-        ));
+    SandboxError::Unbound {
+        vault: vault.to_string(),
+        labels: unbound.to_vec(),
+        suggested: unbound
+            .iter()
+            .map(|label| {
+                let (kind, name) = label.split_once(':').unwrap_or(("env", label));
+                let hosts = crate::vault::binding::suggested(name, None).unwrap_or("HOST");
+                (kind.to_string(), name.to_string(), hosts.to_string())
+            })
+            .collect(),
     }
-    err
+    .into()
 }
 
 /// The run's CA, trusting the operator's `network.upstream_ca` upstream besides the
 /// host's store.
 fn run_ca(rec: &LoopRecord, settings: &Settings) -> Result<crate::egress::intercept::Tls> {
     let extra = match &settings.network.upstream_ca {
-        Some(path) => crate::egress::intercept::read_ca_file(path).map_err(|why| {
-            Error::failure(format!("network.upstream_ca: {why}"))
-                .hint("point it at a PEM file of CA certificates, or set it to \"\" in the operator config")
-        })?,
+        Some(path) => {
+            crate::egress::intercept::read_ca_file(path).map_err(SandboxError::UpstreamCa)?
+        }
         None => Vec::new(),
     };
-    crate::egress::intercept::Tls::new(&rec.id, extra).map_err(|why| {
-        Error::new(ErrorKind::SandboxUnavailable, why).hint(
-            "run again; if it persists, report it (the proxy could not make its certificates)",
-        )
-    })
+    Ok(crate::egress::intercept::Tls::new(&rec.id, extra).map_err(SandboxError::Certificates)?)
 }
 
 /// The largest system bundle read (a full bundle is about 200 KiB).
@@ -304,14 +318,7 @@ fn relay_exe() -> Result<PathBuf> {
         .with_source(e)
     })?;
     if !exe.is_file() {
-        return Err(Error::new(
-            ErrorKind::SandboxUnavailable,
-            format!(
-                "the git-loop binary {} was replaced while it ran",
-                exe.display()
-            ),
-        )
-        .hint("run the command again"));
+        return Err(SandboxError::Replaced(exe).into());
     }
     Ok(exe)
 }
