@@ -43,6 +43,36 @@ pub fn ensure(ws: &Workspace) -> Result<()> {
     init(ws, &Sources::default()).map(|_| ())
 }
 
+/// Why the workspace cannot be made or a context repository cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// `path` has another remote than the one asked for (`url`).
+    #[error("{} has the remote {have} already", path.display())]
+    OtherRemote {
+        path: PathBuf,
+        have: String,
+        url: String,
+    },
+    #[error("cannot create {}: permission denied", .0.display())]
+    NoPermission(PathBuf),
+    #[error("{} is not writable", .0.display())]
+    NotWritable(PathBuf),
+    #[error("{} exists and is not a git repository", .0.display())]
+    NotARepository(PathBuf),
+    #[error("cannot clone {url}")]
+    Clone {
+        url: String,
+        #[source]
+        source: crate::git::cmd::GitError,
+    },
+    #[error("cannot reach {url}")]
+    Unreachable {
+        url: String,
+        #[source]
+        source: crate::git::cmd::GitError,
+    },
+}
+
 pub fn init(ws: &Workspace, sources: &Sources) -> Result<Report> {
     let mut report = Report::default();
     for dir in ws.layout_dirs() {
@@ -92,15 +122,12 @@ pub fn init(ws: &Workspace, sources: &Sources) -> Result<Report> {
     {
         if let (Some(url), Some(have)) = (url, crate::sync::remote_url(&path)) {
             if &have != url {
-                return Err(Error::failure(format!(
-                    "{} has the remote {have} already",
-                    path.display()
-                ))
-                .hint(format!(
-                    "to use {url} instead: git -C {} remote set-url {} {url}",
-                    path.display(),
-                    crate::sync::REMOTE
-                )));
+                return Err(InitError::OtherRemote {
+                    path: path.clone(),
+                    have,
+                    url: url.clone(),
+                }
+                .into());
             }
         }
     }
@@ -144,11 +171,7 @@ fn create_dir(dir: &Path) -> Result<()> {
     match fs::create_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(30) => {
-            Err(Error::failure(format!(
-                "cannot create {}: permission denied",
-                dir.display()
-            ))
-            .hint("set GIT_LOOP_HOME to a folder you can write, or fix the folder's permissions"))
+            Err(InitError::NoPermission(dir.to_path_buf()).into())
         }
         Err(e) => Err(Error::failure(format!("cannot create {}", dir.display())).with_source(e)),
     }
@@ -160,11 +183,7 @@ fn create_dir(dir: &Path) -> Result<()> {
                 let _ = fs::remove_file(&probe);
                 Ok(())
             }
-            Err(_) => Err(
-                Error::failure(format!("{} is not writable", dir.display())).hint(
-                    "set GIT_LOOP_HOME to a folder you can write, or fix the folder's permissions",
-                ),
-            ),
+            Err(_) => Err(InitError::NotWritable(dir.to_path_buf()).into()),
         }
     })
 }
@@ -181,11 +200,7 @@ fn refuse_non_repo(path: &Path) -> Result<()> {
             .map(|mut d| d.next().is_some())
             .unwrap_or(false)
     {
-        return Err(Error::failure(format!(
-            "{} exists and is not a git repository",
-            path.display()
-        ))
-        .hint("move it away, then run `git loop init` again"));
+        return Err(InitError::NotARepository(path.to_path_buf()).into());
     }
     Ok(())
 }
@@ -222,11 +237,14 @@ fn clone_into(
         if jailed {
             git = git.arg("--no-checkout");
         }
-        git.arg("--").arg(url).arg(&tmp).run().map_err(|e| {
-            Error::failure(format!("cannot clone {url}"))
-                .with_source(e)
-                .hint("check the URL and your access to it, then run `git loop init` again")
-        })?;
+        git.arg("--")
+            .arg(url)
+            .arg(&tmp)
+            .run()
+            .map_err(|source| InitError::Clone {
+                url: url.to_string(),
+                source,
+            })?;
         let empty = crate::sync::trunk_of(&tmp).is_none()
             || Git::in_dir(&tmp)
                 .args(["rev-parse", "--verify", "--quiet", "HEAD"])
@@ -289,10 +307,9 @@ fn adopt_remote(
     let remote_has_commits = Git::bare()
         .args(["ls-remote", "--heads", "--", url])
         .read()
-        .map_err(|e| {
-            Error::failure(format!("cannot reach {url}"))
-                .with_source(e)
-                .hint("check the URL and your access to it, then run `git loop init` again")
+        .map_err(|source| InitError::Unreachable {
+            url: url.to_string(),
+            source,
         })?
         .lines()
         .any(|l| !l.trim().is_empty());

@@ -23,20 +23,36 @@ pub fn is_inside_a_repository(path: &Path) -> bool {
     gix::discover(path).is_ok()
 }
 
+/// Why a repository cannot be a loop's origin, or cannot be found.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    #[error("{} is not in a git repository", path.display())]
+    NotARepository {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("{} is a bare repository; a loop needs one with a working tree", .0.display())]
+    Bare(PathBuf),
+    #[error("{} keeps its git folder outside its working tree ({})", workdir.display(), common.display())]
+    GitDirOutside { workdir: PathBuf, common: PathBuf },
+    /// A registered repository's link (`link`) whose target moved away.
+    #[error("repository '{name}' is missing: {} points at {}, which is not a git repository any more", link.display(), target.display())]
+    Missing {
+        name: String,
+        link: PathBuf,
+        target: PathBuf,
+    },
+}
+
 /// Finds the repository at or above `path`, refusing what a loop cannot start from.
 pub fn discover(path: &Path) -> Result<Found> {
-    let repo = gix::discover(path).map_err(|e| {
-        Error::usage(format!("{} is not in a git repository", path.display()))
-            .with_source(e)
-            .hint("run `git loop new` inside a repository, name one with --repo PATH,")
-            .hint("or make a loop without code with `git loop new --scratch TITLE`")
+    let repo = gix::discover(path).map_err(|e| RepoError::NotARepository {
+        path: path.to_path_buf(),
+        source: Box::new(e),
     })?;
     if repo.is_bare() {
-        return Err(Error::usage(format!(
-            "{} is a bare repository; a loop needs one with a working tree",
-            repo.git_dir().display()
-        ))
-        .hint("clone it (`git clone BARE work`) and run `git loop new` in the clone"));
+        return Err(RepoError::Bare(repo.git_dir().to_path_buf()).into());
     }
     let common = repo.common_dir().to_path_buf();
     let top = if common.file_name().is_some_and(|n| n == ".git") {
@@ -45,12 +61,11 @@ pub fn discover(path: &Path) -> Result<Found> {
         None
     };
     let Some(top) = top else {
-        return Err(Error::usage(format!(
-            "{} keeps its git folder outside its working tree ({})",
-            repo.workdir().unwrap_or(path).display(),
-            common.display()
-        ))
-        .hint("loops need the repository's `.git` folder inside its top-level folder"));
+        return Err(RepoError::GitDirOutside {
+            workdir: repo.workdir().unwrap_or(path).to_path_buf(),
+            common,
+        }
+        .into());
     };
     let top = fs::canonicalize(&top).unwrap_or(top);
     Ok(Found { top, repo })
@@ -306,13 +321,12 @@ pub fn check_link(ws: &Workspace, name: &str) -> Result<PathBuf> {
     if link.join(".git").is_dir() {
         return Ok(target);
     }
-    Err(Error::failure(format!(
-        "repository '{name}' is missing: {} points at {}, which is not a git repository any more",
-        link.display(),
-        target.display()
-    ))
-    .hint("move the repository back, or point the link at its new place:")
-    .hint(format!("ln -sfn NEW-PATH {}", link.display())))
+    Err(RepoError::Missing {
+        name: name.to_string(),
+        link: link.to_path_buf(),
+        target,
+    }
+    .into())
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@
 use crate::config::edit::EditError;
 use crate::create::NewError;
 use crate::error::{Error, ErrorKind};
+use crate::init::InitError;
 use crate::loops::LoopError;
+use crate::repos::RepoError;
 use crate::sandbox::SandboxError;
 
 impl From<LoopError> for Error {
@@ -188,6 +190,52 @@ impl From<SandboxError> for Error {
                 "run again; if it persists, report it (the proxy could not make its certificates)",
             ),
             SandboxError::Replaced(_) => unavailable.hint("run the command again"),
+        }
+    }
+}
+
+impl From<RepoError> for Error {
+    fn from(e: RepoError) -> Error {
+        let message = e.to_string();
+        match e {
+            RepoError::NotARepository { source, .. } => Error {
+                source: Some(source),
+                ..Error::usage(message)
+            }
+            .hint("run `git loop new` inside a repository, name one with --repo PATH,")
+            .hint("or make a loop without code with `git loop new --scratch TITLE`"),
+            RepoError::Bare(_) => Error::usage(message)
+                .hint("clone it (`git clone BARE work`) and run `git loop new` in the clone"),
+            RepoError::GitDirOutside { .. } => Error::usage(message)
+                .hint("loops need the repository's `.git` folder inside its top-level folder"),
+            RepoError::Missing { link, .. } => Error::failure(message)
+                .hint("move the repository back, or point the link at its new place:")
+                .hint(format!("ln -sfn NEW-PATH {}", link.display())),
+        }
+    }
+}
+
+impl From<InitError> for Error {
+    fn from(e: InitError) -> Error {
+        let message = e.to_string();
+        let writable =
+            "set GIT_LOOP_HOME to a folder you can write, or fix the folder's permissions";
+        let access = "check the URL and your access to it, then run `git loop init` again";
+        match e {
+            InitError::OtherRemote { path, url, .. } => Error::failure(message).hint(format!(
+                "to use {url} instead: git -C {} remote set-url {} {url}",
+                path.display(),
+                crate::sync::REMOTE
+            )),
+            InitError::NoPermission(_) | InitError::NotWritable(_) => {
+                Error::failure(message).hint(writable)
+            }
+            InitError::NotARepository(_) => {
+                Error::failure(message).hint("move it away, then run `git loop init` again")
+            }
+            InitError::Clone { source, .. } | InitError::Unreachable { source, .. } => {
+                Error::failure(message).with_source(source).hint(access)
+            }
         }
     }
 }
