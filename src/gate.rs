@@ -652,56 +652,65 @@ pub fn refusal(
     if refused == 0 && unaccepted.is_empty() {
         return Ok(None);
     }
-    let mut reasons = Vec::new();
-    if refused > 0 {
-        reasons.push(format!(
-            "{refused} thing{} that never land{}",
-            if refused == 1 { "" } else { "s" },
-            if refused == 1 { "s" } else { "" }
-        ));
-    }
-    if !unaccepted.is_empty() {
-        reasons.push(format!(
-            "{} policy change{} (.loopat/ or a symlink) not accepted",
-            unaccepted.len(),
-            if unaccepted.len() == 1 { "" } else { "s" }
-        ));
-    }
-    let mut e = Error::failure(format!(
-        "{what} of loop {id} refused: its branch carries {}",
-        reasons.join(" and ")
+    Ok(Some(
+        Refused {
+            what: what.to_string(),
+            id: id.to_string(),
+            refused,
+            secrets,
+            unscannable,
+            unaccepted,
+            retry: retry.to_string(),
+        }
+        .into(),
     ))
-    .hint("nothing was changed");
-    if secrets {
-        e = e
-            .hint(format!(
-                "take the secret out of the branch's history inside the loop (`git loop shell {id}`, \
-                 then `git rebase -i`): a later commit that deletes it still carries it"
-            ))
-            .hint(
-                "a false positive: add its exact value to the operator config: \
-                 git loop config set --operator guard.allow '[\"VALUE\"]'",
-            );
-    }
-    if unscannable {
-        e = e.hint(format!(
-            "gitlinks, nested .git folders and files too large to scan never land: take them \
-             out of the branch's history inside the loop (`git loop shell {id}`)"
-        ));
-    }
-    if !unaccepted.is_empty() {
-        let flags: Vec<String> = unaccepted
-            .iter()
-            .map(|p| format!("--accept-policy {}", shell_word(p)))
-            .collect();
-        e = e.hint(format!("review it first: git loop review {id}"));
-        e = e.hint(format!(
-            "to {what} it with these policy changes: {retry} {}",
-            flags.join(" ")
-        ));
-    }
-    Ok(Some(e))
 }
+
+/// A publish, merge or pr that the gate refused: how many things never land
+/// (`refused`: secrets, and gitlinks, nested repositories and files too large to scan,
+/// `unscannable`), and the policy changes not accepted (`unaccepted`, paths). `retry` is
+/// the command that would do it with the policy accepted. The command layer says what to
+/// do about each.
+#[derive(Debug)]
+pub struct Refused {
+    pub what: String,
+    pub id: String,
+    pub refused: usize,
+    pub secrets: bool,
+    pub unscannable: bool,
+    pub unaccepted: Vec<String>,
+    pub retry: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut reasons = Vec::new();
+        let refused = self.refused;
+        if refused > 0 {
+            reasons.push(format!(
+                "{refused} thing{} that never land{}",
+                if refused == 1 { "" } else { "s" },
+                if refused == 1 { "s" } else { "" }
+            ));
+        }
+        if !self.unaccepted.is_empty() {
+            reasons.push(format!(
+                "{} policy change{} (.loopat/ or a symlink) not accepted",
+                self.unaccepted.len(),
+                if self.unaccepted.len() == 1 { "" } else { "s" }
+            ));
+        }
+        write!(
+            f,
+            "{} of loop {} refused: its branch carries {}",
+            self.what,
+            self.id,
+            reasons.join(" and ")
+        )
+    }
+}
+
+impl std::error::Error for Refused {}
 
 /// What a refusal was about, as the cause of an error that is reported on one line
 /// (`autocommit --publish-notes` warns with it).
@@ -724,7 +733,7 @@ impl AtStake {
 }
 
 /// `s` quoted for a shell when it needs it (a hint the person may paste).
-fn shell_word(s: &str) -> String {
+pub fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@+,".contains(&b))

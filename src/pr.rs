@@ -23,6 +23,28 @@ pub struct Target {
     pub what: &'static str,
 }
 
+/// Why a pull request cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum PrError {
+    #[error("loop {0} started from a detached commit; no branch to open a pull request against")]
+    Detached(String),
+    #[error("loop {0} has no code or knowledge branch to propose")]
+    NothingToPropose(String),
+    /// The user's repository (`repo`, as they know it) has no remote.
+    #[error("{} has no remote to push {branch} to", repo.display())]
+    NoRemote { repo: PathBuf, branch: String },
+    #[error("cannot push {branch} to {remote}")]
+    Push {
+        branch: String,
+        remote: String,
+        #[source]
+        source: crate::git::cmd::GitError,
+    },
+    /// The forge's tool (`tool`) failed; the branch is pushed, `url` is where to open it.
+    #[error("{tool} could not open the pull request")]
+    Open { tool: String, url: String },
+}
+
 /// The repository and base branch of `rec`'s proposal: its code against the branch it
 /// started from, or a distill loop's knowledge against the knowledge trunk.
 pub fn target(ws: &Workspace, rec: &LoopRecord) -> Result<Target> {
@@ -30,10 +52,10 @@ pub fn target(ws: &Workspace, rec: &LoopRecord) -> Result<Target> {
     match (rec.kind, &rec.repo) {
         (Kind::Code, Some(repo)) => {
             loops::check_repo(ws, rec)?;
-            let base = rec.base_branch.clone().ok_or_else(|| {
-                Error::usage(format!("loop {id} started from a detached commit; no branch to open a pull request against"))
-                    .hint("merge it locally with `git loop merge ID --into BRANCH`")
-            })?;
+            let base = rec
+                .base_branch
+                .clone()
+                .ok_or_else(|| PrError::Detached(id.clone()))?;
             Ok(Target {
                 origin: ws.repo_link(repo),
                 base,
@@ -54,10 +76,7 @@ pub fn target(ws: &Workspace, rec: &LoopRecord) -> Result<Target> {
                 what: "knowledge",
             })
         }
-        _ => Err(Error::usage(format!(
-            "loop {id} has no code or knowledge branch to propose"
-        ))
-        .hint("publish its notes with `git loop publish`")),
+        _ => Err(PrError::NothingToPropose(id.clone()).into()),
     }
 }
 
@@ -75,24 +94,19 @@ pub fn push(origin: &Path, rec: &LoopRecord, insp: &gate::Inspection) -> Result<
         .ok_or_else(|| {
             // The user's own repository, not the workspace's link to it.
             let real = std::fs::canonicalize(origin).unwrap_or_else(|_| origin.to_path_buf());
-            Error::failure(format!(
-                "{} has no remote to push {} to",
-                real.display(),
-                rec.branch
-            ))
-            .hint(format!(
-                "add one: git -C {} remote add origin URL",
-                real.display()
-            ))
+            PrError::NoRemote {
+                repo: real,
+                branch: rec.branch.clone(),
+            }
         })?;
     Git::in_dir(origin)
         .args(["push", "--quiet", &remote])
         .arg(format!("{}:refs/heads/{}", insp.source, rec.branch))
         .run()
-        .map_err(|e| {
-            Error::failure(format!("cannot push {} to {remote}", rec.branch))
-                .with_source(e)
-                .hint("check your access to the remote, then run `git loop pr` again")
+        .map_err(|source| PrError::Push {
+            branch: rec.branch.clone(),
+            remote: remote.clone(),
+            source,
         })?;
     let url = Git::in_dir(origin)
         .args(["remote", "get-url", &remote])
@@ -170,12 +184,11 @@ pub fn open(
             .status()
             .map_err(|e| Error::failure(format!("cannot run {t}")).with_source(e))?;
         if !status.success() {
-            return Err(
-                Error::failure(format!("{t} could not open the pull request")).hint(format!(
-                    "the branch is pushed; open it by hand: {}",
-                    compare_url(url, base, &rec.branch).unwrap_or(url.to_string())
-                )),
-            );
+            return Err(PrError::Open {
+                tool: t.to_string(),
+                url: compare_url(url, base, &rec.branch).unwrap_or(url.to_string()),
+            }
+            .into());
         }
         return Ok(true);
     }
