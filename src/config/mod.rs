@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use crate::error::Error;
 use crate::sandbox::spec::NetMode;
 use check::{Part, Problem, Seg};
 pub use profile::SandboxProfile;
@@ -56,7 +55,7 @@ impl fmt::Display for Layer {
 }
 
 /// `path:line`, or the path alone.
-fn at(path: &Path, line: &Option<usize>) -> String {
+pub(crate) fn at(path: &Path, line: &Option<usize>) -> String {
     match line {
         Some(n) => format!("{}:{n}", path.display()),
         None => path.display().to_string(),
@@ -129,60 +128,6 @@ impl ConfigError {
                 suggestion: p.suggestion,
             },
         }
-    }
-}
-
-/// The user-facing error, with what to do about it.
-impl From<ConfigError> for Error {
-    fn from(e: ConfigError) -> Error {
-        let mut hints = Vec::new();
-        match &e {
-            ConfigError::Read { path, .. } | ConfigError::TooLarge { path } => {
-                hints.push(format!("fix or remove {}", path.display()))
-            }
-            ConfigError::Syntax { path, line, .. } => {
-                hints.push(format!("fix the TOML at {}", at(path, line)))
-            }
-            ConfigError::UnknownKey {
-                path,
-                line,
-                key,
-                suggestion,
-            } => {
-                match suggestion {
-                    Some(s) => hints.push(format!("did you mean `{s}`?")),
-                    None => hints.push(format!("known keys: {}", schema::known_keys().join(", "))),
-                }
-                hints.push(format!("fix or remove `{key}` at {}", at(path, line)));
-            }
-            ConfigError::BadValue {
-                path,
-                line,
-                key,
-                suggestion,
-                ..
-            } => {
-                if let Some(s) = suggestion {
-                    hints.push(format!("did you mean `{s}`?"));
-                }
-                if let Some(default) = schema::default_of(key) {
-                    hints.push(format!("the default is {key} = {default}"));
-                }
-                hints.push(format!("fix {key} at {}", at(path, line)));
-            }
-            ConfigError::UnknownProfile { known, .. } => {
-                hints.push(format!(
-                    "the profiles are the folders of knowledge/.loopat/sandboxes/ with a sandbox.toml: {}",
-                    known.join(", ")
-                ));
-            }
-        }
-        let mut err = Error::failure(e.to_string());
-        if matches!(e, ConfigError::Read { .. }) {
-            err = err.with_source(e);
-        }
-        err.hints = hints;
-        err
     }
 }
 

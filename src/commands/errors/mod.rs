@@ -5,6 +5,9 @@
 //! command line. A domain function that returns an [`Error`] converts its typed error
 //! with `?` or `.into()`, which runs the conversion below.
 
+mod config;
+mod vault;
+
 use crate::config::edit::EditError;
 use crate::create::NewError;
 use crate::error::{Error, ErrorKind};
