@@ -475,6 +475,7 @@ fn drop_refused(table: &mut Table, key: &str, entry: Option<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn layer(layer: Layer, text: &str) -> (Layer, PathBuf) {
         let dir = tempfile::tempdir().unwrap().keep();

@@ -105,6 +105,38 @@ pub enum SandboxError {
     Certificates(String),
     #[error("the git-loop binary {} was replaced while it ran", .0.display())]
     Replaced(PathBuf),
+    /// A folder or file of the loop that cannot be handed to the sandbox as it should be.
+    #[error("cannot give the sandbox {}", path.display())]
+    Confined {
+        path: PathBuf,
+        #[source]
+        source: crate::confined::ConfinedError,
+    },
+    #[error("{} is missing", .0.display())]
+    Missing(PathBuf),
+    #[error("the grant {} is not what was granted any more (it was moved or replaced)", .0.display())]
+    GrantMoved(PathBuf),
+    /// A loop repository's git folder (`git_dir`) that is not a plain folder any more.
+    #[error("the {role} repository of loop {id} cannot be used")]
+    LoopRepository {
+        role: &'static str,
+        id: String,
+        git_dir: PathBuf,
+        #[source]
+        source: crate::confined::ConfinedError,
+    },
+    #[error(
+        "vault {0} has files, which only the sandbox can deliver without writing them to disk"
+    )]
+    FilesOnHost(String),
+    #[error("the sandbox's limits cannot be enforced here")]
+    Limits(#[source] limits::LimitError),
+    #[error("cannot run {program}")]
+    HostCommand {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The backend to use, or the refusal (exit 3) with the probe's findings and fixes.

@@ -84,11 +84,7 @@ pub fn run(
     };
     if backend == Backend::None {
         if !delivery.files.is_empty() {
-            return Err(Error::failure(format!(
-                "vault {} has files, which only the sandbox can deliver without writing them to disk",
-                rec.vault
-            ))
-            .hint("run with the sandbox (drop --backend none), or use a vault without file entries"));
+            return Err(SandboxError::FilesOnHost(rec.vault.clone()).into());
         }
         return run_on_host(report, ws, rec, &spec, req, &delivery.env);
     }
@@ -204,12 +200,13 @@ pub fn run(
         _ => None,
     };
     let cgroup_name = limits::run_cgroup_name(&rec.id);
-    let applied = limits::apply(&spec.limits, &cgroup_name, &limits::CgroupHost::read(), inputs.is_root).map_err(|e| {
-        Error::new(ErrorKind::SandboxUnavailable, "the sandbox's limits cannot be enforced here")
-            .with_source(e)
-            .hint("run as a user with a delegated cgroup (systemd-run --user --scope -p Delegate=yes git loop ...)")
-            .hint("or set `[limits] enforce = \"best-effort\"` in the operator config to run without caps")
-    })?;
+    let applied = limits::apply(
+        &spec.limits,
+        &cgroup_name,
+        &limits::CgroupHost::read(),
+        inputs.is_root,
+    )
+    .map_err(SandboxError::Limits)?;
     let net_label = match &spec.egress {
         Some(e) => format!("proxy ({} domains)", e.domains),
         None => spec.net.as_str().to_string(),
@@ -401,10 +398,9 @@ pub(super) fn run_on_host(
         }))
         .current_dir(&cwd)
         .status()
-        .map_err(|e| {
-            Error::failure(format!("cannot run {program}"))
-                .with_source(e)
-                .hint("check the command's name and that it is installed")
+        .map_err(|source| SandboxError::HostCommand {
+            program: program.to_string(),
+            source,
         })?;
     finish(report, ws, rec, status, None, started, "none")
 }

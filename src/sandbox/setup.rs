@@ -45,16 +45,13 @@ pub(super) fn confined_fd(
     left_out: &mut Vec<String>,
 ) -> Result<Option<std::os::fd::OwnedFd>> {
     use crate::confined::Tree;
-    let cannot = |root: &std::path::Path,
-                  rel: &std::path::Path,
-                  e: crate::confined::ConfinedError| {
-        Error::new(
-            ErrorKind::Failure,
-            format!("cannot give the sandbox {}", root.join(rel).display()),
-        )
-        .with_source(e)
-        .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace")
-    };
+    let cannot =
+        |root: &std::path::Path, rel: &std::path::Path, e: crate::confined::ConfinedError| {
+            Error::from(super::SandboxError::Confined {
+                path: root.join(rel),
+                source: e,
+            })
+        };
     match m {
         spec::Mount::Confined {
             root,
@@ -85,10 +82,7 @@ pub(super) fn confined_fd(
                     Ok(Some(fd))
                 }
                 None if *optional => Ok(None),
-                None => Err(
-                    Error::failure(format!("{} is missing", root.join(rel).display()))
-                        .hint("`git loop doctor` checks the workspace"),
-                ),
+                None => Err(super::SandboxError::Missing(root.join(rel)).into()),
             }
         }
         spec::Mount::OwnFile {
@@ -149,14 +143,7 @@ pub(super) fn check_grant_source(
     let dir = nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
         .contains(nix::sys::stat::SFlag::S_IFDIR);
     if dir != expect.dir || stat.st_dev != expect.dev || stat.st_ino != expect.ino {
-        return Err(Error::failure(format!(
-            "the grant {} is not what was granted any more (it was moved or replaced)",
-            path.display()
-        ))
-        .hint(format!(
-            "look at what is there now; if it is right, grant it again: git loop grant ID --ro|--rw {}",
-            path.display()
-        )));
+        return Err(super::SandboxError::GrantMoved(path.to_path_buf()).into());
     }
     Ok(())
 }
@@ -180,16 +167,13 @@ pub(super) fn prepare_repos(
             .strip_prefix(&loop_dir)
             .expect("a loop's repositories are in its folder")
             .join(".git");
-        let bad = |e: crate::confined::ConfinedError| {
-            Error::failure(format!(
-                "the {} repository of loop {} cannot be used",
-                pair.role, rec.id
-            ))
-            .with_source(e)
-            .hint(format!(
-                "look at {} (a sandbox may have replaced it)",
-                pair.clone_git_dir().display()
-            ))
+        let bad = |source: crate::confined::ConfinedError| {
+            Error::from(super::SandboxError::LoopRepository {
+                role: pair.role,
+                id: rec.id.clone(),
+                git_dir: pair.clone_git_dir(),
+                source,
+            })
         };
         match tree.kind(&git).map_err(bad)? {
             Some(Kind::Dir) => {}

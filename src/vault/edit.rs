@@ -15,6 +15,7 @@ use std::process::Command;
 use zeroize::Zeroizing;
 
 use crate::error::{Context, Error, Result};
+use crate::vault::VaultError;
 
 /// A private folder on a tmpfs holding one plaintext file; removed on drop.
 pub struct PrivateCopy {
@@ -110,10 +111,7 @@ fn private_tmpfs() -> Result<PathBuf> {
             return Ok(dir);
         }
     }
-    Err(
-        Error::failure("no tmpfs for the plaintext copy: neither $XDG_RUNTIME_DIR nor /dev/shm is one")
-            .hint("set XDG_RUNTIME_DIR to a tmpfs folder you own (e.g. /run/user/$(id -u)); git loop never writes plaintext to a disk"),
-    )
+    Err(VaultError::NoTmpfs.into())
 }
 
 /// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`, split on white space (a
@@ -136,10 +134,9 @@ pub fn run_editor(file: &Path) -> Result<()> {
         .args(&argv[1..])
         .arg(file)
         .spawn()
-        .map_err(|e| {
-            Error::failure(format!("cannot start the editor `{}`", argv.join(" ")))
-                .with_source(e)
-                .hint("set EDITOR (or VISUAL) to an editor on your PATH")
+        .map_err(|source| VaultError::EditorStart {
+            command: argv.join(" "),
+            source,
         })?;
     // SAFETY: installing SIG_IGN (and restoring the previous disposition) runs no code
     // in a signal handler; the child was spawned before, so it keeps the default.
@@ -151,11 +148,11 @@ pub fn run_editor(file: &Path) -> Result<()> {
     }
     let status = status.context(|| format!("cannot wait for the editor `{}`", argv.join(" ")))?;
     if !status.success() {
-        return Err(Error::failure(format!(
-            "the editor `{}` failed ({status}); nothing was changed",
-            argv.join(" ")
-        ))
-        .hint("fix the editor command in EDITOR, or save and quit normally to keep changes"));
+        return Err(VaultError::EditorFailed {
+            command: argv.join(" "),
+            status: status.to_string(),
+        }
+        .into());
     }
     Ok(())
 }

@@ -162,6 +162,16 @@ pub enum VaultError {
     /// A vault that exists, which your identity cannot open (a warning at `vault init`).
     #[error("vault '{vault}' exists and your identity is not one of its recipients")]
     NotAMember { vault: String, recipient: String },
+    #[error("no tmpfs for the plaintext copy: neither $XDG_RUNTIME_DIR nor /dev/shm is one")]
+    NoTmpfs,
+    #[error("cannot start the editor `{command}`")]
+    EditorStart {
+        command: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("the editor `{command}` failed ({status}); nothing was changed")]
+    EditorFailed { command: String, status: String },
     #[error("cannot encrypt for vault '{vault}': {reason}")]
     Encrypt { vault: String, reason: String },
 }

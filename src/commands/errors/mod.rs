@@ -195,6 +195,32 @@ impl From<SandboxError> for Error {
                 "run again; if it persists, report it (the proxy could not make its certificates)",
             ),
             SandboxError::Replaced(_) => unavailable.hint("run the command again"),
+            SandboxError::Confined { source, .. } => Error::failure(message)
+                .with_source(source)
+                .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace"),
+            SandboxError::Missing(_) => {
+                Error::failure(message).hint("`git loop doctor` checks the workspace")
+            }
+            SandboxError::GrantMoved(path) => Error::failure(message).hint(format!(
+                "look at what is there now; if it is right, grant it again: git loop grant ID --ro|--rw {}",
+                path.display()
+            )),
+            SandboxError::LoopRepository {
+                git_dir, source, ..
+            } => Error::failure(message).with_source(source).hint(format!(
+                "look at {} (a sandbox may have replaced it)",
+                git_dir.display()
+            )),
+            SandboxError::FilesOnHost(_) => Error::failure(message).hint(
+                "run with the sandbox (drop --backend none), or use a vault without file entries",
+            ),
+            SandboxError::Limits(source) => unavailable
+                .with_source(source)
+                .hint("run as a user with a delegated cgroup (systemd-run --user --scope -p Delegate=yes git loop ...)")
+                .hint("or set `[limits] enforce = \"best-effort\"` in the operator config to run without caps"),
+            SandboxError::HostCommand { source, .. } => Error::failure(message)
+                .with_source(source)
+                .hint("check the command's name and that it is installed"),
         }
     }
 }

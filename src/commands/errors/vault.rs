@@ -169,6 +169,18 @@ impl From<VaultError> for Error {
                     "ask a member to run `git loop vault recipients {vault} add {recipient}` and `git loop vault rekey {vault}`"
                 )],
             ),
+            V::NoTmpfs => (
+                ErrorKind::Failure,
+                vec!["set XDG_RUNTIME_DIR to a tmpfs folder you own (e.g. /run/user/$(id -u)); git loop never writes plaintext to a disk".into()],
+            ),
+            V::EditorStart { .. } => (
+                ErrorKind::Failure,
+                vec!["set EDITOR (or VISUAL) to an editor on your PATH".into()],
+            ),
+            V::EditorFailed { .. } => (
+                ErrorKind::Failure,
+                vec!["fix the editor command in EDITOR, or save and quit normally to keep changes".into()],
+            ),
             V::Encrypt { vault, .. } => (
                 ErrorKind::Failure,
                 vec![format!(
@@ -182,7 +194,8 @@ impl From<VaultError> for Error {
         // variant has said everything in its message.
         if let V::Io { source, .. }
         | V::UnreadableIdentity { source, .. }
-        | V::LegacyLeft(_, source) = err
+        | V::LegacyLeft(_, source)
+        | V::EditorStart { source, .. } = err
         {
             out = out.with_source(source);
         }
