@@ -17,6 +17,20 @@ use crate::workspace::Workspace;
 /// L1: sandbox boundaries, paths, memory model, publish workflow.
 pub const DOCTRINE: &str = include_str!("../templates/CLAUDE.md");
 
+/// Why the agent's program cannot be given to the sandbox.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("the agent command '{0}' is not installed (not on PATH)")]
+    NotInstalled(String),
+    /// Its install folder is (or holds) `what`, which binding it would show the sandbox.
+    #[error("the agent {} is installed in {}, which is (or holds) {what}: binding it would show the sandbox more than the agent", binary.display(), folder.display())]
+    SharedFolder {
+        binary: PathBuf,
+        folder: PathBuf,
+        what: String,
+    },
+}
+
 /// The doctrine of a special loop kind.
 pub fn kind_doctrine(kind: Kind) -> Option<&'static str> {
     match kind {
@@ -221,11 +235,7 @@ pub fn locate(program: &str) -> Result<(PathBuf, Option<PathBuf>)> {
         crate::sandbox::probe::which(program, &path)
     };
     let Some(found) = found else {
-        return Err(Error::failure(format!(
-            "the agent command '{program}' is not installed (not on PATH)"
-        ))
-        .hint("install it (Claude Code: npm install -g @anthropic-ai/claude-code; Codex: npm install -g @openai/codex)")
-        .hint("or choose another agent: git loop config set agent.command '[\"codex\"]'"));
+        return Err(AgentError::NotInstalled(program.to_string()).into());
     };
     let real = fs::canonicalize(&found).unwrap_or(found);
     let folder = install_folder(&real);
@@ -271,12 +281,12 @@ fn refuse_broad_folder(folder: &Path, binary: &Path) -> Result<()> {
             path.starts_with(folder)
         };
         if holds {
-            return Err(Error::failure(format!(
-                "the agent {} is installed in {}, which is (or holds) {what}: binding it would show the sandbox more than the agent",
-                binary.display(),
-                folder.display()
-            ))
-            .hint("install the agent in a folder of its own (npm install -g, or ~/.local/bin with its files in a folder of their own)"));
+            return Err(AgentError::SharedFolder {
+                binary: binary.to_path_buf(),
+                folder: folder.to_path_buf(),
+                what: what.to_string(),
+            }
+            .into());
         }
     }
     Ok(())

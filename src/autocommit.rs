@@ -58,6 +58,32 @@ fn rejected(dir: &Path, paths: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Why a loop's or the personal repository's changes were not committed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// git's commit inside loop `id` failed (its message, made visible).
+    #[error("the commit in the {role} repository failed: {stderr}")]
+    InLoop {
+        role: &'static str,
+        id: String,
+        stderr: String,
+    },
+    /// Repositories of loop `id` with a merge, rebase or the like in progress.
+    #[error("the {} repository of loop {id} was not committed", roles.join(" and "))]
+    Busy {
+        roles: Vec<&'static str>,
+        id: String,
+    },
+    /// The personal repository (`dir`) has an operation in progress (`why`).
+    #[error("not committed, {why}")]
+    PersonalBusy {
+        why: String,
+        dir: std::path::PathBuf,
+    },
+    #[error("the commit failed: {0}")]
+    Personal(String),
+}
+
 pub fn commit_loop(report: &mut dyn Report, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     loops::check_repo(ws, rec)?;
     // A git lock file that no live run of the loop can own is a leftover of a killed git
@@ -123,12 +149,12 @@ pub fn commit_loop(report: &mut dyn Report, ws: &Workspace, rec: &LoopRecord) ->
         let out = task::in_loop(&rec.id, "work", &command, task::Bound::DEFAULT)?;
         crate::failpoint::hit("autocommit:committed");
         if !out.success() {
-            return Err(Error::failure(format!(
-                "the commit in the {} repository failed: {}",
-                pair.role,
-                terminal::shown(&out.stderr_text())
-            ))
-            .hint(format!("look with `git loop shell {}`", rec.id)));
+            return Err(CommitError::InLoop {
+                role: pair.role,
+                id: rec.id.clone(),
+                stderr: terminal::shown(&out.stderr_text()).to_string(),
+            }
+            .into());
         }
         report.status(&format!(
             "{} {}: committed {} path{}",
@@ -143,15 +169,11 @@ pub fn commit_loop(report: &mut dyn Report, ws: &Workspace, rec: &LoopRecord) ->
     loops::import(ws, rec)?;
     crate::failpoint::hit("autocommit:imported");
     if !skipped.is_empty() {
-        return Err(Error::failure(format!(
-            "the {} repository of loop {} was not committed",
-            skipped.join(" and "),
-            rec.id
-        ))
-        .hint(format!(
-            "finish or abort what is in progress with `git loop shell {}`",
-            rec.id
-        )));
+        return Err(CommitError::Busy {
+            roles: skipped,
+            id: rec.id.clone(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -184,8 +206,11 @@ pub fn commit_personal(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
         }
     }
     if let Some(why) = busy(&git_dir) {
-        return Err(Error::failure(format!("not committed, {why}"))
-            .hint(format!("finish or abort it in {}", dir.display())));
+        return Err(CommitError::PersonalBusy {
+            why: why.to_string(),
+            dir: dir.clone(),
+        }
+        .into());
     }
     let (changes, gitlinks) = loops::personal_changes(&dir)?;
     if changes.is_empty() && gitlinks.is_empty() {
@@ -249,11 +274,9 @@ pub fn commit_personal(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
             bound: task::Bound::DEFAULT,
         })?;
         if !out.success() {
-            return Err(Error::failure(format!(
-                "the commit failed: {}",
-                terminal::shown(&out.stderr_text())
-            ))
-            .hint("look with `git status` in the personal repository, or `git loop doctor`"));
+            return Err(
+                CommitError::Personal(terminal::shown(&out.stderr_text()).to_string()).into(),
+            );
         }
     }
     report.status(&format!(

@@ -8,7 +8,7 @@ use std::io::{Read, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Context, Error, Result};
+use crate::error::{Context, Result};
 use crate::git::cmd::Git;
 use crate::sandbox::Request;
 
@@ -33,24 +33,30 @@ impl Drop for Cleanup {
 
 /// The demo's folder: `dir` when it is new or empty (the demo removes it at the end), or a
 /// new folder under the temporary folder; made, and returned canonical.
+/// Why the demo cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("cannot read {}", .0.display())]
+    Unreadable(PathBuf, #[source] std::io::Error),
+    #[error("{} is not empty, and the demo removes its folder at the end", .0.display())]
+    NotEmpty(PathBuf),
+    #[error("cannot create {}", .0.display())]
+    Uncreatable(PathBuf, #[source] std::io::Error),
+    /// A step of the demo (`git loop ARGS`) failed; its message is above.
+    #[error("git loop {args} failed in the demo ({status})")]
+    Step { args: String, status: String },
+}
+
 pub fn folder(dir: Option<&Path>) -> Result<PathBuf> {
     let root = match dir {
         Some(d) => {
             let empty = match fs::read_dir(d) {
                 Ok(mut entries) => entries.next().is_none(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-                Err(e) => {
-                    return Err(Error::failure(format!("cannot read {}", d.display()))
-                        .with_source(e)
-                        .hint("give a new folder: git loop demo --dir DIR"))
-                }
+                Err(e) => return Err(DemoError::Unreadable(d.to_path_buf(), e).into()),
             };
             if !empty {
-                return Err(Error::usage(format!(
-                    "{} is not empty, and the demo removes its folder at the end",
-                    d.display()
-                ))
-                .hint("give a new or empty folder: git loop demo --dir DIR"));
+                return Err(DemoError::NotEmpty(d.to_path_buf()).into());
             }
             d.to_path_buf()
         }
@@ -59,11 +65,7 @@ pub fn folder(dir: Option<&Path>) -> Result<PathBuf> {
             rand::random::<u32>() & 0xffffff
         )),
     };
-    fs::create_dir_all(&root).map_err(|e| {
-        Error::failure(format!("cannot create {}", root.display()))
-            .with_source(e)
-            .hint("give a folder you can write to: git loop demo --dir DIR")
-    })?;
+    fs::create_dir_all(&root).map_err(|e| DemoError::Uncreatable(root.clone(), e))?;
     fs::canonicalize(&root).context(|| format!("cannot resolve {}", root.display()))
 }
 
@@ -139,11 +141,11 @@ pub fn git_loop(root: &Path, ws_root: &Path, args: &[&str]) -> Result<()> {
         .status()
         .context(|| format!("cannot run {}", exe.display()))?;
     if !status.success() {
-        return Err(Error::failure(format!(
-            "git loop {} failed in the demo ({status})",
-            args.join(" ")
-        ))
-        .hint("its message is above; `git loop doctor` checks the machine"));
+        return Err(DemoError::Step {
+            args: args.join(" "),
+            status: status.to_string(),
+        }
+        .into());
     }
     Ok(())
 }

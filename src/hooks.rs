@@ -156,18 +156,28 @@ fn interpreter_name(interpreter: &str) -> String {
 /// The folder git runs `repo`'s hooks from: `core.hooksPath` when set, else the hooks
 /// folder of the repository's (common) git dir. `repo` is one the user trusts (their
 /// personal or a context repository), so asking git is safe.
+/// Why git loop's lines cannot be put into a repository's hook.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("cannot find the hooks folder of {}", .0.display())]
+    NoHooksFolder(PathBuf, #[source] crate::git::cmd::GitError),
+    #[error("the {hook} hook {} is a symlink, managed elsewhere", path.display())]
+    Symlink { hook: &'static str, path: PathBuf },
+    /// The hook's file holds git loop's markers in a way they cannot be updated.
+    #[error("cannot add git loop's lines to {}", path.display())]
+    Markers {
+        hook: &'static str,
+        path: PathBuf,
+        #[source]
+        source: MarkerError,
+    },
+}
+
 pub fn hooks_dir(repo: &Path) -> Result<PathBuf> {
     let out = Git::in_dir(repo)
         .args(["rev-parse", "--git-path", "hooks"])
         .read()
-        .map_err(|e| {
-            Error::failure(format!(
-                "cannot find the hooks folder of {}",
-                repo.display()
-            ))
-            .with_source(e)
-            .hint("is it a git repository? git loop doctor checks the workspace")
-        })?;
+        .map_err(|e| HookError::NoHooksFolder(repo.to_path_buf(), e))?;
     let path = PathBuf::from(out.trim_end_matches('\n'));
     Ok(if path.is_absolute() {
         path
@@ -182,15 +192,11 @@ pub fn install(repo: &Path, hook: Hook) -> Result<Installed> {
     let path = dir.join(hook.name);
     let existing = match fs::symlink_metadata(&path) {
         Ok(m) if m.file_type().is_symlink() => {
-            return Err(Error::failure(format!(
-                "the {} hook {} is a symlink, managed elsewhere",
-                hook.name,
-                path.display()
-            ))
-            .hint(format!(
-                "add the line `git-loop hook {} \"$@\" || exit $?` to the script it points at",
-                hook.name
-            )))
+            return Err(HookError::Symlink {
+                hook: hook.name,
+                path,
+            }
+            .into())
         }
         Ok(_) => {
             Some(fs::read_to_string(&path).context(|| format!("cannot read {}", path.display()))?)
@@ -200,13 +206,12 @@ pub fn install(repo: &Path, hook: Hook) -> Result<Installed> {
             return Err(Error::failure(format!("cannot read {}", path.display())).with_source(e))
         }
     };
-    let text = with_block(existing.as_deref(), block(hook.script)).map_err(|e| {
-        Error::failure(format!("cannot add git loop's lines to {}", path.display()))
-            .with_source(e)
-            .hint(format!(
-                "call `git-loop hook {} \"$@\"` from it yourself",
-                hook.name
-            ))
+    let text = with_block(existing.as_deref(), block(hook.script)).map_err(|source| {
+        HookError::Markers {
+            hook: hook.name,
+            path: path.clone(),
+            source,
+        }
     })?;
     let result = match &existing {
         Some(old) if *old == text => return Ok(Installed::Unchanged(path)),

@@ -53,11 +53,21 @@ impl HostPaths {
     }
 }
 
+/// Why the workspace's place or its user cannot be told.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("HOME is not set")]
+    NoHome,
+    #[error("cannot tell who the user is")]
+    NoUser,
+    #[error("user name '{0}' cannot name a folder")]
+    BadUser(String),
+}
+
 fn home_dir() -> Result<PathBuf> {
     match std::env::var_os("HOME") {
         Some(h) if !h.is_empty() => Ok(PathBuf::from(h)),
-        _ => Err(Error::failure("HOME is not set")
-            .hint("set HOME, or set GIT_LOOP_HOME to the workspace folder")),
+        _ => Err(WorkspaceError::NoHome.into()),
     }
 }
 
@@ -92,15 +102,9 @@ pub fn current_user() -> Result<String> {
     let user = from_env("GIT_LOOP_USER")
         .or_else(|| from_env("USER"))
         .or_else(login_name)
-        .ok_or_else(|| {
-            Error::failure("cannot tell who the user is")
-                .hint("set GIT_LOOP_USER to your user name")
-        })?;
+        .ok_or(WorkspaceError::NoUser)?;
     if !valid_user_name(&user) {
-        return Err(
-            Error::usage(format!("user name '{user}' cannot name a folder"))
-                .hint("set GIT_LOOP_USER to a name of letters, digits, '.', '_' or '-'"),
-        );
+        return Err(WorkspaceError::BadUser(user).into());
     }
     Ok(user)
 }

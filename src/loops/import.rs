@@ -140,63 +140,54 @@ pub fn import_with(ws: &Workspace, rec: &LoopRecord, origins: &mut Origins) -> R
         // removed when nothing of the loop that could hold it runs (its owner is then
         // provably gone, as for every lock file gitlocks.rs judges).
         let _ = crate::gitlocks::remove_stale_loop_ref_lock(ws, &pair.origin_git_dir(), &rec.id);
-        import_pair(&pair, &rec.branch, origins, &limits).map_err(|e| {
-            let mut hints = Vec::new();
-            match &e {
-                ImportError::HashMismatch { .. } => hints.push(
-                    "the loop's repository holds a corrupt object; nothing of it reached the origin"
-                        .to_string(),
-                ),
-                ImportError::AlternatesTampered { .. } => hints.push(format!(
-                    "restore {}/objects/info/alternates or remove the loop",
-                    pair.clone_git_dir().display()
-                )),
-                ImportError::ObjectTooLarge { size, .. } => {
-                    hints.push(format!(
-                        "the host inflates no object larger than import.max_object_size; to let this one in, raise it in the operator config ({}): [import] max_object_size = \"{}M\"",
-                        operator_config_shown(),
-                        size.div_ceil(1 << 20)
-                    ));
-                    hints.push(format!(
-                        "or drop the object from {} inside the loop (`git loop shell {}`); nothing of it reached the origin",
-                        rec.branch, rec.id
-                    ));
-                }
-                ImportError::PacksTooLarge { size, .. } => hints.push(format!(
-                    "the host holds no more than import.max_pack_size of a loop's packs in memory; raise it in the operator config ({}): [import] max_pack_size = \"{}M\"",
-                    operator_config_shown(),
-                    size.div_ceil(1 << 20)
-                )),
-                ImportError::Unsafe { .. } | ImportError::TooLarge { .. } => {
-                    hints.push(tampered_hint(rec))
-                }
-                _ => hints.push("`git loop doctor` checks the workspace".to_string()),
-            }
-            let mut err = Error::failure(format!(
-                "cannot import {} of loop {} into {}",
-                rec.branch,
-                rec.id,
-                pair.origin.display()
-            ))
-            .with_source(e);
-            for hint in hints {
-                err = err.hint(hint);
-            }
-            err
+        import_pair(&pair, &rec.branch, origins, &limits).map_err(|source| ReadError::Import {
+            branch: rec.branch.clone(),
+            id: rec.id.clone(),
+            origin: pair.origin.clone(),
+            git_dir: pair.clone_git_dir(),
+            source,
         })?;
     }
     Ok(())
 }
 
 /// What to do about a loop repository that holds something git-loop refuses to read.
-pub(super) fn tampered_hint(rec: &LoopRecord) -> String {
-    format!(
-        "a sandbox can write the loop's repositories: look at what is there with `git loop shell {}`, or remove the loop with `git loop rm --force {}`",
-        rec.id, rec.id
-    )
+/// Why a loop's repositories, or the personal repository's files, could not be read or
+/// imported. Every one of them is in a tree a sandbox can write.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A branch of loop `id` that could not be brought into its origin; `git_dir` is the
+    /// loop repository's git folder.
+    #[error("cannot import {branch} of loop {id} into {}", origin.display())]
+    Import {
+        branch: String,
+        id: String,
+        origin: PathBuf,
+        git_dir: PathBuf,
+        #[source]
+        source: ImportError,
+    },
+    /// A loop's worktree.
+    #[error("cannot read {}", .0.display())]
+    Worktree(PathBuf, #[source] objects::GitReadError),
+    /// The personal repository's files.
+    #[error("cannot read {}", .0.display())]
+    Personal(PathBuf, #[source] objects::GitReadError),
+    /// An origin repository (git-loop's own).
+    #[error("cannot read {}", .0.display())]
+    Origin(PathBuf, #[source] objects::GitReadError),
+    /// The branches of loop `id`'s repository at `path`.
+    #[error("cannot read {}", path.display())]
+    Branches {
+        path: PathBuf,
+        id: String,
+        #[source]
+        source: objects::GitReadError,
+    },
 }
 
-pub(super) fn operator_config_shown() -> String {
+/// The operator config's path as the user would type it.
+pub fn operator_config_shown() -> String {
     crate::workspace::HostPaths::from_env()
         .map(|h| h.operator_config.display().to_string())
         .unwrap_or_else(|_| "$XDG_CONFIG_HOME/git-loop/config.toml".into())
@@ -275,14 +266,7 @@ pub fn worktree_changes(pair: &RepoPair) -> Result<Vec<String>> {
         let origin = shared_origin(&origin)?;
         objects::worktree_changes(&worktree, &origin, &limits, interrupt)
     })
-    .map_err(|e| {
-        Error::failure(format!("cannot read {}", pair.clone.display()))
-            .with_source(e)
-            .hint(format!(
-                "a sandbox can write {}: look at what is there, or remove the loop with `git loop rm --force`",
-                pair.clone.display()
-            ))
-    })
+    .map_err(|e| ReadError::Worktree(pair.clone.clone(), e).into())
 }
 
 /// The personal repository's changed paths and its gitlinks (see [`objects::gitlinks`]).
@@ -298,14 +282,7 @@ pub fn personal_changes(dir: &Path) -> Result<(Vec<String>, Vec<String>)> {
         let gitlinks = objects::gitlinks(&worktree, &repo, &limits, interrupt)?;
         Ok((changes, gitlinks))
     })
-    .map_err(|e| {
-        Error::failure(format!("cannot read {}", dir.display()))
-            .with_source(e)
-            .hint(format!(
-                "a sandbox can write the files of {}: look at what is there",
-                dir.display()
-            ))
-    })
+    .map_err(|e| ReadError::Personal(dir.to_path_buf(), e).into())
 }
 
 /// An origin opened once per process for the reads of loops' worktrees, which run on

@@ -93,11 +93,7 @@ pub(super) fn branch_status(
     start: Option<String>,
     origins: &mut Origins,
 ) -> Result<BranchStatus> {
-    let err = |e: objects::GitReadError| {
-        Error::failure(format!("cannot read {}", pair.origin.display()))
-            .with_source(e)
-            .hint("`git loop doctor` checks the workspace")
-    };
+    let err = |e: objects::GitReadError| Error::from(ReadError::Origin(pair.origin.clone(), e));
     let (repo, graph) = origins.get_with_graph(&pair.origin).map_err(err)?;
     let against = match against {
         Some(b) => Some(b),
@@ -158,10 +154,10 @@ pub fn local_only_work(ws: &Workspace, rec: &LoopRecord) -> Result<Vec<String>> 
         let branches = objects::within(limits.read_timeout, &git_dir.clone(), move |_| {
             objects::loop_branches(&git_dir, hash_kind, &limits)
         })
-        .map_err(|e| {
-            Error::failure(format!("cannot read {}", pair.clone.display()))
-                .with_source(e)
-                .hint(tampered_hint(rec))
+        .map_err(|source| ReadError::Branches {
+            path: pair.clone.clone(),
+            id: rec.id.clone(),
+            source,
         })?;
         for (name, tip) in branches {
             if !origin.has_object(tip) {

@@ -8,15 +8,21 @@
 mod config;
 mod vault;
 
+use crate::agent::AgentError;
+use crate::autocommit::CommitError;
 use crate::config::edit::EditError;
 use crate::create::NewError;
+use crate::demo::DemoError;
 use crate::error::{Error, ErrorKind};
 use crate::gate::{self, Refused};
+use crate::git::objects::ImportError;
+use crate::hooks::HookError;
 use crate::init::InitError;
-use crate::loops::LoopError;
+use crate::loops::{operator_config_shown, LoopError, ReadError};
 use crate::pr::PrError;
 use crate::repos::RepoError;
 use crate::sandbox::SandboxError;
+use crate::workspace::WorkspaceError;
 
 impl From<LoopError> for Error {
     fn from(e: LoopError) -> Error {
@@ -328,6 +334,161 @@ impl From<PrError> for Error {
                 .hint("check your access to the remote, then run `git loop pr` again"),
             PrError::Open { url, .. } => Error::failure(message)
                 .hint(format!("the branch is pushed; open it by hand: {url}")),
+        }
+    }
+}
+
+/// A sandbox can write every tree these read: the hints say so.
+impl From<ReadError> for Error {
+    fn from(e: ReadError) -> Error {
+        let message = e.to_string();
+        let tampered = |id: &str| {
+            format!(
+                "a sandbox can write the loop's repositories: look at what is there with `git loop shell {id}`, or remove the loop with `git loop rm --force {id}`"
+            )
+        };
+        match e {
+            ReadError::Import {
+                branch,
+                id,
+                git_dir,
+                source,
+                ..
+            } => {
+                let hints = match &source {
+                    ImportError::HashMismatch { .. } => vec![
+                        "the loop's repository holds a corrupt object; nothing of it reached the origin"
+                            .to_string(),
+                    ],
+                    ImportError::AlternatesTampered { .. } => vec![format!(
+                        "restore {}/objects/info/alternates or remove the loop",
+                        git_dir.display()
+                    )],
+                    ImportError::ObjectTooLarge { size, .. } => vec![
+                        format!(
+                            "the host inflates no object larger than import.max_object_size; to let this one in, raise it in the operator config ({}): [import] max_object_size = \"{}M\"",
+                            operator_config_shown(),
+                            size.div_ceil(1 << 20)
+                        ),
+                        format!(
+                            "or drop the object from {branch} inside the loop (`git loop shell {id}`); nothing of it reached the origin"
+                        ),
+                    ],
+                    ImportError::PacksTooLarge { size, .. } => vec![format!(
+                        "the host holds no more than import.max_pack_size of a loop's packs in memory; raise it in the operator config ({}): [import] max_pack_size = \"{}M\"",
+                        operator_config_shown(),
+                        size.div_ceil(1 << 20)
+                    )],
+                    ImportError::Unsafe { .. } | ImportError::TooLarge { .. } => vec![tampered(&id)],
+                    _ => vec!["`git loop doctor` checks the workspace".to_string()],
+                };
+                hints
+                    .into_iter()
+                    .fold(Error::failure(message).with_source(source), Error::hint)
+            }
+            ReadError::Worktree(path, source) => {
+                Error::failure(message).with_source(source).hint(format!(
+                    "a sandbox can write {}: look at what is there, or remove the loop with `git loop rm --force`",
+                    path.display()
+                ))
+            }
+            ReadError::Personal(path, source) => {
+                Error::failure(message).with_source(source).hint(format!(
+                    "a sandbox can write the files of {}: look at what is there",
+                    path.display()
+                ))
+            }
+            ReadError::Origin(_, source) => Error::failure(message)
+                .with_source(source)
+                .hint("`git loop doctor` checks the workspace"),
+            ReadError::Branches { id, source, .. } => {
+                Error::failure(message).with_source(source).hint(tampered(&id))
+            }
+        }
+    }
+}
+
+impl From<DemoError> for Error {
+    fn from(e: DemoError) -> Error {
+        let message = e.to_string();
+        match e {
+            DemoError::Unreadable(_, source) => Error::failure(message)
+                .with_source(source)
+                .hint("give a new folder: git loop demo --dir DIR"),
+            DemoError::NotEmpty(_) => {
+                Error::usage(message).hint("give a new or empty folder: git loop demo --dir DIR")
+            }
+            DemoError::Uncreatable(_, source) => Error::failure(message)
+                .with_source(source)
+                .hint("give a folder you can write to: git loop demo --dir DIR"),
+            DemoError::Step { .. } => Error::failure(message)
+                .hint("its message is above; `git loop doctor` checks the machine"),
+        }
+    }
+}
+
+impl From<CommitError> for Error {
+    fn from(e: CommitError) -> Error {
+        let err = Error::failure(e.to_string());
+        match e {
+            CommitError::InLoop { id, .. } => err.hint(format!("look with `git loop shell {id}`")),
+            CommitError::Busy { id, .. } => err.hint(format!(
+                "finish or abort what is in progress with `git loop shell {id}`"
+            )),
+            CommitError::PersonalBusy { dir, .. } => {
+                err.hint(format!("finish or abort it in {}", dir.display()))
+            }
+            CommitError::Personal(_) => {
+                err.hint("look with `git status` in the personal repository, or `git loop doctor`")
+            }
+        }
+    }
+}
+
+impl From<WorkspaceError> for Error {
+    fn from(e: WorkspaceError) -> Error {
+        let message = e.to_string();
+        match e {
+            WorkspaceError::NoHome => Error::failure(message)
+                .hint("set HOME, or set GIT_LOOP_HOME to the workspace folder"),
+            WorkspaceError::NoUser => {
+                Error::failure(message).hint("set GIT_LOOP_USER to your user name")
+            }
+            WorkspaceError::BadUser(_) => Error::usage(message)
+                .hint("set GIT_LOOP_USER to a name of letters, digits, '.', '_' or '-'"),
+        }
+    }
+}
+
+impl From<HookError> for Error {
+    fn from(e: HookError) -> Error {
+        let message = e.to_string();
+        match e {
+            HookError::NoHooksFolder(_, source) => Error::failure(message)
+                .with_source(source)
+                .hint("is it a git repository? git loop doctor checks the workspace"),
+            HookError::Symlink { hook, .. } => Error::failure(message).hint(format!(
+                "add the line `git-loop hook {hook} \"$@\" || exit $?` to the script it points at"
+            )),
+            HookError::Markers { hook, source, .. } => {
+                Error::failure(message).with_source(source).hint(format!(
+                    "call `git-loop hook {hook} \"$@\"` from it yourself"
+                ))
+            }
+        }
+    }
+}
+
+impl From<AgentError> for Error {
+    fn from(e: AgentError) -> Error {
+        let err = Error::failure(e.to_string());
+        match e {
+            AgentError::NotInstalled(_) => err
+                .hint("install it (Claude Code: npm install -g @anthropic-ai/claude-code; Codex: npm install -g @openai/codex)")
+                .hint("or choose another agent: git loop config set agent.command '[\"codex\"]'"),
+            AgentError::SharedFolder { .. } => err.hint(
+                "install the agent in a folder of its own (npm install -g, or ~/.local/bin with its files in a folder of their own)",
+            ),
         }
     }
 }
