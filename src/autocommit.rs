@@ -192,7 +192,7 @@ pub fn commit_personal(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
     }
     // A sync killed half-way left the files merged and the branch behind: a commit now
     // would undo the merge, so the sync's two steps are finished first.
-    for note in crate::sync::finish_personal(ws).map_err(crate::sync::to_error)? {
+    for note in crate::sync::finish_personal(ws)? {
         report.status(&note)?;
     }
     // Only an autocommit commits here, and this one holds the autocommit lock: a git lock

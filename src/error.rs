@@ -2,8 +2,10 @@
 //! and which exit code that means.
 //!
 //! Domain modules return their own `thiserror` enums naming the path or object at fault;
-//! commands turn them into an [`Error`] and add the hint, because only the command knows
-//! which next step makes sense for the person at the terminal.
+//! the command layer's conversions (`cli/errors/`) turn them into an [`Error`] and add
+//! the hints, because only the command layer knows which next step makes sense for the
+//! person at the terminal. A domain error without a hint may be an [`Error`] directly
+//! (a message and its cause).
 
 use std::fmt;
 

@@ -712,6 +712,15 @@ impl std::fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
+/// What loop `id` would publish could not be judged.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot check what loop {id} would publish")]
+pub struct Unchecked {
+    pub id: String,
+    #[source]
+    pub source: GateError,
+}
+
 /// What a refusal was about, as the cause of an error that is reported on one line
 /// (`autocommit --publish-notes` warns with it).
 #[derive(Debug, thiserror::Error)]

@@ -42,6 +42,22 @@ pub struct Removed {
     pub branches: Vec<String>,
 }
 
+/// Why a loop could not be removed, or its removal finished.
+#[derive(Debug, thiserror::Error)]
+pub enum RemovalError {
+    /// Its folder could not be moved aside: nothing was removed.
+    #[error("cannot remove {}", .0.display())]
+    NotRemoved(std::path::PathBuf, #[source] std::io::Error),
+    /// The journal of loop `id`'s removal (`path`) cannot be read.
+    #[error("{} is not a removal journal", path.display())]
+    Journal {
+        path: std::path::PathBuf,
+        id: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// Removes loop `id` (its run lock held by the caller, exclusively): the folder renamed to
 /// its removal name, deleted, then the loop's branches in the origins if asked.
 pub fn remove(
@@ -85,9 +101,7 @@ pub fn remove(
     })?;
     fs::rename(&dir, &doomed).map_err(|e| {
         let _ = fs::remove_file(ws.removal_journal(id));
-        Error::failure(format!("cannot remove {}", dir.display()))
-            .with_source(e)
-            .hint("nothing was removed")
+        RemovalError::NotRemoved(dir.clone(), e)
     })?;
     failpoint::hit("rm:renamed");
     finish_one(ws, id)
@@ -107,13 +121,12 @@ fn finish_one(ws: &Workspace, id: &str) -> Result<Removed> {
         // Branches are deleted under the workspace lock: a packed-refs lock that a deletion
         // takes then has the same owner as every other lock of the workspace's origins.
         let _workspace = Lock::acquire(&ws.workspace_lock())?;
-        let journal: Journal = serde_json::from_slice(&text).map_err(|e| {
-            Error::failure(format!("{} is not a removal journal", journal_path.display()))
-                .with_source(e)
-                .hint(format!(
-                    "delete the branches loop/{id} by hand if you want them gone, then remove that file"
-                ))
-        })?;
+        let journal: Journal =
+            serde_json::from_slice(&text).map_err(|source| RemovalError::Journal {
+                path: journal_path.clone(),
+                id: id.to_string(),
+                source,
+            })?;
         for doomed in &journal.branches {
             let Ok(tip) = ObjectId::from_hex(doomed.tip.as_bytes()) else {
                 continue;

@@ -45,6 +45,19 @@ pub struct Status {
     pub active: Option<serde_json::Value>,
 }
 
+/// Why the schedule cannot be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    #[error("systemd would not start {unit}.timer: {stderr}")]
+    Timer { unit: &'static str, stderr: String },
+    #[error("cannot run `{command} -l`")]
+    Crontab {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Adds (or replaces) the entry for the workspace at `home`, run by `exe`, on the crontab
 /// `schedule` (see [`parse_every`]).
 pub fn install(
@@ -68,11 +81,11 @@ pub fn install(
             systemctl_run(cmd, &["daemon-reload"])?;
             let out = systemctl_run(cmd, &["enable", "--now", &format!("{UNIT}.timer")])?;
             if !out.status.success() {
-                return Err(Error::failure(format!(
-                    "systemd would not start {UNIT}.timer: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ))
-                .hint(format!("look with `systemctl --user status {UNIT}.timer`")));
+                return Err(ScheduleError::Timer {
+                    unit: UNIT,
+                    stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                }
+                .into());
             }
             Ok(Installed::Timer {
                 path: timer_path,
@@ -191,10 +204,9 @@ fn read_crontab() -> Result<String> {
         .arg("-l")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| {
-            Error::failure(format!("cannot run `{cmd} -l`"))
-                .with_source(e)
-                .hint("install cron (Debian: sudo apt-get install cron)")
+        .map_err(|source| ScheduleError::Crontab {
+            command: cmd.clone(),
+            source,
         })?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());

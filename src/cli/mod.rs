@@ -4,6 +4,7 @@
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod completion;
+pub(crate) mod errors;
 mod fast_run;
 mod values;
 

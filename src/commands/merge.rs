@@ -118,7 +118,11 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
         union: Vec::new(),
         gated: Some((insp.source, insp.target)),
     })
-    .map_err(|e| publish::to_error(e, &id, "merge"))?;
+    .map_err(|source| publish::MergeFailed {
+        id: id.clone(),
+        what: "merge",
+        source,
+    })?;
     for notice in &merged.notices {
         ui.status(notice)?;
     }

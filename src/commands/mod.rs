@@ -30,7 +30,6 @@ pub mod sync;
 pub mod vault;
 
 mod config_stack;
-mod errors;
 mod flags;
 pub use config_stack::*;
 pub use flags::SandboxFlags;

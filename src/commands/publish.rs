@@ -148,7 +148,7 @@ fn to_remote(
         loops: false,
         union: union.to_vec(),
     };
-    let report = sync::sync_one(ws, role, &opts).map_err(sync::to_error)?;
+    let report = sync::sync_one(ws, role, &opts)?;
     for notice in &report.notices {
         ui.status(notice)?;
     }
@@ -171,7 +171,7 @@ fn to_remote(
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
-            for h in sync::conflict_hints(&report) {
+            for h in crate::cli::errors::conflict_hints(&report) {
                 err = err.hint(h);
             }
             return Err(err);

@@ -88,7 +88,7 @@ pub fn run(ui: &mut Ui, args: SyncArgs) -> Result<u8> {
             sync::REMOTE,
             shown(&r.trunk)
         ));
-        for h in sync::conflict_hints(r) {
+        for h in crate::cli::errors::conflict_hints(r) {
             err = err.hint(h);
         }
         return Err(err);
@@ -120,10 +120,10 @@ fn sync_locked(ui: &mut Ui, ws: &Workspace, role: Role, opts: &Options) -> Resul
     if role == Role::Personal && !opts.dry_run && sync::remote_url(&role.path(ws)).is_some() {
         // What loops wrote there is committed first, checked as autocommit checks it: the
         // sync shares only commits.
-        sync::finish_personal(ws).map_err(sync::to_error)?;
+        sync::finish_personal(ws)?;
         crate::autocommit::commit_personal(ui, ws)?;
     }
-    sync::sync_one(ws, role, opts).map_err(sync::to_error)
+    Ok(sync::sync_one(ws, role, opts)?)
 }
 
 /// One line: what moved, over all repositories.

@@ -27,8 +27,19 @@ pub mod sentinel;
 pub mod wire;
 
 use crate::config::{Config, SandboxProfile};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use policy::{Pattern, Policy};
+
+/// Why the run's egress policy cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// A `--allow-domain` that is not a pattern (why).
+    #[error("--allow-domain: {0}")]
+    AllowDomain(String),
+    /// A pin of `[network.hosts]` that cannot be (why).
+    #[error("the operator config's [network.hosts] is malformed")]
+    Hosts(String),
+}
 
 /// The policy of a run of a loop with sandbox profile `profile`, plus `extra` patterns
 /// from the command line. The config's patterns and the profile's are already held to
@@ -51,17 +62,12 @@ pub fn policy_for(profile: &SandboxProfile, config: &Config, extra: &[String]) -
     }
 
     for raw in extra {
-        let pattern = Pattern::parse(raw).map_err(|why| {
-            Error::usage(format!("--allow-domain: {why}"))
-                .hint("give a host name, *.example.com (its subdomains) or name.*.example.com (one label)")
-        })?;
+        let pattern = Pattern::parse(raw).map_err(PolicyError::AllowDomain)?;
         policy.add(pattern, "--allow-domain");
     }
 
     for (name, ip) in &settings.network.hosts {
-        policy.pin(name, *ip).map_err(|why| {
-            Error::failure("the operator config's [network.hosts] is malformed").hint(why)
-        })?;
+        policy.pin(name, *ip).map_err(PolicyError::Hosts)?;
     }
     for cidr in &settings.network.allow_cidrs {
         policy.allow_cidr(*cidr);

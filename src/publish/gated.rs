@@ -27,11 +27,11 @@ pub fn gate_one(
     allow: &crate::guard::Allowlist,
 ) -> Result<(String, gate::Inspection)> {
     let trunk = trunk_of(origin)?;
-    let insp = gate::inspect(origin, &rec.branch, &trunk, allow).map_err(|e| {
-        Error::failure(format!("cannot check what loop {} would publish", rec.id))
-            .with_source(e)
-            .hint("`git loop doctor` checks the workspace")
-    })?;
+    let insp =
+        gate::inspect(origin, &rec.branch, &trunk, allow).map_err(|source| gate::Unchecked {
+            id: rec.id.clone(),
+            source,
+        })?;
     Ok((trunk, insp))
 }
 
@@ -84,7 +84,7 @@ pub fn merge_gated(
     let message =
         message.unwrap_or_else(|| format!("Publish {role} of loop {}: {}", rec.id, rec.title));
     let journal = ws.checkout_journal(role);
-    publish::merge(&MergeRequest {
+    Ok(publish::merge(&MergeRequest {
         origin,
         source_branch: &rec.branch,
         target_branch: trunk,
@@ -97,7 +97,11 @@ pub fn merge_gated(
         union: union.to_vec(),
         gated: Some((insp.source, insp.target)),
     })
-    .map_err(|e| publish::to_error(e, &rec.id, "publish"))
+    .map_err(|source| publish::MergeFailed {
+        id: rec.id.clone(),
+        what: "publish",
+        source,
+    })?)
 }
 
 /// One line saying what happened to `target` (the trunk or branch that received `what`).

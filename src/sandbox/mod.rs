@@ -131,6 +131,11 @@ pub enum SandboxError {
     FilesOnHost(String),
     #[error("the sandbox's limits cannot be enforced here")]
     Limits(#[source] limits::LimitError),
+    /// git run in a loop's folder (`what`) that outlived its time bound.
+    #[error("{what} did not finish within {seconds} s and was stopped")]
+    TaskTimedOut { what: String, seconds: u64 },
+    #[error("bwrap is needed to run git in a folder a sandbox can write")]
+    NoBwrapForGit,
     #[error("cannot run {program}")]
     HostCommand {
         program: String,

@@ -105,11 +105,11 @@ fn wait_bounded(mut child: Child, bound: Bound, what: &str) -> Result<Output> {
         stderr: stderr.join().unwrap_or_default(),
     };
     if termed.is_some() {
-        return Err(Error::failure(format!(
-            "{what} did not finish within {} s and was stopped",
-            bound.0.as_secs()
-        ))
-        .hint("something in the repository made git wait (a hook that never returns, a FIFO where a file should be): look with `git loop shell ID`, or `git loop doctor`"));
+        return Err(super::SandboxError::TaskTimedOut {
+            what: what.to_string(),
+            seconds: bound.0.as_secs(),
+        }
+        .into());
     }
     Ok(out)
 }
@@ -153,11 +153,7 @@ pub struct Jail {
 pub fn jail(j: &Jail) -> Result<Output> {
     let inputs = super::probe::Inputs::read();
     let Some(bwrap) = inputs.bwrap.clone() else {
-        return Err(Error::new(
-            ErrorKind::SandboxUnavailable,
-            "bwrap is needed to run git in a folder a sandbox can write",
-        )
-        .hint("install bubblewrap (Debian and Ubuntu: sudo apt-get install bubblewrap)"));
+        return Err(super::SandboxError::NoBwrapForGit.into());
     };
     super::select_backend(super::Backend::Auto, &super::probe::quick(&inputs))?;
     let tree = crate::confined::Tree::open(&j.tree)

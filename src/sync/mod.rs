@@ -23,7 +23,7 @@ use std::time::Duration;
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::git::cmd::{Git, GitError};
 use crate::git::objects;
 use crate::publish::{self, MergeRequest, Outcome, Owner};

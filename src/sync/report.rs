@@ -74,28 +74,3 @@ pub fn line(r: &Report) -> String {
         ),
     }
 }
-
-/// The user-facing error for a sync that could not be done.
-pub fn to_error(e: SyncError) -> Error {
-    let hint = match &e {
-        SyncError::Busy { .. } => "nothing was lost; run `git loop sync` again in a moment",
-        SyncError::Refused { .. } => {
-            "the remote's rules refuse this push; ask its owner, or keep working locally"
-        }
-        _ => "`git loop doctor` checks the workspace",
-    };
-    Error::failure(e.to_string()).hint(hint)
-}
-
-/// How to resolve a conflict `sync` refused: by hand, in the repository, with git.
-pub fn conflict_hints(r: &Report) -> Vec<String> {
-    let dir = r.path.display();
-    vec![
-        "nothing was changed; merge by hand, then sync again:".to_string(),
-        format!(
-            "cd {dir} && git merge {REMOTE}/{}   (fix the files, `git add` them, `git commit`)",
-            r.trunk
-        ),
-        "git loop sync".to_string(),
-    ]
-}

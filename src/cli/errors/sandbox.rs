@@ -1,0 +1,99 @@
+//! What the person reads when a sandbox, its network policy or its agent cannot be had.
+
+use crate::agent::AgentError;
+use crate::egress::PolicyError;
+use crate::error::{Error, ErrorKind};
+use crate::sandbox::SandboxError;
+
+impl From<SandboxError> for Error {
+    fn from(e: SandboxError) -> Error {
+        let message = e.to_string();
+        let unavailable = Error::new(ErrorKind::SandboxUnavailable, message.clone());
+        match e {
+            SandboxError::Unavailable { fixes, auto, .. } => {
+                let err = fixes.iter().fold(unavailable, |err, (check, fix)| {
+                    err.hint(format!("{check}: {fix}"))
+                });
+                if auto {
+                    err.hint("`git loop doctor` checks everything; `--backend none` runs on the host with no sandbox at all")
+                } else {
+                    err
+                }
+            }
+            SandboxError::UnknownMode { .. } => {
+                Error::failure(message).hint("use --mode work or --mode review")
+            }
+            SandboxError::UnknownNet { .. } => unavailable
+                .hint("run with --net proxy, --net none (loopback only) or --net host"),
+            SandboxError::Unbound {
+                vault, suggested, ..
+            } => suggested.iter().fold(Error::failure(message), |err, (kind, name, hosts)| {
+                err.hint(format!(
+                    "bind it to the hosts that may receive it: git loop vault bind {vault} {kind}:{name} {hosts}"
+                ))
+            }),
+            SandboxError::UpstreamCa(_) => Error::failure(message).hint(
+                "point it at a PEM file of CA certificates, or set it to \"\" in the operator config",
+            ),
+            SandboxError::Certificates(_) => unavailable.hint(
+                "run again; if it persists, report it (the proxy could not make its certificates)",
+            ),
+            SandboxError::Replaced(_) => unavailable.hint("run the command again"),
+            SandboxError::Confined { source, .. } => Error::failure(message)
+                .with_source(source)
+                .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace"),
+            SandboxError::Missing(_) => {
+                Error::failure(message).hint("`git loop doctor` checks the workspace")
+            }
+            SandboxError::GrantMoved(path) => Error::failure(message).hint(format!(
+                "look at what is there now; if it is right, grant it again: git loop grant ID --ro|--rw {}",
+                path.display()
+            )),
+            SandboxError::LoopRepository {
+                git_dir, source, ..
+            } => Error::failure(message).with_source(source).hint(format!(
+                "look at {} (a sandbox may have replaced it)",
+                git_dir.display()
+            )),
+            SandboxError::FilesOnHost(_) => Error::failure(message).hint(
+                "run with the sandbox (drop --backend none), or use a vault without file entries",
+            ),
+            SandboxError::Limits(source) => unavailable
+                .with_source(source)
+                .hint("run as a user with a delegated cgroup (systemd-run --user --scope -p Delegate=yes git loop ...)")
+                .hint("or set `[limits] enforce = \"best-effort\"` in the operator config to run without caps"),
+            SandboxError::TaskTimedOut { .. } => Error::failure(message).hint("something in the repository made git wait (a hook that never returns, a FIFO where a file should be): look with `git loop shell ID`, or `git loop doctor`"),
+            SandboxError::NoBwrapForGit => unavailable
+                .hint("install bubblewrap (Debian and Ubuntu: sudo apt-get install bubblewrap)"),
+            SandboxError::HostCommand { source, .. } => Error::failure(message)
+                .with_source(source)
+                .hint("check the command's name and that it is installed"),
+        }
+    }
+}
+
+impl From<PolicyError> for Error {
+    fn from(e: PolicyError) -> Error {
+        let message = e.to_string();
+        match e {
+            PolicyError::AllowDomain(_) => Error::usage(message).hint(
+                "give a host name, *.example.com (its subdomains) or name.*.example.com (one label)",
+            ),
+            PolicyError::Hosts(why) => Error::failure(message).hint(why),
+        }
+    }
+}
+
+impl From<AgentError> for Error {
+    fn from(e: AgentError) -> Error {
+        let err = Error::failure(e.to_string());
+        match e {
+            AgentError::NotInstalled(_) => err
+                .hint("install it (Claude Code: npm install -g @anthropic-ai/claude-code; Codex: npm install -g @openai/codex)")
+                .hint("or choose another agent: git loop config set agent.command '[\"codex\"]'"),
+            AgentError::SharedFolder { .. } => err.hint(
+                "install the agent in a folder of its own (npm install -g, or ~/.local/bin with its files in a folder of their own)",
+            ),
+        }
+    }
+}
