@@ -22,6 +22,9 @@ pub const DOCTRINE: &str = include_str!("../templates/CLAUDE.md");
 pub enum AgentError {
     #[error("the agent command '{0}' is not installed (not on PATH)")]
     NotInstalled(String),
+    /// The user has no git identity: what fails for it.
+    #[error("you have no git identity: {consequence}")]
+    NoIdentity { consequence: &'static str },
     /// Its install folder is (or holds) `what`, which binding it would show the sandbox.
     #[error("the agent {} is installed in {}, which is (or holds) {what}: binding it would show the sandbox more than the agent", binary.display(), folder.display())]
     SharedFolder {
@@ -456,9 +459,49 @@ pub fn git_identity(
     })
 }
 
-/// The hint for a user without a git identity.
-pub const IDENTITY_HINT: &str =
-    "set yours: git config --global user.name \"Your Name\" && git config --global user.email you@example.com";
+/// Runs the configured agent (`agent.command`) in loop `rec`'s sandbox, as `req` asks
+/// (the command's sandbox options; its command is the agent's, with `args` after it):
+/// the agent's install folder bound read-only at the same path, its profile's
+/// environment, the prompt layers written first. Warnings go to `report`.
+pub fn run(
+    report: &mut dyn crate::report::Report,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &crate::config::Config,
+    mut req: crate::sandbox::Request,
+    args: Vec<String>,
+) -> Result<u8> {
+    // The schema refuses an empty command wherever it is set.
+    let (program, rest) = config
+        .settings()
+        .agent
+        .command
+        .split_first()
+        .expect("agent.command is never empty");
+    let (binary, folder) = locate(program)?;
+    let profile = Profile::of(&config.settings().agent.command);
+    let mut argv = vec![binary.display().to_string()];
+    argv.extend(rest.iter().cloned());
+    argv.extend(args);
+    req.command = argv;
+    req.ro_same_path = folder.into_iter().collect();
+    let home_inside = std::path::Path::new("/home").join(ws.user());
+    req.agent_env = profile.env(config.settings().agent.permissions, &home_inside);
+    let spec = crate::sandbox::spec_for(ws, rec, config, &req, Vec::new())?;
+    for warning in write_layers(ws, rec, &spec, profile, config.settings())? {
+        report.warn(&warning)?;
+    }
+    if !spec.env.contains_key("GIT_AUTHOR_EMAIL") {
+        report.problem(
+            "",
+            &AgentError::NoIdentity {
+                consequence: "the agent's commits will fail",
+            }
+            .into(),
+        )?;
+    }
+    crate::sandbox::run(report, ws, rec, config, &req)
+}
 
 use crate::config::schema::{AgentPermissions, CommitIdentity};
 

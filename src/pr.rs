@@ -11,6 +11,7 @@ use crate::gate;
 use crate::git::cmd::Git;
 use crate::loops::{self, Kind, LoopRecord};
 use crate::sandbox::probe::which;
+use crate::terminal::shown;
 use crate::workspace::Workspace;
 
 /// Where a loop's proposal goes.
@@ -40,9 +41,68 @@ pub enum PrError {
         #[source]
         source: crate::git::cmd::GitError,
     },
+    /// What the branch would propose against `base` of `origin` could not be judged.
+    #[error("cannot check what loop {id} would propose")]
+    Unchecked {
+        id: String,
+        base: String,
+        origin: PathBuf,
+        #[source]
+        source: gate::GateError,
+    },
     /// The forge's tool (`tool`) failed; the branch is pushed, `url` is where to open it.
     #[error("{tool} could not open the pull request")]
     Open { tool: String, url: String },
+}
+
+/// Proposes loop `rec`'s branch: checked by the gate (`allow`: the operator's guard
+/// allowlist), pushed to the remote, and the pull request opened with `gh` or `glab`
+/// when one is logged in; otherwise the compare URL is the result. What the gate refused
+/// is written to `report` line by line before the error.
+pub fn propose(
+    report: &mut dyn crate::report::Report,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    allow: &crate::guard::Allowlist,
+    draft: bool,
+) -> Result<()> {
+    let id = &rec.id;
+    let Target { origin, base, what } = target(ws, rec)?;
+    // What the loop wrote is read before the workspace lock is taken.
+    loops::import(ws, rec)?;
+    let insp = {
+        let _lock = crate::fsutil::Lock::acquire(&ws.workspace_lock())?;
+        gate::inspect(&origin, &rec.branch, &base, allow).map_err(|source| PrError::Unchecked {
+            id: id.clone(),
+            base: base.clone(),
+            origin: origin.clone(),
+            source,
+        })?
+    };
+    let retry = format!("git loop pr {id}");
+    let mut stakes = Vec::new();
+    if let Some(e) = gate::refusal(&mut stakes, "pr", id, &[(what, &insp.report)], &[], &retry)? {
+        for line in String::from_utf8_lossy(&stakes).lines() {
+            report.notice(line)?;
+        }
+        return Err(e);
+    }
+    let (remote, url) = push(&origin, rec, &insp)?;
+    report.status(&format!("pushed {} ({what}) to {remote}", rec.branch))?;
+    let body = body(&origin, rec, &base, &insp);
+    if open(&origin, &url, rec, &base, &body, draft)? {
+        return Ok(());
+    }
+    report.result(&match compare_url(&url, &base, &rec.branch) {
+        Some(u) => shown(&u).to_string(),
+        None => format!(
+            "open a pull request from {} into {} on {}",
+            shown(&rec.branch),
+            shown(&base),
+            shown(&url)
+        ),
+    })?;
+    Ok(())
 }
 
 /// The repository and base branch of `rec`'s proposal: its code against the branch it

@@ -49,6 +49,9 @@ pub enum RemovalError {
     #[error("cannot remove {}", .0.display())]
     NotRemoved(std::path::PathBuf, #[source] std::io::Error),
     /// The journal of loop `id`'s removal (`path`) cannot be read.
+    /// A run, shell, agent or autocommit of loop `.0` is live.
+    #[error("loop {0} is running (a run, shell, agent or autocommit of it is live)")]
+    Running(String),
     #[error("{} is not a removal journal", path.display())]
     Journal {
         path: std::path::PathBuf,
@@ -56,6 +59,28 @@ pub enum RemovalError {
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// The loop's run lock, held exclusively: a loop with a live run is not removed.
+pub fn hold(ws: &Workspace, id: &str) -> Result<Lock> {
+    Ok(Lock::try_acquire(&ws.loop_run_lock(id))?
+        .ok_or_else(|| RemovalError::Running(id.to_string()))?)
+}
+
+/// [`remove`], and says so: the loop, then each branch line.
+pub fn remove_and_say(
+    report: &mut dyn crate::report::Report,
+    ws: &Workspace,
+    id: &str,
+    rec: Option<&LoopRecord>,
+    delete_branches: bool,
+) -> Result<()> {
+    let removed = remove(ws, id, rec, delete_branches)?;
+    report.status(&format!("removed loop {id}"))?;
+    for line in removed.branches {
+        report.status(&line)?;
+    }
+    Ok(())
 }
 
 /// Removes loop `id` (its run lock held by the caller, exclusively): the folder renamed to

@@ -89,13 +89,13 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
                         ui.status(notice)?;
                     }
                     if merged.outcome != crate::publish::Outcome::UpToDate {
-                        super::publish::report(
-                            ui,
+                        let line = crate::publish::gated::outcome_line(
                             &format!("{id} notes"),
                             &trunk,
                             &merged.outcome,
                             false,
-                        )?;
+                        );
+                        writeln!(ui.out(), "{line}")?;
                     }
                 }
                 Err(e) => ui.warn(format!("{id}: notes not published: {}", e.one_line()))?,

@@ -53,25 +53,16 @@ pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
     }
     let mut code = 0;
     if !args.no_agent {
-        code = super::agent::run(
-            ui,
-            super::agent::AgentArgs {
-                action: None,
-                id: Some(rec.id.clone()),
-                sandbox: Default::default(),
-                print_argv: false,
-                args: Vec::new(),
-            },
-        )?;
+        crate::loops::check_repo(&ws, &rec)?;
+        let config = super::load_sandbox_config(ui, &ws, &rec)?;
+        let req = super::SandboxFlags::default().request(Vec::new(), true, false);
+        code = crate::agent::run(ui, &ws, &rec, &config, req, Vec::new())?;
     }
     if args.pr && code == 0 {
-        code = super::pr::run(
-            ui,
-            super::pr::PrArgs {
-                id: rec.id.clone(),
-                draft: false,
-            },
-        )?;
+        // As the agent left it.
+        let rec = crate::loops::load(&ws, &rec.id)?;
+        let allow = super::operator_guard_allowlist()?;
+        crate::pr::propose(ui, &ws, &rec, &allow, false)?;
     }
     Ok(code)
 }

@@ -69,7 +69,7 @@ pub fn run(ui: &mut Ui, args: GcArgs) -> Result<u8> {
             }
         }
         // A live loop is never removed (its run lock is held until its folder is gone).
-        let _run = match super::rm::hold_loop(&ws, &rec.id) {
+        let _run = match crate::removal::hold(&ws, &rec.id) {
             Ok(hold) => hold,
             Err(e) => {
                 ui.warn(format!("{}: kept: {}", rec.id, e.one_line()))?;
@@ -89,7 +89,7 @@ pub fn run(ui: &mut Ui, args: GcArgs) -> Result<u8> {
         if args.dry_run {
             writeln!(ui.out(), "would remove {} ({})", rec.id, status.state)?;
         } else {
-            super::rm::remove(ui, &ws, &rec.id, Some(&rec), true)?;
+            crate::removal::remove_and_say(ui, &ws, &rec.id, Some(&rec), true)?;
             writeln!(ui.out(), "removed {} ({})", rec.id, status.state)?;
         }
         removed += 1;

@@ -138,6 +138,10 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
             ])
             .run()?;
     }
-    super::publish::report(ui, "code", &target, &merged.outcome, args.dry_run)?;
+    writeln!(
+        ui.out(),
+        "{}",
+        crate::publish::gated::outcome_line("code", &target, &merged.outcome, args.dry_run)
+    )?;
     Ok(0)
 }

@@ -76,8 +76,10 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     spinner.finish_and_clear();
     let rec = &created.record;
     if crate::agent::user_identity(&crate::agent::identity_repo(&ws, rec)).is_none() {
-        ui.warn("you have no git identity: commits made in this loop will fail until you set one")?;
-        writeln!(ui.err(), "hint: {}", crate::agent::IDENTITY_HINT)?;
+        let warning = crate::agent::AgentError::NoIdentity {
+            consequence: "commits made in this loop will fail until you set one",
+        };
+        crate::report::Report::problem(ui, "", &warning.into())?;
     }
     run_setup(ui, rec, config.profile())?;
     if args.json {

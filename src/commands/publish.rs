@@ -2,7 +2,7 @@ use crate::error::{Error, Result};
 use crate::fsutil::Lock;
 use crate::gate;
 use crate::loops::{self, Kind};
-use crate::publish::{gated, Outcome};
+use crate::publish::gated;
 use crate::sync;
 use crate::terminal::shown;
 use crate::ui::Ui;
@@ -117,7 +117,11 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
         for notice in &merged.notices {
             ui.status(notice)?;
         }
-        report(ui, role, trunk, &merged.outcome, args.dry_run)?;
+        writeln!(
+            ui.out(),
+            "{}",
+            gated::outcome_line(role, trunk, &merged.outcome, args.dry_run)
+        )?;
         if !args.dry_run && !args.local {
             to_remote(ui, &ws, role, &union)?;
         }
@@ -178,21 +182,5 @@ fn to_remote(
         }
         _ => ui.status(sync::line(&report))?,
     }
-    Ok(())
-}
-
-/// Prints [`gated::outcome_line`].
-pub fn report(
-    ui: &mut Ui,
-    what: &str,
-    target: &str,
-    outcome: &Outcome,
-    dry_run: bool,
-) -> Result<()> {
-    writeln!(
-        ui.out(),
-        "{}",
-        gated::outcome_line(what, target, outcome, dry_run)
-    )?;
     Ok(())
 }

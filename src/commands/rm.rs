@@ -1,9 +1,7 @@
 use crate::error::{Error, Result};
-use crate::fsutil::Lock;
-use crate::loops::{self, LoopRecord};
+use crate::loops;
 use crate::removal;
 use crate::ui::Ui;
-use crate::workspace::Workspace;
 
 /// Remove a loop's folder and working trees.
 ///
@@ -34,7 +32,7 @@ pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
     // Held until the folder is gone: no run of the loop is live, and none starts. What
     // the loop wrote is read without the workspace lock, so a loop that makes reading
     // slow never holds up other loops' publishes.
-    let _run = hold_loop(&ws, &id)?;
+    let _run = removal::hold(&ws, &id)?;
     let record = loops::load(&ws, &id);
     let rec = match record {
         Ok(rec) => Some(rec),
@@ -77,33 +75,6 @@ pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
             }
         }
     }
-    remove(ui, &ws, &id, rec.as_ref(), args.delete_branches)?;
+    removal::remove_and_say(ui, &ws, &id, rec.as_ref(), args.delete_branches)?;
     Ok(0)
-}
-
-/// The loop's run lock, held exclusively: a loop with a live run is not removed.
-pub fn hold_loop(ws: &Workspace, id: &str) -> Result<Lock> {
-    Lock::try_acquire(&ws.loop_run_lock(id))?.ok_or_else(|| {
-        Error::failure(format!(
-            "loop {id} is running (a run, shell, agent or autocommit of it is live)"
-        ))
-        .hint("wait for it to end, or end it; then remove the loop")
-    })
-}
-
-/// Removes the loop folder, then (if asked) the loop's branches in the origins (see
-/// `crate::removal`), and says so.
-pub fn remove(
-    ui: &mut Ui,
-    ws: &Workspace,
-    id: &str,
-    rec: Option<&LoopRecord>,
-    delete_branches: bool,
-) -> Result<()> {
-    let removed = removal::remove(ws, id, rec, delete_branches)?;
-    ui.status(format!("removed loop {id}"))?;
-    for line in removed.branches {
-        ui.status(line)?;
-    }
-    Ok(())
 }

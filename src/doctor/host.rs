@@ -105,12 +105,17 @@ pub(super) fn check_agent(ws: &Workspace, config: &Config, out: &mut Vec<Finding
             format!("commits made in loops carry {name} <{email}>"),
             None,
         )),
-        None => out.push(finding(
-            "identity",
-            Level::Problem,
-            "you have no git identity: commits made in loops fail".into(),
-            Some(crate::agent::IDENTITY_HINT.into()),
-        )),
+        None => {
+            let e = crate::Error::from(crate::agent::AgentError::NoIdentity {
+                consequence: "commits made in loops fail",
+            });
+            out.push(finding(
+                "identity",
+                Level::Problem,
+                e.one_line(),
+                e.hints.first().cloned(),
+            ))
+        }
     }
     let wanted = profile.login_variables();
     if !wanted.is_empty() {

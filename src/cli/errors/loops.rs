@@ -132,6 +132,9 @@ impl From<RemovalError> for Error {
     fn from(e: RemovalError) -> Error {
         let message = e.to_string();
         match e {
+            RemovalError::Running(_) => {
+                Error::failure(message).hint("wait for it to end, or end it; then remove the loop")
+            }
             RemovalError::NotRemoved(_, source) => Error::failure(message)
                 .with_source(source)
                 .hint("nothing was removed"),

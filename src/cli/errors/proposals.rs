@@ -68,6 +68,14 @@ impl From<PrError> for Error {
             PrError::Push { source, .. } => Error::failure(message)
                 .with_source(source)
                 .hint("check your access to the remote, then run `git loop pr` again"),
+            PrError::Unchecked {
+                base,
+                origin,
+                source,
+                ..
+            } => Error::failure(message)
+                .with_source(source)
+                .hint(format!("is {base} a branch of {}?", origin.display())),
             PrError::Open { url, .. } => Error::failure(message)
                 .hint(format!("the branch is pushed; open it by hand: {url}")),
         }

@@ -91,6 +91,9 @@ impl From<AgentError> for Error {
             AgentError::NotInstalled(_) => err
                 .hint("install it (Claude Code: npm install -g @anthropic-ai/claude-code; Codex: npm install -g @openai/codex)")
                 .hint("or choose another agent: git loop config set agent.command '[\"codex\"]'"),
+            AgentError::NoIdentity { .. } => err.hint(
+                "set yours: git config --global user.name \"Your Name\" && git config --global user.email you@example.com",
+            ),
             AgentError::SharedFolder { .. } => err.hint(
                 "install the agent in a folder of its own (npm install -g, or ~/.local/bin with its files in a folder of their own)",
             ),
