@@ -84,6 +84,85 @@ pub enum CommitError {
     Personal(String),
 }
 
+/// What an autocommit round left undone: the loops whose commit failed, and whether the
+/// personal repository's did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Round {
+    pub failed_loops: usize,
+    pub personal_failed: bool,
+}
+
+/// One autocommit round: the loops `ids` committed (each inside its sandbox), then the
+/// personal repository, then with `publish_notes` the loops' notes branches published that
+/// merge cleanly (`union` and `allow` as for publish). Each failure is reported as a
+/// warning and the round goes on; what failed is the outcome.
+pub fn round(
+    report: &mut dyn Report,
+    ws: &Workspace,
+    ids: &[String],
+    publish_notes: Option<(&[String], &crate::guard::Allowlist)>,
+) -> Result<Round> {
+    crate::vault::migrate_and_say(report, ws)?;
+    // Two autocommits never interleave; the workspace lock is not held while what loops
+    // wrote is read and committed (a loop that makes git wait must not stop every publish),
+    // only around publishing. A loop being removed meanwhile is safe: `rm` refuses a loop
+    // with a live run, and each commit here is a run.
+    let _lock = crate::fsutil::Lock::acquire(&ws.autocommit_lock())?;
+    let mut outcome = Round::default();
+    for id in ids {
+        let rec = match loops::load(ws, id) {
+            Ok(r) => r,
+            Err(e) => {
+                report.warn(&format!("{id}: skipped: {}", e.one_line()))?;
+                continue;
+            }
+        };
+        if let Err(e) = commit_loop(report, ws, &rec) {
+            outcome.failed_loops += 1;
+            report.warn(&format!("{id}: {}", e.one_line()))?;
+        }
+    }
+    if let Err(e) = commit_personal(report, ws) {
+        outcome.personal_failed = true;
+        report.problem("personal: ", &e)?;
+    }
+    if let Some((union, allow)) = publish_notes {
+        let _lock = crate::fsutil::Lock::acquire(&ws.workspace_lock())?;
+        for id in ids {
+            let Ok(rec) = loops::load(ws, id) else {
+                continue;
+            };
+            let published = crate::publish::gated::publish_one(
+                ws,
+                &ws.notes(),
+                &rec,
+                "notes",
+                union,
+                None,
+                false,
+                allow,
+            );
+            match published {
+                Ok((trunk, merged)) => {
+                    for notice in &merged.notices {
+                        report.status(notice)?;
+                    }
+                    if merged.outcome != crate::publish::Outcome::UpToDate {
+                        report.result(&crate::publish::gated::outcome_line(
+                            &format!("{id} notes"),
+                            &trunk,
+                            &merged.outcome,
+                            false,
+                        ))?;
+                    }
+                }
+                Err(e) => report.warn(&format!("{id}: notes not published: {}", e.one_line()))?,
+            }
+        }
+    }
+    Ok(outcome)
+}
+
 pub fn commit_loop(report: &mut dyn Report, ws: &Workspace, rec: &LoopRecord) -> Result<()> {
     loops::check_repo(ws, rec)?;
     // A git lock file that no live run of the loop can own is a leftover of a killed git

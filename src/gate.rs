@@ -19,7 +19,6 @@
 //! - shown only: mode changes (executable bits) and binary files.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::{BString, ByteSlice, ByteVec};
@@ -615,10 +614,10 @@ pub fn inspect(
 
 /// The refusal of `what` (`publish`, `merge`, `pr`) of loop `id` when any of `reports`
 /// (one per branch: notes, knowledge, code) holds what blocks it. What is at stake is
-/// written to `err` first, one line each, so the person sees exactly what was refused.
+/// reported first, one line each, so the person sees exactly what was refused.
 /// `retry` is the command that would do it with the policy accepted (without the flags).
 pub fn refusal(
-    err: &mut dyn Write,
+    out: &mut dyn crate::report::Report,
     what: &str,
     id: &str,
     reports: &[(&str, &Report)],
@@ -630,7 +629,7 @@ pub fn refusal(
     let mut unaccepted: Vec<String> = Vec::new();
     for (role, report) in reports {
         for item in report.blocking(accepted, policy) {
-            writeln!(err, "  {role}: {}", item.line())?;
+            out.notice(&format!("  {role}: {}", item.line()))?;
             match item.concern {
                 Concern::Policy { .. } | Concern::Symlink { .. } => {
                     let path = String::from_utf8_lossy(&item.path).into_owned();
@@ -728,11 +727,11 @@ pub struct Unchecked {
 pub struct AtStake(String);
 
 impl AtStake {
-    /// From the lines [`refusal`] wrote.
-    pub fn from_lines(lines: &[u8]) -> AtStake {
-        let text = String::from_utf8_lossy(lines);
+    /// From the lines [`refusal`] reported.
+    pub fn from_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> AtStake {
         AtStake(
-            text.lines()
+            lines
+                .into_iter()
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
@@ -1392,7 +1391,7 @@ mod tests {
         );
         let run = |what: &str, reports: &[(&str, &Report)], accepted: &[&str]| {
             let accepted: Vec<String> = accepted.iter().map(|a| a.to_string()).collect();
-            let mut written = Vec::new();
+            let mut written = crate::report::Recorded::default();
             let e = refusal(
                 &mut written,
                 what,
@@ -1402,7 +1401,10 @@ mod tests {
                 "git loop merge x1",
             )
             .unwrap();
-            (String::from_utf8(written).unwrap(), e)
+            let lines = written.of(crate::report::Kind::Notice);
+            assert_eq!(lines.len(), written.lines.len(), "only the lines at stake");
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            (text, e)
         };
 
         // Shown-only items and nothing at all: no refusal, nothing written.
@@ -1518,7 +1520,7 @@ mod tests {
     #[test]
     fn what_was_at_stake_is_one_line() {
         assert_eq!(
-            AtStake::from_lines(b"  code: a\n\n  notes: b\n").to_string(),
+            AtStake::from_lines(["  code: a", "", "  notes: b"]).to_string(),
             "code: a; notes: b"
         );
     }

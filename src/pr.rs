@@ -80,11 +80,7 @@ pub fn propose(
         })?
     };
     let retry = format!("git loop pr {id}");
-    let mut stakes = Vec::new();
-    if let Some(e) = gate::refusal(&mut stakes, "pr", id, &[(what, &insp.report)], &[], &retry)? {
-        for line in String::from_utf8_lossy(&stakes).lines() {
-            report.notice(line)?;
-        }
+    if let Some(e) = gate::refusal(report, "pr", id, &[(what, &insp.report)], &[], &retry)? {
         return Err(e);
     }
     let (remote, url) = push(&origin, rec, &insp)?;

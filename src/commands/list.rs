@@ -160,10 +160,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
         writeln!(ui.out(), "{}", line.trim_end())?;
     }
     for (id, e) in problems {
-        ui.warn(format!("{id}: {}", e.one_line()))?;
-        for h in &e.hints {
-            writeln!(ui.err(), "hint: {h}")?;
-        }
+        crate::report::Report::problem(ui, &format!("{id}: "), e)?;
     }
     Ok(0)
 }

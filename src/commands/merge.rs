@@ -77,14 +77,7 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     if args.squash {
         retry.push_str(" --squash");
     }
-    if let Some(e) = gate::refusal(
-        ui.err(),
-        "merge",
-        &id,
-        &reports,
-        &args.accept_policy,
-        &retry,
-    )? {
+    if let Some(e) = gate::refusal(ui, "merge", &id, &reports, &args.accept_policy, &retry)? {
         return Err(e);
     }
     super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;

@@ -90,14 +90,7 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
         },
         if args.knowledge { " --knowledge" } else { "" }
     );
-    if let Some(e) = gate::refusal(
-        ui.err(),
-        "publish",
-        &id,
-        &reports,
-        &args.accept_policy,
-        &retry,
-    )? {
+    if let Some(e) = gate::refusal(ui, "publish", &id, &reports, &args.accept_policy, &retry)? {
         return Err(e);
     }
     super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;

@@ -50,7 +50,7 @@ pub fn publish_one(
     allow: &crate::guard::Allowlist,
 ) -> Result<(String, publish::Merged)> {
     let (trunk, insp) = gate_one(origin, rec, allow)?;
-    let mut stakes = Vec::new();
+    let mut stakes = crate::report::Recorded::default();
     let retry = format!("git loop publish {}", rec.id);
     if let Some(e) = gate::refusal(
         &mut stakes,
@@ -60,7 +60,8 @@ pub fn publish_one(
         &[],
         &retry,
     )? {
-        return Err(e.with_source(gate::AtStake::from_lines(&stakes)));
+        let lines = stakes.of(crate::report::Kind::Notice);
+        return Err(e.with_source(gate::AtStake::from_lines(lines)));
     }
     let merged = merge_gated(
         ws, origin, rec, role, &trunk, &insp, union, message, dry_run,
