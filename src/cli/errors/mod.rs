@@ -18,7 +18,10 @@ mod vault;
 pub(crate) use sync::conflict_hints;
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod scan {
     use std::path::Path;
 
     /// Every file under `dir`, recursively.
