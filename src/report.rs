@@ -110,4 +110,27 @@ mod tests {
         );
         assert_eq!(r.of(Kind::Hint), ["free some space", "then run it again"]);
     }
+
+    #[test]
+    fn every_kind_of_line_is_kept_with_its_kind() {
+        let mut r = Recorded::default();
+        r.status("s").unwrap();
+        r.warn("w").unwrap();
+        r.hint("h").unwrap();
+        r.notice("n").unwrap();
+        r.result("r").unwrap();
+        let kinds: Vec<Kind> = r.lines.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::Status,
+                Kind::Warn,
+                Kind::Hint,
+                Kind::Notice,
+                Kind::Result
+            ]
+        );
+        assert_eq!(r.of(Kind::Result), ["r"]);
+        assert_eq!(r.of(Kind::Status), ["s"]);
+    }
 }

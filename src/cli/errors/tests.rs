@@ -165,6 +165,35 @@ fn reading_committing_and_removing_loops() {
         "cannot import loop/fix-1 of loop fix-1 into /o",
         "git loop rm --force fix-1",
     );
+    let e: Error = import(ImportError::ObjectTooLarge {
+        repo: path("/r"),
+        id,
+        size: (3 << 20) + 1,
+        limit: 1 << 20,
+    })
+    .into();
+    assert!(
+        e.hints[0].contains("[import] max_object_size = \"4M\""),
+        "{:?}",
+        e.hints
+    );
+    assert!(
+        e.hints[1].contains("drop the object from loop/fix-1"),
+        "{:?}",
+        e.hints
+    );
+    let e: Error = import(ImportError::PacksTooLarge {
+        repo: path("/r"),
+        size: 5 << 20,
+        limit: 1 << 20,
+    })
+    .into();
+    assert_eq!(e.hints.len(), 1);
+    assert!(
+        e.hints[0].contains("[import] max_pack_size = \"5M\""),
+        "{:?}",
+        e.hints
+    );
     says(
         import(ImportError::MissingObject {
             repo: path("/r"),
@@ -708,4 +737,176 @@ fn proposals_that_cannot_be_made() {
         "cannot check what loop fix-1 would publish",
         "git loop doctor",
     );
+}
+
+#[test]
+fn what_config_set_does_not_take() {
+    use crate::config::edit::EditError;
+    use crate::config::Layer;
+    says(
+        EditError::Section {
+            key: "network".into(),
+            keys: vec!["network.mode".into(), "network.hosts".into()],
+        },
+        2,
+        "network is a section, not a key",
+        "its keys: network.mode, network.hosts",
+    );
+    let e: Error = EditError::UnknownKey {
+        shown: "netwrk.mode".into(),
+        close: Some("network.mode".into()),
+        keys: vec!["network.mode".into()],
+    }
+    .into();
+    assert_eq!(e.kind.exit_code(), 2);
+    assert_eq!(
+        e.hints,
+        ["did you mean `network.mode`?", "known keys: network.mode"]
+    );
+    let invalid = |choices: Vec<String>, default: Option<toml::Value>| EditError::Invalid {
+        key: "network.mode".into(),
+        shown: "\"proxxy\"".into(),
+        why: "unknown".into(),
+        close: Some("proxy".into()),
+        choices,
+        default,
+    };
+    let e: Error = invalid(
+        vec!["host".into(), "proxy".into()],
+        Some(toml::Value::from("proxy")),
+    )
+    .into();
+    assert_eq!(
+        e.hints,
+        [
+            "did you mean `proxy`?",
+            "network.mode takes one of: host, proxy"
+        ]
+    );
+    let e: Error = invalid(vec![], Some(toml::Value::from("proxy"))).into();
+    assert_eq!(
+        e.hints,
+        [
+            "did you mean `proxy`?",
+            "the default is network.mode = \"proxy\""
+        ]
+    );
+    let e: Error = invalid(vec![], None).into();
+    assert_eq!(e.hints, ["did you mean `proxy`?"]);
+    says(
+        EditError::NoProfile {
+            key: "sandbox.profile".into(),
+            shown: "\"x\"".into(),
+            path: path("/k/x/sandbox.toml"),
+            close: None,
+            known: vec!["default".into()],
+        },
+        2,
+        "sandbox.profile = \"x\": there is no such sandbox profile",
+        "the profiles: default",
+    );
+    says(
+        EditError::OperatorOnly {
+            key: "network.mode".into(),
+            shown: "\"host\"".into(),
+            why: "it widens".into(),
+            layer: Layer::Team,
+            operator: path("/etc/op.toml"),
+        },
+        2,
+        "network.mode = \"host\" may only be set in the operator config, not the team config: it widens",
+        "git loop config set --operator network.mode VALUE",
+    );
+    says(
+        EditError::WrongType {
+            key: "limits.pids".into(),
+            wants: "an integer",
+            raw: "many".into(),
+            default: toml::Value::from(512),
+        },
+        2,
+        "limits.pids takes an integer, not 'many'",
+        "the default is limits.pids = 512",
+    );
+    says(
+        EditError::NotToml {
+            path: path("/c.toml"),
+            message: "bad".into(),
+        },
+        1,
+        "/c.toml is not valid TOML: bad",
+        "fix or remove /c.toml",
+    );
+}
+
+#[test]
+fn a_sync_that_cannot_be_done() {
+    use crate::sync::{Move, Report, Role, State, SyncError};
+    says(
+        SyncError::Busy {
+            role: "notes",
+            trunk: "main".into(),
+            rounds: 5,
+        },
+        1,
+        "notes: the remote's main kept moving while this sync ran (5 rounds)",
+        "nothing was lost; run `git loop sync` again in a moment",
+    );
+    says(
+        SyncError::Refused {
+            role: "notes",
+            why: "protected".into(),
+        },
+        1,
+        "notes: the remote refused the push: protected",
+        "the remote's rules refuse this push",
+    );
+    says(
+        SyncError::Other {
+            role: "notes",
+            message: "odd".into(),
+        },
+        1,
+        "notes: odd",
+        "`git loop doctor` checks the workspace",
+    );
+    let conflict = Report {
+        repo: Role::Notes,
+        path: path("/ws/context/notes"),
+        remote: Some("u".into()),
+        trunk: "main".into(),
+        state: State::Conflict {
+            paths: vec!["a".into()],
+        },
+        local: Move::default(),
+        remote_trunk: Move::default(),
+        loops_pushed: vec![],
+        loops_refused: vec![],
+        notices: vec![],
+        rounds: 1,
+    };
+    assert_eq!(
+        super::conflict_hints(&conflict),
+        [
+            "nothing was changed; merge by hand, then sync again:",
+            "cd /ws/context/notes && git merge origin/main   (fix the files, `git add` them, `git commit`)",
+            "git loop sync",
+        ]
+    );
+}
+
+#[test]
+fn a_folder_outside_any_repository_keeps_its_cause() {
+    use crate::repos::RepoError;
+    let e: Error = RepoError::NotARepository {
+        path: path("/tmp/x"),
+        source: Box::new(io::Error::other("no .git above")),
+    }
+    .into();
+    assert_eq!(e.kind.exit_code(), 2);
+    assert_eq!(
+        e.one_line(),
+        "/tmp/x is not in a git repository: no .git above"
+    );
+    assert!(e.hints[1].contains("git loop new --scratch TITLE"));
 }
