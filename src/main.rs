@@ -7,8 +7,9 @@
 use std::io;
 
 use git_loop::cli;
+use git_loop::report::Report;
 use git_loop::terminal::visible_lines;
-use git_loop::ui::{Ui, BOLD, RED, RESET, YELLOW};
+use git_loop::ui::{Ui, BOLD, RED, RESET};
 
 /// The C `main` replaces std's runtime start (`lang_start`): std's (a signal stack, the main
 /// thread's stack bounds read from /proc/self/maps, the checks of descriptors 0-2) costs
@@ -67,14 +68,14 @@ fn run() -> u8 {
                 return 0;
             }
             // Errors name paths, branches and conflicts that a sandbox may have chosen.
-            let e = ui.err();
             let _ = writeln!(
-                e,
+                ui.err(),
                 "{BOLD}{RED}error:{RESET} {}",
                 visible_lines(&err.one_line())
             );
+            // Hints are written as every hint is, made visible (`Report::hint`).
             for hint in err.hints.iter().cloned().chain(err.storage_hint()) {
-                let _ = writeln!(e, "{YELLOW}hint:{RESET} {}", visible_lines(&hint));
+                let _ = Report::hint(&mut ui, &hint);
             }
             err.kind.exit_code()
         }
