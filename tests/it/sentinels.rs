@@ -221,6 +221,13 @@ async fn respond(
         .unwrap();
         return out;
     }
+    if let Some(n) = path.strip_prefix("/large/") {
+        let body = large_body(n.parse().unwrap());
+        return hyper::Response::builder()
+            .status(200)
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+    }
     let mut resp = hyper::Response::builder().status(200);
     if path.starts_with("/echo") {
         if let Some(a) = headers.get("authorization") {
@@ -229,6 +236,11 @@ async fn respond(
     }
     resp.body(Full::new(Bytes::from(format!("ok {path}\n"))))
         .unwrap()
+}
+
+/// The body of `/large/N`: N bytes that repeat no short pattern.
+fn large_body(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
 }
 
 /// `git http-backend` as a CGI program, for git over HTTPS.
@@ -960,6 +972,47 @@ curl -sS -o /dev/null -D - -H "$H" "https://api.bound.test:$BOUND/echo" | grep -
         .filter(|v| v["rule"] == "host-mismatch")
         .collect();
     assert_eq!(fronting.len(), 2, "{fronting:#?}");
+}
+
+/// A large answer on a connection the proxy ends comes back whole and in order, over
+/// HTTP/1.1 and HTTP/2 and after a small one on the same connection (the proxy reads
+/// both sockets in large reads, and hands the server's answer on in large pieces).
+#[test]
+fn a_large_answer_comes_back_whole() {
+    let s = Setup::new();
+    const N: usize = 12 << 20;
+    let run = s.sh(&format!(
+        r#"
+H="Authorization: Bearer $GITHUB_TOKEN"
+for v in 1.1 2; do
+  curl -sS --http$v -H "$H" "https://api.bound.test:$BOUND/small$v" -o /dev/null "https://api.bound.test:$BOUND/large/{N}" -o /tmp/large$v -w '%{{http_code}} %{{size_download}} %{{num_connects}}
+' | tail -n 1 | sed "s/^/get$v => /"
+  echo "sum$v => $(sha256sum < /tmp/large$v | cut -d' ' -f1)"
+done
+"#
+    ));
+    let run = run.ok();
+    let file = s.env.root.join("large");
+    fs::write(&file, large_body(N)).unwrap();
+    let out = std::process::Command::new("sha256sum")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let expected = String::from_utf8(out.stdout).unwrap();
+    let expected = expected.split_whitespace().next().unwrap();
+    for v in ["1.1", "2"] {
+        assert_eq!(probe(&run, &format!("get{v}")), format!("200 {N} 0"), "{v}");
+        assert_eq!(probe(&run, &format!("sum{v}")), expected, "{v}");
+    }
+    let seen = s.bound.seen();
+    let large: Vec<_> = seen
+        .iter()
+        .filter(|r| r.path.starts_with("/large/"))
+        .collect();
+    assert_eq!(large.len(), 2, "{seen:#?}");
+    for r in large {
+        assert_eq!(r.headers["authorization"], format!("Bearer {TOKEN}"));
+    }
 }
 
 /// The search of `the_value_is_nowhere_inside` finds what is there: the twin with an

@@ -30,7 +30,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
@@ -43,7 +42,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use super::policy::{canonical_host, Refusal, Rule};
@@ -54,66 +52,13 @@ use super::wire;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
+mod reads;
 mod tls;
 mod upstream;
 
+use reads::*;
 pub use tls::*;
 use upstream::*;
-
-/// The client's socket, with the bytes the proxy already read from it (its ClientHello)
-/// handed back first.
-struct Replay {
-    early: Vec<u8>,
-    at: usize,
-    inner: TcpStream,
-}
-
-impl AsyncRead for Replay {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.at < self.early.len() {
-            let n = (self.early.len() - self.at).min(buf.remaining());
-            let at = self.at;
-            buf.put_slice(&self.early[at..at + n]);
-            self.at += n;
-            if self.at == self.early.len() {
-                self.early = Vec::new();
-                self.at = 0;
-            }
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Replay {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-}
 
 /// Where the requests of one ended connection go.
 struct Route {
@@ -152,11 +97,7 @@ pub(super) async fn serve(
     };
     let accepted = tokio::time::timeout(
         proxy::HEAD_TIMEOUT,
-        tokio_rustls::TlsAcceptor::from(config).accept(Replay {
-            early,
-            at: 0,
-            inner: client,
-        }),
+        tokio_rustls::TlsAcceptor::from(config).accept(ReadAhead::with_early(client, early)),
     )
     .await;
     // A client that does not trust the run's CA ends here (an unknown CA alert); its
@@ -169,7 +110,7 @@ pub(super) async fn serve(
     });
     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     let _ = builder
-        .serve_connection(TokioIo::new(stream), service)
+        .serve_connection(TokioIo::new(Gather::new(stream)), service)
         .await;
 }
 

@@ -128,13 +128,13 @@ impl Upstream {
             .map_err(|e| fail(format!("{}: {e}", route.host)))?;
         let stream = tokio::time::timeout(
             proxy::CONNECT_TIMEOUT,
-            tokio_rustls::TlsConnector::from(config).connect(name, tcp),
+            tokio_rustls::TlsConnector::from(config).connect(name, ReadAhead::new(tcp)),
         )
         .await
         .map_err(|_| fail("the TLS handshake with the server timed out".into()))?
         .map_err(|e| fail(format!("TLS with the server: {e}")))?;
         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-        let io = TokioIo::new(stream);
+        let io = TokioIo::new(Gather::new(stream));
         if h2 {
             let (sender, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
                 .await
