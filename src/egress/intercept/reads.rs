@@ -243,7 +243,8 @@ mod tests {
     fn a_read_ahead_reads_its_socket_in_large_reads_and_hands_on_small_ones() {
         let data = bytes(100_000, 1);
         let mut r = ReadAhead::new(Script::new(vec![Step::Bytes(data.clone()), Step::End]));
-        let mut got = Vec::new();
+        let mut got = read(&mut r, 4096).unwrap().unwrap();
+        let kept = r.buf.as_ptr();
         while let Some(Ok(piece)) = read(&mut r, 4096) {
             if piece.is_empty() {
                 break;
@@ -252,6 +253,8 @@ mod tests {
             got.extend(piece);
         }
         assert_eq!(got, data);
+        // One buffer for the connection's life, not one per read.
+        assert_eq!(r.buf.as_ptr(), kept);
         // Two reads of the socket: the data, then its end; each could take a whole
         // read-ahead, whatever the reader asked for.
         assert_eq!(r.inner.asked, vec![READ_AHEAD, READ_AHEAD]);
@@ -307,6 +310,8 @@ mod tests {
         // Then the end of the stream, which stays the end.
         assert_eq!(read(&mut g, 10).unwrap().unwrap(), Vec::<u8>::new());
         assert!(read(&mut g, 10).unwrap().unwrap().is_empty());
+        // The stream was never asked for bytes there was no room for.
+        assert!(!g.inner.asked.contains(&0), "{:?}", g.inner.asked);
     }
 
     #[test]
