@@ -119,6 +119,7 @@ impl Upstream {
                 Err(Dial::Failed(why)) => return Err(why),
             },
         };
+        large_receive_buffer(&tcp);
         let fail = |what: String| {
             self.sh.upstream_failed(&route.target, &what);
             what
