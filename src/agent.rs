@@ -66,8 +66,8 @@ pub fn compose(rec: &LoopRecord, spec: &SandboxSpec, team: Option<&str>) -> Stri
         ("base", rec.base.as_deref().unwrap_or("-")),
         ("vault", rec.vault.as_str()),
         ("sandbox profile", rec.sandbox.as_str()),
-        ("mode", spec.mode.as_str()),
-        ("network", spec.net.as_str()),
+        ("mode", spec.mode.name()),
+        ("network", spec.net.name()),
         ("working folder", &spec.cwd.display().to_string()),
     ] {
         out.push_str(&format!("- {k}: {v}\n"));

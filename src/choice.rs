@@ -11,6 +11,11 @@ pub trait Choice: Sized + Copy + PartialEq + 'static {
     /// The name the value is written as, in configuration files and on the command line.
     fn name(self) -> &'static str;
 
+    /// What the value means, in one line (`--help` lists it); empty where none is given.
+    fn help(self) -> &'static str {
+        ""
+    }
+
     /// The value written as `name`, if any.
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|c| c.name() == name)
@@ -21,6 +26,65 @@ pub trait Choice: Sized + Copy + PartialEq + 'static {
         Self::ALL.iter().map(|c| c.name()).collect()
     }
 }
+
+/// Defines an enumerated type whose values are a fixed list of names, each spelled once:
+/// its variant, the name it is written as (configuration files, the loop record, the
+/// command line, events) and its help, which is also the variant's documentation. The
+/// type gets [`Choice`], serde's reading and writing by that name, `Display`, and the
+/// inherent `name` and `from_name`.
+///
+/// ```ignore
+/// choices! {
+///     /// How a run may change the loop.
+///     pub enum RunMode {
+///         Work = "work": "The rw paths of the loop are writable",
+///     }
+/// }
+/// ```
+macro_rules! choices {
+    ($(#[$meta:meta])* $vis:vis enum $ty:ident {
+        $($variant:ident = $name:literal : $help:literal),+ $(,)?
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        $vis enum $ty {
+            $(#[doc = $help] #[serde(rename = $name)] $variant),+
+        }
+
+        impl $ty {
+            /// The name the value is written as.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name),+
+                }
+            }
+
+            /// The value written as `name`, if any.
+            pub fn from_name(name: &str) -> Option<Self> {
+                <Self as $crate::choice::Choice>::from_name(name)
+            }
+        }
+
+        impl $crate::choice::Choice for $ty {
+            const ALL: &'static [Self] = &[$($ty::$variant),+];
+            fn name(self) -> &'static str {
+                $ty::name(self)
+            }
+            fn help(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $help),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+pub(crate) use choices;
 
 #[cfg(test)]
 mod tests {
@@ -43,9 +107,9 @@ mod tests {
 
     #[test]
     fn every_choice_is_named_as_serde_reads_it() {
-        agrees::<crate::sandbox::spec::RunMode>();
-        agrees::<crate::sandbox::spec::NetMode>();
-        agrees::<crate::sandbox::Backend>();
+        agrees::<crate::values::RunMode>();
+        agrees::<crate::values::NetMode>();
+        agrees::<crate::values::Backend>();
         agrees::<crate::config::schema::Enforce>();
         agrees::<crate::toolchains::Caches>();
     }

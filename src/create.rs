@@ -30,7 +30,7 @@ use crate::git::cmd::Git;
 use crate::git::objects;
 use crate::loops::{self, Kind, LoopRecord, State};
 use crate::repos;
-use crate::sandbox::spec::{NetMode, RunMode};
+use crate::values::{NetMode, RunMode};
 use crate::workspace::Workspace;
 
 pub const MAX_TITLE: usize = 200;
@@ -294,10 +294,10 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
                 .sandbox
                 .clone()
                 .unwrap_or_else(|| req.sandbox_default.clone()),
-            mode: req.mode.as_str().to_string(),
-            network: req.network.as_str().to_string(),
+            mode: req.mode,
+            network: req.network,
             created_by: ws.user().to_string(),
-            created_at: loops::now_rfc3339(),
+            created_at: crate::values::Timestamp::now(),
             state: State::Active,
             grants: Vec::new(),
             config: toml::Table::new(),

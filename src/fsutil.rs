@@ -166,6 +166,16 @@ impl Lock {
         }
     }
 
+    /// The same lock, held shared from now on (by `flock`'s conversion, which is not
+    /// atomic: another process may take the lock exclusively in between, and this waits
+    /// for it to let go).
+    pub fn share(self) -> Result<Lock> {
+        self.file
+            .lock_shared()
+            .context(|| format!("cannot lock {}", self.path.display()))?;
+        Ok(self)
+    }
+
     fn record_holder(&self) {
         let mut f = &self.file;
         let _ = f.set_len(0);

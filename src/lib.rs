@@ -38,6 +38,7 @@ pub mod terminal;
 mod testutil;
 pub mod toolchains;
 pub mod ui;
+pub mod values;
 pub mod vault;
 pub mod workspace;
 

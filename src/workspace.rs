@@ -333,6 +333,12 @@ impl Workspace {
         self.loop_dir(id).join("events.jsonl")
     }
 
+    /// `loops/<id>/running/`: an empty file named by its id for each run of the loop that
+    /// started and whose exit is not recorded yet (see `sandbox::record`).
+    pub fn loop_running(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("running")
+    }
+
     pub fn home_skel(&self) -> PathBuf {
         self.root.join("sandbox-home-skel")
     }

@@ -1,47 +1,27 @@
 //! The domain's enumerated types as clap reads them on the command line: each value's
-//! name from its [`Choice`], and the help clap lists for it (`--help`). Only the command
-//! layer knows clap; the types themselves live where their meaning does.
+//! name and the help clap lists for it (`--help`) from its [`Choice`]. Only the command
+//! layer knows clap; the types themselves live in [`crate::values`].
 
 use clap::builder::PossibleValue;
 
 use crate::choice::Choice;
-use crate::sandbox::spec::{NetMode, RunMode};
-use crate::sandbox::Backend;
+use crate::values::{Backend, NetMode, RunMode};
 
-/// `impl clap::ValueEnum` for a [`Choice`], with each value's help.
+/// `impl clap::ValueEnum` for a [`Choice`]: its values, names and help.
 macro_rules! value_enum {
-    ($ty:ty { $($value:ident => $help:literal),+ $(,)? }) => {
+    ($($ty:ty),+) => {$(
         impl clap::ValueEnum for $ty {
             fn value_variants<'a>() -> &'a [Self] {
                 <$ty as Choice>::ALL
             }
             fn to_possible_value(&self) -> Option<PossibleValue> {
-                let help = match self {
-                    $(<$ty>::$value => $help,)+
-                };
-                Some(PossibleValue::new(self.name()).help(help))
+                Some(PossibleValue::new(Choice::name(*self)).help(Choice::help(*self)))
             }
         }
-    };
+    )+};
 }
 
-value_enum!(RunMode {
-    Work => "The rw paths of the loop are writable",
-    Review => "Everything read-only but $HOME and /tmp",
-    Plan => "The same as review: read and reason, change nothing",
-});
-
-value_enum!(NetMode {
-    Host => "Share the host's network",
-    None => "A new network namespace with loopback only",
-    Proxy => "A new network namespace whose only way out is git-loop's proxy, for the allowlisted domains (`git loop show ID --net`)",
-});
-
-value_enum!(Backend {
-    Auto => "bwrap when the probe passes; otherwise refuse",
-    Bwrap => "bwrap, or refuse with exit 3",
-    None => "No sandbox: run on the host (with a warning every time)",
-});
+value_enum!(RunMode, NetMode, Backend);
 
 #[cfg(test)]
 mod tests {

@@ -43,7 +43,7 @@ pub struct DemoArgs {
 pub fn run(ui: &mut Ui, args: DemoArgs) -> Result<u8> {
     // The demo is the sandbox: without one, say so before anything is made.
     let findings = sandbox::probe::quick(&sandbox::probe::Inputs::read());
-    sandbox::select_backend(sandbox::Backend::Auto, &findings).map_err(|mut e| {
+    sandbox::select_backend(crate::values::Backend::Auto, &findings).map_err(|mut e| {
         e.hints.retain(|h| !h.contains("--backend none"));
         e.hint("`git loop doctor` checks everything and says how to fix it; then run git loop demo again")
     })?;

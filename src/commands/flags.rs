@@ -7,18 +7,18 @@ use crate::error::Result;
 pub struct SandboxFlags {
     /// work: the loop's folders are writable; review: everything read-only but $HOME and /tmp.
     #[arg(long, value_enum)]
-    pub mode: Option<crate::sandbox::spec::RunMode>,
+    pub mode: Option<crate::values::RunMode>,
     /// proxy: only the allowed domains, through git-loop's proxy (the default); host: the
     /// host's network; none: loopback only.
     #[arg(long, value_enum)]
-    pub net: Option<crate::sandbox::spec::NetMode>,
+    pub net: Option<crate::values::NetMode>,
     /// Let the proxy also reach this domain for this run (repeatable): a host name,
     /// *.example.com (its subdomains) or name.*.example.com (one label).
     #[arg(long = "allow-domain", value_name = "DOMAIN")]
     pub allow_domain: Vec<String>,
     /// auto: bwrap if the probe passes, else refuse; none: no sandbox at all.
     #[arg(long, value_enum)]
-    pub backend: Option<crate::sandbox::Backend>,
+    pub backend: Option<crate::values::Backend>,
 }
 
 impl SandboxFlags {
@@ -27,7 +27,7 @@ impl SandboxFlags {
     /// has no proxy, so the domain would be silently ignored (or, with host, everything
     /// is reachable anyway).
     pub fn check(&self) -> Result<()> {
-        use crate::sandbox::spec::NetMode;
+        use crate::values::NetMode;
         let (Some(net @ (NetMode::Host | NetMode::None)), Some(domain)) =
             (self.net, self.allow_domain.first())
         else {

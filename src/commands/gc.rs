@@ -61,9 +61,7 @@ pub fn run(ui: &mut Ui, args: GcArgs) -> Result<u8> {
             continue;
         }
         if let Some(limit) = args.older_than {
-            let old_enough = rec
-                .created_at()
-                .is_some_and(|t| (now - t).whole_seconds() >= limit.as_secs() as i64);
+            let old_enough = (now - rec.created_at.0).whole_seconds() >= limit.as_secs() as i64;
             if !old_enough {
                 continue;
             }

@@ -10,7 +10,7 @@ use toml::{Table, Value};
 use super::{check, policy, schema, Config, ConfigError, Layer, SandboxProfile};
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::sandbox::spec::NetMode;
+use crate::values::NetMode;
 use crate::workspace::Workspace;
 
 /// Why what the person typed for `config set` or `unset` is not taken, or why a layer's

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use crate::sandbox::spec::NetMode;
+use crate::values::NetMode;
 use check::{Part, Problem, Seg};
 pub use profile::SandboxProfile;
 pub use schema::Settings;
@@ -290,7 +290,7 @@ impl Config {
             .find_map(|r| schema::lookup(&r.data.table, "network.mode"))
             .or_else(|| schema::lookup(schema::defaults(), "network.mode"))
             .and_then(Value::as_str)
-            .and_then(NetMode::parse)
+            .and_then(NetMode::from_name)
             .unwrap_or(NetMode::Proxy);
         let mut ignored = Vec::new();
         for r in read.iter_mut().filter(|r| r.data.layer != Layer::Operator) {
@@ -503,7 +503,7 @@ mod tests {
         assert_eq!(config.get("agent.command").unwrap().layer, Layer::Default);
         let s = config.settings();
         assert_eq!(s.sandbox.profile, "mine");
-        assert_eq!(s.sandbox.mode, crate::sandbox::spec::RunMode::Review);
+        assert_eq!(s.sandbox.mode, crate::values::RunMode::Review);
     }
 
     #[test]

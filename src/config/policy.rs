@@ -29,7 +29,7 @@ use toml::Value;
 
 use super::Layer;
 use crate::egress::policy::Pattern;
-use crate::sandbox::spec::NetMode;
+use crate::values::NetMode;
 
 /// One thing a layer may not set: the key, the refused value (or list entry) as it may
 /// be shown, and why.
@@ -96,7 +96,7 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
             whole(crate::toolchains::SHARED_ONLY)
         }
         "network.mode" => {
-            let Some(mode) = value.as_str().and_then(NetMode::parse) else {
+            let Some(mode) = value.as_str().and_then(NetMode::from_name) else {
                 return Vec::new();
             };
             if mode == NetMode::Host {
@@ -104,7 +104,7 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
             } else if reach(mode) > reach(ceiling) {
                 whole(&format!(
                     "the operator config's network mode is {}, which other layers may only narrow",
-                    ceiling.as_str()
+                    ceiling.name()
                 ))
             } else {
                 Vec::new()

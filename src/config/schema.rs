@@ -18,8 +18,8 @@ use toml::{Table, Value};
 
 use crate::choice::Choice;
 use crate::egress::policy::{Cidr, Pattern, RawAllowed};
-use crate::sandbox::spec::{NetMode, RunMode};
-use crate::sandbox::Backend;
+use crate::values::Backend;
+use crate::values::{NetMode, RunMode};
 
 pub const DEFAULTS: &str = include_str!("defaults.toml");
 

@@ -534,7 +534,7 @@ struct DenyGroup {
 }
 
 /// Everything the proxy of one run enforces.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
     allow: Vec<Allowed>,
     deny: Vec<Denied>,

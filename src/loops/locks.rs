@@ -47,11 +47,21 @@ pub fn git_lock_files(git_dir: &Path) -> Vec<PathBuf> {
 /// The git lock files of a loop's repositories that nothing can own any more, with the
 /// loop's run lock held exclusively so that no run starts while they are removed.
 pub struct StaleLocks {
-    _hold: fsutil::Lock,
+    hold: fsutil::Lock,
     pub files: Vec<PathBuf>,
 }
 
 impl StaleLocks {
+    /// The hold on the loop's run lock, made shared: a run that starts now holds it so.
+    pub fn share(self) -> Result<fsutil::Lock> {
+        self.hold.share()
+    }
+
+    /// The loop's run lock, held exclusively.
+    pub fn hold(&self) -> &fsutil::Lock {
+        &self.hold
+    }
+
     /// Removes the files; returns those that could not be removed, with why.
     pub fn remove(&self) -> Vec<(PathBuf, io::Error)> {
         self.files
@@ -76,5 +86,5 @@ pub fn stale_git_locks(ws: &Workspace, rec: &LoopRecord) -> Result<Option<StaleL
         .iter()
         .flat_map(|pair| git_lock_files(&pair.clone_git_dir()))
         .collect();
-    Ok(Some(StaleLocks { _hold: hold, files }))
+    Ok(Some(StaleLocks { hold, files }))
 }

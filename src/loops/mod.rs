@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::git::objects::{self, ImportError};
+use crate::values::{NetMode, RunMode, Timestamp};
 use crate::workspace::Workspace;
 
 mod import;
@@ -128,10 +129,10 @@ pub struct LoopRecord {
     pub knowledge_base: Option<String>,
     pub vault: String,
     pub sandbox: String,
-    pub mode: String,
-    pub network: String,
+    pub mode: RunMode,
+    pub network: NetMode,
     pub created_by: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// Kept for readers of the record; the state shown is always derived from git.
     pub state: State,
     #[serde(default)]
@@ -191,7 +192,7 @@ impl LoopRecord {
         })?;
         toml::from_str(&text).map_err(|e| RecordError::Invalid {
             path: path.to_path_buf(),
-            message: e.message().to_string(),
+            message: invalid_field(&text, &e),
         })
     }
 
@@ -200,13 +201,22 @@ impl LoopRecord {
             .map_err(|e| Error::failure("cannot serialize the loop record").with_source(e))?;
         fsutil::write_atomic(path, text.as_bytes())
     }
+}
 
-    pub fn created_at(&self) -> Option<time::OffsetDateTime> {
-        time::OffsetDateTime::parse(
-            &self.created_at,
-            &time::format_description::well_known::Rfc3339,
-        )
-        .ok()
+/// What is wrong in a record's text, naming the field where toml's error points at one
+/// (`mode: unknown variant ...`), with its control characters made visible.
+fn invalid_field(text: &str, e: &toml::de::Error) -> String {
+    let message = crate::terminal::visible(e.message()).into_owned();
+    let key = e.span().and_then(|span| {
+        let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+        let (key, _) = text[line_start..span.start].split_once('=')?;
+        let key = key.trim();
+        (!key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .then_some(key)
+    });
+    match key {
+        Some(key) => format!("{key}: {message}"),
+        None => message,
     }
 }
 
@@ -378,19 +388,12 @@ pub fn to_json(ws: &Workspace, rec: &LoopRecord, status: Option<&LoopStatus>) ->
 
 /// Now, as RFC 3339 in UTC.
 pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    Timestamp::now().to_string()
 }
 
 /// `3d`, `5h`, `12m` ago.
 pub fn age(rec: &LoopRecord) -> String {
-    let Some(created) = rec.created_at() else {
-        return "?".into();
-    };
-    let secs = (time::OffsetDateTime::now_utc() - created)
+    let secs = (time::OffsetDateTime::now_utc() - rec.created_at.0)
         .whole_seconds()
         .max(0);
     match secs {
@@ -551,10 +554,10 @@ mod tests {
             knowledge_base: None,
             vault: "default".into(),
             sandbox: "default".into(),
-            mode: "work".into(),
-            network: "proxy".into(),
+            mode: RunMode::Work,
+            network: NetMode::Proxy,
             created_by: "alice".into(),
-            created_at: "2026-01-01T00:00:00Z".into(),
+            created_at: Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
             state: State::Active,
             grants: vec![Grant {
                 path: "/srv/data".into(),
@@ -566,7 +569,15 @@ mod tests {
         };
         rec.write(&path).unwrap();
         assert_eq!(LoopRecord::read(&path).unwrap(), rec);
-        assert!(rec.created_at().is_some());
+        // The file keeps the names and the time as text.
+        let text = fs::read_to_string(&path).unwrap();
+        for line in [
+            "mode = \"work\"",
+            "network = \"proxy\"",
+            "created_at = \"2026-01-01T00:00:00Z\"",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}: {text}");
+        }
         fs::write(&path, "id = 1\n").unwrap();
         assert!(matches!(
             LoopRecord::read(&path),
@@ -574,6 +585,63 @@ mod tests {
         ));
         fs::write(&path, [0xff, 0xfe]).unwrap();
         assert!(LoopRecord::read(&path).is_err());
+    }
+
+    /// A field that does not read as its type is named, with the file, when the record
+    /// is read; nothing reads it as a string later.
+    #[test]
+    fn a_record_field_that_does_not_parse_is_named_with_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("loop.toml");
+        let good = toml::to_string(&LoopRecord::read_str_for_tests()).unwrap();
+        for (field, bad, says) in [
+            (
+                "mode",
+                "\"wrok\"",
+                "mode: unknown variant `wrok`, expected one of `work`, `review`, `plan`",
+            ),
+            (
+                "network",
+                "\"open\"",
+                "network: unknown variant `open`, expected one of `host`, `none`, `proxy`",
+            ),
+            (
+                "created_at",
+                "\"yesterday\"",
+                "created_at: `yesterday` is not an RFC 3339 time",
+            ),
+            (
+                "mode",
+                "\"\\u001b[2Jwork\"",
+                "mode: unknown variant `\\x1b[2Jwork`",
+            ),
+        ] {
+            let text: String = good
+                .lines()
+                .map(|l| match l.starts_with(&format!("{field} = ")) {
+                    true => format!("{field} = {bad}\n"),
+                    false => format!("{l}\n"),
+                })
+                .collect();
+            fs::write(&path, text).unwrap();
+            let err = LoopRecord::read(&path).unwrap_err();
+            let RecordError::Invalid {
+                path: named,
+                message,
+            } = &err
+            else {
+                panic!("{err:?}");
+            };
+            assert_eq!(named, &path);
+            assert!(message.starts_with(says), "{message}");
+            assert!(
+                err.to_string().starts_with(&format!(
+                    "{} is not a valid loop record: {field}: ",
+                    path.display()
+                )),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -207,7 +207,8 @@ mod tests {
 
     use super::*;
     use crate::loops::{Kind, LoopRecord, State};
-    use crate::sandbox::spec::{HostView, Limits, NetMode, RunMode, RunOptions, SystemEntry};
+    use crate::sandbox::spec::{HostView, Limits, RunOptions, SystemEntry};
+    use crate::values::{NetMode, RunMode};
     use crate::workspace::Workspace;
 
     fn record() -> LoopRecord {
@@ -223,10 +224,10 @@ mod tests {
             knowledge_base: None,
             vault: "default".into(),
             sandbox: "default".into(),
-            mode: "work".into(),
-            network: "none".into(),
+            mode: RunMode::Work,
+            network: NetMode::None,
             created_by: "alice".into(),
-            created_at: "2026-01-01T00:00:00Z".into(),
+            created_at: crate::values::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
             state: State::Active,
             grants: Vec::new(),
             config: toml::Table::new(),

@@ -7,9 +7,12 @@
 //! - [`probe`] says what the machine can do; [`select_backend`] refuses (exit 3) rather
 //!   than fall back to running on the host, which only `--backend none` does, loudly.
 //!
-//! [`run`] is the one path every sandboxed command (`run`, `shell`, `agent`, `demo`) takes.
-//! Here: the backend, the spec and the egress policy of a run; `setup.rs` prepares the
-//! host side (folders, files bound by descriptor, grants, repositories), `run.rs` runs it.
+//! [`run`] is the one path every sandboxed command (`run`, `shell`, `agent`, `demo`) takes:
+//! what it needs is read once, [`plan`] makes a [`plan::RunPlan`] of it (pure data, compared
+//! whole in tests), and [`execute`] does what the plan says, in the order its header
+//! gives; `setup.rs` holds the host-side steps (folders, files bound by descriptor, grants,
+//! repositories), [`record`] how a run's start and exit are recorded, whatever ends it.
+//! Here: the request, the refusals, the backend's selection and the limits.
 
 pub mod bwrap;
 pub mod events;
@@ -20,41 +23,15 @@ pub mod spawn;
 pub mod spec;
 pub mod task;
 
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::time::Instant;
-
-use serde_json::json;
 
 use crate::config::schema::{Enforce, MountMode};
 use crate::config::{Config, SandboxProfile, Settings};
-use crate::error::{Error, ErrorKind, Result};
-use crate::loops::{self, LoopRecord};
-use crate::report::Report;
+use crate::error::Result;
+use crate::loops::LoopRecord;
+use crate::values::{Backend, NetMode, RunMode};
 use crate::workspace::Workspace;
-use spec::{Limits, NetMode, RunMode, RunOptions, SandboxSpec};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// bwrap when the probe passes; otherwise refuse.
-    Auto,
-    /// bwrap, or refuse with exit 3.
-    Bwrap,
-    /// No sandbox: run on the host (with a warning every time).
-    None,
-}
-
-impl crate::choice::Choice for Backend {
-    const ALL: &'static [Self] = &[Backend::Auto, Backend::Bwrap, Backend::None];
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Auto => "auto",
-            Backend::Bwrap => "bwrap",
-            Backend::None => "none",
-        }
-    }
-}
+use spec::{Limits, SandboxSpec};
 
 /// What a sandboxed command asks for.
 #[derive(Debug, Clone)]
@@ -86,10 +63,6 @@ pub enum SandboxError {
         fixes: Vec<(String, String)>,
         auto: bool,
     },
-    #[error("loop {id} has an unknown mode '{mode}'")]
-    UnknownMode { id: String, mode: String },
-    #[error("network mode '{net}' of loop {id} is not available")]
-    UnknownNet { id: String, net: String },
     /// Entries bound to no host under `vault.require_binding`: each as (kind, name, the
     /// hosts suggested for it).
     #[error("vault {vault} has entries bound to no host ({}), and vault.require_binding is set", labels.join(", "))]
@@ -183,7 +156,9 @@ pub fn limits_for(profile: &SandboxProfile, settings: &Settings) -> Limits {
     limits
 }
 
-/// The spec for a loop and request, from its record, profile and the config layers.
+/// The spec of a run of `req` in loop `rec`, as the run's plan would have it, for views
+/// of the sandbox (`show --mounts`, the agent's prompt layers): `vault_files` are the
+/// vault's files by name; nothing is decrypted, no cache and no CA is made.
 pub fn spec_for(
     ws: &Workspace,
     rec: &LoopRecord,
@@ -191,147 +166,11 @@ pub fn spec_for(
     req: &Request,
     vault_files: Vec<PathBuf>,
 ) -> Result<SandboxSpec> {
-    spec_and_policy(ws, rec, config, req, vault_files, None).map(|(spec, _)| spec)
-}
-
-/// [`spec_for`], and the egress policy the proxy enforces when the network mode is `proxy`.
-fn spec_and_policy(
-    ws: &Workspace,
-    rec: &LoopRecord,
-    config: &Config,
-    req: &Request,
-    vault_files: Vec<PathBuf>,
-    trust: Option<spec::Trust>,
-) -> Result<(SandboxSpec, Option<crate::egress::policy::Policy>)> {
-    let mode = match req.mode {
-        Some(m) => m,
-        None => RunMode::parse(&rec.mode).ok_or_else(|| SandboxError::UnknownMode {
-            id: rec.id.clone(),
-            mode: rec.mode.clone(),
-        })?,
-    };
-    let net = match req.net {
-        Some(n) => n,
-        None => NetMode::parse(&rec.network).ok_or_else(|| SandboxError::UnknownNet {
-            id: rec.id.clone(),
-            net: rec.network.clone(),
-        })?,
-    };
-    let profile = config.profile();
-    let (egress, policy) = match net {
-        NetMode::Proxy => {
-            let policy = crate::egress::policy_for(profile, config, &req.allow_domains)?;
-            let egress = spec::Egress {
-                exe: relay_exe()?,
-                domains: policy.allowed().len(),
-                token: new_token(),
-            };
-            (Some(egress), Some(policy))
-        }
-        _ => (None, None),
-    };
-    let operator_mounts = operator_mounts(config.settings());
-    let opts = RunOptions {
-        mode,
-        net,
-        limits: limits_for(profile, config.settings()),
-        command: req.command.clone(),
-        ro_same_path: req.ro_same_path.clone(),
-        operator_mounts,
-        vault_files,
-        chat_seeded: ws.loop_chat_dir(&rec.id).is_dir(),
-        new_session: !req.interactive,
-        egress,
-        home_overlay: home_needs_overlay(ws, &rec.id),
-        identity: crate::agent::git_identity(ws, rec, config.settings()),
-        agent_env: req.agent_env.clone(),
-        toolchains: crate::toolchains::for_run(
-            ws,
-            config,
-            &std::path::Path::new("/home").join(ws.user()),
-        ),
-        trust,
-    };
-    let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
-    Ok((spec, policy))
-}
-
-/// The refusal of a run with unbound entries under `vault.require_binding`.
-fn unbound_refused(vault: &str, unbound: &[String]) -> Error {
-    SandboxError::Unbound {
-        vault: vault.to_string(),
-        labels: unbound.to_vec(),
-        suggested: unbound
-            .iter()
-            .map(|label| {
-                let (kind, name) = label.split_once(':').unwrap_or(("env", label));
-                let hosts = crate::vault::binding::suggested(name, None).unwrap_or("HOST");
-                (kind.to_string(), name.to_string(), hosts.to_string())
-            })
-            .collect(),
-    }
-    .into()
-}
-
-/// The run's CA, trusting the operator's `network.upstream_ca` upstream besides the
-/// host's store.
-fn run_ca(rec: &LoopRecord, settings: &Settings) -> Result<crate::egress::intercept::Tls> {
-    let extra = match &settings.network.upstream_ca {
-        Some(path) => {
-            crate::egress::intercept::read_ca_file(path).map_err(SandboxError::UpstreamCa)?
-        }
-        None => Vec::new(),
-    };
-    Ok(crate::egress::intercept::Tls::new(&rec.id, extra).map_err(SandboxError::Certificates)?)
-}
-
-/// The largest system bundle read (a full bundle is about 200 KiB).
-const MAX_BUNDLE: u64 = 4 << 20;
-
-/// How the sandbox trusts the run's CA: the host's system bundle (the first of
-/// [`spec::SYSTEM_BUNDLES`] there is) with the CA appended, laid over each of them that is
-/// a regular file.
-fn trust_of(ca_pem: &str) -> spec::Trust {
-    use std::io::Read;
-    let mut bundle = String::new();
-    let mut system_files = Vec::new();
-    for path in spec::SYSTEM_BUNDLES {
-        let p = std::path::Path::new(path);
-        if bundle.is_empty() {
-            if let Ok(f) = std::fs::File::open(p) {
-                let mut text = String::new();
-                if f.take(MAX_BUNDLE).read_to_string(&mut text).is_ok() {
-                    bundle = text;
-                }
-            }
-        }
-        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
-            system_files.push(p.to_path_buf());
-        }
-    }
-    if !bundle.is_empty() && !bundle.ends_with('\n') {
-        bundle.push('\n');
-    }
-    bundle.push_str("# git-loop: this run's CA, for the hosts vault entries are bound to\n");
-    bundle.push_str(ca_pem);
-    spec::Trust {
-        ca_pem: ca_pem.to_string(),
-        bundle,
-        system_files,
-    }
-}
-
-/// Could a host admitted by `allowed` be one `bound` names? (For a warning only.)
-fn patterns_meet(
-    allowed: &crate::egress::policy::Pattern,
-    bound: &crate::egress::policy::Pattern,
-) -> bool {
-    use crate::egress::policy::Pattern;
-    match bound {
-        Pattern::Exact(name) => allowed.matches(name),
-        Pattern::Subdomains(suffix) => allowed.matches(&format!("x.{suffix}")) || allowed == bound,
-        Pattern::OneLabel { prefix, suffix } => allowed.matches(&format!("{prefix}.x.{suffix}")),
-    }
+    // A view needs no probe: it shows the sandbox bwrap would make.
+    let choices = plan::Choices::with_backend(req, rec, Backend::Bwrap);
+    let vault = plan::VaultView::files_only(&rec.vault, vault_files);
+    let inputs = plan::Inputs::read_view(ws, rec, config, &choices, vault, None)?;
+    plan::spec_and_policy(ws, rec, config, req, &choices, &inputs).map(|(spec, _)| spec)
 }
 
 /// Whether the loop's `$HOME` must be an overlay (see [`spec::Home`]): `sandbox-home-skel/`
@@ -343,27 +182,6 @@ pub fn home_needs_overlay(ws: &Workspace, id: &str) -> bool {
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     };
     !skel_empty || std::fs::symlink_metadata(ws.loop_home_overlay_work(id)).is_ok()
-}
-
-/// This very binary, which the `proxy` mode binds into the sandbox for ssh's ProxyCommand.
-fn relay_exe() -> Result<PathBuf> {
-    let exe = std::env::current_exe().map_err(|e| {
-        Error::new(
-            ErrorKind::SandboxUnavailable,
-            "cannot find the git-loop binary for the proxy mode",
-        )
-        .with_source(e)
-    })?;
-    if !exe.is_file() {
-        return Err(SandboxError::Replaced(exe).into());
-    }
-    Ok(exe)
-}
-
-/// A run's proxy token: 256 random bits, hex.
-fn new_token() -> String {
-    let bytes: [u8; 32] = rand::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The file entries of a loop's vault, by name only (nothing is decrypted), for views.
@@ -399,15 +217,18 @@ fn operator_mounts(settings: &Settings) -> Vec<(PathBuf, PathBuf, bool)> {
         .collect()
 }
 
+pub mod execute;
+pub mod plan;
+pub mod record;
 mod run;
 mod setup;
 
-pub use run::*;
-use setup::*;
+pub use run::{run, signal_name};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn finding(ok: bool) -> probe::Finding {
         probe::Finding {

@@ -37,6 +37,12 @@ fn read_u64(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// The first executable `name` on `path`.
 pub fn which(name: &str, path: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
@@ -53,8 +59,7 @@ pub fn which(name: &str, path: &str) -> Option<PathBuf> {
 impl Inputs {
     pub fn read() -> Inputs {
         let path = std::env::var("PATH").unwrap_or_default();
-        // SAFETY: geteuid cannot fail.
-        let is_root = unsafe { libc::geteuid() } == 0;
+        let is_root = is_root();
         Inputs {
             bwrap: which("bwrap", &path),
             is_root,

@@ -195,7 +195,7 @@ pub fn rules() -> Vec<Rule> {
 }
 
 /// The errnos of [`rules`], one program each, in the order bwrap gets them.
-const PROGRAM_ERRNOS: [i32; 3] = [libc::EPERM, libc::ENOSYS, libc::EAFNOSUPPORT];
+pub const PROGRAM_ERRNOS: [i32; 3] = [libc::EPERM, libc::ENOSYS, libc::EAFNOSUPPORT];
 
 /// [`rules`] compiled: one program per errno (a seccompiler filter has one action for what
 /// its rules match), each allowing what no rule of its errno matches.

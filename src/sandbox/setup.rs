@@ -1,6 +1,12 @@
-//! What a run sets up on the host before the sandbox starts: the loop's folders, the files bound by descriptor (opened without following links), the grants checked, the repositories made ready.
+//! What a run sets up on the host before the sandbox starts: the loop's folders, the
+//! files bound by descriptor (opened without following links), the grants checked, the
+//! repositories made ready.
 
-use super::*;
+use super::{seccomp, spec};
+use crate::error::{Error, Result};
+use crate::loops::{self, LoopRecord};
+use crate::report::Report;
+use crate::workspace::Workspace;
 
 /// Folders a run needs on the host (they may be missing in loops made by older versions).
 pub(super) fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
@@ -208,11 +214,12 @@ pub(super) fn prepare_repos(
     Ok(())
 }
 
-/// A descriptor bwrap reads `content` from (`--ro-bind-data`).
-pub(super) fn data_fd(content: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+/// A descriptor bwrap reads `content` from (`--ro-bind-data`): a memfd named `name`,
+/// never a file on disk.
+pub(super) fn data_fd(name: &str, content: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
     use std::io::{Seek, Write};
-    let mut f = std::fs::File::from(seccomp::memfd("git-loop-data")?);
-    f.write_all(content.as_bytes())?;
+    let mut f = std::fs::File::from(seccomp::memfd(name)?);
+    f.write_all(content)?;
     f.seek(std::io::SeekFrom::Start(0))?;
     Ok(std::os::fd::OwnedFd::from(f))
 }

@@ -96,7 +96,18 @@ pub struct Ended {
     /// namespaces, which `run` waits for anyway.
     pub namespace: Option<std::fs::File>,
     /// The signal sent to `git-loop` that ended the run (see [`EndOnSignals`]).
-    pub signal: Option<i32>,
+    pub by: Option<EndedBy>,
+}
+
+/// A signal to `git-loop` that ended a run, as its handler saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndedBy {
+    pub signal: i32,
+    /// Who sent it, where the kernel says (a process's pid; none for the kernel's own).
+    pub from: Option<i32>,
+    /// The parent `git-loop` started under, when the signal came because it ended (its
+    /// parent-death signal, or a parent found gone when the run started).
+    pub parent_ended: Option<i32>,
 }
 
 /// Starts bwrap with `argv` for `spec`, does `meanwhile` while the sandbox starts, and
@@ -192,7 +203,7 @@ pub fn run(
     Ok(Ended {
         status,
         namespace,
-        signal: signals.ended_by(),
+        by: signals.ended_by(),
     })
 }
 
@@ -521,6 +532,12 @@ pub fn remember_parent() {
 static SANDBOX_PID: AtomicI32 = AtomicI32::new(0);
 /// The signal that ended the run, 0 while none did.
 static ENDED_BY: AtomicI32 = AtomicI32::new(0);
+/// Who sent [`ENDED_BY`] (`si_pid`), 0 for the kernel or nobody known.
+static SENT_BY: AtomicI32 = AtomicI32::new(0);
+/// The parent the run started under, for the handler.
+static PARENT: AtomicI32 = AtomicI32::new(0);
+/// [`PARENT`], once the run ended because it did; 0 otherwise.
+static PARENT_ENDED: AtomicI32 = AtomicI32::new(0);
 
 /// The signals that end a run when they are sent to `git-loop` itself.
 const ENDING_SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
@@ -543,7 +560,20 @@ extern "C" fn end_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mu
     if matches!(sig, libc::SIGINT | libc::SIGQUIT) && code == libc::SI_KERNEL {
         return;
     }
-    let _ = ENDED_BY.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    if ENDED_BY
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        // SAFETY: as above; si_pid reads the siginfo the kernel filled in.
+        SENT_BY.store(unsafe { (*info).si_pid() }, Ordering::SeqCst);
+        // The parent-death signal comes once the parent is gone and this process has a
+        // new one: a HUP with the parent still there is someone else's.
+        let parent = PARENT.load(Ordering::SeqCst);
+        // SAFETY: getppid is async-signal-safe and cannot fail.
+        if sig == libc::SIGHUP && parent > 0 && unsafe { libc::getppid() } != parent {
+            PARENT_ENDED.store(parent, Ordering::SeqCst);
+        }
+    }
     let pid = SANDBOX_PID.load(Ordering::SeqCst);
     if pid > 0 {
         // SAFETY: kill is async-signal-safe. bwrap's death ends the sandbox (its pid 1
@@ -554,6 +584,9 @@ extern "C" fn end_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mu
 
 impl EndOnSignals {
     fn install() -> Self {
+        for cell in [&ENDED_BY, &SENT_BY, &PARENT_ENDED] {
+            cell.store(0, Ordering::SeqCst);
+        }
         let mut old = Vec::new();
         // SAFETY: installing a handler that only touches atomics and calls kill(2); the
         // previous dispositions are kept to be restored.
@@ -574,6 +607,7 @@ impl EndOnSignals {
                 0 => libc::getppid(),
                 noted => noted,
             };
+            PARENT.store(parent, Ordering::SeqCst);
             libc::prctl(
                 libc::PR_SET_PDEATHSIG,
                 libc::SIGHUP as libc::c_ulong,
@@ -581,9 +615,12 @@ impl EndOnSignals {
                 0,
                 0,
             );
-            if libc::getppid() != parent {
-                let _ =
-                    ENDED_BY.compare_exchange(0, libc::SIGHUP, Ordering::SeqCst, Ordering::SeqCst);
+            if libc::getppid() != parent
+                && ENDED_BY
+                    .compare_exchange(0, libc::SIGHUP, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+            {
+                PARENT_ENDED.store(parent, Ordering::SeqCst);
             }
         }
         EndOnSignals { old }
@@ -599,11 +636,13 @@ impl EndOnSignals {
     }
 
     /// The signal that ended the run, if one did.
-    fn ended_by(&self) -> Option<i32> {
-        match ENDED_BY.load(Ordering::SeqCst) {
-            0 => None,
-            sig => Some(sig),
-        }
+    fn ended_by(&self) -> Option<EndedBy> {
+        let nonzero = |cell: &AtomicI32| Some(cell.load(Ordering::SeqCst)).filter(|v| *v > 0);
+        Some(EndedBy {
+            signal: nonzero(&ENDED_BY)?,
+            from: nonzero(&SENT_BY),
+            parent_ended: nonzero(&PARENT_ENDED),
+        })
     }
 }
 

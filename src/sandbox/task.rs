@@ -155,7 +155,7 @@ pub fn jail(j: &Jail) -> Result<Output> {
     let Some(bwrap) = inputs.bwrap.clone() else {
         return Err(super::SandboxError::NoBwrapForGit.into());
     };
-    super::select_backend(super::Backend::Auto, &super::probe::quick(&inputs))?;
+    super::select_backend(crate::values::Backend::Auto, &super::probe::quick(&inputs))?;
     let tree = crate::confined::Tree::open(&j.tree)
         .map_err(|e| Error::failure(format!("cannot open {}", j.tree.display())).with_source(e))?
         .ok_or_else(|| Error::failure(format!("{} is missing", j.tree.display())))?;

@@ -20,11 +20,6 @@ impl From<SandboxError> for Error {
                     err
                 }
             }
-            SandboxError::UnknownMode { .. } => {
-                Error::failure(message).hint("use --mode work or --mode review")
-            }
-            SandboxError::UnknownNet { .. } => unavailable
-                .hint("run with --net proxy, --net none (loopback only) or --net host"),
             SandboxError::Unbound {
                 vault, suggested, ..
             } => suggested.iter().fold(Error::failure(message), |err, (kind, name, hosts)| {

@@ -24,7 +24,7 @@ pub struct ShowArgs {
     pub mounts: bool,
     /// With --mounts: the view in this mode.
     #[arg(long, value_enum, requires = "mounts")]
-    pub mode: Option<crate::sandbox::spec::RunMode>,
+    pub mode: Option<crate::values::RunMode>,
     /// Print what the proxy network mode lets this loop reach instead: the allowlist with
     /// where each entry comes from, the denylist, and the operator's pins and ranges.
     #[arg(long, conflicts_with = "mounts")]
@@ -148,13 +148,13 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
         out,
         "sandbox:    {} (mode {}, network {})",
         shown(&rec.sandbox),
-        shown(&rec.mode),
-        shown(&rec.network)
+        rec.mode,
+        rec.network
     )?;
     writeln!(
         out,
         "created:    {} by {} ({} ago)",
-        shown(&rec.created_at),
+        rec.created_at,
         shown(&rec.created_by),
         loops::age(&rec)
     )?;

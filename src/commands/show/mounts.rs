@@ -6,7 +6,7 @@ pub(super) fn show_mounts(
     ui: &mut Ui,
     ws: &crate::workspace::Workspace,
     rec: &loops::LoopRecord,
-    mode: Option<crate::sandbox::spec::RunMode>,
+    mode: Option<crate::values::RunMode>,
     json: bool,
 ) -> Result<u8> {
     let config = crate::commands::load_sandbox_config(ui, ws, rec)?;
@@ -57,8 +57,8 @@ pub(super) fn show_mounts(
         ui.out(),
         "cwd {} · network {} · mode {} · nothing else of the host exists inside",
         spec.cwd.display(),
-        spec.net.as_str(),
-        spec.mode.as_str()
+        spec.net.name(),
+        spec.mode.name()
     )?;
     Ok(0)
 }

@@ -23,7 +23,7 @@ pub(super) fn show_net(
         return crate::commands::print_json(ui, &value).map(|()| 0);
     }
     let out = ui.out();
-    if rec.network != "proxy" {
+    if rec.network != crate::values::NetMode::Proxy {
         writeln!(
             out,
             "loop {} runs with network {}; this is what `--net proxy` lets it reach:",

@@ -329,7 +329,7 @@ impl SandboxSpec {
             claude_inside.display().to_string(),
         );
         env.insert("GIT_LOOP_ID".into(), id.clone());
-        env.insert("GIT_LOOP_MODE".into(), opts.mode.as_str().into());
+        env.insert("GIT_LOOP_MODE".into(), opts.mode.name().into());
         env.entry("TERM".into()).or_insert_with(|| "dumb".into());
         if let Some(e) = &egress {
             env.extend(crate::egress::relay::environment(&e.token));

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::loops::{Kind, LoopRecord, RepoPair};
+use crate::values::{NetMode, RunMode};
 use crate::workspace::Workspace;
 
 /// Where the loop's world is mounted inside.
@@ -42,82 +43,6 @@ pub const PASSED_ENV: &[&str] = &["TERM", "LANG", "TZ", "COLORTERM"];
 /// Does the host variable `key` pass into the sandbox?
 pub fn passes_in(key: &str) -> bool {
     PASSED_ENV.contains(&key) || key.starts_with("LC_")
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunMode {
-    /// The rw paths of the loop are writable.
-    Work,
-    /// Everything read-only but $HOME and /tmp.
-    Review,
-    /// The same as review: read and reason, change nothing.
-    Plan,
-}
-
-impl crate::choice::Choice for RunMode {
-    const ALL: &'static [Self] = &[RunMode::Work, RunMode::Review, RunMode::Plan];
-    fn name(self) -> &'static str {
-        self.as_str()
-    }
-}
-
-impl RunMode {
-    pub fn writable(self) -> bool {
-        self == RunMode::Work
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunMode::Work => "work",
-            RunMode::Review => "review",
-            RunMode::Plan => "plan",
-        }
-    }
-    pub fn parse(s: &str) -> Option<RunMode> {
-        match s {
-            "work" => Some(RunMode::Work),
-            "review" => Some(RunMode::Review),
-            "plan" => Some(RunMode::Plan),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NetMode {
-    /// Share the host's network.
-    Host,
-    /// A new network namespace with loopback only.
-    None,
-    /// A new network namespace whose only way out is git-loop's proxy, for the allowlisted
-    /// domains (`git loop show ID --net`).
-    Proxy,
-}
-
-impl crate::choice::Choice for NetMode {
-    const ALL: &'static [Self] = &[NetMode::Host, NetMode::None, NetMode::Proxy];
-    fn name(self) -> &'static str {
-        self.as_str()
-    }
-}
-
-impl NetMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NetMode::Host => "host",
-            NetMode::None => "none",
-            NetMode::Proxy => "proxy",
-        }
-    }
-    pub fn parse(s: &str) -> Option<NetMode> {
-        match s {
-            "host" => Some(NetMode::Host),
-            "none" => Some(NetMode::None),
-            "proxy" => Some(NetMode::Proxy),
-            _ => None,
-        }
-    }
 }
 
 /// The network namespace a sandbox runs in, and who makes it.
@@ -487,26 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn run_and_network_modes_read_back_what_they_write() {
-        for mode in [RunMode::Work, RunMode::Review, RunMode::Plan] {
-            assert_eq!(RunMode::parse(mode.as_str()), Some(mode));
-            assert_eq!(mode.writable(), mode == RunMode::Work);
-        }
-        assert_eq!(
-            [RunMode::Work, RunMode::Review, RunMode::Plan].map(RunMode::as_str),
-            ["work", "review", "plan"]
-        );
-        for net in [NetMode::Host, NetMode::None, NetMode::Proxy] {
-            assert_eq!(NetMode::parse(net.as_str()), Some(net));
-        }
-        assert_eq!(
-            [NetMode::Host, NetMode::None, NetMode::Proxy].map(NetMode::as_str),
-            ["host", "none", "proxy"]
-        );
-        for bad in ["", "Work", "rw", "proxy ", "all"] {
-            assert_eq!(RunMode::parse(bad), None, "{bad:?}");
-            assert_eq!(NetMode::parse(bad), None, "{bad:?}");
-        }
+    fn each_network_mode_has_its_namespace() {
         // Which network namespace each mode needs, and who makes it.
         assert_eq!(
             [NetMode::Host, NetMode::None, NetMode::Proxy].map(NetNamespace::of),

@@ -25,24 +25,6 @@ fn a_sandbox_that_cannot_be_had() {
     }
     .into();
     assert!(e.hints.is_empty(), "{:?}", e.hints);
-    says(
-        SandboxError::UnknownMode {
-            id: "fix-1".into(),
-            mode: "wrk".into(),
-        },
-        1,
-        "loop fix-1 has an unknown mode 'wrk'",
-        "--mode work",
-    );
-    says(
-        SandboxError::UnknownNet {
-            id: "fix-1".into(),
-            net: "proxxy".into(),
-        },
-        3,
-        "network mode 'proxxy' of loop fix-1 is not available",
-        "--net proxy",
-    );
     let e: Error = SandboxError::Unbound {
         vault: "work".into(),
         labels: vec!["env:GH_TOKEN".into(), "env:X".into()],
