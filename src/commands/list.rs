@@ -22,6 +22,11 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     let ws = super::workspace()?;
     super::finish_interrupted(ui, &ws)?;
     let surveyed = loops::survey_with(&ws, true)?;
+    // Runs killed with their supervisor are recorded as ended (see `git loop log`); a
+    // loop whose run lock cannot be had is left for its own `log` or `run` to say why.
+    for s in &surveyed {
+        let _ = crate::sandbox::record::settle(&ws, &s.id);
+    }
     let removed = if args.all {
         loops::removed_ids(&ws)?
     } else {

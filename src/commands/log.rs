@@ -1,6 +1,6 @@
 use crate::error::Result;
 use crate::loops;
-use crate::sandbox::events;
+use crate::sandbox::{events, record};
 use crate::terminal::shown;
 use crate::ui::Ui;
 
@@ -20,6 +20,8 @@ pub struct LogArgs {
 pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
+    // A run killed with its supervisor is recorded as ended before the log is read.
+    record::settle(&ws, &id)?;
     let all = events::read(&ws.loop_events(&id));
     if args.json {
         return super::print_json(ui, &serde_json::Value::Array(all)).map(|()| 0);
@@ -54,15 +56,26 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                         .join(" "))
                     .unwrap_or_default()
             ),
-            "exit" => match e.get("signal") {
-                Some(_) => format!(
-                    "code {} after {} ms (ended by SIG{} to git-loop)",
-                    s(e, "code"),
-                    s(e, "duration_ms"),
-                    s(e, "signal")
-                ),
-                None => format!("code {} after {} ms", s(e, "code"), s(e, "duration_ms")),
-            },
+            "exit" => {
+                let ran = format!("code {} after {} ms", s(e, "code"), s(e, "duration_ms"));
+                match (s(e, "cause").as_str(), e.get("signal")) {
+                    ("unknown", _) => format!(
+                        "ended, cause unknown (no exit was recorded; found at {})",
+                        s(e, "found_at")
+                    ),
+                    ("parent-ended", _) => format!(
+                        "{ran} (its front end, pid {}, ended: SIG{} to git-loop)",
+                        s(e, "parent"),
+                        s(e, "signal")
+                    ),
+                    ("sandbox-killed", _) => {
+                        format!("{ran} (the sandbox was killed by SIG{})", s(e, "signal"))
+                    }
+                    // Events of earlier versions have a signal and no cause.
+                    (_, Some(_)) => format!("{ran} (ended by SIG{} to git-loop)", s(e, "signal")),
+                    _ => ran,
+                }
+            }
             "upstream" => format!("{} could not be reached: {}", s(e, "target"), s(e, "error")),
             "violation" => format!(
                 "{} {} refused: {}",

@@ -341,3 +341,226 @@ fn an_interrupted_new_is_rolled_back_by_the_next_one() {
     assert!(env.rev(&repo, &format!("loop/{keep}")).is_some());
     assert!(crate::crash::scan(&env, &repo).is_empty());
 }
+
+/// A `git loop` command started in a process group of its own, killed with it when the
+/// test ends early.
+struct Started {
+    child: std::process::Child,
+}
+
+impl Started {
+    fn spawn(mut cmd: std::process::Command) -> Started {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        Started {
+            child: cmd.spawn().unwrap(),
+        }
+    }
+
+    /// Kills the whole process group, as a supervisor or `kill -9 -PGID` does.
+    fn kill_group(&mut self) {
+        // SAFETY: a plain kill of the group this test started.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill_group();
+        }
+    }
+}
+
+/// Polls `f` every 20 ms for at most 60 s; whether it became true.
+fn wait_for(mut f: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !f() {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}
+
+/// A sandboxed command that says it is up (`.ready` in the workdir), then sleeps as
+/// `marker` (so the test can tell whether any of it is left).
+fn ready_then_sleep(marker: &str) -> String {
+    format!(": > .ready; exec bash -c 'exec -a {marker} sleep 60'")
+}
+
+/// Host processes whose command line starts with `marker`.
+fn procs_named(marker: &str) -> usize {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            fs::read(e.path().join("cmdline")).is_ok_and(|c| c.starts_with(marker.as_bytes()))
+        })
+        .count()
+}
+
+fn exits(env: &TestEnv, id: &str) -> Vec<serde_json::Value> {
+    env.run(["log", id, "--json"])
+        .ok()
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "exit")
+        .cloned()
+        .collect()
+}
+
+/// Issue 29 item 5: a run killed with its whole process group (its supervisor too) has no
+/// exit recorded by anyone; the next command that looks at the loop records it as ended,
+/// cause unknown, with when it found it, once, and never while the run lives.
+#[test]
+fn a_run_killed_with_its_process_group_is_recorded_as_ended_cause_unknown() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "killed");
+    let marker = format!("glk-group-{}", std::process::id());
+    let mut cmd = env.command();
+    cmd.current_dir(&env.root)
+        .args(["run", &id, "--", "sh", "-c", &ready_then_sleep(&marker)]);
+    let mut live = Started::spawn(cmd);
+    let ready = env.workdir(&id).join(".ready");
+    assert!(wait_for(|| ready.exists() && procs_named(&marker) == 1));
+
+    // While it lives, `log`, `list` and `show` record nothing for it.
+    assert_eq!(exits(&env, &id), Vec::<serde_json::Value>::new());
+    env.run(["list"]).ok();
+    env.run(["show", &id]).ok();
+    assert_eq!(exits(&env, &id), Vec::<serde_json::Value>::new());
+
+    live.kill_group();
+    assert!(
+        wait_for(|| procs_named(&marker) == 0),
+        "the sandbox outlived its group"
+    );
+    let log = env.run(["log", &id]).ok();
+    log.stdout_has("ended, cause unknown (no exit was recorded; found at ");
+    let events = env.run(["log", &id, "--json"]).ok().json();
+    let events = events.as_array().unwrap();
+    let start = events.iter().find(|e| e["kind"] == "start").unwrap();
+    let exit = events.last().unwrap();
+    assert_eq!(exit["kind"], "exit", "{events:?}");
+    assert_eq!(exit["cause"], "unknown", "{exit}");
+    assert_eq!(exit["run"], start["run"], "{exit}");
+    assert_eq!(exit["backend"], "bwrap", "{exit}");
+    assert_eq!(exit["found_at"], exit["ts"], "{exit}");
+    assert!(exit.get("code").is_none(), "{exit}");
+
+    // Recorded once; the next run works and records its own end as it saw it.
+    env.run(["list"]).ok();
+    env.run(["run", "-q", &id, "--", "true"]).ok();
+    let exits = exits(&env, &id);
+    assert_eq!(exits.len(), 2, "{exits:?}");
+    assert_eq!(exits[1]["cause"], "exit");
+    assert_eq!(exits[1]["code"], 0);
+}
+
+/// Issue 29 item 5: when only the front end (`git` of `git loop run`) is killed, the run
+/// ends and records that its front end ended, with its pid, not a hang-up.
+#[test]
+fn a_run_whose_front_end_is_killed_records_that_cause() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "front");
+    let marker = format!("glk-front-{}", std::process::id());
+    let bin_dir = Path::new(crate::common::BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = std::process::Command::new("git");
+    cmd.env_clear()
+        .envs(env.envs())
+        .env("PATH", &path)
+        .current_dir(&env.root)
+        .args([
+            "loop",
+            "run",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            &ready_then_sleep(&marker),
+        ]);
+    let mut front = Started::spawn(cmd);
+    let ready = env.workdir(&id).join(".ready");
+    assert!(wait_for(|| ready.exists() && procs_named(&marker) == 1));
+    let git = front.child.id();
+    // Only the front end.
+    front.child.kill().unwrap();
+    front.child.wait().unwrap();
+    assert!(
+        wait_for(|| !exits(&env, &id).is_empty()),
+        "no exit recorded"
+    );
+    assert!(
+        wait_for(|| procs_named(&marker) == 0),
+        "the sandbox outlived the run"
+    );
+    let exits = exits(&env, &id);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    let exit = &exits[0];
+    assert_eq!(exit["cause"], "parent-ended", "{exit}");
+    assert_eq!(exit["parent"], git, "{exit}");
+    assert_eq!(exit["signal"], "HUP", "{exit}");
+    assert_eq!(exit["code"], 129, "{exit}");
+    env.run(["log", &id]).ok().stdout_has(&format!(
+        "(its front end, pid {git}, ended: SIGHUP to git-loop)"
+    ));
+}
+
+/// Issue 29 item 3: the `index.lock` a run killed while its agent committed leaves in the
+/// loop's repository is removed by the next run, which says so once, and the agent's
+/// commit inside works; while another run of the loop lives, such a file is that run's
+/// and stays.
+#[test]
+fn a_killed_runs_index_lock_is_removed_by_the_next_run() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "locked");
+    let index_lock = env.workdir(&id).join(".git/index.lock");
+    let commit = "echo x > inside.c && git add inside.c && git commit -qm inside";
+
+    // A live run owns the loop's git locks: a second run leaves them alone.
+    let marker = format!("glk-lock-{}", std::process::id());
+    let mut cmd = env.command();
+    cmd.current_dir(&env.root)
+        .args(["run", &id, "--", "sh", "-c", &ready_then_sleep(&marker)]);
+    let mut live = Started::spawn(cmd);
+    let ready = env.workdir(&id).join(".ready");
+    assert!(wait_for(|| ready.exists() && procs_named(&marker) == 1));
+    fs::write(&index_lock, "").unwrap();
+    let beside = env.run(["run", &id, "--", "true"]).ok();
+    assert!(!beside.stderr.contains("removed"), "{}", beside.stderr);
+    assert!(index_lock.exists());
+
+    // Killed (as a run killed inside `git commit` is): the lock is nobody's now.
+    live.kill_group();
+    fs::remove_file(&ready).unwrap();
+    let run = env.run(["run", &id, "--", "sh", "-c", commit]).ok();
+    let said = format!(
+        "git-loop: removed what a killed run of loop {id} left in its repositories (no run of the loop is alive to own it): workdir/.git/index.lock"
+    );
+    run.stderr_has(&said);
+    assert_eq!(run.stderr.matches("removed").count(), 1, "{}", run.stderr);
+    assert!(!index_lock.exists());
+    assert_eq!(
+        env.git(&repo, ["log", "-1", "--format=%s", &format!("loop/{id}")])
+            .trim(),
+        "inside"
+    );
+    // Nothing left to remove: nothing said.
+    let again = env.run(["run", &id, "--", "true"]).ok();
+    assert!(!again.stderr.contains("removed"), "{}", again.stderr);
+}

@@ -35,6 +35,8 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     let ws = crate::commands::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
+    // A run killed with its supervisor is recorded as ended (see `git loop log`).
+    crate::sandbox::record::settle(&ws, &id)?;
     if args.mounts {
         return show_mounts(ui, &ws, &rec, args.mode, args.json);
     }
