@@ -1,8 +1,13 @@
 # Shared by the benchmark scripts (sourced, not run): the release build, a throwaway
 # workspace with a fixed git identity, and the timing helpers.
 
-# Builds the release binary; sets $bin.
+# Builds the release binary; sets $bin. GIT_LOOP_BENCH_BIN names another binary to
+# measure instead (a build of an earlier commit, to compare two builds run after run).
 bench_build() {
+  if [ -n "${GIT_LOOP_BENCH_BIN:-}" ]; then
+    bin=$GIT_LOOP_BENCH_BIN
+    return
+  fi
   cargo build --release --quiet
   bin="$PWD/target/release/git-loop"
 }

@@ -68,6 +68,7 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                         s(e, "parent"),
                         s(e, "signal")
                     ),
+                    ("not-started", _) => format!("did not start: {}", s(e, "error")),
                     ("sandbox-killed", _) => {
                         format!("{ran} (the sandbox was killed by SIG{})", s(e, "signal"))
                     }

@@ -341,9 +341,10 @@ fn tear_down(t: TearDown<'_>) -> Result<u8> {
             ))?;
         }
         let (status, by) = ended.map_err(|e| {
-            // Nothing ran: the run's mark goes with the start it marks.
-            let _ = std::fs::remove_file(ws.loop_running(&rec.id).join(run));
-            Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start").with_source(e)
+            let e = Error::new(ErrorKind::SandboxUnavailable, "the sandbox failed to start")
+                .with_source(e);
+            not_started(ws, rec, run, crate::values::Backend::Bwrap, &e);
+            e
         })?;
         let cause = cause(by.as_ref(), status);
         if let Some(line) = cause.said() {
@@ -364,6 +365,29 @@ fn tear_down(t: TearDown<'_>) -> Result<u8> {
     })();
     applied.cleanup();
     outcome
+}
+
+/// Records that run `run` never started, with why.
+fn not_started(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    run: &str,
+    backend: crate::values::Backend,
+    e: &Error,
+) {
+    record::ended(
+        ws,
+        &rec.id,
+        &ExitEvent {
+            run: run.to_string(),
+            backend,
+            code: None,
+            duration_ms: None,
+            cause: Cause::NotStarted {
+                error: e.one_line(),
+            },
+        },
+    );
 }
 
 /// How a run ended, as its supervisor saw it.
@@ -474,12 +498,13 @@ pub fn on_host(
     let status = match status {
         Ok(status) => status,
         Err(source) => {
-            let _ = std::fs::remove_file(ws.loop_running(&rec.id).join(&plan.start.run));
-            return Err(SandboxError::HostCommand {
+            let e = SandboxError::HostCommand {
                 program: program.to_string(),
                 source,
             }
-            .into());
+            .into();
+            not_started(ws, rec, &plan.start.run, crate::values::Backend::None, &e);
+            return Err(e);
         }
     };
     let cause = cause(None, status);

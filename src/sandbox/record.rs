@@ -75,6 +75,9 @@ pub enum Cause {
     ParentEnded { parent: i32, signal: String },
     /// The sandbox's bwrap was killed by `signal`, sent by someone else.
     SandboxKilled { signal: String },
+    /// The command never started (bwrap, or the command on the host, could not be
+    /// started): why.
+    NotStarted { error: String },
     /// Nobody saw the run end (its supervisor was killed with it): found, with no exit
     /// recorded and no run of the loop alive, at `found_at`.
     Unknown { found_at: String },
@@ -84,7 +87,7 @@ impl Cause {
     /// How the run ended, for the closing status line; `None` for a command's own exit.
     pub fn said(&self) -> Option<String> {
         match self {
-            Cause::Exit | Cause::Unknown { .. } => None,
+            Cause::Exit | Cause::Unknown { .. } | Cause::NotStarted { .. } => None,
             Cause::Signal { signal, .. } => Some(format!("git-loop: SIG{signal} ended the run")),
             Cause::ParentEnded { parent, .. } => Some(format!(
                 "git-loop: its parent (pid {parent}, the front end) ended, and with it the run"

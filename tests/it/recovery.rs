@@ -564,3 +564,42 @@ fn a_killed_runs_index_lock_is_removed_by_the_next_run() {
     let again = env.run(["run", &id, "--", "true"]).ok();
     assert!(!again.stderr.contains("removed"), "{}", again.stderr);
 }
+
+/// A run whose command cannot be started records that, and why, as its end.
+#[test]
+fn a_run_that_never_starts_records_why() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "missing");
+    env.run([
+        "run",
+        "-q",
+        &id,
+        "--backend",
+        "none",
+        "--",
+        "/nonexistent/tool",
+    ])
+    .fails(1)
+    .stderr_has("cannot run /nonexistent/tool");
+    let exits = exits(&env, &id);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert_eq!(exits[0]["cause"], "not-started", "{:?}", exits[0]);
+    assert_eq!(exits[0]["backend"], "none");
+    assert!(
+        exits[0]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot run /nonexistent/tool"),
+        "{:?}",
+        exits[0]
+    );
+    env.run(["log", &id])
+        .ok()
+        .stdout_has("did not start: cannot run /nonexistent/tool");
+    // Nothing is left to be found later.
+    assert!(fs::read_dir(env.loop_dir(&id).join("running"))
+        .unwrap()
+        .next()
+        .is_none());
+}
