@@ -396,14 +396,8 @@ fn stale_git_locks_in_loops_are_judged_by_their_owner() {
     let id = env.new_loop(&repo, "locks");
     let wd = env.workdir(&id);
     fs::write(wd.join("work.c"), "int w;\n").unwrap();
-    for lock in [
-        "index.lock",
-        "HEAD.lock",
-        "refs/heads/loop/next-index-4.lock",
-    ] {
-        fs::write(wd.join(".git").join(lock), "").unwrap();
-    }
-    // While a run of the loop is alive, the locks may be its own: left alone.
+    // While a run of the loop is alive, the locks may be its own: left alone. (Made once
+    // it is up: a run that starts with none of the loop alive removes such leftovers.)
     let mut live = env
         .command()
         .current_dir(&env.root)
@@ -425,6 +419,13 @@ fn stale_git_locks_in_loops_are_judged_by_their_owner() {
         waited += 1;
     }
     assert!(wd.join(".ready").exists(), "the run never started");
+    for lock in [
+        "index.lock",
+        "HEAD.lock",
+        "refs/heads/loop/next-index-4.lock",
+    ] {
+        fs::write(wd.join(".git").join(lock), "").unwrap();
+    }
     let fixed = env.run(["doctor", "--fix"]);
     assert!(!fixed.stdout.contains("index.lock"), "{}", fixed.stdout);
     env.run(["autocommit", &id])
