@@ -13,6 +13,7 @@
 
 pub mod bwrap;
 pub mod events;
+pub mod init;
 pub mod limits;
 pub mod probe;
 pub mod seccomp;
@@ -251,6 +252,7 @@ fn spec_and_policy(
             &std::path::Path::new("/home").join(ws.user()),
         ),
         trust,
+        init_exe: Some(relay_exe()?),
     };
     let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
     Ok((spec, policy))
@@ -345,12 +347,13 @@ pub fn home_needs_overlay(ws: &Workspace, id: &str) -> bool {
     !skel_empty || std::fs::symlink_metadata(ws.loop_home_overlay_work(id)).is_ok()
 }
 
-/// This very binary, which the `proxy` mode binds into the sandbox for ssh's ProxyCommand.
+/// This very binary, bound into every sandbox as its pid 1 (`init.rs`) and, in the `proxy`
+/// mode, for ssh's ProxyCommand.
 fn relay_exe() -> Result<PathBuf> {
     let exe = std::env::current_exe().map_err(|e| {
         Error::new(
             ErrorKind::SandboxUnavailable,
-            "cannot find the git-loop binary for the proxy mode",
+            "cannot find the git-loop binary, the sandbox's pid 1",
         )
         .with_source(e)
     })?;

@@ -108,13 +108,16 @@ pub fn run(
     prepare_repos(report, ws, rec)?;
     let mut left_out = Vec::new();
     for m in &spec.mounts {
-        if let Some(fd) = confined_fd(m, &mut left_out)? {
+        if let Some(fd) = confined_fd(m, &rec.id, &mut left_out)? {
             fds.files.insert(
                 m.inside().to_path_buf(),
                 std::os::fd::AsRawFd::as_raw_fd(&fd),
             );
             keep.push(fd);
         }
+    }
+    for why in &left_out {
+        report.warn(why)?;
     }
     for m in &spec.mounts {
         if let spec::Mount::Data { inside, content } = m {

@@ -42,6 +42,7 @@ pub(super) fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
 /// not be (a link, a FIFO: then why goes to `left_out`).
 pub(super) fn confined_fd(
     m: &spec::Mount,
+    loop_id: &str,
     left_out: &mut Vec<String>,
 ) -> Result<Option<std::os::fd::OwnedFd>> {
     use crate::confined::Tree;
@@ -82,6 +83,17 @@ pub(super) fn confined_fd(
                     Ok(Some(fd))
                 }
                 None if *optional => Ok(None),
+                // A grant whose path is gone: the run goes on without it, and says how
+                // to remove it (nothing else of the view depends on a grant).
+                None if expect.is_some() => {
+                    let path = root.join(rel);
+                    left_out.push(format!(
+                        "the grant {} is missing, so this run goes on without it; `git loop grant {loop_id} --revoke {}` removes it",
+                        path.display(),
+                        path.display()
+                    ));
+                    Ok(None)
+                }
                 None => Err(super::SandboxError::Missing(root.join(rel)).into()),
             }
         }
@@ -130,19 +142,16 @@ pub(super) fn already_own(
 }
 
 /// A grant binds what was granted or nothing: a source that is now another folder or file
-/// (moved, replaced, swapped for a decoy) refuses the run.
+/// (moved, replaced, swapped for a decoy, deleted and made again) refuses the run.
 pub(super) fn check_grant_source(
     fd: &std::os::fd::OwnedFd,
     expect: &loops::GrantSource,
     path: &std::path::Path,
 ) -> Result<()> {
-    let stat = nix::sys::stat::fstat(fd).map_err(|e| {
-        Error::failure(format!("cannot look at the grant {}", path.display()))
-            .with_source(std::io::Error::from(e))
+    let now = loops::GrantSource::of_fd(std::os::fd::AsFd::as_fd(fd)).map_err(|e| {
+        Error::failure(format!("cannot look at the grant {}", path.display())).with_source(e)
     })?;
-    let dir = nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
-        .contains(nix::sys::stat::SFlag::S_IFDIR);
-    if dir != expect.dir || stat.st_dev != expect.dev || stat.st_ino != expect.ino {
+    if !expect.same(&now) {
         return Err(super::SandboxError::GrantMoved(path.to_path_buf()).into());
     }
     Ok(())

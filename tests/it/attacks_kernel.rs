@@ -2223,3 +2223,61 @@ cd /tmp && python3 -m pip install -q --user --no-index --no-build-isolation --br
     let run = sh(&env, &other, "cd /tmp && python3 -c 'import glkpkg'");
     assert_ne!(run.code, 0, "another loop sees this loop's $HOME");
 }
+
+/// Pid 1 of the sandbox is git-loop's init, which is not dumpable: no process inside
+/// opens its memory (to read or write), its descriptors or its environment, as every
+/// ptrace-mode check fails against it. The twin: a process still reads its own
+/// `/proc/self/mem` (some runtimes do), its children's, and `ps` lists every process.
+#[test]
+fn no_process_inside_opens_the_memory_of_pid_1() {
+    let (env, id) = setup();
+    let code = r#"
+import os, subprocess, sys
+def tryopen(path, flags):
+    try:
+        os.close(os.open(path, flags))
+        return "opened"
+    except PermissionError:
+        return "refused"
+print("rw", tryopen("/proc/1/mem", os.O_RDWR))
+print("ro", tryopen("/proc/1/mem", os.O_RDONLY))
+print("task", tryopen("/proc/1/task/1/mem", os.O_RDWR))
+print("environ", tryopen("/proc/1/environ", os.O_RDONLY))
+print("fd", tryopen("/proc/1/fd/0", os.O_RDONLY))
+fd = os.open("/proc/self/mem", os.O_RDONLY)
+print("self", len(os.pread(fd, 4, id(fd))) == 4)
+child = subprocess.Popen(["sleep", "5"])
+print("child", tryopen("/proc/%d/mem" % child.pid, os.O_RDWR))
+child.kill()
+print(subprocess.run(["ps", "-eo", "pid=,comm="], capture_output=True, text=True).stdout)
+"#;
+    let run = py(&env, &id, code, &[]).ok();
+    for line in [
+        "rw refused",
+        "ro refused",
+        "task refused",
+        "environ refused",
+        "fd refused",
+        "self True",
+        "child opened",
+    ] {
+        run.stdout_has(line);
+    }
+    // ps still sees pid 1 (git-loop's init) and the command.
+    let ps: Vec<&str> = run.stdout.lines().map(str::trim).collect();
+    assert!(ps.iter().any(|l| l.starts_with("1 ")), "{}", run.stdout);
+    assert!(ps.iter().any(|l| l.ends_with("python3")), "{}", run.stdout);
+}
+
+/// The exit status of the command is the run's, through git-loop's init: a code, a
+/// signal (128 + its number), and a command that does not exist (127, said on stderr).
+#[test]
+fn the_commands_status_passes_through_pid_1() {
+    let (env, id) = setup();
+    let code = |script: &str| env.run(["run", &id, "--", "sh", "-c", script]);
+    assert_eq!(code("exit 7").code, 7);
+    assert_eq!(code("kill -TERM $$").code, 128 + 15);
+    let missing = env.run(["run", &id, "--", "no-such-command-here"]);
+    assert_eq!(missing.code, 127, "{}", missing.stderr);
+    missing.stderr_has("no-such-command-here");
+}

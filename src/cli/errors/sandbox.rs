@@ -46,7 +46,8 @@ impl From<SandboxError> for Error {
                 Error::failure(message).hint("`git loop doctor` checks the workspace")
             }
             SandboxError::GrantMoved(path) => Error::failure(message).hint(format!(
-                "look at what is there now; if it is right, grant it again: git loop grant ID --ro|--rw {}",
+                "it was moved, replaced, or deleted and made again: look at what is there now; if it is right, grant it again (git loop grant ID --ro|--rw {}), else remove the grant (git loop grant ID --revoke {})",
+                path.display(),
                 path.display()
             )),
             SandboxError::LoopRepository {

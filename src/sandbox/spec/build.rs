@@ -35,6 +35,9 @@ pub struct RunOptions {
     pub toolchains: crate::toolchains::Plan,
     /// The run's CA, with the proxy mode and bound vault entries.
     pub trust: Option<Trust>,
+    /// The `git-loop` binary, to be the sandbox's pid 1 (see `sandbox/init.rs`); `None`
+    /// leaves bwrap's own init.
+    pub init_exe: Option<PathBuf>,
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -161,8 +164,10 @@ impl SandboxSpec {
             });
         }
         let egress = opts.egress.clone().filter(|_| opts.net == NetMode::Proxy);
-        if let Some(e) = &egress {
-            m.push(Mount::ro(&e.exe, crate::egress::relay::RELAY_EXE));
+        // The one binary of git-loop's inside: pid 1 and, in the proxy mode, ssh's relay.
+        let exe = opts.init_exe.as_ref().or(egress.as_ref().map(|e| &e.exe));
+        if let Some(exe) = exe {
+            m.push(Mount::ro(exe, crate::egress::relay::RELAY_EXE));
         }
         let trust = opts.trust.as_ref().filter(|_| egress.is_some());
         if let Some(t) = trust {
@@ -374,6 +379,10 @@ impl SandboxSpec {
             hostname: "loop".into(),
             new_session: opts.new_session,
             command: opts.command.clone(),
+            init: opts
+                .init_exe
+                .as_ref()
+                .map(|_| PathBuf::from(crate::egress::relay::RELAY_EXE)),
             egress,
             toolchains: opts
                 .toolchains

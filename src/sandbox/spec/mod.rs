@@ -251,6 +251,9 @@ pub struct SandboxSpec {
     pub hostname: String,
     pub new_session: bool,
     pub command: Vec<String>,
+    /// The sandbox's pid 1, `git-loop __init` at this path inside (see `sandbox/init.rs`);
+    /// `None`: bwrap's own init.
+    pub init: Option<PathBuf>,
     /// What the `proxy` network mode adds; `Some` exactly when `net` is `Proxy`.
     pub egress: Option<Egress>,
     /// The toolchains of the user's home in view, by name.
@@ -284,6 +287,7 @@ mod tests {
                 dir: true,
                 dev: 1,
                 ino: path.len() as u64,
+                born_ns: None,
             }),
         }
     }
@@ -426,6 +430,7 @@ mod tests {
             agent_env: Vec::new(),
             toolchains: Default::default(),
             trust: None,
+            init_exe: None,
         }
     }
 
