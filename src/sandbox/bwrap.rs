@@ -285,6 +285,7 @@ mod tests {
             toolchains: Default::default(),
             trust: None,
             init_exe: Some("/opt/git-loop/bin/git-loop".into()),
+            fs_cover: Vec::new(),
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,

@@ -13,6 +13,7 @@
 
 pub mod bwrap;
 pub mod events;
+pub mod fspolicy;
 pub mod init;
 pub mod limits;
 pub mod probe;
@@ -219,6 +220,7 @@ fn spec_and_policy(
         })?,
     };
     let profile = config.profile();
+    let fs_cover = fs_cover(ws, rec, profile)?;
     let (egress, policy) = match net {
         NetMode::Proxy => {
             let policy = crate::egress::policy_for(profile, config, &req.allow_domains)?;
@@ -253,9 +255,42 @@ fn spec_and_policy(
         ),
         trust,
         init_exe: Some(relay_exe()?),
+        fs_cover,
     };
     let spec = SandboxSpec::for_loop(ws, rec, &spec::HostView::read(), &opts);
     Ok((spec, policy))
+}
+
+/// The paths the profile's `[filesystem]` and the built-in list cover in this run (see
+/// `fspolicy.rs`); a profile asking what this backend cannot enforce is refused.
+fn fs_cover(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    profile: &SandboxProfile,
+) -> Result<Vec<fspolicy::Covered>> {
+    let at = || {
+        profile
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "the profile".into())
+    };
+    if let Some(why) = fspolicy::unsupported(&profile.filesystem) {
+        return Err(Error::new(ErrorKind::SandboxUnavailable, why).hint(format!(
+            "remove deny_create from [filesystem] in {} (deny_write and deny_read cover paths that exist when a run starts)",
+            at()
+        )));
+    }
+    let work = fspolicy::Tree {
+        host: ws.loop_workdir(&rec.id),
+        inside: spec::repo_inside(&rec.id, "code"),
+    };
+    let home = fspolicy::Tree {
+        host: ws.loop_home_upper(&rec.id),
+        inside: std::path::Path::new("/home").join(ws.user()),
+    };
+    fspolicy::cover(&profile.filesystem, &work, &home)
+        .map_err(|e| Error::failure(e.to_string()).hint(format!("change [filesystem] in {}", at())))
 }
 
 /// The refusal of a run with unbound entries under `vault.require_binding`.

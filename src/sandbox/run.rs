@@ -86,6 +86,13 @@ pub fn run(
         if !delivery.files.is_empty() {
             return Err(SandboxError::FilesOnHost(rec.vault.clone()).into());
         }
+        if !config.profile().filesystem.is_empty() {
+            return Err(Error::new(
+                ErrorKind::SandboxUnavailable,
+                "the profile's [filesystem] rules need a sandbox; --backend none enforces none",
+            )
+            .hint("run with the sandbox (drop --backend none)"));
+        }
         return run_on_host(report, ws, rec, &spec, req, &delivery.env);
     }
     let bwrap_path = inputs.bwrap.clone().expect("the probe found bwrap");

@@ -38,6 +38,28 @@ pub struct RunOptions {
     /// The `git-loop` binary, to be the sandbox's pid 1 (see `sandbox/init.rs`); `None`
     /// leaves bwrap's own init.
     pub init_exe: Option<PathBuf>,
+    /// The paths the profile's `[filesystem]` and the built-in list cover (see
+    /// `sandbox/fspolicy.rs`), found when the run starts.
+    pub fs_cover: Vec<crate::sandbox::fspolicy::Covered>,
+}
+
+/// The per-path policy (see `sandbox/fspolicy.rs`), last of the view so nothing covers
+/// it: a path denied writing bound read-only onto itself by descriptor; one denied
+/// reading covered by `/dev/null` (a file: it does not open, `/dev/null` is on a `nodev`
+/// mount inside) or an empty read-only tmpfs (a folder).
+pub(super) fn fs_policy_mounts(m: &mut Vec<Mount>, cover: &[crate::sandbox::fspolicy::Covered]) {
+    use crate::sandbox::fspolicy::Deny;
+    for c in cover {
+        m.push(match (c.deny, c.dir) {
+            (Deny::Write, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
+            (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
+            (Deny::Read, true) => Mount::Tmpfs {
+                inside: c.inside.clone(),
+                size: Some(4096),
+                ro: true,
+            },
+        });
+    }
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -306,6 +328,7 @@ impl SandboxSpec {
             m.push(Mount::bind(hostp, inside, *rw && w));
         }
         grant_mounts(&mut m, &rec.grants, w);
+        fs_policy_mounts(&mut m, &opts.fs_cover);
 
         m.push(Mount::RemountRo {
             inside: PathBuf::from("/"),

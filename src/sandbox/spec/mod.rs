@@ -431,6 +431,7 @@ mod tests {
             toolchains: Default::default(),
             trust: None,
             init_exe: None,
+            fs_cover: Vec::new(),
         }
     }
 
