@@ -8,10 +8,13 @@
 //! `deny_write` (by descriptor, opened without following links), `/dev/null` (on a
 //! `nodev` mount inside, so it does not even open) over a file and an empty read-only
 //! tmpfs over a folder for `deny_read`. Globs are expanded when the run starts, bounded
-//! ([`MAX_MATCHES`], [`MAX_VISITED`]). A path made later is not covered by a mount: a
-//! name pattern refused at creation time needs `deny_create`, which this backend does not
-//! have yet, so a profile asking for it is refused ([`unsupported`]). What remains is
-//! caught on the way out: `review` flags a branch that changes a path of the list, and
+//! ([`MAX_MATCHES`], [`MAX_VISITED`]). A folder of the built-in list that is not there
+//! gets an empty read-only folder in its place ([`Deny::Create`]), and the folder holding
+//! a nested one is pinned ([`Deny::Pin`]). Any other path made later is not covered by a
+//! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made,
+//! and a name pattern refused at creation time needs `deny_create`, which this backend
+//! does not have yet, so a profile asking for it is refused ([`unsupported`]). What
+//! remains is caught on the way out: `review` flags a branch that changes a path of the list, and
 //! `merge` and `publish` refuse it without `--accept-policy` (gate.rs).
 //!
 //! The matcher is hand-written (a few lines: `*`, `?` and `**` over path components) so
@@ -174,8 +177,30 @@ pub fn mandatory(path: &[u8]) -> Option<&'static str> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Deny {
+    /// Unreadable (and so unwritable).
     Read,
+    /// Read-only.
     Write,
+    /// A folder of the built-in list that is not there: an empty read-only folder stands
+    /// in its place, so nothing can be made in it (bwrap makes the empty mount point in
+    /// the working tree; git does not see empty folders).
+    Create,
+    /// The folder holding a folder of the list (`.github` for `.github/workflows/`),
+    /// bound onto itself as it is, so it cannot be renamed away and made again without
+    /// the cover.
+    Pin,
+}
+
+impl Deny {
+    /// The stronger of two rules for one path comes first.
+    fn rank(self) -> u8 {
+        match self {
+            Deny::Read => 0,
+            Deny::Write => 1,
+            Deny::Create => 2,
+            Deny::Pin => 3,
+        }
+    }
 }
 
 /// One path covered when the run starts.
@@ -265,29 +290,52 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         if allowed {
             continue;
         }
-        if let Some(dir) = kind(&work.host.join(rel)) {
-            out.push(Covered {
-                root: work.host.clone(),
-                rel: rel.into(),
-                inside: work.inside.join(rel),
-                dir,
-                deny: Deny::Write,
-                rule: format!("mandatory: {entry}"),
-            });
+        let rule = format!("mandatory: {entry}");
+        let path = work.host.join(rel);
+        let cover = |rel: &Path, dir: bool, deny: Deny| Covered {
+            root: work.host.clone(),
+            rel: rel.into(),
+            inside: work.inside.join(rel),
+            dir,
+            deny,
+            rule: rule.clone(),
+        };
+        // A folder of the list inside another (`.github/workflows/`): the one holding it
+        // is pinned where it is a real folder. Where it is a link, or another file,
+        // nothing is laid below it (bwrap would follow the link).
+        let parent = Path::new(rel)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty());
+        let parent_ok = match parent {
+            None => true,
+            Some(p) => match std::fs::symlink_metadata(work.host.join(p)) {
+                Ok(meta) if meta.is_dir() => {
+                    out.push(cover(p, true, Deny::Pin));
+                    true
+                }
+                Ok(_) => false,
+                Err(_) => true,
+            },
+        };
+        match kind(&path) {
+            Some(dir) => out.push(cover(Path::new(rel), dir, Deny::Write)),
+            None if entry.ends_with('/')
+                && parent_ok
+                && std::fs::symlink_metadata(&path).is_err() =>
+            {
+                out.push(cover(Path::new(rel), true, Deny::Create))
+            }
+            None => {}
         }
     }
-    // A path both rules name is unreadable (the stricter); parents before children.
-    out.sort_by(|a, b| {
+    // A path two rules name gets the stricter (unreadable before read-only before
+    // pinned); parents before children.
+    out.sort_by_key(|c| {
         (
-            a.inside.components().count(),
-            &a.inside,
-            a.deny == Deny::Write,
+            c.inside.components().count(),
+            c.inside.clone(),
+            c.deny.rank(),
         )
-            .cmp(&(
-                b.inside.components().count(),
-                &b.inside,
-                b.deny == Deny::Write,
-            ))
     });
     out.dedup_by(|later, kept| later.inside == kept.inside);
     // Nothing below an unreadable folder needs its own cover (it is not there).
@@ -483,16 +531,21 @@ mod tests {
             shown,
             vec![
                 ("/home/u/.aws".into(), Deny::Read, true),
+                ("/in/w/.codex".into(), Deny::Create, true),
                 ("/in/w/.envrc".into(), Deny::Write, false),
+                ("/in/w/.husky".into(), Deny::Create, true),
+                ("/in/w/.idea".into(), Deny::Create, true),
                 ("/in/w/.vscode".into(), Deny::Write, true),
                 ("/in/w/keys".into(), Deny::Write, true),
                 ("/in/w/secrets".into(), Deny::Read, true),
+                ("/in/w/.claude/agents".into(), Deny::Create, true),
+                ("/in/w/.claude/commands".into(), Deny::Create, true),
                 ("/in/w/keys/a.pem".into(), Deny::Read, false),
                 ("/in/w/keys/c.txt".into(), Deny::Write, false),
                 ("/in/w/keys/deep/b.pem".into(), Deny::Read, false),
             ]
         );
-        assert_eq!(got[1].rule, "mandatory: .envrc");
+        assert_eq!(got[2].rule, "mandatory: .envrc");
         // Outside both trees, or climbing out: refused.
         let outside = Filesystem {
             deny_read: vec!["/etc/passwd".into()],

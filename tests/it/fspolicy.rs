@@ -260,6 +260,9 @@ try codeowners sh -c 'echo x >> .github/CODEOWNERS'
 try husky sh -c 'echo x > .husky/pre-push'
 try pre-commit sh -c 'echo x >> .pre-commit-config.yaml'
 try rename-away mv .github/workflows .github/w2
+try rename-parent mv .github g2
+try vscode-new sh -c 'mkdir -p .vscode && echo x > .vscode/tasks.json'
+try envrc-new sh -c 'echo x > .envrc'
 "#,
     );
     verdicts(
@@ -286,6 +289,12 @@ try rename-away mv .github/workflows .github/w2
             ("husky", false),
             ("pre-commit", false),
             ("rename-away", false),
+            ("rename-parent", false),
+            // A folder of the list that is not there: an empty read-only one stands in.
+            ("vscode-new", false),
+            // A file of the list that is not there can be made (no creation-time
+            // denial yet): the gate stops it on the way out (see the test above).
+            ("envrc-new", true),
         ],
     );
     let work = env.workdir(&id);
@@ -296,6 +305,7 @@ try rename-away mv .github/workflows .github/w2
     assert!(!work.join("build/new.txt").exists());
     assert!(!work.join(".claude/commands/evil.md").exists());
     assert!(Path::new(&work.join(".github/workflows/ci.yml")).exists());
+    assert!(!work.join(".vscode/tasks.json").exists());
 }
 
 /// What this backend cannot enforce is refused, never weakened: names refused at creation

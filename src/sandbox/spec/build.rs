@@ -46,12 +46,27 @@ pub struct RunOptions {
 /// The per-path policy (see `sandbox/fspolicy.rs`), last of the view so nothing covers
 /// it: a path denied writing bound read-only onto itself by descriptor; one denied
 /// reading covered by `/dev/null` (a file: it does not open, `/dev/null` is on a `nodev`
-/// mount inside) or an empty read-only tmpfs (a folder).
-pub(super) fn fs_policy_mounts(m: &mut Vec<Mount>, cover: &[crate::sandbox::fspolicy::Covered]) {
+/// mount inside) or an empty read-only tmpfs (a folder); a folder of the built-in list
+/// that is not there, an empty read-only tmpfs; the folder holding one, pinned.
+pub(super) fn fs_policy_mounts(
+    m: &mut Vec<Mount>,
+    cover: &[crate::sandbox::fspolicy::Covered],
+    writable: bool,
+) {
     use crate::sandbox::fspolicy::Deny;
     for c in cover {
+        // Where nothing is writable (review mode) nothing can be made or renamed away.
+        if !writable && matches!(c.deny, Deny::Create | Deny::Pin) {
+            continue;
+        }
         m.push(match (c.deny, c.dir) {
             (Deny::Write, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
+            (Deny::Pin, _) => Mount::confined(&c.root, &c.rel, &c.inside, writable, true),
+            (Deny::Create, _) => Mount::Tmpfs {
+                inside: c.inside.clone(),
+                size: Some(4096),
+                ro: true,
+            },
             (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
             (Deny::Read, true) => Mount::Tmpfs {
                 inside: c.inside.clone(),
@@ -328,7 +343,7 @@ impl SandboxSpec {
             m.push(Mount::bind(hostp, inside, *rw && w));
         }
         grant_mounts(&mut m, &rec.grants, w);
-        fs_policy_mounts(&mut m, &opts.fs_cover);
+        fs_policy_mounts(&mut m, &opts.fs_cover, w);
 
         m.push(Mount::RemountRo {
             inside: PathBuf::from("/"),
