@@ -116,6 +116,15 @@ pub enum SandboxError {
     },
     #[error("{} is missing", .0.display())]
     Missing(PathBuf),
+    /// The profile (`profile`, its file) asks what this backend cannot enforce (`why`).
+    #[error("{why}")]
+    FsUnsupported { why: String, profile: String },
+    /// A rule of the profile's `[filesystem]` that cannot be applied.
+    #[error("{message}")]
+    FsPolicy { message: String, profile: String },
+    /// `[filesystem]` rules with `--backend none`.
+    #[error("the profile's [filesystem] rules need a sandbox; --backend none enforces none")]
+    FsWithoutSandbox,
     #[error("the grant {} is not what was granted any more (it was moved or replaced)", .0.display())]
     GrantMoved(PathBuf),
     /// A loop repository's git folder (`git_dir`) that is not a plain folder any more.
@@ -276,10 +285,7 @@ fn fs_cover(
             .unwrap_or_else(|| "the profile".into())
     };
     if let Some(why) = fspolicy::unsupported(&profile.filesystem) {
-        return Err(Error::new(ErrorKind::SandboxUnavailable, why).hint(format!(
-            "remove deny_create from [filesystem] in {} (deny_write and deny_read cover paths that exist when a run starts)",
-            at()
-        )));
+        return Err(SandboxError::FsUnsupported { why, profile: at() }.into());
     }
     let work = fspolicy::Tree {
         host: ws.loop_workdir(&rec.id),
@@ -289,8 +295,13 @@ fn fs_cover(
         host: ws.loop_home_upper(&rec.id),
         inside: std::path::Path::new("/home").join(ws.user()),
     };
-    fspolicy::cover(&profile.filesystem, &work, &home)
-        .map_err(|e| Error::failure(e.to_string()).hint(format!("change [filesystem] in {}", at())))
+    fspolicy::cover(&profile.filesystem, &work, &home).map_err(|e| {
+        SandboxError::FsPolicy {
+            message: e.to_string(),
+            profile: at(),
+        }
+        .into()
+    })
 }
 
 /// The refusal of a run with unbound entries under `vault.require_binding`.

@@ -87,11 +87,7 @@ pub fn run(
             return Err(SandboxError::FilesOnHost(rec.vault.clone()).into());
         }
         if !config.profile().filesystem.is_empty() {
-            return Err(Error::new(
-                ErrorKind::SandboxUnavailable,
-                "the profile's [filesystem] rules need a sandbox; --backend none enforces none",
-            )
-            .hint("run with the sandbox (drop --backend none)"));
+            return Err(SandboxError::FsWithoutSandbox.into());
         }
         return run_on_host(report, ws, rec, &spec, req, &delivery.env);
     }

@@ -125,15 +125,24 @@ try commit sh -c 'git add src/lib.rs config/dev.toml && git commit -q -m work'
     // What covers what is shown, with its rule.
     let mounts = env.run(["show", &id, "--mounts"]).ok();
     let inside = format!("/loopat/loop/{id}/workdir");
-    mounts
-        .stdout_has(&format!("{inside}/secrets"))
-        .stdout_has(&format!("{inside}/config/prod.toml"))
-        .stdout_has(&format!("{inside}/src/signing.key"));
+    for (path, rule) in [
+        ("secrets", "hidden (deny_read: secrets/)"),
+        ("config/prod.toml", "(deny_write: config/prod.toml)"),
+        ("src/signing.key", "hidden (deny_read: **/*.key)"),
+    ] {
+        let line = mounts
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!("{inside}/{path} ")))
+            .unwrap_or_else(|| panic!("{path} is not listed:\n{}", mounts.stdout));
+        assert!(line.contains(rule), "{line}");
+    }
     let json = env.run(["show", &id, "--mounts", "--json"]).ok().stdout;
     assert!(
         json.contains(&format!("{inside}/config/prod.toml")),
         "{json}"
     );
+    assert!(json.contains("deny_write: config/prod.toml"), "{json}");
     assert!(repo.join(".git").is_dir());
 }
 

@@ -42,6 +42,15 @@ impl From<SandboxError> for Error {
             SandboxError::Confined { source, .. } => Error::failure(message)
                 .with_source(source)
                 .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace"),
+            SandboxError::FsUnsupported { profile, .. } => unavailable.hint(format!(
+                "remove deny_create from [filesystem] in {profile} (deny_write and deny_read cover the paths that exist when a run starts)"
+            )),
+            SandboxError::FsPolicy { profile, .. } => {
+                Error::failure(message).hint(format!("change [filesystem] in {profile}"))
+            }
+            SandboxError::FsWithoutSandbox => {
+                unavailable.hint("run with the sandbox (drop --backend none)")
+            }
             SandboxError::Missing(_) => {
                 Error::failure(message).hint("`git loop doctor` checks the workspace")
             }

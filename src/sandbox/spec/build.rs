@@ -417,6 +417,21 @@ impl SandboxSpec {
             hostname: "loop".into(),
             new_session: opts.new_session,
             command: opts.command.clone(),
+            fs_policy: if w {
+                opts.fs_cover.clone()
+            } else {
+                opts.fs_cover
+                    .iter()
+                    .filter(|c| {
+                        !matches!(
+                            c.deny,
+                            crate::sandbox::fspolicy::Deny::Create
+                                | crate::sandbox::fspolicy::Deny::Pin
+                        )
+                    })
+                    .cloned()
+                    .collect()
+            },
             init: opts
                 .init_exe
                 .as_ref()
@@ -553,6 +568,24 @@ impl SandboxSpec {
                 ),
             };
             rows.push(row);
+        }
+        // The per-path policy's covers say which rule laid them.
+        for c in &self.fs_policy {
+            use crate::sandbox::fspolicy::Deny;
+            let inside = c.inside.display().to_string();
+            let Some(row) = rows.iter_mut().rev().find(|r| r.0 == inside) else {
+                continue;
+            };
+            let host = c.root.join(&c.rel).display().to_string();
+            (row.1, row.2) = match c.deny {
+                Deny::Read => (format!("hidden ({})", c.rule), "none".into()),
+                Deny::Write => (format!("{host} ({})", c.rule), "ro".into()),
+                Deny::Create => (
+                    format!("an empty folder in its place ({})", c.rule),
+                    "ro".into(),
+                ),
+                Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
+            };
         }
         rows
     }

@@ -251,6 +251,8 @@ pub struct SandboxSpec {
     pub hostname: String,
     pub new_session: bool,
     pub command: Vec<String>,
+    /// The paths the per-path policy covers, with their rules (see `fspolicy.rs`).
+    pub fs_policy: Vec<crate::sandbox::fspolicy::Covered>,
     /// The sandbox's pid 1, `git-loop __init` at this path inside (see `sandbox/init.rs`);
     /// `None`: bwrap's own init.
     pub init: Option<PathBuf>,
