@@ -8,9 +8,9 @@
 //! `deny_write` (by descriptor, opened without following links), `/dev/null` (on a
 //! `nodev` mount inside, so it does not even open) over a file and an empty read-only
 //! tmpfs over a folder for `deny_read`. Globs are expanded when the run starts, bounded
-//! ([`MAX_MATCHES`], [`MAX_VISITED`]). A folder of the built-in list that is not there
-//! gets an empty read-only folder in its place ([`Deny::Create`]), and the folder holding
-//! a nested one is pinned ([`Deny::Pin`]). Any other path made later is not covered by a
+//! ([`MAX_MATCHES`], [`MAX_VISITED`]). A folder of the built-in list that is not there is
+//! made, empty, and bound read-only ([`Deny::Create`]), and the folder holding a nested
+//! one is pinned ([`Deny::Pin`]). Any other path made later is not covered by a
 //! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made,
 //! and a name pattern refused at creation time needs `deny_create`, which this backend
 //! does not have yet, so a profile asking for it is refused ([`unsupported`]). What
@@ -181,13 +181,12 @@ pub enum Deny {
     Read,
     /// Read-only.
     Write,
-    /// A folder of the built-in list that is not there: an empty read-only folder stands
-    /// in its place, so nothing can be made in it (bwrap makes the empty mount point in
-    /// the working tree; git does not see empty folders).
+    /// A folder of the built-in list that is not there: the run makes it, empty, and
+    /// binds it read-only (`make_places` in setup.rs), so nothing can be made in it (git does not see empty folders).
     Create,
     /// The folder holding a folder of the list (`.github` for `.github/workflows/`),
-    /// bound onto itself as it is, so it cannot be renamed away and made again without
-    /// the cover.
+    /// made where it is not there and bound onto itself as it is, so it cannot be renamed
+    /// away and made again without the cover.
     Pin,
 }
 
@@ -309,12 +308,12 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         let parent_ok = match parent {
             None => true,
             Some(p) => match std::fs::symlink_metadata(work.host.join(p)) {
-                Ok(meta) if meta.is_dir() => {
+                Ok(meta) if !meta.is_dir() => false,
+                // A real folder, or none yet (the run makes it: `make_places` in setup.rs).
+                _ => {
                     out.push(cover(p, true, Deny::Pin));
                     true
                 }
-                Ok(_) => false,
-                Err(_) => true,
             },
         };
         match kind(&path) {
@@ -531,6 +530,7 @@ mod tests {
             shown,
             vec![
                 ("/home/u/.aws".into(), Deny::Read, true),
+                ("/in/w/.claude".into(), Deny::Pin, true),
                 ("/in/w/.codex".into(), Deny::Create, true),
                 ("/in/w/.envrc".into(), Deny::Write, false),
                 ("/in/w/.husky".into(), Deny::Create, true),
@@ -545,7 +545,7 @@ mod tests {
                 ("/in/w/keys/deep/b.pem".into(), Deny::Read, false),
             ]
         );
-        assert_eq!(got[2].rule, "mandatory: .envrc");
+        assert_eq!(got[3].rule, "mandatory: .envrc");
         // Outside both trees, or climbing out: refused.
         let outside = Filesystem {
             deny_read: vec!["/etc/passwd".into()],

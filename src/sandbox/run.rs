@@ -109,7 +109,7 @@ pub fn run(
     // written first.
     ensure_dirs(ws, &rec.id)?;
     prepare_repos(report, ws, rec)?;
-    let mut left_out = Vec::new();
+    let mut left_out = make_places(&spec.fs_policy);
     for m in &spec.mounts {
         if let Some(fd) = confined_fd(m, &rec.id, &mut left_out)? {
             fds.files.insert(

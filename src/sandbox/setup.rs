@@ -225,3 +225,43 @@ pub(super) fn data_fd(content: &str) -> std::io::Result<std::os::fd::OwnedFd> {
     f.seek(std::io::SeekFrom::Start(0))?;
     Ok(std::os::fd::OwnedFd::from(f))
 }
+
+/// Makes the folders the covers need and do not find (`Deny::Create`, `Deny::Pin`),
+/// empty, in the working tree, one level at a time and following no link (DESIGN 4.0:
+/// the tree is one a sandbox writes), so that each is bound by descriptor like every other
+/// cover rather than left to bwrap to make through whatever stands there. What cannot be
+/// made is said (and its cover is then left out by the spawner, which says so too).
+pub(super) fn make_places(cover: &[fspolicy::Covered]) -> Vec<String> {
+    use fspolicy::Deny;
+    use std::path::PathBuf;
+    let mut said = Vec::new();
+    for c in cover {
+        if !matches!(c.deny, Deny::Create | Deny::Pin) {
+            continue;
+        }
+        let tree = match crate::confined::Tree::open(&c.root) {
+            Ok(Some(tree)) => tree,
+            Ok(None) => continue,
+            Err(e) => {
+                said.push(format!(
+                    "cannot make {}: {e}",
+                    c.root.join(&c.rel).display()
+                ));
+                continue;
+            }
+        };
+        let mut at = PathBuf::new();
+        for part in c.rel.components() {
+            at.push(part);
+            if let Err(e) = tree.ensure_dir(&at) {
+                said.push(format!(
+                    "cannot make {} ({}): {e}",
+                    c.root.join(&c.rel).display(),
+                    c.rule
+                ));
+                break;
+            }
+        }
+    }
+    said
+}

@@ -154,11 +154,38 @@ try settings sh -c 'echo "{\"x\": 1}" > .vscode/settings.json'
 try tasks sh -c 'echo "{}" > .vscode/tasks.json'
 try readme sh -c 'echo more >> README'
 "#;
-    let run = attempts(&env, &id, script);
+    let run = attempts(
+        &env,
+        &id,
+        &format!(
+            "{script}
+try claude-new sh -c 'mkdir -p .claude/commands && echo x > .claude/commands/evil.md'
+try claude-rename mv .claude c2
+try workflows-new sh -c 'mkdir -p .github/workflows && echo x > .github/workflows/x.yml'
+try github-rename mv .github g2
+try codeowners-new sh -c 'echo x > .github/CODEOWNERS'
+try status sh -c 'test -z \"$(git status --porcelain -- .claude .github/workflows .idea .codex .husky)\"'
+"
+        ),
+    );
     verdicts(
         &run,
-        &[("settings", false), ("tasks", false), ("readme", true)],
+        &[
+            ("settings", false),
+            ("tasks", false),
+            ("readme", true),
+            // Folders of the list that were not there: made empty, read-only, their
+            // holders pinned; git sees nothing of them.
+            ("claude-new", false),
+            ("claude-rename", false),
+            ("workflows-new", false),
+            ("github-rename", false),
+            ("codeowners-new", true),
+            ("status", true),
+        ],
     );
+    assert!(!env.workdir(&id).join(".claude/commands/evil.md").exists());
+    assert!(!env.workdir(&id).join(".github/workflows/x.yml").exists());
     let settings = env.workdir(&id).join(".vscode/settings.json");
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n");
     assert!(!env.workdir(&id).join(".vscode/tasks.json").exists());

@@ -47,7 +47,8 @@ pub struct RunOptions {
 /// it: a path denied writing bound read-only onto itself by descriptor; one denied
 /// reading covered by `/dev/null` (a file: it does not open, `/dev/null` is on a `nodev`
 /// mount inside) or an empty read-only tmpfs (a folder); a folder of the built-in list
-/// that is not there, an empty read-only tmpfs; the folder holding one, pinned.
+/// that was not there, made empty by the run and bound read-only by descriptor; the
+/// folder holding one, pinned.
 pub(super) fn fs_policy_mounts(
     m: &mut Vec<Mount>,
     cover: &[crate::sandbox::fspolicy::Covered],
@@ -62,11 +63,7 @@ pub(super) fn fs_policy_mounts(
         m.push(match (c.deny, c.dir) {
             (Deny::Write, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
             (Deny::Pin, _) => Mount::confined(&c.root, &c.rel, &c.inside, writable, true),
-            (Deny::Create, _) => Mount::Tmpfs {
-                inside: c.inside.clone(),
-                size: Some(4096),
-                ro: true,
-            },
+            (Deny::Create, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
             (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
             (Deny::Read, true) => Mount::Tmpfs {
                 inside: c.inside.clone(),
@@ -580,10 +577,7 @@ impl SandboxSpec {
             (row.1, row.2) = match c.deny {
                 Deny::Read => (format!("hidden ({})", c.rule), "none".into()),
                 Deny::Write => (format!("{host} ({})", c.rule), "ro".into()),
-                Deny::Create => (
-                    format!("an empty folder in its place ({})", c.rule),
-                    "ro".into(),
-                ),
+                Deny::Create => (format!("{host}, made empty ({})", c.rule), "ro".into()),
                 Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
             };
         }
