@@ -15,7 +15,9 @@
 //!   false positives), and a blob too large to scan;
 //! - refused unless the person names it with `--accept-policy PATH`: changes under
 //!   `.loopat/` (team config, sandbox profiles, doctrine, skills, MCP servers), which widen
-//!   or change what every later loop runs with, and symlinks added or re-pointed;
+//!   or change what every later loop runs with, changes to what runs on a person's machine
+//!   when the project is opened or built (the list of `sandbox/fspolicy.rs`: `.vscode/`,
+//!   `.envrc`, `.github/workflows/`, ...), and symlinks added or re-pointed;
 //! - shown only: mode changes (executable bits) and binary files.
 
 use std::collections::{HashMap, HashSet};
@@ -447,6 +449,18 @@ pub fn judge(
         let path = &change.path;
         if let Some(what) = policy_kind(path) {
             push(path, change.commit, Concern::Policy { what, how });
+        } else if crate::sandbox::fspolicy::mandatory(path).is_some() {
+            // What runs on a person's machine when the project is opened or built
+            // (sandbox/fspolicy.rs): read-only inside by default, and a person's word
+            // before it lands.
+            push(
+                path,
+                change.commit,
+                Concern::Policy {
+                    what: "runs when the project is opened or built",
+                    how,
+                },
+            );
         }
         let Some(new) = change.new else { continue };
         if let Some(reason) = forbidden_path(path, new.mode == MODE_LINK) {
@@ -694,7 +708,7 @@ impl std::fmt::Display for Refused {
         }
         if !self.unaccepted.is_empty() {
             reasons.push(format!(
-                "{} policy change{} (.loopat/ or a symlink) not accepted",
+                "{} policy change{} (.loopat/, what runs when the project is opened, or a symlink) not accepted",
                 self.unaccepted.len(),
                 if self.unaccepted.len() == 1 { "" } else { "s" }
             ));
@@ -1332,14 +1346,19 @@ mod tests {
             .iter()
             .map(|i| format!("{} {}", i.location(), i.concern.describe()))
             .collect();
-        assert_eq!(what.len(), 4, "{what:?}");
+        assert_eq!(what.len(), 5, "{what:?}");
         assert!(
             what[0].starts_with(".gitmodules a path git refuses to check out"),
             "{what:?}"
         );
-        assert_eq!(what[1], ".gitmodules symlink -> /etc/passwd, added");
-        assert_eq!(what[2], "ptr symlink -> b, changed");
-        assert_eq!(what[3], "lnk new file with mode 100755");
+        // .gitmodules is also of what runs when the project is opened (fspolicy.rs).
+        assert_eq!(
+            what[1],
+            ".gitmodules runs when the project is opened or built, added"
+        );
+        assert_eq!(what[2], ".gitmodules symlink -> /etc/passwd, added");
+        assert_eq!(what[3], "ptr symlink -> b, changed");
+        assert_eq!(what[4], "lnk new file with mode 100755");
     }
 
     #[test]
@@ -1446,7 +1465,7 @@ mod tests {
         assert_eq!(
             e.message,
             "merge of loop x1 refused: its branch carries 2 things that never land and \
-             2 policy changes (.loopat/ or a symlink) not accepted"
+             2 policy changes (.loopat/, what runs when the project is opened, or a symlink) not accepted"
         );
         assert_eq!(e.hints.len(), 6, "{:?}", e.hints);
         assert_eq!(e.hints[0], "nothing was changed");
@@ -1484,7 +1503,7 @@ mod tests {
         let e = refused_alone(&link);
         assert_eq!(
             e.message,
-            "merge of loop x1 refused: its branch carries 1 policy change (.loopat/ or a symlink) not accepted"
+            "merge of loop x1 refused: its branch carries 1 policy change (.loopat/, what runs when the project is opened, or a symlink) not accepted"
         );
         assert_eq!(e.hints.len(), 3, "{:?}", e.hints);
         let e = refused_alone(&gitlink);

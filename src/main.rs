@@ -47,6 +47,13 @@ mod no_libm {
 
 fn run() -> u8 {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The sandbox's pid 1 (see sandbox/init.rs), before anything else is read or set up.
+    if args
+        .get(1)
+        .is_some_and(|a| a == git_loop::sandbox::init::ARG)
+    {
+        git_loop::sandbox::init::main(&args[2..]);
+    }
     if let Some(code) = cli::help_page(&args) {
         return code;
     }

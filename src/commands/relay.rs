@@ -11,6 +11,8 @@ pub struct ConnectArgs {
 }
 
 pub fn run_connect(_ui: &mut Ui, args: ConnectArgs) -> Result<u8> {
+    // A process of git-loop's inside the sandbox: nothing else there reads or writes its memory.
+    crate::sandbox::init::not_dumpable();
     relay::connect(&args.host, args.port).map_err(|e| {
         Error::failure(format!("cannot connect to {}:{}", args.host, args.port))
             .with_source(e)

@@ -56,6 +56,8 @@ pub struct SandboxProfile {
     pub toolchains: Option<Selection>,
     /// `[toolchains] caches`, if set.
     pub caches: Option<Caches>,
+    /// `[filesystem]`: per-path policy inside the writable roots.
+    pub filesystem: crate::sandbox::fspolicy::Filesystem,
     /// What the profile set but may not.
     pub ignored: Vec<Ignored>,
     /// The profile's text, for the lines of what its `[toolchains]` may not have.
@@ -74,6 +76,29 @@ struct ProfileFile {
     network: Option<ProfileNetwork>,
     #[serde(default)]
     toolchains: Option<ProfileToolchains>,
+    #[serde(default)]
+    filesystem: Option<ProfileFilesystem>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFilesystem {
+    #[serde(default, deserialize_with = "fs_paths")]
+    deny_read: Vec<String>,
+    #[serde(default, deserialize_with = "fs_paths")]
+    deny_write: Vec<String>,
+    #[serde(default, deserialize_with = "fs_paths")]
+    allow_write: Vec<String>,
+    #[serde(default, deserialize_with = "fs_paths")]
+    deny_create: Vec<String>,
+}
+
+fn fs_paths<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let raw = Vec::<String>::deserialize(d)?;
+    for r in &raw {
+        crate::sandbox::fspolicy::check_pattern(r).map_err(D::Error::custom)?;
+    }
+    Ok(raw)
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,6 +184,10 @@ fn keys() -> Vec<String> {
         "network.allow_domains",
         "toolchains.enable",
         "toolchains.caches",
+        "filesystem.deny_read",
+        "filesystem.deny_write",
+        "filesystem.allow_write",
+        "filesystem.deny_create",
     ]
     .map(String::from)
     .to_vec()
@@ -186,6 +215,7 @@ impl SandboxProfile {
             allow_domains: Vec::new(),
             toolchains: None,
             caches: None,
+            filesystem: Default::default(),
             ignored: Vec::new(),
             text: String::new(),
         }
@@ -306,6 +336,15 @@ impl SandboxProfile {
             allow_domains,
             toolchains,
             caches,
+            filesystem: file
+                .filesystem
+                .map(|f| crate::sandbox::fspolicy::Filesystem {
+                    deny_read: f.deny_read,
+                    deny_write: f.deny_write,
+                    allow_write: f.allow_write,
+                    deny_create: f.deny_create,
+                })
+                .unwrap_or_default(),
             ignored,
             path: Some(path),
             text: text.to_string(),

@@ -118,6 +118,7 @@ pub(super) fn check_loops(ws: &Workspace, out: &mut Vec<Finding>) -> Result<()> 
                 continue;
             }
         };
+        check_grants(&rec, out);
         for pair in loops::repo_pairs(ws, &rec) {
             if !pair.clone.join(".git").is_dir() {
                 out.push(finding(
@@ -177,4 +178,46 @@ pub(super) fn check_loops(ws: &Workspace, out: &mut Vec<Finding>) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// Each grant of loop `rec` whose path is gone (runs go on without it) or is no longer
+/// what was granted (runs refuse), with the command that removes it.
+fn check_grants(rec: &loops::LoopRecord, out: &mut Vec<Finding>) {
+    let id = &rec.id;
+    for grant in &rec.grants {
+        let path = grant.path.display();
+        let revoke = format!("git loop grant {id} --revoke {path}");
+        match std::fs::symlink_metadata(&grant.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => out.push(finding(
+                "loops",
+                Level::Problem,
+                format!("loop {id}: the grant {path} is missing (runs go on without it)"),
+                Some(revoke),
+            )),
+            Err(e) => out.push(finding(
+                "loops",
+                Level::Problem,
+                format!("loop {id}: the grant {path} cannot be looked at: {e}"),
+                Some(revoke),
+            )),
+            Ok(meta) => {
+                let moved = grant
+                    .source
+                    .is_some_and(|was| !was.same(&loops::GrantSource::of(&meta)));
+                if moved {
+                    out.push(finding(
+                        "loops",
+                        Level::Problem,
+                        format!(
+                            "loop {id}: the grant {path} is not what was granted any more (runs refuse it)"
+                        ),
+                        Some(format!(
+                            "{revoke}, or if what is there now is right: git loop grant {id} --{} {path}",
+                            grant.mode
+                        )),
+                    ));
+                }
+            }
+        }
+    }
 }

@@ -87,12 +87,18 @@ pub struct Grant {
     pub source: Option<GrantSource>,
 }
 
-/// A granted path's identity: its kind and its inode.
+/// A granted path's identity: its kind, its inode, and when it was made. The inode number
+/// alone does not tell a folder deleted and made again at once from the original (ext4
+/// and tmpfs hand the freed number out again); its creation time (statx's `btime`) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GrantSource {
     pub dir: bool,
     pub dev: u64,
     pub ino: u64,
+    /// Its creation time, in nanoseconds since the epoch, where the file system keeps one.
+    /// Absent in grants recorded by earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub born_ns: Option<i64>,
 }
 
 impl GrantSource {
@@ -102,7 +108,53 @@ impl GrantSource {
             dir: meta.is_dir(),
             dev: meta.dev(),
             ino: meta.ino(),
+            born_ns: meta
+                .created()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .and_then(|d| i64::try_from(d.as_nanos()).ok()),
         }
+    }
+
+    /// The identity of what `fd` is (an `O_PATH` descriptor will do).
+    pub fn of_fd(fd: std::os::fd::BorrowedFd) -> std::io::Result<GrantSource> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: statx writes the struct it is given; the empty path with AT_EMPTY_PATH
+        // names the descriptor itself.
+        let stx = unsafe {
+            let mut stx: libc::statx = std::mem::zeroed();
+            let rc = libc::statx(
+                fd.as_raw_fd(),
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW,
+                libc::STATX_TYPE | libc::STATX_INO | libc::STATX_BTIME,
+                &mut stx,
+            );
+            if rc != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            stx
+        };
+        let born_ns = (stx.stx_mask & libc::STATX_BTIME != 0)
+            .then(|| stx.stx_btime.tv_sec * 1_000_000_000 + i64::from(stx.stx_btime.tv_nsec));
+        Ok(GrantSource {
+            dir: u32::from(stx.stx_mode) & libc::S_IFMT == libc::S_IFDIR,
+            dev: libc::makedev(stx.stx_dev_major, stx.stx_dev_minor),
+            ino: stx.stx_ino,
+            born_ns,
+        })
+    }
+
+    /// Whether `now` is what was granted: the same kind and inode, and, where the grant
+    /// recorded one, the same creation time (a file system that no longer says when it
+    /// was made is not the one granted).
+    pub fn same(&self, now: &GrantSource) -> bool {
+        let born = match (self.born_ns, now.born_ns) {
+            (Some(a), Some(b)) => a == b,
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        self.dir == now.dir && self.dev == now.dev && self.ino == now.ino && born
     }
 }
 
@@ -536,6 +588,44 @@ mod tests {
         let again = GrantSource::of(&fs::symlink_metadata(&a).unwrap());
         assert_ne!((first.dev, first.ino), (again.dev, again.ino));
         assert!(GrantSource::of(&fs::symlink_metadata(tmp.path()).unwrap()).dir);
+    }
+
+    #[test]
+    fn a_folder_made_again_with_the_same_inode_number_is_not_the_grant() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("data");
+        fs::create_dir(&dir).unwrap();
+        let granted = GrantSource::of(&fs::symlink_metadata(&dir).unwrap());
+        let by_fd =
+            GrantSource::of_fd(std::os::fd::AsFd::as_fd(&fs::File::open(&dir).unwrap())).unwrap();
+        assert_eq!(
+            granted, by_fd,
+            "the path's and the descriptor's identity agree"
+        );
+        assert!(granted.same(&by_fd));
+        assert!(
+            granted.born_ns.is_some(),
+            "the test's file system keeps creation times"
+        );
+        // Deleted and made again: whether or not the number comes back, it is not the grant.
+        fs::remove_dir(&dir).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        fs::create_dir(&dir).unwrap();
+        let again = GrantSource::of(&fs::symlink_metadata(&dir).unwrap());
+        assert!(!granted.same(&again));
+        // The same number reused: the creation time alone tells them apart.
+        let reused = GrantSource {
+            born_ns: again.born_ns,
+            ..granted
+        };
+        assert!(!granted.same(&reused));
+        // A grant recorded before creation times were: its kind and inode decide.
+        let old = GrantSource {
+            born_ns: None,
+            ..granted
+        };
+        assert!(old.same(&by_fd));
+        assert!(!granted.same(&old), "a source that lost its creation time");
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     // No user namespace can be made inside: no way back out through a nested one.
     push(&["--disable-userns"]);
     push(&["--die-with-parent"]);
+    if spec.init.is_some() {
+        push(&["--as-pid-1"]);
+    }
     if spec.new_session {
         push(&["--new-session"]);
     }
@@ -53,6 +56,11 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     a.push("--chdir".into());
     a.push(spec.cwd.clone().into());
     a.push("--".into());
+    if let Some(init) = &spec.init {
+        a.push(init.into());
+        a.push(super::init::ARG.into());
+        a.push("--".into());
+    }
     a.extend(spec.command.iter().map(OsString::from));
     a
 }
@@ -277,6 +285,8 @@ mod tests {
             agent_env: Vec::new(),
             toolchains: Default::default(),
             trust: None,
+            init_exe: Some("/opt/git-loop/bin/git-loop".into()),
+            fs_cover: Vec::new(),
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,
@@ -337,6 +347,8 @@ mod tests {
             "--unshare-user",
             "--disable-userns",
             "--die-with-parent",
+            // The sandbox's pid 1 is git-loop's, non-dumpable (see init.rs).
+            "--as-pid-1",
             "--new-session",
             "--cap-drop",
             "ALL",
@@ -368,6 +380,9 @@ mod tests {
             "1048576",
             "--tmpfs",
             "/tmp",
+            "--ro-bind",
+            "/opt/git-loop/bin/git-loop",
+            "/loopat/.git-loop/git-loop",
             "--ro-bind",
             "/ws/context/knowledge",
             "/loopat/context/knowledge",
@@ -443,6 +458,9 @@ mod tests {
             "4",
             "--chdir",
             "/loopat/loop/fix-abc123/workdir",
+            "--",
+            "/loopat/.git-loop/git-loop",
+            "__init",
             "--",
             "make",
             "test",
@@ -543,7 +561,17 @@ mod tests {
         let pos = argv.iter().position(|a| a == "--share-net").unwrap();
         assert_eq!(&argv[..pos], &["bwrap", "--unshare-all", "--unshare-user"]);
         let dash = argv.iter().position(|a| a == "--").unwrap();
-        assert_eq!(&argv[dash..], &["--", "make", "test"]);
+        assert_eq!(
+            &argv[dash..],
+            &[
+                "--",
+                "/loopat/.git-loop/git-loop",
+                "__init",
+                "--",
+                "make",
+                "test"
+            ]
+        );
         // The binary read-only, after the system folders; no name server inside.
         let bind = argv
             .windows(3)
@@ -554,7 +582,7 @@ mod tests {
                     "/loopat/.git-loop/git-loop",
                 ]
             })
-            .expect("the binary is bound for ssh's ProxyCommand");
+            .expect("the binary is bound, once, for pid 1 and ssh's ProxyCommand");
         let etc = argv
             .windows(3)
             .position(|w| w[0] == "--ro-bind" && w[2] == "/etc")

@@ -45,8 +45,9 @@ use secrecy::SecretString;
 
 use super::plan::{Descriptor, OnHost, ProxyPlan, RunPlan, Sandboxed};
 use super::record::{self, Cause, ExitEvent};
-use super::setup::{confined_fd, data_fd, ensure_dirs, prepare_repos};
+use super::setup::{confined_fd, data_fd, ensure_dirs, make_places, prepare_repos};
 use super::spawn::EndedBy;
+use super::spec::SandboxSpec;
 use super::{bwrap, limits, seccomp, signal_name, SandboxError};
 use crate::egress::intercept::Tls;
 use crate::error::{Error, ErrorKind, Result};
@@ -121,17 +122,25 @@ pub struct Handed {
     pub fds: bwrap::Fds,
     /// The proxy's end of its channel and the spawner's (which never reaches the sandbox).
     pub channel: Option<(std::os::unix::net::UnixStream, OwnedFd)>,
+    /// Why sources were left out of the view (a link, a FIFO), to be said before the run.
+    pub left_out: Vec<String>,
 }
 
 /// Step 3: the descriptors of `sandboxed`, the vault's files from `delivery`, the seccomp
 /// programs and the proxy's channel.
-pub fn hand_over(sandboxed: &Sandboxed, delivery: &Delivery) -> Result<Handed> {
+pub fn hand_over(
+    loop_id: &str,
+    spec: &SandboxSpec,
+    sandboxed: &Sandboxed,
+    delivery: &Delivery,
+) -> Result<Handed> {
     let mut keep = Vec::new();
     let mut fds = bwrap::Fds::default();
-    let mut left_out = Vec::new();
+    // The folders of the built-in list a run needs and does not find are made first.
+    let mut left_out = make_places(&spec.fs_policy);
     for d in &sandboxed.descriptors {
         let fd = match d {
-            Descriptor::Mount(m) => confined_fd(m, &mut left_out)?,
+            Descriptor::Mount(m) => confined_fd(m, loop_id, &mut left_out)?,
             Descriptor::Data {
                 inside,
                 content,
@@ -185,7 +194,12 @@ pub fn hand_over(sandboxed: &Sandboxed, delivery: &Delivery) -> Result<Handed> {
         }
         None => None,
     };
-    Ok(Handed { keep, fds, channel })
+    Ok(Handed {
+        keep,
+        fds,
+        channel,
+        left_out,
+    })
 }
 
 /// The seccomp programs, one descriptor each, for bwrap to apply last.
@@ -242,7 +256,10 @@ fn in_sandbox(
     tls: Option<Arc<Tls>>,
 ) -> Result<u8> {
     prepare_host(report, ws, rec)?;
-    let handed = hand_over(sandboxed, &delivery)?;
+    let handed = hand_over(&rec.id, &plan.spec, sandboxed, &delivery)?;
+    for why in &handed.left_out {
+        report.warn(why)?;
+    }
     let argv = bwrap::argv(&sandboxed.bwrap.to_string_lossy(), &plan.spec, &handed.fds);
     let (channel, spawner_end) = match handed.channel {
         Some((host, spawner)) => (Some(host), Some(spawner)),

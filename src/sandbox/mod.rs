@@ -16,6 +16,8 @@
 
 pub mod bwrap;
 pub mod events;
+pub mod fspolicy;
+pub mod init;
 pub mod limits;
 pub mod probe;
 pub mod seccomp;
@@ -87,6 +89,15 @@ pub enum SandboxError {
     },
     #[error("{} is missing", .0.display())]
     Missing(PathBuf),
+    /// The profile (`profile`, its file) asks what this backend cannot enforce (`why`).
+    #[error("{why}")]
+    FsUnsupported { why: String, profile: String },
+    /// A rule of the profile's `[filesystem]` that cannot be applied.
+    #[error("{message}")]
+    FsPolicy { message: String, profile: String },
+    /// `[filesystem]` rules with `--backend none`.
+    #[error("the profile's [filesystem] rules need a sandbox; --backend none enforces none")]
+    FsWithoutSandbox,
     #[error("the grant {} is not what was granted any more (it was moved or replaced)", .0.display())]
     GrantMoved(PathBuf),
     /// A loop repository's git folder (`git_dir`) that is not a plain folder any more.

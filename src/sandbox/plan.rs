@@ -137,8 +137,11 @@ pub struct Inputs {
     pub chat_seeded: bool,
     pub identity: Option<crate::agent::GitIdentity>,
     pub toolchains: crate::toolchains::Plan,
-    /// This very binary, bound for ssh's ProxyCommand (the proxy mode only).
+    /// This very binary, bound into every sandbox as its pid 1 (`init.rs`) and, in the
+    /// proxy mode, for ssh's ProxyCommand.
     pub relay_exe: Option<PathBuf>,
+    /// The paths the profile's `[filesystem]` and the built-in list cover ([`fs_cover`]).
+    pub fs_cover: Vec<super::fspolicy::Covered>,
     pub vault: VaultView,
     /// The run's CA as the sandbox trusts it, when the proxy ends TLS ([`Choices::intercepts`]).
     pub trust: Option<Trust>,
@@ -206,7 +209,7 @@ impl Inputs {
         ws: &Workspace,
         rec: &LoopRecord,
         config: &Config,
-        choices: &Choices,
+        _choices: &Choices,
         vault: VaultView,
         bwrap: Option<PathBuf>,
     ) -> Result<Inputs> {
@@ -217,10 +220,8 @@ impl Inputs {
             chat_seeded: ws.loop_chat_dir(&rec.id).is_dir(),
             identity: crate::agent::git_identity(ws, rec, config.settings()),
             toolchains: crate::toolchains::for_run(ws, config, &Path::new("/home").join(ws.user())),
-            relay_exe: match choices.net {
-                NetMode::Proxy => Some(relay_exe()?),
-                _ => None,
-            },
+            relay_exe: Some(relay_exe()?),
+            fs_cover: fs_cover(ws, rec, config.profile())?,
             vault,
             trust: None,
             fresh: Fresh::make(),
@@ -383,7 +384,44 @@ fn options(
         agent_env: req.agent_env.clone(),
         toolchains: inputs.toolchains.clone(),
         trust: inputs.trust.clone(),
+        init_exe: inputs.relay_exe.clone(),
+        fs_cover: inputs.fs_cover.clone(),
     }
+}
+
+/// The paths the profile's `[filesystem]` and the built-in list cover in this run (see
+/// `fspolicy.rs`); a profile asking what the sandbox cannot enforce is refused.
+fn fs_cover(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    profile: &crate::config::SandboxProfile,
+) -> Result<Vec<super::fspolicy::Covered>> {
+    use super::fspolicy;
+    let at = || {
+        profile
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "the profile".into())
+    };
+    if let Some(why) = fspolicy::unsupported(&profile.filesystem) {
+        return Err(SandboxError::FsUnsupported { why, profile: at() }.into());
+    }
+    let work = fspolicy::Tree {
+        host: ws.loop_workdir(&rec.id),
+        inside: super::spec::repo_inside(&rec.id, "code"),
+    };
+    let home = fspolicy::Tree {
+        host: ws.loop_home_upper(&rec.id),
+        inside: Path::new("/home").join(ws.user()),
+    };
+    fspolicy::cover(&profile.filesystem, &work, &home).map_err(|e| {
+        SandboxError::FsPolicy {
+            message: e.to_string(),
+            profile: at(),
+        }
+        .into()
+    })
 }
 
 /// The spec, and the egress policy the proxy enforces in the proxy mode.
@@ -469,6 +507,9 @@ pub fn plan(
         Backend::None => {
             if !vault.files.is_empty() {
                 return Err(SandboxError::FilesOnHost(vault.name.clone()).into());
+            }
+            if !config.profile().filesystem.is_empty() {
+                return Err(SandboxError::FsWithoutSandbox.into());
             }
             How::Host(on_host(ws, rec, &spec))
         }
@@ -653,12 +694,13 @@ fn patterns_meet(allowed: &Pattern, bound: &Pattern) -> bool {
     }
 }
 
-/// This very binary, which the `proxy` mode binds into the sandbox for ssh's ProxyCommand.
+/// This very binary, bound into every sandbox as its pid 1 (`init.rs`) and, in the `proxy`
+/// mode, for ssh's ProxyCommand.
 fn relay_exe() -> Result<PathBuf> {
     let exe = std::env::current_exe().map_err(|e| {
         Error::new(
             ErrorKind::SandboxUnavailable,
-            "cannot find the git-loop binary for the proxy mode",
+            "cannot find the git-loop binary, the sandbox's pid 1",
         )
         .with_source(e)
     })?;
@@ -732,6 +774,7 @@ mod tests {
             }),
             toolchains: Default::default(),
             relay_exe: Some("/opt/git-loop".into()),
+            fs_cover: Vec::new(),
             vault,
             trust: None,
             fresh: Fresh {
@@ -878,10 +921,11 @@ mod tests {
     }
 
     const PRINTED: &str = "/usr/bin/bwrap --unshare-all --unshare-user --disable-userns \
-        --die-with-parent --new-session --cap-drop ALL --hostname loop --ro-bind /usr /usr \
+        --die-with-parent --as-pid-1 --new-session --cap-drop ALL --hostname loop --ro-bind /usr /usr \
         --ro-bind /etc /etc --proc /proc --ro-bind-try /proc/sys /proc/sys \
         --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --dev /dev \
         --size 4294967296 --tmpfs /tmp --ro-bind-data 3 /etc/resolv.conf \
+        --ro-bind /opt/git-loop /loopat/.git-loop/git-loop \
         --ro-bind /ws/context/knowledge /loopat/context/knowledge \
         --bind /ws/loops/fix-abc123/context/notes /loopat/context/notes \
         --ro-bind /ws/context/notes /loopat/context/.origins/notes \
@@ -903,7 +947,7 @@ mod tests {
         --ro-bind-fd 14 /loopat/loop/fix-abc123/.claude/skills \
         --bind /ws/loops/fix-abc123/home/upper /home/alice --remount-ro / \
         --add-seccomp-fd 15 --add-seccomp-fd 16 --add-seccomp-fd 17 \
-        --chdir /loopat/loop/fix-abc123/workdir -- make test";
+        --chdir /loopat/loop/fix-abc123/workdir -- /loopat/.git-loop/git-loop __init -- make test";
 
     /// The network mode is decided once, from the request over the record; a plan
     /// follows it everywhere (spec, namespace, proxy, start event, status line).

@@ -2,7 +2,7 @@
 //! files bound by descriptor (opened without following links), the grants checked, the
 //! repositories made ready.
 
-use super::{seccomp, spec};
+use super::{fspolicy, seccomp, spec};
 use crate::error::{Error, Result};
 use crate::loops::{self, LoopRecord};
 use crate::report::Report;
@@ -48,6 +48,7 @@ pub(super) fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
 /// not be (a link, a FIFO: then why goes to `left_out`).
 pub(super) fn confined_fd(
     m: &spec::Mount,
+    loop_id: &str,
     left_out: &mut Vec<String>,
 ) -> Result<Option<std::os::fd::OwnedFd>> {
     use crate::confined::Tree;
@@ -88,6 +89,17 @@ pub(super) fn confined_fd(
                     Ok(Some(fd))
                 }
                 None if *optional => Ok(None),
+                // A grant whose path is gone: the run goes on without it, and says how
+                // to remove it (nothing else of the view depends on a grant).
+                None if expect.is_some() => {
+                    let path = root.join(rel);
+                    left_out.push(format!(
+                        "the grant {} is missing, so this run goes on without it; `git loop grant {loop_id} --revoke {}` removes it",
+                        path.display(),
+                        path.display()
+                    ));
+                    Ok(None)
+                }
                 None => Err(super::SandboxError::Missing(root.join(rel)).into()),
             }
         }
@@ -136,19 +148,16 @@ pub(super) fn already_own(
 }
 
 /// A grant binds what was granted or nothing: a source that is now another folder or file
-/// (moved, replaced, swapped for a decoy) refuses the run.
+/// (moved, replaced, swapped for a decoy, deleted and made again) refuses the run.
 pub(super) fn check_grant_source(
     fd: &std::os::fd::OwnedFd,
     expect: &loops::GrantSource,
     path: &std::path::Path,
 ) -> Result<()> {
-    let stat = nix::sys::stat::fstat(fd).map_err(|e| {
-        Error::failure(format!("cannot look at the grant {}", path.display()))
-            .with_source(std::io::Error::from(e))
+    let now = loops::GrantSource::of_fd(std::os::fd::AsFd::as_fd(fd)).map_err(|e| {
+        Error::failure(format!("cannot look at the grant {}", path.display())).with_source(e)
     })?;
-    let dir = nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
-        .contains(nix::sys::stat::SFlag::S_IFDIR);
-    if dir != expect.dir || stat.st_dev != expect.dev || stat.st_ino != expect.ino {
+    if !expect.same(&now) {
         return Err(super::SandboxError::GrantMoved(path.to_path_buf()).into());
     }
     Ok(())
@@ -222,4 +231,44 @@ pub(super) fn data_fd(name: &str, content: &[u8]) -> std::io::Result<std::os::fd
     f.write_all(content)?;
     f.seek(std::io::SeekFrom::Start(0))?;
     Ok(std::os::fd::OwnedFd::from(f))
+}
+
+/// Makes the folders the covers need and do not find (`Deny::Create`, `Deny::Pin`),
+/// empty, in the working tree, one level at a time and following no link (DESIGN 4.0:
+/// the tree is one a sandbox writes), so that each is bound by descriptor like every other
+/// cover rather than left to bwrap to make through whatever stands there. What cannot be
+/// made is said (and its cover is then left out by the spawner, which says so too).
+pub(super) fn make_places(cover: &[fspolicy::Covered]) -> Vec<String> {
+    use fspolicy::Deny;
+    use std::path::PathBuf;
+    let mut said = Vec::new();
+    for c in cover {
+        if !matches!(c.deny, Deny::Create | Deny::Pin) {
+            continue;
+        }
+        let tree = match crate::confined::Tree::open(&c.root) {
+            Ok(Some(tree)) => tree,
+            Ok(None) => continue,
+            Err(e) => {
+                said.push(format!(
+                    "cannot make {}: {e}",
+                    c.root.join(&c.rel).display()
+                ));
+                continue;
+            }
+        };
+        let mut at = PathBuf::new();
+        for part in c.rel.components() {
+            at.push(part);
+            if let Err(e) = tree.ensure_dir(&at) {
+                said.push(format!(
+                    "cannot make {} ({}): {e}",
+                    c.root.join(&c.rel).display(),
+                    c.rule
+                ));
+                break;
+            }
+        }
+    }
+    said
 }

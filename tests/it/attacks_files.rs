@@ -330,7 +330,7 @@ fn host_credentials_cannot_be_read_from_inside() {
 H={h}
 # Twins: the same paths of access, to a file the sandbox does hold.
 works climb-to-own-file 'cat "../../../../../../../../tmp/twin/own_file"'
-works through-proc-root-to-own 'cat "/proc/1/root/tmp/twin/own_file"'
+works through-proc-root-to-own 'cat "/proc/self/root/tmp/twin/own_file"'
 works through-proc-cwd-to-own 'cat "/proc/self/cwd/../../../../tmp/twin/own_file"'
 attack read-host-ssh-key read-own-file "$NOENT" 'cat "$H/.ssh/id_ed25519"'
 attack read-host-rsa-key read-own-file "$NOENT" 'cat "$H/.ssh/id_rsa"'
@@ -343,7 +343,7 @@ attack read-sandbox-home-ssh read-own-file "$NOENT" 'cat "$HOME/.ssh/id_ed25519"
 attack read-sandbox-home-aws read-own-file "$NOENT" 'cat "$HOME/.aws/credentials"'
 attack read-sandbox-home-gh read-own-file "$NOENT" 'cat "$HOME/.config/gh/hosts.yml"'
 attack climb-from-workdir climb-to-own-file "$NOENT" 'cat "../../../../../../../../$H/.ssh/id_ed25519"'
-attack through-proc-root through-proc-root-to-own "$NOENT" 'cat "/proc/1/root$H/.ssh/id_ed25519"'
+attack through-proc-root through-proc-root-to-own "$NOENT" 'cat "/proc/self/root$H/.ssh/id_ed25519"'
 attack through-proc-cwd through-proc-cwd-to-own "$NOENT" 'cat "/proc/self/cwd/../../../..$H/.aws/credentials"'
 works search-finds-a-planted-copy 'echo "$S" > /tmp/control && grep -rqsF "$S" /loopat /home /tmp /etc && rm /tmp/control'
 attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /home /tmp /etc'
@@ -1186,7 +1186,7 @@ KEY={key}
 PRE={precious}
 NOTES=/loopat/context/notes
 P=/loopat/context/personal
-works plant-links 'ln -s "$KEY" key && ln -s "$PRE" precious && ln -s "$PRE/secret.txt" direct && ln -s /etc/shadow shadow && ln -s "../../../../../../..$PRE/secret.txt" climb && ln -s "/proc/1/root$KEY" viaproc'
+works plant-links 'ln -s "$KEY" key && ln -s "$PRE" precious && ln -s "$PRE/secret.txt" direct && ln -s /etc/shadow shadow && ln -s "../../../../../../..$PRE/secret.txt" climb && ln -s "/proc/self/root$KEY" viaproc'
 works plant-notes-links 'ln -s "$KEY" "$NOTES/key" && ln -s "$PRE" "$NOTES/precious"'
 works plant-personal-links 'ln -s "$PRE" "$P/memory/precious" && ln -s "$KEY" "$P/memory/key"'
 works plant-home-links 'ln -s "$PRE" "$HOME/precious" && ln -s "$KEY" "$HOME/key"'

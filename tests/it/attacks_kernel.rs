@@ -427,7 +427,12 @@ for name in ("user", "mnt", "pid", "net"):
     sc("clone-" + name, "clone", flags[name] | 17, 0, 0, 0, 0)
 sc("clone3", "clone3", 0, 0)
 n = 0
-for who in ("self", "1"):
+try:
+    os.close(os.open("/proc/1/ns/mnt", os.O_RDONLY))
+    print("PID1-NS opened")
+except PermissionError:
+    print("PID1-NS refused")
+for who in ("self", "2"):
     for ns in sorted(os.listdir("/proc/%s/ns" % who)):
         fd = os.open("/proc/%s/ns/%s" % (who, ns), os.O_RDONLY)
         sc("setns-%s-%s" % (who, ns), "setns", fd, 0)
@@ -460,6 +465,8 @@ print("NS", os.readlink("/proc/self/ns/user").split(":")[0])
         assert_failed(&run, &format!("clone-{ns}"));
     }
     assert_refused(&run, "clone3", &["ENOSYS"]);
+    // Pid 1 (git-loop's init, not dumpable) does not even show its namespaces.
+    run.stdout_has("PID1-NS refused");
     let setns: Vec<&str> = run
         .stdout
         .lines()
@@ -743,7 +750,7 @@ for p in pids:
     assert!(!comms.is_empty(), "{}", run.stdout);
     for comm in &comms {
         assert!(
-            ["bwrap", "python3"].contains(comm),
+            ["git-loop", "python3"].contains(comm),
             "a process that is not the sandbox's is visible inside: {comm}\n{}",
             run.stdout
         );
@@ -789,7 +796,7 @@ fn host_secrets_stay_out_of_the_sandboxs_environment() {
             "-c",
             "echo ENV-BEGIN; env; echo ENV-END
              for f in /proc/[0-9]*/environ; do echo \"PROC $f\"; tr '\\0' '\\n' < \"$f\"; done
-             echo PID1; tr '\\0' '\\n' < /proc/1/environ",
+             echo PID1; tr '\\0' '\\n' < /proc/1/environ || echo PID1-REFUSED",
         ]);
     let out = cmd.output().expect("start git-loop");
     let run = Run {
@@ -815,13 +822,14 @@ fn host_secrets_stay_out_of_the_sandboxs_environment() {
             );
         }
     }
-    // The sandbox read every process's environment, pid 1 included.
+    // The sandbox read every process's environment but pid 1's, git-loop's init, which
+    // is not dumpable (see no_process_inside_opens_the_memory_of_pid_1).
     assert!(
-        run.stdout.contains("PROC /proc/1/environ"),
+        run.stdout.contains("PROC /proc/2/environ"),
         "{}",
         run.stdout
     );
-    run.stdout_has("PID1\n");
+    run.stdout_has("PID1\nPID1-REFUSED");
     // Positive twin: the allowlisted variables and the loop's own do pass.
     for expected in [
         "TERM=xterm-256color".to_string(),
@@ -2222,4 +2230,62 @@ cd /tmp && python3 -m pip install -q --user --no-index --no-build-isolation --br
     let other = env.new_loop(&repo, "other loop");
     let run = sh(&env, &other, "cd /tmp && python3 -c 'import glkpkg'");
     assert_ne!(run.code, 0, "another loop sees this loop's $HOME");
+}
+
+/// Pid 1 of the sandbox is git-loop's init, which is not dumpable: no process inside
+/// opens its memory (to read or write), its descriptors or its environment, as every
+/// ptrace-mode check fails against it. The twin: a process still reads its own
+/// `/proc/self/mem` (some runtimes do), its children's, and `ps` lists every process.
+#[test]
+fn no_process_inside_opens_the_memory_of_pid_1() {
+    let (env, id) = setup();
+    let code = r#"
+import os, subprocess, sys
+def tryopen(path, flags):
+    try:
+        os.close(os.open(path, flags))
+        return "opened"
+    except PermissionError:
+        return "refused"
+print("rw", tryopen("/proc/1/mem", os.O_RDWR))
+print("ro", tryopen("/proc/1/mem", os.O_RDONLY))
+print("task", tryopen("/proc/1/task/1/mem", os.O_RDWR))
+print("environ", tryopen("/proc/1/environ", os.O_RDONLY))
+print("fd", tryopen("/proc/1/fd/0", os.O_RDONLY))
+fd = os.open("/proc/self/mem", os.O_RDONLY)
+print("self", len(os.pread(fd, 4, id(fd))) == 4)
+child = subprocess.Popen(["sleep", "5"])
+print("child", tryopen("/proc/%d/mem" % child.pid, os.O_RDWR))
+child.kill()
+print(subprocess.run(["ps", "-eo", "pid=,comm="], capture_output=True, text=True).stdout)
+"#;
+    let run = py(&env, &id, code, &[]).ok();
+    for line in [
+        "rw refused",
+        "ro refused",
+        "task refused",
+        "environ refused",
+        "fd refused",
+        "self True",
+        "child opened",
+    ] {
+        run.stdout_has(line);
+    }
+    // ps still sees pid 1 (git-loop's init) and the command.
+    let ps: Vec<&str> = run.stdout.lines().map(str::trim).collect();
+    assert!(ps.iter().any(|l| l.starts_with("1 ")), "{}", run.stdout);
+    assert!(ps.iter().any(|l| l.ends_with("python3")), "{}", run.stdout);
+}
+
+/// The exit status of the command is the run's, through git-loop's init: a code, a
+/// signal (128 + its number), and a command that does not exist (127, said on stderr).
+#[test]
+fn the_commands_status_passes_through_pid_1() {
+    let (env, id) = setup();
+    let code = |script: &str| env.run(["run", &id, "--", "sh", "-c", script]);
+    assert_eq!(code("exit 7").code, 7);
+    assert_eq!(code("kill -TERM $$").code, 128 + 15);
+    let missing = env.run(["run", &id, "--", "no-such-command-here"]);
+    assert_eq!(missing.code, 127, "{}", missing.stderr);
+    missing.stderr_has("no-such-command-here");
 }

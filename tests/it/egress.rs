@@ -1330,10 +1330,11 @@ fn proxy_is_the_default_and_show_net_lists_the_allowlist() {
     env.run(["run", &id, "--net", "none", "--", "true"])
         .ok()
         .stderr_has("net none");
-    // A missing command fails as in the other modes: bwrap names it and exits non-zero.
+    // A missing command fails as in the other modes: the sandbox's init names it and
+    // exits 127, as a shell does.
     for net in ["proxy", "none"] {
         let missing = env.run(["run", &id, "--net", net, "--", "no-such-command-here"]);
-        assert_eq!(missing.code, 1, "{}", missing.stderr);
+        assert_eq!(missing.code, 127, "{}", missing.stderr);
         missing.stderr_has("no-such-command-here: No such file or directory");
     }
 }

@@ -427,7 +427,7 @@ git commit -q -m distilled
     refused
         .stderr_has("knowledge: policy   .loopat/config.toml  team config, added")
         .stderr_has("knowledge: symlink  passwd-link  symlink -> /etc/passwd, added")
-        .stderr_has("3 policy changes (.loopat/ or a symlink) not accepted")
+        .stderr_has("3 policy changes (.loopat/, what runs when the project is opened, or a symlink) not accepted")
         .stderr_has("hint: nothing was changed")
         .stderr_has(&format!("git loop publish {id} --knowledge --accept-policy .loopat/claude/skills/x/SKILL.md --accept-policy .loopat/config.toml --accept-policy passwd-link"));
     assert_eq!(refs_of(&env, &[&knowledge]), before);

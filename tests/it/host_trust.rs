@@ -400,3 +400,64 @@ fn a_loops_git_config_is_git_loops_at_every_start() {
     assert_ne!(after.ino(), before.ino());
     assert!(!fs::read_to_string(&config).unwrap().contains("planted"));
 }
+
+/// A deleted grant does not block the loop: the run goes on without it and says how to
+/// remove it, and `doctor` names it with the same command. A folder deleted and made again
+/// at once (its inode number may come back) is not the grant: the run refuses it, saying
+/// why and how to grant it again or remove it. The twin: the original grant binds.
+#[test]
+fn a_deleted_grant_is_skipped_and_one_made_again_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "grants");
+    let data = env.root.join("data");
+    fs::create_dir(&data).unwrap();
+    fs::write(data.join("a.txt"), "granted\n").unwrap();
+    let path = data.display().to_string();
+    env.run(["grant", &id, "--ro", &path]).ok();
+    let seen = env
+        .run(["run", "-q", &id, "--", "cat", &format!("{path}/a.txt")])
+        .ok();
+    assert_eq!(seen.stdout, "granted\n");
+
+    // Deleted: skipped, with a warning naming the command that removes it.
+    fs::remove_dir_all(&data).unwrap();
+    let revoke = format!("git loop grant {id} --revoke {path}");
+    let run = env
+        .run([
+            "run",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            &format!("test -e {path} && echo there || echo absent"),
+        ])
+        .ok();
+    assert_eq!(run.stdout, "absent\n");
+    run.stderr_has("is missing").stderr_has(&revoke);
+    env.run(["doctor"])
+        .stdout_has(&format!("the grant {path} is missing"))
+        .stdout_has(&revoke);
+
+    // Made again at once: refused, with both ways out.
+    fs::create_dir(&data).unwrap();
+    fs::write(data.join("a.txt"), "decoy\n").unwrap();
+    env.run(["run", &id, "--", "true"])
+        .fails(1)
+        .stderr_has("is not what was granted any more")
+        .stderr_has("--revoke")
+        .stderr_has("deleted and made again");
+    env.run(["doctor"])
+        .stdout_has("is not what was granted any more")
+        .stdout_has(&revoke);
+    // Granted again by the person: it binds.
+    env.run(["grant", &id, "--ro", &path]).ok();
+    let seen = env
+        .run(["run", "-q", &id, "--", "cat", &format!("{path}/a.txt")])
+        .ok();
+    assert_eq!(seen.stdout, "decoy\n");
+    assert!(!env
+        .run(["doctor"])
+        .stdout
+        .contains(&format!("grant {path}")));
+}

@@ -16,6 +16,7 @@ mod crash;
 mod demo;
 mod doctor;
 mod egress;
+mod fspolicy;
 mod gate;
 mod host_trust;
 mod import;

@@ -260,7 +260,7 @@ fn print_argv_prints_and_runs_nothing() {
     );
     assert!(
         run.stdout.ends_with(&format!(
-            "--chdir /loopat/loop/{id}/workdir -- touch /loopat/loop/x\n"
+            "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init -- touch /loopat/loop/x\n"
         )),
         "{}",
         run.stdout
@@ -278,7 +278,7 @@ fn print_argv_prints_and_runs_nothing() {
         ])
         .ok();
     assert!(none.stdout.contains(&format!(
-        "--chdir /loopat/loop/{id}/workdir -- touch /loopat/loop/x"
+        "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init -- touch /loopat/loop/x"
     )));
     assert!(
         none.stdout

@@ -37,11 +37,21 @@ impl From<SandboxError> for Error {
             SandboxError::Confined { source, .. } => Error::failure(message)
                 .with_source(source)
                 .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace"),
+            SandboxError::FsUnsupported { profile, .. } => unavailable.hint(format!(
+                "remove deny_create from [filesystem] in {profile} (deny_write and deny_read cover the paths that exist when a run starts)"
+            )),
+            SandboxError::FsPolicy { profile, .. } => {
+                Error::failure(message).hint(format!("change [filesystem] in {profile}"))
+            }
+            SandboxError::FsWithoutSandbox => {
+                unavailable.hint("run with the sandbox (drop --backend none)")
+            }
             SandboxError::Missing(_) => {
                 Error::failure(message).hint("`git loop doctor` checks the workspace")
             }
             SandboxError::GrantMoved(path) => Error::failure(message).hint(format!(
-                "look at what is there now; if it is right, grant it again: git loop grant ID --ro|--rw {}",
+                "it was moved, replaced, or deleted and made again: look at what is there now; if it is right, grant it again (git loop grant ID --ro|--rw {}), else remove the grant (git loop grant ID --revoke {})",
+                path.display(),
                 path.display()
             )),
             SandboxError::LoopRepository {

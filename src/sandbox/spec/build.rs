@@ -35,6 +35,43 @@ pub struct RunOptions {
     pub toolchains: crate::toolchains::Plan,
     /// The run's CA, with the proxy mode and bound vault entries.
     pub trust: Option<Trust>,
+    /// The `git-loop` binary, to be the sandbox's pid 1 (see `sandbox/init.rs`); `None`
+    /// leaves bwrap's own init.
+    pub init_exe: Option<PathBuf>,
+    /// The paths the profile's `[filesystem]` and the built-in list cover (see
+    /// `sandbox/fspolicy.rs`), found when the run starts.
+    pub fs_cover: Vec<crate::sandbox::fspolicy::Covered>,
+}
+
+/// The per-path policy (see `sandbox/fspolicy.rs`), last of the view so nothing covers
+/// it: a path denied writing bound read-only onto itself by descriptor; one denied
+/// reading covered by `/dev/null` (a file: it does not open, `/dev/null` is on a `nodev`
+/// mount inside) or an empty read-only tmpfs (a folder); a folder of the built-in list
+/// that was not there, made empty by the run and bound read-only by descriptor; the
+/// folder holding one, pinned.
+pub(super) fn fs_policy_mounts(
+    m: &mut Vec<Mount>,
+    cover: &[crate::sandbox::fspolicy::Covered],
+    writable: bool,
+) {
+    use crate::sandbox::fspolicy::Deny;
+    for c in cover {
+        // Where nothing is writable (review mode) nothing can be made or renamed away.
+        if !writable && matches!(c.deny, Deny::Create | Deny::Pin) {
+            continue;
+        }
+        m.push(match (c.deny, c.dir) {
+            (Deny::Write, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
+            (Deny::Pin, _) => Mount::confined(&c.root, &c.rel, &c.inside, writable, true),
+            (Deny::Create, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
+            (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
+            (Deny::Read, true) => Mount::Tmpfs {
+                inside: c.inside.clone(),
+                size: Some(4096),
+                ro: true,
+            },
+        });
+    }
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -161,8 +198,10 @@ impl SandboxSpec {
             });
         }
         let egress = opts.egress.clone().filter(|_| opts.net == NetMode::Proxy);
-        if let Some(e) = &egress {
-            m.push(Mount::ro(&e.exe, crate::egress::relay::RELAY_EXE));
+        // The one binary of git-loop's inside: pid 1 and, in the proxy mode, ssh's relay.
+        let exe = opts.init_exe.as_ref().or(egress.as_ref().map(|e| &e.exe));
+        if let Some(exe) = exe {
+            m.push(Mount::ro(exe, crate::egress::relay::RELAY_EXE));
         }
         let trust = opts.trust.as_ref().filter(|_| egress.is_some());
         if let Some(t) = trust {
@@ -301,6 +340,7 @@ impl SandboxSpec {
             m.push(Mount::bind(hostp, inside, *rw && w));
         }
         grant_mounts(&mut m, &rec.grants, w);
+        fs_policy_mounts(&mut m, &opts.fs_cover, w);
 
         m.push(Mount::RemountRo {
             inside: PathBuf::from("/"),
@@ -374,6 +414,25 @@ impl SandboxSpec {
             hostname: "loop".into(),
             new_session: opts.new_session,
             command: opts.command.clone(),
+            fs_policy: if w {
+                opts.fs_cover.clone()
+            } else {
+                opts.fs_cover
+                    .iter()
+                    .filter(|c| {
+                        !matches!(
+                            c.deny,
+                            crate::sandbox::fspolicy::Deny::Create
+                                | crate::sandbox::fspolicy::Deny::Pin
+                        )
+                    })
+                    .cloned()
+                    .collect()
+            },
+            init: opts
+                .init_exe
+                .as_ref()
+                .map(|_| PathBuf::from(crate::egress::relay::RELAY_EXE)),
             egress,
             toolchains: opts
                 .toolchains
@@ -506,6 +565,21 @@ impl SandboxSpec {
                 ),
             };
             rows.push(row);
+        }
+        // The per-path policy's covers say which rule laid them.
+        for c in &self.fs_policy {
+            use crate::sandbox::fspolicy::Deny;
+            let inside = c.inside.display().to_string();
+            let Some(row) = rows.iter_mut().rev().find(|r| r.0 == inside) else {
+                continue;
+            };
+            let host = c.root.join(&c.rel).display().to_string();
+            (row.1, row.2) = match c.deny {
+                Deny::Read => (format!("hidden ({})", c.rule), "none".into()),
+                Deny::Write => (format!("{host} ({})", c.rule), "ro".into()),
+                Deny::Create => (format!("{host}, made empty ({})", c.rule), "ro".into()),
+                Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
+            };
         }
         rows
     }

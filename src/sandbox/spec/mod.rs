@@ -176,6 +176,11 @@ pub struct SandboxSpec {
     pub hostname: String,
     pub new_session: bool,
     pub command: Vec<String>,
+    /// The paths the per-path policy covers, with their rules (see `fspolicy.rs`).
+    pub fs_policy: Vec<crate::sandbox::fspolicy::Covered>,
+    /// The sandbox's pid 1, `git-loop __init` at this path inside (see `sandbox/init.rs`);
+    /// `None`: bwrap's own init.
+    pub init: Option<PathBuf>,
     /// What the `proxy` network mode adds; `Some` exactly when `net` is `Proxy`.
     pub egress: Option<Egress>,
     /// The toolchains of the user's home in view, by name.
@@ -209,6 +214,7 @@ mod tests {
                 dir: true,
                 dev: 1,
                 ino: path.len() as u64,
+                born_ns: None,
             }),
         }
     }
@@ -351,6 +357,8 @@ mod tests {
             agent_env: Vec::new(),
             toolchains: Default::default(),
             trust: None,
+            init_exe: None,
+            fs_cover: Vec::new(),
         }
     }
 

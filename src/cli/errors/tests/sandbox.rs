@@ -68,6 +68,30 @@ fn a_sandbox_that_cannot_be_had() {
         "git loop grant ID --ro|--rw /g",
     );
     says(
+        SandboxError::FsUnsupported {
+            why: "no deny_create".into(),
+            profile: "/p/sandbox.toml".into(),
+        },
+        3,
+        "no deny_create",
+        "remove deny_create from [filesystem] in /p/sandbox.toml",
+    );
+    says(
+        SandboxError::FsPolicy {
+            message: "[filesystem] deny_read: too many".into(),
+            profile: "/p/sandbox.toml".into(),
+        },
+        1,
+        "[filesystem] deny_read: too many",
+        "change [filesystem] in /p/sandbox.toml",
+    );
+    says(
+        SandboxError::FsWithoutSandbox,
+        3,
+        "the profile's [filesystem] rules need a sandbox; --backend none enforces none",
+        "drop --backend none",
+    );
+    says(
         SandboxError::Confined {
             path: path("/c"),
             source: crate::confined::ConfinedError::Symlink(path("/c")),

