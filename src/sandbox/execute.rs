@@ -123,9 +123,37 @@ pub struct Handed {
     pub channel: Option<(std::os::unix::net::UnixStream, OwnedFd)>,
 }
 
-/// Step 3: the descriptors of `sandboxed`, the vault's files from `delivery`, the seccomp
-/// programs and the proxy's channel.
+/// Step 3: the descriptors of `sandboxed` ([`open_descriptors`]), the seccomp programs
+/// ([`seccomp_fds`]) and the proxy's channel.
 pub fn hand_over(sandboxed: &Sandboxed, delivery: &Delivery) -> Result<Handed> {
+    let (mut keep, mut fds) = open_descriptors(sandboxed, delivery)?;
+    for fd in seccomp_fds()? {
+        fds.seccomp.push(fd.as_raw_fd());
+        keep.push(fd);
+    }
+    let channel = match sandboxed.proxy {
+        Some(_) => {
+            let (host_end, sandbox_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
+                Error::new(
+                    ErrorKind::SandboxUnavailable,
+                    "cannot set up the network proxy",
+                )
+                .with_source(e)
+            })?;
+            Some((host_end, OwnedFd::from(sandbox_end)))
+        }
+        None => None,
+    };
+    Ok(Handed { keep, fds, channel })
+}
+
+/// The plan's descriptors, opened in its order, with the vault's files from `delivery`:
+/// what a fresh sandbox mounts. The descriptors to keep open until the sandbox has ended,
+/// and their numbers by path inside.
+pub fn open_descriptors(
+    sandboxed: &Sandboxed,
+    delivery: &Delivery,
+) -> Result<(Vec<OwnedFd>, bwrap::Fds)> {
     let mut keep = Vec::new();
     let mut fds = bwrap::Fds::default();
     let mut left_out = Vec::new();
@@ -168,24 +196,7 @@ pub fn hand_over(sandboxed: &Sandboxed, delivery: &Delivery) -> Result<Handed> {
             keep.push(fd);
         }
     }
-    for fd in seccomp_fds()? {
-        fds.seccomp.push(fd.as_raw_fd());
-        keep.push(fd);
-    }
-    let channel = match sandboxed.proxy {
-        Some(_) => {
-            let (host_end, sandbox_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
-                Error::new(
-                    ErrorKind::SandboxUnavailable,
-                    "cannot set up the network proxy",
-                )
-                .with_source(e)
-            })?;
-            Some((host_end, OwnedFd::from(sandbox_end)))
-        }
-        None => None,
-    };
-    Ok(Handed { keep, fds, channel })
+    Ok((keep, fds))
 }
 
 /// The seccomp programs, one descriptor each, for bwrap to apply last.
