@@ -126,17 +126,52 @@ pub struct Handed {
     pub left_out: Vec<String>,
 }
 
-/// Step 3: the descriptors of `sandboxed`, the vault's files from `delivery`, the seccomp
-/// programs and the proxy's channel.
+/// Step 3: the descriptors of `sandboxed` ([`open_descriptors`]), the seccomp programs
+/// ([`seccomp_fds`]) and the proxy's channel.
 pub fn hand_over(
     loop_id: &str,
     spec: &SandboxSpec,
     sandboxed: &Sandboxed,
     delivery: &Delivery,
 ) -> Result<Handed> {
+    let (mut keep, mut fds, left_out) = open_descriptors(loop_id, spec, sandboxed, delivery)?;
+    for fd in seccomp_fds()? {
+        fds.seccomp.push(fd.as_raw_fd());
+        keep.push(fd);
+    }
+    let channel = match sandboxed.proxy {
+        Some(_) => {
+            let (host_end, sandbox_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
+                Error::new(
+                    ErrorKind::SandboxUnavailable,
+                    "cannot set up the network proxy",
+                )
+                .with_source(e)
+            })?;
+            Some((host_end, OwnedFd::from(sandbox_end)))
+        }
+        None => None,
+    };
+    Ok(Handed {
+        keep,
+        fds,
+        channel,
+        left_out,
+    })
+}
+
+/// The plan's descriptors, opened in its order, with the vault's files from `delivery`:
+/// what a fresh sandbox mounts. The descriptors to keep open until the sandbox has ended,
+/// and their numbers by path inside, and why optional sources were left out. The folders of
+/// the built-in list a run needs and does not find are made first (`make_places`).
+pub fn open_descriptors(
+    loop_id: &str,
+    spec: &SandboxSpec,
+    sandboxed: &Sandboxed,
+    delivery: &Delivery,
+) -> Result<(Vec<OwnedFd>, bwrap::Fds, Vec<String>)> {
     let mut keep = Vec::new();
     let mut fds = bwrap::Fds::default();
-    // The folders of the built-in list a run needs and does not find are made first.
     let mut left_out = make_places(&spec.fs_policy);
     for d in &sandboxed.descriptors {
         let fd = match d {
@@ -177,29 +212,7 @@ pub fn hand_over(
             keep.push(fd);
         }
     }
-    for fd in seccomp_fds()? {
-        fds.seccomp.push(fd.as_raw_fd());
-        keep.push(fd);
-    }
-    let channel = match sandboxed.proxy {
-        Some(_) => {
-            let (host_end, sandbox_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
-                Error::new(
-                    ErrorKind::SandboxUnavailable,
-                    "cannot set up the network proxy",
-                )
-                .with_source(e)
-            })?;
-            Some((host_end, OwnedFd::from(sandbox_end)))
-        }
-        None => None,
-    };
-    Ok(Handed {
-        keep,
-        fds,
-        channel,
-        left_out,
-    })
+    Ok((keep, fds, left_out))
 }
 
 /// The seccomp programs, one descriptor each, for bwrap to apply last.
