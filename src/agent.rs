@@ -471,6 +471,22 @@ pub fn run(
     mut req: crate::sandbox::Request,
     args: Vec<String>,
 ) -> Result<u8> {
+    let (profile, argv, folder, env) = command_for(ws, config, args)?;
+    req.command = argv;
+    req.ro_same_path = folder.into_iter().collect();
+    req.agent_env = env;
+    prepare(report, ws, rec, config, &req, profile)?;
+    crate::sandbox::run(report, ws, rec, config, &req)
+}
+
+/// The agent's command line, its install folder (bound read-only at the same path) and
+/// what its profile adds to the environment, for `agent.command` with `args`.
+#[allow(clippy::type_complexity)]
+pub fn command_for(
+    ws: &Workspace,
+    config: &crate::config::Config,
+    args: Vec<String>,
+) -> Result<(Profile, Vec<String>, Option<PathBuf>, Vec<(String, String)>)> {
     // The schema refuses an empty command wherever it is set.
     let (program, rest) = config
         .settings()
@@ -483,11 +499,22 @@ pub fn run(
     let mut argv = vec![binary.display().to_string()];
     argv.extend(rest.iter().cloned());
     argv.extend(args);
-    req.command = argv;
-    req.ro_same_path = folder.into_iter().collect();
     let home_inside = std::path::Path::new("/home").join(ws.user());
-    req.agent_env = profile.env(config.settings().agent.permissions, &home_inside);
-    let spec = crate::sandbox::spec_for(ws, rec, config, &req, Vec::new())?;
+    let env = profile.env(config.settings().agent.permissions, &home_inside);
+    Ok((profile, argv, folder, env))
+}
+
+/// Writes the prompt layers for a run of the agent with `req`, and warns about what will
+/// fail.
+pub fn prepare(
+    report: &mut dyn crate::report::Report,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &crate::config::Config,
+    req: &crate::sandbox::Request,
+    profile: Profile,
+) -> Result<()> {
+    let spec = crate::sandbox::spec_for(ws, rec, config, req, Vec::new())?;
     for warning in write_layers(ws, rec, &spec, profile, config.settings())? {
         report.warn(&warning)?;
     }
@@ -500,7 +527,7 @@ pub fn run(
             .into(),
         )?;
     }
-    crate::sandbox::run(report, ws, rec, config, &req)
+    Ok(())
 }
 
 use crate::config::schema::{AgentPermissions, CommitIdentity};

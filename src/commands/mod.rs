@@ -27,6 +27,7 @@ pub mod run;
 pub mod shell;
 pub mod show;
 pub mod sync;
+pub mod up;
 pub mod vault;
 
 mod config_stack;

@@ -277,6 +277,7 @@ mod tests {
             agent_env: Vec::new(),
             toolchains: Default::default(),
             trust: None,
+            session_exe: None,
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,

@@ -238,6 +238,10 @@ pub struct RunPlan {
     /// The start event (its `limits` are filled in when they are applied).
     pub start: StartEvent,
     pub how: How,
+    /// A live session's descriptors for its init (see `crate::session`).
+    pub inherit_fds: Vec<i32>,
+    /// The run's time limit.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// How the command runs.
@@ -383,6 +387,13 @@ fn options(
         agent_env: req.agent_env.clone(),
         toolchains: inputs.toolchains.clone(),
         trust: inputs.trust.clone(),
+        // A live session's init is the binary itself (the proxy mode binds it already).
+        session_exe: req.session.as_ref().and_then(|_| {
+            inputs
+                .relay_exe
+                .clone()
+                .or_else(|| std::env::current_exe().ok())
+        }),
     }
 }
 
@@ -492,6 +503,12 @@ pub fn plan(
         warnings,
         start,
         how,
+        inherit_fds: req
+            .session
+            .as_ref()
+            .map(|s| s.inherit_fds.clone())
+            .unwrap_or_default(),
+        timeout: req.timeout,
     })
 }
 

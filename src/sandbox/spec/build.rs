@@ -35,6 +35,9 @@ pub struct RunOptions {
     pub toolchains: crate::toolchains::Plan,
     /// The run's CA, with the proxy mode and bound vault entries.
     pub trust: Option<Trust>,
+    /// A live session: the `git-loop` binary, bound read-only at
+    /// [`crate::egress::relay::RELAY_EXE`] to run the session's init.
+    pub session_exe: Option<PathBuf>,
 }
 
 /// The grants of a loop, at the same paths inside: each bound by the descriptor of what
@@ -161,8 +164,10 @@ impl SandboxSpec {
             });
         }
         let egress = opts.egress.clone().filter(|_| opts.net == NetMode::Proxy);
-        if let Some(e) = &egress {
-            m.push(Mount::ro(&e.exe, crate::egress::relay::RELAY_EXE));
+        match (&egress, &opts.session_exe) {
+            (Some(e), _) => m.push(Mount::ro(&e.exe, crate::egress::relay::RELAY_EXE)),
+            (None, Some(exe)) => m.push(Mount::ro(exe, crate::egress::relay::RELAY_EXE)),
+            (None, None) => {}
         }
         let trust = opts.trust.as_ref().filter(|_| egress.is_some());
         if let Some(t) = trust {

@@ -351,6 +351,7 @@ mod tests {
             agent_env: Vec::new(),
             toolchains: Default::default(),
             trust: None,
+            session_exe: None,
         }
     }
 

@@ -1,0 +1,365 @@
+//! The supervisor of a live session: `git-loop __supervise ID`, a host process that `up`
+//! starts detached. It holds the session's lock, runs the sandbox (with the loop's proxy
+//! in the proxy mode) on its main thread, and relays joined commands between the host's
+//! socket and the session's init (see the module header of `session`).
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::wire::{self, Exec, Facts, Message};
+use crate::error::{Error, Result};
+use crate::loops::LoopRecord;
+use crate::sandbox::events;
+use crate::workspace::Workspace;
+
+/// What the threads of a supervisor share.
+struct Shared {
+    /// The supervisor's end of the socketpair with the session's init.
+    init: OwnedFd,
+    /// Joined commands waiting for their start and exit, by number.
+    waiting: Mutex<HashMap<u64, Sender<Message>>>,
+    next: AtomicU64,
+    /// `up`'s end of the readiness pipe, until the init says it is ready.
+    ready: Mutex<Option<std::fs::File>>,
+    ws: Workspace,
+    rec: LoopRecord,
+    facts: Facts,
+}
+
+/// Runs the session of `rec` until `down`, the end of its init, or a signal; `ready` is
+/// the pipe `up` waits on (one line: `ok`). Returns the exit code.
+pub fn supervise(
+    report: &mut dyn crate::report::Report,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &crate::config::Config,
+    mut req: crate::sandbox::Request,
+    ready: Option<std::fs::File>,
+) -> Result<u8> {
+    super::ensure_live_dir(ws)?;
+    let lock = take_lock(ws, &rec.id)?;
+    let sock_path = super::socket_path(ws, &rec.id);
+    let listener = listen(&sock_path)?;
+    let (ours, theirs) = wire::pair()
+        .map_err(|e| Error::failure("cannot make the session's socketpair").with_source(e))?;
+    // The session's view has the agent's install folder, so `agent` can join it.
+    if let Ok((_, _, Some(folder), _)) = crate::agent::command_for(ws, config, Vec::new()) {
+        req.ro_same_path.push(folder);
+    }
+    req.command = vec![
+        crate::egress::relay::RELAY_EXE.to_string(),
+        "__session".into(),
+        theirs.as_raw_fd().to_string(),
+    ];
+    req.session = Some(crate::sandbox::SessionStart {
+        inherit_fds: vec![theirs.as_raw_fd()],
+    });
+    let shared = Arc::new(Shared {
+        init: ours,
+        waiting: Mutex::default(),
+        next: AtomicU64::new(1),
+        ready: Mutex::new(ready),
+        ws: ws.clone(),
+        rec: rec.clone(),
+        facts: Facts {
+            supervisor_pid: std::process::id(),
+            started: crate::loops::now_rfc3339(),
+            net: req
+                .net
+                .map(|n| n.as_str().to_string())
+                .unwrap_or_else(|| rec.network.clone()),
+            mode: req
+                .mode
+                .map(|m| m.as_str().to_string())
+                .unwrap_or_else(|| rec.mode.clone()),
+        },
+    });
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || from_init(&shared));
+    }
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || accept(listener, &shared));
+    }
+    let _ = events::append(&ws.loop_events(&rec.id), "session", json!({"state": "up"}));
+    // On this thread: bwrap's parent-death signal follows the thread that started it.
+    let result = crate::sandbox::run(report, ws, rec, config, &req);
+    drop(theirs);
+    let _ = std::fs::remove_file(&sock_path);
+    let _ = events::append(
+        &ws.loop_events(&rec.id),
+        "session",
+        json!({"state": "down"}),
+    );
+    drop(lock);
+    result
+}
+
+/// The session's lock, or the refusal when another supervisor holds it. A look by
+/// `is_up` holds it shared for an instant, so a held lock is tried again for a moment.
+fn take_lock(ws: &Workspace, id: &str) -> Result<crate::fsutil::Lock> {
+    let path = super::lock_path(ws, id);
+    for _ in 0..50 {
+        if let Some(lock) = crate::fsutil::Lock::try_acquire(&path)? {
+            return Ok(lock);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Err(Error::failure(format!("loop {id}'s session is already up"))
+        .hint(format!("end it first: git loop down {id}")))
+}
+
+fn listen(path: &std::path::Path) -> Result<OwnedFd> {
+    use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, UnixAddr};
+    let failed = |e: nix::Error| {
+        Error::failure(format!("cannot listen on {}", path.display())).with_source(e)
+    };
+    // A socket left by a supervisor that died: ours now that we hold the lock.
+    let _ = std::fs::remove_file(path);
+    let sock = socket::socket(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(failed)?;
+    let addr = UnixAddr::new(path).map_err(failed)?;
+    socket::bind(sock.as_raw_fd(), &addr).map_err(failed)?;
+    socket::listen(&sock, socket::Backlog::new(64).map_err(failed)?).map_err(failed)?;
+    Ok(sock)
+}
+
+/// What the init says: readiness, and the start and end of joined commands.
+fn from_init(shared: &Shared) {
+    loop {
+        let msg = match wire::recv(shared.init.as_raw_fd()) {
+            Ok(Some((msg, _))) => msg,
+            Ok(None) | Err(_) => break,
+        };
+        match msg {
+            Message::Ready => {
+                if let Some(mut pipe) = shared.ready.lock().expect("not poisoned").take() {
+                    use std::io::Write;
+                    let _ = writeln!(pipe, "ok");
+                }
+            }
+            Message::Started { id, .. } | Message::Exit { id, .. } => {
+                let to = shared
+                    .waiting
+                    .lock()
+                    .expect("not poisoned")
+                    .get(&id)
+                    .cloned();
+                if let Some(to) = to {
+                    let _ = to.send(msg);
+                }
+            }
+            _ => {}
+        }
+    }
+    // The init is gone: nothing can join any more; the sandbox ends with it.
+    for (_, to) in shared.waiting.lock().expect("not poisoned").drain() {
+        let _ = to.send(Message::Exit {
+            id: 0,
+            code: 1,
+            signal: None,
+            cause: Some("session-ended".into()),
+        });
+    }
+}
+
+fn accept(listener: OwnedFd, shared: &Arc<Shared>) {
+    loop {
+        let conn = match nix::sys::socket::accept4(
+            listener.as_raw_fd(),
+            nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+        ) {
+            // SAFETY: accept just made this descriptor.
+            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+            Err(nix::Error::EINTR | nix::Error::ECONNABORTED) => continue,
+            Err(_) => return,
+        };
+        // Only this user: the folder is 0700, and the peer's uid is checked besides.
+        // SAFETY: getuid cannot fail.
+        if wire::peer_uid(&conn) != Some(unsafe { libc::getuid() }) {
+            continue;
+        }
+        let shared = Arc::clone(shared);
+        std::thread::spawn(move || serve(conn, &shared));
+    }
+}
+
+/// One connection: a joined command, a query, or `down`.
+fn serve(conn: OwnedFd, shared: &Arc<Shared>) {
+    let Ok(Some((msg, fds))) = wire::recv(conn.as_raw_fd()) else {
+        return;
+    };
+    match msg {
+        Message::Exec(exec) => {
+            let code = run_joined(shared, &conn, exec, fds);
+            let _ = code;
+        }
+        Message::Query => {
+            let _ = wire::send(conn.as_raw_fd(), &Message::Facts(shared.facts.clone()), &[]);
+        }
+        Message::Down => {
+            // The main thread's run ends the sandbox on TERM, and cleans up after it.
+            // SAFETY: a signal to this very process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        }
+        _ => {}
+    }
+}
+
+/// Runs `exec` in the session for the joiner at `conn`; returns its exit code once the
+/// joiner has it.
+fn run_joined(
+    shared: &Arc<Shared>,
+    conn: &OwnedFd,
+    mut exec: Exec,
+    fds: Vec<OwnedFd>,
+) -> Option<u8> {
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = channel();
+    shared.waiting.lock().expect("not poisoned").insert(id, tx);
+    let events = shared.ws.loop_events(&shared.rec.id);
+    let started = Instant::now();
+    let timeout = exec.timeout_ms.map(Duration::from_millis);
+    let kind = exec.kind.clone();
+    let command = exec.argv.clone();
+    exec.timeout_ms = None;
+    let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+    let sent = wire::send(shared.init.as_raw_fd(), &Message::Spawn { id, exec }, &raw);
+    drop(fds);
+    if sent.is_err() {
+        shared.waiting.lock().expect("not poisoned").remove(&id);
+        let _ = wire::send(
+            conn.as_raw_fd(),
+            &Message::Started {
+                id,
+                pid: None,
+                error: Some("the loop's session is ending".into()),
+            },
+            &[],
+        );
+        return None;
+    }
+    let _ = events::append(
+        &events,
+        "start",
+        json!({"joined": true, "kind": kind, "command": command}),
+    );
+    // What the joiner sends from now on: signals for the command; its end (the joiner was
+    // killed, its terminal closed) ends the command, as a fresh run ends with its parent.
+    {
+        let shared = Arc::clone(shared);
+        let conn = conn.as_raw_fd();
+        let dup = nix::unistd::dup(unsafe { std::os::fd::BorrowedFd::borrow_raw(conn) });
+        std::thread::spawn(move || {
+            let Ok(conn) = dup else { return };
+            loop {
+                match wire::recv(conn.as_raw_fd()) {
+                    Ok(Some((Message::Signal { signal, .. }, _))) => {
+                        let _ = wire::send(
+                            shared.init.as_raw_fd(),
+                            &Message::Signal { id, signal },
+                            &[],
+                        );
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => {
+                        let _ = wire::send(
+                            shared.init.as_raw_fd(),
+                            &Message::Signal {
+                                id,
+                                signal: libc::SIGKILL,
+                            },
+                            &[],
+                        );
+                        return;
+                    }
+                }
+            }
+        });
+    }
+    let deadline = timeout.map(|t| started + t);
+    let mut cause = None;
+    let exit = loop {
+        let msg = match deadline {
+            Some(d) if cause.is_none() => {
+                match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
+                    Ok(m) => m,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        cause = Some("timeout".to_string());
+                        let _ = wire::send(
+                            shared.init.as_raw_fd(),
+                            &Message::Signal {
+                                id,
+                                signal: libc::SIGKILL,
+                            },
+                            &[],
+                        );
+                        continue;
+                    }
+                    Err(_) => break None,
+                }
+            }
+            _ => match rx.recv() {
+                Ok(m) => m,
+                Err(_) => break None,
+            },
+        };
+        match msg {
+            Message::Started { error: Some(_), .. } => {
+                let _ = wire::send(conn.as_raw_fd(), &msg, &[]);
+            }
+            Message::Exit { .. } => break Some(msg),
+            _ => {}
+        }
+    };
+    shared.waiting.lock().expect("not poisoned").remove(&id);
+    let Some(Message::Exit {
+        code,
+        signal,
+        cause: ended,
+        ..
+    }) = exit
+    else {
+        return None;
+    };
+    let cause = cause.or(ended);
+    let code = if cause.as_deref() == Some("timeout") {
+        super::timer::TIMED_OUT
+    } else {
+        code
+    };
+    let mut event = json!({"joined": true, "kind": kind, "code": code, "duration_ms": started.elapsed().as_millis() as u64});
+    if let Some(sig) = signal {
+        event["signal"] = json!(crate::sandbox::signal_name(sig));
+    }
+    if let Some(cause) = &cause {
+        event["cause"] = json!(cause);
+    }
+    let _ = events::append(&events, "exit", event);
+    let _ = wire::send(
+        conn.as_raw_fd(),
+        &Message::Exit {
+            id,
+            code,
+            signal,
+            cause,
+        },
+        &[],
+    );
+    // What the command committed reaches the origins, as after a run (after the joiner
+    // has its answer: the import is the host's business).
+    let _ = crate::loops::import(&shared.ws, &shared.rec);
+    Some(code)
+}
