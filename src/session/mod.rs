@@ -56,6 +56,11 @@ pub fn socket_path(ws: &Workspace, id: &str) -> PathBuf {
     live_dir(ws).join(format!("{id}.sock"))
 }
 
+/// The supervisor's pid, for people and `doctor` (never for judging liveness: the lock).
+pub fn pid_path(ws: &Workspace, id: &str) -> PathBuf {
+    live_dir(ws).join(format!("{id}.pid"))
+}
+
 /// The supervisor's output: what `up` shows when the session does not come up.
 pub fn log_path(ws: &Workspace, id: &str) -> PathBuf {
     ws.loop_dir(id).join("session.log")

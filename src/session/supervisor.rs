@@ -44,6 +44,10 @@ pub fn supervise(
 ) -> Result<u8> {
     super::ensure_live_dir(ws)?;
     let lock = take_lock(ws, &rec.id)?;
+    let _ = std::fs::write(
+        super::pid_path(ws, &rec.id),
+        format!("{}\n", std::process::id()),
+    );
     let sock_path = super::socket_path(ws, &rec.id);
     let listener = listen(&sock_path)?;
     let (ours, theirs) = wire::pair()

@@ -69,6 +69,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
         return Err("an empty duration".into());
     }
     if let Ok(secs) = text.parse::<u64>() {
+        if secs == 0 {
+            return Err(format!("'{text}' is no time at all"));
+        }
         return Ok(Duration::from_secs(secs));
     }
     let mut total = 0u64;
