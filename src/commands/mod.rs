@@ -2,6 +2,7 @@
 //! done by the domain modules.
 
 pub mod agent;
+pub mod attach;
 pub mod autocommit;
 pub mod completions;
 pub mod config;

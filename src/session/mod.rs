@@ -135,6 +135,11 @@ fn connect_to(path: &Path) -> std::io::Result<OwnedFd> {
     Ok(sock)
 }
 
+/// Where the session's tmux server listens, inside the sandbox: its private `/tmp`.
+pub const TMUX_SOCKET: &str = "/tmp/.git-loop-tmux";
+/// The tmux session the detached agent runs in.
+pub const TMUX_TARGET: &str = "agent";
+
 /// The signals a joiner forwards to its joined command.
 const FORWARDED: [nix::sys::signal::Signal; 5] = {
     use nix::sys::signal::Signal::*;
@@ -145,6 +150,11 @@ const FORWARDED: [nix::sys::signal::Signal; 5] = {
 /// and stderr; returns the command's exit code. The signals this process gets (Ctrl-C,
 /// TERM, HUP, a window's resize) are the command's: they are forwarded.
 pub fn join(conn: OwnedFd, exec: Exec) -> Result<u8> {
+    join_with(conn, exec, [0, 1, 2])
+}
+
+/// [`join`] with `stdio` as the command's stdin, stdout and stderr.
+pub fn join_with(conn: OwnedFd, exec: Exec, stdio: [std::os::fd::RawFd; 3]) -> Result<u8> {
     use nix::sys::signal::{SigSet, SigmaskHow};
     let lost = |e: wire::WireError| {
         Error::failure("lost the connection to the loop's session").with_source(e)
@@ -156,7 +166,7 @@ pub fn join(conn: OwnedFd, exec: Exec) -> Result<u8> {
     // Blocked here and in the forwarding thread, which takes them with sigwait.
     nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)
         .map_err(|e| Error::failure("cannot forward signals").with_source(e))?;
-    wire::send(conn.as_raw_fd(), &Message::Exec(exec), &[0, 1, 2]).map_err(lost)?;
+    wire::send(conn.as_raw_fd(), &Message::Exec(exec), &stdio).map_err(lost)?;
     let raw = conn.as_raw_fd();
     std::thread::spawn(move || loop {
         let Ok(sig) = set.wait() else { return };

@@ -30,6 +30,11 @@ struct Shared {
     ws: Workspace,
     rec: LoopRecord,
     facts: Facts,
+    /// The agent's command line and environment (`agent.command` and its profile), when
+    /// the agent is installed.
+    agent: Option<(Vec<String>, Vec<(String, String)>)>,
+    /// The host's tmux (under /usr, so in the view), for the detached agent.
+    tmux: Option<String>,
 }
 
 /// Runs the session of `rec` until `down`, the end of its init, or a signal; `ready` is
@@ -52,10 +57,21 @@ pub fn supervise(
     let listener = listen(&sock_path)?;
     let (ours, theirs) = wire::pair()
         .map_err(|e| Error::failure("cannot make the session's socketpair").with_source(e))?;
-    // The session's view has the agent's install folder, so `agent` can join it.
-    if let Ok((_, _, Some(folder), _)) = crate::agent::command_for(ws, config, Vec::new()) {
-        req.ro_same_path.push(folder);
+    // The session's view has the agent's install folder, so `agent` can join it; its
+    // prompt layers are written as before an agent's run.
+    let mut agent = None;
+    if let Ok((profile, argv, folder, env)) = crate::agent::command_for(ws, config, Vec::new()) {
+        let mut as_agent = req.clone();
+        as_agent.command = argv.clone();
+        as_agent.agent_env = env.clone();
+        as_agent.ro_same_path.extend(folder.clone());
+        crate::agent::prepare(report, ws, rec, config, &as_agent, profile)?;
+        req.ro_same_path.extend(folder);
+        agent = Some((argv, env));
     }
+    let tmux = crate::sandbox::probe::which("tmux", "/usr/bin:/bin")
+        .map(|p| p.display().to_string())
+        .filter(|p| p.starts_with("/usr/"));
     req.command = vec![
         crate::egress::relay::RELAY_EXE.to_string(),
         "__session".into(),
@@ -83,6 +99,8 @@ pub fn supervise(
                 .map(|m| m.as_str().to_string())
                 .unwrap_or_else(|| rec.mode.clone()),
         },
+        agent,
+        tmux,
     });
     {
         let shared = Arc::clone(&shared);
@@ -231,6 +249,18 @@ fn run_joined(
     fds: Vec<OwnedFd>,
 ) -> Option<u8> {
     let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    if let Err(why) = expand(shared, &mut exec) {
+        let _ = wire::send(
+            conn.as_raw_fd(),
+            &Message::Started {
+                id,
+                pid: None,
+                error: Some(why),
+            },
+            &[],
+        );
+        return None;
+    }
     let (tx, rx) = channel();
     shared.waiting.lock().expect("not poisoned").insert(id, tx);
     let events = shared.ws.loop_events(&shared.rec.id);
@@ -366,4 +396,69 @@ fn run_joined(
     // has its answer: the import is the host's business).
     let _ = crate::loops::import(&shared.ws, &shared.rec);
     Some(code)
+}
+
+/// What a joiner's kind of command runs in the session: `run` and `shell` as given; the
+/// agent with its command line and profile; the detached agent and `attach` through the
+/// session's tmux.
+///
+/// tmux, not a terminal layer of git-loop's own: several clients on one screen, detaching
+/// and reattaching, resizing, scrollback and a terminal state kept right across all of
+/// them is what tmux has done well for years, and its server lives inside the sandbox
+/// (its socket in the session's private /tmp), so it is confined like everything else there.
+fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
+    let no_agent = || {
+        "the agent (agent.command) is not installed on this host; the session has none".to_string()
+    };
+    let tmux = || {
+        shared
+            .tmux
+            .clone()
+            .ok_or_else(|| "tmux is not installed on this host (apt-get install tmux)".to_string())
+    };
+    let with_tmux = |rest: &[&str]| -> std::result::Result<Vec<String>, String> {
+        let mut line = vec![tmux()?, "-S".into(), super::TMUX_SOCKET.into()];
+        line.extend(rest.iter().map(|s| s.to_string()));
+        Ok(line)
+    };
+    let args = std::mem::take(&mut exec.argv);
+    match exec.kind.as_str() {
+        "run" | "shell" => exec.argv = args,
+        "agent" => {
+            let (argv, env) = shared.agent.clone().ok_or_else(no_agent)?;
+            exec.argv = argv.into_iter().chain(args).collect();
+            exec.env = env;
+            exec.interactive = true;
+        }
+        "agent-detach" => {
+            let (argv, env) = shared.agent.clone().ok_or_else(no_agent)?;
+            let mut line = with_tmux(&[
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                super::TMUX_TARGET,
+                "-x",
+                "160",
+                "-y",
+                "48",
+            ])?;
+            for (k, v) in env {
+                line.push("-e".into());
+                line.push(format!("{k}={v}"));
+            }
+            line.push("--".into());
+            line.extend(argv);
+            line.extend(args);
+            exec.argv = line;
+        }
+        "agent-running" => exec.argv = with_tmux(&["has-session", "-t", super::TMUX_TARGET])?,
+        "attach" => {
+            exec.argv = with_tmux(&["attach-session", "-t", super::TMUX_TARGET])?;
+            exec.interactive = true;
+        }
+        other => return Err(format!("no such kind of command: {other}")),
+    }
+    Ok(())
 }
