@@ -140,6 +140,7 @@ pub fn write_layers(
             "default"
         });
         claude["autoUpdates"] = json!(false);
+        set_state_hooks(&mut claude, &rec.id);
     }
     write_json(&settings_path, &claude)?;
     if profile == Profile::Claude {
@@ -168,6 +169,56 @@ pub fn write_layers(
     Ok(warnings)
 }
 
+/// Claude Code's hooks that tell the loop's agent state (`crate::session::state`): a prompt
+/// submitted is `working`; a notification (a question, a permission, idle) is
+/// `needs-input`; the end of a turn is `needs-input` for a person at the terminal, `done`
+/// for a run with `-p` (`GIT_LOOP_STOP_STATE`). The agent's other hooks are kept.
+fn set_state_hooks(claude: &mut Value, id: &str) {
+    use crate::session::state::{hook_command, INSIDE_FILE};
+    let stop = format!(
+        "printf '%s\\n' \"${{GIT_LOOP_STOP_STATE:-needs-input}}\" > {}",
+        crate::session::state::inside_path_in_sandbox(id)
+    );
+    let ours = [
+        ("UserPromptSubmit", hook_command(id, "working")),
+        ("Notification", hook_command(id, "needs-input")),
+        ("Stop", stop),
+    ];
+    if !claude["hooks"].is_object() {
+        claude["hooks"] = json!({});
+    }
+    for (event, command) in ours {
+        let mut entries: Vec<Value> = claude["hooks"][event]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| !e.to_string().contains(INSIDE_FILE))
+            .collect();
+        entries.push(json!({"matcher": "", "hooks": [{"type": "command", "command": command}]}));
+        claude["hooks"][event] = Value::Array(entries);
+    }
+}
+
+/// Codex's `notify` program, run at the end of each turn: the loop's agent state, as the
+/// Stop hook of Claude Code writes it (Codex appends its event's JSON, which is not read).
+fn codex_notify(id: &str) -> String {
+    let script = format!(
+        "printf '%s\\n' \"${{GIT_LOOP_STOP_STATE:-needs-input}}\" > {}",
+        crate::session::state::inside_path_in_sandbox(id)
+    );
+    let quoted = toml::Value::String(script).to_string();
+    format!("notify = [\"sh\", \"-c\", {quoted}, \"sh\"]\n")
+}
+
+/// What a run's `-p`/`--print` (a prompt run to its end, no person at the terminal) makes
+/// of the end of a turn: `done` (see [`set_state_hooks`]).
+pub fn stop_state_env(args: &[String]) -> Option<(String, String)> {
+    args.iter()
+        .any(|a| a == "-p" || a == "--print" || a == "exec")
+        .then(|| ("GIT_LOOP_STOP_STATE".to_string(), "done".to_string()))
+}
+
 /// Codex's config in the loop's `$HOME` (its `CODEX_HOME`): its own sandbox off, ours
 /// being the boundary, and no approvals asked unless `agent.permissions = "ask"`; its
 /// `AGENTS.md` from the same prompt layers as `CLAUDE.md`. The folder is the agent's, so
@@ -189,14 +240,15 @@ fn write_codex(ws: &Workspace, rec: &LoopRecord, doctrine: &str, sandboxed: bool
     let config = format!(
         "# Written by git loop before every run{}.\n\
          sandbox_mode = \"danger-full-access\"\napproval_policy = \"{approval}\"\n\
-         check_for_update_on_startup = false\n\n\
+         check_for_update_on_startup = false\n{notify}\n\
          [analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n\
          [features]\nplugins = false\n",
         if sandboxed {
             ": the loop's sandbox is the boundary"
         } else {
             ""
-        }
+        },
+        notify = codex_notify(&rec.id),
     );
     let codex = Path::new(CODEX_HOME);
     tree.write_atomic(codex.join("config.toml"), config.as_bytes(), 0o644)
@@ -471,7 +523,9 @@ pub fn run(
     mut req: crate::sandbox::Request,
     args: Vec<String>,
 ) -> Result<u8> {
-    let (profile, argv, folder, env) = command_for(ws, config, args)?;
+    let stop = stop_state_env(&args);
+    let (profile, argv, folder, mut env) = command_for(ws, config, args)?;
+    env.extend(stop);
     req.command = argv;
     req.ro_same_path = folder.into_iter().collect();
     req.agent_env = env;

@@ -30,6 +30,7 @@ pub mod show;
 pub mod sync;
 pub mod up;
 pub mod vault;
+pub mod watch;
 
 mod config_stack;
 mod flags;

@@ -67,6 +67,9 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
     };
     match key {
         "mounts" => whole("only the operator config may add host mounts"),
+        "notify.command" if value.as_array().is_some_and(|a| !a.is_empty()) => {
+            whole("only the operator config may name a program the host runs")
+        }
         "network.allow_cidrs" | "network.hosts" => {
             whole("only the operator config may widen the addresses the proxy reaches")
         }

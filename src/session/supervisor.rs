@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::state::{AgentState, Kind};
 use super::wire::{self, Exec, Facts, Message};
 use crate::error::{Error, Result};
 use crate::loops::LoopRecord;
@@ -35,6 +36,11 @@ struct Shared {
     agent: Option<(Vec<String>, Vec<(String, String)>)>,
     /// The host's tmux (under /usr, so in the view), for the detached agent.
     tmux: Option<String>,
+    /// The agent's state, as `list` and `watch` read it from `locks/live/<id>.state`.
+    state: Mutex<AgentState>,
+    /// The stdout of each attached terminal (by joined command), for the bell.
+    attached: Mutex<Vec<(u64, OwnedFd)>>,
+    notify: crate::config::schema::NotifySettings,
 }
 
 /// Runs the session of `rec` until `down`, the end of its init, or a signal; `ready` is
@@ -101,7 +107,20 @@ pub fn supervise(
         },
         agent,
         tmux,
+        state: Mutex::new(AgentState {
+            state: None,
+            code: None,
+            since: crate::loops::now_rfc3339(),
+            attached: 0,
+        }),
+        attached: Mutex::default(),
+        notify: config.settings().notify.clone(),
     });
+    write_state(&shared);
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || watch_inside(&shared));
+    }
     {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || from_init(&shared));
@@ -270,6 +289,10 @@ fn run_joined(
     let command = exec.argv.clone();
     exec.timeout_ms = None;
     let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+    // An attached terminal gets the bell of notifications.
+    let bell = (kind == "attach")
+        .then(|| fds.get(1).and_then(|f| f.try_clone().ok()))
+        .flatten();
     let sent = wire::send(shared.init.as_raw_fd(), &Message::Spawn { id, exec }, &raw);
     drop(fds);
     if sent.is_err() {
@@ -284,6 +307,16 @@ fn run_joined(
             &[],
         );
         return None;
+    }
+    if kind == "attach" {
+        if let Some(out) = bell {
+            shared
+                .attached
+                .lock()
+                .expect("not poisoned")
+                .push((id, out));
+        }
+        write_state(shared);
     }
     let _ = events::append(
         &events,
@@ -382,6 +415,17 @@ fn run_joined(
         event["cause"] = json!(cause);
     }
     let _ = events::append(&events, "exit", event);
+    if kind == "attach" {
+        shared
+            .attached
+            .lock()
+            .expect("not poisoned")
+            .retain(|(i, _)| *i != id);
+        write_state(shared);
+    }
+    if kind == "agent" {
+        set_state(shared, Kind::Exited, Some(code));
+    }
     let _ = wire::send(
         conn.as_raw_fd(),
         &Message::Exit {
@@ -425,7 +469,8 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
     match exec.kind.as_str() {
         "run" | "shell" => exec.argv = args,
         "agent" => {
-            let (argv, env) = shared.agent.clone().ok_or_else(no_agent)?;
+            let (argv, mut env) = shared.agent.clone().ok_or_else(no_agent)?;
+            env.extend(crate::agent::stop_state_env(&args));
             exec.argv = argv.into_iter().chain(args).collect();
             exec.env = env;
             exec.interactive = true;
@@ -444,11 +489,17 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
                 "-y",
                 "48",
             ])?;
-            for (k, v) in env {
+            for (k, v) in env.into_iter().chain(crate::agent::stop_state_env(&args)) {
                 line.push("-e".into());
                 line.push(format!("{k}={v}"));
             }
-            line.push("--".into());
+            // The agent's end is the state `exited`, with its code (the file the hooks
+            // write; the arguments reach the agent as they are, never through the script).
+            let exited = format!(
+                "\"$@\"; c=$?; printf 'exited %s\\n' \"$c\" > {}; exit \"$c\"",
+                super::state::inside_path_in_sandbox(&shared.rec.id)
+            );
+            line.extend(["--".into(), "sh".into(), "-c".into(), exited, "sh".into()]);
             line.extend(argv);
             line.extend(args);
             exec.argv = line;
@@ -461,4 +512,83 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
         other => return Err(format!("no such kind of command: {other}")),
     }
     Ok(())
+}
+
+/// Records the agent's new state, tells `list` and `watch` (the state file), and the
+/// person (notifications) when it is one to tell.
+fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
+    {
+        let mut s = shared.state.lock().expect("not poisoned");
+        s.state = Some(kind);
+        s.code = code;
+        s.since = crate::loops::now_rfc3339();
+    }
+    write_state(shared);
+    if kind.notifies() {
+        let label = shared.state.lock().expect("not poisoned").label();
+        notify(shared, &label);
+    }
+}
+
+/// Writes the state file, with the count of attached terminals.
+fn write_state(shared: &Shared) {
+    let attached = shared.attached.lock().expect("not poisoned").len() as u32;
+    let mut s = shared.state.lock().expect("not poisoned");
+    s.attached = attached;
+    super::state::write(&shared.ws, &shared.rec.id, &s);
+}
+
+/// What the hooks inside write, read every 100 ms (see `session::state`): a new write (a
+/// new time or a new word) is a change of state.
+fn watch_inside(shared: &Arc<Shared>) {
+    let mut last = super::state::read_inside(&shared.ws, &shared.rec.id).map(|(s, t)| (s, t));
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = super::state::read_inside(&shared.ws, &shared.rec.id);
+        if now.is_some() && now != last {
+            let ((kind, code), _) = now.expect("checked");
+            set_state(shared, kind, code);
+        }
+        last = now;
+    }
+}
+
+/// Tells the person: the operator's `notify.command` with the loop's id, title and state
+/// as arguments (never through a shell), else `notify-send` where it exists; and a bell on
+/// every attached terminal. Nothing with `notify.enabled = false`.
+fn notify(shared: &Arc<Shared>, label: &str) {
+    if !shared.notify.enabled {
+        return;
+    }
+    for (_, out) in shared.attached.lock().expect("not poisoned").iter() {
+        let _ = nix::unistd::write(out, b"\x07");
+    }
+    let id = shared.rec.id.clone();
+    let title = shared.rec.title.clone();
+    let mut cmd = match shared.notify.command.split_first() {
+        Some((program, rest)) => {
+            let mut c = std::process::Command::new(program);
+            c.args(rest).args([&id, &title, &label.to_string()]);
+            c
+        }
+        None => {
+            let Some(send) = crate::sandbox::probe::which(
+                "notify-send",
+                &std::env::var("PATH").unwrap_or_default(),
+            ) else {
+                return;
+            };
+            let mut c = std::process::Command::new(send);
+            c.args([
+                format!("git loop: {id} {label}"),
+                crate::terminal::visible(&title).into_owned(),
+            ]);
+            c
+        }
+    };
+    cmd.stdin(std::process::Stdio::null());
+    std::thread::spawn(move || match cmd.status() {
+        Ok(_) => {}
+        Err(e) => eprintln!("git-loop: cannot notify: {e}"),
+    });
 }
