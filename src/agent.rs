@@ -150,6 +150,17 @@ pub fn write_layers(
         let mut state = read_json(&path);
         state["hasCompletedOnboarding"] = json!(true);
         state["bypassPermissionsModeAccepted"] = json!(sandboxed);
+        // The folder-trust question of an interactive start: the loop's working tree is
+        // the loop's own, in its sandbox (a live session's detached agent has nobody to
+        // answer it).
+        let cwd = spec.cwd.display().to_string();
+        if !state["projects"].is_object() {
+            state["projects"] = json!({});
+        }
+        if !state["projects"][&cwd].is_object() {
+            state["projects"][&cwd] = json!({});
+        }
+        state["projects"][&cwd]["hasTrustDialogAccepted"] = json!(true);
         write_json(&path, &state)?;
     }
     if profile == Profile::Codex {
@@ -167,6 +178,41 @@ pub fn write_layers(
         }
     }
     Ok(warnings)
+}
+
+/// Claude Code's question at an interactive start, "Detected a custom API key ... use
+/// it?", answered for the key this run hands it (the vault's, or its placeholder, which
+/// changes every run): Claude Code keeps the last 20 characters of approved keys in its
+/// `.claude.json`. Only where Claude Code's state is there already (`write_layers` made it).
+pub fn approve_key(ws: &Workspace, rec: &LoopRecord, env: &[(String, secrecy::SecretString)]) {
+    use secrecy::ExposeSecret;
+    let Some((_, key)) = env.iter().find(|(name, _)| name == "ANTHROPIC_API_KEY") else {
+        return;
+    };
+    let path = ws.loop_claude_dir(&rec.id).join(".claude.json");
+    if !matches!(fsutil::read_regular(&path), Ok(Some(_))) {
+        return;
+    }
+    let key = key.expose_secret();
+    let start = key.len().saturating_sub(20);
+    let Some(tail) = key.get(start..) else { return };
+    let mut state = read_json(&path);
+    let mut approved: Vec<Value> = state["customApiKeyResponses"]["approved"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if approved.iter().any(|a| a == tail) {
+        return;
+    }
+    // The placeholders of earlier runs are of no use: only the latest few are kept.
+    let keep = approved.len().saturating_sub(7);
+    approved.drain(..keep);
+    approved.push(json!(tail));
+    if !state["customApiKeyResponses"].is_object() {
+        state["customApiKeyResponses"] = json!({"rejected": []});
+    }
+    state["customApiKeyResponses"]["approved"] = Value::Array(approved);
+    let _ = write_json(&path, &state);
 }
 
 /// Claude Code's hooks that tell the loop's agent state (`crate::session::state`): a prompt
