@@ -575,6 +575,7 @@ pub fn run(
     req.command = argv;
     req.ro_same_path = folder.into_iter().collect();
     req.agent_env = env;
+    req.timeout = req.timeout.or(config.profile().time);
     prepare(report, ws, rec, config, &req, profile)?;
     crate::sandbox::run(report, ws, rec, config, &req)
 }

@@ -19,6 +19,9 @@ use crate::loops::LoopRecord;
 use crate::sandbox::events;
 use crate::workspace::Workspace;
 
+/// The agent's command line and what its profile adds to the environment.
+type AgentLine = (Vec<String>, Vec<(String, String)>);
+
 /// What the threads of a supervisor share.
 struct Shared {
     /// The supervisor's end of the socketpair with the session's init.
@@ -33,7 +36,7 @@ struct Shared {
     facts: Facts,
     /// The agent's command line and environment (`agent.command` and its profile), when
     /// the agent is installed.
-    agent: Option<(Vec<String>, Vec<(String, String)>)>,
+    agent: Option<AgentLine>,
     /// The host's tmux (under /usr, so in the view), for the detached agent.
     tmux: Option<String>,
     /// The agent's state, as `list` and `watch` read it from `locks/live/<id>.state`.
@@ -41,6 +44,8 @@ struct Shared {
     /// The stdout of each attached terminal (by joined command), for the bell.
     attached: Mutex<Vec<(u64, OwnedFd)>>,
     notify: crate::config::schema::NotifySettings,
+    /// The profile's `[limits] time`, for the session's agent.
+    agent_time: Option<Duration>,
 }
 
 /// Runs the session of `rec` until `down`, the end of its init, or a signal; `ready` is
@@ -115,6 +120,7 @@ pub fn supervise(
         }),
         attached: Mutex::default(),
         notify: config.settings().notify.clone(),
+        agent_time: config.profile().time,
     });
     write_state(&shared);
     {
@@ -474,6 +480,9 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
             exec.argv = argv.into_iter().chain(args).collect();
             exec.env = env;
             exec.interactive = true;
+            exec.timeout_ms = exec
+                .timeout_ms
+                .or(shared.agent_time.map(|t| t.as_millis() as u64));
         }
         "agent-detach" => {
             let (argv, env) = shared.agent.clone().ok_or_else(no_agent)?;
@@ -500,6 +509,10 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
                 super::state::inside_path_in_sandbox(&shared.rec.id)
             );
             line.extend(["--".into(), "sh".into(), "-c".into(), exited, "sh".into()]);
+            // `[limits] time`: timeout(1) ends the detached agent (exited 124).
+            if let Some(t) = shared.agent_time {
+                line.extend(["timeout".into(), format!("{}s", t.as_secs())]);
+            }
             line.extend(argv);
             line.extend(args);
             exec.argv = line;
@@ -541,12 +554,11 @@ fn write_state(shared: &Shared) {
 /// What the hooks inside write, read every 100 ms (see `session::state`): a new write (a
 /// new time or a new word) is a change of state.
 fn watch_inside(shared: &Arc<Shared>) {
-    let mut last = super::state::read_inside(&shared.ws, &shared.rec.id).map(|(s, t)| (s, t));
+    let mut last = super::state::read_inside(&shared.ws, &shared.rec.id);
     loop {
         std::thread::sleep(Duration::from_millis(100));
         let now = super::state::read_inside(&shared.ws, &shared.rec.id);
-        if now.is_some() && now != last {
-            let ((kind, code), _) = now.expect("checked");
+        if let Some(((kind, code), _)) = now.filter(|_| now != last) {
             set_state(shared, kind, code);
         }
         last = now;
