@@ -230,6 +230,11 @@ mod tests {
             assert!(refused("vault.require_binding", Value::Boolean(false)));
             assert!(!refused("vault.require_binding", Value::Boolean(true)));
             assert!(!refused("agent.command", list(&["codex"])));
+            // A program the host runs: the operator's alone; turning notifications off
+            // or keeping the default is anyone's.
+            assert!(refused("notify.command", list(&["/tmp/x"])));
+            assert!(!refused("notify.command", list(&[])));
+            assert!(!refused("notify.enabled", Value::Boolean(false)));
             assert!(refused("toolchains.enable", s("detected")));
             assert!(refused("toolchains.enable", list(&["rustup"])));
             assert!(!refused("toolchains.enable", list(&[])));

@@ -145,7 +145,9 @@ pub fn supervise(
         "session",
         json!({"state": "down"}),
     );
-    drop(lock);
+    // Held until this process exits (the kernel lets it go then): `down` returns only when
+    // no process of the session, the supervisor included, is left.
+    std::mem::forget(lock);
     result
 }
 

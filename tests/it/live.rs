@@ -17,6 +17,8 @@ fn setup() -> (TestEnv, String) {
 
 fn up(env: &TestEnv, id: &str) {
     env.run(["up", id]).ok().stderr_has("session is up");
+    let list = env.run(["list", "--json"]).ok().json();
+    assert_eq!(list[0]["session"], true, "{list}");
 }
 
 fn sh(env: &TestEnv, id: &str, script: &str) -> Run {
@@ -241,7 +243,12 @@ fn the_supervisors_death_ends_the_sandbox_and_the_session_is_not_up() {
             .all(|p| !alive(*p))),
         "processes of the session outlived its supervisor"
     );
-    env.run(["list", "--json"]).ok();
+    let list = env.run(["list", "--json"]).ok().json();
+    assert_eq!(list[0]["session"], false, "{list}");
+    assert!(
+        !env.run(["list"]).ok().stdout.contains(" up"),
+        "a dead session is not up"
+    );
     env.run(["down", &id]).ok().stderr_has("no session up");
     // A command runs in a fresh sandbox again, and a new session starts.
     sh(&env, &id, "true").ok();
@@ -266,11 +273,15 @@ fn down_ends_everything_in_the_session() {
         >= 6));
     let inside = descendants(sup);
     env.run(["down", &id]).ok();
-    assert!(
-        inside.iter().all(|p| !alive(*p)),
-        "left: {:?}",
-        inside.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
-    );
+    let left: Vec<String> = inside
+        .iter()
+        .filter(|p| alive(**p))
+        .map(|p| {
+            let cmdline = fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            format!("{p}: {}", cmdline.replace('\0', " "))
+        })
+        .collect();
+    assert!(left.is_empty(), "left: {left:?}");
     assert_ne!(bg.wait().unwrap().code(), Some(0));
 }
 
@@ -313,4 +324,55 @@ fn sandbox_options_cannot_change_a_sessions_sandbox() {
     env.run(["down", &id]).ok();
     // Without a session, `down` says so and succeeds.
     env.run(["down", &id]).ok().stderr_has("no session up");
+}
+
+/// The agent's state as a sandbox writes it is read strictly, bounded and never through a
+/// link: `list` shows only a word of the vocabulary, and a change reaches `watch`.
+#[test]
+fn the_agent_state_a_sandbox_writes_is_read_strictly() {
+    let (env, id) = setup();
+    up(&env, &id);
+    let mut watch = env
+        .command()
+        .args(["watch", "--json", &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let file = format!("/loopat/loop/{id}/.claude/.git-loop-agent-state");
+    sh(&env, &id, &format!("printf 'working\\n' > {file}")).ok();
+    let state = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["agent"].clone();
+    assert!(wait_until(Duration::from_secs(5), || state(&env)["state"] == "working"));
+    // Escape sequences, an oversized file, a link to a host file: no state is taken.
+    for bad in [
+        format!("printf 'done\\033[2J' > {file}"),
+        format!("head -c 100000 /dev/zero | tr '\\0' d > {file}"),
+        format!("rm -f {file}; ln -s /etc/hostname {file}"),
+    ] {
+        sh(&env, &id, &bad).ok();
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(state(&env)["state"], "working", "after {bad}");
+    }
+    sh(
+        &env,
+        &id,
+        &format!("rm -f {file}; printf 'exited 3\\n' > {file}"),
+    )
+    .ok();
+    assert!(wait_until(Duration::from_secs(5), || state(&env)["code"] == 3));
+    env.run(["down", &id]).ok();
+    let _ = watch.kill();
+    let out = watch.wait_with_output().unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(lines.iter().any(|l| l["state"] == "working"), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["state"] == "exited" && l["code"] == 3),
+        "{lines:?}"
+    );
+    assert!(lines.iter().all(|l| l["id"] == id.as_str()));
 }
