@@ -198,6 +198,7 @@ fn from_init(shared: &Shared) {
                     use std::io::Write;
                     let _ = writeln!(pipe, "ok");
                 }
+                shed_start_up_code();
             }
             Message::Started { id, .. } | Message::Exit { id, .. } => {
                 let to = shared
@@ -447,6 +448,10 @@ fn run_joined(
     // What the command committed reaches the origins, as after a run (after the joiner
     // has its answer: the import is the host's business).
     let _ = crate::loops::import(&shared.ws, &shared.rec);
+    // The import's code is not the idle session's either.
+    if shared.waiting.lock().expect("not poisoned").is_empty() {
+        shed_start_up_code();
+    }
     Some(code)
 }
 
@@ -605,4 +610,42 @@ fn notify(shared: &Arc<Shared>, label: &str) {
         Ok(_) => {}
         Err(e) => eprintln!("git-loop: cannot notify: {e}"),
     });
+}
+
+/// Lets go of the pages of program code the start touched (reading the config layers, the
+/// vault, building the spec), which an idle supervisor never runs again: most of its
+/// resident memory is those pages, mapped from the binary. Only executable mappings of
+/// files are dropped, which are never written: whatever runs later is read back from the
+/// file (the page cache) as it is needed.
+fn shed_start_up_code() {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return;
+    };
+    for line in maps.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            continue;
+        };
+        if perms != "r-xp" || inode == "0" {
+            continue;
+        }
+        let Some((start, end)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end)) = (
+            usize::from_str_radix(start, 16),
+            usize::from_str_radix(end, 16),
+        ) else {
+            continue;
+        };
+        // SAFETY: a read-only, executable, file-backed private mapping of this process:
+        // its pages are the file's, never modified, and fault back in from it.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+    }
 }
