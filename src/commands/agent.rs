@@ -83,7 +83,7 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
         return detach(ui, &ws, &id, args);
     }
     if !args.print_argv {
-        if let Some(conn) = crate::session::connect(&ws, &id)? {
+        if let Some(conn) = super::up::connect(&ws, &id)? {
             super::up::refuse_options(&id, &args.sandbox)?;
             ui.status(format!("git-loop: joined loop {id}'s live session"))?;
             return crate::session::join(
@@ -108,7 +108,7 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
 /// `agent --detach`: the agent in the loop's session, in its tmux, with nobody attached.
 fn detach(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs) -> Result<u8> {
     use crate::session::wire::Exec;
-    let conn = match crate::session::connect(ws, id)? {
+    let conn = match super::up::connect(ws, id)? {
         Some(conn) => {
             super::up::refuse_options(id, &args.sandbox)?;
             conn
@@ -120,7 +120,7 @@ fn detach(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentAr
             ui.status(format!(
                 "loop {id}'s session is up (git loop down {id} ends it)"
             ))?;
-            crate::session::connect(ws, id)?
+            super::up::connect(ws, id)?
                 .ok_or_else(|| Error::failure(format!("loop {id}'s session ended as it started")))?
         }
     };
@@ -140,7 +140,7 @@ fn detach(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentAr
                 .hint(format!("attach to it: git loop attach {id}")),
         );
     }
-    let conn = crate::session::connect(ws, id)?
+    let conn = super::up::connect(ws, id)?
         .ok_or_else(|| Error::failure(format!("loop {id}'s session ended")))?;
     let start = Exec {
         kind: "agent-detach".into(),

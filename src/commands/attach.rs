@@ -23,7 +23,7 @@ pub fn run(ui: &mut Ui, args: AttachArgs) -> Result<u8> {
         return Err(Error::usage("attach needs a terminal: stdin is not one")
             .hint(format!("run it in a terminal: git loop attach {id}")));
     }
-    let Some(conn) = crate::session::connect(&ws, &id)? else {
+    let Some(conn) = super::up::connect(&ws, &id)? else {
         return Err(
             Error::failure(format!("loop {id} has no session up")).hint(format!(
                 "start the agent in one: git loop agent {id} --detach"

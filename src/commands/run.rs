@@ -33,7 +33,7 @@ pub fn run(ui: &mut Ui, args: RunArgs) -> Result<u8> {
     let id = loops::resolve(&ws, &args.id)?;
     // A live session: the command joins it, and reads nothing else (its sandbox is made).
     if !args.print_argv {
-        if let Some(conn) = crate::session::connect(&ws, &id)? {
+        if let Some(conn) = super::up::connect(&ws, &id)? {
             super::up::refuse_options(&id, &args.sandbox)?;
             ui.status(format!("git-loop: joined loop {id}'s live session"))?;
             return crate::session::join(

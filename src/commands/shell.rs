@@ -24,7 +24,7 @@ pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
         .ok()
         .filter(|s| s.starts_with("/usr/") || s.starts_with("/bin/"))
         .unwrap_or_else(|| "/bin/bash".into());
-    if let Some(conn) = crate::session::connect(&ws, &id)? {
+    if let Some(conn) = super::up::connect(&ws, &id)? {
         super::up::refuse_options(&id, &args.sandbox)?;
         ui.status(format!("git-loop: joined loop {id}'s live session"))?;
         return crate::session::join(

@@ -79,7 +79,12 @@ pub fn start(
 ) -> Result<()> {
     use std::io::Read;
     let _ = ui;
-    session::ensure_live_dir(ws)?;
+    session::ensure_live_dir(ws).map_err(|e| {
+        e.hint(format!(
+            "remove it: rm -rf {}",
+            session::live_dir(ws).display()
+        ))
+    })?;
     let log_path = session::log_path(ws, id);
     let log = open_log(&log_path)?;
     let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
@@ -179,7 +184,13 @@ fn open_log(path: &std::path::Path) -> Result<std::fs::File> {
 pub fn down(ui: &mut Ui, args: DownArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
-    if session::down(&ws, &id, std::time::Duration::from_secs(30))? {
+    let ended = session::down(&ws, &id, std::time::Duration::from_secs(30)).map_err(|e| {
+        e.hint(format!(
+            "its log: {}",
+            session::log_path(&ws, &id).display()
+        ))
+    })?;
+    if ended {
         ui.status(format!("loop {id}'s session is down"))?;
     } else {
         ui.status(format!("loop {id} has no session up"))?;
@@ -201,6 +212,15 @@ pub fn supervise(ui: &mut Ui, args: SuperviseArgs) -> Result<u8> {
 
 pub fn session_init(_ui: &mut Ui, args: SessionArgs) -> Result<u8> {
     Ok(session::init::run(args.fd))
+}
+
+/// A connection to loop `id`'s live session, `None` when none is up.
+pub fn connect(ws: &crate::workspace::Workspace, id: &str) -> Result<Option<std::os::fd::OwnedFd>> {
+    session::connect(ws, id).map_err(|e| {
+        e.hint(format!(
+            "end it and start again: git loop down {id} && git loop up {id}"
+        ))
+    })
 }
 
 /// The refusal of sandbox options for a command that joins a live session, whose sandbox

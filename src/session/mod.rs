@@ -77,10 +77,10 @@ pub fn ensure_live_dir(ws: &Workspace) -> Result<PathBuf> {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     if !meta.is_dir() || meta.uid() != uid {
-        return Err(
-            Error::failure(format!("{} is not a folder of this user's", dir.display()))
-                .hint(format!("remove it: rm -rf {}", dir.display())),
-        );
+        return Err(Error::failure(format!(
+            "{} is not a folder of this user's",
+            dir.display()
+        )));
     }
     if meta.mode() & 0o077 != 0 {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| {
@@ -116,10 +116,7 @@ pub fn connect(ws: &Workspace, id: &str) -> Result<Option<OwnedFd>> {
         Err(e) => Err(Error::failure(format!(
             "loop {id}'s session is up but its socket does not answer"
         ))
-        .with_source(e)
-        .hint(format!(
-            "end it and start again: git loop down {id} && git loop up {id}"
-        ))),
+        .with_source(e)),
     }
 }
 
@@ -217,8 +214,7 @@ pub fn down(ws: &Workspace, id: &str, wait: std::time::Duration) -> Result<bool>
             return Err(Error::failure(format!(
                 "loop {id}'s session did not end within {} s",
                 wait.as_secs()
-            ))
-            .hint(format!("see {}", log_path(ws, id).display())));
+            )));
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }

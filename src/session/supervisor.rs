@@ -161,8 +161,9 @@ fn take_lock(ws: &Workspace, id: &str) -> Result<crate::fsutil::Lock> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    Err(Error::failure(format!("loop {id}'s session is already up"))
-        .hint(format!("end it first: git loop down {id}")))
+    Err(Error::failure(format!(
+        "loop {id}'s session is already up (`git loop down {id}` ends it)"
+    )))
 }
 
 fn listen(path: &std::path::Path) -> Result<OwnedFd> {
