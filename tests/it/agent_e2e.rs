@@ -750,6 +750,12 @@ fn claude_code_runs_detached_in_a_live_session_and_says_what_it_is_doing() {
         state(),
         terms.screen("one")
     );
+    // `watch` prints the change within a second of the hook.
+    wait_for(std::time::Duration::from_secs(5), || {
+        std::fs::read_to_string(&watch_out)
+            .unwrap_or_default()
+            .contains("\"needs-input\"")
+    });
     let watched = std::fs::read_to_string(&watch_out).unwrap();
     let states: Vec<String> = watched
         .lines()

@@ -332,10 +332,11 @@ fn sandbox_options_cannot_change_a_sessions_sandbox() {
 fn the_agent_state_a_sandbox_writes_is_read_strictly() {
     let (env, id) = setup();
     up(&env, &id);
+    let watched = env.root.join("watch.jsonl");
     let mut watch = env
         .command()
         .args(["watch", "--json", &id])
-        .stdout(Stdio::piped())
+        .stdout(fs::File::create(&watched).unwrap())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -360,10 +361,16 @@ fn the_agent_state_a_sandbox_writes_is_read_strictly() {
     )
     .ok();
     assert!(wait_until(Duration::from_secs(5), || state(&env)["code"] == 3));
+    assert!(wait_until(Duration::from_secs(5), || fs::read_to_string(
+        &watched
+    )
+    .unwrap_or_default()
+    .contains("\"code\":3")));
     env.run(["down", &id]).ok();
     let _ = watch.kill();
-    let out = watch.wait_with_output().unwrap();
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+    let _ = watch.wait();
+    let lines: Vec<serde_json::Value> = fs::read_to_string(&watched)
+        .unwrap()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
