@@ -48,7 +48,7 @@ pub struct SessionArgs {
 
 pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
     args.sandbox.check()?;
-    if args.sandbox.backend == Some(crate::sandbox::Backend::None) {
+    if args.sandbox.backend == Some(crate::values::Backend::None) {
         return Err(
             Error::usage("a live session is a sandbox: --backend none has none")
                 .hint("drop --backend none"),
@@ -94,10 +94,10 @@ pub fn start(
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("__supervise").arg(id);
     if let Some(m) = flags.mode {
-        cmd.arg("--mode").arg(m.as_str());
+        cmd.arg("--mode").arg(crate::choice::Choice::name(m));
     }
     if let Some(n) = flags.net {
-        cmd.arg("--net").arg(n.as_str());
+        cmd.arg("--net").arg(crate::choice::Choice::name(n));
     }
     if let Some(b) = flags.backend {
         cmd.arg("--backend").arg(crate::choice::Choice::name(b));

@@ -282,8 +282,8 @@ fn in_sandbox(
     );
     drop(spawner_end);
     // Whether the time limit ended it: stopped now, so it cannot fire past this point.
-    let timed_out = match (timer, plan.timeout) {
-        (Some(t), Some(limit)) if t.stop() => Some(limit),
+    let timed_out = match (timer.map(|t| t.stop()), plan.timeout) {
+        (Some(true), Some(limit)) => Some(limit),
         _ => None,
     };
     tear_down(TearDown {

@@ -727,6 +727,8 @@ mod tests {
             ro_same_path: Vec::new(),
             allow_domains: Vec::new(),
             agent_env: Vec::new(),
+            session: None,
+            timeout: None,
         }
     }
 

@@ -97,7 +97,9 @@ impl Cause {
             Cause::SandboxKilled { signal } => {
                 Some(format!("git-loop: the sandbox was killed by SIG{signal}"))
             }
-            Cause::Timeout { limit } => Some(format!("git-loop: the run's time limit ({limit}) ended it")),
+            Cause::Timeout { limit } => {
+                Some(format!("git-loop: the run's time limit ({limit}) ended it"))
+            }
         }
     }
 }

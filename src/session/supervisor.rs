@@ -103,12 +103,12 @@ pub fn supervise(
             started: crate::loops::now_rfc3339(),
             net: req
                 .net
-                .map(|n| n.as_str().to_string())
-                .unwrap_or_else(|| rec.network.clone()),
+                .map(|n| crate::choice::Choice::name(n).to_string())
+                .unwrap_or_else(|| rec.network.to_string()),
             mode: req
                 .mode
-                .map(|m| m.as_str().to_string())
-                .unwrap_or_else(|| rec.mode.clone()),
+                .map(|m| crate::choice::Choice::name(m).to_string())
+                .unwrap_or_else(|| rec.mode.to_string()),
         },
         agent,
         tmux,
