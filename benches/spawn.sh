@@ -49,6 +49,25 @@ measure "$(cd "$tmp/repo" && "$bin" new -q bench-skel)"
 l2=$l r2=$r
 l=$l1 r=$r1
 
+# A command joined into the loop's live session (`git loop up`), against the same raw
+# bwrap (goal: at most 0.5x), alternating; and the session's supervisor's resident memory
+# while the session is idle (goal: under 8 MiB).
+raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+"$bin" up -q "$id" --net none
+for _ in 1 2 3; do "$bin" run -q "$id" -- true; eval "$raw"; done
+join_t=() jraw_t=()
+for _ in $(seq "$runs"); do
+  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id" -- true; t1=${EPOCHREALTIME/./}000
+  eval "$raw"; t2=${EPOCHREALTIME/./}000
+  join_t+=($(( (t1 - t0) / 1000 ))); jraw_t+=($(( (t2 - t1) / 1000 )))
+done
+lj=$(printf '%s\n' "${join_t[@]}" | median)
+rj=$(printf '%s\n' "${jraw_t[@]}" | median)
+sleep 1
+sup_pid=$(cat "$GIT_LOOP_HOME/locks/live/$id.pid")
+sup_rss=$(awk '/VmRSS/ {print $2}' "/proc/$sup_pid/status")
+"$bin" down -q "$id"
+
 # Resident memory of the supervising git-loop while the sandboxed command runs.
 "$bin" run -q "$id" --net none -- sleep 2 &
 sup=$!
@@ -63,3 +82,5 @@ echo "ratio run/raw:             $(awk -v a="$l" -v b="$r" 'BEGIN{printf "%.2fx"
 echo "with a skeleton (overlay):  $(awk -v v="$l2" 'BEGIN{printf "%.1f ms", v/1000}') against raw $(awk -v v="$r2" 'BEGIN{printf "%.1f ms", v/1000}'): $(awk -v a="$l2" -v b="$r2" 'BEGIN{printf "%.2fx", a/b}')"
 echo "supervisor resident:       $(awk -v v="$rss" 'BEGIN{printf "%.1f MiB", v/1024}') (goal: under 16 MiB)"
 echo "with a vault:              see benches/vault.sh (what a vault adds to this)"
+echo "joined (session up):       $(awk -v v="$lj" 'BEGIN{printf "%.2f ms", v/1000}') against raw $(awk -v v="$rj" 'BEGIN{printf "%.1f ms", v/1000}'): $(awk -v a="$lj" -v b="$rj" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 0.5x)"
+echo "idle session's supervisor: $(awk -v v="$sup_rss" 'BEGIN{printf "%.1f MiB", v/1024}') resident (goal: under 8 MiB)"

@@ -140,6 +140,7 @@ pub fn write_layers(
             "default"
         });
         claude["autoUpdates"] = json!(false);
+        set_state_hooks(&mut claude, &rec.id);
     }
     write_json(&settings_path, &claude)?;
     if profile == Profile::Claude {
@@ -149,6 +150,17 @@ pub fn write_layers(
         let mut state = read_json(&path);
         state["hasCompletedOnboarding"] = json!(true);
         state["bypassPermissionsModeAccepted"] = json!(sandboxed);
+        // The folder-trust question of an interactive start: the loop's working tree is
+        // the loop's own, in its sandbox (a live session's detached agent has nobody to
+        // answer it).
+        let cwd = spec.cwd.display().to_string();
+        if !state["projects"].is_object() {
+            state["projects"] = json!({});
+        }
+        if !state["projects"][&cwd].is_object() {
+            state["projects"][&cwd] = json!({});
+        }
+        state["projects"][&cwd]["hasTrustDialogAccepted"] = json!(true);
         write_json(&path, &state)?;
     }
     if profile == Profile::Codex {
@@ -166,6 +178,91 @@ pub fn write_layers(
         }
     }
     Ok(warnings)
+}
+
+/// Claude Code's question at an interactive start, "Detected a custom API key ... use
+/// it?", answered for the key this run hands it (the vault's, or its placeholder, which
+/// changes every run): Claude Code keeps the last 20 characters of approved keys in its
+/// `.claude.json`. Only where Claude Code's state is there already (`write_layers` made it).
+pub fn approve_key(ws: &Workspace, rec: &LoopRecord, env: &[(String, secrecy::SecretString)]) {
+    use secrecy::ExposeSecret;
+    let Some((_, key)) = env.iter().find(|(name, _)| name == "ANTHROPIC_API_KEY") else {
+        return;
+    };
+    let path = ws.loop_claude_dir(&rec.id).join(".claude.json");
+    if !matches!(fsutil::read_regular(&path), Ok(Some(_))) {
+        return;
+    }
+    let key = key.expose_secret();
+    let start = key.len().saturating_sub(20);
+    let Some(tail) = key.get(start..) else { return };
+    let mut state = read_json(&path);
+    let mut approved: Vec<Value> = state["customApiKeyResponses"]["approved"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if approved.iter().any(|a| a == tail) {
+        return;
+    }
+    // The placeholders of earlier runs are of no use: only the latest few are kept.
+    let keep = approved.len().saturating_sub(7);
+    approved.drain(..keep);
+    approved.push(json!(tail));
+    if !state["customApiKeyResponses"].is_object() {
+        state["customApiKeyResponses"] = json!({"rejected": []});
+    }
+    state["customApiKeyResponses"]["approved"] = Value::Array(approved);
+    let _ = write_json(&path, &state);
+}
+
+/// Claude Code's hooks that tell the loop's agent state (`crate::session::state`): a prompt
+/// submitted is `working`; a notification (a question, a permission, idle) is
+/// `needs-input`; the end of a turn is `needs-input` for a person at the terminal, `done`
+/// for a run with `-p` (`GIT_LOOP_STOP_STATE`). The agent's other hooks are kept.
+fn set_state_hooks(claude: &mut Value, id: &str) {
+    use crate::session::state::{hook_command, INSIDE_FILE};
+    let stop = format!(
+        "printf '%s\\n' \"${{GIT_LOOP_STOP_STATE:-needs-input}}\" > {}",
+        crate::session::state::inside_path_in_sandbox(id)
+    );
+    let ours = [
+        ("UserPromptSubmit", hook_command(id, "working")),
+        ("Notification", hook_command(id, "needs-input")),
+        ("Stop", stop),
+    ];
+    if !claude["hooks"].is_object() {
+        claude["hooks"] = json!({});
+    }
+    for (event, command) in ours {
+        let mut entries: Vec<Value> = claude["hooks"][event]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| !e.to_string().contains(INSIDE_FILE))
+            .collect();
+        entries.push(json!({"matcher": "", "hooks": [{"type": "command", "command": command}]}));
+        claude["hooks"][event] = Value::Array(entries);
+    }
+}
+
+/// Codex's `notify` program, run at the end of each turn: the loop's agent state, as the
+/// Stop hook of Claude Code writes it (Codex appends its event's JSON, which is not read).
+fn codex_notify(id: &str) -> String {
+    let script = format!(
+        "printf '%s\\n' \"${{GIT_LOOP_STOP_STATE:-needs-input}}\" > {}",
+        crate::session::state::inside_path_in_sandbox(id)
+    );
+    let quoted = toml::Value::String(script).to_string();
+    format!("notify = [\"sh\", \"-c\", {quoted}, \"sh\"]\n")
+}
+
+/// What a run's `-p`/`--print` (a prompt run to its end, no person at the terminal) makes
+/// of the end of a turn: `done` (see [`set_state_hooks`]).
+pub fn stop_state_env(args: &[String]) -> Option<(String, String)> {
+    args.iter()
+        .any(|a| a == "-p" || a == "--print" || a == "exec")
+        .then(|| ("GIT_LOOP_STOP_STATE".to_string(), "done".to_string()))
 }
 
 /// Codex's config in the loop's `$HOME` (its `CODEX_HOME`): its own sandbox off, ours
@@ -189,14 +286,15 @@ fn write_codex(ws: &Workspace, rec: &LoopRecord, doctrine: &str, sandboxed: bool
     let config = format!(
         "# Written by git loop before every run{}.\n\
          sandbox_mode = \"danger-full-access\"\napproval_policy = \"{approval}\"\n\
-         check_for_update_on_startup = false\n\n\
+         check_for_update_on_startup = false\n{notify}\n\
          [analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n\
          [features]\nplugins = false\n",
         if sandboxed {
             ": the loop's sandbox is the boundary"
         } else {
             ""
-        }
+        },
+        notify = codex_notify(&rec.id),
     );
     let codex = Path::new(CODEX_HOME);
     tree.write_atomic(codex.join("config.toml"), config.as_bytes(), 0o644)
@@ -471,6 +569,25 @@ pub fn run(
     mut req: crate::sandbox::Request,
     args: Vec<String>,
 ) -> Result<u8> {
+    let stop = stop_state_env(&args);
+    let (profile, argv, folder, mut env) = command_for(ws, config, args)?;
+    env.extend(stop);
+    req.command = argv;
+    req.ro_same_path = folder.into_iter().collect();
+    req.agent_env = env;
+    req.timeout = req.timeout.or(config.profile().time);
+    prepare(report, ws, rec, config, &req, profile)?;
+    crate::sandbox::run(report, ws, rec, config, &req)
+}
+
+/// The agent's command line, its install folder (bound read-only at the same path) and
+/// what its profile adds to the environment, for `agent.command` with `args`.
+#[allow(clippy::type_complexity)]
+pub fn command_for(
+    ws: &Workspace,
+    config: &crate::config::Config,
+    args: Vec<String>,
+) -> Result<(Profile, Vec<String>, Option<PathBuf>, Vec<(String, String)>)> {
     // The schema refuses an empty command wherever it is set.
     let (program, rest) = config
         .settings()
@@ -483,11 +600,22 @@ pub fn run(
     let mut argv = vec![binary.display().to_string()];
     argv.extend(rest.iter().cloned());
     argv.extend(args);
-    req.command = argv;
-    req.ro_same_path = folder.into_iter().collect();
     let home_inside = std::path::Path::new("/home").join(ws.user());
-    req.agent_env = profile.env(config.settings().agent.permissions, &home_inside);
-    let spec = crate::sandbox::spec_for(ws, rec, config, &req, Vec::new())?;
+    let env = profile.env(config.settings().agent.permissions, &home_inside);
+    Ok((profile, argv, folder, env))
+}
+
+/// Writes the prompt layers for a run of the agent with `req`, and warns about what will
+/// fail.
+pub fn prepare(
+    report: &mut dyn crate::report::Report,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &crate::config::Config,
+    req: &crate::sandbox::Request,
+    profile: Profile,
+) -> Result<()> {
+    let spec = crate::sandbox::spec_for(ws, rec, config, req, Vec::new())?;
     for warning in write_layers(ws, rec, &spec, profile, config.settings())? {
         report.warn(&warning)?;
     }
@@ -500,7 +628,7 @@ pub fn run(
             .into(),
         )?;
     }
-    crate::sandbox::run(report, ws, rec, config, &req)
+    Ok(())
 }
 
 use crate::config::schema::{AgentPermissions, CommitIdentity};

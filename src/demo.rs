@@ -111,6 +111,8 @@ pub fn agent_request(root: &Path, url: String, secret: &Path, repo: String) -> R
         ro_same_path: vec![agent_dir],
         allow_domains: Vec::new(),
         agent_env: Vec::new(),
+        session: None,
+        timeout: None,
     })
 }
 

@@ -32,6 +32,7 @@ pub mod report;
 pub mod repos;
 pub mod sandbox;
 pub mod schedule;
+pub mod session;
 pub mod sync;
 pub mod terminal;
 #[cfg(test)]

@@ -92,6 +92,7 @@ pub(super) fn parse(args: &[std::ffi::OsString]) -> Option<Cli> {
         },
         command: Command::Run(commands::run::RunArgs {
             id: id?.to_string(),
+            timeout: None,
             sandbox: commands::SandboxFlags {
                 mode,
                 net,

@@ -103,6 +103,10 @@ pub enum Command {
     Config(commands::config::ConfigArgs),
     Run(commands::run::RunArgs),
     Shell(commands::shell::ShellArgs),
+    Up(commands::up::UpArgs),
+    Down(commands::up::DownArgs),
+    Attach(commands::attach::AttachArgs),
+    Watch(commands::watch::WatchArgs),
     Grant(commands::grant::GrantArgs),
     Agent(commands::agent::AgentArgs),
     Log(commands::log::LogArgs),
@@ -129,6 +133,12 @@ pub enum Command {
     Connect(commands::relay::ConnectArgs),
     #[command(hide = true)]
     Hook(commands::hook::HookArgs),
+    /// A live session's supervisor (see `git loop up`).
+    #[command(name = "__supervise", hide = true)]
+    Supervise(commands::up::SuperviseArgs),
+    /// A live session's init, inside its sandbox.
+    #[command(name = "__session", hide = true)]
+    Session(commands::up::SessionArgs),
 }
 
 pub fn command() -> clap::Command {
@@ -146,6 +156,12 @@ pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {
         Command::Config(args) => commands::config::run(ui, args),
         Command::Run(args) => commands::run::run(ui, args),
         Command::Shell(args) => commands::shell::run(ui, args),
+        Command::Up(args) => commands::up::up(ui, args),
+        Command::Down(args) => commands::up::down(ui, args),
+        Command::Attach(args) => commands::attach::run(ui, args),
+        Command::Watch(args) => commands::watch::run(ui, args),
+        Command::Supervise(args) => commands::up::supervise(ui, args),
+        Command::Session(args) => commands::up::session_init(ui, args),
         Command::Grant(args) => commands::grant::run(ui, args),
         Command::Agent(args) => commands::agent::run(ui, args),
         Command::Log(args) => commands::log::run(ui, args),

@@ -26,6 +26,11 @@ pub struct AgentArgs {
     /// Print the exact bwrap command line instead of running it.
     #[arg(long)]
     pub print_argv: bool,
+    /// Start the agent in the loop's live session (starting the session if needed) and
+    /// return: it keeps running with nobody attached. `git loop attach ID` shows it;
+    /// Ctrl-b then d detaches again (tmux's keys).
+    #[arg(long, conflicts_with = "print_argv")]
+    pub detach: bool,
     /// Arguments for the agent (after `--`).
     #[arg(allow_hyphen_values = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -74,11 +79,89 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     args.sandbox.check()?;
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, args.id.as_deref().unwrap_or_default())?;
+    if args.detach {
+        return detach(ui, &ws, &id, args);
+    }
+    if !args.print_argv {
+        if let Some(conn) = super::up::connect(&ws, &id)? {
+            super::up::refuse_options(&id, &args.sandbox)?;
+            ui.status(format!("git-loop: joined loop {id}'s live session"))?;
+            return crate::session::join(
+                conn,
+                crate::session::wire::Exec {
+                    kind: "agent".into(),
+                    argv: args.args,
+                    interactive: true,
+                    term: super::up::term(),
+                    ..Default::default()
+                },
+            );
+        }
+    }
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
     let config = super::load_sandbox_config(ui, &ws, &rec)?;
     let req = args.sandbox.request(Vec::new(), true, args.print_argv);
     crate::agent::run(ui, &ws, &rec, &config, req, args.args)
+}
+
+/// `agent --detach`: the agent in the loop's session, in its tmux, with nobody attached.
+fn detach(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs) -> Result<u8> {
+    use crate::session::wire::Exec;
+    let conn = match super::up::connect(ws, id)? {
+        Some(conn) => {
+            super::up::refuse_options(id, &args.sandbox)?;
+            conn
+        }
+        None => {
+            let rec = loops::load(ws, id)?;
+            loops::check_repo(ws, &rec)?;
+            super::up::start(ui, ws, id, &args.sandbox)?;
+            ui.status(format!(
+                "loop {id}'s session is up (git loop down {id} ends it)"
+            ))?;
+            super::up::connect(ws, id)?
+                .ok_or_else(|| Error::failure(format!("loop {id}'s session ended as it started")))?
+        }
+    };
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| Error::failure("cannot open /dev/null").with_source(e))?;
+    let quiet = std::os::fd::AsRawFd::as_raw_fd(&null);
+    let running = Exec {
+        kind: "agent-running".into(),
+        ..Default::default()
+    };
+    if crate::session::join_with(conn, running, [quiet, quiet, quiet])? == 0 {
+        return Err(
+            Error::failure(format!("loop {id}'s agent already runs in its session"))
+                .hint(format!("attach to it: git loop attach {id}")),
+        );
+    }
+    let conn = super::up::connect(ws, id)?
+        .ok_or_else(|| Error::failure(format!("loop {id}'s session ended")))?;
+    let start = Exec {
+        kind: "agent-detach".into(),
+        argv: args.args,
+        term: super::up::term(),
+        ..Default::default()
+    };
+    let code = crate::session::join_with(conn, start, [quiet, 1, 2])?;
+    if code != 0 {
+        return Err(Error::failure(format!(
+            "the agent did not start in loop {id}'s session (exit {code})"
+        ))
+        .hint(format!(
+            "see {}",
+            crate::session::log_path(ws, id).display()
+        )));
+    }
+    ui.status(format!(
+        "the agent runs in loop {id}'s session: git loop attach {id} shows it (Ctrl-b d detaches)"
+    ))?;
+    Ok(0)
 }
 
 fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {

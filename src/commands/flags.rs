@@ -60,6 +60,8 @@ impl SandboxFlags {
             ro_same_path: Vec::new(),
             allow_domains: self.allow_domain,
             agent_env: Vec::new(),
+            session: None,
+            timeout: None,
         }
     }
 }

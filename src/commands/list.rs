@@ -40,6 +40,9 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                 Ok(rec) => {
                     let mut v = loops::to_json(&ws, rec, s.status.as_ref().ok());
                     v["disk_bytes"] = s.disk_bytes.unwrap_or(0).into();
+                    v["session"] = crate::session::is_up(&ws, &rec.id).into();
+                    v["agent"] = serde_json::to_value(crate::session::state::read(&ws, &rec.id))
+                        .unwrap_or_default();
                     if let Err(e) = &s.status {
                         v["error"] = e.one_line().into();
                     }
@@ -62,6 +65,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     let mut rows = vec![[
         "ID".to_string(),
         "STATE".into(),
+        "AGENT".into(),
         "AGE".into(),
         "CODE".into(),
         "NOTES".into(),
@@ -84,6 +88,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                 rows.push([
                     s.id.clone(),
                     status.state.to_string(),
+                    agent_cell(&ws, &rec.id),
                     loops::age(rec),
                     code,
                     notes,
@@ -95,6 +100,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                 rows.push([
                     s.id.clone(),
                     "error".into(),
+                    agent_cell(&ws, &rec.id),
                     loops::age(rec),
                     "?".into(),
                     "?".into(),
@@ -107,6 +113,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                 rows.push([
                     s.id.clone(),
                     "broken".into(),
+                    "-".into(),
                     "?".into(),
                     "?".into(),
                     "?".into(),
@@ -121,6 +128,7 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
         rows.push([
             id.clone(),
             "removed".into(),
+            "-".into(),
             "-".into(),
             "-".into(),
             "-".into(),
@@ -141,12 +149,12 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
             }
         }
     }
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..7)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     for (i, row) in rows.iter().enumerate() {
         let mut line = String::new();
-        for c in 0..6 {
+        for c in 0..7 {
             let cell = format!("{:<w$}  ", row[c], w = widths[c]);
             let color = match (i, c, row[1].as_str()) {
                 (0, _, _) => BOLD,
@@ -161,11 +169,33 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                 line.push_str(&format!("{color}{cell}{RESET}"));
             }
         }
-        line.push_str(&row[6]);
+        line.push_str(&row[7]);
         writeln!(ui.out(), "{}", line.trim_end())?;
     }
     for (id, e) in problems {
         crate::report::Report::problem(ui, &format!("{id}: "), e)?;
     }
     Ok(0)
+}
+
+/// The AGENT column: the session (`up`), the agent's state and who is attached:
+/// `up · needs-input · 2 attached`; `-` for none.
+fn agent_cell(ws: &crate::workspace::Workspace, id: &str) -> String {
+    let mut parts = Vec::new();
+    if crate::session::is_up(ws, id) {
+        parts.push("up".to_string());
+    }
+    if let Some(state) = crate::session::state::read(ws, id) {
+        if state.state.is_some() {
+            parts.push(state.label());
+        }
+        if state.attached > 0 {
+            parts.push(format!("{} attached", state.attached));
+        }
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" · ")
+    }
 }

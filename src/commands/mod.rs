@@ -2,6 +2,7 @@
 //! done by the domain modules.
 
 pub mod agent;
+pub mod attach;
 pub mod autocommit;
 pub mod completions;
 pub mod config;
@@ -27,7 +28,9 @@ pub mod run;
 pub mod shell;
 pub mod show;
 pub mod sync;
+pub mod up;
 pub mod vault;
+pub mod watch;
 
 mod config_stack;
 mod flags;

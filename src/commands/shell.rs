@@ -19,14 +19,28 @@ pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
     args.sandbox.check()?;
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
-    let rec = loops::load(&ws, &id)?;
-    loops::check_repo(&ws, &rec)?;
-    let config = super::load_sandbox_config(ui, &ws, &rec)?;
     // Only a shell the sandbox has: /bin/sh-like paths under /usr exist inside.
     let shell = std::env::var("SHELL")
         .ok()
         .filter(|s| s.starts_with("/usr/") || s.starts_with("/bin/"))
         .unwrap_or_else(|| "/bin/bash".into());
+    if let Some(conn) = super::up::connect(&ws, &id)? {
+        super::up::refuse_options(&id, &args.sandbox)?;
+        ui.status(format!("git-loop: joined loop {id}'s live session"))?;
+        return crate::session::join(
+            conn,
+            crate::session::wire::Exec {
+                kind: "shell".into(),
+                argv: vec![shell, "-i".into()],
+                interactive: true,
+                term: super::up::term(),
+                ..Default::default()
+            },
+        );
+    }
+    let rec = loops::load(&ws, &id)?;
+    loops::check_repo(&ws, &rec)?;
+    let config = super::load_sandbox_config(ui, &ws, &rec)?;
     sandbox::run(
         ui,
         &ws,

@@ -67,6 +67,9 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
     };
     match key {
         "mounts" => whole("only the operator config may add host mounts"),
+        "notify.command" if value.as_array().is_some_and(|a| !a.is_empty()) => {
+            whole("only the operator config may name a program the host runs")
+        }
         "network.allow_cidrs" | "network.hosts" => {
             whole("only the operator config may widen the addresses the proxy reaches")
         }
@@ -227,6 +230,11 @@ mod tests {
             assert!(refused("vault.require_binding", Value::Boolean(false)));
             assert!(!refused("vault.require_binding", Value::Boolean(true)));
             assert!(!refused("agent.command", list(&["codex"])));
+            // A program the host runs: the operator's alone; turning notifications off
+            // or keeping the default is anyone's.
+            assert!(refused("notify.command", list(&["/tmp/x"])));
+            assert!(!refused("notify.command", list(&[])));
+            assert!(!refused("notify.enabled", Value::Boolean(false)));
             assert!(refused("toolchains.enable", s("detected")));
             assert!(refused("toolchains.enable", list(&["rustup"])));
             assert!(!refused("toolchains.enable", list(&[])));

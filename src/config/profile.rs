@@ -51,6 +51,8 @@ pub struct SandboxProfile {
     /// `Some(Strict)` narrows an operator's best effort back; best effort itself is the
     /// operator's alone.
     pub enforce: Option<Enforce>,
+    /// `[limits] time`: a run (or a live session's agent) is ended after it.
+    pub time: Option<std::time::Duration>,
     pub allow_domains: Vec<Pattern>,
     /// `[toolchains] enable`, if set.
     pub toolchains: Option<Selection>,
@@ -159,6 +161,25 @@ struct LimitsTable {
     pids: Option<u64>,
     memory: Option<Size>,
     enforce: Option<Enforce>,
+    time: Option<TimeLimit>,
+}
+
+/// `[limits] time = "30m"`: a duration as `run --timeout` takes it.
+#[derive(Debug)]
+struct TimeLimit(std::time::Duration);
+
+impl<'de> Deserialize<'de> for TimeLimit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TimeLimit, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => crate::session::timer::parse(&s)
+                .map(TimeLimit)
+                .map_err(D::Error::custom),
+            Value::Integer(n) if n > 0 => Ok(TimeLimit(std::time::Duration::from_secs(n as u64))),
+            _ => Err(D::Error::custom(
+                "time takes a duration: \"90s\", \"30m\", \"1h30m\" (or seconds)",
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -212,6 +233,7 @@ impl SandboxProfile {
             pids: None,
             memory: None,
             enforce: None,
+            time: None,
             allow_domains: Vec::new(),
             toolchains: None,
             caches: None,
@@ -282,7 +304,7 @@ impl SandboxProfile {
             })
         };
         let seg = |k: &str| Seg::Key(k.to_string());
-        let (mut pids, mut memory, mut enforce) = (None, None, None);
+        let (mut pids, mut memory, mut enforce, mut time) = (None, None, None, None);
         match file.limits {
             Some(LimitsField::BestEffort) => ignore(
                 "limits",
@@ -293,6 +315,7 @@ impl SandboxProfile {
             Some(LimitsField::Table(t)) => {
                 pids = t.pids;
                 memory = t.memory.map(|m| m.0);
+                time = t.time.map(|t| t.0);
                 match t.enforce {
                     Some(Enforce::BestEffort) => ignore(
                         "limits.enforce",
@@ -333,6 +356,7 @@ impl SandboxProfile {
             pids,
             memory,
             enforce,
+            time,
             allow_domains,
             toolchains,
             caches,

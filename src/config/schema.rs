@@ -40,6 +40,17 @@ pub struct Settings {
     pub toolchains: ToolchainSettings,
     pub import: ImportSettings,
     pub publish: PublishSettings,
+    pub notify: NotifySettings,
+}
+
+/// `[notify]`: what a live session does when its agent needs input, is done or exited.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySettings {
+    pub enabled: bool,
+    /// A program the host runs with the loop's id, title and state as its arguments (never
+    /// through a shell); empty: `notify-send` where it exists. Operator config only.
+    pub command: Vec<String>,
 }
 
 /// `[publish]`: how a loop's notes merge into trunk.

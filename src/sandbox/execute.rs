@@ -295,10 +295,13 @@ fn in_sandbox(
     start.limits = Some(applied.enforcement.as_str().to_string());
     record::started(ws, &rec.id, &start);
     let started = Instant::now();
+    // `--timeout`: ends the sandbox from a thread of its own (see `crate::session::timer`).
+    let timer = plan.timeout.map(crate::session::timer::Timer::arm);
     let ended = super::spawn::run(
         &plan.spec,
         &argv,
         &handed.keep,
+        &plan.inherit_fds,
         spawner_end.as_ref(),
         &applied,
         ws.root(),
@@ -308,7 +311,13 @@ fn in_sandbox(
         || applied.sweep_killed(),
     );
     drop(spawner_end);
+    // Whether the time limit ended it: stopped now, so it cannot fire past this point.
+    let timed_out = match (timer.map(|t| t.stop()), plan.timeout) {
+        (Some(true), Some(limit)) => Some(limit),
+        _ => None,
+    };
     tear_down(TearDown {
+        timed_out,
         report,
         ws,
         rec,
@@ -324,6 +333,8 @@ fn in_sandbox(
 
 /// What is left of a run when bwrap has returned.
 struct TearDown<'a> {
+    /// The time limit that ended the run, if one did.
+    timed_out: Option<std::time::Duration>,
     report: &'a mut dyn Report,
     ws: &'a Workspace,
     rec: &'a LoopRecord,
@@ -339,6 +350,7 @@ struct TearDown<'a> {
 /// Step 8, in the order the module's header gives.
 fn tear_down(t: TearDown<'_>) -> Result<u8> {
     let TearDown {
+        timed_out,
         report,
         ws,
         rec,
@@ -376,7 +388,15 @@ fn tear_down(t: TearDown<'_>) -> Result<u8> {
             not_started(ws, rec, run, crate::values::Backend::Bwrap, &e);
             e
         })?;
-        let cause = cause(by.as_ref(), status);
+        let (cause, code) = match timed_out {
+            Some(limit) => (
+                Cause::Timeout {
+                    limit: crate::session::timer::human(limit),
+                },
+                crate::session::timer::TIMED_OUT,
+            ),
+            _ => (cause(by.as_ref(), status), exit_code(by.as_ref(), status)),
+        };
         if let Some(line) = cause.said() {
             report.status(&line)?;
         }
@@ -387,7 +407,7 @@ fn tear_down(t: TearDown<'_>) -> Result<u8> {
             Ended {
                 run,
                 backend: crate::values::Backend::Bwrap,
-                code: exit_code(by.as_ref(), status),
+                code,
                 cause,
                 started,
             },

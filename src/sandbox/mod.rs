@@ -51,6 +51,18 @@ pub struct Request {
     pub allow_domains: Vec<String>,
     /// What a known agent's profile adds to the environment (`git loop agent`).
     pub agent_env: Vec<(String, String)>,
+    /// A live session's own: descriptors the sandbox's command inherits (the session's
+    /// socketpair), and the `git-loop` binary bound into the view (see `crate::session`).
+    pub session: Option<SessionStart>,
+    /// `run --timeout`, `[limits] time`: the run is ended after this long.
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// What a live session's sandbox has beyond a run's (see `crate::session`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionStart {
+    /// Descriptors the sandbox's command inherits, at the same numbers.
+    pub inherit_fds: Vec<i32>,
 }
 
 /// Why a sandbox cannot be had for a run (the command layer adds what to do).

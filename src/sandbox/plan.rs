@@ -239,6 +239,10 @@ pub struct RunPlan {
     /// The start event (its `limits` are filled in when they are applied).
     pub start: StartEvent,
     pub how: How,
+    /// A live session's descriptors for its init (see `crate::session`).
+    pub inherit_fds: Vec<i32>,
+    /// The run's time limit.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// How the command runs.
@@ -533,6 +537,12 @@ pub fn plan(
         warnings,
         start,
         how,
+        inherit_fds: req
+            .session
+            .as_ref()
+            .map(|s| s.inherit_fds.clone())
+            .unwrap_or_default(),
+        timeout: req.timeout,
     })
 }
 
@@ -752,6 +762,8 @@ mod tests {
             ro_same_path: Vec::new(),
             allow_domains: Vec::new(),
             agent_env: Vec::new(),
+            session: None,
+            timeout: None,
         }
     }
 

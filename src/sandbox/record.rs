@@ -78,6 +78,8 @@ pub enum Cause {
     /// The command never started (bwrap, or the command on the host, could not be
     /// started): why.
     NotStarted { error: String },
+    /// The run's time limit (`run --timeout`, `[limits] time`) ended it.
+    Timeout { limit: String },
     /// Nobody saw the run end (its supervisor was killed with it): found, with no exit
     /// recorded and no run of the loop alive, at `found_at`.
     Unknown { found_at: String },
@@ -94,6 +96,9 @@ impl Cause {
             )),
             Cause::SandboxKilled { signal } => {
                 Some(format!("git-loop: the sandbox was killed by SIG{signal}"))
+            }
+            Cause::Timeout { limit } => {
+                Some(format!("git-loop: the run's time limit ({limit}) ended it"))
             }
         }
     }

@@ -27,6 +27,8 @@ pub fn run(
     // by environment (see spawn.rs), and neither is written anywhere. The plan sees its
     // entries by name only.
     let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
+    // Claude Code's question about the key it is given (see `crate::agent::approve_key`).
+    crate::agent::approve_key(ws, rec, &delivery.env);
     let read = Inputs::read(
         ws,
         rec,

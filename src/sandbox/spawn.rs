@@ -117,6 +117,7 @@ pub fn run(
     spec: &SandboxSpec,
     argv: &[OsString],
     keep: &[OwnedFd],
+    inherit: &[i32],
     proxy_channel: Option<&OwnedFd>,
     limits: &Applied,
     workspace_root: &Path,
@@ -156,7 +157,13 @@ pub fn run(
         overlay,
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-        keep_fds: keep.iter().map(AsRawFd::as_raw_fd).collect(),
+        // A live session's socketpair end reaches the session's init (bwrap passes on
+        // what it inherits).
+        keep_fds: keep
+            .iter()
+            .map(AsRawFd::as_raw_fd)
+            .chain(inherit.iter().copied())
+            .collect(),
         proxy_channel: proxy_channel.map(AsRawFd::as_raw_fd),
         landlock: landlock_bits(spec.landlock),
     };
@@ -538,6 +545,16 @@ static SENT_BY: AtomicI32 = AtomicI32::new(0);
 static PARENT: AtomicI32 = AtomicI32::new(0);
 /// [`PARENT`], once the run ended because it did; 0 otherwise.
 static PARENT_ENDED: AtomicI32 = AtomicI32::new(0);
+
+/// Ends the running sandbox now, as a signal to `git-loop` would (a run's time limit);
+/// nothing happens while none runs.
+pub fn end_sandbox() {
+    let pid = SANDBOX_PID.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: a plain system call.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
 
 /// The signals that end a run when they are sent to `git-loop` itself.
 const ENDING_SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];

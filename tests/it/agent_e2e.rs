@@ -572,3 +572,240 @@ fn codex_commits_in_its_loop_with_the_users_identity_and_no_prompt() {
     assert!(!log.stdout.contains("violation"), "{}", log.stdout);
     assert!(!log.stdout.contains("upstream"), "{}", log.stdout);
 }
+
+/// A tmux server of the test's own, for the user's terminals.
+struct Terminals {
+    socket: PathBuf,
+}
+
+impl Terminals {
+    fn new(root: &Path) -> Terminals {
+        Terminals {
+            socket: root.join("terminals.sock"),
+        }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("-f")
+            .arg("/dev/null")
+            .args(args)
+            .output()
+            .expect("tmux is installed (.ci/run installs it)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A terminal named `name` running `argv` with `envs` (and nothing else).
+    fn open(&self, name: &str, envs: &[(String, String)], argv: &[String]) {
+        let mut line = vec!["env".to_string(), "-i".to_string()];
+        line.extend(envs.iter().map(|(k, v)| format!("{k}={v}")));
+        line.extend(argv.iter().cloned());
+        let quoted: Vec<String> = line
+            .iter()
+            .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+            .collect();
+        let shell = format!("{}; sleep 600", quoted.join(" "));
+        let mut args = vec![
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            "140",
+            "-y",
+            "40",
+            &shell,
+        ];
+        if self.tmux(&["has-session"]).is_empty() && !self.socket.exists() {
+            args[0] = "new-session";
+        }
+        self.tmux(&args);
+    }
+
+    fn screen(&self, name: &str) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", name])
+    }
+}
+
+impl Drop for Terminals {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+fn wait_for(limit: std::time::Duration, mut f: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < until {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    f()
+}
+
+/// A live loop with the real Claude Code (issue 31): `agent --detach`, two terminals
+/// attached to the same screen, the detach key, the agent's states in `list` and `watch`,
+/// the operator's notification command, and `down` ending everything.
+#[test]
+fn claude_code_runs_detached_in_a_live_session_and_says_what_it_is_doing() {
+    // The turn takes a few seconds (its tool sleeps), so `working` is seen.
+    let stand_in = StandIn::start("sleep 4 && echo WORKED");
+    let command = format!("[{:?}]", claude().display().to_string());
+    let s = Setup::with(stand_in, &command, "sandbox", KEY);
+    let url = format!("https://api.stand-in.test:{}", s.stand_in.port);
+    let base = s.git_loop(
+        &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
+        Some(url.as_bytes()),
+    );
+    assert_eq!(base.code, 0, "{}", base.stderr);
+    // The operator's notification program records what it is given.
+    let notified = s.env.root.join("notified.txt");
+    let script = s.env.root.join("notify.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$1|$2|$3\" >> {}\n", notified.display()),
+    )
+    .unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&script).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = s.env.home.join(".config/git-loop/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[notify]\ncommand = [{:?}]\n",
+        script.display().to_string()
+    ));
+    std::fs::write(&config, text).unwrap();
+
+    // `watch --json` from the start.
+    let watch_out = s.env.root.join("watch.jsonl");
+    let mut watch = Command::new(BIN)
+        .env_clear()
+        .envs(s.env.envs())
+        .args(["watch", "--json", &s.id])
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&watch_out).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    let detach = s.git_loop(&["agent", &s.id, "--detach", "--", "add a greeting"], None);
+    assert_eq!(detach.code, 0, "{}", detach.stderr);
+    assert!(
+        detach.stderr.contains("git loop attach"),
+        "{}",
+        detach.stderr
+    );
+
+    // Two terminals attach and see the same screen: the agent's.
+    let terms = Terminals::new(&s.env.root);
+    let envs: Vec<(String, String)> = s
+        .env
+        .envs()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
+        .chain([("TERM".to_string(), "xterm-256color".to_string())])
+        .collect();
+    let attach = vec![BIN.to_string(), "attach".into(), s.id.clone()];
+    terms.open("one", &envs, &attach);
+    terms.open("two", &envs, &attach);
+    let agent_screen = |name: &str| {
+        let screen = terms.screen(name);
+        screen.contains("add a greeting") || screen.contains("WORKED") || screen.contains("done")
+    };
+    assert!(
+        wait_for(std::time::Duration::from_secs(30), || agent_screen("one")
+            && agent_screen("two")),
+        "one:\n{}\ntwo:\n{}",
+        terms.screen("one"),
+        terms.screen("two")
+    );
+    let list = s.git_loop(&["list", "--json"], None);
+    let loops: Value = serde_json::from_str(&list.stdout).unwrap();
+    let agent = &loops[0]["agent"];
+    assert_eq!(agent["attached"], 2, "{agent}");
+
+    // The stand-in ends the turn: the agent waits for the person.
+    let state = || {
+        let list = s.git_loop(&["list", "--json"], None);
+        let loops: Value = serde_json::from_str(&list.stdout).unwrap_or_default();
+        loops[0]["agent"]["state"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        wait_for(std::time::Duration::from_secs(60), || state()
+            == "needs-input"),
+        "state {}; screen:\n{}",
+        state(),
+        terms.screen("one")
+    );
+    // `watch` prints the change within a second of the hook.
+    wait_for(std::time::Duration::from_secs(5), || {
+        std::fs::read_to_string(&watch_out)
+            .unwrap_or_default()
+            .contains("\"needs-input\"")
+    });
+    let watched = std::fs::read_to_string(&watch_out).unwrap();
+    let states: Vec<String> = watched
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["state"].as_str().map(str::to_string))
+        .collect();
+    let working = states.iter().position(|s| s == "working");
+    let waiting = states.iter().rposition(|s| s == "needs-input");
+    assert!(
+        matches!((working, waiting), (Some(w), Some(n)) if w < n),
+        "watch printed: {watched}"
+    );
+    let said = std::fs::read_to_string(&notified).unwrap_or_default();
+    assert!(
+        said.contains(&format!("{}|greet|needs-input", s.id)),
+        "notified: {said}"
+    );
+
+    // The detach key leaves the agent running.
+    terms.tmux(&["send-keys", "-t", "one", "C-b", "d"]);
+    assert!(wait_for(std::time::Duration::from_secs(10), || terms
+        .screen("one")
+        .contains("detached")));
+    let ps = s.git_loop(&["run", "-q", &s.id, "--", "ps", "-eo", "args"], None);
+    assert!(ps.stdout.contains("claude"), "{}", ps.stdout);
+
+    // `down` ends everything of the session.
+    let sup: u32 =
+        std::fs::read_to_string(s.env.ws.join("locks/live").join(format!("{}.pid", s.id)))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+    let down = s.git_loop(&["down", &s.id], None);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{sup}")).exists() || {
+            let stat = std::fs::read_to_string(format!("/proc/{sup}/stat")).unwrap_or_default();
+            stat.contains(") Z")
+        }
+    );
+    assert!(
+        wait_for(std::time::Duration::from_secs(10), || terms
+            .screen("two")
+            .contains("exited")
+            || terms.screen("two").contains("lost")
+            || terms.screen("two").contains("ended")),
+        "{}",
+        terms.screen("two")
+    );
+    let _ = watch.kill();
+    let _ = watch.wait();
+}

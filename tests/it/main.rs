@@ -22,6 +22,7 @@ mod host_trust;
 mod import;
 mod install;
 mod lifecycle;
+mod live;
 mod newcomer;
 mod publish;
 mod recovery;

@@ -20,6 +20,8 @@ pub(super) fn show_mounts(
         ro_same_path: Vec::new(),
         allow_domains: Vec::new(),
         agent_env: Vec::new(),
+        session: None,
+        timeout: None,
     };
     let spec = crate::sandbox::spec_for(
         ws,

@@ -1,0 +1,652 @@
+//! The supervisor of a live session: `git-loop __supervise ID`, a host process that `up`
+//! starts detached. It holds the session's lock, runs the sandbox (with the loop's proxy
+//! in the proxy mode) on its main thread, and relays joined commands between the host's
+//! socket and the session's init (see the module header of `session`).
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::state::{AgentState, Kind};
+use super::wire::{self, Exec, Facts, Message};
+use crate::error::{Error, Result};
+use crate::loops::LoopRecord;
+use crate::sandbox::events;
+use crate::workspace::Workspace;
+
+/// The agent's command line and what its profile adds to the environment.
+type AgentLine = (Vec<String>, Vec<(String, String)>);
+
+/// What the threads of a supervisor share.
+struct Shared {
+    /// The supervisor's end of the socketpair with the session's init.
+    init: OwnedFd,
+    /// Joined commands waiting for their start and exit, by number.
+    waiting: Mutex<HashMap<u64, Sender<Message>>>,
+    next: AtomicU64,
+    /// `up`'s end of the readiness pipe, until the init says it is ready.
+    ready: Mutex<Option<std::fs::File>>,
+    ws: Workspace,
+    rec: LoopRecord,
+    facts: Facts,
+    /// The agent's command line and environment (`agent.command` and its profile), when
+    /// the agent is installed.
+    agent: Option<AgentLine>,
+    /// The host's tmux (under /usr, so in the view), for the detached agent.
+    tmux: Option<String>,
+    /// The agent's state, as `list` and `watch` read it from `locks/live/<id>.state`.
+    state: Mutex<AgentState>,
+    /// The stdout of each attached terminal (by joined command), for the bell.
+    attached: Mutex<Vec<(u64, OwnedFd)>>,
+    notify: crate::config::schema::NotifySettings,
+    /// The profile's `[limits] time`, for the session's agent.
+    agent_time: Option<Duration>,
+}
+
+/// Runs the session of `rec` until `down`, the end of its init, or a signal; `ready` is
+/// the pipe `up` waits on (one line: `ok`). Returns the exit code.
+pub fn supervise(
+    report: &mut dyn crate::report::Report,
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &crate::config::Config,
+    mut req: crate::sandbox::Request,
+    ready: Option<std::fs::File>,
+) -> Result<u8> {
+    super::ensure_live_dir(ws)?;
+    let lock = take_lock(ws, &rec.id)?;
+    let _ = std::fs::write(
+        super::pid_path(ws, &rec.id),
+        format!("{}\n", std::process::id()),
+    );
+    let sock_path = super::socket_path(ws, &rec.id);
+    let listener = listen(&sock_path)?;
+    let (ours, theirs) = wire::pair()
+        .map_err(|e| Error::failure("cannot make the session's socketpair").with_source(e))?;
+    // The session's view has the agent's install folder, so `agent` can join it; its
+    // prompt layers are written as before an agent's run.
+    let mut agent = None;
+    if let Ok((profile, argv, folder, env)) = crate::agent::command_for(ws, config, Vec::new()) {
+        let mut as_agent = req.clone();
+        as_agent.command = argv.clone();
+        as_agent.agent_env = env.clone();
+        as_agent.ro_same_path.extend(folder.clone());
+        crate::agent::prepare(report, ws, rec, config, &as_agent, profile)?;
+        req.ro_same_path.extend(folder);
+        agent = Some((argv, env));
+    }
+    let tmux = crate::sandbox::probe::which("tmux", "/usr/bin:/bin")
+        .map(|p| p.display().to_string())
+        .filter(|p| p.starts_with("/usr/"));
+    req.command = vec![
+        crate::egress::relay::RELAY_EXE.to_string(),
+        "__session".into(),
+        theirs.as_raw_fd().to_string(),
+    ];
+    req.session = Some(crate::sandbox::SessionStart {
+        inherit_fds: vec![theirs.as_raw_fd()],
+    });
+    let shared = Arc::new(Shared {
+        init: ours,
+        waiting: Mutex::default(),
+        next: AtomicU64::new(1),
+        ready: Mutex::new(ready),
+        ws: ws.clone(),
+        rec: rec.clone(),
+        facts: Facts {
+            supervisor_pid: std::process::id(),
+            started: crate::loops::now_rfc3339(),
+            net: req
+                .net
+                .map(|n| crate::choice::Choice::name(n).to_string())
+                .unwrap_or_else(|| rec.network.to_string()),
+            mode: req
+                .mode
+                .map(|m| crate::choice::Choice::name(m).to_string())
+                .unwrap_or_else(|| rec.mode.to_string()),
+        },
+        agent,
+        tmux,
+        state: Mutex::new(AgentState {
+            state: None,
+            code: None,
+            since: crate::loops::now_rfc3339(),
+            attached: 0,
+        }),
+        attached: Mutex::default(),
+        notify: config.settings().notify.clone(),
+        agent_time: config.profile().time,
+    });
+    write_state(&shared);
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || watch_inside(&shared));
+    }
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || from_init(&shared));
+    }
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || accept(listener, &shared));
+    }
+    let _ = events::append(&ws.loop_events(&rec.id), "session", json!({"state": "up"}));
+    // On this thread: bwrap's parent-death signal follows the thread that started it.
+    let result = crate::sandbox::run(report, ws, rec, config, &req);
+    drop(theirs);
+    let _ = std::fs::remove_file(&sock_path);
+    let _ = events::append(
+        &ws.loop_events(&rec.id),
+        "session",
+        json!({"state": "down"}),
+    );
+    // Held until this process exits (the kernel lets it go then): `down` returns only when
+    // no process of the session, the supervisor included, is left.
+    std::mem::forget(lock);
+    result
+}
+
+/// The session's lock, or the refusal when another supervisor holds it. A look by
+/// `is_up` holds it shared for an instant, so a held lock is tried again for a moment.
+fn take_lock(ws: &Workspace, id: &str) -> Result<crate::fsutil::Lock> {
+    let path = super::lock_path(ws, id);
+    for _ in 0..50 {
+        if let Some(lock) = crate::fsutil::Lock::try_acquire(&path)? {
+            return Ok(lock);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Err(Error::failure(format!(
+        "loop {id}'s session is already up (`git loop down {id}` ends it)"
+    )))
+}
+
+fn listen(path: &std::path::Path) -> Result<OwnedFd> {
+    use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, UnixAddr};
+    let failed = |e: nix::Error| {
+        Error::failure(format!("cannot listen on {}", path.display())).with_source(e)
+    };
+    // A socket left by a supervisor that died: ours now that we hold the lock.
+    let _ = std::fs::remove_file(path);
+    let sock = socket::socket(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(failed)?;
+    let addr = UnixAddr::new(path).map_err(failed)?;
+    socket::bind(sock.as_raw_fd(), &addr).map_err(failed)?;
+    socket::listen(&sock, socket::Backlog::new(64).map_err(failed)?).map_err(failed)?;
+    Ok(sock)
+}
+
+/// What the init says: readiness, and the start and end of joined commands.
+fn from_init(shared: &Shared) {
+    loop {
+        let msg = match wire::recv(shared.init.as_raw_fd()) {
+            Ok(Some((msg, _))) => msg,
+            Ok(None) | Err(_) => break,
+        };
+        match msg {
+            Message::Ready => {
+                if let Some(mut pipe) = shared.ready.lock().expect("not poisoned").take() {
+                    use std::io::Write;
+                    let _ = writeln!(pipe, "ok");
+                }
+                shed_start_up_code();
+            }
+            Message::Started { id, .. } | Message::Exit { id, .. } => {
+                let to = shared
+                    .waiting
+                    .lock()
+                    .expect("not poisoned")
+                    .get(&id)
+                    .cloned();
+                if let Some(to) = to {
+                    let _ = to.send(msg);
+                }
+            }
+            _ => {}
+        }
+    }
+    // The init is gone: nothing can join any more; the sandbox ends with it.
+    for (_, to) in shared.waiting.lock().expect("not poisoned").drain() {
+        let _ = to.send(Message::Exit {
+            id: 0,
+            code: 1,
+            signal: None,
+            cause: Some("session-ended".into()),
+        });
+    }
+}
+
+fn accept(listener: OwnedFd, shared: &Arc<Shared>) {
+    loop {
+        let conn = match nix::sys::socket::accept4(
+            listener.as_raw_fd(),
+            nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+        ) {
+            // SAFETY: accept just made this descriptor.
+            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+            Err(nix::Error::EINTR | nix::Error::ECONNABORTED) => continue,
+            Err(_) => return,
+        };
+        // Only this user: the folder is 0700, and the peer's uid is checked besides.
+        // SAFETY: getuid cannot fail.
+        if wire::peer_uid(&conn) != Some(unsafe { libc::getuid() }) {
+            continue;
+        }
+        let shared = Arc::clone(shared);
+        std::thread::spawn(move || serve(conn, &shared));
+    }
+}
+
+/// One connection: a joined command, a query, or `down`.
+fn serve(conn: OwnedFd, shared: &Arc<Shared>) {
+    let Ok(Some((msg, fds))) = wire::recv(conn.as_raw_fd()) else {
+        return;
+    };
+    match msg {
+        Message::Exec(exec) => {
+            let code = run_joined(shared, &conn, exec, fds);
+            let _ = code;
+        }
+        Message::Query => {
+            let _ = wire::send(conn.as_raw_fd(), &Message::Facts(shared.facts.clone()), &[]);
+        }
+        Message::Down => {
+            // The main thread's run ends the sandbox on TERM, and cleans up after it.
+            // SAFETY: a signal to this very process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        }
+        _ => {}
+    }
+}
+
+/// Runs `exec` in the session for the joiner at `conn`; returns its exit code once the
+/// joiner has it.
+fn run_joined(
+    shared: &Arc<Shared>,
+    conn: &OwnedFd,
+    mut exec: Exec,
+    fds: Vec<OwnedFd>,
+) -> Option<u8> {
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    if let Err(why) = expand(shared, &mut exec) {
+        let _ = wire::send(
+            conn.as_raw_fd(),
+            &Message::Started {
+                id,
+                pid: None,
+                error: Some(why),
+            },
+            &[],
+        );
+        return None;
+    }
+    let (tx, rx) = channel();
+    shared.waiting.lock().expect("not poisoned").insert(id, tx);
+    let events = shared.ws.loop_events(&shared.rec.id);
+    let started = Instant::now();
+    let timeout = exec.timeout_ms.map(Duration::from_millis);
+    let kind = exec.kind.clone();
+    let command = exec.argv.clone();
+    exec.timeout_ms = None;
+    let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+    // An attached terminal gets the bell of notifications.
+    let bell = (kind == "attach")
+        .then(|| fds.get(1).and_then(|f| f.try_clone().ok()))
+        .flatten();
+    let sent = wire::send(shared.init.as_raw_fd(), &Message::Spawn { id, exec }, &raw);
+    drop(fds);
+    if sent.is_err() {
+        shared.waiting.lock().expect("not poisoned").remove(&id);
+        let _ = wire::send(
+            conn.as_raw_fd(),
+            &Message::Started {
+                id,
+                pid: None,
+                error: Some("the loop's session is ending".into()),
+            },
+            &[],
+        );
+        return None;
+    }
+    if kind == "attach" {
+        if let Some(out) = bell {
+            shared
+                .attached
+                .lock()
+                .expect("not poisoned")
+                .push((id, out));
+        }
+        write_state(shared);
+    }
+    let _ = events::append(
+        &events,
+        "start",
+        json!({"joined": true, "kind": kind, "command": command}),
+    );
+    // What the joiner sends from now on: signals for the command; its end (the joiner was
+    // killed, its terminal closed) ends the command, as a fresh run ends with its parent.
+    {
+        let shared = Arc::clone(shared);
+        let conn = conn.as_raw_fd();
+        let dup = nix::unistd::dup(unsafe { std::os::fd::BorrowedFd::borrow_raw(conn) });
+        std::thread::spawn(move || {
+            let Ok(conn) = dup else { return };
+            loop {
+                match wire::recv(conn.as_raw_fd()) {
+                    Ok(Some((Message::Signal { signal, .. }, _))) => {
+                        let _ = wire::send(
+                            shared.init.as_raw_fd(),
+                            &Message::Signal { id, signal },
+                            &[],
+                        );
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => {
+                        let _ = wire::send(
+                            shared.init.as_raw_fd(),
+                            &Message::Signal {
+                                id,
+                                signal: libc::SIGKILL,
+                            },
+                            &[],
+                        );
+                        return;
+                    }
+                }
+            }
+        });
+    }
+    let deadline = timeout.map(|t| started + t);
+    let mut cause = None;
+    let exit = loop {
+        let msg = match deadline {
+            Some(d) if cause.is_none() => {
+                match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
+                    Ok(m) => m,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        cause = Some("timeout".to_string());
+                        let _ = wire::send(
+                            shared.init.as_raw_fd(),
+                            &Message::Signal {
+                                id,
+                                signal: libc::SIGKILL,
+                            },
+                            &[],
+                        );
+                        continue;
+                    }
+                    Err(_) => break None,
+                }
+            }
+            _ => match rx.recv() {
+                Ok(m) => m,
+                Err(_) => break None,
+            },
+        };
+        match msg {
+            Message::Started { error: Some(_), .. } => {
+                let _ = wire::send(conn.as_raw_fd(), &msg, &[]);
+            }
+            Message::Exit { .. } => break Some(msg),
+            _ => {}
+        }
+    };
+    shared.waiting.lock().expect("not poisoned").remove(&id);
+    let Some(Message::Exit {
+        code,
+        signal,
+        cause: ended,
+        ..
+    }) = exit
+    else {
+        return None;
+    };
+    let cause = cause.or(ended);
+    let code = if cause.as_deref() == Some("timeout") {
+        super::timer::TIMED_OUT
+    } else {
+        code
+    };
+    let mut event = json!({"joined": true, "kind": kind, "code": code, "duration_ms": started.elapsed().as_millis() as u64});
+    if let Some(sig) = signal {
+        event["signal"] = json!(crate::sandbox::signal_name(sig));
+    }
+    if let Some(cause) = &cause {
+        event["cause"] = json!(cause);
+    }
+    let _ = events::append(&events, "exit", event);
+    if kind == "attach" {
+        shared
+            .attached
+            .lock()
+            .expect("not poisoned")
+            .retain(|(i, _)| *i != id);
+        write_state(shared);
+    }
+    if kind == "agent" {
+        set_state(shared, Kind::Exited, Some(code));
+    }
+    let _ = wire::send(
+        conn.as_raw_fd(),
+        &Message::Exit {
+            id,
+            code,
+            signal,
+            cause,
+        },
+        &[],
+    );
+    // What the command committed reaches the origins, as after a run (after the joiner
+    // has its answer: the import is the host's business).
+    let _ = crate::loops::import(&shared.ws, &shared.rec);
+    // The import's code is not the idle session's either.
+    if shared.waiting.lock().expect("not poisoned").is_empty() {
+        shed_start_up_code();
+    }
+    Some(code)
+}
+
+/// What a joiner's kind of command runs in the session: `run` and `shell` as given; the
+/// agent with its command line and profile; the detached agent and `attach` through the
+/// session's tmux.
+///
+/// tmux, not a terminal layer of git-loop's own: several clients on one screen, detaching
+/// and reattaching, resizing, scrollback and a terminal state kept right across all of
+/// them is what tmux has done well for years, and its server lives inside the sandbox
+/// (its socket in the session's private /tmp), so it is confined like everything else there.
+fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
+    let no_agent = || {
+        "the agent (agent.command) is not installed on this host; the session has none".to_string()
+    };
+    let tmux = || {
+        shared
+            .tmux
+            .clone()
+            .ok_or_else(|| "tmux is not installed on this host (apt-get install tmux)".to_string())
+    };
+    let with_tmux = |rest: &[&str]| -> std::result::Result<Vec<String>, String> {
+        let mut line = vec![tmux()?, "-S".into(), super::TMUX_SOCKET.into()];
+        line.extend(rest.iter().map(|s| s.to_string()));
+        Ok(line)
+    };
+    let args = std::mem::take(&mut exec.argv);
+    match exec.kind.as_str() {
+        "run" | "shell" => exec.argv = args,
+        "agent" => {
+            let (argv, mut env) = shared.agent.clone().ok_or_else(no_agent)?;
+            env.extend(crate::agent::stop_state_env(&args));
+            exec.argv = argv.into_iter().chain(args).collect();
+            exec.env = env;
+            exec.interactive = true;
+            exec.timeout_ms = exec
+                .timeout_ms
+                .or(shared.agent_time.map(|t| t.as_millis() as u64));
+        }
+        "agent-detach" => {
+            let (argv, env) = shared.agent.clone().ok_or_else(no_agent)?;
+            let mut line = with_tmux(&[
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                super::TMUX_TARGET,
+                "-x",
+                "160",
+                "-y",
+                "48",
+            ])?;
+            for (k, v) in env.into_iter().chain(crate::agent::stop_state_env(&args)) {
+                line.push("-e".into());
+                line.push(format!("{k}={v}"));
+            }
+            // The agent's end is the state `exited`, with its code (the file the hooks
+            // write; the arguments reach the agent as they are, never through the script).
+            let exited = format!(
+                "\"$@\"; c=$?; printf 'exited %s\\n' \"$c\" > {}; exit \"$c\"",
+                super::state::inside_path_in_sandbox(&shared.rec.id)
+            );
+            line.extend(["--".into(), "sh".into(), "-c".into(), exited, "sh".into()]);
+            // `[limits] time`: timeout(1) ends the detached agent (exited 124).
+            if let Some(t) = shared.agent_time {
+                line.extend(["timeout".into(), format!("{}s", t.as_secs())]);
+            }
+            line.extend(argv);
+            line.extend(args);
+            exec.argv = line;
+        }
+        "agent-running" => exec.argv = with_tmux(&["has-session", "-t", super::TMUX_TARGET])?,
+        "attach" => {
+            exec.argv = with_tmux(&["attach-session", "-t", super::TMUX_TARGET])?;
+            exec.interactive = true;
+        }
+        other => return Err(format!("no such kind of command: {other}")),
+    }
+    Ok(())
+}
+
+/// Records the agent's new state, tells `list` and `watch` (the state file), and the
+/// person (notifications) when it is one to tell.
+fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
+    {
+        let mut s = shared.state.lock().expect("not poisoned");
+        s.state = Some(kind);
+        s.code = code;
+        s.since = crate::loops::now_rfc3339();
+    }
+    write_state(shared);
+    if kind.notifies() {
+        let label = shared.state.lock().expect("not poisoned").label();
+        notify(shared, &label);
+    }
+}
+
+/// Writes the state file, with the count of attached terminals.
+fn write_state(shared: &Shared) {
+    let attached = shared.attached.lock().expect("not poisoned").len() as u32;
+    let mut s = shared.state.lock().expect("not poisoned");
+    s.attached = attached;
+    super::state::write(&shared.ws, &shared.rec.id, &s);
+}
+
+/// What the hooks inside write, read every 100 ms (see `session::state`): a new write (a
+/// new time or a new word) is a change of state.
+fn watch_inside(shared: &Arc<Shared>) {
+    let mut last = super::state::read_inside(&shared.ws, &shared.rec.id);
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = super::state::read_inside(&shared.ws, &shared.rec.id);
+        if let Some(((kind, code), _)) = now.filter(|_| now != last) {
+            set_state(shared, kind, code);
+        }
+        last = now;
+    }
+}
+
+/// Tells the person: the operator's `notify.command` with the loop's id, title and state
+/// as arguments (never through a shell), else `notify-send` where it exists; and a bell on
+/// every attached terminal. Nothing with `notify.enabled = false`.
+fn notify(shared: &Arc<Shared>, label: &str) {
+    if !shared.notify.enabled {
+        return;
+    }
+    for (_, out) in shared.attached.lock().expect("not poisoned").iter() {
+        let _ = nix::unistd::write(out, b"\x07");
+    }
+    let id = shared.rec.id.clone();
+    let title = shared.rec.title.clone();
+    let mut cmd = match shared.notify.command.split_first() {
+        Some((program, rest)) => {
+            let mut c = std::process::Command::new(program);
+            c.args(rest).args([&id, &title, &label.to_string()]);
+            c
+        }
+        None => {
+            let Some(send) = crate::sandbox::probe::which(
+                "notify-send",
+                &std::env::var("PATH").unwrap_or_default(),
+            ) else {
+                return;
+            };
+            let mut c = std::process::Command::new(send);
+            c.args([
+                format!("git loop: {id} {label}"),
+                crate::terminal::visible(&title).into_owned(),
+            ]);
+            c
+        }
+    };
+    cmd.stdin(std::process::Stdio::null());
+    std::thread::spawn(move || match cmd.status() {
+        Ok(_) => {}
+        Err(e) => eprintln!("git-loop: cannot notify: {e}"),
+    });
+}
+
+/// Lets go of the pages of program code the start touched (reading the config layers, the
+/// vault, building the spec), which an idle supervisor never runs again: most of its
+/// resident memory is those pages, mapped from the binary. Only executable mappings of
+/// files are dropped, which are never written: whatever runs later is read back from the
+/// file (the page cache) as it is needed.
+fn shed_start_up_code() {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return;
+    };
+    for line in maps.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(perms), Some(_), Some(_), Some(inode)) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            continue;
+        };
+        if perms != "r-xp" || inode == "0" {
+            continue;
+        }
+        let Some((start, end)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end)) = (
+            usize::from_str_radix(start, 16),
+            usize::from_str_radix(end, 16),
+        ) else {
+            continue;
+        };
+        // SAFETY: a read-only, executable, file-backed private mapping of this process:
+        // its pages are the file's, never modified, and fault back in from it.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+    }
+}

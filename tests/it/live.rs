@@ -1,0 +1,385 @@
+//! Live sessions (DESIGN 10): `up`, `down`, commands that join the session, and the
+//! confinement of a joined command, compared with a fresh one's and attacked through.
+
+use std::fs;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::common::{Run, TestEnv};
+
+fn setup() -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "live loop");
+    (env, id)
+}
+
+fn up(env: &TestEnv, id: &str) {
+    env.run(["up", id]).ok().stderr_has("session is up");
+    let list = env.run(["list", "--json"]).ok().json();
+    assert_eq!(list[0]["session"], true, "{list}");
+}
+
+fn sh(env: &TestEnv, id: &str, script: &str) -> Run {
+    env.run(["run", "-q", id, "--", "sh", "-c", script])
+}
+
+fn supervisor_pid(env: &TestEnv, id: &str) -> u32 {
+    let text = fs::read_to_string(env.ws.join("locks/live").join(format!("{id}.pid"))).unwrap();
+    text.trim().parse().unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is no process any more.
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Every process below `root` (by the parent links in /proc).
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let ppid: u32 = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        parents.push((pid, ppid));
+    }
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    out
+}
+
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f()
+}
+
+fn events(env: &TestEnv, id: &str) -> Vec<serde_json::Value> {
+    fs::read_to_string(env.loop_dir(id).join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// What a process can see of its own confinement; the proxy's per-sandbox token masked.
+const CONFINEMENT: &str = r#"grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs|CapInh|CapPrm|CapEff|CapBnd|CapAmb):' /proc/self/status; cat /proc/self/cgroup; ulimit -a; env | sort | sed -E 's/gitloop:[0-9a-f]+@/gitloop:TOKEN@/'"#;
+
+/// The attacks, each printing one line of its outcome, and the legitimate work beside them.
+fn attacks(planted: &Path, port: u16) -> String {
+    format!(
+        r#"
+cat {key} >/dev/null 2>&1 && echo "ssh: READ" || echo "ssh: refused"
+touch /usr/pwned 2>/dev/null && echo "usr: WRITTEN" || echo "usr: refused"
+unshare -U true 2>/dev/null && echo "userns: MADE" || echo "userns: refused"
+mkdir -p /tmp/m && mount -t tmpfs none /tmp/m 2>/dev/null && echo "mount: MOUNTED" || echo "mount: refused"
+python3 - <<'PY'
+import ctypes, os, socket, fcntl, termios, pty
+libc = ctypes.CDLL(None, use_errno=True)
+init = [p for p in os.listdir('/proc') if p.isdigit() and open('/proc/%s/cmdline' % p, 'rb').read().split(b'\0')[1:2] == [b'__session']]
+for p in init:
+    r = libc.ptrace(16, int(p), 0, 0)
+    print("ptrace init:", "ATTACHED" if r == 0 else "refused")
+    # Its descriptors (the session's socket among them), its memory and environment.
+    taken = []
+    for fd in os.listdir('/proc/%s/fd' % p):
+        try:
+            os.close(os.open('/proc/%s/fd/%s' % (p, fd), os.O_RDONLY)); taken.append(fd)
+        except OSError:
+            pass
+        try:
+            s = socket.socket(fileno=os.open('/proc/%s/fd/%s' % (p, fd), os.O_PATH)); taken.append(fd)
+        except OSError:
+            pass
+    for f in ('mem', 'environ'):
+        try:
+            open('/proc/%s/%s' % (p, f), 'rb').read(1); taken.append(f)
+        except OSError:
+            pass
+    print("init fds:", "TAKEN %s" % taken if taken else "refused")
+if not init:
+    print("ptrace init: refused"); print("init fds: refused")
+r = libc.ptrace(16, 1, 0, 0)
+print("ptrace 1:", "ATTACHED" if r == 0 else "refused")
+s = socket.socket()
+s.settimeout(2)
+try:
+    s.connect(("127.0.0.1", {port})); print("net: CONNECTED")
+except OSError:
+    print("net: refused")
+m, sl = pty.openpty()
+try:
+    fcntl.ioctl(sl, termios.TIOCSTI, b'x'); print("tiocsti: PUSHED")
+except OSError:
+    print("tiocsti: refused")
+PY
+echo work > ok.txt && cat ok.txt && rm ok.txt
+"#,
+        key = planted.display()
+    )
+}
+
+#[test]
+fn a_joined_command_is_confined_exactly_as_a_fresh_one() {
+    let (env, id) = setup();
+    // A key of the host's, and a server on the host's loopback, outside the proxy.
+    let ssh = env.home.join(".ssh");
+    fs::create_dir_all(&ssh).unwrap();
+    fs::write(ssh.join("id_ed25519"), "PRIVATE KEY").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = attacks(&ssh.join("id_ed25519"), port);
+
+    let fresh = sh(&env, &id, CONFINEMENT).ok().stdout.clone();
+    let fresh_attacks = sh(&env, &id, &script).ok().stdout.clone();
+    up(&env, &id);
+    let joined = sh(&env, &id, CONFINEMENT).ok().stdout.clone();
+    let joined_attacks = sh(&env, &id, &script).ok().stdout.clone();
+    env.run(["down", &id]).ok();
+
+    assert!(
+        fresh.contains("NoNewPrivs:\t1") && fresh.contains("CapEff:\t0000000000000000"),
+        "{fresh}"
+    );
+    assert_eq!(
+        fresh, joined,
+        "a joined command's confinement differs from a fresh one's"
+    );
+    assert!(fresh_attacks.contains("work\n"), "{fresh_attacks}");
+    for line in joined_attacks.lines().filter(|l| l.contains(": ")) {
+        assert!(
+            line.ends_with("refused"),
+            "through a joined command: {line}\n{joined_attacks}"
+        );
+    }
+    // The same attacks, the same outcome; the legitimate work done in both.
+    assert_eq!(fresh_attacks, joined_attacks);
+    assert!(joined_attacks.contains("work\n"));
+    assert!(!Path::new("/usr/pwned").exists());
+}
+
+#[test]
+fn joined_commands_share_the_sessions_tmp_and_processes() {
+    let (env, id) = setup();
+    up(&env, &id);
+    sh(&env, &id, "echo from-the-agent > /tmp/mark").ok();
+    let mut sleeper = env
+        .command()
+        .args(["run", "-q", &id, "--", "sleep", "300"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run = sh(&env, &id, "cat /tmp/mark; for i in $(seq 50); do ps -eo args | grep -qx 'sleep 300' && break; sleep 0.1; done; ps -eo args");
+    run.ok()
+        .stdout_has("from-the-agent")
+        .stdout_has("sleep 300");
+    // The exit code comes back; a fresh sandbox has its own /tmp.
+    assert_eq!(sh(&env, &id, "exit 7").code, 7);
+    // A signal to the joiner reaches the joined command.
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(sleeper.id() as i32, libc::SIGTERM) };
+    let status = sleeper.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    let evs = events(&env, &id);
+    assert!(
+        evs.iter()
+            .any(|e| e["kind"] == "start" && e["joined"] == true),
+        "{evs:?}"
+    );
+    assert!(
+        evs.iter()
+            .any(|e| e["kind"] == "exit" && e["joined"] == true && e["code"] == 7),
+        "{evs:?}"
+    );
+    env.run(["down", &id]).ok().stderr_has("session is down");
+    assert_eq!(sh(&env, &id, "test -e /tmp/mark").code, 1);
+}
+
+#[test]
+fn the_supervisors_death_ends_the_sandbox_and_the_session_is_not_up() {
+    let (env, id) = setup();
+    up(&env, &id);
+    env.run(["up", &id]).ok().stderr_has("already up");
+    let sup = supervisor_pid(&env, &id);
+    let inside = descendants(sup);
+    assert!(
+        inside.len() >= 3,
+        "bwrap and the init below the supervisor: {inside:?}"
+    );
+    // SAFETY: a signal to the supervisor this test started.
+    unsafe { libc::kill(sup as i32, libc::SIGKILL) };
+    assert!(
+        wait_until(Duration::from_secs(10), || inside
+            .iter()
+            .all(|p| !alive(*p))),
+        "processes of the session outlived its supervisor"
+    );
+    let list = env.run(["list", "--json"]).ok().json();
+    assert_eq!(list[0]["session"], false, "{list}");
+    assert!(
+        !env.run(["list"]).ok().stdout.contains(" up"),
+        "a dead session is not up"
+    );
+    env.run(["down", &id]).ok().stderr_has("no session up");
+    // A command runs in a fresh sandbox again, and a new session starts.
+    sh(&env, &id, "true").ok();
+    up(&env, &id);
+    env.run(["down", &id]).ok();
+}
+
+#[test]
+fn down_ends_everything_in_the_session() {
+    let (env, id) = setup();
+    up(&env, &id);
+    let mut bg = env
+        .command()
+        .args(["run", "-q", &id, "--", "sh", "-c", "sleep 300 & sleep 300"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sup = supervisor_pid(&env, &id);
+    assert!(wait_until(Duration::from_secs(10), || descendants(sup)
+        .len()
+        >= 6));
+    let inside = descendants(sup);
+    env.run(["down", &id]).ok();
+    let left: Vec<String> = inside
+        .iter()
+        .filter(|p| alive(**p))
+        .map(|p| {
+            let cmdline = fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            format!("{p}: {}", cmdline.replace('\0', " "))
+        })
+        .collect();
+    assert!(left.is_empty(), "left: {left:?}");
+    assert_ne!(bg.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn a_time_limit_ends_a_run_with_an_exit_event() {
+    let (env, id) = setup();
+    for joined in [false, true] {
+        if joined {
+            up(&env, &id);
+        }
+        let started = Instant::now();
+        let run = env.run(["run", &id, "--timeout", "2", "--", "sleep", "60"]);
+        let took = started.elapsed();
+        assert_eq!(run.code, 124, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("time limit (2s) ended it") || joined,
+            "{}",
+            run.stderr
+        );
+        assert!(took < Duration::from_secs(20), "{took:?}");
+        let evs = events(&env, &id);
+        let last = evs.iter().rev().find(|e| e["kind"] == "exit").unwrap();
+        assert_eq!(last["cause"], "timeout", "{last}");
+        assert_eq!(last["joined"] == true, joined, "{last}");
+    }
+    env.run(["down", &id]).ok();
+    let bad = env.run(["run", &id, "--timeout", "0", "--", "true"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("no time at all"), "{}", bad.stderr);
+}
+
+#[test]
+fn sandbox_options_cannot_change_a_sessions_sandbox() {
+    let (env, id) = setup();
+    up(&env, &id);
+    env.run(["run", &id, "--net", "host", "--", "true"])
+        .fails(2)
+        .stderr_has("session is up")
+        .stderr_has("git loop down");
+    env.run(["down", &id]).ok();
+    // Without a session, `down` says so and succeeds.
+    env.run(["down", &id]).ok().stderr_has("no session up");
+}
+
+/// The agent's state as a sandbox writes it is read strictly, bounded and never through a
+/// link: `list` shows only a word of the vocabulary, and a change reaches `watch`.
+#[test]
+fn the_agent_state_a_sandbox_writes_is_read_strictly() {
+    let (env, id) = setup();
+    up(&env, &id);
+    let watched = env.root.join("watch.jsonl");
+    let mut watch = env
+        .command()
+        .args(["watch", "--json", &id])
+        .stdout(fs::File::create(&watched).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let file = format!("/loopat/loop/{id}/.claude/.git-loop-agent-state");
+    sh(&env, &id, &format!("printf 'working\\n' > {file}")).ok();
+    let state = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["agent"].clone();
+    assert!(wait_until(Duration::from_secs(5), || state(&env)["state"] == "working"));
+    // Escape sequences, an oversized file, a link to a host file: no state is taken.
+    for bad in [
+        format!("printf 'done\\033[2J' > {file}"),
+        format!("head -c 100000 /dev/zero | tr '\\0' d > {file}"),
+        format!("rm -f {file}; ln -s /etc/hostname {file}"),
+    ] {
+        sh(&env, &id, &bad).ok();
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(state(&env)["state"], "working", "after {bad}");
+    }
+    sh(
+        &env,
+        &id,
+        &format!("rm -f {file}; printf 'exited 3\\n' > {file}"),
+    )
+    .ok();
+    assert!(wait_until(Duration::from_secs(5), || state(&env)["code"] == 3));
+    assert!(wait_until(Duration::from_secs(5), || fs::read_to_string(
+        &watched
+    )
+    .unwrap_or_default()
+    .contains("\"code\":3")));
+    env.run(["down", &id]).ok();
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let lines: Vec<serde_json::Value> = fs::read_to_string(&watched)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(lines.iter().any(|l| l["state"] == "working"), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["state"] == "exited" && l["code"] == 3),
+        "{lines:?}"
+    );
+    assert!(lines.iter().all(|l| l["id"] == id.as_str()));
+}
