@@ -87,8 +87,12 @@ pub(crate) fn read_config(ws: &Workspace, rec: Option<&LoopRecord>) -> Result<Co
 }
 
 fn warn_ignored(ui: &mut Ui, config: &Config) -> Result<()> {
+    use crate::report::Report;
     for ignored in &config.ignored {
         ui.warn(ignored.warning())?;
+        if let Some(hint) = ignored.hint() {
+            Report::hint(ui, &hint)?;
+        }
     }
     Ok(())
 }

@@ -27,6 +27,7 @@ mod recovery;
 mod sandbox;
 mod sentinels;
 mod sync;
+mod teammate;
 mod toolchains;
 mod vault;
 mod vault_delivery;

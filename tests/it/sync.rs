@@ -10,13 +10,13 @@ use std::process::Stdio;
 use crate::common::{Run, TestEnv};
 
 /// The team's remotes: bare and empty, as a forge makes them.
-struct Remotes {
+pub(crate) struct Remotes {
     _tmp: tempfile::TempDir,
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 impl Remotes {
-    fn new() -> Remotes {
+    pub(crate) fn new() -> Remotes {
         let tmp = tempfile::Builder::new()
             .prefix("git-loop-remotes")
             .tempdir()
@@ -35,7 +35,7 @@ impl Remotes {
         Remotes { _tmp: tmp, dir }
     }
 
-    fn url(&self, name: &str) -> String {
+    pub(crate) fn url(&self, name: &str) -> String {
         self.dir.join(format!("{name}.git")).display().to_string()
     }
 
@@ -50,7 +50,7 @@ impl Remotes {
     }
 
     /// The remote's trunk.
-    fn tip(&self, env: &TestEnv, name: &str) -> Option<String> {
+    pub(crate) fn tip(&self, env: &TestEnv, name: &str) -> Option<String> {
         env.rev(&self.dir.join(format!("{name}.git")), "refs/heads/main")
     }
 
@@ -75,7 +75,7 @@ impl Remotes {
 }
 
 /// A machine of the team: its own HOME and workspace, set up with the remotes.
-fn machine(remotes: &Remotes) -> TestEnv {
+pub(crate) fn machine(remotes: &Remotes) -> TestEnv {
     let env = TestEnv::new();
     env.run(remotes.init_args()).ok();
     env
@@ -105,7 +105,7 @@ fn loop_with_note(env: &TestEnv, title: &str, file: &str, text: &str) -> String 
     id
 }
 
-fn sync(env: &TestEnv) -> Run {
+pub(crate) fn sync(env: &TestEnv) -> Run {
     env.run(["sync"])
 }
 
