@@ -112,6 +112,18 @@ pub fn operator_guard_allowlist() -> Result<crate::guard::Allowlist> {
     Ok(guard_allowlist(&config))
 }
 
+/// What a sync takes from the configuration: the notes files merged as a union and the
+/// bound on the objects it takes from a remote (`import.max_object_size`, the operator's).
+pub fn sync_options(ui: &mut Ui, ws: &Workspace) -> Result<crate::sync::Options> {
+    let config = load_config(ui, ws, None)?;
+    let settings = config.settings();
+    Ok(crate::sync::Options {
+        union: settings.publish.union.clone(),
+        max_object_size: settings.import.max_object_size.0,
+        ..Default::default()
+    })
+}
+
 /// The notes files merged as the union of both sides' lines (`publish.union`).
 pub fn union_patterns(ui: &mut Ui, ws: &Workspace) -> Result<Vec<String>> {
     // Checked where the configuration is read (`config::schema`).

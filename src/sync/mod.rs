@@ -82,7 +82,7 @@ impl Role {
 }
 
 /// What a sync should do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Fetch and say what would move; move no branch, push nothing.
     pub dry_run: bool,
@@ -90,6 +90,20 @@ pub struct Options {
     pub loops: bool,
     /// Notes files merged as the union of both sides' lines (`publish.union`).
     pub union: Vec<String>,
+    /// The largest object taken from a remote (`import.max_object_size`): a fetched trunk
+    /// that brings a larger one is refused before anything of it is inflated.
+    pub max_object_size: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            dry_run: false,
+            loops: false,
+            union: Vec::new(),
+            max_object_size: crate::git::objects::Limits::DEFAULT_MAX_OBJECT_SIZE,
+        }
+    }
 }
 
 /// How one repository's sync went, for the report and `--json`.
@@ -179,6 +193,20 @@ pub enum SyncError {
     Refused { role: &'static str, why: String },
     #[error("{role}: {message}")]
     Other { role: &'static str, message: String },
+    /// The remote's trunk brings an object over `import.max_object_size`.
+    #[error("{role}: the remote {} holds {} {} of {} bytes{}, over the limit of {limit} bytes (import.max_object_size); nothing was taken", shown(remote), found.kind, found.id, found.size, if found.path.is_empty() { String::new() } else { format!(" ({})", shown(&found.path)) })]
+    TooLarge {
+        role: &'static str,
+        remote: String,
+        found: crate::checkout::bound::Oversized,
+        limit: u64,
+    },
+    /// A killed command's checkout update that cannot be finished or undone.
+    #[error("{role}: an interrupted update of its checkout cannot be finished: {source}")]
+    Interrupted {
+        role: &'static str,
+        source: Box<crate::checkout::CheckoutError>,
+    },
 }
 
 /// The repositories of the workspace that exist (every one can be given a remote).
@@ -230,6 +258,11 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
     if !opts.dry_run && role == Role::Personal {
         report.notices.extend(finish_personal(ws)?);
     }
+    if role != Role::Personal {
+        report
+            .notices
+            .extend(finish_checkout(ws, role, opts.dry_run)?);
+    }
     let first_local = resolve(&dir, &format!("refs/heads/{trunk}")).map_err(read_err(role))?;
     let mut first_remote = None;
     for round in 1..=ROUNDS {
@@ -248,6 +281,7 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
             }
             Err(FetchFailure::Error(e)) => return Err(e),
         };
+        crate::failpoint::hit("sync:fetched");
         if round == 1 {
             first_remote = remote;
         }
@@ -258,6 +292,9 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
                 message: format!("{trunk} has no commit"),
             });
         };
+        if let Some(remote) = remote {
+            refuse_oversized(role, &dir, remote, local, opts.max_object_size, &report)?;
+        }
         let (pulled, new) = match remote {
             None => (Pulled::Nothing, local),
             Some(remote) => match integrate(ws, role, &dir, &trunk, local, remote, opts) {
@@ -446,6 +483,70 @@ fn integrate(
                 .one_line(),
         })),
     }
+}
+
+/// Refuses a fetched trunk that brings an object larger than `limit` (ATTACKS 43): each
+/// object `remote` has and `local` lacks is judged by its header, before any merge or
+/// checkout inflates it. The fetch itself streams large blobs (`core.bigFileThreshold`,
+/// see `remote::git`), so what arrived sits compressed in a pack and nothing moves.
+fn refuse_oversized(
+    role: Role,
+    dir: &Path,
+    remote: ObjectId,
+    local: ObjectId,
+    limit: u64,
+    report: &Report,
+) -> Result<(), SyncError> {
+    let repo = objects::open_trusted(dir).map_err(read_err(role))?;
+    match crate::checkout::bound::oversized_since(&repo, remote, &[local], limit) {
+        Ok(None) => Ok(()),
+        Ok(Some(found)) => Err(SyncError::TooLarge {
+            role: role.name(),
+            remote: report.remote.clone().unwrap_or_default(),
+            found,
+            limit,
+        }),
+        Err(e) => Err(read_err(role)(e)),
+    }
+}
+
+/// What a killed command left in the checkout of notes, knowledge or the vaults, finished
+/// or undone before the sync looks at its trunk, as publish and merge do (`crate::checkout`
+/// and its journal): a fetch that brings nothing new must not say "up to date" of a
+/// checkout that a killed sync left half-written. The git locks a killed command left in
+/// notes and knowledge (judged by the workspace lock, which the caller holds) go first. A
+/// dry run changes nothing: it says that an update is pending.
+fn finish_checkout(ws: &Workspace, role: Role, dry_run: bool) -> Result<Vec<String>, SyncError> {
+    let journal = role.journal(ws);
+    if dry_run {
+        return Ok(if journal.exists() {
+            vec![format!(
+                "{}: an interrupted update of its checkout is pending ({}); the next sync finishes it",
+                role.name(),
+                journal.display()
+            )]
+        } else {
+            Vec::new()
+        });
+    }
+    let mut notices = Vec::new();
+    if matches!(role, Role::Notes | Role::Knowledge) {
+        notices.extend(crate::gitlocks::remove_stale_in_workspace_repo(
+            ws,
+            &role.path(ws).join(".git"),
+        ));
+    }
+    match crate::checkout::recover(&journal, &mut notices) {
+        Ok(Some(done)) => notices.push(done.to_string()),
+        Ok(None) => {}
+        Err(e) => {
+            return Err(SyncError::Interrupted {
+                role: role.name(),
+                source: Box::new(e),
+            })
+        }
+    }
+    Ok(notices)
 }
 
 /// Finishes an update of the personal checkout that a killed sync left (see

@@ -44,6 +44,12 @@ impl From<NewError> for Error {
             NewError::NoFreeId => {
                 Error::failure(message).hint("`git loop gc` removes finished loops")
             }
+            NewError::TooLarge { found, .. } => Error::failure(message)
+                .hint(format!(
+                    "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
+                    crate::checkout::bound::raise_to(found.size)
+                ))
+                .hint("otherwise take it out of the trunk's history (git rm, or a revert, and publish)"),
         }
     }
 }
