@@ -188,3 +188,137 @@ fn a_teammates_config_names_no_program_and_no_host_folder() {
     );
     let _: PathBuf = planted;
 }
+
+/// `git loop ARGS` on `env`, with its peak resident memory (of it and every process it
+/// waited for: git's children included), in KiB.
+fn run_measured(env: &TestEnv, args: &[&str]) -> (i32, String, String, i64) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = env
+        .command()
+        .current_dir(&env.root)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        out.read_to_string(&mut text).unwrap();
+        text
+    });
+    let mut stderr = String::new();
+    err.read_to_string(&mut stderr).unwrap();
+    let stdout = reader.join().unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, whose status nothing else reaps.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (libc::WEXITSTATUS(status), stdout, stderr, usage.ru_maxrss)
+}
+
+/// A teammate's 512 MiB blob of zeros (half a megabyte on the wire) is refused by `sync`
+/// before anything inflates it, and by `new` in a workspace whose trunk already holds it,
+/// each within a bounded memory.
+#[test]
+fn a_blob_that_inflates_to_half_a_gigabyte_is_refused_within_bounded_memory() {
+    let remotes = Remotes::new();
+    let teammate = machine(&remotes);
+    sync(&teammate).ok();
+    let victim = machine(&remotes);
+    sync(&victim).ok();
+    let clone = victim.root.join("teammate-notes");
+    let bare = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "core.bigFileThreshold=1m"])
+            .args(args)
+            .current_dir(&clone)
+            .envs(teammate.envs())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // The remote keeps what it receives as a pack, as a forge does (the serving side's
+    // memory is the forge's; here it would run on this machine and be counted).
+    let remote = remotes.dir.join("notes.git");
+    for (key, value) in [
+        ("receive.unpackLimit", "1"),
+        ("core.bigFileThreshold", "1m"),
+    ] {
+        victim.git(&remote, ["config", key, value]);
+    }
+    std::fs::create_dir(&clone).unwrap();
+    bare(&["clone", "-q", "-b", "main", &remotes.url("notes"), "."]);
+    // Sparse: no disk is spent on the zeros here.
+    fs::File::create(clone.join("big.bin"))
+        .unwrap()
+        .set_len(512 << 20)
+        .unwrap();
+    bare(&["add", "big.bin"]);
+    bare(&["commit", "-q", "-m", "half a gigabyte of zeros"]);
+    bare(&["push", "-q", "origin", "main"]);
+    fs::remove_dir_all(&clone).unwrap();
+    eprintln!("the teammate's push is ready");
+    let blob = victim
+        .git(
+            &remotes.dir.join("notes.git"),
+            ["rev-parse", "main:big.bin"],
+        )
+        .trim()
+        .to_string();
+    let trunk_before = victim.rev(&victim.notes(), "main");
+
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr, peak_kib) = run_measured(&victim, &["sync"]);
+    eprintln!(
+        "sync took {:?}, peaked at {peak_kib} KiB",
+        started.elapsed()
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let said = format!(
+        "notes: the remote {} holds blob {blob} of 536870912 bytes (big.bin), over the limit of 104857600 bytes (import.max_object_size); nothing was taken",
+        remotes.url("notes")
+    );
+    assert!(stderr.contains(&said), "{stderr:?}\n{said:?}");
+    assert!(
+        stderr.contains("hint: if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size 512M"),
+        "{stderr}"
+    );
+    assert!(peak_kib < 128 << 10, "sync peaked at {peak_kib} KiB");
+    assert_eq!(victim.rev(&victim.notes(), "main"), trunk_before);
+    assert!(!victim.notes().join("big.bin").exists());
+    // The other repositories were synced all the same.
+    assert!(
+        stdout.contains("knowledge: up to date"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+
+    // A workspace whose trunk took it before the bound existed: `new` refuses too.
+    let tip = victim.rev(&victim.notes(), "origin/main").unwrap();
+    victim.git(&victim.notes(), ["update-ref", "refs/heads/main", &tip]);
+    let (code, stdout, stderr, peak_kib) =
+        run_measured(&victim, &["new", "--scratch", "after the blob"]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the notes trunk holds blob {blob} of 536870912 bytes (big.bin), from the remote {}, over the limit of 104857600 bytes (import.max_object_size); no loop was made",
+            remotes.url("notes")
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("import.max_object_size 512M"), "{stderr}");
+    assert!(peak_kib < 128 << 10, "new peaked at {peak_kib} KiB");
+    assert!(
+        victim.loop_entries().is_empty(),
+        "{:?}",
+        victim.loop_entries()
+    );
+}
