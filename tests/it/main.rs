@@ -15,6 +15,7 @@ mod config;
 mod crash;
 mod demo;
 mod doctor;
+mod edges;
 mod egress;
 mod gate;
 mod host_trust;

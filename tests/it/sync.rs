@@ -799,3 +799,49 @@ fn a_malformed_object_from_the_remote_is_refused() {
     assert_eq!(local_refs(&b), before, "a ref moved");
     assert_ne!(b.rev(&b.notes(), "main").unwrap(), bad.trim());
 }
+
+/// A sync killed while it brings the notes checkout along (issue 29): the branch has moved,
+/// the checkout has not (or only partly). The next sync finishes it before it says
+/// anything, and never says "up to date" over a checkout that differs from trunk.
+#[test]
+fn a_sync_killed_in_the_notes_checkout_is_finished_by_the_next_sync() {
+    let remotes = Remotes::new();
+    let a = machine(&remotes);
+    sync(&a).ok();
+    let b = machine(&remotes);
+    sync(&b).ok();
+    for point in ["checkout:before-read-tree", "checkout:after-read-tree"] {
+        let file = format!("memory/{}.md", point.replace(':', "-"));
+        let id = loop_with_note(&a, point, &file, "a fact\n");
+        a.run(["publish", &id]).ok();
+        let killed = b
+            .command()
+            .current_dir(&b.root)
+            .env("GIT_LOOP_FAILPOINT", point)
+            .args(["sync"])
+            .output()
+            .unwrap();
+        assert!(
+            !killed.status.success(),
+            "{point}: the failpoint was reached"
+        );
+        assert_eq!(b.rev(&b.notes(), "main"), remotes.tip(&b, "notes"));
+        assert!(
+            b.ws.join("locks/checkout-notes.pending").is_file(),
+            "{point}: the journal the writer leaves"
+        );
+        assert_ne!(
+            b.git(&b.notes(), ["status", "--porcelain"]),
+            "",
+            "{point}: the checkout differs from trunk"
+        );
+        let next = sync(&b).ok();
+        next.stderr_has("finished the interrupted checkout update");
+        assert_eq!(b.git(&b.notes(), ["status", "--porcelain"]), "", "{point}");
+        assert_eq!(
+            fs::read_to_string(b.notes().join(&file)).unwrap(),
+            "a fact\n"
+        );
+        assert!(!b.ws.join("locks/checkout-notes.pending").exists());
+    }
+}
