@@ -40,7 +40,7 @@ impl Remotes {
     }
 
     /// `git loop init` with every remote.
-    fn init_args(&self) -> Vec<String> {
+    pub(crate) fn init_args(&self) -> Vec<String> {
         let mut args = vec!["init".to_string()];
         for name in ["notes", "knowledge", "personal", "vaults"] {
             args.push(format!("--{name}"));

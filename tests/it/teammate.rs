@@ -321,4 +321,21 @@ fn a_blob_that_inflates_to_half_a_gigabyte_is_refused_within_bounded_memory() {
         "{:?}",
         victim.loop_entries()
     );
+
+    // A new machine of the team: its clone of the notes remote is refused before it is
+    // checked out, and nothing is left of it.
+    let newcomer = TestEnv::new();
+    let args = remotes.init_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, stderr, peak_kib) = run_measured(&newcomer, &args);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the remote {} holds blob {blob} of 536870912 bytes (big.bin), over the limit of 104857600 bytes (import.max_object_size); nothing was cloned",
+            remotes.url("notes")
+        )),
+        "{stderr}"
+    );
+    assert!(peak_kib < 128 << 10, "init peaked at {peak_kib} KiB");
+    assert!(!newcomer.notes().join("big.bin").exists());
 }
