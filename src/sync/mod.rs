@@ -213,8 +213,31 @@ pub enum SyncError {
 pub fn shared(ws: &Workspace) -> Vec<Role> {
     Role::ALL
         .into_iter()
-        .filter(|r| r.path(ws).join(".git").is_dir())
+        .filter(|r| {
+            let dir = r.path(ws);
+            // A link there is not one of the workspace's repositories: `sync_one` names it.
+            std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_symlink())
+                || std::fs::symlink_metadata(dir.join(".git"))
+                    .is_ok_and(|m| m.is_dir() || m.is_symlink())
+        })
         .collect()
+}
+
+/// The repository's folder and its `.git` must be folders of the workspace's, never links
+/// (DESIGN 4.0: what git-loop keeps is not followed): git would run wherever a link led.
+fn refuse_links(role: Role, dir: &Path) -> Result<(), SyncError> {
+    for path in [dir.to_path_buf(), dir.join(".git")] {
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink()) {
+            return Err(SyncError::Other {
+                role: role.name(),
+                message: format!(
+                    "{} is a link, where git-loop keeps a folder of its own; nothing was synced",
+                    shown(&path.display().to_string())
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Syncs one repository (see the module header). The caller holds the lock that guards
@@ -235,6 +258,7 @@ pub fn sync_one(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Sy
 
 fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, SyncError> {
     let dir = role.path(ws);
+    refuse_links(role, &dir)?;
     let trunk = trunk_of(&dir).ok_or_else(|| SyncError::Other {
         role: role.name(),
         message: format!("{} has no branch checked out", dir.display()),
@@ -292,9 +316,6 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
                 message: format!("{trunk} has no commit"),
             });
         };
-        if let Some(remote) = remote {
-            refuse_oversized(role, &dir, remote, local, opts.max_object_size, &report)?;
-        }
         let (pulled, new) = match remote {
             None => (Pulled::Nothing, local),
             Some(remote) => match integrate(ws, role, &dir, &trunk, local, remote, opts) {
@@ -445,6 +466,8 @@ fn integrate(
     if ancestor(dir, remote, local).map_err(|e| failed(read_err(role)(e)))? {
         return Ok((Pulled::Nothing, local, Vec::new()));
     }
+    // Something is to be taken: what it brings is judged before anything inflates it.
+    refuse_oversized(role, dir, remote, local, opts.max_object_size).map_err(failed)?;
     if role == Role::Personal {
         return personal::integrate(ws, dir, trunk, local, remote, opts.dry_run);
     }
@@ -495,14 +518,13 @@ fn refuse_oversized(
     remote: ObjectId,
     local: ObjectId,
     limit: u64,
-    report: &Report,
 ) -> Result<(), SyncError> {
     let repo = objects::open_trusted(dir).map_err(read_err(role))?;
     match crate::checkout::bound::oversized_since(&repo, remote, &[local], limit) {
         Ok(None) => Ok(()),
         Ok(Some(found)) => Err(SyncError::TooLarge {
             role: role.name(),
-            remote: report.remote.clone().unwrap_or_default(),
+            remote: remote_url(dir).unwrap_or_default(),
             found,
             limit,
         }),

@@ -845,3 +845,24 @@ fn a_sync_killed_in_the_notes_checkout_is_finished_by_the_next_sync() {
         assert!(!b.ws.join("locks/checkout-notes.pending").exists());
     }
 }
+
+/// A link where the workspace keeps one of its repositories is not followed by sync: git
+/// would run wherever it led. The others are synced all the same.
+#[test]
+fn a_link_where_a_workspace_repository_should_be_is_refused_by_name() {
+    let remotes = Remotes::new();
+    let a = machine(&remotes);
+    sync(&a).ok();
+    let notes = a.ws.join("context/notes");
+    let moved = a.root.join("elsewhere");
+    fs::rename(&notes, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &notes).unwrap();
+    let before = a.refs(&moved);
+    let run = sync(&a).fails(1);
+    run.stderr_has(&format!(
+        "notes: {} is a link, where git-loop keeps a folder of its own; nothing was synced",
+        notes.display()
+    ));
+    run.stdout_has("knowledge: up to date");
+    assert_eq!(a.refs(&moved), before);
+}
