@@ -120,7 +120,7 @@ impl Judge<'_> {
             .map_err(|source| GitReadError::Decode {
                 repo: self.repo.git_dir().to_owned(),
                 id,
-                source: source.into(),
+                source,
             })?
             .ok_or_else(|| GitReadError::ObjectMissing {
                 repo: self.repo.git_dir().to_owned(),

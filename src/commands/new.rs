@@ -120,11 +120,11 @@ fn refuse_missing_vault(ws: &crate::workspace::Workspace, name: &str) -> Result<
     {
         err = err.hint(format!("did you mean `{close}`?"));
     }
-    Ok(Err(err.hint(if known.is_empty() {
+    Err(err.hint(if known.is_empty() {
         "there is no vault yet; `--vault none` makes a loop without credentials".to_string()
     } else {
         format!("the vaults: {}", known.join(", "))
-    }))?)
+    }))
 }
 
 /// The sandbox profile's `setup` command (`setup = "npm ci"` or an argument list), run

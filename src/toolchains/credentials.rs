@@ -140,10 +140,8 @@ pub(super) fn walk<F: Files + ?Sized>(
             let path = dir.join(&name);
             let is_link = files.link(&path).is_some();
             match files.kind(&path) {
-                Some(super::Kind::Dir) if !is_link => {
-                    if depth + 1 < DEPTH {
-                        pending.push((path, depth + 1));
-                    }
+                Some(super::Kind::Dir) if !is_link && depth + 1 < DEPTH => {
+                    pending.push((path, depth + 1));
                 }
                 Some(super::Kind::File) if is_credential(&path) => out.found.push(path),
                 _ => {}
@@ -164,7 +162,7 @@ pub(super) fn walk_files<F: Files + ?Sized>(files: &F, root: &Path) -> Option<Ve
 /// NSEC PATH`) and per file found (`f PATH`), after a `root PATH` line, for each root.
 pub(super) struct Cache {
     path: Option<PathBuf>,
-    roots: BTreeMap<PathBuf, (Vec<(PathBuf, Stamp)>, Vec<PathBuf>)>,
+    roots: Roots,
     changed: bool,
 }
 

@@ -194,6 +194,7 @@ fn a_teammates_config_names_no_program_and_no_host_folder() {
 fn run_measured(env: &TestEnv, args: &[&str]) -> (i32, String, String, i64) {
     use std::io::Read;
     use std::process::Stdio;
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its usage
     let mut child = env
         .command()
         .current_dir(&env.root)
