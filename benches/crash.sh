@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The crash harness of tests/it/crash.rs at full size: every step boundary of new, publish,
-# merge, autocommit and rm killed with kill -9 of the process group, plus random kills of
+# merge, autocommit, rm and sync (a teammate's notes) killed with kill -9 of the process group, plus random kills of
 # each command and of 2000-file checkouts, each trial judged from outside (git fsck,
 # nothing lost, the user's checkout its HEAD plus its own changes, every leftover repaired
 # by the next command or by `doctor --fix`). The in-suite test runs one round (about 55

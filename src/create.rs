@@ -52,6 +52,8 @@ pub struct NewLoop {
     pub network: NetMode,
     pub vault_default: String,
     pub sandbox_default: String,
+    /// The largest object a context checkout may write (`import.max_object_size`).
+    pub max_object_size: u64,
 }
 
 impl NewLoop {
@@ -70,6 +72,7 @@ impl NewLoop {
             network: settings.network.mode,
             vault_default: settings.vault.default.clone(),
             sandbox_default: settings.sandbox.profile.clone(),
+            max_object_size: settings.import.max_object_size.0,
         }
     }
 }
@@ -122,6 +125,45 @@ pub enum NewError {
     },
     #[error("cannot find an unused loop id")]
     NoFreeId,
+    /// The trunk of a context repository holds an object over `import.max_object_size`,
+    /// which its checkout would inflate.
+    #[error("the {which} trunk holds {} {} of {} bytes{}{}, over the limit of {limit} bytes (import.max_object_size); no loop was made", found.kind, found.id, found.size, if found.path.is_empty() { String::new() } else { format!(" ({})", crate::terminal::shown(&found.path)) }, remote.as_ref().map(|r| format!(", from the remote {}", crate::terminal::shown(r))).unwrap_or_default())]
+    TooLarge {
+        which: &'static str,
+        remote: Option<String>,
+        found: crate::checkout::bound::Oversized,
+        limit: u64,
+    },
+}
+
+/// Refuses a context repository whose trunk `tip` holds an object its checkout would
+/// inflate past `limit` (ATTACKS 43): judged by the objects' headers, nothing inflated.
+fn refuse_oversized(
+    ws: &Workspace,
+    which: &'static str,
+    repo: &gix::Repository,
+    tip: ObjectId,
+    limit: u64,
+) -> Result<()> {
+    let found = crate::checkout::bound::oversized_in_tree(repo, tip, limit)
+        .map_err(|source| NewError::Context { which, source })?;
+    match found {
+        None => Ok(()),
+        Some(found) => {
+            let dir = if which == "notes" {
+                ws.notes()
+            } else {
+                ws.knowledge()
+            };
+            Err(NewError::TooLarge {
+                which,
+                remote: crate::sync::remote_url(&dir),
+                found,
+                limit,
+            }
+            .into())
+        }
+    }
 }
 
 pub fn validate_title(title: &str) -> Result<()> {
@@ -202,6 +244,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
         .flatten()
         .ok_or_else(|| Error::failure(format!("the notes trunk {notes_trunk} has no commit")))?;
 
+    refuse_oversized(ws, "notes", &notes_origin, notes_base, req.max_object_size)?;
     let knowledge = if req.distill {
         let repo = objects::open_trusted(&ws.knowledge()).map_err(|source| NewError::Context {
             which: "knowledge",
@@ -215,6 +258,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             .ok()
             .flatten()
             .ok_or_else(|| Error::failure(format!("the knowledge trunk {trunk} has no commit")))?;
+        refuse_oversized(ws, "knowledge", &repo, base, req.max_object_size)?;
         Some((repo, base))
     } else {
         None

@@ -214,6 +214,10 @@ fn clone_git() -> Git {
         "submodule.recurse=false",
         "-c",
         "core.fsmonitor=false",
+        // Large blobs are streamed as they arrive, never held whole in memory (see
+        // `sync::remote::git`).
+        "-c",
+        "core.bigFileThreshold=16m",
     ])
 }
 
@@ -232,11 +236,14 @@ fn clone_into(
     let tmp = staging_path(path);
     let _ = fsutil::remove_tree(&tmp);
     let result = (|| -> Result<()> {
-        let mut git =
-            clone_git().args(["clone", "--quiet", "--template=", "--no-recurse-submodules"]);
-        if jailed {
-            git = git.arg("--no-checkout");
-        }
+        // Never checked out by the clone itself: what it would write is judged first.
+        let git = clone_git().args([
+            "clone",
+            "--quiet",
+            "--template=",
+            "--no-recurse-submodules",
+            "--no-checkout",
+        ]);
         git.arg("--")
             .arg(url)
             .arg(&tmp)
@@ -256,8 +263,15 @@ fn clone_into(
                 .arg(format!("refs/heads/{TRUNK}"))
                 .run()?;
             commit_files(&tmp, files, message)?;
-        } else if jailed {
-            checkout_in_jail(&tmp)?;
+        } else {
+            refuse_oversized(url, &tmp)?;
+            if jailed {
+                checkout_in_jail(&tmp)?;
+            } else {
+                Git::in_dir(&tmp)
+                    .args(["read-tree", "-u", "--reset", "HEAD"])
+                    .run()?;
+            }
         }
         fs::rename(&tmp, path).context(|| format!("cannot move the clone to {}", path.display()))
     })();
@@ -265,6 +279,40 @@ fn clone_into(
         let _ = fsutil::remove_tree(&tmp);
     }
     result
+}
+
+/// Refuses a clone whose trunk holds an object over `import.max_object_size` (of the
+/// operator config), judged by the objects' headers before the checkout would inflate it
+/// (ATTACKS 43): a teammate's push reaches a new machine this way.
+fn refuse_oversized(url: &str, dir: &Path) -> Result<()> {
+    let limit = crate::loops::read_limits()?.max_object_size;
+    let read = |e: crate::git::objects::GitReadError| {
+        Error::failure(format!("cannot read the clone in {}", dir.display())).with_source(e)
+    };
+    let repo = crate::git::objects::open_trusted(dir).map_err(read)?;
+    let Some(tip) = crate::git::objects::resolve_rev(&repo, "HEAD").map_err(read)? else {
+        return Ok(());
+    };
+    let Some(found) = crate::checkout::bound::oversized_in_tree(&repo, tip, limit).map_err(read)?
+    else {
+        return Ok(());
+    };
+    Err(Error::failure(format!(
+        "the remote {} holds {} {} of {} bytes{}, over the limit of {limit} bytes (import.max_object_size); nothing was cloned",
+        crate::terminal::shown(url),
+        found.kind,
+        found.id,
+        found.size,
+        if found.path.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", crate::terminal::shown(&found.path))
+        }
+    ))
+    .hint(format!(
+        "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
+        crate::checkout::bound::raise_to(found.size)
+    )))
 }
 
 /// Checks out a fresh clone's trunk in a jail that sees only the clone.

@@ -186,6 +186,14 @@ fn finish_one(ws: &Workspace, id: &str) -> Result<Removed> {
         })?;
     }
     let _ = fs::remove_file(ws.loop_run_lock(id));
+    // The loop's import lock goes with it (one was left for every loop ever made), taken
+    // first so that no import of it is between its open and its lock.
+    let import = ws.loop_import_lock(id);
+    if import.exists() {
+        if let Ok(Some(_held)) = Lock::try_acquire(&import) {
+            let _ = fs::remove_file(&import);
+        }
+    }
     Ok(Removed {
         id: id.to_string(),
         branches: said,

@@ -62,6 +62,14 @@ pub enum WorkspaceError {
     NoUser,
     #[error("user name '{0}' cannot name a folder")]
     BadUser(String),
+    #[error("GIT_LOOP_HOME={} is a relative path", given.display())]
+    RelativeHome {
+        given: PathBuf,
+        /// What it names from the current folder.
+        here: Option<PathBuf>,
+    },
+    #[error("GIT_LOOP_HOME={} is not a folder", .0.display())]
+    HomeNotAFolder(PathBuf),
 }
 
 fn home_dir() -> Result<PathBuf> {
@@ -83,11 +91,17 @@ pub fn default_root() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("GIT_LOOP_HOME") {
         if !p.is_empty() {
             let p = PathBuf::from(p);
-            return Ok(if p.is_absolute() {
-                p
-            } else {
-                std::env::current_dir()?.join(p)
-            });
+            // A relative path would name another workspace in every folder a command is
+            // run from (the user's repository among them): refused, with the absolute
+            // path it names from here.
+            if !p.is_absolute() {
+                let here = std::env::current_dir().map(|d| d.join(&p)).ok();
+                return Err(WorkspaceError::RelativeHome { given: p, here }.into());
+            }
+            if std::fs::metadata(&p).is_ok_and(|m| !m.is_dir()) {
+                return Err(WorkspaceError::HomeNotAFolder(p).into());
+            }
+            return Ok(p);
         }
     }
     match std::env::var_os("XDG_DATA_HOME") {

@@ -356,6 +356,7 @@ fn random_token() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
+pub mod bound;
 mod head;
 mod read;
 mod recover;

@@ -87,8 +87,12 @@ pub(crate) fn read_config(ws: &Workspace, rec: Option<&LoopRecord>) -> Result<Co
 }
 
 fn warn_ignored(ui: &mut Ui, config: &Config) -> Result<()> {
+    use crate::report::Report;
     for ignored in &config.ignored {
         ui.warn(ignored.warning())?;
+        if let Some(hint) = ignored.hint() {
+            Report::hint(ui, &hint)?;
+        }
     }
     Ok(())
 }
@@ -106,6 +110,18 @@ pub fn operator_guard_allowlist() -> Result<crate::guard::Allowlist> {
     let host = HostPaths::from_env()?;
     let config = Config::load(&[(Layer::Operator, host.operator_config)], None)?;
     Ok(guard_allowlist(&config))
+}
+
+/// What a sync takes from the configuration: the notes files merged as a union and the
+/// bound on the objects it takes from a remote (`import.max_object_size`, the operator's).
+pub fn sync_options(ui: &mut Ui, ws: &Workspace) -> Result<crate::sync::Options> {
+    let config = load_config(ui, ws, None)?;
+    let settings = config.settings();
+    Ok(crate::sync::Options {
+        union: settings.publish.union.clone(),
+        max_object_size: settings.import.max_object_size.0,
+        ..Default::default()
+    })
 }
 
 /// The notes files merged as the union of both sides' lines (`publish.union`).

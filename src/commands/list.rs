@@ -21,6 +21,9 @@ pub struct ListArgs {
 pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     let ws = super::workspace()?;
     super::finish_interrupted(ui, &ws)?;
+    // The layers every loop shares are read once: a broken file is one error naming its
+    // line, not a status error (and a warning) repeated for every loop.
+    super::read_config(&ws, None)?;
     let surveyed = loops::survey_with(&ws, true)?;
     // Runs killed with their supervisor are recorded as ended (see `git loop log`); a
     // loop whose run lock cannot be had is left for its own `log` or `run` to say why.

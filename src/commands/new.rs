@@ -56,6 +56,9 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     crate::init::ensure(&ws)?;
     super::finish_interrupted(ui, &ws)?;
     let config = super::load_new_config(ui, &ws, args.sandbox.as_deref())?;
+    if let Some(name) = &args.vault {
+        refuse_missing_vault(&ws, name)?;
+    }
     let spinner = ui.spinner("creating the loop: its branch, working tree and notes");
     let created = create::create(
         &ws,
@@ -101,6 +104,27 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
         writeln!(ui.out(), "{}", rec.id)?;
     }
     Ok(0)
+}
+
+/// `--vault NAME` must name a vault that exists (or `none`, or the `default` a run treats
+/// as empty until it is made): a loop made with another would fail at every run.
+fn refuse_missing_vault(ws: &crate::workspace::Workspace, name: &str) -> Result<()> {
+    use crate::vault::{Vault, DEFAULT_VAULT, NO_VAULT};
+    if name == NO_VAULT || name == DEFAULT_VAULT || Vault::at(ws, name)?.exists() {
+        return Ok(());
+    }
+    let known = Vault::names(ws).unwrap_or_default();
+    let mut err = crate::Error::usage(format!("--vault {name}: there is no such vault"))
+        .hint(format!("make it first: git loop vault init {name}"));
+    if let Some(close) = crate::config::schema::did_you_mean(name, known.iter().map(String::as_str))
+    {
+        err = err.hint(format!("did you mean `{close}`?"));
+    }
+    Err(err.hint(if known.is_empty() {
+        "there is no vault yet; `--vault none` makes a loop without credentials".to_string()
+    } else {
+        format!("the vaults: {}", known.join(", "))
+    }))
 }
 
 /// The sandbox profile's `setup` command (`setup = "npm ci"` or an argument list), run

@@ -94,7 +94,8 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
         return Err(e);
     }
     super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;
-    let union = super::union_patterns(ui, &ws)?;
+    let sync_opts = super::sync_options(ui, &ws)?;
+    let union = sync_opts.union.clone();
     for (role, origin, (trunk, insp)) in &gated {
         let merged = gated::merge_gated(
             &ws,
@@ -116,7 +117,7 @@ pub fn run(ui: &mut Ui, args: PublishArgs) -> Result<u8> {
             gated::outcome_line(role, trunk, &merged.outcome, args.dry_run)
         )?;
         if !args.dry_run && !args.local {
-            to_remote(ui, &ws, role, &union)?;
+            to_remote(ui, &ws, role, &sync_opts)?;
         }
     }
     Ok(0)
@@ -131,7 +132,7 @@ fn to_remote(
     ui: &mut Ui,
     ws: &crate::workspace::Workspace,
     role: &str,
-    union: &[String],
+    opts: &sync::Options,
 ) -> Result<()> {
     let role = match role {
         "knowledge" => sync::Role::Knowledge,
@@ -140,12 +141,7 @@ fn to_remote(
     if sync::remote_url(&role.path(ws)).is_none() {
         return Ok(());
     }
-    let opts = sync::Options {
-        dry_run: false,
-        loops: false,
-        union: union.to_vec(),
-    };
-    let report = sync::sync_one(ws, role, &opts)?;
+    let report = sync::sync_one(ws, role, opts)?;
     for notice in &report.notices {
         ui.status(notice)?;
     }

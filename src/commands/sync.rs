@@ -37,7 +37,7 @@ pub fn run(ui: &mut Ui, args: SyncArgs) -> Result<u8> {
     let opts = Options {
         dry_run: args.dry_run,
         loops: args.loops,
-        union: super::union_patterns(ui, &ws)?,
+        ..super::sync_options(ui, &ws)?
     };
     let mut reports = Vec::new();
     let mut failures: Vec<Error> = Vec::new();

@@ -144,6 +144,17 @@ pub struct Ignored {
 }
 
 impl Ignored {
+    /// The line that says how the machine's owner sets it where it is allowed, for a key
+    /// of the config layers (a profile's own keys have no `config set`).
+    pub fn hint(&self) -> Option<String> {
+        schema::is_known(&self.key).then(|| {
+            format!(
+                "only the operator config may set it: git loop config set --operator {} VALUE",
+                self.key
+            )
+        })
+    }
+
     /// The one line a run warns with: the file, the key and why.
     pub fn warning(&self) -> String {
         format!(

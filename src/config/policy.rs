@@ -19,7 +19,18 @@
 //! - `[import]`, the bounds on what the host reads from a loop's repository;
 //! - `toolchains.enable` (other than `[]`), which binds folders of the user's home, and
 //!   `toolchains.caches = "shared"`, which binds the host's caches read-write: a sandbox
-//!   profile picks among the toolchains the operator enables (`crate::toolchains`).
+//!   profile picks among the toolchains the operator enables (`crate::toolchains`);
+//! - `agent.command`, at all: its program is looked up on the host, probed there with
+//!   `--version` by `doctor`, and its install folder is bound into every agent sandbox,
+//!   so a layer a teammate or a sandbox writes would pick a host program and a host
+//!   folder (ATTACKS 40).
+//!
+//! The rule behind the list: only the operator layer names a program the host runs or a
+//! host path that becomes a bind source. The keys that do are `agent.command`,
+//! `[[mounts]]`, `network.upstream_ca` and `toolchains.*`; every other key holds a name
+//! resolved inside the workspace (`sandbox.profile`, `vault.default`), a pattern, a
+//! mode or a bound. A sandbox profile (`config::profile`) names no host path: its
+//! `setup` runs inside the loop's sandbox, looked up on the sandbox's PATH.
 //!
 //! [`refusals`] is pure: `config set` turns a refusal into a usage error, the reader of a
 //! file drops what is refused and keeps it for one warning per run and for
@@ -83,6 +94,7 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
             whole("only the operator config may let unbound vault entries into sandboxes")
         }
         "guard.allow" => whole("only the operator config may let a value past the secret guard"),
+        "agent.command" => whole(AGENT_COMMAND),
         // Lowering one would be harmless, but imports read the operator's alone.
         "import.max_object_size" | "import.max_pack_size" | "import.read_timeout" => {
             whole("only the operator config sets what the host reads from a loop's repository")
@@ -117,6 +129,8 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
         _ => Vec::new(),
     }
 }
+
+pub const AGENT_COMMAND: &str = "only the operator config names the agent's program: the host looks it up, runs its --version for doctor and binds its install folder into sandboxes";
 
 pub const BEST_EFFORT: &str =
     "only the operator config may let a sandbox run without enforced limits";
@@ -229,7 +243,13 @@ mod tests {
             assert!(refused("network.upstream_ca", s("/etc/ca.pem")));
             assert!(refused("vault.require_binding", Value::Boolean(false)));
             assert!(!refused("vault.require_binding", Value::Boolean(true)));
-            assert!(!refused("agent.command", list(&["codex"])));
+            assert!(refused("agent.command", list(&["codex"])));
+            assert!(refused(
+                "agent.command",
+                list(&["/tmp/x/evil", "--version"])
+            ));
+            assert!(!refused("agent.permissions", s("ask")));
+            assert!(!refused("agent.identity", s("agent")));
             // A program the host runs: the operator's alone; turning notifications off
             // or keeping the default is anyone's.
             assert!(refused("notify.command", list(&["/tmp/x"])));

@@ -110,6 +110,68 @@ pub(super) fn stale_lock(out: &mut Vec<Finding>, fix: bool, lock: &Path, why: &s
     }
 }
 
+/// git-loop's own lock files under `locks/` of loops that are gone (`import-<id>.lock`,
+/// `run-<id>.lock`, `new-<id>.lock`): harmless, but one was left for every loop ever made.
+/// One is removed only while it is free and no `new` or `rm` of its loop is noted as under
+/// way; they are said as one finding.
+pub(super) fn check_orphan_lock_files(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
+    let Ok(entries) = std::fs::read_dir(ws.locks_dir()) else {
+        return;
+    };
+    let mut orphans = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = ["import-", "run-", "new-"]
+            .iter()
+            .find_map(|p| name.strip_prefix(p))
+            .and_then(|rest| rest.strip_suffix(".lock"))
+        else {
+            continue;
+        };
+        let gone = !ws.loop_dir(id).exists()
+            && !ws.loop_staging_dir(id).exists()
+            && !ws.new_journal(id).exists()
+            && !ws.removal_journal(id).exists();
+        if gone && entry.file_type().is_ok_and(|t| t.is_file()) {
+            orphans.push(entry.path());
+        }
+    }
+    if orphans.is_empty() {
+        return;
+    }
+    orphans.sort();
+    if !fix {
+        out.push(finding(
+            "locks",
+            Level::Info,
+            format!(
+                "{} lock file{} of loops that are gone in {}",
+                orphans.len(),
+                if orphans.len() == 1 { "" } else { "s" },
+                ws.locks_dir().display()
+            ),
+            Some("`git loop doctor --fix` removes them".into()),
+        ));
+        return;
+    }
+    let mut removed = 0;
+    for lock in &orphans {
+        if let Ok(Some(_held)) = Lock::try_acquire(lock) {
+            removed += usize::from(std::fs::remove_file(lock).is_ok());
+        }
+    }
+    out.push(finding(
+        "locks",
+        Level::Fixed,
+        format!(
+            "removed {removed} lock file{} of loops that are gone from {}",
+            if removed == 1 { "" } else { "s" },
+            ws.locks_dir().display()
+        ),
+        None,
+    ));
+}
+
 /// git's lock files in the loops' own repositories, judged by their owner: while no run
 /// of a loop is alive (its run lock is free), no git can hold them, whatever their age.
 pub(super) fn check_loop_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {

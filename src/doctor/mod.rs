@@ -107,6 +107,7 @@ const CHECKS: &[Check] = &[
         needs: Needs::Writable,
         run: |c, out| {
             locks::check_loop_locks(c.ws, c.fix, out);
+            locks::check_orphan_lock_files(c.ws, c.fix, out);
             Ok(())
         },
     },

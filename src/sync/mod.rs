@@ -82,7 +82,7 @@ impl Role {
 }
 
 /// What a sync should do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Fetch and say what would move; move no branch, push nothing.
     pub dry_run: bool,
@@ -90,6 +90,20 @@ pub struct Options {
     pub loops: bool,
     /// Notes files merged as the union of both sides' lines (`publish.union`).
     pub union: Vec<String>,
+    /// The largest object taken from a remote (`import.max_object_size`): a fetched trunk
+    /// that brings a larger one is refused before anything of it is inflated.
+    pub max_object_size: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            dry_run: false,
+            loops: false,
+            union: Vec::new(),
+            max_object_size: crate::git::objects::Limits::DEFAULT_MAX_OBJECT_SIZE,
+        }
+    }
 }
 
 /// How one repository's sync went, for the report and `--json`.
@@ -179,14 +193,51 @@ pub enum SyncError {
     Refused { role: &'static str, why: String },
     #[error("{role}: {message}")]
     Other { role: &'static str, message: String },
+    /// The remote's trunk brings an object over `import.max_object_size`.
+    #[error("{role}: the remote {} holds {} {} of {} bytes{}, over the limit of {limit} bytes (import.max_object_size); nothing was taken", shown(remote), found.kind, found.id, found.size, if found.path.is_empty() { String::new() } else { format!(" ({})", shown(&found.path)) })]
+    TooLarge {
+        role: &'static str,
+        remote: String,
+        found: crate::checkout::bound::Oversized,
+        limit: u64,
+    },
+    /// A killed command's checkout update that cannot be finished or undone.
+    #[error("{role}: an interrupted update of its checkout cannot be finished: {source}")]
+    Interrupted {
+        role: &'static str,
+        source: Box<crate::checkout::CheckoutError>,
+    },
 }
 
 /// The repositories of the workspace that exist (every one can be given a remote).
 pub fn shared(ws: &Workspace) -> Vec<Role> {
     Role::ALL
         .into_iter()
-        .filter(|r| r.path(ws).join(".git").is_dir())
+        .filter(|r| {
+            let dir = r.path(ws);
+            // A link there is not one of the workspace's repositories: `sync_one` names it.
+            std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_symlink())
+                || std::fs::symlink_metadata(dir.join(".git"))
+                    .is_ok_and(|m| m.is_dir() || m.is_symlink())
+        })
         .collect()
+}
+
+/// The repository's folder and its `.git` must be folders of the workspace's, never links
+/// (DESIGN 4.0: what git-loop keeps is not followed): git would run wherever a link led.
+fn refuse_links(role: Role, dir: &Path) -> Result<(), SyncError> {
+    for path in [dir.to_path_buf(), dir.join(".git")] {
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink()) {
+            return Err(SyncError::Other {
+                role: role.name(),
+                message: format!(
+                    "{} is a link, where git-loop keeps a folder of its own; nothing was synced",
+                    shown(&path.display().to_string())
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Syncs one repository (see the module header). The caller holds the lock that guards
@@ -207,6 +258,7 @@ pub fn sync_one(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Sy
 
 fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, SyncError> {
     let dir = role.path(ws);
+    refuse_links(role, &dir)?;
     let trunk = trunk_of(&dir).ok_or_else(|| SyncError::Other {
         role: role.name(),
         message: format!("{} has no branch checked out", dir.display()),
@@ -230,6 +282,11 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
     if !opts.dry_run && role == Role::Personal {
         report.notices.extend(finish_personal(ws)?);
     }
+    if role != Role::Personal {
+        report
+            .notices
+            .extend(finish_checkout(ws, role, opts.dry_run)?);
+    }
     let first_local = resolve(&dir, &format!("refs/heads/{trunk}")).map_err(read_err(role))?;
     let mut first_remote = None;
     for round in 1..=ROUNDS {
@@ -248,6 +305,7 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
             }
             Err(FetchFailure::Error(e)) => return Err(e),
         };
+        crate::failpoint::hit("sync:fetched");
         if round == 1 {
             first_remote = remote;
         }
@@ -408,6 +466,8 @@ fn integrate(
     if ancestor(dir, remote, local).map_err(|e| failed(read_err(role)(e)))? {
         return Ok((Pulled::Nothing, local, Vec::new()));
     }
+    // Something is to be taken: what it brings is judged before anything inflates it.
+    refuse_oversized(role, dir, remote, local, opts.max_object_size).map_err(failed)?;
     if role == Role::Personal {
         return personal::integrate(ws, dir, trunk, local, remote, opts.dry_run);
     }
@@ -446,6 +506,69 @@ fn integrate(
                 .one_line(),
         })),
     }
+}
+
+/// Refuses a fetched trunk that brings an object larger than `limit` (ATTACKS 43): each
+/// object `remote` has and `local` lacks is judged by its header, before any merge or
+/// checkout inflates it. The fetch itself streams large blobs (`core.bigFileThreshold`,
+/// see `remote::git`), so what arrived sits compressed in a pack and nothing moves.
+fn refuse_oversized(
+    role: Role,
+    dir: &Path,
+    remote: ObjectId,
+    local: ObjectId,
+    limit: u64,
+) -> Result<(), SyncError> {
+    let repo = objects::open_trusted(dir).map_err(read_err(role))?;
+    match crate::checkout::bound::oversized_since(&repo, remote, &[local], limit) {
+        Ok(None) => Ok(()),
+        Ok(Some(found)) => Err(SyncError::TooLarge {
+            role: role.name(),
+            remote: remote_url(dir).unwrap_or_default(),
+            found,
+            limit,
+        }),
+        Err(e) => Err(read_err(role)(e)),
+    }
+}
+
+/// What a killed command left in the checkout of notes, knowledge or the vaults, finished
+/// or undone before the sync looks at its trunk, as publish and merge do (`crate::checkout`
+/// and its journal): a fetch that brings nothing new must not say "up to date" of a
+/// checkout that a killed sync left half-written. The git locks a killed command left in
+/// notes and knowledge (judged by the workspace lock, which the caller holds) go first. A
+/// dry run changes nothing: it says that an update is pending.
+fn finish_checkout(ws: &Workspace, role: Role, dry_run: bool) -> Result<Vec<String>, SyncError> {
+    let journal = role.journal(ws);
+    if dry_run {
+        return Ok(if journal.exists() {
+            vec![format!(
+                "{}: an interrupted update of its checkout is pending ({}); the next sync finishes it",
+                role.name(),
+                journal.display()
+            )]
+        } else {
+            Vec::new()
+        });
+    }
+    let mut notices = Vec::new();
+    if matches!(role, Role::Notes | Role::Knowledge) {
+        notices.extend(crate::gitlocks::remove_stale_in_workspace_repo(
+            ws,
+            &role.path(ws).join(".git"),
+        ));
+    }
+    match crate::checkout::recover(&journal, &mut notices) {
+        Ok(Some(done)) => notices.push(done.to_string()),
+        Ok(None) => {}
+        Err(e) => {
+            return Err(SyncError::Interrupted {
+                role: role.name(),
+                source: Box::new(e),
+            })
+        }
+    }
+    Ok(notices)
 }
 
 /// Finishes an update of the personal checkout that a killed sync left (see

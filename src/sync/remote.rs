@@ -27,6 +27,10 @@ pub(super) fn git(dir: &Path) -> Git {
         // What a remote sends is a teammate's (or anyone's with push rights): malformed
         // objects are refused on the way in, as a careful server refuses them.
         "transfer.fsckObjects=true",
+        // Blobs larger than this are streamed by index-pack as they arrive, never held
+        // whole in memory: a teammate's blob that inflates to gigabytes costs a pack on
+        // disk, and is refused by its header before anything inflates it (`sync::bound`).
+        "core.bigFileThreshold=16m",
         "gc.auto=0",
         "maintenance.auto=false",
     ] {

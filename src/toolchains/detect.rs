@@ -22,6 +22,14 @@ pub trait Files {
     fn link(&self, path: &Path) -> Option<PathBuf>;
     /// `path` with every link resolved (itself when it cannot be).
     fn real(&self, path: &Path) -> PathBuf;
+    /// The credential files below folder `root` (see `credentials`), searched within the
+    /// bounds of that module.
+    fn scan(&self, root: &Path) -> super::credentials::Scan {
+        match super::credentials::walk_files(self, root) {
+            Some(found) => super::credentials::Scan::Found(found),
+            None => super::credentials::Scan::TooMany,
+        }
+    }
 }
 
 /// The most of a tool's small file (an `.npmrc`, nvm's alias, mise's config) read.
@@ -76,6 +84,16 @@ impl Files for Disk {
     }
     fn real(&self, path: &Path) -> PathBuf {
         std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    }
+    fn scan(&self, root: &Path) -> super::credentials::Scan {
+        // One cache per process, read once, written back after a new search.
+        static CACHE: std::sync::Mutex<Option<super::credentials::Cache>> =
+            std::sync::Mutex::new(None);
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        let cache = cache.get_or_insert_with(super::credentials::Cache::open);
+        let scan = cache.scan(self, root);
+        cache.save();
+        scan
     }
 }
 

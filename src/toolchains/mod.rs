@@ -43,9 +43,11 @@ use toml::Value;
 
 use crate::sandbox::spec::Mount;
 
+pub mod credentials;
 mod detect;
 mod plan;
 
+pub use credentials::Scan;
 pub use detect::*;
 pub use plan::*;
 

@@ -31,6 +31,7 @@ pub fn plan(host: &Host, found: &[Found], choice: &Choice, home_inside: &Path) -
     let mut p = Plan::default();
     let mut same_path: Vec<PathBuf> = Vec::new();
     let mut caches: Vec<Cache> = Vec::new();
+    let mut scanned: Vec<PathBuf> = Vec::new();
     for f in found.iter().filter(|f| choice.enable.admits(f.toolchain)) {
         if let Some(why) = &f.refused {
             p.warnings.push(format!(
@@ -39,6 +40,27 @@ pub fn plan(host: &Host, found: &[Found], choice: &Choice, home_inside: &Path) -
             ));
             continue;
         }
+        // Its folders are searched for credential files first: one that cannot be
+        // searched to the end leaves the toolchain out, never bound unsearched.
+        let mut found_here = Vec::new();
+        let mut unsearched = None;
+        for b in f.bind.iter().filter(|b| host.is_dir(b)) {
+            match host.files.scan(b) {
+                Scan::Found(files) => found_here.extend(files),
+                Scan::TooMany => unsearched = Some(b.clone()),
+            }
+        }
+        if let Some(b) = unsearched {
+            p.warnings.push(format!(
+                "the toolchain {} is left out of the sandbox: {} holds more than {} entries within {} levels, too many to search for credential files",
+                f.toolchain,
+                b.display(),
+                super::credentials::ENTRIES,
+                super::credentials::DEPTH
+            ));
+            continue;
+        }
+        scanned.extend(found_here);
         p.enabled.push(f.toolchain);
         for b in &f.bind {
             p.mounts.push(Mount::Bind {
@@ -116,8 +138,16 @@ pub fn plan(host: &Host, found: &[Found], choice: &Choice, home_inside: &Path) -
             }
         }
     }
-    for file in credential_files(host) {
-        if host.is_file(&file) && same_path.iter().any(|b| file.starts_with(b)) {
+    let mut covers = credential_files(host);
+    covers.extend(scanned);
+    let mut seen = std::collections::BTreeSet::new();
+    covers.retain(|f| seen.insert(f.clone()));
+    for file in covers {
+        let bound = |p: &Path| same_path.iter().any(|b| p.starts_with(b));
+        // A link is covered only where it leads inside (a bound folder): elsewhere it
+        // leads to nothing inside, and bwrap could not follow it to cover it.
+        let reachable = host.files.link(&file).is_none() || bound(&host.files.real(&file));
+        if host.is_file(&file) && bound(&file) && reachable {
             // A regular file reads as empty; a link is covered where it leads (bwrap
             // follows it), by /dev/null, which reads as nothing either.
             p.mounts.push(if host.files.link(&file).is_some() {

@@ -39,17 +39,10 @@ fn layers_and_origins() {
         .ok()
         .stdout_has(&format!("personal:{}\tmine", personal.display()));
 
-    env.run([
-        "config",
-        "set",
-        "--team",
-        "agent.command",
-        "[\"codex\", \"--full-auto\"]",
-    ])
-    .ok();
+    env.run(["config", "set", "--team", "agent.permissions", "ask"])
+        .ok();
     let list = env.run(["config", "list", "--show-origin"]).ok();
-    list.stdout_has("team:")
-        .stdout_has("agent.command=[\"codex\", \"--full-auto\"]");
+    list.stdout_has("team:").stdout_has("agent.permissions=ask");
     list.stdout_has("default\tsandbox.mode=work");
 
     let repo = env.repo("app");

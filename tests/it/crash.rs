@@ -1,6 +1,6 @@
 //! The crash harness: `kill -9` of git-loop's whole process group (as a closed terminal or
-//! the OOM killer does) at every step boundary of `new`, `publish`, `merge`, `autocommit`
-//! and `rm` (failpoints, compiled into test builds only: see src/failpoint.rs), at random
+//! the OOM killer does) at every step boundary of `new`, `publish`, `merge`, `autocommit`,
+//! `rm` and `sync` (of a teammate's notes from a remote) (failpoints, compiled into test builds only: see src/failpoint.rs), at random
 //! moments of each command, and at random moments while git writes a 2000-file checkout.
 //!
 //! Each trial is judged from outside, by git and the file system, never by what git-loop
@@ -51,6 +51,8 @@ struct Tally {
     not_landed: usize,
     repaired_by_next: usize,
     repaired_by_doctor: usize,
+    /// The next command said "up to date" while something was left to repair.
+    false_up_to_date: usize,
     leftovers_seen: Vec<String>,
     /// Per command: trials, and those that landed mid-operation.
     by_command: std::collections::BTreeMap<String, (usize, usize)>,
@@ -74,6 +76,8 @@ struct Took {
     autocommit: Duration,
     autocommit_commit: Duration,
     rm: Duration,
+    /// A sync that takes a teammate's 300 notes.
+    sync: Duration,
 }
 
 /// How a trial's command was killed.
@@ -110,7 +114,25 @@ impl Harness {
             took: Took::default(),
         };
         h.took = h.measure();
+        h.took.sync = h.measure_sync();
+        h.without_notes_remote();
         h
+    }
+
+    /// A sync of a teammate's 300 notes, uninterrupted.
+    fn measure_sync(&mut self) -> Duration {
+        let (_, teammate) = self.notes_remote();
+        let env = &self.env;
+        fs::create_dir_all(teammate.join("measure")).unwrap();
+        for i in 0..300 {
+            fs::write(teammate.join(format!("measure/f{i:03}.md")), "m\n").unwrap();
+        }
+        env.git(&teammate, ["add", "-A"]);
+        env.git(&teammate, ["commit", "-q", "-m", "measure"]);
+        env.git(&teammate, ["push", "-q", "origin", "HEAD:main"]);
+        let start = Instant::now();
+        env.run(["sync"]).ok();
+        start.elapsed()
     }
 
     /// Each command run once uninterrupted, timed.
@@ -131,6 +153,7 @@ impl Harness {
         let (merge, _) = timed(&["merge", &id]);
         let (rm, _) = timed(&["rm", "--delete-branches", &id]);
         Took {
+            sync: Duration::ZERO,
             new,
             publish,
             merge,
@@ -330,8 +353,11 @@ impl Harness {
             }
         } else {
             // `list`, like `rm` and `new`, finishes what a killed `rm` or `new` left.
-            repair(self, if rerun(self) { next } else { &["list"] });
+            let said = repair(self, if rerun(self) { next } else { &["list"] });
             let still = self.leftovers();
+            if !still.is_empty() && said.stdout.contains("up to date") {
+                self.tally.false_up_to_date += 1;
+            }
             if still.is_empty() {
                 if landed {
                     self.tally.repaired_by_next += 1;
@@ -567,6 +593,88 @@ impl Harness {
                         "rm: its branch stayed"
                     );
                 }
+            },
+        );
+    }
+
+    /// The notes remote a teammate pushes to, made for the sync trials (and taken away
+    /// after them, so the other trials publish locally as before); the teammate's clone.
+    fn notes_remote(&self) -> (PathBuf, PathBuf) {
+        let env = &self.env;
+        let remote = env.root.join("notes-remote.git");
+        let teammate = env.root.join("teammate-notes");
+        if !remote.exists() {
+            env.git(
+                &env.root,
+                ["init", "-q", "--bare", "-b", "main", "notes-remote.git"],
+            );
+        }
+        if env.git(&env.notes(), ["remote"]).trim().is_empty() {
+            env.git(
+                &env.notes(),
+                ["remote", "add", "origin", remote.to_str().unwrap()],
+            );
+            env.run(["sync"]).ok();
+        }
+        if !teammate.exists() {
+            env.git(
+                &env.root,
+                ["clone", "-q", "notes-remote.git", "teammate-notes"],
+            );
+        }
+        (remote, teammate)
+    }
+
+    fn without_notes_remote(&self) {
+        self.env
+            .git(&self.env.notes(), ["remote", "remove", "origin"]);
+    }
+
+    /// A teammate pushes 300 new notes; the sync that takes them is killed.
+    fn sync_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        let (_, teammate) = self.notes_remote();
+        let env = &self.env;
+        env.git(&teammate, ["fetch", "-q", "origin"]);
+        env.git(&teammate, ["reset", "-q", "--hard", "origin/main"]);
+        let dir = teammate.join(format!("team-{n}"));
+        fs::create_dir_all(&dir).unwrap();
+        for i in 0..300 {
+            fs::write(
+                dir.join(format!("f{i:03}.md")),
+                format!(
+                    "note {i} of {n}
+"
+                ),
+            )
+            .unwrap();
+        }
+        env.git(&teammate, ["add", "-A"]);
+        env.git(&teammate, ["commit", "-q", "-m", "a teammate's notes"]);
+        env.git(&teammate, ["push", "-q", "origin", "HEAD:main"]);
+        let tip = env.rev(&teammate, "HEAD").unwrap();
+        let file = format!("team-{n}/f299.md");
+        self.trial(
+            &format!("sync {kill:?}"),
+            &["sync"],
+            kill,
+            &["sync"],
+            doctor_first,
+            &|_| true,
+            &|h| {
+                let notes = h.env.notes();
+                let merged = h
+                    .env
+                    .git_out(&notes, ["merge-base", "--is-ancestor", &tip, "main"]);
+                assert_eq!(
+                    merged.code, 0,
+                    "sync: the teammate's notes never reached trunk"
+                );
+                assert_eq!(
+                    fs::read_to_string(notes.join(&file)).unwrap(),
+                    format!("note 299 of {n}\n"),
+                    "sync: the notes are not in the checkout"
+                );
             },
         );
     }
@@ -817,6 +925,19 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
         for _ in 0..3 {
             h.big_merge_trial(next_flip());
         }
+        // A teammate's notes taken by sync: every step boundary of its merge and checkout,
+        // then random moments of it and of the checkout.
+        h.sync_trial(Kill::At("sync:fetched"), next_flip());
+        for point in ENGINE_POINTS {
+            h.sync_trial(Kill::At(point), next_flip());
+        }
+        for _ in 0..3 {
+            let d = h.within(h.took.sync);
+            h.sync_trial(Kill::After(d), next_flip());
+            let d = Duration::from_micros(h.rng.below(h.took.sync.as_micros() as u64 / 2));
+            h.sync_trial(Kill::Timer("checkout:before-read-tree", d), next_flip());
+        }
+        h.without_notes_remote();
         // The 2000 files go again (as a commit of the user's), so that the next round's
         // loops do not each check them out.
         h.env.git(&h.repo, ["rm", "-r", "-q", "big"]);
@@ -825,11 +946,11 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
     }
     let t = &h.tally;
     println!(
-        "crash harness: uninterrupted, new took {:?}, publish {:?}, merge {:?}, autocommit {:?}, rm {:?}",
-        h.took.new, h.took.publish, h.took.merge, h.took.autocommit, h.took.rm
+        "crash harness: uninterrupted, new took {:?}, publish {:?}, merge {:?}, autocommit {:?}, rm {:?}, sync {:?}",
+        h.took.new, h.took.publish, h.took.merge, h.took.autocommit, h.took.rm, h.took.sync
     );
     println!(
-        "crash harness: {} trials; {} landed mid-operation ({} at failpoints, {} at random moments, {} of them in the user's checkout); {} did not; repaired by the next command: {}, by doctor --fix: {}, unrepaired: 0",
+        "crash harness: {} trials; {} landed mid-operation ({} at failpoints, {} at random moments, {} of them in the user's checkout); {} did not; repaired by the next command: {}, by doctor --fix: {}, unrepaired: 0, false \"up to date\": {}",
         t.trials,
         t.landed,
         t.landed_at_failpoints,
@@ -837,7 +958,8 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
         t.landed_in_checkout,
         t.not_landed,
         t.repaired_by_next,
-        t.repaired_by_doctor
+        t.repaired_by_doctor,
+        t.false_up_to_date
     );
     for (command, (trials, landed)) in &t.by_command {
         println!("crash harness: {command}: {trials} trials, {landed} landed mid-operation");
@@ -847,6 +969,10 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
             println!("  {l}");
         }
     }
+    assert_eq!(
+        t.false_up_to_date, 0,
+        "a command said \"up to date\" while a kill's leftovers were there"
+    );
     // Most step boundaries leave something to repair, and most kills in the big checkout
     // land inside it: fewer means the harness is not testing what it claims.
     assert!(

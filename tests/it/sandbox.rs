@@ -449,6 +449,7 @@ fn agent_writes_the_prompt_layers_and_runs_the_configured_command() {
     env.run([
         "config",
         "set",
+        "--operator",
         "agent.command",
         &format!("[\"{}\", \"--fixed\"]", agent.display()),
     ])
@@ -469,6 +470,7 @@ fn agent_writes_the_prompt_layers_and_runs_the_configured_command() {
     env.run([
         "config",
         "set",
+        "--operator",
         "agent.command",
         "[\"no-such-agent-binary\"]",
     ])

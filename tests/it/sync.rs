@@ -10,13 +10,13 @@ use std::process::Stdio;
 use crate::common::{Run, TestEnv};
 
 /// The team's remotes: bare and empty, as a forge makes them.
-struct Remotes {
+pub(crate) struct Remotes {
     _tmp: tempfile::TempDir,
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 impl Remotes {
-    fn new() -> Remotes {
+    pub(crate) fn new() -> Remotes {
         let tmp = tempfile::Builder::new()
             .prefix("git-loop-remotes")
             .tempdir()
@@ -35,12 +35,12 @@ impl Remotes {
         Remotes { _tmp: tmp, dir }
     }
 
-    fn url(&self, name: &str) -> String {
+    pub(crate) fn url(&self, name: &str) -> String {
         self.dir.join(format!("{name}.git")).display().to_string()
     }
 
     /// `git loop init` with every remote.
-    fn init_args(&self) -> Vec<String> {
+    pub(crate) fn init_args(&self) -> Vec<String> {
         let mut args = vec!["init".to_string()];
         for name in ["notes", "knowledge", "personal", "vaults"] {
             args.push(format!("--{name}"));
@@ -50,7 +50,7 @@ impl Remotes {
     }
 
     /// The remote's trunk.
-    fn tip(&self, env: &TestEnv, name: &str) -> Option<String> {
+    pub(crate) fn tip(&self, env: &TestEnv, name: &str) -> Option<String> {
         env.rev(&self.dir.join(format!("{name}.git")), "refs/heads/main")
     }
 
@@ -75,7 +75,7 @@ impl Remotes {
 }
 
 /// A machine of the team: its own HOME and workspace, set up with the remotes.
-fn machine(remotes: &Remotes) -> TestEnv {
+pub(crate) fn machine(remotes: &Remotes) -> TestEnv {
     let env = TestEnv::new();
     env.run(remotes.init_args()).ok();
     env
@@ -105,7 +105,7 @@ fn loop_with_note(env: &TestEnv, title: &str, file: &str, text: &str) -> String 
     id
 }
 
-fn sync(env: &TestEnv) -> Run {
+pub(crate) fn sync(env: &TestEnv) -> Run {
     env.run(["sync"])
 }
 
@@ -798,4 +798,71 @@ fn a_malformed_object_from_the_remote_is_refused() {
     );
     assert_eq!(local_refs(&b), before, "a ref moved");
     assert_ne!(b.rev(&b.notes(), "main").unwrap(), bad.trim());
+}
+
+/// A sync killed while it brings the notes checkout along (issue 29): the branch has moved,
+/// the checkout has not (or only partly). The next sync finishes it before it says
+/// anything, and never says "up to date" over a checkout that differs from trunk.
+#[test]
+fn a_sync_killed_in_the_notes_checkout_is_finished_by_the_next_sync() {
+    let remotes = Remotes::new();
+    let a = machine(&remotes);
+    sync(&a).ok();
+    let b = machine(&remotes);
+    sync(&b).ok();
+    for point in ["checkout:before-read-tree", "checkout:after-read-tree"] {
+        let file = format!("memory/{}.md", point.replace(':', "-"));
+        let id = loop_with_note(&a, point, &file, "a fact\n");
+        a.run(["publish", &id]).ok();
+        let killed = b
+            .command()
+            .current_dir(&b.root)
+            .env("GIT_LOOP_FAILPOINT", point)
+            .args(["sync"])
+            .output()
+            .unwrap();
+        assert!(
+            !killed.status.success(),
+            "{point}: the failpoint was reached"
+        );
+        assert_eq!(b.rev(&b.notes(), "main"), remotes.tip(&b, "notes"));
+        assert!(
+            b.ws.join("locks/checkout-notes.pending").is_file(),
+            "{point}: the journal the writer leaves"
+        );
+        assert_ne!(
+            b.git(&b.notes(), ["status", "--porcelain"]),
+            "",
+            "{point}: the checkout differs from trunk"
+        );
+        let next = sync(&b).ok();
+        next.stderr_has("finished the interrupted checkout update");
+        assert_eq!(b.git(&b.notes(), ["status", "--porcelain"]), "", "{point}");
+        assert_eq!(
+            fs::read_to_string(b.notes().join(&file)).unwrap(),
+            "a fact\n"
+        );
+        assert!(!b.ws.join("locks/checkout-notes.pending").exists());
+    }
+}
+
+/// A link where the workspace keeps one of its repositories is not followed by sync: git
+/// would run wherever it led. The others are synced all the same.
+#[test]
+fn a_link_where_a_workspace_repository_should_be_is_refused_by_name() {
+    let remotes = Remotes::new();
+    let a = machine(&remotes);
+    sync(&a).ok();
+    let notes = a.ws.join("context/notes");
+    let moved = a.root.join("elsewhere");
+    fs::rename(&notes, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &notes).unwrap();
+    let before = a.refs(&moved);
+    let run = sync(&a).fails(1);
+    run.stderr_has(&format!(
+        "notes: {} is a link, where git-loop keeps a folder of its own; nothing was synced",
+        notes.display()
+    ));
+    run.stdout_has("knowledge: up to date");
+    assert_eq!(a.refs(&moved), before);
 }

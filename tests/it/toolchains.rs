@@ -655,3 +655,132 @@ fn the_real_rustup_builds_a_crate_offline_inside() {
     // The build happened in the loop's working tree.
     assert!(env.workdir(&id).join("target/debug/tiny").is_file());
 }
+
+const PLANTED_TOKEN: &str = "planted-registry-TOKEN-9e8d";
+
+/// Credential files wherever a bound toolchain folder holds them (ATTACKS 45), as `npm
+/// config set -g`, `pip config --site` and other tools write them: each reads as empty
+/// inside, and no file inside holds the token; a library's `credentials.py` is not one and
+/// reads as it is.
+#[test]
+fn credential_files_anywhere_in_a_bound_toolchain_folder_read_as_empty() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fake_toolchains(&env);
+    let h = &env.home;
+    let planted = [
+        ".npm-global/etc/npmrc",
+        ".nvm/versions/node/v20.11.1/etc/npmrc",
+        ".nvm/versions/node/v20.11.1/lib/node_modules/npm/npmrc",
+        ".nvm/.yarnrc.yml",
+        ".nvm/.docker/config.json",
+        ".pyenv/versions/3.12.1/pip.conf",
+        ".pyenv/versions/3.12.1/envs/tools/pip.ini",
+        ".pyenv/.pypirc",
+        ".pyenv/.netrc",
+        ".rustup/credentials.toml",
+        ".rustup/.git-credentials",
+        ".local/share/mise/installs/python/3.12/pip.conf",
+    ];
+    for rel in planted {
+        write(&h.join(rel), &format!("token = {PLANTED_TOKEN}\n"));
+    }
+    let library =
+        h.join(".pyenv/versions/3.12.1/lib/python3.12/site-packages/botocore/credentials.py");
+    write(&library, "def load(): pass\n");
+    operator(&env, "[toolchains]\nenable = \"detected\"\n");
+    let id = env.new_loop(&repo, "planted");
+    let mut script = String::new();
+    for rel in planted {
+        script.push_str(&format!(
+            "echo \"{rel}=$(wc -c < {} 2>&1)\"; ",
+            h.join(rel).display()
+        ));
+    }
+    script.push_str(&format!(
+        "echo \"library=$(cat {})\"; grep -rlsF {PLANTED_TOKEN} {} {} {} {} {} /home /tmp /loopat; true",
+        library.display(),
+        h.join(".npm-global").display(),
+        h.join(".nvm").display(),
+        h.join(".pyenv").display(),
+        h.join(".rustup").display(),
+        h.join(".local/share/mise").display(),
+    ));
+    let run = sh(&env, &id, &script, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for rel in planted {
+        assert_eq!(
+            line(&run, rel),
+            "0",
+            "{rel}: {}\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+    assert_eq!(line(&run, "library"), "def load(): pass");
+    assert!(!run.stdout.contains(PLANTED_TOKEN), "{}", run.stdout);
+    // A token written on the host later is covered from the next run on (the search's
+    // cache sees its folder change).
+    let later = h.join(".pyenv/versions/3.12.1/lib/pip.conf");
+    write(&later, &format!("token = {PLANTED_TOKEN}\n"));
+    let run = sh(
+        &env,
+        &id,
+        &format!("echo \"later=$(wc -c < {})\"", later.display()),
+        &[],
+    );
+    assert_eq!(line(&run, "later"), "0", "{}\n{}", run.stdout, run.stderr);
+    for rel in planted {
+        assert!(fs::read_to_string(h.join(rel))
+            .unwrap()
+            .contains(PLANTED_TOKEN));
+    }
+}
+
+/// The positive twin, with the machine's real pyenv and npm: with a site `pip.conf` and a
+/// global `npmrc` holding tokens covered, pip and npm still work inside and read their
+/// other settings.
+#[test]
+fn real_pip_and_npm_work_with_their_credential_files_covered() {
+    let pyenv = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")))
+        .filter(|p| p.join("versions").is_dir());
+    let npm = Path::new("/usr/bin/npm");
+    let (Some(pyenv), true) = (pyenv, npm.is_file()) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "this test needs pyenv with a Python (PYENV_ROOT or ~/.pyenv) and npm (apt-get install npm)"
+        );
+        return;
+    };
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // A copy of one interpreter would be large: the real root is bound read-only, and its
+    // site config is planted in the test's own npm prefix instead (the same cover).
+    let prefix = env.home.join(".npm-global");
+    write(
+        &prefix.join("etc/npmrc"),
+        &format!("//registry.npmjs.org/:_authToken={PLANTED_TOKEN}\n"),
+    );
+    fs::create_dir_all(prefix.join("bin")).unwrap();
+    write(
+        &env.home.join(".npmrc"),
+        "prefix=${HOME}/.npm-global\nfund=false\n",
+    );
+    operator(&env, "[toolchains]\nenable = [\"pyenv\", \"npm-prefix\"]\n");
+    let id = env.new_loop(&repo, "real");
+    let p = pyenv.display().to_string();
+    let script = format!(
+        "python -m pip --version && python -m pip config list && \
+         echo \"prefix=$(npm config get prefix)\" && npm config list && \
+         echo \"npmrc=$(wc -c < {}/etc/npmrc)\"",
+        prefix.display()
+    );
+    let run = sh(&env, &id, &script, &[("PYENV_ROOT", p.as_str())]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run.stdout_has("pip ");
+    assert_eq!(line(&run, "prefix"), prefix.display().to_string());
+    assert_eq!(line(&run, "npmrc"), "0", "{}", run.stdout);
+    assert!(!run.stdout.contains(PLANTED_TOKEN), "{}", run.stdout);
+}

@@ -95,7 +95,7 @@ impl From<AgentError> for Error {
         match e {
             AgentError::NotInstalled(_) => err
                 .hint("install it (Claude Code: npm install -g @anthropic-ai/claude-code; Codex: npm install -g @openai/codex)")
-                .hint("or choose another agent: git loop config set agent.command '[\"codex\"]'"),
+                .hint("or choose another agent: git loop config set --operator agent.command '[\"codex\"]'"),
             AgentError::NoIdentity { .. } => err.hint(
                 "set yours: git config --global user.name \"Your Name\" && git config --global user.email you@example.com",
             ),

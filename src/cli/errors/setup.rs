@@ -44,6 +44,12 @@ impl From<NewError> for Error {
             NewError::NoFreeId => {
                 Error::failure(message).hint("`git loop gc` removes finished loops")
             }
+            NewError::TooLarge { found, .. } => Error::failure(message)
+                .hint(format!(
+                    "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
+                    crate::checkout::bound::raise_to(found.size)
+                ))
+                .hint("otherwise take it out of the trunk's history (git rm, or a revert, and publish)"),
         }
     }
 }
@@ -105,6 +111,21 @@ impl From<WorkspaceError> for Error {
             }
             WorkspaceError::BadUser(_) => Error::usage(message)
                 .hint("set GIT_LOOP_USER to a name of letters, digits, '.', '_' or '-'"),
+            WorkspaceError::RelativeHome { here, .. } => {
+                let err = Error::usage(message).hint(
+                    "give the workspace folder as an absolute path (a relative one would name another workspace in every folder)",
+                );
+                match here {
+                    Some(here) => err.hint(format!(
+                        "from here that is: export GIT_LOOP_HOME={}",
+                        crate::terminal::shown(&here.display().to_string())
+                    )),
+                    None => err,
+                }
+            }
+            WorkspaceError::HomeNotAFolder(_) => Error::usage(message).hint(
+                "point GIT_LOOP_HOME at the workspace folder (or at a path that does not exist yet, where one is made), or unset it for ~/.local/share/git-loop",
+            ),
         }
     }
 }

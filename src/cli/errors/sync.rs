@@ -11,6 +11,17 @@ impl From<SyncError> for Error {
             SyncError::Refused { .. } => {
                 "the remote's rules refuse this push; ask its owner, or keep working locally"
             }
+            SyncError::TooLarge { found, .. } => {
+                let raise = crate::checkout::bound::raise_to(found.size);
+                return Error::failure(e.to_string())
+                    .hint(format!(
+                        "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {raise}"
+                    ))
+                    .hint("otherwise ask whoever pushed it to take it out of the remote's history");
+            }
+            SyncError::Interrupted { .. } => {
+                "look at `git status` in that checkout; `git loop doctor --fix` finishes what it can prove"
+            }
             _ => "`git loop doctor` checks the workspace",
         };
         Error::failure(e.to_string()).hint(hint)
