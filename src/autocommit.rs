@@ -102,7 +102,7 @@ pub fn round(
     ids: &[String],
     publish_notes: Option<(&[String], &crate::guard::Allowlist)>,
 ) -> Result<Round> {
-    crate::vault::migrate_and_say(report, ws)?;
+    crate::vault::prepare(report, ws)?;
     // Two autocommits never interleave; the workspace lock is not held while what loops
     // wrote is read and committed (a loop that makes git wait must not stop every publish),
     // only around publishing. A loop being removed meanwhile is safe: `rm` refuses a loop

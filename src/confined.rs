@@ -352,12 +352,8 @@ impl Tree {
         let Some(dir) = self.open_at(parent, OFlag::O_RDONLY | OFlag::O_DIRECTORY)? else {
             return Err(ConfinedError::io("write", self.show(rel), Errno::ENOENT));
         };
-        let mut tmp_name = b".".to_vec();
-        tmp_name.extend_from_slice(name.as_bytes());
-        tmp_name.extend_from_slice(
-            format!(".tmp-{}-{:08x}", std::process::id(), rand::random::<u32>()).as_bytes(),
-        );
-        let tmp = OsStr::from_bytes(&tmp_name);
+        let tmp_name = crate::fsutil::temp_name(&name.to_string_lossy());
+        let tmp = OsStr::new(&tmp_name);
         let fd = nix::fcntl::openat(
             &dir,
             tmp,
@@ -397,6 +393,23 @@ impl Tree {
         };
         match nix::unistd::unlinkat(&dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir) {
             Ok(()) | Err(Errno::ENOENT) => Ok(()),
+            Err(e) => Err(ConfinedError::io("remove", self.show(rel), e)),
+        }
+    }
+
+    /// Removes the folder `rel` if it is empty: `Ok(false)` when something is still in it
+    /// (or nothing is there), never following a link.
+    pub fn remove_dir(&self, rel: impl AsRef<Path>) -> Result<bool, ConfinedError> {
+        let rel = rel.as_ref();
+        let Some((parent, name)) = split(rel)? else {
+            return Err(ConfinedError::BadPath(self.show(rel)));
+        };
+        let Some(dir) = self.open_at(parent, OFlag::O_PATH | OFlag::O_DIRECTORY)? else {
+            return Ok(false);
+        };
+        match nix::unistd::unlinkat(&dir, name, nix::unistd::UnlinkatFlags::RemoveDir) {
+            Ok(()) => Ok(true),
+            Err(Errno::ENOENT | Errno::ENOTEMPTY | Errno::EEXIST) => Ok(false),
             Err(e) => Err(ConfinedError::io("remove", self.show(rel), e)),
         }
     }

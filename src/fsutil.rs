@@ -17,11 +17,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     // Some folders written here are also writable by a sandboxed agent (a loop's
     // `.claude/`): the temp name gets a random part and is created exclusively without
     // following links, so nothing planted there can redirect the write.
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{:08x}",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
+    let tmp = dir.join(temp_name(&name));
     let result = (|| -> io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut f = OpenOptions::new()
@@ -39,6 +35,24 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result.context(|| format!("cannot write {}", path.display()))
+}
+
+/// The name of this process's temporary file for a file `name`: [`crate::tempname`]'s one
+/// format, which the judges of leftovers read back.
+pub fn temp_name(name: &str) -> String {
+    crate::tempname::for_writer(name, std::process::id(), rand::random::<u32>())
+}
+
+/// Whether the process `pid` is gone, which proves a writer named by it dead.
+pub fn writer_gone(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only asks whether the process exists.
+    (unsafe { libc::kill(pid, 0) }) == -1
+        && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// The writer's pid when `name` is a temporary name of [`temp_name`] whose writer is gone.
+pub fn dead_writer(name: &str) -> Option<i32> {
+    crate::tempname::writer_of(name).filter(|pid| writer_gone(*pid))
 }
 
 /// Removes the temp files [`write_atomic`] left in `dir` when its writer was killed between
@@ -61,29 +75,12 @@ pub fn dead_temp_files(dir: &Path) -> Vec<PathBuf> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        let Some(pid) = temp_file_writer(name) else {
-            continue;
-        };
-        // SAFETY: kill with signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } == -1
-            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
+        if dead_writer(name).is_some() {
             out.push(entry.path());
         }
     }
     out.sort();
     out
-}
-
-/// The pid in a temp file name of [`write_atomic`], if `name` is one.
-fn temp_file_writer(name: &str) -> Option<i32> {
-    let rest = name.strip_prefix('.')?;
-    let (_, tail) = rest.rsplit_once(".tmp-")?;
-    let (pid, hex) = tail.split_once('-')?;
-    (hex.len() == 8 && hex.chars().all(|c| c.is_ascii_hexdigit()))
-        .then(|| pid.parse::<i32>().ok())
-        .flatten()
-        .filter(|p| *p > 0)
 }
 
 /// An exclusive `flock` on a file under `locks/`; released when dropped, and by the kernel
@@ -326,12 +323,18 @@ fn make_writable(path: &Path) {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn temp_file_names_tell_their_writer() {
+    fn a_temp_name_of_this_process_is_not_a_dead_writers() {
+        let mine = super::temp_name("checkout-notes.pending");
         assert_eq!(
-            super::temp_file_writer(".checkout-notes.pending.tmp-4242-0badc0de"),
-            Some(4242)
+            crate::tempname::writer_of(&mine),
+            Some(std::process::id() as i32)
         );
-        assert_eq!(super::temp_file_writer("checkout-notes.pending"), None);
-        assert_eq!(super::temp_file_writer(".x.tmp-12-zz"), None);
+        assert_eq!(super::dead_writer(&mine), None);
+        assert_eq!(super::dead_writer("checkout-notes.pending"), None);
+        // No process has pid 2^22 + 1 (pid_max is at most 2^22).
+        assert_eq!(
+            super::dead_writer(".x.tmp-4194305-0badc0de"),
+            Some(4_194_305)
+        );
     }
 }

@@ -94,6 +94,13 @@ pub fn stale_in_workspace_repo(
     out
 }
 
+/// git's lock files and git-loop's checkout scratch files in the vaults' repository at
+/// `git_dir`, for a caller that holds `locks/vaults.lock`: every git-loop command that runs
+/// git there holds it, so none of them is owned by a live process.
+pub fn stale_in_vaults_repo(git_dir: &Path) -> Vec<PathBuf> {
+    lock_and_scratch_files(git_dir)
+}
+
 /// Removes [`stale_in_workspace_repo`]'s findings; says what was removed.
 pub fn remove_stale_in_workspace_repo(ws: &Workspace, git_dir: &Path) -> Vec<String> {
     stale_in_workspace_repo(ws, git_dir, &|_| false)
@@ -423,6 +430,36 @@ mod tests {
     }
 
     const MARKER_FOR_TESTS: &[u8] = crate::checkout::MARKER_FOR_TESTS;
+
+    #[test]
+    fn every_lock_and_scratch_file_of_the_vaults_repository_is_its_lock_holders() {
+        let (_tmp, _ws, g) = fixture(&[
+            "index.lock",
+            "HEAD.lock",
+            "AUTO_MERGE.lock",
+            "refs/heads/main.lock",
+            "refs/remotes/origin/main.lock",
+            "git-loop-index",
+            "objects/pack/tmp.lock",
+            "refs/heads/main",
+        ]);
+        let mut got: Vec<String> = stale_in_vaults_repo(&g)
+            .iter()
+            .map(|p| p.strip_prefix(&g).unwrap().display().to_string())
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "AUTO_MERGE.lock",
+                "HEAD.lock",
+                "git-loop-index",
+                "index.lock",
+                "refs/heads/main.lock",
+                "refs/remotes/origin/main.lock"
+            ]
+        );
+    }
 
     #[test]
     fn a_killed_imports_branch_lock_goes_when_no_new_or_run_of_the_loop_is_alive() {

@@ -27,9 +27,9 @@ use crate::vault::crypto;
 pub const VAULTS_PREFIX: &str = ".loopat/vaults/";
 
 /// git's mode of a symlink blob.
-const MODE_SYMLINK: u32 = 0o120000;
+pub const MODE_SYMLINK: u32 = 0o120000;
 /// git's mode of a submodule (a commit, no content to scan).
-const MODE_GITLINK: u32 = 0o160000;
+pub const MODE_GITLINK: u32 = 0o160000;
 
 /// One reason to refuse a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -302,6 +302,42 @@ pub fn check_allowing(path: &str, mode: u32, content: &[u8], allow: &Allowlist) 
     scan_allowing(path, content, allow)
 }
 
+/// Decides whether a file staged in the vaults' repository (`vaults/<user>/`) may be
+/// committed. Every path is judged, at the repository's top as in a vault's folder: the
+/// repository holds files only (a link or a gitlink has no place there); below a vault's
+/// folder every file is an age file but its `recipients.txt`; nothing anywhere may look
+/// like a private key or a token (an identity planted at the top is refused as one).
+pub fn check_vaults_repo(path: &str, mode: u32, content: &[u8], allow: &Allowlist) -> Vec<Finding> {
+    if mode == MODE_SYMLINK || mode == MODE_GITLINK {
+        return vec![Finding {
+            path: path.to_string(),
+            line: None,
+            what:
+                "a link or a nested repository, in the vaults' repository, which holds files only",
+        }];
+    }
+    if path.contains('/') {
+        let as_vault = format!("{VAULTS_PREFIX}{path}");
+        return check_allowing(&as_vault, mode, content, allow)
+            .into_iter()
+            .map(|f| Finding {
+                path: path.to_string(),
+                ..f
+            })
+            .collect();
+    }
+    scan_allowing(path, content, allow)
+}
+
+/// Whether the repository at `dir` is a vaults' repository (git-loop marks its own with
+/// `loop.role = vaults` in its local config).
+pub fn is_vaults_repo(dir: &Path) -> bool {
+    hook_git(dir)
+        .args(["config", "--local", "--get", crate::vault::ROLE_KEY])
+        .read()
+        .is_ok_and(|v| v.trim() == crate::vault::ROLE_VAULTS)
+}
+
 /// Every private key or token in `content`, one finding per match.
 pub fn scan(path: &str, content: &[u8]) -> Vec<Finding> {
     scan_allowing(path, content, &Allowlist::builtin())
@@ -491,10 +527,20 @@ pub fn blob(dir: &Path, id: &str) -> Result<Vec<u8>, GitError> {
         .stdout)
 }
 
-/// Checks everything staged in `dir`.
+/// Checks everything staged in `dir` (by [`check_vaults_repo`] in a vaults' repository).
 pub fn check_staged(dir: &Path, allow: &Allowlist) -> Result<Vec<Finding>, GitError> {
+    let vaults = is_vaults_repo(dir);
     let mut findings = Vec::new();
     for file in staged(dir)? {
+        if vaults {
+            let content = if file.mode == MODE_GITLINK {
+                Vec::new()
+            } else {
+                blob(dir, &file.blob)?
+            };
+            findings.extend(check_vaults_repo(&file.path, file.mode, &content, allow));
+            continue;
+        }
         if file.mode == MODE_GITLINK {
             continue;
         }
@@ -515,6 +561,41 @@ mod tests {
             .into_iter()
             .map(|f| f.what)
             .collect()
+    }
+
+    #[test]
+    fn every_path_of_the_vaults_repository_is_judged() {
+        let allow = Allowlist::builtin();
+        let age = b"age-encryption.org/v1\n-> X25519 abc\n";
+        let check = |path: &str, mode, content: &[u8]| {
+            check_vaults_repo(path, mode, content, &allow)
+                .into_iter()
+                .map(|f| (f.path, f.what))
+                .collect::<Vec<_>>()
+        };
+        assert!(check("work/envs/T.age", FILE, age).is_empty());
+        assert!(check("work/recipients.txt", FILE, b"age1abc\n").is_empty());
+        assert!(check(".gitattributes", FILE, b"*/envs/** diff=x\n").is_empty());
+        let plain = check("work/envs/T.age", FILE, b"ghp_plaintext");
+        assert_eq!(plain.len(), 1);
+        assert_eq!(plain[0].0, "work/envs/T.age", "named as in the repository");
+        let key = format!("# key\nAGE-SECRET-KEY-1{}\n", "Q".repeat(58));
+        assert_eq!(check("identity.txt", FILE, key.as_bytes()).len(), 1);
+        assert_eq!(
+            check(
+                "id_ed25519",
+                FILE,
+                b"-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----\n"
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            check("work/envs/T.age", MODE_SYMLINK, b"/home/u/.ssh/id").len(),
+            1
+        );
+        assert_eq!(check("link", MODE_SYMLINK, b"/home/u/.ssh").len(), 1);
+        assert_eq!(check("work", MODE_GITLINK, b"").len(), 1);
     }
 
     #[test]

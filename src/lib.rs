@@ -34,6 +34,7 @@ pub mod sandbox;
 pub mod schedule;
 pub mod session;
 pub mod sync;
+pub mod tempname;
 pub mod terminal;
 #[cfg(test)]
 mod testutil;

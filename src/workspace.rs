@@ -203,13 +203,19 @@ impl Workspace {
         self.root.join("vaults").join(&self.user)
     }
 
+    /// `vaults/.pinned/<user>/`: what the person accepted of their vaults (recipients, older
+    /// entries), on this machine only: never synced, in no sandbox's view (`vault::pins`).
+    pub fn vault_pins_dir(&self) -> PathBuf {
+        self.root.join("vaults/.pinned").join(&self.user)
+    }
+
     /// `personal/<user>/.loopat/vaults/`, where vaults lived before they had a repository
     /// of their own; moved from there on first use (`vault::migrate`).
     pub fn legacy_vaults_dir(&self) -> PathBuf {
         self.personal().join(".loopat/vaults")
     }
 
-    /// `personal/<user>/.loopat/vaults/<vault>/` (DESIGN.md section 6).
+    /// `vaults/<user>/<vault>/` (DESIGN.md section 6).
     pub fn vault_dir(&self, vault: &str) -> PathBuf {
         self.vaults_dir().join(vault)
     }

@@ -169,7 +169,12 @@ fn values(arg: &Arg, cmd: &Command, prefix: &str, cur: &str) -> Candidates {
     } else {
         match (arg.get_id().as_str(), cmd.get_name()) {
             ("id" | "ids", _) => workspace_names(|ws| ws.loop_ids().ok()),
-            ("vault", _) => workspace_names(|ws| crate::vault::Vault::names(ws).ok()),
+            ("vault", _) => {
+                workspace_names(|ws| crate::vault::Vault::names(ws).ok().map(|(names, _)| names))
+            }
+            ("action", "recipients") => ["list", "add", "rm", "accept", "refuse"]
+                .map(String::from)
+                .to_vec(),
             ("sandbox", _) => workspace_names(|ws| Some(crate::config::profile::names(ws))),
             ("key", "get" | "set" | "unset") => crate::config::schema::known_keys()
                 .iter()
@@ -246,6 +251,7 @@ mod tests {
         assert_eq!(complete("--color n"), ["never"]);
         assert!(complete("new --").contains(&"--quiet".to_string()));
         assert_eq!(complete("completions f"), ["fish"]);
+        assert_eq!(complete("vault recipients a"), ["add", "accept"]);
         assert_eq!(complete("config get network.m"), ["network.mode"]);
         // An option's value is not a positional.
         assert_eq!(complete("run --net none x --backend n"), ["none"]);

@@ -228,6 +228,7 @@ fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
     }
     crate::vault::commit(
         &ws,
+        &v,
         &format!("vault {}: login for {}", args.vault, profile.name()),
     )?;
     ui.status(format!(

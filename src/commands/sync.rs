@@ -33,7 +33,8 @@ pub struct SyncArgs {
 
 pub fn run(ui: &mut Ui, args: SyncArgs) -> Result<u8> {
     let ws = super::workspace()?;
-    crate::vault::migrate_and_say(ui, &ws)?;
+    // Before anything is fetched: what this machine accepted is pinned first.
+    crate::vault::prepare(ui, &ws)?;
     let opts = Options {
         dry_run: args.dry_run,
         loops: args.loops,
@@ -117,6 +118,13 @@ fn sync_locked(ui: &mut Ui, ws: &Workspace, role: Role, opts: &Options) -> Resul
         Role::Vaults => ws.vaults_lock(),
     };
     let _lock = Lock::acquire(&lock)?;
+    if role == Role::Vaults && !opts.dry_run {
+        // Every git command there runs under the lock just taken: a lock file found there
+        // now is a killed command's, and would fail the fetch.
+        for line in crate::vault::recover::remove_stale_git_locks_under(ws, &_lock) {
+            ui.status(line)?;
+        }
+    }
     if role == Role::Personal && !opts.dry_run && sync::remote_url(&role.path(ws)).is_some() {
         // What loops wrote there is committed first, checked as autocommit checks it: the
         // sync shares only commits.

@@ -210,15 +210,10 @@ pub fn home_needs_overlay(ws: &Workspace, id: &str) -> bool {
 /// The file entries of a loop's vault, by name only (nothing is decrypted), for views.
 pub fn vault_file_names(ws: &Workspace, vault: &str) -> Vec<PathBuf> {
     crate::vault::store::Vault::open(ws, vault)
-        .and_then(|v| {
-            if v.exists() {
-                v.entries()
-            } else {
-                Ok(Vec::new())
-            }
-        })
-        .map(|entries| {
-            entries
+        .and_then(|v| v.entries())
+        .map(|listing| {
+            listing
+                .entries
                 .into_iter()
                 .filter(|e| e.entry.kind == crate::vault::store::EntryKind::File)
                 .map(|e| PathBuf::from(e.entry.name))

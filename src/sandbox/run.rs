@@ -21,12 +21,17 @@ pub fn run(
 ) -> Result<u8> {
     let probed = probe::Inputs::read();
     let choices = Choices::make(req, rec, config, &probe::quick(&probed))?;
-    // Vaults still in the personal tree (where they lived before) would be in view.
-    crate::vault::migrate_and_say(report, ws)?;
+    // Vaults still in the personal tree (where they lived before) would be in view; what a
+    // killed vault command left is cleared, and a change of recipients that arrived by
+    // sync is judged, before the vault is read.
+    crate::vault::prepare(report, ws)?;
     // The vault is decrypted in memory; its files go to bwrap by descriptor, its variables
     // by environment (see spawn.rs), and neither is written anywhere. The plan sees its
     // entries by name only.
     let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
+    for warning in &delivery.warnings {
+        report.warn(warning)?;
+    }
     // Claude Code's question about the key it is given (see `crate::agent::approve_key`).
     crate::agent::approve_key(ws, rec, &delivery.env);
     let read = Inputs::read(

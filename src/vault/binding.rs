@@ -1,77 +1,12 @@
 //! An entry's binding to hosts (issue 16): which hosts may receive its value. It is stored
-//! encrypted with the value, in the same age file, so nobody who cannot decrypt the entry
-//! learns where it goes, and the two cannot be separated or swapped.
-//!
-//! The plaintext of an entry is its value as it is, as before bindings existed, or an
-//! envelope:
-//!
-//! ```text
-//! \0git-loop-entry 1\n
-//! for api.github.com,*.github.com\n
-//! \n
-//! <value>
-//! ```
-//!
-//! The leading NUL byte cannot start a variable's value (a NUL is refused there), and a
-//! file whose content happens to start with the envelope's first line is always stored in
-//! an envelope, so no value is ever read as one it is not.
-
-use zeroize::Zeroizing;
+//! encrypted with the value, in the entry's header inside the same age file
+//! (`entryfmt.rs`), so nobody who cannot decrypt the entry learns where it goes, and the two
+//! cannot be separated or swapped.
 
 use crate::egress::policy::Pattern;
 
-const MAGIC: &[u8] = b"\0git-loop-entry 1\n";
-
-/// Room the envelope may take beyond the value's own bound.
-pub const MAX_HEADER: usize = 16 * 1024;
-
 /// The hosts an entry is bound to; an empty list is no binding.
 pub type Hosts = Vec<Pattern>;
-
-/// The plaintext stored for `value` with `hosts` (none: the value as it is).
-pub fn seal(value: &[u8], hosts: &[Pattern]) -> Zeroizing<Vec<u8>> {
-    if hosts.is_empty() && !value.starts_with(MAGIC) {
-        return Zeroizing::new(value.to_vec());
-    }
-    let mut out = Zeroizing::new(Vec::with_capacity(value.len() + 128));
-    out.extend_from_slice(MAGIC);
-    if !hosts.is_empty() {
-        let list: Vec<String> = hosts.iter().map(ToString::to_string).collect();
-        out.extend_from_slice(format!("for {}\n", list.join(",")).as_bytes());
-    }
-    out.push(b'\n');
-    out.extend_from_slice(value);
-    out
-}
-
-/// The value and the hosts of a stored plaintext.
-pub fn open(plain: &[u8]) -> Result<(Zeroizing<Vec<u8>>, Hosts), String> {
-    let Some(mut rest) = plain.strip_prefix(MAGIC) else {
-        return Ok((Zeroizing::new(plain.to_vec()), Vec::new()));
-    };
-    let mut hosts = Vec::new();
-    loop {
-        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-            return Err("its header does not end".into());
-        };
-        let line =
-            std::str::from_utf8(&rest[..end]).map_err(|_| "its header is not text".to_string())?;
-        rest = &rest[end + 1..];
-        if line.is_empty() {
-            break;
-        }
-        match line.split_once(' ') {
-            Some(("for", list)) => hosts = parse_hosts(list)?,
-            _ => {
-                return Err(format!(
-                    "its header has a line this version does not know ({:?}): a newer git-loop wrote it",
-                    line.chars().take(40).collect::<String>()
-                ))
-            }
-        }
-    }
-    Ok((Zeroizing::new(rest.to_vec()), hosts))
-}
 
 /// `HOST[,HOST...]` as given to `--for`: host names and the allowlist's two wildcard forms.
 pub fn parse_hosts(list: &str) -> Result<Hosts, String> {
@@ -116,25 +51,6 @@ pub fn suggested(name: &str, value: Option<&[u8]>) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_binding_travels_with_its_value() {
-        let hosts = parse_hosts("api.github.com, *.github.com,api.github.com").unwrap();
-        assert_eq!(hosts.len(), 2);
-        let sealed = seal(b"ghp_x", &hosts);
-        let (value, back) = open(&sealed).unwrap();
-        assert_eq!(&value[..], b"ghp_x");
-        assert_eq!(back, hosts);
-        // Unbound values are stored as they always were.
-        assert_eq!(&seal(b"plain", &[])[..], b"plain");
-        assert_eq!(open(b"plain").unwrap().1, Vec::<Pattern>::new());
-        // A file that starts like an envelope is wrapped, so it reads back as itself.
-        let tricky = b"\0git-loop-entry 1\nfor evil.example\n\nx".to_vec();
-        let (value, hosts) = open(&seal(&tricky, &[])).unwrap();
-        assert_eq!((&value[..], hosts.len()), (&tricky[..], 0));
-        assert!(open(b"\0git-loop-entry 1\nwho knows\n\nx").is_err());
-        assert!(open(b"\0git-loop-entry 1\nfor a.example").is_err());
-    }
 
     #[test]
     fn hosts_are_the_allowlists_forms() {

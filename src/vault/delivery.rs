@@ -34,6 +34,10 @@ pub struct Delivery {
     pub plaintext: Vec<String>,
     /// The entries delivered as placeholders (bound), by label.
     pub bound: Vec<String>,
+    /// What the run should say: entries skipped (not as git-loop writes them, or refused as
+    /// they are: copied or renamed from elsewhere, older and never pinned here), and a
+    /// change of recipients that arrived by sync and waits for the person's word.
+    pub warnings: Vec<String>,
 }
 
 impl Delivery {
@@ -79,15 +83,36 @@ pub fn open_with(ws: &Workspace, vault: &str, identity: &Path) -> Result<Deliver
         return Err(VaultError::NoVault(vault.to_string()).into());
     }
     let v = Vault::open(ws, vault)?;
-    let entries = v.entries()?;
     let mut delivery = Delivery::default();
+    if let Some(warning) = super::decision_warning(&v)? {
+        delivery.warnings.push(warning);
+    }
+    let listing = v.entries()?;
+    for bad in &listing.bad {
+        delivery
+            .warnings
+            .push(format!("vault '{vault}': skipped {bad}"));
+    }
+    let entries = listing.entries;
     if entries.is_empty() {
         return Ok(delivery);
     }
     super::identity::check_location(identity, ws.root())?;
     let identity = Identity::load(identity)?;
     for entry in &entries {
-        let (plain, hosts) = v.open_entry(&identity, entry)?;
+        // An entry that is not what its name says is skipped, and said: the rest of the
+        // vault still reaches the loop. One the person's own identity cannot open (damaged,
+        // or not encrypted to it) stops the run, as it always did: running without it would
+        // hide a fault of the person's own vault.
+        let opened = match v.unseal(&identity, entry) {
+            Ok(opened) => opened,
+            Err(e @ (VaultError::Moved { .. } | VaultError::UnpinnedLegacy { .. })) => {
+                delivery.warnings.push(format!("skipped: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (plain, hosts) = (opened.value, opened.hosts);
         let label = entry.entry.label();
         if hosts.is_empty() {
             delivery.plaintext.push(label.clone());
@@ -201,7 +226,7 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_run_for_a_link_outside_personal_or_a_stranger_identity() {
+    fn a_stranger_identity_stops_the_run_and_a_link_is_skipped_and_said() {
         let tmp = tempfile::tempdir().unwrap();
         let ws = ws(tmp.path());
         let id_path = tmp.path().join("id.txt");
@@ -221,11 +246,32 @@ mod tests {
         fs::write(&target, b"x").unwrap();
         let link = ws.vault_env("work", "OUT");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        let err = open_with(&ws, "work", &id_path).unwrap_err();
+        let d = open_with(&ws, "work", &id_path).unwrap();
+        assert_eq!(d.env.len(), 1, "the vault's own entry still goes in");
+        assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
         assert!(
-            err.message.contains(&link.display().to_string()),
-            "{}",
-            err.message
+            d.warnings[0].contains(&link.display().to_string())
+                && d.warnings[0].contains("symlink"),
+            "{:?}",
+            d.warnings
         );
+    }
+
+    #[test]
+    fn a_vault_never_accepted_here_is_not_delivered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = ws(tmp.path());
+        let id_path = tmp.path().join("id.txt");
+        let (id, _) = crate::vault::identity::ensure(&id_path).unwrap();
+        let v = Vault::at(&ws, "work").unwrap();
+        v.create(&[id.recipient().to_string()]).unwrap();
+        v.write(&EntryRef::env("T").unwrap(), b"t").unwrap();
+        fs::remove_file(ws.vault_pins_dir().join("work.recipients")).unwrap();
+        let err = open_with(&ws, "work", &id_path).unwrap_err();
+        assert!(err.message.contains("arrived by sync"), "{}", err.message);
+        assert!(err
+            .hints
+            .iter()
+            .any(|h| h.contains("git loop vault recipients accept work")));
     }
 }

@@ -228,7 +228,7 @@ fn create(path: &Path) -> Result<bool, VaultError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let tmp = dir.join(crate::fsutil::temp_name(&name));
     let result = (|| -> io::Result<bool> {
         let mut f = fs::OpenOptions::new()
             .write(true)

@@ -3,40 +3,60 @@
 //! every sandbox's view, history included: DESIGN 4.0) and decrypted only in memory.
 //!
 //! How the pieces fit:
-//! - [`names`] says which vault names, variable names and `$HOME` paths are valid (pure).
+//! - [`names`] says which vault names, variable names and `$HOME` paths are valid, and
+//!   [`layout`] what belongs where in a vault's folder (pure, both).
 //! - [`identity`] loads or creates the user's age identity (X25519, or an ssh key). It
 //!   lives on the host outside the workspace and never enters a sandbox.
 //! - [`recipients`] parses recipients (`age1…`, `ssh-ed25519 …`, `ssh-rsa …`).
 //! - [`crypto`] encrypts to a set of recipients and decrypts with an identity, in memory,
-//!   and recognises an age file by its header.
-//! - [`store`] is the layout on disk: listing entries (symlinks resolved and confined to
-//!   `vaults/<user>/`), atomic writes of ciphertext, removal, rekey.
+//!   and recognises an age file by its header; [`entryfmt`] is the plaintext inside: the
+//!   entry's vault, kind and name, its binding, its value.
+//! - [`pins`] keeps what the person accepted (whom a vault encrypts to, which older
+//!   entries were theirs) on this machine, where no sync reaches.
+//! - [`store`] is the layout on disk, read through a confined tree: listing entries (what
+//!   is not as git-loop writes it is named and skipped), atomic writes of ciphertext,
+//!   removal, rekey, and each entry checked to be what its name says when it is opened.
 //! - [`delivery`] decrypts the vault a loop runs with, for the sandbox.
-//! - [`ensure_repo`] makes the vaults' repository, [`commit`] records each change in it,
-//!   and [`migrate`] moves vaults from the personal repository, where they lived before.
+//! - [`ensure_repo`] makes the vaults' repository, [`commit`] records each change in it
+//!   (exactly the paths written, each checked by the secret guard), [`migrate`] moves vaults
+//!   from the personal repository, where they lived before, and [`recover`] removes what a
+//!   killed command left there. [`prepare`] runs first in every command that touches them.
+//!
+//! Everything in the vaults' repository may have arrived through its remote (DESIGN 4.0):
+//! it is read without following links, bounded, and never changes whom a vault encrypts to
+//! without the person's word.
 //!
 //! Rules that hold everywhere: plaintext lives only in `Zeroizing` / `SecretString`
 //! buffers and never in a file of the host (the temp file of an atomic write holds
 //! ciphertext); every name is validated before anything is created; an operation that
 //! changes several entries (rekey) decrypts and re-encrypts them all in memory before
-//! the first write, so a failure half-way leaves the vault as it was.
+//! the first write, so a failure half-way leaves the vault as it was. Every git command in
+//! the vaults' repository runs under `locks/vaults.lock` ([`RepoLock`]), which is how a
+//! git lock file left there is judged.
 
 pub mod binding;
 pub mod crypto;
 pub mod delivery;
 pub mod edit;
+pub mod entryfmt;
 pub mod identity;
+pub mod layout;
+pub mod migrate;
 pub mod names;
+pub mod pins;
 pub mod recipients;
+pub mod recover;
 pub mod store;
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use delivery::{open_for_run, open_with, Delivery};
 pub use identity::Identity;
-pub use store::{Entry, EntryKind, EntryRef, Vault};
+pub use migrate::migrate;
+pub use store::{Bad, Decision, Entry, EntryKind, EntryRef, Vault};
 
+use crate::confined::ConfinedError;
 use crate::error::{Error, Result};
 use crate::fsutil::Lock;
 use crate::git::cmd::Git;
@@ -125,19 +145,38 @@ pub enum VaultError {
     BadValue { what: String, reason: &'static str },
     #[error("{0} cannot be bound to hosts: it holds no credential git loop can find to stand a placeholder for")]
     NotBindable(String),
-    #[error("the vault link {link} points outside {vaults} (to {target})")]
-    SymlinkEscape {
-        link: PathBuf,
-        target: PathBuf,
-        vaults: PathBuf,
+    #[error("{0}")]
+    Confined(#[source] ConfinedError),
+    /// An entry whose header names another vault, kind or name: copied or renamed.
+    #[error("{entry} of vault '{vault}' ({}) was stored as {stored_as}: a copied or renamed entry is not delivered under another name", show(path))]
+    Moved {
+        vault: String,
+        entry: String,
+        path: PathBuf,
+        stored_as: String,
     },
-    #[error("the vault link {0} is part of a symlink loop")]
-    SymlinkLoop(PathBuf),
-    #[error("the vault link {0} points at nothing")]
-    DanglingLink(PathBuf),
+    /// An entry of the older format that this machine never pinned.
+    #[error("{entry} of vault '{vault}' ({}) is in the older format (no name inside) and was not there when this machine pinned the vault: it is not trusted", show(path))]
+    UnpinnedLegacy {
+        vault: String,
+        entry: String,
+        path: PathBuf,
+    },
+    /// A change of recipients that arrived by sync waits for the person's decision.
+    #[error("the recipients of vault '{0}' changed by sync and you have not accepted or refused that yet")]
+    Undecided(String),
+    /// A vault whose recipients were never accepted on this machine.
+    #[error(
+        "vault '{0}' arrived by sync and you have not accepted its recipients on this machine"
+    )]
+    NeverAccepted(String),
     #[error("{0} is a symlink; a vault entry is not written through a link to a folder")]
     WriteThroughLink(PathBuf),
-    #[error("{path} does not belong in a vault: {why}")]
+    #[error(
+        "{} does not belong in a vault: {}",
+        show(path),
+        crate::terminal::shown(why)
+    )]
     Unexpected { path: PathBuf, why: String },
     #[error("{what} {path}")]
     Io {
@@ -149,6 +188,9 @@ pub enum VaultError {
     /// A file in the vaults' repository that looks like a secret in plaintext.
     #[error("not committing {} to the vaults' repository: {finding}", path.display())]
     PlaintextInRepo { path: PathBuf, finding: String },
+    /// The old vaults' folder holds something that is not git-loop's: nothing was moved.
+    #[error("{}: {}", show(path), crate::terminal::shown(why))]
+    NotMoved { path: PathBuf, why: String },
     /// A vault both in the old place (`legacy`) and in the vaults' repository (`target`).
     #[error("vault {name} exists both in {} and in {}", legacy.display(), target.display())]
     InBothPlaces {
@@ -176,6 +218,22 @@ pub enum VaultError {
     Encrypt { vault: String, reason: String },
 }
 
+/// A path of the vaults for a message: every control character visible (names there may
+/// have arrived by sync).
+fn show(path: &Path) -> crate::terminal::Shown<'_> {
+    crate::terminal::shown(path.as_os_str().as_encoded_bytes())
+}
+
+impl From<names::NameError> for VaultError {
+    fn from(e: names::NameError) -> Self {
+        VaultError::BadName {
+            what: e.what,
+            shown: e.shown,
+            reason: e.reason,
+        }
+    }
+}
+
 impl VaultError {
     pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         VaultError::Io {
@@ -186,11 +244,40 @@ impl VaultError {
     }
 }
 
+/// Proof that `locks/vaults.lock` is held: every git command in the vaults' repository runs
+/// under it (commits, the moves of a migration, sync), so while it is held no git-loop
+/// command is writing there, and a git lock file found there is a killed one's.
+/// (None: the caller's own hold of it, checked where it was taken:
+/// `recover::remove_stale_git_locks_under`.)
+pub struct RepoLock(#[allow(dead_code)] Option<Lock>);
+
+/// Waits for the vaults' repository lock.
+pub fn lock_repo(ws: &Workspace) -> Result<RepoLock> {
+    Ok(RepoLock(Some(Lock::acquire(&ws.vaults_lock())?)))
+}
+
+/// Takes the vaults' repository lock only if nobody holds it.
+pub fn try_lock_repo(ws: &Workspace) -> Result<Option<RepoLock>> {
+    Ok(Lock::try_acquire(&ws.vaults_lock())?.map(|l| RepoLock(Some(l))))
+}
+
+/// The local config key that tells the secret guard's hook it runs in the vaults' repository.
+pub const ROLE_KEY: &str = "loop.role";
+pub const ROLE_VAULTS: &str = "vaults";
+
 /// Makes the vaults' repository (`vaults/<user>/`) when it is missing: a git repository
 /// of its own, which no sandbox ever sees and which can still sync through a remote, with
-/// the attributes and the textconv that show entries in `git diff` as sizes, never values.
-/// Returns whether it was made now.
+/// the attributes and the textconv that show entries in `git diff` as sizes, never values,
+/// and the secret guard. Returns whether it was made now.
 pub fn ensure_repo(ws: &Workspace) -> Result<bool> {
+    if ws.vaults_dir().join(".git").is_dir() {
+        return Ok(false);
+    }
+    let held = lock_repo(ws)?;
+    ensure_repo_held(ws, &held)
+}
+
+fn ensure_repo_held(ws: &Workspace, held: &RepoLock) -> Result<bool> {
     let repo = ws.vaults_dir();
     if repo.join(".git").is_dir() {
         return Ok(false);
@@ -203,28 +290,20 @@ pub fn ensure_repo(ws: &Workspace) -> Result<bool> {
         .arg(&repo)
         .run()?;
     crate::fsutil::write_atomic(&repo.join(".gitattributes"), GITATTRIBUTES.as_bytes())?;
-    Git::in_dir(&repo)
-        .args([
-            "config",
-            "--local",
-            &format!("diff.{DIFF_DRIVER}.textconv"),
-            TEXTCONV_COMMAND,
-        ])
-        .run()?;
-    commit(ws, "vaults: start")?;
+    configure(&repo)?;
+    let _ = ensure_guard(ws);
+    commit_paths(
+        ws,
+        held,
+        &[PathBuf::from(".gitattributes")],
+        "vaults: start",
+    )?;
     Ok(true)
 }
 
-/// A vaults' repository cloned from the person's remote: its attributes and diff driver
-/// as [`ensure_repo`] makes them (a clone carries no config), committed if the remote
-/// lacked the attributes.
-pub fn adopt_clone(ws: &Workspace) -> Result<()> {
-    let repo = ws.vaults_dir();
-    let attributes = repo.join(".gitattributes");
-    if std::fs::read_to_string(&attributes).ok().as_deref() != Some(GITATTRIBUTES) {
-        crate::fsutil::write_atomic(&attributes, GITATTRIBUTES.as_bytes())?;
-    }
-    Git::in_dir(&repo)
+/// The repository's local config: the diff driver, and the role the guard's hook reads.
+fn configure(repo: &Path) -> Result<()> {
+    Git::in_dir(repo)
         .args([
             "config",
             "--local",
@@ -232,119 +311,214 @@ pub fn adopt_clone(ws: &Workspace) -> Result<()> {
             TEXTCONV_COMMAND,
         ])
         .run()?;
-    commit(ws, "vaults: attributes")
+    Git::in_dir(repo)
+        .args(["config", "--local", ROLE_KEY, ROLE_VAULTS])
+        .run()?;
+    Ok(())
 }
 
-/// Records what changed in the vaults' repository as one commit (nothing when nothing
-/// changed). Every file committed is checked first: entries must be age files, so no
-/// plaintext ever reaches the history.
-pub fn commit(ws: &Workspace, message: &str) -> Result<()> {
+/// The secret guard in the vaults' repository, as in the personal repositories: a commit
+/// made there by hand is checked as git-loop checks its own (every file an age file, its
+/// recipients or the repository's attributes, no key or token anywhere).
+pub fn ensure_guard(ws: &Workspace) -> Result<Installed> {
+    crate::hooks::install(&ws.vaults_dir(), crate::hooks::PRE_COMMIT)
+}
+
+/// A vaults' repository cloned from the person's remote: its attributes and diff driver
+/// as [`ensure_repo`] makes them (a clone carries no config), the guard, committed if the
+/// remote lacked the attributes.
+pub fn adopt_clone(ws: &Workspace) -> Result<()> {
+    let held = lock_repo(ws)?;
+    let repo = ws.vaults_dir();
+    let attributes = repo.join(".gitattributes");
+    if crate::fsutil::read_regular(&attributes)
+        .ok()
+        .flatten()
+        .as_deref()
+        != Some(GITATTRIBUTES.as_bytes())
+    {
+        crate::fsutil::write_atomic(&attributes, GITATTRIBUTES.as_bytes())?;
+    }
+    configure(&repo)?;
+    ensure_guard(ws)?;
+    commit_paths(
+        ws,
+        &held,
+        &[PathBuf::from(".gitattributes")],
+        "vaults: attributes",
+    )
+}
+
+/// Records what `v` wrote and removed in the vaults' repository as one commit (nothing
+/// when nothing changed).
+pub fn commit(ws: &Workspace, v: &Vault, message: &str) -> Result<()> {
+    let held = lock_repo(ws)?;
+    commit_paths(ws, &held, &v.touched(), message)
+}
+
+/// Records `paths` (below the vaults' repository: what the caller wrote or removed, and
+/// nothing else, never `git add --all`) as one commit. Each path must be a regular file or
+/// gone; everything staged then is checked by the secret guard, every path (not only
+/// those in a vault's folder: an identity planted at the top is refused as one), and a
+/// finding unstages it and refuses the commit, so no plaintext reaches the history.
+pub fn commit_paths(
+    ws: &Workspace,
+    held: &RepoLock,
+    paths: &[PathBuf],
+    message: &str,
+) -> Result<()> {
     let repo = ws.vaults_dir();
     if !repo.join(".git").is_dir() {
         return Ok(());
     }
-    Git::in_dir(&repo).args(["add", "--all"]).run()?;
-    let staged = Git::in_dir(&repo)
-        .args(["diff", "--cached", "--name-only", "-z", "--no-renames"])
+    // Nobody else runs git here now: a lock file is a killed command's.
+    recover::remove_stale_git_locks(ws, held);
+    let tree = crate::confined::Tree::open(&repo)
+        .map_err(VaultError::Confined)?
+        .ok_or_else(|| VaultError::io("cannot open", &repo, io::ErrorKind::NotFound.into()))?;
+    let mut stage = Vec::new();
+    for path in paths {
+        match tree.kind(path).map_err(VaultError::Confined)? {
+            None | Some(crate::confined::Kind::File) => stage.push(path.clone()),
+            Some(_) => {
+                return Err(VaultError::Unexpected {
+                    path: repo.join(path),
+                    why: "it is not a regular file; only files git-loop wrote are committed".into(),
+                }
+                .into())
+            }
+        }
+    }
+    if !stage.is_empty() {
+        // update-index adds what is there and drops what was removed, path by path.
+        Git::in_dir(&repo)
+            .args(["update-index", "--add", "--remove", "--"])
+            .args(&stage)
+            .run()?;
+    }
+    let staged = crate::guard::staged(&repo)?;
+    let removed = Git::in_dir(&repo)
+        .args(["diff", "--cached", "--name-only", "-z", "--diff-filter=D"])
         .read()?;
-    if staged.is_empty() {
+    if staged.is_empty() && removed.is_empty() {
         return Ok(());
     }
-    // The repository's own files (its attributes) are git-loop's; what is in a vault's
-    // folder must be an age file or its recipients.
-    for path in staged.split('\0').filter(|p| p.contains('/')) {
-        let full = repo.join(path);
-        let Ok(Some(bytes)) = crate::fsutil::read_regular(&full) else {
-            continue;
+    let allow = crate::guard::Allowlist::builtin();
+    for file in &staged {
+        let content = if file.mode == crate::guard::MODE_GITLINK {
+            Vec::new()
+        } else {
+            crate::guard::blob(&repo, &file.blob)?
         };
-        let as_in_personal = format!("{}{path}", crate::guard::VAULTS_PREFIX);
-        if let Some(finding) = crate::guard::check(&as_in_personal, 0o100644, &bytes)
-            .into_iter()
-            .next()
+        if let Some(finding) =
+            crate::guard::check_vaults_repo(&file.path, file.mode, &content, &allow)
+                .into_iter()
+                .next()
         {
-            let _ = Git::in_dir(&repo).args(["reset", "--quiet"]).run();
+            let _ = Git::in_dir(&repo)
+                .args(["reset", "--quiet", "--"])
+                .arg(&file.path)
+                .run();
             return Err(VaultError::PlaintextInRepo {
-                path: full,
+                path: repo.join(&file.path),
                 finding: finding.to_string(),
             }
             .into());
         }
     }
     crate::init::scaffold_identity(Git::in_dir(&repo))
+        // The hook would run the same guard, in another process, on the same index.
         .args(["commit", "--quiet", "--no-verify", "-m", message])
         .run()?;
     Ok(())
 }
 
-/// Moves vaults from `personal/<user>/.loopat/vaults/`, where they lived before, into the
-/// vaults' repository, and commits them there; the personal repository's next commit
-/// records them gone. Returns the names moved (empty when there was nothing to move). A
-/// vault that exists in both places is an error, and nothing is moved.
-pub fn migrate(ws: &Workspace) -> Result<Vec<String>> {
-    let legacy = ws.legacy_vaults_dir();
-    if std::fs::symlink_metadata(&legacy).is_err() {
-        return Ok(Vec::new());
+/// What every command that touches the vaults does first, before it reads them: removes
+/// what killed commands left there ([`recover`]), moves vaults from the personal repository
+/// ([`migrate`]; a refusal is a warning, and the other vaults keep working), begins pinning
+/// on a machine that has not ([`pins::start`]), and puts the secret guard in a repository
+/// made by an earlier version.
+pub fn prepare(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
+    for line in recover::leftovers(ws) {
+        report.status(&line)?;
     }
-    let _lock = crate::fsutil::Lock::acquire(&ws.vaults_lock())?;
-    let listing = match std::fs::read_dir(&legacy) {
-        Ok(listing) => listing,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::failure(format!("cannot read {}", legacy.display())).with_source(e))
-        }
-    };
-    let mut names: Vec<std::ffi::OsString> = listing.flatten().map(|e| e.file_name()).collect();
-    names.sort();
-    let target = ws.vaults_dir();
-    for name in &names {
-        if std::fs::symlink_metadata(target.join(name)).is_ok() {
-            return Err(VaultError::InBothPlaces {
-                name: name.to_string_lossy().into_owned(),
-                legacy: legacy.clone(),
-                target: target.clone(),
-            }
-            .into());
+    migrate::migrate_and_say(report, ws)?;
+    if pins::start(ws)? {
+        let (names, _) = Vault::names(ws)?;
+        if !names.is_empty() {
+            report.status(&format!(
+                "pinned the recipients of {} on this machine ({}): a change that arrives by sync waits for your word",
+                if names.len() == 1 { "your vault".to_string() } else { format!("your {} vaults", names.len()) },
+                names.join(", ")
+            ))?;
         }
     }
-    if !names.is_empty() {
-        ensure_repo(ws)?;
-    }
-    let mut moved = Vec::new();
-    for name in names {
-        std::fs::rename(legacy.join(&name), target.join(&name)).map_err(|e| {
-            Error::failure(format!(
-                "cannot move {} to {}",
-                legacy.join(&name).display(),
-                target.display()
-            ))
-            .with_source(e)
-        })?;
-        moved.push(name.to_string_lossy().into_owned());
-    }
-    std::fs::remove_dir(&legacy).map_err(|e| VaultError::LegacyLeft(legacy.clone(), e))?;
-    if !moved.is_empty() {
-        commit(
-            ws,
-            &format!("vaults: moved from personal/{}/.loopat/vaults", ws.user()),
-        )?;
-    }
-    Ok(moved)
-}
-
-/// [`migrate`], saying once what moved.
-pub fn migrate_and_say(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
-    let moved = migrate(ws)?;
-    if !moved.is_empty() {
-        report.status(&format!(
-            "moved {} vault{} ({}) from {} to {}, a repository of their own that no sandbox sees",
-            moved.len(),
-            if moved.len() == 1 { "" } else { "s" },
-            moved.join(", "),
-            ws.legacy_vaults_dir().display(),
-            ws.vaults_dir().display()
-        ))?;
+    let repo = ws.vaults_dir();
+    if repo.join(".git").is_dir() && !repo.join(".git/hooks/pre-commit").exists() {
+        if let Err(e) = (|| {
+            configure(&repo)?;
+            ensure_guard(ws)
+        })() {
+            report.problem(
+                "the secret guard is not installed in the vaults' repository: ",
+                &e,
+            )?;
+        }
     }
     Ok(())
+}
+
+/// What to say about a vault whose recipients are not the ones accepted here (None: they
+/// are); a vault never accepted on this machine is an error, since nothing of it is used.
+pub fn decision_warning(v: &Vault) -> std::result::Result<Option<String>, VaultError> {
+    match v.decision()? {
+        Decision::Accepted => Ok(None),
+        Decision::New => Err(VaultError::NeverAccepted(v.name().to_string())),
+        d => Ok(Some(describe_decision(v.name(), &d))),
+    }
+}
+
+/// One line on a decision waiting for the person, with what to run.
+pub fn describe_decision(name: &str, decision: &Decision) -> String {
+    let keys = |list: &[String]| {
+        list.iter()
+            .map(|k| {
+                let k = crate::terminal::visible(k);
+                if k.chars().count() > 80 {
+                    format!("{}…", k.chars().take(60).collect::<String>())
+                } else {
+                    k.into_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let decide = format!(
+        "decide with `git loop vault recipients accept {name}` or `git loop vault recipients refuse {name}`"
+    );
+    match decision {
+        Decision::Accepted => format!("the recipients of vault '{name}' are the ones you accepted"),
+        Decision::Changed { added, removed } => {
+            let mut what = Vec::new();
+            if !added.is_empty() {
+                what.push(format!("added {}", keys(added)));
+            }
+            if !removed.is_empty() {
+                what.push(format!("removed {}", keys(removed)));
+            }
+            format!(
+                "the recipients of vault '{name}' changed by sync ({}) and are not used: entries are encrypted to the ones you accepted until you {decide}",
+                what.join("; ")
+            )
+        }
+        Decision::Unreadable(why) => format!(
+            "the recipients file of vault '{name}' changed by sync and cannot be read ({}); entries are encrypted to the ones you accepted until you {decide}",
+            crate::terminal::visible(why)
+        ),
+        Decision::New => format!(
+            "vault '{name}' arrived by sync and its recipients were never accepted on this machine: nothing of it is used until you run `git loop vault recipients accept {name}`"
+        ),
+    }
 }
 
 /// The identity's path, checked to be outside the workspace.
@@ -376,6 +550,12 @@ pub fn init(report: &mut dyn Report, ws: &Workspace, name: &str) -> Result<Ident
     }
     warn_loose(report, &id)?;
     let v = Vault::at(ws, name)?;
+    if ensure_repo(ws)? {
+        report.status(&format!(
+            "created the vaults' repository {} (outside every sandbox's view)",
+            ws.vaults_dir().display()
+        ))?;
+    }
     {
         let _lock = Lock::acquire(&ws.vault_lock(name))?;
         if v.create(&[id.recipient().to_string()])? {
@@ -385,7 +565,10 @@ pub fn init(report: &mut dyn Report, ws: &Workspace, name: &str) -> Result<Ident
                 id.recipient()
             ))?;
         } else {
-            let listed = v.recipients()?;
+            let listed = match v.accepted_recipients()? {
+                Some(accepted) => accepted,
+                None => v.recipients()?,
+            };
             if !id.recipients().iter().any(|r| listed.contains(r)) {
                 let warning = VaultError::NotAMember {
                     vault: name.to_string(),
@@ -395,13 +578,7 @@ pub fn init(report: &mut dyn Report, ws: &Workspace, name: &str) -> Result<Ident
             }
         }
     }
-    if ensure_repo(ws)? {
-        report.status(&format!(
-            "created the vaults' repository {} (outside every sandbox's view)",
-            ws.vaults_dir().display()
-        ))?;
-    }
-    commit(ws, &format!("vault {name}: init"))?;
+    commit(ws, &v, &format!("vault {name}: init"))?;
     // The personal repository keeps its secret guard: plaintext that looks like a vault
     // entry, a private key or a token never enters its history either.
     match crate::hooks::install(&ws.personal(), crate::hooks::PRE_COMMIT) {
@@ -443,7 +620,7 @@ pub fn entry_names(ws: &Workspace, name: &str) -> (Vec<String>, Vec<String>) {
         return (vars, files);
     }
     if let Ok(v) = Vault::open(ws, name) {
-        for e in v.entries().unwrap_or_default() {
+        for e in v.entries().map(|l| l.entries).unwrap_or_default() {
             match e.entry.kind {
                 EntryKind::Env => vars.push(e.entry.name),
                 EntryKind::File => files.push(e.entry.name),
@@ -463,7 +640,7 @@ pub fn entry_bindings(ws: &Workspace, name: &str) -> Vec<(String, Option<binding
     let Ok(v) = Vault::open(ws, name) else {
         return Vec::new();
     };
-    let entries = v.entries().unwrap_or_default();
+    let entries = v.entries().map(|l| l.entries).unwrap_or_default();
     let id = identity_path(ws).ok().and_then(|p| Identity::load(&p).ok());
     entries
         .into_iter()

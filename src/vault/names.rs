@@ -4,12 +4,34 @@
 //!   `loop.toml`'s `vault`: letters, digits and `-`, the same rule `git loop new` applies.
 //! - A variable name becomes an environment variable: `[A-Za-z_][A-Za-z0-9_]*`.
 //! - A file entry is a path below `$HOME` (`.config/gh/hosts.yml`): relative, with no
-//!   empty, `.` or `..` component and no NUL. A leading `.` is fine there, since most such
-//!   files are dotfiles.
+//!   empty, `.` or `..` component, no `.git` component (git refuses such paths) and no
+//!   control character. A leading `.` is fine there, since most such files are dotfiles.
+//!
+//! No dependency beyond `std`: the vault fuzz target compiles this file by path.
 
+use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use super::VaultError;
+/// A name refused, with what it was meant to be and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameError {
+    pub what: &'static str,
+    /// The name as it may be shown (quoted, control characters escaped).
+    pub shown: String,
+    pub reason: &'static str,
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} is not valid: {}",
+            self.what, self.shown, self.reason
+        )
+    }
+}
+
+impl std::error::Error for NameError {}
 
 /// Longest vault or variable name: a folder name, and far more than any real variable.
 const MAX_NAME: usize = 64;
@@ -23,8 +45,8 @@ pub fn shown(name: &str) -> String {
     format!("'{}'", name.escape_debug())
 }
 
-fn bad(what: &'static str, name: &str, reason: &'static str) -> VaultError {
-    VaultError::BadName {
+fn bad(what: &'static str, name: &str, reason: &'static str) -> NameError {
+    NameError {
         what,
         shown: shown(name),
         reason,
@@ -33,7 +55,7 @@ fn bad(what: &'static str, name: &str, reason: &'static str) -> VaultError {
 
 /// Reasons shared by vault and variable names, in the order a person would want to hear
 /// them.
-fn common(what: &'static str, name: &str) -> Result<(), VaultError> {
+fn common(what: &'static str, name: &str) -> Result<(), NameError> {
     if name.is_empty() {
         return Err(bad(what, name, "it is empty"));
     }
@@ -55,7 +77,7 @@ fn common(what: &'static str, name: &str) -> Result<(), VaultError> {
     Ok(())
 }
 
-pub fn vault_name(name: &str) -> Result<(), VaultError> {
+pub fn vault_name(name: &str) -> Result<(), NameError> {
     common("vault name", name)?;
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
         return Err(bad(
@@ -67,7 +89,7 @@ pub fn vault_name(name: &str) -> Result<(), VaultError> {
     Ok(())
 }
 
-pub fn env_name(name: &str) -> Result<(), VaultError> {
+pub fn env_name(name: &str) -> Result<(), NameError> {
     common("variable name", name)?;
     let mut chars = name.chars();
     let first = chars.next().unwrap_or('0');
@@ -85,7 +107,7 @@ pub fn env_name(name: &str) -> Result<(), VaultError> {
 }
 
 /// A file entry's path below `$HOME`, normalised (no trailing `/`).
-pub fn home_rel(rel: &str) -> Result<PathBuf, VaultError> {
+pub fn home_rel(rel: &str) -> Result<PathBuf, NameError> {
     const WHAT: &str = "file entry";
     if rel.is_empty() {
         return Err(bad(WHAT, rel, "it is empty"));
@@ -112,6 +134,9 @@ pub fn home_rel(rel: &str) -> Result<PathBuf, VaultError> {
             }
             "." => return Err(bad(WHAT, rel, "it has a '.' component")),
             ".." => return Err(bad(WHAT, rel, "it contains '..'")),
+            p if p.eq_ignore_ascii_case(".git") => {
+                return Err(bad(WHAT, rel, "it has a '.git' component"))
+            }
             p if p.len() > MAX_COMPONENT => {
                 return Err(bad(WHAT, rel, "a component is longer than 200 characters"))
             }
@@ -127,8 +152,8 @@ pub fn home_rel(rel: &str) -> Result<PathBuf, VaultError> {
 }
 
 /// The `$HOME` path of an entry found on disk (`mounts/home/<rel>.age`), or why not.
-pub fn home_rel_of(path: &Path) -> Result<PathBuf, VaultError> {
-    let text = path.to_str().ok_or_else(|| VaultError::BadName {
+pub fn home_rel_of(path: &Path) -> Result<PathBuf, NameError> {
+    let text = path.to_str().ok_or_else(|| NameError {
         what: "file entry",
         shown: shown(&path.to_string_lossy()),
         reason: "it is not valid UTF-8",
@@ -140,9 +165,9 @@ pub fn home_rel_of(path: &Path) -> Result<PathBuf, VaultError> {
 mod tests {
     use super::*;
 
-    fn reason(r: Result<impl std::fmt::Debug, VaultError>) -> String {
+    fn reason(r: Result<impl std::fmt::Debug, NameError>) -> String {
         match r {
-            Err(VaultError::BadName { reason, .. }) => reason.to_string(),
+            Err(NameError { reason, .. }) => reason.to_string(),
             other => panic!("expected a bad name, got {other:?}"),
         }
     }
@@ -201,6 +226,9 @@ mod tests {
         assert!(reason(home_rel("./a")).contains("'.'"));
         assert_eq!(reason(home_rel("a\0b")), "it contains a NUL byte");
         assert!(reason(home_rel("a\nb")).contains("control"));
+        assert!(reason(home_rel(".git/config")).contains(".git"));
+        assert!(reason(home_rel("x/.GIT/hooks")).contains(".git"));
+        home_rel(".gitconfig").unwrap();
     }
 
     #[test]

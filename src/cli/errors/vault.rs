@@ -4,6 +4,13 @@
 use crate::error::{Error, ErrorKind};
 use crate::vault::VaultError;
 
+/// A bad name is a vault error of its own (a usage error, with the rule in its hint).
+impl From<crate::vault::names::NameError> for Error {
+    fn from(err: crate::vault::names::NameError) -> Self {
+        VaultError::from(err).into()
+    }
+}
+
 /// Each vault error with its exit code and what to do about it.
 impl From<VaultError> for Error {
     fn from(err: VaultError) -> Self {
@@ -124,17 +131,41 @@ impl From<VaultError> for Error {
                     "or bind the variable the credential is read from instead: git loop vault set VAULT env NAME --for HOST".into(),
                 ],
             ),
-            V::SymlinkEscape { .. } => (
+            V::Confined(_) => (
                 ErrorKind::Failure,
-                vec!["a vault link may point only at entries of your own vaults; remove the link or point it there".into()],
+                vec!["links are not followed in the vaults: remove what stands there (git rm it in the vaults' repository if it arrived by sync), and let `git loop vault` write the entry".into()],
             ),
-            V::SymlinkLoop(_) => (
+            V::Moved { vault, entry, .. } => (
                 ErrorKind::Failure,
-                vec!["remove the link or point it at an entry (a file), not back at itself".into()],
+                vec![
+                    format!("if it should be there, store the value under this name yourself: git loop vault set {vault} {}", entry.replacen(':', " ", 1)),
+                    format!("otherwise remove it: git loop vault rm {vault} {entry}"),
+                ],
             ),
-            V::DanglingLink(_) => (
+            V::UnpinnedLegacy { vault, entry, .. } => (
                 ErrorKind::Failure,
-                vec!["remove the link, or restore the entry it points at".into()],
+                vec![
+                    format!("if you stored it (with an earlier git-loop, on another machine), run `git loop vault rekey {vault}` there and sync, or store the value again here: git loop vault set {vault} {}", entry.replacen(':', " ", 1)),
+                    format!("otherwise remove it: git loop vault rm {vault} {entry}"),
+                ],
+            ),
+            V::Undecided(vault) => (
+                ErrorKind::Failure,
+                vec![
+                    format!("see the change: git loop vault list {vault}"),
+                    format!("then keep it (git loop vault recipients accept {vault}) or put back the ones you accepted (git loop vault recipients refuse {vault})"),
+                ],
+            ),
+            V::NeverAccepted(vault) => (
+                ErrorKind::Failure,
+                vec![
+                    format!("see whom it encrypts to: git loop vault recipients list {vault}"),
+                    format!("if those are the people you mean: git loop vault recipients accept {vault}"),
+                ],
+            ),
+            V::NotMoved { .. } => (
+                ErrorKind::Failure,
+                vec!["only recipients.txt, envs/NAME.age and mounts/home/REL.age files and their folders are moved; move what it names out of the way (or restore it as git-loop wrote it), then run the command again".into()],
             ),
             V::WriteThroughLink(_) => (
                 ErrorKind::Failure,

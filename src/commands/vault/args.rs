@@ -31,12 +31,35 @@ pub enum Kind {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RecipientsAction {
-    /// Print the recipients.
+    /// Print the recipients, and a change that arrived by sync.
     List,
-    /// Add a recipient (then rekey, so it can decrypt the entries).
+    /// Add a recipient, at once (then rekey, so it can decrypt the entries).
     Add,
-    /// Remove a recipient (then rekey, so it can no longer decrypt them).
+    /// Remove a recipient, at once (then rekey, so it can no longer decrypt them).
     Rm,
+    /// Accept the recipients as the vault's recipients.txt names them now (after a sync
+    /// changed them, or for a vault that arrived by sync).
+    Accept,
+    /// Refuse a change of recipients that arrived by sync: the ones you accepted are put
+    /// back (and the next sync pushes them).
+    Refuse,
+}
+
+impl RecipientsAction {
+    /// `ACTION VAULT`, or `VAULT ACTION` as earlier versions took them.
+    pub fn order(first: &str, second: &str) -> Result<(RecipientsAction, String)> {
+        use clap::ValueEnum;
+        let action = |word: &str| RecipientsAction::from_str(word, false).ok();
+        match (action(first), action(second)) {
+            (Some(a), _) => Ok((a, second.to_string())),
+            (None, Some(a)) => Ok((a, first.to_string())),
+            (None, None) => Err(Error::usage(format!(
+                "`vault recipients` needs an action: list, add, rm, accept or refuse (not {})",
+                crate::terminal::shown(first)
+            ))
+            .hint("git loop vault recipients list VAULT   (or add, rm, accept, refuse)")),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -126,13 +149,20 @@ pub enum VaultAction {
         entry: String,
     },
     /// List, add or remove the vault's recipients (age1…, ssh-ed25519 …, ssh-rsa …, or a
-    /// .pub file).
+    /// .pub file), or accept or refuse a change of them that arrived by sync.
+    ///
+    /// Whom a vault encrypts to is your decision: the recipients you accepted are kept on
+    /// this machine (vaults/.pinned/ in the workspace, never synced), and a recipients.txt
+    /// changed by a sync is shown and not used until you accept it (or refuse it, which
+    /// puts back the ones you accepted). add and rm are your word: they apply at once.
     Recipients {
+        /// list, add, rm, accept or refuse (`VAULT ACTION`, the order of earlier versions,
+        /// works too).
+        #[arg(value_name = "ACTION")]
+        action: String,
         /// The vault.
         vault: String,
-        /// list, add or rm.
-        action: RecipientsAction,
-        /// The recipient; an ssh key may be given as its words or quoted.
+        /// The recipient (add, rm); an ssh key may be given as its words or quoted.
         recipient: Vec<String>,
     },
     /// Re-encrypt every entry to the current recipients.

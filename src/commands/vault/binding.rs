@@ -32,10 +32,26 @@ pub(super) fn current_hosts(
     v: &Vault,
     entry: &EntryRef,
 ) -> Result<Vec<Pattern>> {
-    match v.find(entry)? {
+    let found = match v.find(entry) {
+        Ok(found) => found,
+        // Something that is not an entry stands where its file goes (a link): the new
+        // value replaces it, never written through it.
+        Err(VaultError::Unexpected { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    match found {
         Some(found) => {
             let id = load_identity(ui, ws)?;
-            Ok(v.open_entry(&id, &found)?.1)
+            match v.open_entry(&id, &found) {
+                Ok((_, hosts)) => Ok(hosts),
+                // What stands there is refused as it is: the new value replaces it, with
+                // no binding of its.
+                Err(e @ (VaultError::Moved { .. } | VaultError::UnpinnedLegacy { .. })) => {
+                    ui.warn(format!("replacing what was refused: {e}"))?;
+                    Ok(Vec::new())
+                }
+                Err(e) => Err(e.into()),
+            }
         }
         None => Ok(Vec::new()),
     }

@@ -89,7 +89,7 @@ pub(super) fn edit(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
     }
     // The binding stays what it was.
     v.write_bound(&entry, &after, &hosts)?;
-    vault::commit(&ws, &format!("vault {name}: edit {}", entry.label()))?;
+    vault::commit(&ws, &v, &format!("vault {name}: edit {}", entry.label()))?;
     ui.status(format!("saved {} in vault '{name}'", entry.label()))?;
     Ok(0)
 }
@@ -104,7 +104,7 @@ pub(super) fn rm(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
     let entry = v.resolve(text)?;
     let _lock = Lock::acquire(&ws.vault_lock(name))?;
     v.remove(&entry)?;
-    vault::commit(&ws, &format!("vault {name}: rm {}", entry.label()))?;
+    vault::commit(&ws, &v, &format!("vault {name}: rm {}", entry.label()))?;
     ui.status(format!("removed {} from vault '{name}'", entry.label()))?;
     Ok(0)
 }

@@ -10,7 +10,9 @@ use crate::error::{Context, Error, Result};
 use crate::fsutil::Lock;
 use crate::ui::Ui;
 use crate::vault::store::Written;
-use crate::vault::{self, names, Entry, EntryKind, EntryRef, Identity, Vault, VaultError};
+use crate::vault::{
+    self, names, Bad, Decision, Entry, EntryKind, EntryRef, Identity, Vault, VaultError,
+};
 use crate::workspace::Workspace;
 
 mod args;
@@ -28,7 +30,7 @@ use recipients::*;
 use set::*;
 
 pub fn run(ui: &mut Ui, args: VaultArgs) -> Result<u8> {
-    vault::migrate_and_say(ui, &crate::commands::workspace()?)?;
+    vault::prepare(ui, &crate::commands::workspace()?)?;
     match args.action {
         VaultAction::Init { vault } => init(ui, &vault),
         VaultAction::List { vault, json } => list(ui, vault.as_deref(), json),
@@ -63,10 +65,13 @@ pub fn run(ui: &mut Ui, args: VaultArgs) -> Result<u8> {
         VaultAction::Edit { vault, entry } => edit(ui, &vault, &entry),
         VaultAction::Rm { vault, entry } => rm(ui, &vault, &entry),
         VaultAction::Recipients {
-            vault,
             action,
+            vault,
             recipient,
-        } => recipients(ui, &vault, action, &recipient.join(" ")),
+        } => {
+            let (action, vault) = RecipientsAction::order(&action, &vault)?;
+            recipients(ui, &vault, action, &recipient.join(" "))
+        }
         VaultAction::Rekey { vault } => rekey(ui, &vault),
     }
 }

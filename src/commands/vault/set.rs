@@ -39,7 +39,11 @@ pub(super) fn set(
     }
     let ws = crate::commands::workspace()?;
     let v = vault_for_write(ui, &ws, name)?;
-    let count = v.recipients()?.recipients().len();
+    // Writes encrypt to the recipients accepted here; a change that arrived by sync is said.
+    if let Some(warning) = vault::decision_warning(&v)? {
+        ui.warn(warning)?;
+    }
+    let count = v.encryption_count()?;
     let hosts = match binding {
         Binding::To(hosts) => hosts,
         Binding::Unbound => Vec::new(),
@@ -50,7 +54,7 @@ pub(super) fn set(
         let _lock = Lock::acquire(&ws.vault_lock(name))?;
         v.write_bound(&entry, &value, &hosts)?
     };
-    vault::commit(&ws, &format!("vault {name}: set {}", entry.label()))?;
+    vault::commit(&ws, &v, &format!("vault {name}: set {}", entry.label()))?;
     let default = crate::commands::load_config(ui, &ws, None)?
         .settings()
         .vault
@@ -101,7 +105,7 @@ pub(super) fn bind(ui: &mut Ui, name: &str, text: &str, binding: Binding) -> Res
         .hint("run the command again"));
     }
     v.write_bound(&entry, &value, &hosts)?;
-    vault::commit(&ws, &format!("vault {name}: bind {}", entry.label()))?;
+    vault::commit(&ws, &v, &format!("vault {name}: bind {}", entry.label()))?;
     say_binding(ui, name, &entry, &hosts, &value)?;
     if hosts.is_empty() {
         ui.status(format!(

@@ -1,0 +1,370 @@
+//! Moving vaults from `personal/<user>/.loopat/vaults/`, where an earlier git-loop kept
+//! them, into the vaults' repository.
+//!
+//! The personal tree is written by every loop's sandbox and by whoever can push to the
+//! personal remote (DESIGN 4.0), so the old folder is data, not a place to follow: it is
+//! opened through a confined tree (no link followed at any component, `.loopat` and
+//! `.loopat/vaults` included), every name is judged by `layout.rs` before anything moves,
+//! and only what git-loop itself would have written there is taken: `recipients.txt`
+//! (parsed as recipients), `envs/<NAME>.age` and `mounts/home/<rel>.age` (age files), and
+//! their folders. Anything else (a link, a FIFO, a nested repository, a plaintext file, a
+//! name git-loop never writes) refuses the whole move with its path, and nothing moves.
+//!
+//! Nothing is renamed out of the personal tree: the files are read (bounded) and written
+//! anew into the repository, so an open descriptor into the old folder cannot reach what
+//! was moved. Each vault is written into a staging folder of the repository (named by
+//! `tempname`, judged by its writer) and renamed into place; then exactly those paths are
+//! committed, and only then is the old copy removed. A kill at any step is finished by the
+//! next command: a staging folder of a dead writer is removed (`recover.rs`), and a vault
+//! found in both places with the same files is committed and its old copy removed.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use super::layout::{self, Class, Node, Top};
+use super::recipients::RecipientsFile;
+use super::{commit_paths, crypto, ensure_repo_held, lock_repo, VaultError};
+use crate::confined::{Kind, Tree};
+use crate::error::Result;
+use crate::report::Report;
+use crate::terminal::shown;
+use crate::workspace::Workspace;
+
+/// The most names the old folder may hold, and the most bytes its files may: a vault is a
+/// few credentials.
+const MAX_NAMES: usize = 10_000;
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// One file: an entry's largest ciphertext, or a recipients file.
+const MAX_FILE: u64 = 2 * 1024 * 1024;
+
+/// One vault of the old folder, read and checked.
+#[derive(Debug, Default)]
+struct Found {
+    name: String,
+    /// Folders below the vault's, parents first.
+    dirs: Vec<PathBuf>,
+    /// Files below the vault's folder, with their bytes.
+    files: Vec<(PathBuf, Vec<u8>)>,
+    /// Temporary files of dead writers (not moved; removed with the old copy).
+    leftovers: Vec<PathBuf>,
+}
+
+/// What the old folder holds, or why it is not moved (the first thing refused).
+fn survey(old: &Tree) -> std::result::Result<(Vec<Found>, Vec<PathBuf>), VaultError> {
+    let refuse = |rel: &Path, why: String| VaultError::NotMoved {
+        path: old.path().join(rel),
+        why,
+    };
+    let top = old
+        .entries("")
+        .map_err(VaultError::Confined)?
+        .unwrap_or_default();
+    let mut budget = Budget::default();
+    let mut vaults = Vec::new();
+    let mut leftovers = Vec::new();
+    for (name, kind) in top {
+        budget.name(old, Path::new(&name))?;
+        match layout::classify_top(&name, node(kind), true) {
+            Top::Vault(v) => {
+                let mut found = Found {
+                    name: v.to_string(),
+                    ..Found::default()
+                };
+                let mut path = Vec::new();
+                walk(old, &mut found, &mut path, &mut budget)?;
+                vaults.push(found);
+            }
+            Top::Temp
+                if kind == Kind::File
+                    && crate::fsutil::dead_writer(&name.to_string_lossy()).is_some() =>
+            {
+                leftovers.push(PathBuf::from(&name))
+            }
+            Top::Temp => {
+                return Err(refuse(
+                    Path::new(&name),
+                    "a write is in progress there".into(),
+                ))
+            }
+            Top::Repository => unreachable!("the old folder has no repository files"),
+            Top::Bad(why) => return Err(refuse(Path::new(&name), why)),
+        }
+    }
+    Ok((vaults, leftovers))
+}
+
+#[derive(Default)]
+struct Budget {
+    names: usize,
+    bytes: u64,
+}
+
+impl Budget {
+    fn name(&mut self, old: &Tree, rel: &Path) -> std::result::Result<(), VaultError> {
+        self.names += 1;
+        if self.names > MAX_NAMES {
+            return Err(VaultError::NotMoved {
+                path: old.path().join(rel),
+                why: format!("the old vaults' folder holds more than {MAX_NAMES} names"),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn walk(
+    old: &Tree,
+    found: &mut Found,
+    path: &mut Vec<OsString>,
+    budget: &mut Budget,
+) -> std::result::Result<(), VaultError> {
+    let here: PathBuf = std::iter::once(OsStr::new(&found.name))
+        .chain(path.iter().map(OsString::as_os_str))
+        .collect();
+    let children = old
+        .entries(&here)
+        .map_err(VaultError::Confined)?
+        .unwrap_or_default();
+    for (name, kind) in children {
+        path.push(name);
+        let parts: Vec<&OsStr> = path.iter().map(OsString::as_os_str).collect();
+        let below: PathBuf = parts.iter().collect();
+        let rel = here.join(parts.last().expect("just pushed"));
+        budget.name(old, &rel)?;
+        let refuse = |why: String| VaultError::NotMoved {
+            path: old.path().join(&rel),
+            why,
+        };
+        match layout::classify(&parts, node(kind)) {
+            Class::Folder => {
+                found.dirs.push(below);
+                walk(old, found, path, budget)?;
+            }
+            class @ (Class::Recipients | Class::Env(_) | Class::File(_)) => {
+                let bytes = old
+                    .read(&rel, MAX_FILE)
+                    .map_err(VaultError::Confined)?
+                    .ok_or_else(|| refuse("it went away while it was read".into()))?;
+                budget.bytes += bytes.len() as u64;
+                if budget.bytes > MAX_BYTES {
+                    return Err(refuse(format!(
+                        "the old vaults hold more than {} MiB",
+                        MAX_BYTES >> 20
+                    )));
+                }
+                if class == Class::Recipients {
+                    let text =
+                        std::str::from_utf8(&bytes).map_err(|_| refuse("it is not text".into()))?;
+                    RecipientsFile::parse(text, &old.path().join(&rel))?;
+                } else if !crypto::is_age_file(&bytes) {
+                    return Err(refuse(
+                        "it is not an age file (plaintext where an entry goes?)".into(),
+                    ));
+                }
+                found.files.push((below, bytes));
+            }
+            Class::Temp
+                if crate::fsutil::dead_writer(&parts.last().expect("pushed").to_string_lossy())
+                    .is_some() =>
+            {
+                found.leftovers.push(below)
+            }
+            Class::Temp => return Err(refuse("a write is in progress there".into())),
+            Class::Foreign => {
+                return Err(refuse(
+                    "it is not git-loop's: a vault holds recipients.txt, envs/ and mounts/ only"
+                        .into(),
+                ))
+            }
+            Class::Bad(why) => return Err(refuse(why)),
+        }
+        path.pop();
+    }
+    Ok(())
+}
+
+fn node(kind: Kind) -> Node {
+    match kind {
+        Kind::Dir => Node::Dir,
+        Kind::File => Node::File,
+        Kind::Symlink => Node::Symlink,
+        Kind::Other => Node::Other,
+    }
+}
+
+/// The old vaults' folder, opened without following a link at `.loopat` or at `vaults`;
+/// None when there is none.
+fn open_old(ws: &Workspace) -> std::result::Result<Option<Tree>, VaultError> {
+    let Some(personal) = Tree::open(&ws.personal()).map_err(VaultError::Confined)? else {
+        return Ok(None);
+    };
+    for rel in [".loopat", ".loopat/vaults"] {
+        match personal.kind(rel).map_err(VaultError::Confined)? {
+            None => return Ok(None),
+            Some(Kind::Dir) => {}
+            Some(kind) => return Err(VaultError::NotMoved {
+                path: ws.personal().join(rel),
+                why: format!(
+                    "it is {}, where git-loop's folder is expected (links are not followed there)",
+                    match kind {
+                        Kind::Symlink => "a symlink",
+                        Kind::File => "a file",
+                        _ => "a FIFO, socket or device",
+                    }
+                ),
+            }),
+        }
+    }
+    personal
+        .subtree(".loopat/vaults")
+        .map_err(VaultError::Confined)
+}
+
+/// Moves the vaults of the old folder into the vaults' repository and commits them there;
+/// the personal repository's next commit records them gone. Returns the names moved (empty
+/// when there was nothing to move). A refusal moves nothing.
+pub fn migrate(ws: &Workspace) -> Result<Vec<String>> {
+    let Some(old) = open_old(ws)? else {
+        return Ok(Vec::new());
+    };
+    let (vaults, leftovers) = survey(&old)?;
+    let held = lock_repo(ws)?;
+    let mut resumed = Vec::new();
+    if !vaults.is_empty() {
+        ensure_repo_held(ws, &held)?;
+        let repo = Tree::open(&ws.vaults_dir())
+            .map_err(VaultError::Confined)?
+            .ok_or_else(|| VaultError::NoVault(ws.vaults_dir().display().to_string()))?;
+        for v in &vaults {
+            match repo.kind(&v.name).map_err(VaultError::Confined)? {
+                None => {}
+                Some(Kind::Dir) if same_files(&repo, v) => resumed.push(v.name.clone()),
+                Some(_) => {
+                    return Err(VaultError::InBothPlaces {
+                        name: v.name.clone(),
+                        legacy: old.path().to_path_buf(),
+                        target: ws.vaults_dir(),
+                    }
+                    .into())
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        for v in &vaults {
+            if !resumed.contains(&v.name) {
+                write_vault(&repo, v)?;
+            }
+            paths.extend(v.files.iter().map(|(rel, _)| Path::new(&v.name).join(rel)));
+        }
+        commit_paths(
+            ws,
+            &held,
+            &paths,
+            &format!("vaults: moved from personal/{}/.loopat/vaults", ws.user()),
+        )?;
+    }
+    remove_old(ws, &old, &vaults, &leftovers)?;
+    Ok(vaults.into_iter().map(|v| v.name).collect())
+}
+
+/// Whether the repository's vault holds exactly the files found in the old folder (a move
+/// killed after its rename: only the old copy is left to remove).
+fn same_files(repo: &Tree, v: &Found) -> bool {
+    v.files.iter().all(|(rel, bytes)| {
+        repo.read(Path::new(&v.name).join(rel), MAX_FILE)
+            .ok()
+            .flatten()
+            .is_some_and(|b| &b == bytes)
+    })
+}
+
+/// Writes one vault into a staging folder of the repository, then renames it into place.
+fn write_vault(repo: &Tree, v: &Found) -> std::result::Result<(), VaultError> {
+    let staging = PathBuf::from(crate::fsutil::temp_name(&v.name));
+    let result = (|| {
+        repo.ensure_dir(&staging).map_err(VaultError::Confined)?;
+        for dir in &v.dirs {
+            repo.ensure_dir(staging.join(dir))
+                .map_err(VaultError::Confined)?;
+        }
+        for (rel, bytes) in &v.files {
+            repo.write_atomic(staging.join(rel), bytes, 0o644)
+                .map_err(VaultError::Confined)?;
+        }
+        let root = repo.path();
+        std::fs::rename(root.join(&staging), root.join(&v.name))
+            .map_err(|e| VaultError::io("cannot move into place", root.join(&v.name), e))
+    })();
+    if result.is_err() {
+        let _ = crate::fsutil::remove_tree(&repo.path().join(&staging));
+    }
+    result
+}
+
+/// Removes the old copy: the files that were moved (and dead writers' temp files), then the
+/// folders, deepest first, then the old vaults' folder itself. Something that appeared
+/// there meanwhile stays, and is said.
+fn remove_old(
+    ws: &Workspace,
+    old: &Tree,
+    vaults: &[Found],
+    leftovers: &[PathBuf],
+) -> std::result::Result<(), VaultError> {
+    for v in vaults {
+        let base = Path::new(&v.name);
+        for rel in v.files.iter().map(|(rel, _)| rel).chain(&v.leftovers) {
+            old.remove_file(base.join(rel))
+                .map_err(VaultError::Confined)?;
+        }
+        for dir in v.dirs.iter().rev() {
+            old.remove_dir(base.join(dir))
+                .map_err(VaultError::Confined)?;
+        }
+        old.remove_dir(base).map_err(VaultError::Confined)?;
+    }
+    for rel in leftovers {
+        old.remove_file(rel).map_err(VaultError::Confined)?;
+    }
+    let personal = Tree::open(&ws.personal())
+        .map_err(VaultError::Confined)?
+        .ok_or_else(|| VaultError::NoVault(ws.personal().display().to_string()))?;
+    if !personal
+        .remove_dir(".loopat/vaults")
+        .map_err(VaultError::Confined)?
+    {
+        return Err(VaultError::LegacyLeft(
+            ws.legacy_vaults_dir(),
+            std::io::Error::other("it is not empty: something was written there meanwhile"),
+        ));
+    }
+    Ok(())
+}
+
+/// [`migrate`], saying once what moved; a refusal is a warning (the vaults there are not
+/// used until it is fixed, and every other vault keeps working).
+pub fn migrate_and_say(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
+    match migrate(ws) {
+        Ok(moved) if moved.is_empty() => Ok(()),
+        Ok(moved) => {
+            report.status(&format!(
+                "moved {} vault{} ({}) from {} to {}, a repository of their own that no sandbox sees",
+                moved.len(),
+                if moved.len() == 1 { "" } else { "s" },
+                moved.join(", "),
+                ws.legacy_vaults_dir().display(),
+                ws.vaults_dir().display()
+            ))?;
+            Ok(())
+        }
+        Err(e) => {
+            report.problem(
+                &format!(
+                    "the vaults in {} were not moved: ",
+                    shown(ws.legacy_vaults_dir().as_os_str().as_encoded_bytes())
+                ),
+                &e,
+            )?;
+            Ok(())
+        }
+    }
+}
