@@ -299,7 +299,9 @@ pub fn commit_personal(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
         .map_err(|e| Error::failure(format!("cannot open {}", dir.display())).with_source(e))?
         .ok_or_else(|| Error::failure(format!("{} is missing", dir.display())))?;
     let mut paths = Vec::new();
-    for path in changes {
+    // A gitlink leaves the index below, whatever its folder holds (or whether it is
+    // still there): it is not also a change to add.
+    for path in changes.into_iter().filter(|p| !gitlinks.contains(p)) {
         if let Some(why) = refused_in_personal(&tree, &path) {
             report.warn(&format!(
                 "personal: not committing {}: {why}",
@@ -329,8 +331,10 @@ pub fn commit_personal(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
     let literal = |p: &String| format!(":(literal){p}");
     let mut jobs: Vec<Vec<std::ffi::OsString>> = Vec::new();
     if !gitlinks.is_empty() {
-        let mut step = task::git_argv(&["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"]);
-        step.extend(gitlinks.iter().map(literal).map(Into::into));
+        // update-index takes the paths as they are (no pathspec) and drops each entry
+        // whether or not its folder is still there (`rm --cached` fails on one that is not).
+        let mut step = task::git_argv(&["update-index", "--force-remove", "--"]);
+        step.extend(gitlinks.iter().map(Into::into));
         jobs.push(step);
     }
     if !paths.is_empty() {

@@ -6,6 +6,7 @@ mod host;
 mod leftovers;
 mod locks;
 mod repos;
+mod vaults;
 
 use serde::Serialize;
 
@@ -108,6 +109,13 @@ const CHECKS: &[Check] = &[
         run: |c, out| {
             locks::check_loop_locks(c.ws, c.fix, out);
             locks::check_orphan_lock_files(c.ws, c.fix, out);
+            Ok(())
+        },
+    },
+    Check {
+        needs: Needs::Writable,
+        run: |c, out| {
+            vaults::check_vaults(c.ws, c.fix, out);
             Ok(())
         },
     },

@@ -50,7 +50,7 @@ struct Found {
 }
 
 /// What the old folder holds, or why it is not moved (the first thing refused).
-fn survey(old: &Tree) -> std::result::Result<(Vec<Found>, Vec<PathBuf>), VaultError> {
+fn survey(old: &Tree) -> std::result::Result<Survey, VaultError> {
     let refuse = |rel: &Path, why: String| VaultError::NotMoved {
         path: old.path().join(rel),
         why,
@@ -61,6 +61,7 @@ fn survey(old: &Tree) -> std::result::Result<(Vec<Found>, Vec<PathBuf>), VaultEr
         .unwrap_or_default();
     let mut budget = Budget::default();
     let mut vaults = Vec::new();
+    let mut empty = Vec::new();
     let mut leftovers = Vec::new();
     for (name, kind) in top {
         budget.name(old, Path::new(&name))?;
@@ -72,6 +73,25 @@ fn survey(old: &Tree) -> std::result::Result<(Vec<Found>, Vec<PathBuf>), VaultEr
                 };
                 let mut path = Vec::new();
                 walk(old, &mut found, &mut path, &mut budget)?;
+                // An empty folder (a submodule's, which git leaves empty, or what a
+                // removed vault left) holds nothing to move: it goes with the old folder.
+                if found.files.is_empty() && found.leftovers.is_empty() {
+                    empty.push(found);
+                    continue;
+                }
+                // git-loop makes every vault with its recipients: files without them are
+                // not a vault of git-loop's.
+                if !found
+                    .files
+                    .iter()
+                    .any(|(rel, _)| rel == Path::new(layout::RECIPIENTS))
+                {
+                    return Err(refuse(
+                        Path::new(&name),
+                        "it has no recipients.txt: git-loop never made it (a submodule, or a stray folder?)"
+                            .into(),
+                    ));
+                }
                 vaults.push(found);
             }
             Top::Temp
@@ -90,7 +110,20 @@ fn survey(old: &Tree) -> std::result::Result<(Vec<Found>, Vec<PathBuf>), VaultEr
             Top::Bad(why) => return Err(refuse(Path::new(&name), why)),
         }
     }
-    Ok((vaults, leftovers))
+    Ok(Survey {
+        vaults,
+        empty,
+        leftovers,
+    })
+}
+
+/// What the old folder holds.
+struct Survey {
+    vaults: Vec<Found>,
+    /// Folders with nothing in them but folders.
+    empty: Vec<Found>,
+    /// Temporary files of dead writers at its top.
+    leftovers: Vec<PathBuf>,
 }
 
 #[derive(Default)]
@@ -202,9 +235,10 @@ fn open_old(ws: &Workspace) -> std::result::Result<Option<Tree>, VaultError> {
         match personal.kind(rel).map_err(VaultError::Confined)? {
             None => return Ok(None),
             Some(Kind::Dir) => {}
-            Some(kind) => return Err(VaultError::NotMoved {
-                path: ws.personal().join(rel),
-                why: format!(
+            Some(kind) => {
+                return Err(VaultError::NotMoved {
+                    path: ws.personal().join(rel),
+                    why: format!(
                     "it is {}, where git-loop's folder is expected (links are not followed there)",
                     match kind {
                         Kind::Symlink => "a symlink",
@@ -212,7 +246,8 @@ fn open_old(ws: &Workspace) -> std::result::Result<Option<Tree>, VaultError> {
                         _ => "a FIFO, socket or device",
                     }
                 ),
-            }),
+                })
+            }
         }
     }
     personal
@@ -227,7 +262,11 @@ pub fn migrate(ws: &Workspace) -> Result<Vec<String>> {
     let Some(old) = open_old(ws)? else {
         return Ok(Vec::new());
     };
-    let (vaults, leftovers) = survey(&old)?;
+    let Survey {
+        vaults,
+        empty,
+        leftovers,
+    } = survey(&old)?;
     let held = lock_repo(ws)?;
     let mut resumed = Vec::new();
     if !vaults.is_empty() {
@@ -263,7 +302,7 @@ pub fn migrate(ws: &Workspace) -> Result<Vec<String>> {
             &format!("vaults: moved from personal/{}/.loopat/vaults", ws.user()),
         )?;
     }
-    remove_old(ws, &old, &vaults, &leftovers)?;
+    remove_old(ws, &old, vaults.iter().chain(&empty), &leftovers)?;
     Ok(vaults.into_iter().map(|v| v.name).collect())
 }
 
@@ -304,10 +343,10 @@ fn write_vault(repo: &Tree, v: &Found) -> std::result::Result<(), VaultError> {
 /// Removes the old copy: the files that were moved (and dead writers' temp files), then the
 /// folders, deepest first, then the old vaults' folder itself. Something that appeared
 /// there meanwhile stays, and is said.
-fn remove_old(
+fn remove_old<'a>(
     ws: &Workspace,
     old: &Tree,
-    vaults: &[Found],
+    vaults: impl Iterator<Item = &'a Found>,
     leftovers: &[PathBuf],
 ) -> std::result::Result<(), VaultError> {
     for v in vaults {

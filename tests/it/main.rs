@@ -34,4 +34,5 @@ mod teammate;
 mod toolchains;
 mod vault;
 mod vault_delivery;
+mod vault_team;
 mod workspace;

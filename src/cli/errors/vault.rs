@@ -73,7 +73,7 @@ impl From<VaultError> for Error {
             } => {
                 let mut hints = if *listed {
                     vec![format!(
-                        "your recipient is listed but the entries were encrypted before: a member who can decrypt runs `git loop vault rekey {vault}`"
+                        "your recipient is among the accepted ones but the entries were encrypted before: a member who can decrypt runs `git loop vault rekey {vault}` (rekey encrypts only to the recipients that member accepted)"
                     )]
                 } else {
                     vec![
