@@ -371,6 +371,7 @@ impl Tree {
                 source,
             })
             .and_then(|()| {
+                crate::failpoint::hit("confined:written");
                 nix::fcntl::renameat(&dir, tmp, &dir, name)
                     .map_err(|e| ConfinedError::io("write", self.show(rel), e))
             });

@@ -45,11 +45,34 @@ fn git_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
     }
     match vault::try_lock_repo(ws) {
         Ok(Some(held)) if fix => {
-            for line in recover::remove_stale_git_locks(ws, &held) {
-                out.push(finding(CHECK, Level::Fixed, line, None));
+            let mut said = recover::remove_stale_git_locks(ws, &held);
+            said.extend(recover::finish_journals(ws, &held));
+            for line in said {
+                let level = if line.starts_with("cannot") {
+                    Level::Problem
+                } else {
+                    Level::Fixed
+                };
+                out.push(finding(CHECK, level, line, None));
             }
         }
         Ok(Some(_held)) => {
+            for (journal, paths) in recover::dead_journals(ws) {
+                out.push(finding(
+                    CHECK,
+                    Level::Problem,
+                    format!(
+                        "an interrupted `git loop vault` command wrote {} and did not commit it ({})",
+                        paths
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        journal.display()
+                    ),
+                    Some("git loop doctor --fix (or any `git loop vault` command) commits it".into()),
+                ));
+            }
             for lock in crate::gitlocks::stale_in_vaults_repo(&git_dir) {
                 out.push(finding(
                     CHECK,

@@ -352,8 +352,14 @@ pub fn adopt_clone(ws: &Workspace) -> Result<()> {
 /// Records what `v` wrote and removed in the vaults' repository as one commit (nothing
 /// when nothing changed).
 pub fn commit(ws: &Workspace, v: &Vault, message: &str) -> Result<()> {
+    let touched = v.touched();
+    if touched.is_empty() {
+        return Ok(());
+    }
     let held = lock_repo(ws)?;
-    commit_paths(ws, &held, &v.touched(), message)
+    commit_paths(ws, &held, &touched, message)?;
+    v.forget_journal();
+    Ok(())
 }
 
 /// Records `paths` (below the vaults' repository: what the caller wrote or removed, and
@@ -396,6 +402,7 @@ pub fn commit_paths(
             .args(&stage)
             .run()?;
     }
+    crate::failpoint::hit("vault:staged");
     let staged = crate::guard::staged(&repo)?;
     let removed = Git::in_dir(&repo)
         .args(["diff", "--cached", "--name-only", "-z", "--diff-filter=D"])

@@ -6,6 +6,10 @@
 //!   the staging folder of a killed migration: named by `tempname`, stale when the pid it
 //!   names is gone;
 //! - a half-pinned staging folder beside the pins (`pins::sweep`), judged the same way;
+//! - a journal of the paths a `git loop vault` command wrote (`locks/vault-writes-<pid>-
+//!   <hex>.pending`, written before each write): its writer gone, those paths (and only
+//!   those) are committed, so a kill between a write and its commit loses nothing and
+//!   leaves nothing uncommitted;
 //! - git's lock files in the vaults' repository (`index.lock`, `HEAD.lock`,
 //!   `AUTO_MERGE.lock`, ref locks) and git-loop's checkout scratch files there: every
 //!   git-loop command that runs git there holds `locks/vaults.lock`, so when that lock is
@@ -173,6 +177,112 @@ pub fn remove_stale_git_locks_under(ws: &Workspace, held: &crate::fsutil::Lock) 
     remove_stale_git_locks(ws, &RepoLock(None))
 }
 
+const JOURNAL_PREFIX: &str = "vault-writes-";
+const JOURNAL_SUFFIX: &str = ".pending";
+
+/// The journal a new `Vault` of this process notes its writes in (nothing is created yet).
+pub(super) fn new_journal(ws: &Workspace) -> PathBuf {
+    ws.locks_dir().join(format!(
+        "{JOURNAL_PREFIX}{}-{:08x}{JOURNAL_SUFFIX}",
+        std::process::id(),
+        rand::random::<u32>()
+    ))
+}
+
+/// The pid a journal's name gives, if it is one.
+fn journal_writer(name: &str) -> Option<i32> {
+    let rest = name
+        .strip_prefix(JOURNAL_PREFIX)?
+        .strip_suffix(JOURNAL_SUFFIX)?;
+    let (pid, hex) = rest.split_once('-')?;
+    let ok = hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then(|| pid.parse::<i32>().ok())
+        .flatten()
+        .filter(|p| *p > 0)
+}
+
+/// Notes `paths` (below the vaults' repository) as written by this process.
+pub(super) fn write_journal(journal: &Path, paths: &[PathBuf]) -> Result<(), super::VaultError> {
+    let mut text = String::new();
+    for p in paths {
+        text.push_str(&p.to_string_lossy());
+        text.push('\n');
+    }
+    if let Some(dir) = journal.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| super::VaultError::io("cannot create", dir, e))?;
+    }
+    crate::fsutil::write_atomic(journal, text.as_bytes()).map_err(|e| {
+        super::VaultError::io("cannot write", journal, std::io::Error::other(e.one_line()))
+    })
+}
+
+/// The journals of `git loop vault` commands that died before they committed, with the
+/// paths each names.
+pub fn dead_journals(ws: &Workspace) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(ws.locks_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(journal_writer) else {
+            continue;
+        };
+        if !crate::fsutil::writer_gone(pid) {
+            continue;
+        }
+        let paths = crate::fsutil::read_regular(&entry.path())
+            .ok()
+            .flatten()
+            .map(|bytes| {
+                String::from_utf8_lossy(&bytes)
+                    .lines()
+                    .filter(|l| !l.is_empty())
+                    .map(PathBuf::from)
+                    .filter(|p| {
+                        p.components()
+                            .all(|c| matches!(c, std::path::Component::Normal(_)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push((entry.path(), paths));
+    }
+    out.sort();
+    out
+}
+
+/// Commits what killed `git loop vault` commands wrote and did not commit (exactly the
+/// paths their journals name, checked by the guard as every vault commit is), then
+/// removes the journals. Says what it did.
+pub fn finish_journals(ws: &Workspace, held: &RepoLock) -> Vec<String> {
+    let mut said = Vec::new();
+    for (journal, paths) in dead_journals(ws) {
+        let shown_paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        match super::commit_paths(
+            ws,
+            held,
+            &paths,
+            "vaults: what an interrupted git loop vault command wrote",
+        ) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&journal);
+                said.push(format!(
+                    "committed what an interrupted `git loop vault` command wrote ({})",
+                    shown(shown_paths.join(", ").as_bytes())
+                ));
+            }
+            Err(e) => said.push(format!(
+                "cannot commit what an interrupted `git loop vault` command wrote ({}): {}",
+                shown(shown_paths.join(", ").as_bytes()),
+                e.one_line()
+            )),
+        }
+    }
+    said
+}
+
 /// Everything above that can be judged now: dead writers' files always, git's lock files
 /// when the vaults' lock is free. Says what it removed.
 pub fn leftovers(ws: &Workspace) -> Vec<String> {
@@ -190,6 +300,31 @@ pub fn leftovers(ws: &Workspace) -> Vec<String> {
     );
     if let Ok(Some(held)) = try_lock_repo(ws) {
         said.extend(remove_stale_git_locks(ws, &held));
+        said.extend(finish_journals(ws, &held));
     }
     said
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_names_its_writer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().join("ws"), "alice".into());
+        let mine = new_journal(&ws);
+        let name = mine.file_name().unwrap().to_str().unwrap();
+        assert_eq!(journal_writer(name), Some(std::process::id() as i32));
+        assert_eq!(journal_writer("vault-writes-12-0badc0de.pending"), Some(12));
+        assert_eq!(journal_writer("vault-writes-12-0badc0de"), None);
+        assert_eq!(journal_writer("vault-writes-x-0badc0de.pending"), None);
+        assert_eq!(journal_writer("checkout-notes.pending"), None);
+        // Only a dead writer's journal is finished.
+        write_journal(&mine, &[PathBuf::from("v/envs/A.age")]).unwrap();
+        let dead = ws.locks_dir().join("vault-writes-4194305-0badc0de.pending");
+        std::fs::write(&dead, "v/envs/B.age\n../escape\n/abs\n").unwrap();
+        let found = dead_journals(&ws);
+        assert_eq!(found, [(dead, vec![PathBuf::from("v/envs/B.age")])]);
+    }
 }

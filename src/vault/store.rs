@@ -23,8 +23,10 @@
 //!
 //! Writes replace an entry's file atomically (a temp file in the same folder, holding
 //! ciphertext only, then a rename, all below the confined root); folders are made without
-//! following a link. Every path written or removed is remembered ([`Vault::touched`]) so
-//! that the commit stages exactly those.
+//! following a link. Every path is noted before it is written or removed
+//! ([`Vault::touched`], and a journal under `locks/` that names this process): the commit
+//! stages exactly those, and if the command is killed before it commits, the next command
+//! commits them (`recover.rs`).
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet};
@@ -241,6 +243,8 @@ pub struct Vault {
     pins: Pins,
     /// Paths below `root` written or removed, for the commit.
     touched: RefCell<BTreeSet<PathBuf>>,
+    /// Where `touched` is noted for a command that dies before it commits.
+    journal: PathBuf,
 }
 
 impl Vault {
@@ -276,6 +280,7 @@ impl Vault {
             dir: ws.vault_dir(name),
             pins: Pins::of(ws),
             touched: RefCell::new(BTreeSet::new()),
+            journal: super::recover::new_journal(ws),
         })
     }
 
@@ -315,8 +320,18 @@ impl Vault {
         self.touched.borrow().iter().cloned().collect()
     }
 
-    fn touch(&self, rel: PathBuf) {
-        self.touched.borrow_mut().insert(rel);
+    /// Notes `rel` as written by this command, before it is written: in memory for the
+    /// commit, and in the journal for the next command should this one be killed first.
+    fn note(&self, rel: &Path) -> Result<(), VaultError> {
+        if !self.touched.borrow_mut().insert(rel.to_path_buf()) {
+            return Ok(());
+        }
+        super::recover::write_journal(&self.journal, &self.touched())
+    }
+
+    /// The journal of this vault's writes, once they are committed.
+    pub(super) fn forget_journal(&self) {
+        let _ = std::fs::remove_file(&self.journal);
     }
 
     /// Creates the vault with `recipients`, accepted at once (the person's word); an
@@ -444,9 +459,9 @@ impl Vault {
 
     fn put_recipients(&self, tree: &Tree, text: &str) -> Result<(), VaultError> {
         let rel = self.rel(layout::RECIPIENTS);
+        self.note(&rel)?;
         tree.write_atomic(&rel, text.as_bytes(), 0o644)
             .map_err(VaultError::Confined)?;
-        self.touch(rel);
         Ok(())
     }
 
@@ -894,9 +909,11 @@ impl Vault {
             }
             None => Written::Created,
         };
+        self.note(&rel)?;
+        crate::failpoint::hit("vault:noted");
         tree.write_atomic(&rel, sealed, 0o644)
             .map_err(VaultError::Confined)?;
-        self.touch(rel);
+        crate::failpoint::hit("vault:stored");
         Ok(written)
     }
 
@@ -952,8 +969,8 @@ impl Vault {
             }
             Some(_) => {}
         }
+        self.note(&rel)?;
         tree.remove_file(&rel).map_err(VaultError::Confined)?;
-        self.touch(rel.clone());
         let keep = [
             self.rel(layout::ENVS),
             self.rel(Path::new(layout::MOUNTS).join(layout::HOME)),

@@ -34,5 +34,6 @@ mod teammate;
 mod toolchains;
 mod vault;
 mod vault_delivery;
+mod vault_recovery;
 mod vault_team;
 mod workspace;

@@ -448,6 +448,109 @@ fn the_hook_refuses_plaintext_and_keys_and_keeps_the_users_hook() {
     );
 }
 
+/// Issue 27 item 2: the vaults' repository has the secret guard too. A commit made there
+/// by hand is checked as git-loop checks its own: every file below a vault's folder an age
+/// file (or its recipients), nothing that looks like a key anywhere, the top included, no
+/// link. A repository an earlier version made gets the guard at the next vault command.
+#[test]
+fn the_vaults_repository_has_the_secret_guard() {
+    let env = TestEnv::new();
+    with_vault(&env);
+    let repo = vaults(&env);
+    let hook = repo.join(".git/hooks/pre-commit");
+    assert!(fs::read_to_string(&hook)
+        .unwrap()
+        .contains("git-loop hook pre-commit"));
+    let plain = vault_dir(&env, "default").join("envs/PLAIN.age");
+    fs::write(&plain, "hunter2\n").unwrap();
+    git(&env, &repo, &["add", "default/envs/PLAIN.age"]).ok();
+    let refused = git(&env, &repo, &["commit", "-q", "-m", "plain"]);
+    assert_ne!(refused.code, 0);
+    refused
+        .stderr_has("default/envs/PLAIN.age")
+        .stderr_has("not an age file");
+    git(
+        &env,
+        &repo,
+        &["rm", "-q", "--cached", "default/envs/PLAIN.age"],
+    )
+    .ok();
+    fs::remove_file(&plain).unwrap();
+    fs::copy(identity(&env), repo.join("identity.txt")).unwrap();
+    git(&env, &repo, &["add", "identity.txt"]).ok();
+    let refused = git(&env, &repo, &["commit", "-q", "-m", "key"]);
+    assert_ne!(refused.code, 0);
+    refused
+        .stderr_has("identity.txt")
+        .stderr_has("secret guard");
+    git(&env, &repo, &["rm", "-q", "--cached", "identity.txt"]).ok();
+    fs::remove_file(repo.join("identity.txt")).unwrap();
+    symlink(identity(&env), repo.join("default/envs/LINK.age")).unwrap();
+    git(&env, &repo, &["add", "default/envs/LINK.age"]).ok();
+    git(&env, &repo, &["commit", "-q", "-m", "link"]).stderr_has("a link or a nested repository");
+    git(
+        &env,
+        &repo,
+        &["rm", "-q", "--cached", "default/envs/LINK.age"],
+    )
+    .ok();
+    fs::remove_file(repo.join("default/envs/LINK.age")).unwrap();
+    // Twin: an age file commits.
+    fs::copy(
+        vault_dir(&env, "default").join("envs/GITHUB_TOKEN.age"),
+        vault_dir(&env, "default").join("envs/COPY.age"),
+    )
+    .unwrap();
+    git(&env, &repo, &["add", "default/envs/COPY.age"]).ok();
+    git(&env, &repo, &["commit", "-q", "-m", "an age file"]).ok();
+
+    // An earlier version's repository: no guard, no role. The next vault command puts
+    // them there.
+    fs::remove_file(&hook).unwrap();
+    git(&env, &repo, &["config", "--unset", "loop.role"]).ok();
+    env.run(["vault", "list"]).ok();
+    assert!(hook.is_file());
+    assert_eq!(
+        git(&env, &repo, &["config", "--get", "loop.role"])
+            .ok()
+            .stdout,
+        "vaults\n"
+    );
+}
+
+/// Issue 27 item 2: a vault command commits exactly the entry paths it wrote, never what
+/// else lies in the repository (`git add --all` once committed an identity moved there).
+#[test]
+fn a_vault_commit_stages_only_what_it_wrote() {
+    let env = TestEnv::new();
+    with_vault(&env);
+    let repo = vaults(&env);
+    fs::copy(identity(&env), repo.join("identity.txt")).unwrap();
+    fs::write(
+        vault_dir(&env, "default").join("envs/STRAY.age"),
+        "not git loop's",
+    )
+    .unwrap();
+    set_env(&env, "default", "MINE", "mine").ok();
+    let last = git(&env, &repo, &["show", "--name-only", "--format=", "HEAD"])
+        .ok()
+        .stdout;
+    assert_eq!(last, "default/envs/MINE.age\n");
+    let tracked = git(&env, &repo, &["ls-files"]).ok().stdout;
+    assert!(
+        !tracked.contains("identity.txt") && !tracked.contains("STRAY"),
+        "{tracked}"
+    );
+    let history = git(
+        &env,
+        &repo,
+        &["log", "-p", "--all", "--text", "--no-textconv"],
+    )
+    .ok()
+    .stdout;
+    assert!(!history.contains("AGE-SECRET-KEY-"));
+}
+
 #[test]
 fn the_hook_goes_where_core_hooks_path_says() {
     let env = TestEnv::new();
