@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The crash harness of tests/it/crash.rs at full size: every step boundary of new, publish,
-# merge, autocommit, rm and sync (a teammate's notes) killed with kill -9 of the process group, plus random kills of
-# each command and of 2000-file checkouts, each trial judged from outside (git fsck,
-# nothing lost, the user's checkout its HEAD plus its own changes, every leftover repaired
-# by the next command or by `doctor --fix`). The in-suite test runs one round (about 55
-# trials); this runs ROUNDS of them (default 6, about 330 trials) and prints the figures
-# recorded in BENCHMARKS.md.
+# merge, autocommit, rm, sync (a teammate's notes) and vault set killed with kill -9 of the
+# process group, plus random kills of each command (and of vault set's commit) and of
+# 2000-file checkouts, each trial judged from outside (git fsck, nothing lost, the user's
+# checkout its HEAD plus its own changes, every leftover repaired by the next command or by
+# `doctor --fix`). The in-suite test runs one round; this runs ROUNDS of them (default 6)
+# and prints the figures recorded in BENCHMARKS.md.
 #
 # GIT_LOOP_CRASH_VERBOSE=1 also lists what each kill that landed left behind. The whole
 # output is kept in $CRASH_LOG (default /tmp/git-loop-crash.log).

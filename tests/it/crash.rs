@@ -1,6 +1,6 @@
 //! The crash harness: `kill -9` of git-loop's whole process group (as a closed terminal or
 //! the OOM killer does) at every step boundary of `new`, `publish`, `merge`, `autocommit`,
-//! `rm` and `sync` (of a teammate's notes from a remote) (failpoints, compiled into test builds only: see src/failpoint.rs), at random
+//! `rm`, `sync` (of a teammate's notes from a remote) and `vault set` (failpoints, compiled into test builds only: see src/failpoint.rs), at random
 //! moments of each command, and at random moments while git writes a 2000-file checkout.
 //!
 //! Each trial is judged from outside, by git and the file system, never by what git-loop
@@ -78,6 +78,7 @@ struct Took {
     rm: Duration,
     /// A sync that takes a teammate's 300 notes.
     sync: Duration,
+    vault_set: Duration,
 }
 
 /// How a trial's command was killed.
@@ -105,6 +106,7 @@ impl Harness {
         // harness's fsck; in the foreground it is done before anything is judged.
         env.git(&repo, ["config", "gc.autoDetach", "false"]);
         env.run(["init"]).ok();
+        env.run(["vault", "init"]).ok();
         let mut h = Harness {
             env,
             repo,
@@ -152,6 +154,16 @@ impl Harness {
         let (publish, _) = timed(&["publish", &id]);
         let (merge, _) = timed(&["merge", &id]);
         let (rm, _) = timed(&["rm", "--delete-branches", &id]);
+        let value = self.env.root.join("measure-value");
+        fs::write(&value, "measured\n").unwrap();
+        let (vault_set, _) = timed(&[
+            "vault",
+            "set",
+            "default",
+            "file",
+            ".config/crash/measure",
+            value.to_str().unwrap(),
+        ]);
         Took {
             sync: Duration::ZERO,
             new,
@@ -161,6 +173,7 @@ impl Harness {
             autocommit_commit: autocommit.mul_f32(0.8),
             autocommit,
             rm,
+            vault_set,
         }
     }
 
@@ -272,6 +285,7 @@ impl Harness {
             env.notes(),
             env.ws.join("context/knowledge"),
             env.ws.join("personal/tester"),
+            env.ws.join("vaults/tester"),
         ];
         dirs.extend(extra.iter().filter(|d| d.join(".git").is_dir()).cloned());
         for dir in dirs {
@@ -679,6 +693,36 @@ impl Harness {
         );
     }
 
+    /// A `vault set` of a file entry, killed: the entry is stored (and committed) once the
+    /// next command has run, or as it was before; nothing of the kill is left.
+    fn vault_set_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        let rel = format!(".config/crash/key-{n}");
+        let value = format!("crash value {n}\n");
+        let source = self.env.root.join(format!("vault-value-{n}"));
+        fs::write(&source, &value).unwrap();
+        let source = source.to_str().unwrap().to_string();
+        let args = ["vault", "set", "default", "file", &rel, &source];
+        self.trial(
+            &format!("vault-set {kill:?}"),
+            &args,
+            kill,
+            &args,
+            doctor_first,
+            &|_| true,
+            &|h| {
+                let got = h.env.run(["vault", "get", "default", "file", &rel]);
+                assert_eq!(got.stdout, value, "vault set: the value is not stored");
+                let vaults = h.env.ws.join("vaults/tester");
+                let tracked = h.env.git(&vaults, ["ls-files"]);
+                assert!(
+                    tracked.contains(&format!("default/mounts/home/{rel}.age")),
+                    "vault set: the entry is not committed"
+                );
+            },
+        );
+    }
+
     fn remove(&self, ids: &[&str]) {
         for id in ids {
             self.env
@@ -720,6 +764,33 @@ pub fn scan(env: &TestEnv, repo: &Path) -> Vec<String> {
     for dir in git_dirs {
         for file in git_lock_files(&dir) {
             found.push(file.display().to_string());
+        }
+    }
+    // The vaults' repository: git's lock files, a writer's temp files anywhere in it, and
+    // changes left uncommitted (which would never sync).
+    let vaults = env.ws.join("vaults/tester");
+    if vaults.join(".git").is_dir() {
+        for file in git_lock_files(&vaults.join(".git")) {
+            found.push(file.display().to_string());
+        }
+        let mut pending = vec![vaults.clone()];
+        while let Some(dir) = pending.pop() {
+            for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.file_type().is_ok_and(|t| t.is_dir()) && name != ".git" {
+                    pending.push(e.path());
+                }
+                if name.starts_with('.') && name.contains(".tmp-") {
+                    found.push(e.path().display().to_string());
+                }
+            }
+        }
+        let status = env.git(&vaults, ["status", "--porcelain"]);
+        if !status.is_empty() {
+            found.push(format!(
+                "the vaults' repository has uncommitted changes: {}",
+                short(&status)
+            ));
         }
     }
     // A branch of a loop that is not there (no `rm` here keeps its branches).
@@ -866,6 +937,13 @@ const AUTOCOMMIT_POINTS: &[&str] = &[
     "autocommit:committed",
     "autocommit:imported",
 ];
+/// `vault set`: noted in its journal, its temp file written (not renamed), stored, staged.
+const VAULT_SET_POINTS: &[&str] = &[
+    "vault:noted",
+    "confined:written",
+    "vault:stored",
+    "vault:staged",
+];
 const RM_POINTS: &[&str] = &[
     "rm:journal-written",
     "rm:renamed",
@@ -906,6 +984,9 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
         for point in RM_POINTS {
             h.rm_trial(Kill::At(point), next_flip());
         }
+        for point in VAULT_SET_POINTS {
+            h.vault_set_trial(Kill::At(point), next_flip());
+        }
         // Random moments of each whole command (git children included).
         for _ in 0..3 {
             let d = h.within(h.took.new);
@@ -921,6 +1002,11 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
             h.autocommit_trial(Kill::Timer("autocommit:before-commit", d), next_flip());
             let d = h.within(h.took.rm);
             h.rm_trial(Kill::After(d), next_flip());
+            let d = h.within(h.took.vault_set);
+            h.vault_set_trial(Kill::After(d), next_flip());
+            // While git stages and commits in the vaults' repository.
+            let d = h.within(h.took.vault_set / 3);
+            h.vault_set_trial(Kill::Timer("vault:staged", d), next_flip());
         }
         for _ in 0..3 {
             h.big_merge_trial(next_flip());
@@ -946,8 +1032,8 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
     }
     let t = &h.tally;
     println!(
-        "crash harness: uninterrupted, new took {:?}, publish {:?}, merge {:?}, autocommit {:?}, rm {:?}, sync {:?}",
-        h.took.new, h.took.publish, h.took.merge, h.took.autocommit, h.took.rm, h.took.sync
+        "crash harness: uninterrupted, new took {:?}, publish {:?}, merge {:?}, autocommit {:?}, rm {:?}, sync {:?}, vault set {:?}",
+        h.took.new, h.took.publish, h.took.merge, h.took.autocommit, h.took.rm, h.took.sync, h.took.vault_set
     );
     println!(
         "crash harness: {} trials; {} landed mid-operation ({} at failpoints, {} at random moments, {} of them in the user's checkout); {} did not; repaired by the next command: {}, by doctor --fix: {}, unrepaired: 0, false \"up to date\": {}",
