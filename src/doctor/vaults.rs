@@ -231,9 +231,21 @@ fn each_vault(ws: &Workspace, out: &mut Vec<Finding>) {
             Some(remove_hint(&bad.path)),
         ));
     }
+    let started = vault::pins::Pins::of(ws).started();
+    if !started && !names.is_empty() {
+        out.push(finding(
+            CHECK,
+            Level::Info,
+            format!(
+                "the recipients of your vaults are not pinned on this machine yet: the next vault command pins them as they are ({})",
+                ws.vault_pins_dir().display()
+            ),
+            None,
+        ));
+    }
     let mut fine = Vec::new();
     for name in names {
-        let v = match Vault::open(ws, &name) {
+        let v = match Vault::open_to_look(ws, &name) {
             Ok(v) => v,
             Err(e) => {
                 out.push(finding(
@@ -248,6 +260,7 @@ fn each_vault(ws: &Workspace, out: &mut Vec<Finding>) {
         let mut ok = true;
         match v.decision() {
             Ok(Decision::Accepted) => {}
+            Ok(Decision::New) if !started => {}
             Ok(d) => {
                 ok = false;
                 out.push(finding(

@@ -407,3 +407,199 @@ pub fn migrate_and_say(report: &mut dyn Report, ws: &Workspace) -> Result<()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    struct Setup {
+        _tmp: tempfile::TempDir,
+        ws: Workspace,
+        recipient: String,
+        host: PathBuf,
+    }
+
+    /// A workspace whose personal tree has the old vaults' folder with vault `old` (a
+    /// recipients file and an age file), and a host folder with a key in it.
+    fn setup() -> Setup {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().join("ws"), "alice".into());
+        let (id, _) = crate::vault::identity::ensure(&tmp.path().join("id.txt")).unwrap();
+        let recipient = id.recipient().to_string();
+        let old = ws.legacy_vaults_dir().join("old");
+        fs::create_dir_all(old.join("envs")).unwrap();
+        fs::write(old.join("recipients.txt"), format!("{recipient}\n")).unwrap();
+        let to = [crate::vault::recipients::Recipient::parse(&recipient).unwrap()];
+        fs::write(
+            old.join("envs/TOKEN.age"),
+            crypto::encrypt(&to, b"value").unwrap(),
+        )
+        .unwrap();
+        let host = tmp.path().join("host-ssh");
+        fs::create_dir_all(&host).unwrap();
+        fs::write(
+            host.join("id_ed25519"),
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        Setup {
+            _tmp: tmp,
+            ws,
+            recipient,
+            host,
+        }
+    }
+
+    fn refused(s: &Setup) -> (PathBuf, String) {
+        match migrate(&s.ws) {
+            Err(e) => {
+                let line = e.one_line();
+                let path = line.split(": ").next().unwrap().into();
+                (path, line)
+            }
+            Ok(moved) => panic!("moved {moved:?}"),
+        }
+    }
+
+    #[test]
+    fn a_real_old_folder_is_moved_committed_and_removed() {
+        let s = setup();
+        assert_eq!(migrate(&s.ws).unwrap(), ["old"]);
+        let moved = s.ws.vault_dir("old");
+        assert_eq!(
+            fs::read_to_string(moved.join("recipients.txt")).unwrap(),
+            format!("{}\n", s.recipient)
+        );
+        assert!(moved.join("envs/TOKEN.age").is_file());
+        assert!(!s.ws.legacy_vaults_dir().exists());
+        let tracked = Git::in_dir(&s.ws.vaults_dir())
+            .args(["ls-files"])
+            .read()
+            .unwrap();
+        assert!(tracked.contains("old/envs/TOKEN.age"), "{tracked}");
+        assert!(migrate(&s.ws).unwrap().is_empty(), "nothing left to move");
+    }
+
+    use crate::git::cmd::Git;
+
+    #[test]
+    fn links_where_git_loop_keeps_its_own_move_nothing() {
+        type Plant = Box<dyn Fn(&Setup)>;
+        let cases: Vec<(&str, Plant)> = vec![
+            (
+                ".loopat/vaults",
+                Box::new(|s: &Setup| {
+                    fs::remove_dir_all(s.ws.legacy_vaults_dir()).unwrap();
+                    symlink(&s.host, s.ws.legacy_vaults_dir()).unwrap();
+                }),
+            ),
+            (
+                ".loopat",
+                Box::new(|s: &Setup| {
+                    fs::remove_dir_all(s.ws.personal().join(".loopat")).unwrap();
+                    symlink(&s.host, s.ws.personal().join(".loopat")).unwrap();
+                }),
+            ),
+            (
+                ".loopat/vaults/work",
+                Box::new(|s: &Setup| {
+                    symlink(&s.host, s.ws.legacy_vaults_dir().join("work")).unwrap()
+                }),
+            ),
+            (
+                ".loopat/vaults/old/envs/KEY.age",
+                Box::new(|s: &Setup| {
+                    symlink(
+                        s.host.join("id_ed25519"),
+                        s.ws.legacy_vaults_dir().join("old/envs/KEY.age"),
+                    )
+                    .unwrap()
+                }),
+            ),
+            (
+                ".loopat/vaults/old/mounts",
+                Box::new(|s: &Setup| {
+                    symlink(&s.host, s.ws.legacy_vaults_dir().join("old/mounts")).unwrap()
+                }),
+            ),
+            (
+                ".loopat/vaults/old/envs/PLAIN.age",
+                Box::new(|s: &Setup| {
+                    fs::write(s.ws.legacy_vaults_dir().join("old/envs/PLAIN.age"), "x").unwrap()
+                }),
+            ),
+            (
+                ".loopat/vaults/old/README",
+                Box::new(|s: &Setup| {
+                    fs::write(s.ws.legacy_vaults_dir().join("old/README"), "x").unwrap()
+                }),
+            ),
+            (
+                ".loopat/vaults/identity.txt",
+                Box::new(|s: &Setup| {
+                    fs::write(s.ws.legacy_vaults_dir().join("identity.txt"), "x").unwrap()
+                }),
+            ),
+            (
+                ".loopat/vaults/stray",
+                Box::new(|s: &Setup| {
+                    fs::create_dir_all(s.ws.legacy_vaults_dir().join("stray/envs")).unwrap();
+                    fs::write(
+                        s.ws.legacy_vaults_dir().join("stray/envs/A.age"),
+                        "age-encryption.org/v1\n",
+                    )
+                    .unwrap();
+                }),
+            ),
+        ];
+        for (rel, plant) in cases {
+            let s = setup();
+            plant(&s);
+            let (path, line) = refused(&s);
+            assert_eq!(path, s.ws.personal().join(rel), "{line}");
+            assert!(!s.ws.vaults_dir().join("old").exists(), "{rel}: moved");
+            assert!(
+                s.host.join("id_ed25519").is_file(),
+                "{rel}: the host file moved"
+            );
+            assert_eq!(fs::read_dir(&s.host).unwrap().count(), 1, "{rel}");
+        }
+    }
+
+    #[test]
+    fn a_move_killed_after_its_rename_is_finished_and_an_empty_folder_goes() {
+        let s = setup();
+        // What a move killed before its commit and removal leaves: the vault in both.
+        let target = s.ws.vault_dir("old");
+        fs::create_dir_all(target.join("envs")).unwrap();
+        for rel in ["recipients.txt", "envs/TOKEN.age"] {
+            fs::copy(
+                s.ws.legacy_vaults_dir().join("old").join(rel),
+                target.join(rel),
+            )
+            .unwrap();
+        }
+        crate::vault::ensure_repo(&s.ws).unwrap();
+        fs::create_dir_all(s.ws.legacy_vaults_dir().join("empty/mounts/home")).unwrap();
+        assert_eq!(migrate(&s.ws).unwrap(), ["old"]);
+        assert!(!s.ws.legacy_vaults_dir().exists());
+        let tracked = Git::in_dir(&s.ws.vaults_dir())
+            .args(["ls-files"])
+            .read()
+            .unwrap();
+        assert!(
+            tracked.contains("old/envs/TOKEN.age"),
+            "committed: {tracked}"
+        );
+        // Different files in both places: refused.
+        let s = setup();
+        fs::create_dir_all(s.ws.vault_dir("old")).unwrap();
+        fs::write(s.ws.vault_dir("old").join("recipients.txt"), "other\n").unwrap();
+        assert!(matches!(
+            migrate(&s.ws).unwrap_err().message.as_str(),
+            m if m.contains("exists both in")
+        ));
+    }
+}

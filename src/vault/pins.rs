@@ -158,6 +158,10 @@ pub fn start(ws: &Workspace) -> Result<bool, VaultError> {
     if pins.started() {
         return Ok(false);
     }
+    // The vaults still in the personal repository are the person's as much as the others
+    // on first sight (a refusal is said by `vault::prepare`, which every command that
+    // syncs or reads the vaults runs).
+    let _ = super::migrate::migrate(ws);
     let parent = pins.dir.parent().unwrap_or(Path::new("."));
     make_private_dir(parent)?;
     let user = ws.user();
@@ -168,7 +172,7 @@ pub fn start(ws: &Workspace) -> Result<bool, VaultError> {
         make_private_dir(&staging.dir)?;
         let (names, _) = super::Vault::names(ws)?;
         for name in names {
-            let v = super::Vault::at(ws, &name)?;
+            let v = super::Vault::open_to_look(ws, &name)?;
             v.pin_as_found(&staging)?;
         }
         Ok::<(), VaultError>(())

@@ -250,7 +250,19 @@ pub struct Vault {
 impl Vault {
     /// The vault `name`, which must exist as a real folder.
     pub fn open(ws: &Workspace, name: &str) -> Result<Vault, VaultError> {
-        let vault = Vault::at(ws, name)?;
+        Vault::existing(Vault::at(ws, name)?)
+    }
+
+    /// [`Vault::open`] for a command that only looks (`doctor` without `--fix`): pinning
+    /// does not begin here, so a machine that has not pinned yet reads every vault as never
+    /// accepted.
+    pub fn open_to_look(ws: &Workspace, name: &str) -> Result<Vault, VaultError> {
+        Vault::existing(Vault::at_unpinned(ws, name)?)
+    }
+
+    fn existing(vault: Vault) -> Result<Vault, VaultError> {
+        let name = vault.name.clone();
+        let name = name.as_str();
         match vault.tree()?.kind(name).map_err(VaultError::Confined)? {
             Some(Kind::Dir) => Ok(vault),
             None => Err(VaultError::NoVault(name.to_string())),
@@ -264,8 +276,15 @@ impl Vault {
         }
     }
 
-    /// The vault `name`, existing or not; the name is validated.
+    /// The vault `name`, existing or not; the name is validated. Pinning begins here on a
+    /// machine where it has not (`pins::start`), whichever command comes first.
     pub fn at(ws: &Workspace, name: &str) -> Result<Vault, VaultError> {
+        pins::start(ws)?;
+        Vault::at_unpinned(ws, name)
+    }
+
+    /// [`Vault::at`] without beginning to pin (for `pins::start` itself).
+    fn at_unpinned(ws: &Workspace, name: &str) -> Result<Vault, VaultError> {
         names::vault_name(name)?;
         if name == super::NO_VAULT {
             return Err(VaultError::BadName {
