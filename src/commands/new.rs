@@ -113,7 +113,7 @@ fn refuse_missing_vault(ws: &crate::workspace::Workspace, name: &str) -> Result<
     if name == NO_VAULT || name == DEFAULT_VAULT || Vault::at(ws, name)?.exists() {
         return Ok(());
     }
-    let known = Vault::names(ws).unwrap_or_default();
+    let known = Vault::names(ws).map(|(names, _)| names).unwrap_or_default();
     let mut err = crate::Error::usage(format!("--vault {name}: there is no such vault"))
         .hint(format!("make it first: git loop vault init {name}"));
     if let Some(close) = crate::config::schema::did_you_mean(name, known.iter().map(String::as_str))
