@@ -71,6 +71,14 @@ pub enum InitError {
         #[source]
         source: crate::git::cmd::GitError,
     },
+    /// The trunk of a team remote holds an object over `import.max_object_size`, which the
+    /// checkout would inflate; nothing was cloned.
+    #[error("the remote {} holds {} {} of {} bytes{}, over the limit of {limit} bytes (import.max_object_size); nothing was cloned", crate::terminal::shown(url), found.kind, found.id, found.size, if found.path.is_empty() { String::new() } else { format!(" ({})", crate::terminal::shown(&found.path)) })]
+    TooLarge {
+        url: String,
+        found: crate::checkout::bound::Oversized,
+        limit: u64,
+    },
 }
 
 pub fn init(ws: &Workspace, sources: &Sources) -> Result<Report> {
@@ -297,22 +305,12 @@ fn refuse_oversized(url: &str, dir: &Path) -> Result<()> {
     else {
         return Ok(());
     };
-    Err(Error::failure(format!(
-        "the remote {} holds {} {} of {} bytes{}, over the limit of {limit} bytes (import.max_object_size); nothing was cloned",
-        crate::terminal::shown(url),
-        found.kind,
-        found.id,
-        found.size,
-        if found.path.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", crate::terminal::shown(&found.path))
-        }
-    ))
-    .hint(format!(
-        "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
-        crate::checkout::bound::raise_to(found.size)
-    )))
+    Err(InitError::TooLarge {
+        url: url.to_string(),
+        found,
+        limit,
+    }
+    .into())
 }
 
 /// Checks out a fresh clone's trunk in a jail that sees only the clone.

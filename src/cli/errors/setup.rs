@@ -96,6 +96,10 @@ impl From<InitError> for Error {
             InitError::Clone { source, .. } | InitError::Unreachable { source, .. } => {
                 Error::failure(message).with_source(source).hint(access)
             }
+            InitError::TooLarge { found, .. } => Error::failure(message).hint(format!(
+                "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
+                crate::checkout::bound::raise_to(found.size)
+            )),
         }
     }
 }
