@@ -30,6 +30,7 @@ pub mod publish;
 pub mod removal;
 pub mod report;
 pub mod repos;
+pub mod review;
 pub mod sandbox;
 pub mod schedule;
 pub mod session;
