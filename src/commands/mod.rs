@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod attach;
 pub mod autocommit;
+pub mod comment;
 pub mod completions;
 pub mod config;
 pub mod cron;

@@ -47,8 +47,8 @@ impl Role {
     }
 }
 
-/// Where a comment was made: a commit of the loop's branch, a file, and lines of it as
-/// they were then (`start` 0: the whole file).
+/// Where a comment was made: a commit of the loop's branch, and a file and lines of it as
+/// they were then (`start` 0: the whole file; no path: the loop as a whole).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Anchor {
     pub role: Role,
@@ -57,7 +57,8 @@ pub struct Anchor {
     pub repo: Option<String>,
     /// The loop's tip the comment was made on.
     pub commit: String,
-    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// First and last line, 1-based; 0 and 0 for a comment on the whole file.
     pub start: usize,
     pub end: usize,
@@ -70,13 +71,17 @@ pub struct Anchor {
 }
 
 impl Anchor {
-    /// `path:12`, `path:12-14`, or `path`.
+    /// `path:12`, `path:12-14`, `path`, or `the loop`.
     pub fn place(&self) -> String {
-        place(&self.path, self.start, self.end)
+        match &self.path {
+            Some(path) => place(path, self.start, self.end),
+            None => "the loop".into(),
+        }
     }
 
+    /// On a file as a whole.
     pub fn whole_file(&self) -> bool {
-        self.start == 0
+        self.path.is_some() && self.start == 0
     }
 }
 
@@ -227,7 +232,7 @@ impl Comment {
         check_time(&self.created_at)?;
         check_text("the text", &self.text, MAX_TEXT)?;
         if let Some(a) = &self.anchor {
-            if !is_repo_path(&a.path) {
+            if a.path.as_deref().is_some_and(|p| !is_repo_path(p)) {
                 return Err(Invalid::Field(
                     "its path is not a path in a repository".into(),
                 ));
@@ -242,10 +247,11 @@ impl Comment {
                 return Err(Invalid::Field("its repository name is malformed".into()));
             }
             let whole = a.start == 0 && a.end == 0 && a.lines.is_empty();
-            let ranged = a.start >= 1
-                && a.end >= a.start
-                && a.end - a.start < MAX_LINES
-                && a.lines.len() == a.end - a.start + 1;
+            let ranged = a.path.is_some()
+                && (a.start >= 1
+                    && a.end >= a.start
+                    && a.end - a.start < MAX_LINES
+                    && a.lines.len() == a.end - a.start + 1);
             if !whole && !ranged {
                 return Err(Invalid::Field("its lines do not match its range".into()));
             }
@@ -304,7 +310,7 @@ mod tests {
                 role: Role::Code,
                 repo: Some("app".into()),
                 commit: "a".repeat(40),
-                path: "src/lib.rs".into(),
+                path: Some("src/lib.rs".into()),
                 start: 2,
                 end: 3,
                 lines: vec!["x".into(), "y".into()],
@@ -323,6 +329,10 @@ mod tests {
         assert!(Comment::parse("id = 1", "fix-abc123", "3f9a1c").is_err());
     }
 
+    fn a_place(c: &Comment) -> String {
+        c.anchor.as_ref().unwrap().place()
+    }
+
     #[test]
     fn every_field_is_bounded() {
         let bad = |f: &dyn Fn(&mut Comment)| {
@@ -336,7 +346,7 @@ mod tests {
         bad(&|c| c.text = "x".repeat(MAX_TEXT + 1));
         bad(&|c| c.author = "x".repeat(201));
         for path in ["", "/etc/passwd", "a/../b", "a//b", "./a", "a\0b"] {
-            bad(&|c| c.anchor.as_mut().unwrap().path = path.into());
+            bad(&|c| c.anchor.as_mut().unwrap().path = Some(path.into()));
         }
         bad(&|c| c.anchor.as_mut().unwrap().commit = "zz".into());
         bad(&|c| c.anchor.as_mut().unwrap().end = 1);
@@ -349,6 +359,12 @@ mod tests {
         a.end = 0;
         a.lines.clear();
         c.check().unwrap();
+        assert_eq!(a_place(&c), "src/lib.rs");
+        c.anchor.as_mut().unwrap().path = None;
+        c.check().unwrap();
+        assert_eq!(a_place(&c), "the loop");
+        c.anchor.as_mut().unwrap().start = 1;
+        c.check().unwrap_err();
         let mut c = comment();
         c.text = "x".repeat(MAX_TEXT);
         c.check().unwrap();

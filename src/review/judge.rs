@@ -164,8 +164,8 @@ pub fn judge_all(ws: &Workspace, loop_id: &str, threads: Vec<Thread>) -> Vec<Jud
                     } else {
                         State::Open
                     },
-                    at: Some(Location {
-                        path: anchor.path.clone(),
+                    at: anchor.path.clone().map(|path| Location {
+                        path,
                         start: anchor.start,
                         end: anchor.end,
                         moved: false,
@@ -177,11 +177,16 @@ pub fn judge_all(ws: &Workspace, loop_id: &str, threads: Vec<Thread>) -> Vec<Jud
                 };
             };
             let tip = origin.tip.expect("filtered");
-            let at = locate(origin, &anchor, tip);
+            let at = anchor
+                .path
+                .as_deref()
+                .and_then(|path| locate(origin, &anchor, path, tip));
             let addressed = addressed(origin, &anchor, tip, &thread.comment.id);
             let state = match (resolved, &at) {
                 (true, _) => State::Resolved,
                 (false, Some(_)) => State::Open,
+                // A comment on the loop as a whole has no lines to change.
+                (false, None) if anchor.path.is_none() => State::Open,
                 (false, None) => State::Outdated,
             };
             Judged {
@@ -197,11 +202,11 @@ pub fn judge_all(ws: &Workspace, loop_id: &str, threads: Vec<Thread>) -> Vec<Jud
 }
 
 /// Where the anchored lines are at `tip` (see [`anchor::follow`]); None when changed.
-fn locate(origin: &Origin, a: &Anchor, tip: ObjectId) -> Option<Location> {
+fn locate(origin: &Origin, a: &Anchor, was: &str, tip: ObjectId) -> Option<Location> {
     let anchor_commit = ObjectId::from_hex(a.commit.as_bytes()).ok();
-    let (path, renamed) = match blob_at(&origin.repo, tip, &a.path) {
-        Some(_) => (a.path.clone(), false),
-        None => (renamed_to(origin, anchor_commit?, tip, &a.path)?, true),
+    let (path, renamed) = match blob_at(&origin.repo, tip, was) {
+        Some(_) => (was.to_string(), false),
+        None => (renamed_to(origin, anchor_commit?, tip, was)?, true),
     };
     if a.whole_file() {
         return Some(Location {
@@ -212,7 +217,7 @@ fn locate(origin: &Origin, a: &Anchor, tip: ObjectId) -> Option<Location> {
         });
     }
     let now = blob_at(&origin.repo, tip, &path)?;
-    let then = anchor_commit.and_then(|c| blob_at(&origin.repo, c, &a.path));
+    let then = anchor_commit.and_then(|c| blob_at(&origin.repo, c, was));
     let then_lines = then.as_deref().map(anchor::lines_of);
     let found = anchor::follow(
         &a.lines,

@@ -116,10 +116,7 @@ fn now() -> String {
 /// the loop's tip, the file and the lines, with their text and the hunk they are in.
 pub fn comment(ws: &Workspace, rec: &LoopRecord, req: &NewComment) -> Result<Comment> {
     check_text(&req.text)?;
-    let anchor = match &req.path {
-        None => None,
-        Some(path) => Some(anchor(ws, rec, path, req.start, req.end)?),
-    };
+    let anchor = Some(anchor(ws, rec, req.path.as_deref(), req.start, req.end)?);
     let c = Comment {
         id: comments::new_id(),
         loop_id: rec.id.clone(),
@@ -142,12 +139,13 @@ pub fn comment(ws: &Workspace, rec: &LoopRecord, req: &NewComment) -> Result<Com
     Ok(c)
 }
 
-/// The anchor of a new comment: the loop's tip (after an import), the file there, the
-/// lines' text and the hunk of the proposal's diff that shows them.
+/// The anchor of a new comment: the loop's tip (after an import), and for a comment on a
+/// file, the file there, the lines' text and the hunk of the proposal's diff that shows
+/// them.
 fn anchor(
     ws: &Workspace,
     rec: &LoopRecord,
-    path: &str,
+    path: Option<&str>,
     start: usize,
     end: usize,
 ) -> Result<Anchor> {
@@ -169,6 +167,23 @@ fn anchor(
             branch: rec.branch.clone(),
             origin: pair.origin.clone(),
         })?;
+    let repo_name = if role == Role::Code {
+        rec.repo.clone()
+    } else {
+        None
+    };
+    let Some(path) = path else {
+        return Ok(Anchor {
+            role,
+            repo: repo_name,
+            commit: tip.to_string(),
+            path: None,
+            start: 0,
+            end: 0,
+            lines: Vec::new(),
+            hunk: String::new(),
+        });
+    };
     if !comments::is_repo_path(path) {
         return Err(ReviewError::NoSuchFile {
             path: path.to_string(),
@@ -229,13 +244,9 @@ fn anchor(
     let hunk = clip(&hunk, comments::MAX_HUNK);
     Ok(Anchor {
         role,
-        repo: if role == Role::Code {
-            rec.repo.clone()
-        } else {
-            None
-        },
+        repo: repo_name,
         commit: tip.to_string(),
-        path: path.to_string(),
+        path: Some(path.to_string()),
         start,
         end: if start == 0 { 0 } else { end },
         lines: if start == 0 {

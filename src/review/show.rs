@@ -27,11 +27,12 @@ fn state_color(s: State) -> &'static str {
 /// One comment with its replies and the commits that answer it.
 pub fn write_thread(out: &mut dyn Write, j: &Judged) -> io::Result<()> {
     let c = &j.thread.comment;
-    let place = match (&j.at, &c.anchor) {
+    let file_anchor = c.anchor.as_ref().filter(|a| a.path.is_some());
+    let place = match (&j.at, file_anchor) {
         (Some(at), _) if at.moved => format!(
             " \u{b7} {} (was {})",
             visible(&at.place()),
-            visible(&c.anchor.as_ref().map(|a| a.place()).unwrap_or_default())
+            visible(&file_anchor.map(|a| a.place()).unwrap_or_default())
         ),
         (Some(at), _) => format!(" \u{b7} {}", visible(&at.place())),
         (None, Some(a)) => format!(" \u{b7} was {}", visible(&a.place())),
@@ -119,7 +120,13 @@ pub fn write_diff_with_comments(
 pub fn write_unplaced(out: &mut dyn Write, judged: &[&Judged]) -> io::Result<()> {
     for j in judged {
         writeln!(out)?;
-        if let Some(a) = &j.thread.comment.anchor {
+        if let Some(a) = j
+            .thread
+            .comment
+            .anchor
+            .as_ref()
+            .filter(|a| a.path.is_some())
+        {
             if j.state == State::Outdated || !j.checked {
                 writeln!(
                     out,
@@ -223,7 +230,8 @@ pub struct CommentJson {
 #[derive(Debug, Serialize)]
 pub struct AnchorJson {
     pub commit: String,
-    pub path: String,
+    /// None: a comment on the loop as a whole.
+    pub path: Option<String>,
     pub start: usize,
     pub end: usize,
 }
@@ -291,7 +299,7 @@ mod tests {
                         role: Role::Code,
                         repo: Some("app".into()),
                         commit: "a".repeat(40),
-                        path: "main.c".into(),
+                        path: Some("main.c".into()),
                         start: 2,
                         end: 2,
                         lines: vec!["int B;".into()],

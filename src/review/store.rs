@@ -484,7 +484,7 @@ mod tests {
             role: Role::Code,
             repo: None,
             commit: "0".repeat(40),
-            path: "../../etc/passwd".into(),
+            path: Some("../../etc/passwd".into()),
             start: 1,
             end: 1,
             lines: vec!["x".into()],

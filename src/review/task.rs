@@ -66,12 +66,12 @@ pub fn address_review(rec: &LoopRecord, given: &[Given]) -> String {
     );
     for g in given {
         let c = &g.judged.thread.comment;
-        let place = g
-            .judged
-            .at
-            .as_ref()
-            .map(|a| a.place())
-            .or_else(|| c.anchor.as_ref().map(|a| a.place()));
+        let place = g.judged.at.as_ref().map(|a| a.place()).or_else(|| {
+            c.anchor
+                .as_ref()
+                .filter(|a| a.path.is_some())
+                .map(|a| a.place())
+        });
         t.push_str(&format!(
             "\n## Comment {id}{on} (by {author})\n\n{text}\n",
             id = c.id,
@@ -336,7 +336,7 @@ mod tests {
                         role: Role::Code,
                         repo: Some("app".into()),
                         commit: "a".repeat(40),
-                        path: "main.c".into(),
+                        path: Some("main.c".into()),
                         start: 2,
                         end: 2,
                         lines: vec!["int B;".into()],

@@ -9,8 +9,10 @@ use crate::terminal::{self, shown};
 use crate::ui::{Ui, BOLD, RED, RESET, YELLOW};
 use crate::workspace::Workspace;
 
+mod comments;
 mod one;
 
+use comments::Comments;
 use one::*;
 
 /// Show what loops propose: commits ahead of their targets and uncommitted changes.
@@ -23,6 +25,11 @@ use one::*;
 /// review mode: nothing a loop repository configures ever runs on the host). Control
 /// characters in what the loop wrote are shown as escapes (\r, \x1b, \u{202e}); long
 /// output goes through your pager.
+///
+/// Review comments (`git loop comment`) are shown beside the line they are on, marked
+/// open, outdated (their lines changed since) or resolved, with the agent's replies and
+/// the commits that name them (`Addresses-Comment:`); then what changed on the branch
+/// since the comments.
 #[derive(Debug, clap::Args)]
 pub struct ReviewArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
@@ -34,7 +41,7 @@ pub struct ReviewArgs {
     #[arg(long)]
     pub name_only: bool,
     /// Print JSON: {id, code: {ahead, files, attention}, notes: {...}, knowledge: {...},
-    /// uncommitted: [paths]}.
+    /// uncommitted: [paths], comments: [as `git loop comment ID --list --json`]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -49,7 +56,12 @@ pub fn run(ui: &mut Ui, args: ReviewArgs) -> Result<u8> {
             let rec = loops::load(&ws, &id)?;
             let p = proposals::gather(&ws, rec, &allow)?;
             if args.json {
-                return super::print_json(ui, &p.to_json()).map(|()| 0);
+                let mut v = p.to_json();
+                let (judged, _) = crate::review::judged(&ws, &p.rec.id)?;
+                let items: Vec<crate::review::show::CommentJson> =
+                    judged.iter().map(Into::into).collect();
+                v["comments"] = serde_json::to_value(items).unwrap_or_default();
+                return super::print_json(ui, &v).map(|()| 0);
             }
             ui.page()?;
             review_one(ui, &ws, &p, &args)
