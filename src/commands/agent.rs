@@ -31,6 +31,12 @@ pub struct AgentArgs {
     /// Ctrl-b then d detaches again (tmux's keys).
     #[arg(long, conflicts_with = "print_argv")]
     pub detach: bool,
+    /// Give the agent the loop's open review comments (`git loop comment`), each with its
+    /// file, lines and hunk, to answer with a commit (trailer `Addresses-Comment: ID`) or a
+    /// reply; the agent runs once (Claude Code --print, Codex exec, any other command with
+    /// the task as its last argument), and its replies are recorded.
+    #[arg(long, conflicts_with_all = ["print_argv", "detach"])]
+    pub address_review: bool,
     /// Arguments for the agent (after `--`).
     #[arg(allow_hyphen_values = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -81,6 +87,9 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     let id = loops::resolve(&ws, args.id.as_deref().unwrap_or_default())?;
     if args.detach {
         return detach(ui, &ws, &id, args);
+    }
+    if args.address_review {
+        return address_review(ui, &ws, &id, args);
     }
     if !args.print_argv {
         if let Some(conn) = super::up::connect(&ws, &id)? {
@@ -162,6 +171,78 @@ fn detach(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentAr
         "the agent runs in loop {id}'s session: git loop attach {id} shows it (Ctrl-b d detaches)"
     ))?;
     Ok(0)
+}
+
+/// `--address-review`: the open comments given as the agent's task, its answers taken.
+/// It runs once, in the loop's live session when one is up (as `agent` joins it), else in
+/// a sandbox of its own.
+fn address_review(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    id: &str,
+    args: AgentArgs,
+) -> Result<u8> {
+    use crate::review::{address, task};
+    let rec = &loops::load(ws, id)?;
+    loops::check_repo(ws, rec)?;
+    let config = &super::load_sandbox_config(ui, ws, rec)?;
+    let prepared = address::prepare(ws, rec)?;
+    ui.status(format!(
+        "giving the agent {} open comment{}: {}",
+        prepared.given.len(),
+        if prepared.given.len() == 1 { "" } else { "s" },
+        prepared
+            .given
+            .iter()
+            .map(|id| format!("#{id}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))?;
+    let command = &config.settings().agent.command;
+    let profile = crate::agent::Profile::of(command);
+    let mut argv = args.args.clone();
+    argv.extend(task::task_args(profile, command, &rec.id, &prepared.task));
+    let code = match super::up::connect(ws, id)? {
+        Some(conn) => {
+            super::up::refuse_options(id, &args.sandbox)?;
+            ui.status(format!("git-loop: joined loop {id}'s live session"))?;
+            crate::session::join(
+                conn,
+                crate::session::wire::Exec {
+                    kind: "agent".into(),
+                    argv,
+                    interactive: true,
+                    term: super::up::term(),
+                    ..Default::default()
+                },
+            )?
+        }
+        None => {
+            let req = args.sandbox.request(Vec::new(), true, false);
+            crate::agent::run(ui, ws, rec, config, req, argv)?
+        }
+    };
+    let agent = match profile {
+        crate::agent::Profile::Plain => "agent",
+        known => known.name(),
+    };
+    let answered = address::finish(ws, rec, &prepared.given, agent)?;
+    for note in &answered.notes {
+        ui.warn(note)?;
+    }
+    for (id, commits) in &answered.committed {
+        ui.status(format!("#{id}: addressed by {}", commits.join(", ")))?;
+    }
+    for id in &answered.replied {
+        ui.status(format!("#{id}: the agent replied"))?;
+    }
+    for id in &answered.unanswered {
+        ui.warn(format!(
+            "#{id}: the agent neither committed for it nor replied"
+        ))?;
+    }
+    ui.status(format!("see what changed: git loop review {}", rec.id))?;
+    Ok(code)
 }
 
 fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {

@@ -118,7 +118,7 @@ pub fn run(ui: &mut Ui, args: CommentArgs) -> Result<u8> {
             _ => text(&args, None)?,
         };
         if kind == EventKind::Resolve && !text.is_empty() {
-            review::add_event(&ws, thread, EventKind::Reply, &text, false)?;
+            review::add_event(&ws, thread, EventKind::Reply, &text)?;
         }
         review::add_event(
             &ws,
@@ -129,7 +129,6 @@ pub fn run(ui: &mut Ui, args: CommentArgs) -> Result<u8> {
             } else {
                 &text
             },
-            false,
         )?;
         let done = match kind {
             EventKind::Reply => "replied to",

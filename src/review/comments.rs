@@ -172,14 +172,15 @@ pub fn new_id() -> String {
     format!("{:06x}", rand::random::<u32>() & 0x00ff_ffff)
 }
 
-/// The name of an event file: when, then a random part, so that two never share one.
-pub fn event_file_name(created_at: &str) -> String {
-    let stamp: String = created_at
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .take(20)
-        .collect();
-    format!("{stamp}-{:08x}.toml", rand::random::<u32>())
+/// The name of an event file: when, in nanoseconds since 1970 (20 digits, so that the
+/// names sort as the times do: a thread's events are in the order of their names), then
+/// a random part, so that two never share one.
+pub fn event_file_name(now: std::time::SystemTime) -> String {
+    let nanos = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{nanos:020}-{:08x}.toml", rand::random::<u32>())
 }
 
 fn check_text(what: &str, text: &str, max: usize) -> Result<(), Invalid> {
@@ -401,12 +402,12 @@ mod tests {
         assert!(!is_comment_id("3f9a1"));
         assert!(!is_comment_id("3F9A1C"));
         assert!(!is_comment_id("3f9a1g"));
-        let name = event_file_name("2026-01-02T03:04:05Z");
-        assert!(
-            name.starts_with("20260102T030405Z-") && name.ends_with(".toml"),
-            "{name}"
-        );
-        assert_ne!(name, event_file_name("2026-01-02T03:04:05Z"));
+        let at = std::time::UNIX_EPOCH + std::time::Duration::new(1_767_225_600, 5);
+        let name = event_file_name(at);
+        assert!(name.starts_with("01767225600000000005-"), "{name}");
+        assert!(name.ends_with(".toml") && name.len() == 34, "{name}");
+        assert_ne!(name, event_file_name(at));
+        assert!(event_file_name(at) < event_file_name(at + std::time::Duration::from_nanos(1)));
         assert_eq!(place("a.rs", 0, 0), "a.rs");
         assert_eq!(place("a.rs", 3, 3), "a.rs:3");
         assert_eq!(place("a.rs", 3, 5), "a.rs:3-5");

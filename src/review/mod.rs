@@ -11,6 +11,7 @@
 //! - [`task`]: the task text that gives open comments (or a rebase's conflicts) to the
 //!   agent, and the agent's answers read back.
 
+pub mod address;
 pub mod anchor;
 pub mod comments;
 pub mod hunks;
@@ -262,7 +263,7 @@ fn anchor(
 }
 
 /// At most `max` bytes of `text`, cut at a line's end.
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -334,12 +335,27 @@ pub fn find<'a>(
 /// Adds an event (a reply, a resolution, a reopening) to comment `comment_id` of loop
 /// `loop_id`. A resolution of a resolved comment (or a reopening of an open one) is
 /// refused: it would say nothing.
-pub fn add_event(
+pub fn add_event(ws: &Workspace, thread: &Thread, kind: EventKind, text: &str) -> Result<Event> {
+    add(ws, thread, kind, text, None)
+}
+
+/// [`add_event`] on behalf of the loop's agent (`agent` names it): a reply it wrote.
+pub fn add_event_as(
     ws: &Workspace,
     thread: &Thread,
     kind: EventKind,
     text: &str,
-    agent: bool,
+    agent: &str,
+) -> Result<Event> {
+    add(ws, thread, kind, text, Some(agent))
+}
+
+fn add(
+    ws: &Workspace,
+    thread: &Thread,
+    kind: EventKind,
+    text: &str,
+    agent: Option<&str>,
 ) -> Result<Event> {
     if kind == EventKind::Reply {
         check_text(text)?;
@@ -365,10 +381,10 @@ pub fn add_event(
     }
     let e = Event {
         kind,
-        author: ws.user().to_string(),
+        author: agent.unwrap_or(ws.user()).to_string(),
         created_at: now(),
         text: text.to_string(),
-        agent,
+        agent: agent.is_some(),
     };
     let c = &thread.comment;
     let what = match kind {
@@ -385,7 +401,7 @@ pub fn add_event(
                     "{}/{}/{}",
                     c.loop_id,
                     c.id,
-                    comments::event_file_name(&e.created_at)
+                    comments::event_file_name(std::time::SystemTime::now())
                 ),
                 e.to_toml(),
             )],

@@ -56,7 +56,9 @@ pub fn write_thread(out: &mut dyn Write, j: &Judged) -> io::Result<()> {
         writeln!(out, "{BAR}  {}", visible(line))?;
     }
     for e in &j.thread.events {
-        let who = if e.agent {
+        let who = if e.agent && e.author == "agent" {
+            "the agent".to_string()
+        } else if e.agent {
             format!("{} (the agent)", visible(&e.author))
         } else {
             visible(&e.author).into_owned()

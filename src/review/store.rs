@@ -232,9 +232,8 @@ impl Store {
                         .push(format!("{}: {why}", shown(&format!("{rel}/{}", file.name)))),
                 }
             }
-            // File names start with the time: their order is the events' order; the
-            // times inside decide between files of the same second.
-            events.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+            // File names start with the time in nanoseconds: a tree lists them in that
+            // order, which is the events' order.
             loaded.threads.push(Thread { comment, events });
         }
         loaded.threads.sort_by(|a, b| {

@@ -4,9 +4,8 @@
 //! --address-review`), or a rebase's conflicts with what each side meant (`rebase
 //! --agent`). It is written to `loops/<id>/.claude/review-task.md` (the same place
 //! inside), and given to the agent the way its profile takes a task: Claude Code
-//! `--print TASK`, Codex `exec TASK`, any other command TASK as its last argument;
-//! `GIT_LOOP_TASK` names the file. A task longer than a command line may carry is given
-//! as a pointer to the file.
+//! `--print TASK`, Codex `exec TASK`, any other command TASK as its last argument. A task
+//! longer than a command line may carry is given as a pointer to the file.
 //!
 //! The agent answers a comment with a commit whose message has the trailer
 //! `Addresses-Comment: <id>` (read from the branch, see [`super::judge`]), or in words,

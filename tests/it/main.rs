@@ -27,6 +27,7 @@ mod live;
 mod newcomer;
 mod publish;
 mod recovery;
+mod review_loop;
 mod sandbox;
 mod sentinels;
 mod sync;

@@ -60,3 +60,16 @@ fn store_error(e: StoreError) -> Error {
     };
     Error::failure(e.to_string()).with_source(e).hint(hint)
 }
+
+impl From<crate::review::address::NothingOpen> for Error {
+    fn from(e: crate::review::address::NothingOpen) -> Error {
+        let id = e.id.clone();
+        Error::failure(e.to_string())
+            .hint(format!(
+                "comment first: git loop comment {id} PATH:LINE -m TEXT"
+            ))
+            .hint(format!(
+                "git loop review {id} shows the comments and their state"
+            ))
+    }
+}
