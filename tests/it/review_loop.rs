@@ -356,3 +356,202 @@ fn comments_outlive_the_loop() {
     env.run(["comment", &id, "main.c:1", "-m", "x"]).fails(2);
     let _ = repo;
 }
+
+/// A bare notes remote both machines reach, as a forge's would be.
+fn notes_remote() -> (tempfile::TempDir, String) {
+    let tmp = tempfile::Builder::new()
+        .prefix("git-loop-remote")
+        .tempdir()
+        .unwrap();
+    let url = tmp.path().join("notes.git");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .arg(&url)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    (tmp, url.display().to_string())
+}
+
+/// Comments travel with `sync`: machine A's comment reaches machine B (which never had
+/// the loop), B's reply and resolution reach A, and comments made on both sides before
+/// they sync are all kept.
+#[test]
+fn comments_survive_sync_to_a_second_workspace() {
+    let (_remote, url) = notes_remote();
+    let a = TestEnv::new();
+    a.run(["init", "--notes", &url]).ok();
+    let (_repo, id) = proposing(&a);
+    let first = comment(&a, &id, "main.c:2", "from machine a");
+    a.run(["sync"]).ok().stderr_has("review comments: pushed");
+    let b = TestEnv::new();
+    b.run(["init", "--notes", &url]).ok();
+    b.run(["sync"])
+        .ok()
+        .stderr_has("review comments: took the remote's");
+    let on_b = list(&b, &id);
+    let c = state(&on_b, &first);
+    assert_eq!(c["text"], "from machine a");
+    assert_eq!(c["state"], "open");
+    // B never had the loop: its lines are not judged there, and it says so.
+    assert_eq!(c["checked"], false);
+    b.run(["comment", &id, "--resolve", &first, "-m", "seen on b"])
+        .ok();
+    b.run(["sync"]).ok().stderr_has("review comments: pushed");
+    a.run(["sync"]).ok();
+    let on_a = list(&a, &id);
+    let c = state(&on_a, &first);
+    assert_eq!(c["state"], "resolved", "{c}");
+    assert_eq!(c["events"][0]["text"], "seen on b");
+    // Both sides comment before either syncs: both comments are kept.
+    let from_a = comment(&a, &id, "main.c:1", "second from a");
+    let from_b = b
+        .run(["comment", &id, "--reply", &first, "-m", "and from b"])
+        .ok();
+    let _ = from_b;
+    a.run(["sync"]).ok();
+    b.run(["sync"])
+        .ok()
+        .stderr_has("review comments: merged both sides, pushed");
+    a.run(["sync"])
+        .ok()
+        .stderr_has("review comments: took the remote's");
+    for env in [&a, &b] {
+        let c = list(env, &id);
+        assert_eq!(c.as_array().unwrap().len(), 2, "{c}");
+        assert_eq!(state(&c, &from_a)["text"], "second from a");
+        let events: Vec<&str> = state(&c, &first)["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(events, ["seen on b", "", "and from b"]);
+    }
+    assert_eq!(
+        comments_branch(&a, &a.notes()),
+        comments_branch(&b, &b.notes())
+    );
+}
+
+/// A teammate pushes to the comments' branch what git loop would never write: a path
+/// with control characters, a file that is not a comment, a huge text. After sync, the
+/// good comments are shown, the rest is named and left out, and nothing reaches the
+/// terminal unescaped.
+#[test]
+fn what_a_teammate_pushes_to_the_comments_is_read_as_data() {
+    let (remote, url) = notes_remote();
+    let a = TestEnv::new();
+    a.run(["init", "--notes", &url]).ok();
+    let (_repo, id) = proposing(&a);
+    let good = comment(&a, &id, "main.c:2", "fine");
+    a.run(["sync"]).ok();
+    // The teammate's clone of the remote.
+    let mate = remote.path().join("mate");
+    a.git(remote.path(), ["clone", "-q", &url, "mate"]);
+    a.git(
+        &mate,
+        [
+            "checkout",
+            "-q",
+            "-b",
+            "git-loop/comments",
+            "origin/git-loop/comments",
+        ],
+    );
+    let dir = mate.join(&id);
+    fs::create_dir_all(dir.join("abcdef")).unwrap();
+    fs::write(
+        dir.join("abcdef/comment.toml"),
+        format!(
+            "id = \"abcdef\"\nloop = \"{id}\"\nauthor = \"mallory\\u001b]0;pwned\\u0007\"\ncreated_at = \"2026-01-01T00:00:00Z\"\ntext = \"look \\u001b[2J here\"\n"
+        ),
+    )
+    .unwrap();
+    fs::create_dir_all(dir.join("bbbbbb")).unwrap();
+    fs::write(dir.join("bbbbbb/comment.toml"), "not = [toml").unwrap();
+    fs::create_dir_all(dir.join("cccccc")).unwrap();
+    fs::write(
+        dir.join("cccccc/comment.toml"),
+        format!(
+            "id = \"cccccc\"\nloop = \"{id}\"\nauthor = \"m\"\ncreated_at = \"2026-01-01T00:00:00Z\"\ntext = \"{}\"\n",
+            "x".repeat(70 << 10)
+        ),
+    )
+    .unwrap();
+    a.git(&mate, ["add", "-A"]);
+    a.git(&mate, ["commit", "-q", "-m", "odd comments"]);
+    a.git(&mate, ["push", "-q", "origin", "git-loop/comments"]);
+    a.run(["sync"]).ok();
+    let listed = a.run(["comment", &id, "--list"]).ok();
+    assert!(!listed.stdout.contains('\x1b'), "{:?}", listed.stdout);
+    assert!(!listed.stderr.contains('\x1b'), "{:?}", listed.stderr);
+    listed.stdout_has("look \\x1b[2J here");
+    listed.stdout_has("mallory\\x1b]0;pwned\\x07");
+    listed.stdout_has(&format!("#{good}"));
+    listed.stderr_has("bbbbbb/comment.toml: not TOML of a comment");
+    listed.stderr_has("cccccc/comment.toml: the text is");
+    let review = a.run(["review", &id]).ok();
+    assert!(!review.stdout.contains('\x1b'), "{:?}", review.stdout);
+}
+
+/// The same with the real Claude Code CLI against a stand-in for the Messages API (see
+/// `agent_e2e.rs`): the comment, its place and its hunk reach the model in the agent's
+/// prompt; the Bash tool call the stand-in answers with commits the change, which makes
+/// the comment outdated.
+#[test]
+fn claude_code_gets_the_comment_with_its_hunk_and_its_commit_makes_it_outdated() {
+    use crate::agent_e2e::{claude, Setup, StandIn, KEY};
+    let stand_in = StandIn::start(
+        "sed -i 's/int B;/int b2;/' main.c && git commit -qam 'rename B to b2' && echo COMMITTED",
+    );
+    let command = format!("[{:?}]", claude().display().to_string());
+    let s = Setup::with(stand_in, &command, "sandbox", KEY);
+    let url = format!("https://api.stand-in.test:{}", s.stand_in.port);
+    s.git_loop(
+        &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
+        Some(url.as_bytes()),
+    );
+    let propose = s.git_loop(
+        &[
+            "run",
+            "-q",
+            &s.id,
+            "--",
+            "sh",
+            "-c",
+            "printf 'int a;\\nint B;\\n' > main.c && git commit -qam propose",
+        ],
+        None,
+    );
+    assert_eq!(propose.code, 0, "{}", propose.stderr);
+    let made = s.git_loop(&["comment", &s.id, "main.c:2", "-m", "call it b2"], None);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let id = made.stdout.trim().to_string();
+    let run = s.git_loop(&["agent", &s.id, "--address-review"], None);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run.stderr_has(&format!("#{id}"));
+    let seen = s.stand_in.seen();
+    let first = seen[0].body.to_string();
+    assert!(first.contains("call it b2"), "{first}");
+    assert!(
+        first.contains(&format!("Comment {id} on main.c:2")),
+        "{first}"
+    );
+    assert!(
+        first.contains("+int B;"),
+        "the hunk is not in the prompt: {first}"
+    );
+    let listed = s.git_loop(&["comment", &s.id, "--list", "--json"], None);
+    let comments: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(comments[0]["state"], "outdated", "{comments}");
+    let review = s.git_loop(&["review", &s.id], None);
+    review.stdout_has("rename B to b2");
+    review.stdout_has(&format!("#{id} outdated"));
+}
