@@ -27,6 +27,7 @@ pub mod loops;
 pub mod pr;
 pub mod proposals;
 pub mod publish;
+pub mod rebase;
 pub mod removal;
 pub mod report;
 pub mod repos;

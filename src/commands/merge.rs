@@ -136,5 +136,11 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
         "{}",
         crate::publish::gated::outcome_line("code", &target, &merged.outcome, args.dry_run)
     )?;
+    if !args.squash && matches!(merged.outcome, publish::Outcome::Merged { .. }) {
+        // Not a fast-forward: the target moved since the loop began.
+        ui.status(format!(
+            "{target} had moved since loop {id} began, so this is a merge commit; `git loop rebase {id}` before merging makes it a fast-forward"
+        ))?;
+    }
     Ok(0)
 }

@@ -22,6 +22,7 @@ pub mod merge;
 pub mod new;
 pub mod pr;
 pub mod publish;
+pub mod rebase;
 pub mod relay;
 pub mod review;
 pub mod rm;

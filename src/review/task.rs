@@ -149,7 +149,7 @@ pub fn resolve_conflicts(rec: &LoopRecord, c: &Conflict) -> String {
         Some(check) => t.push_str(&format!(
             "\nWhen the rebase is done, run the check `{}` and fix what it finds, in new commits, \
              until it passes.\n",
-            visible_lines(&check.join(" "))
+            visible_lines(&command_text(check))
         )),
         None => t.push_str(
             "\nThe sandbox profile names no check: build and test as this project does.\n",
@@ -284,6 +284,14 @@ pub fn take_replies(
         let _ = tree.remove_file(&rel);
     }
     (replies, notes)
+}
+
+/// A command as its profile wrote it: `sh -c STRING` as STRING.
+pub fn command_text(argv: &[String]) -> String {
+    match argv {
+        [sh, c, line] if sh == "sh" && c == "-c" => line.clone(),
+        _ => argv.join(" "),
+    }
 }
 
 /// A profile's `check`, run in a loop's sandbox.

@@ -73,3 +73,46 @@ impl From<crate::review::address::NothingOpen> for Error {
             ))
     }
 }
+
+impl From<crate::rebase::RebaseError> for Error {
+    fn from(e: crate::rebase::RebaseError) -> Error {
+        use crate::rebase::RebaseError as R;
+        let message = e.to_string();
+        match e {
+            R::NoCode(_) => Error::usage(message)
+                .hint("only a loop on a repository's code has a branch to rebase"),
+            R::NoBase { id } => Error::usage(message)
+                .hint(format!("name it: git loop rebase {id} --onto BRANCH")),
+            R::NoSuchCommit { .. } => Error::usage(message)
+                .hint("give a branch, tag or commit of the repository the loop came from"),
+            R::Dirty { id, .. } => Error::failure(message)
+                .hint("nothing was changed")
+                .hint(format!(
+                    "commit them first: git loop autocommit {id} (or in git loop shell {id})"
+                )),
+            R::InProgress { id } => Error::failure(message)
+                .hint(format!(
+                    "finish it in the loop: git loop shell {id}, then resolve, `git add` and `git rebase --continue` (or `git rebase --abort`)"
+                ))
+                .hint(format!(
+                    "or let its agent finish it: git loop rebase {id} --agent"
+                )),
+            R::Failed { id, .. } => Error::failure(message)
+                .hint("nothing of your repository changed")
+                .hint(format!("look at the loop's repository in git loop shell {id}")),
+            R::Conflicts { id, .. } => Error::failure(message)
+                .hint("nothing of your repository changed; the rebase waits in the loop's working folder")
+                .hint(format!(
+                    "finish it by hand: git loop shell {id}, fix the files, `git add` them, `git rebase --continue` (or `git rebase --abort`)"
+                ))
+                .hint(format!(
+                    "or give the conflicts to the loop's agent: git loop rebase {id} --agent"
+                )),
+            R::Unfinished { id, .. } => Error::failure(message)
+                .hint(format!(
+                    "finish it by hand: git loop shell {id}, then `git status` says where it stands"
+                ))
+                .hint(format!("or run the agent on it again: git loop rebase {id} --agent")),
+        }
+    }
+}
