@@ -26,6 +26,7 @@ mod lifecycle;
 mod live;
 mod newcomer;
 mod publish;
+mod rebase;
 mod recovery;
 mod review_loop;
 mod sandbox;
