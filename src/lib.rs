@@ -16,6 +16,7 @@ pub mod doctor;
 pub mod egress;
 pub mod error;
 pub mod failpoint;
+pub mod fanout;
 pub mod fsutil;
 pub mod gate;
 pub mod git;

@@ -9,6 +9,9 @@ use crate::ui::Ui;
 /// read-only at the same path inside. Claude Code and Codex get a profile of their own:
 /// no prompts inside the sandbox (`agent.permissions`), no self-update, no telemetry.
 /// `git loop agent login` stores the agent's API key or token in a vault.
+///
+/// Given a fan-out's group (`git loop new --fan-out N`), the agent runs in each of its
+/// loops, one after another, each in its own sandbox.
 #[derive(Debug, clap::Args)]
 #[command(
     trailing_var_arg = true,
@@ -84,16 +87,63 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     }
     args.sandbox.check()?;
     let ws = super::workspace()?;
-    let id = loops::resolve(&ws, args.id.as_deref().unwrap_or_default())?;
+    let query = args.id.clone().unwrap_or_default();
+    let ids = match crate::fanout::resolve(&ws, &query)? {
+        crate::fanout::Target::Loop(id) => return one(ui, &ws, &id, args),
+        crate::fanout::Target::Group(_, ids) => ids,
+    };
+    // A group: with --detach each loop's agent starts in its live session and they all
+    // run at once; without, one after another in this terminal.
+    let n = ids.len();
+    let mut worst = 0;
+    let mut failed = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        ui.status(format!("== loop {id} ({} of {n} of group {query})", i + 1))?;
+        let each = AgentArgs {
+            action: None,
+            id: Some(id.clone()),
+            sandbox: super::SandboxFlags {
+                mode: args.sandbox.mode,
+                net: args.sandbox.net,
+                allow_domain: args.sandbox.allow_domain.clone(),
+                backend: args.sandbox.backend,
+            },
+            print_argv: args.print_argv,
+            detach: args.detach,
+            address_review: args.address_review,
+            args: args.args.clone(),
+        };
+        match one(ui, &ws, id, each) {
+            Ok(code) => worst = worst.max(code),
+            Err(e) => {
+                crate::report::Report::problem(ui, &format!("{id}: "), &e)?;
+                failed.push(id.clone());
+            }
+        }
+    }
+    if !failed.is_empty() {
+        return Err(Error::failure(format!(
+            "the agent could not run in {} of the group's loops: {}",
+            failed.len(),
+            failed.join(", ")
+        ))
+        .hint("run it in each of them: git loop agent ID"));
+    }
+    Ok(worst)
+}
+
+/// The agent in one loop: detached in its session, given its review, joined to its
+/// session, or in a sandbox of its own.
+fn one(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs) -> Result<u8> {
     if args.detach {
-        return detach(ui, &ws, &id, args);
+        return detach(ui, ws, id, args);
     }
     if args.address_review {
-        return address_review(ui, &ws, &id, args);
+        return address_review(ui, ws, id, args);
     }
     if !args.print_argv {
-        if let Some(conn) = super::up::connect(&ws, &id)? {
-            super::up::refuse_options(&id, &args.sandbox)?;
+        if let Some(conn) = super::up::connect(ws, id)? {
+            super::up::refuse_options(id, &args.sandbox)?;
             ui.status(format!("git-loop: joined loop {id}'s live session"))?;
             return crate::session::join(
                 conn,
@@ -107,11 +157,11 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
             );
         }
     }
-    let rec = loops::load(&ws, &id)?;
-    loops::check_repo(&ws, &rec)?;
-    let config = super::load_sandbox_config(ui, &ws, &rec)?;
+    let rec = loops::load(ws, id)?;
+    loops::check_repo(ws, &rec)?;
+    let config = super::load_sandbox_config(ui, ws, &rec)?;
     let req = args.sandbox.request(Vec::new(), true, args.print_argv);
-    crate::agent::run(ui, &ws, &rec, &config, req, args.args)
+    crate::agent::run(ui, ws, &rec, &config, req, args.args)
 }
 
 /// `agent --detach`: the agent in the loop's session, in its tmux, with nobody attached.

@@ -192,6 +192,10 @@ pub struct LoopRecord {
     /// The loop's own config layer.
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub config: toml::Table,
+    /// The fan-out this loop is one of (`new --fan-out N`): loops made together on one
+    /// base for one task, compared and one picked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -431,6 +435,7 @@ pub fn to_json(ws: &Workspace, rec: &LoopRecord, status: Option<&LoopStatus>) ->
         "path": ws.loop_dir(&rec.id),
         "workdir": ws.loop_workdir(&rec.id),
         "grants": rec.grants,
+        "group": rec.group,
     });
     if let Some(status) = status {
         v["branches"] = serde_json::to_value(&status.branches).unwrap_or_default();
@@ -656,6 +661,7 @@ mod tests {
                 source: None,
             }],
             config: toml::Table::new(),
+            group: Some("fix-def456".into()),
         };
         rec.write(&path).unwrap();
         assert_eq!(LoopRecord::read(&path).unwrap(), rec);

@@ -7,6 +7,30 @@ use crate::checkout::CheckoutError;
 use crate::error::Error;
 use crate::publish::{MergeError, MergeFailed};
 
+/// A merge of a code loop refused before it began.
+impl From<crate::publish::code::MergeLoopError> for Error {
+    fn from(e: crate::publish::code::MergeLoopError) -> Error {
+        use crate::publish::code::MergeLoopError as M;
+        let message = e.to_string();
+        match e {
+            M::NoCode(_) => Error::usage(message).hint("`git loop publish` publishes its notes"),
+            M::NoTarget(id) => {
+                Error::usage(message).hint(format!("git loop merge {id} --into BRANCH"))
+            }
+            M::Unchecked {
+                target,
+                origin,
+                source,
+                ..
+            } => Error::failure(message).with_source(source).hint(format!(
+                "is {} a branch of {}?",
+                target,
+                origin.display()
+            )),
+        }
+    }
+}
+
 /// A failed merge or publish, with what to do.
 impl From<MergeFailed> for Error {
     fn from(f: MergeFailed) -> Error {

@@ -116,3 +116,18 @@ impl From<crate::rebase::RebaseError> for Error {
         }
     }
 }
+
+impl From<crate::fanout::FanOutError> for Error {
+    fn from(e: crate::fanout::FanOutError) -> Error {
+        use crate::fanout::FanOutError as F;
+        let message = e.to_string();
+        match e {
+            F::Unknown(_) => Error::usage(message).hint("`git loop list` shows the loops"),
+            F::Ambiguous { groups, .. } => {
+                Error::usage(message).hint(format!("give more of its name: {}", groups.join(", ")))
+            }
+            F::NoGroup(_) => Error::usage(message)
+                .hint("`git loop new --fan-out N TITLE` makes loops that compare on one task"),
+        }
+    }
+}

@@ -32,7 +32,8 @@ use one::*;
 /// since the comments.
 #[derive(Debug, clap::Args)]
 pub struct ReviewArgs {
-    /// The loop: its id, or a unique prefix of its id or title slug.
+    /// The loop: its id, or a unique prefix of its id or title slug; or a fan-out's group
+    /// (`new --fan-out`), whose loops are shown one after another.
     pub id: Option<String>,
     /// Only the diffstat.
     #[arg(long, conflicts_with = "name_only")]
@@ -52,7 +53,12 @@ pub fn run(ui: &mut Ui, args: ReviewArgs) -> Result<u8> {
     match &args.id {
         None => review_all(ui, &ws, &args, &allow),
         Some(q) => {
-            let id = loops::resolve(&ws, q)?;
+            let id = match crate::fanout::resolve(&ws, q)? {
+                crate::fanout::Target::Loop(id) => id,
+                crate::fanout::Target::Group(group, ids) => {
+                    return review_group(ui, &ws, &args, &allow, &group, &ids)
+                }
+            };
             let rec = loops::load(&ws, &id)?;
             let p = proposals::gather(&ws, rec, &allow)?;
             if args.json {
@@ -67,6 +73,40 @@ pub fn run(ui: &mut Ui, args: ReviewArgs) -> Result<u8> {
             review_one(ui, &ws, &p, &args)
         }
     }
+}
+
+/// A fan-out's loops, one after another.
+fn review_group(
+    ui: &mut Ui,
+    ws: &Workspace,
+    args: &ReviewArgs,
+    allow: &crate::guard::Allowlist,
+    group: &str,
+    ids: &[String],
+) -> Result<u8> {
+    let mut all = Vec::new();
+    for id in ids {
+        let rec = loops::load(ws, id)?;
+        all.push(proposals::gather(ws, rec, allow)?);
+    }
+    if args.json {
+        let items: Vec<serde_json::Value> = all.iter().map(Proposals::to_json).collect();
+        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
+    }
+    ui.page()?;
+    for (i, p) in all.iter().enumerate() {
+        writeln!(
+            ui.out(),
+            "{BOLD}=== loop {} ({} of {} of group {}): {}{RESET}",
+            shown(&p.rec.id),
+            i + 1,
+            all.len(),
+            shown(group),
+            shown(&p.rec.title)
+        )?;
+        review_one(ui, ws, p, args)?;
+    }
+    Ok(0)
 }
 
 fn review_all(
