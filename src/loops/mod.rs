@@ -24,6 +24,7 @@ use crate::values::{NetMode, RunMode, Timestamp};
 use crate::workspace::Workspace;
 
 mod import;
+pub mod landed;
 mod locks;
 mod status;
 
@@ -489,6 +490,7 @@ mod tests {
             ahead,
             behind: 0,
             has_commits,
+            landed: None,
         }
     }
 
@@ -527,6 +529,17 @@ mod tests {
             State::Published
         );
         assert_eq!(judge(&[branch("notes", 0, true)]), State::Published);
+        // Commits ahead whose changes the base has by content (a forge's squash merge):
+        // merged.
+        let mut squashed = branch("code", 2, true);
+        squashed.landed = Some(landed::Landed::Tree);
+        assert!(!squashed.pending());
+        assert_eq!(
+            judge(&[squashed.clone(), branch("notes", 0, false)]),
+            State::Merged
+        );
+        // ... unless the notes still wait.
+        assert_eq!(judge(&[squashed, branch("notes", 1, true)]), State::Active);
         // A pending knowledge branch keeps a distill loop active.
         assert_eq!(
             judge(&[branch("notes", 0, true), branch("knowledge", 3, true)]),

@@ -29,6 +29,13 @@ pub(super) fn review_one(
             if b.ahead == 1 { "" } else { "s" },
             shown(target)
         )?;
+        if b.landed.is_some() {
+            writeln!(
+                ui.out(),
+                "its changes are in {} already (merged by content: a squash or rebase merge made elsewhere)",
+                shown(target)
+            )?;
+        }
         if let Some(report) = p.report(pair.role).filter(|r| !r.is_empty()) {
             write_attention(ui, report)?;
         }
