@@ -149,48 +149,40 @@ impl AgentState {
     }
 }
 
-/// What the agent did, judged from loop `id`'s events: `program` is the agent's binary as
-/// runs record it.
-pub fn agent_state(ws: &Workspace, id: &str, program: Option<&str>) -> AgentState {
+/// Notes in loop `id`'s events that its agent's run (`git loop agent`) ended with `code`,
+/// which `compare` reads back.
+pub fn agent_ended(ws: &Workspace, id: &str, code: u8) {
+    let _ = events::append(
+        &ws.loop_events(id),
+        "agent",
+        serde_json::json!({ "code": code }),
+    );
+}
+
+/// What the agent did, judged from loop `id`'s events (the last agent run's end, see
+/// [`agent_ended`]), or that a run of the loop is live now.
+pub fn agent_state(ws: &Workspace, id: &str) -> AgentState {
     if matches!(
         crate::fsutil::Lock::try_acquire(&ws.loop_run_lock(id)),
         Ok(None)
     ) {
         return AgentState::Running;
     }
-    let Some(program) = program else {
-        return AgentState::NotRun;
-    };
-    let all = events::read(&ws.loop_events(id));
-    let mut state = AgentState::NotRun;
-    let mut agent_running = false;
-    for e in &all {
-        match e.get("kind").and_then(|k| k.as_str()) {
-            Some("start") => {
-                agent_running = e
-                    .get("command")
-                    .and_then(|c| c.as_array())
-                    .and_then(|c| c.first())
-                    .and_then(|p| p.as_str())
-                    == Some(program);
-            }
-            Some("exit") if agent_running => {
-                state = AgentState::Exited {
-                    code: e.get("code").and_then(|c| c.as_i64()),
-                    at: e
-                        .get("ts")
-                        .and_then(|t| t.as_str())
-                        .unwrap_or_default()
-                        .chars()
-                        .take(40)
-                        .collect(),
-                };
-                agent_running = false;
-            }
-            _ => {}
-        }
-    }
-    state
+    events::read(&ws.loop_events(id))
+        .iter()
+        .rev()
+        .find(|e| e.get("kind").and_then(|k| k.as_str()) == Some("agent"))
+        .map(|e| AgentState::Exited {
+            code: e.get("code").and_then(|c| c.as_i64()),
+            at: e
+                .get("ts")
+                .and_then(|t| t.as_str())
+                .unwrap_or_default()
+                .chars()
+                .take(40)
+                .collect(),
+        })
+        .unwrap_or(AgentState::NotRun)
 }
 
 /// One row of `compare`.
@@ -234,7 +226,6 @@ pub fn parse_shortstat(text: &str) -> (usize, usize, usize) {
 pub fn compare(
     ws: &Workspace,
     ids: &[String],
-    program: Option<&str>,
     check: &dyn Fn(&LoopRecord) -> Option<Vec<String>>,
     run_checks: bool,
 ) -> Vec<Row> {
@@ -244,7 +235,7 @@ pub fn compare(
             let mut row = Row {
                 id: id.clone(),
                 title: String::new(),
-                agent: agent_state(ws, id, program),
+                agent: agent_state(ws, id),
                 commits: 0,
                 files: 0,
                 insertions: 0,

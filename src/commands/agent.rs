@@ -161,7 +161,11 @@ fn one(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs)
     loops::check_repo(ws, &rec)?;
     let config = super::load_sandbox_config(ui, ws, &rec)?;
     let req = args.sandbox.request(Vec::new(), true, args.print_argv);
-    crate::agent::run(ui, ws, &rec, &config, req, args.args)
+    let code = crate::agent::run(ui, ws, &rec, &config, req, args.args)?;
+    if !args.print_argv {
+        crate::fanout::agent_ended(ws, id, code);
+    }
+    Ok(code)
 }
 
 /// `agent --detach`: the agent in the loop's session, in its tmux, with nobody attached.
@@ -272,6 +276,7 @@ fn address_review(
             crate::agent::run(ui, ws, rec, config, req, argv)?
         }
     };
+    crate::fanout::agent_ended(ws, id, code);
     let agent = match profile {
         crate::agent::Profile::Plain => "agent",
         known => known.name(),

@@ -25,15 +25,6 @@ pub struct CompareArgs {
 pub fn run(ui: &mut Ui, args: CompareArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let (group, ids) = fanout::members(&ws, &args.group)?;
-    // The agent's program, as its runs record it, to tell its runs from other commands'.
-    let operator = super::load_config(ui, &ws, None)?;
-    let program = operator
-        .settings()
-        .agent
-        .command
-        .first()
-        .and_then(|p| crate::agent::locate(p).ok())
-        .map(|(binary, _)| binary.display().to_string());
     let mut profiles = Vec::new();
     for id in &ids {
         let check = match crate::loops::load(&ws, id) {
@@ -62,7 +53,7 @@ pub fn run(ui: &mut Ui, args: CompareArgs) -> Result<u8> {
             }
         ))
     });
-    let rows = fanout::compare(&ws, &ids, program.as_deref(), &check, !args.no_check);
+    let rows = fanout::compare(&ws, &ids, &check, !args.no_check);
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
