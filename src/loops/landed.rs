@@ -62,16 +62,14 @@ fn merges_to_itself(origin: &Path, tip: ObjectId, target: ObjectId) -> bool {
     if !out.status.success() {
         return false;
     }
-    let merged = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
+    let first = out.stdout.split(|&b| b == b'\n').next().unwrap_or_default();
+    let Ok(merged) = ObjectId::from_hex(first.trim_ascii()) else {
+        return false;
+    };
     let Ok(repo) = crate::git::objects::open_trusted(origin) else {
         return false;
     };
-    crate::git::objects::commit_tree(&repo, target).is_ok_and(|tree| tree.to_string() == merged)
+    crate::git::objects::commit_tree(&repo, target).is_ok_and(|tree| tree == merged)
 }
 
 /// `git cherry` output where every commit of the branch has its patch upstream (`- `),

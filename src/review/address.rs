@@ -3,7 +3,7 @@
 
 use super::judge::{Judged, State};
 use super::task::{self, Given};
-use super::{comments::EventKind, hunks, ReviewError};
+use super::{comments::EventKind, hunks};
 use crate::error::Result;
 use crate::git::cmd::Git;
 use crate::loops::{self, LoopRecord};
@@ -135,7 +135,7 @@ pub fn finish(ws: &Workspace, rec: &LoopRecord, given: &[String], agent: &str) -
     answered.notes.extend(notes);
     let loaded = super::load(ws, &rec.id)?;
     for (id, text) in &replies {
-        let thread = super::find(&loaded.threads, &rec.id, id).map_err(ReviewError::from)?;
+        let thread = super::find(&loaded.threads, &rec.id, id)?;
         super::add_event_as(ws, thread, EventKind::Reply, text, agent)?;
         answered.replied.push(id.clone());
     }

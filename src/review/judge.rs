@@ -336,7 +336,7 @@ mod tests {
 
     #[test]
     fn trailers_name_the_comments_a_commit_answers() {
-        let log = "abc1234\0fix the hash\0#3f9a1c,aaaaaa\x1e\ndef5678\0tidy\0\x1e\n0123456\0two\03f9a1c bbbbbb\n\x1e";
+        let log = "abc1234\0fix the hash\0#3f9a1c,aaaaaa\x1e\ndef5678\0tidy\0\x1e\n0123456\0two\x003f9a1c bbbbbb\n\x1e";
         let parsed = parse_trailer_log(log);
         assert_eq!(
             parsed,
