@@ -132,7 +132,7 @@ pub(super) fn branch_status(
     // merge): only a code branch, only with the target moved since.
     let landed = match (pair.role, tip, target) {
         ("code", Some(t), Some(b)) if ahead > 0 && behind > 0 => {
-            super::landed::landed(&pair.origin, t, b, behind)
+            super::landed::landed(&pair.origin, repo, start, t, b, behind)
         }
         _ => None,
     };
