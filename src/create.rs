@@ -54,6 +54,8 @@ pub struct NewLoop {
     pub sandbox_default: String,
     /// The largest object a context checkout may write (`import.max_object_size`).
     pub max_object_size: u64,
+    /// The fan-out group the loop is one of.
+    pub group: Option<String>,
 }
 
 impl NewLoop {
@@ -73,6 +75,7 @@ impl NewLoop {
             vault_default: settings.vault.default.clone(),
             sandbox_default: settings.sandbox.profile.clone(),
             max_object_size: settings.import.max_object_size.0,
+            group: None,
         }
     }
 }
@@ -345,6 +348,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             state: State::Active,
             grants: Vec::new(),
             config: toml::Table::new(),
+            group: req.group.clone(),
         };
         record.write(&staging.join("loop.toml"))?;
         failpoint::hit("new:record-written");

@@ -24,7 +24,7 @@ pub struct Proposals {
 impl Proposals {
     /// Commits ahead of a target, or uncommitted changes.
     pub fn any(&self) -> bool {
-        self.status.branches.iter().any(|b| b.ahead > 0)
+        self.status.branches.iter().any(|b| b.pending())
             || self.uncommitted.iter().any(|(_, p)| !p.is_empty())
     }
 

@@ -16,6 +16,7 @@
 //! is a killed command's, removed and said; in the user's repository it may be the user's
 //! own git, so the merge refuses and names the file.
 
+pub mod code;
 pub mod gated;
 
 use std::os::unix::ffi::OsStrExt;

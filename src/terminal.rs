@@ -121,9 +121,19 @@ enum DiffPart {
 /// headers bold, hunk lines cyan, added lines green, removed lines red, the stat's graph
 /// in green and red. The colours are ours, so the content cannot bring any of its own.
 pub fn write_diff(out: &mut dyn std::io::Write, text: &[u8]) -> std::io::Result<()> {
+    write_diff_with(out, text, &mut |_, _| Ok(()))
+}
+
+/// [`write_diff`], calling `after` with the index of each line once it is written (review
+/// comments are written after the line they are on).
+pub fn write_diff_with(
+    out: &mut dyn std::io::Write,
+    text: &[u8],
+    after: &mut dyn FnMut(&mut dyn std::io::Write, usize) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut part = DiffPart::Stat;
-    let mut lines = text.split(|&b| b == b'\n').peekable();
-    while let Some(line) = lines.next() {
+    let mut lines = text.split(|&b| b == b'\n').enumerate().peekable();
+    while let Some((index, line)) = lines.next() {
         if line.is_empty() && lines.peek().is_none() {
             break;
         }
@@ -150,6 +160,7 @@ pub fn write_diff(out: &mut dyn std::io::Write, text: &[u8]) -> std::io::Result<
                 }
             }
         }
+        after(out, index)?;
     }
     Ok(())
 }

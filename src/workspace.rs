@@ -418,6 +418,25 @@ impl Workspace {
         self.locks_dir().join("workspace.lock")
     }
 
+    /// Held while the review comments' branch of the notes repository moves (a comment,
+    /// a reply, a resolution, a sync): each move is a compare-and-swap, and this keeps
+    /// two writers of one workspace from spending their tries on each other.
+    pub fn comments_lock(&self) -> PathBuf {
+        self.locks_dir().join("comments.lock")
+    }
+
+    /// `loops/<id>/.claude/review-task.md`: the task `agent --address-review` and
+    /// `rebase --agent` give the agent, also readable inside at the same place.
+    pub fn loop_task_file(&self, id: &str) -> PathBuf {
+        self.loop_claude_dir(id).join("review-task.md")
+    }
+
+    /// `loops/<id>/.claude/review-replies/`: where the agent answers a review comment in
+    /// words (`<comment id>.md`); read back bounded after its run, then removed.
+    pub fn loop_review_replies(&self, id: &str) -> PathBuf {
+        self.loop_claude_dir(id).join("review-replies")
+    }
+
     /// The relative path from a loop's workdir to its code origin; as `remote.origin.url`
     /// it resolves on the host (through the `context/repos` symlink) and in the sandbox.
     pub fn rel_repo_from_workdir(name: &str) -> String {

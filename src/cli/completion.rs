@@ -169,6 +169,11 @@ fn values(arg: &Arg, cmd: &Command, prefix: &str, cur: &str) -> Candidates {
     } else {
         match (arg.get_id().as_str(), cmd.get_name()) {
             ("id" | "ids", _) => workspace_names(|ws| ws.loop_ids().ok()),
+            ("group", _) => workspace_names(|ws| {
+                crate::fanout::groups(ws)
+                    .ok()
+                    .map(|g| g.into_iter().map(|(name, _)| name).collect())
+            }),
             ("vault", _) => {
                 workspace_names(|ws| crate::vault::Vault::names(ws).ok().map(|(names, _)| names))
             }
@@ -237,7 +242,7 @@ mod tests {
         for hidden in ["__connect", "__complete", "hook", "man"] {
             assert!(!all.contains(&hidden.to_string()), "{hidden}");
         }
-        assert_eq!(complete("re"), ["review"]);
+        assert_eq!(complete("re"), ["rebase", "review"]);
         assert_eq!(complete("vault rek"), ["rekey"]);
         assert_eq!(complete("agent lo"), ["login"]);
         assert_eq!(complete("help vault re"), ["recipients", "rekey"]);

@@ -9,6 +9,9 @@ use crate::ui::Ui;
 /// read-only at the same path inside. Claude Code and Codex get a profile of their own:
 /// no prompts inside the sandbox (`agent.permissions`), no self-update, no telemetry.
 /// `git loop agent login` stores the agent's API key or token in a vault.
+///
+/// Given a fan-out's group (`git loop new --fan-out N`), the agent runs in each of its
+/// loops, one after another, each in its own sandbox.
 #[derive(Debug, clap::Args)]
 #[command(
     trailing_var_arg = true,
@@ -31,6 +34,12 @@ pub struct AgentArgs {
     /// Ctrl-b then d detaches again (tmux's keys).
     #[arg(long, conflicts_with = "print_argv")]
     pub detach: bool,
+    /// Give the agent the loop's open review comments (`git loop comment`), each with its
+    /// file, lines and hunk, to answer with a commit (trailer `Addresses-Comment: ID`) or a
+    /// reply; the agent runs once (Claude Code --print, Codex exec, any other command with
+    /// the task as its last argument), and its replies are recorded.
+    #[arg(long, conflicts_with_all = ["print_argv", "detach"])]
+    pub address_review: bool,
     /// Arguments for the agent (after `--`).
     #[arg(allow_hyphen_values = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -78,13 +87,63 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
     }
     args.sandbox.check()?;
     let ws = super::workspace()?;
-    let id = loops::resolve(&ws, args.id.as_deref().unwrap_or_default())?;
+    let query = args.id.clone().unwrap_or_default();
+    let ids = match crate::fanout::resolve(&ws, &query)? {
+        crate::fanout::Target::Loop(id) => return one(ui, &ws, &id, args),
+        crate::fanout::Target::Group(_, ids) => ids,
+    };
+    // A group: with --detach each loop's agent starts in its live session and they all
+    // run at once; without, one after another in this terminal.
+    let n = ids.len();
+    let mut worst = 0;
+    let mut failed = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        ui.status(format!("== loop {id} ({} of {n} of group {query})", i + 1))?;
+        let each = AgentArgs {
+            action: None,
+            id: Some(id.clone()),
+            sandbox: super::SandboxFlags {
+                mode: args.sandbox.mode,
+                net: args.sandbox.net,
+                allow_domain: args.sandbox.allow_domain.clone(),
+                backend: args.sandbox.backend,
+            },
+            print_argv: args.print_argv,
+            detach: args.detach,
+            address_review: args.address_review,
+            args: args.args.clone(),
+        };
+        match one(ui, &ws, id, each) {
+            Ok(code) => worst = worst.max(code),
+            Err(e) => {
+                crate::report::Report::problem(ui, &format!("{id}: "), &e)?;
+                failed.push(id.clone());
+            }
+        }
+    }
+    if !failed.is_empty() {
+        return Err(Error::failure(format!(
+            "the agent could not run in {} of the group's loops: {}",
+            failed.len(),
+            failed.join(", ")
+        ))
+        .hint("run it in each of them: git loop agent ID"));
+    }
+    Ok(worst)
+}
+
+/// The agent in one loop: detached in its session, given its review, joined to its
+/// session, or in a sandbox of its own.
+fn one(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs) -> Result<u8> {
     if args.detach {
-        return detach(ui, &ws, &id, args);
+        return detach(ui, ws, id, args);
+    }
+    if args.address_review {
+        return address_review(ui, ws, id, args);
     }
     if !args.print_argv {
-        if let Some(conn) = super::up::connect(&ws, &id)? {
-            super::up::refuse_options(&id, &args.sandbox)?;
+        if let Some(conn) = super::up::connect(ws, id)? {
+            super::up::refuse_options(id, &args.sandbox)?;
             ui.status(format!("git-loop: joined loop {id}'s live session"))?;
             return crate::session::join(
                 conn,
@@ -98,11 +157,15 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
             );
         }
     }
-    let rec = loops::load(&ws, &id)?;
-    loops::check_repo(&ws, &rec)?;
-    let config = super::load_sandbox_config(ui, &ws, &rec)?;
+    let rec = loops::load(ws, id)?;
+    loops::check_repo(ws, &rec)?;
+    let config = super::load_sandbox_config(ui, ws, &rec)?;
     let req = args.sandbox.request(Vec::new(), true, args.print_argv);
-    crate::agent::run(ui, &ws, &rec, &config, req, args.args)
+    let code = crate::agent::run(ui, ws, &rec, &config, req, args.args)?;
+    if !args.print_argv {
+        crate::fanout::agent_ended(ws, id, code);
+    }
+    Ok(code)
 }
 
 /// `agent --detach`: the agent in the loop's session, in its tmux, with nobody attached.
@@ -162,6 +225,79 @@ fn detach(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentAr
         "the agent runs in loop {id}'s session: git loop attach {id} shows it (Ctrl-b d detaches)"
     ))?;
     Ok(0)
+}
+
+/// `--address-review`: the open comments given as the agent's task, its answers taken.
+/// It runs once, in the loop's live session when one is up (as `agent` joins it), else in
+/// a sandbox of its own.
+fn address_review(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    id: &str,
+    args: AgentArgs,
+) -> Result<u8> {
+    use crate::review::{address, task};
+    let rec = &loops::load(ws, id)?;
+    loops::check_repo(ws, rec)?;
+    let config = &super::load_sandbox_config(ui, ws, rec)?;
+    let prepared = address::prepare(ws, rec)?;
+    ui.status(format!(
+        "giving the agent {} open comment{}: {}",
+        prepared.given.len(),
+        if prepared.given.len() == 1 { "" } else { "s" },
+        prepared
+            .given
+            .iter()
+            .map(|id| format!("#{id}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))?;
+    let command = &config.settings().agent.command;
+    let profile = crate::agent::Profile::of(command);
+    let mut argv = args.args.clone();
+    argv.extend(task::task_args(profile, command, &rec.id, &prepared.task));
+    let code = match super::up::connect(ws, id)? {
+        Some(conn) => {
+            super::up::refuse_options(id, &args.sandbox)?;
+            ui.status(format!("git-loop: joined loop {id}'s live session"))?;
+            crate::session::join(
+                conn,
+                crate::session::wire::Exec {
+                    kind: "agent".into(),
+                    argv,
+                    interactive: true,
+                    term: super::up::term(),
+                    ..Default::default()
+                },
+            )?
+        }
+        None => {
+            let req = args.sandbox.request(Vec::new(), true, false);
+            crate::agent::run(ui, ws, rec, config, req, argv)?
+        }
+    };
+    crate::fanout::agent_ended(ws, id, code);
+    let agent = match profile {
+        crate::agent::Profile::Plain => "agent",
+        known => known.name(),
+    };
+    let answered = address::finish(ws, rec, &prepared.given, agent)?;
+    for note in &answered.notes {
+        ui.warn(note)?;
+    }
+    for (id, commits) in &answered.committed {
+        ui.status(format!("#{id}: addressed by {}", commits.join(", ")))?;
+    }
+    for id in &answered.replied {
+        ui.status(format!("#{id}: the agent replied"))?;
+    }
+    for id in &answered.unanswered {
+        ui.warn(format!(
+            "#{id}: the agent neither committed for it nor replied"
+        ))?;
+    }
+    ui.status(format!("see what changed: git loop review {}", rec.id))?;
+    Ok(code)
 }
 
 fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {

@@ -77,6 +77,7 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                     _ => ran,
                 }
             }
+            "agent" => format!("the agent's run ended with code {}", s(e, "code")),
             "upstream" => format!("{} could not be reached: {}", s(e, "target"), s(e, "error")),
             "violation" => format!(
                 "{} {} refused: {}",

@@ -1,9 +1,6 @@
-use crate::error::{Error, Result};
-use crate::fsutil::Lock;
-use crate::gate;
-use crate::git::cmd::Git;
-use crate::loops::{self, Kind};
-use crate::publish::{self, MergeRequest};
+use crate::error::Result;
+use crate::loops;
+use crate::publish::{self, code, code::MergeLoop};
 use crate::ui::Ui;
 
 /// Merge a code loop's branch into the repository's base branch (or --into).
@@ -44,32 +41,7 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
-    let (Kind::Code, Some(repo)) = (rec.kind, rec.repo.as_ref()) else {
-        return Err(Error::usage(format!("loop {id} has no code to merge"))
-            .hint("`git loop publish` publishes its notes"));
-    };
-    loops::check_repo(&ws, &rec)?;
-    let target = match args.into.clone().or_else(|| rec.base_branch.clone()) {
-        Some(t) => t,
-        None => {
-            return Err(Error::usage(format!(
-                "loop {id} started from a detached commit; which branch should it merge into?"
-            ))
-            .hint(format!("git loop merge {id} --into BRANCH")))
-        }
-    };
-    let origin = ws.repo_link(repo);
     let allow = super::operator_guard_allowlist()?;
-    // What the loop wrote is read before the workspace lock is taken.
-    loops::import(&ws, &rec)?;
-    crate::failpoint::hit("merge:imported");
-    let _lock = Lock::acquire(&ws.workspace_lock())?;
-    let insp = gate::inspect(&origin, &rec.branch, &target, &allow).map_err(|e| {
-        Error::failure(format!("cannot check what loop {id} would merge"))
-            .with_source(e)
-            .hint(format!("is {} a branch of {}?", target, origin.display()))
-    })?;
-    let reports = [("code", &insp.report)];
     let mut retry = format!("git loop merge {id}");
     if let Some(into) = &args.into {
         retry.push_str(&format!(" --into {into}"));
@@ -77,64 +49,30 @@ pub fn run(ui: &mut Ui, args: MergeArgs) -> Result<u8> {
     if args.squash {
         retry.push_str(" --squash");
     }
-    if let Some(e) = gate::refusal(ui, "merge", &id, &reports, &args.accept_policy, &retry)? {
-        return Err(e);
-    }
-    super::warn_unused_acceptance(ui, &reports, &args.accept_policy)?;
-    if args.squash && !args.dry_run {
-        // The loop's own commits stay reachable whatever happens to its branch later.
-        Git::in_dir(&origin)
-            .args([
-                "update-ref",
-                &format!("refs/git-loop/backup/{id}"),
-                &insp.source.to_string(),
-            ])
-            .run()?;
-    }
-    let message = args.message.unwrap_or_else(|| {
-        if args.squash {
-            format!("{} (loop {id}, squashed)", rec.title)
-        } else {
-            format!("Merge loop {id}: {}", rec.title)
-        }
-    });
-    let merged = publish::merge(&MergeRequest {
-        origin: &origin,
-        source_branch: &rec.branch,
-        target_branch: &target,
-        message,
-        squash: args.squash,
-        dry_run: args.dry_run,
-        journal: ws.checkout_journal(&format!("code-{repo}")),
-        owner: publish::Owner::User,
-        workspace: &ws,
-        union: Vec::new(),
-        gated: Some((insp.source, insp.target)),
-    })
-    .map_err(|source| publish::MergeFailed {
-        id: id.clone(),
-        what: "merge",
-        source,
-    })?;
-    for notice in &merged.notices {
-        ui.status(notice)?;
-    }
-    if args.squash && !args.dry_run && merged.outcome != publish::Outcome::UpToDate {
-        // What git cannot tell of a squash (the loop's commits are not in the target),
-        // recorded where git keeps such facts: `rm` and `gc` take the loop as merged up
-        // to this commit.
-        Git::in_dir(&origin)
-            .args([
-                "update-ref",
-                &crate::loops::squashed_ref(&id),
-                &insp.source.to_string(),
-            ])
-            .run()?;
-    }
+    let (outcome, target) = code::merge_loop(
+        ui,
+        &ws,
+        &rec,
+        &MergeLoop {
+            into: args.into,
+            squash: args.squash,
+            dry_run: args.dry_run,
+            message: args.message,
+            accept_policy: args.accept_policy,
+            retry,
+        },
+        &allow,
+    )?;
     writeln!(
         ui.out(),
         "{}",
-        crate::publish::gated::outcome_line("code", &target, &merged.outcome, args.dry_run)
+        crate::publish::gated::outcome_line("code", &target, &outcome, args.dry_run)
     )?;
+    if !args.squash && matches!(outcome, publish::Outcome::Merged { .. }) {
+        // Not a fast-forward: the target moved since the loop began.
+        ui.status(format!(
+            "{target} had moved since loop {id} began, so this is a merge commit; `git loop rebase {id}` before merging makes it a fast-forward"
+        ))?;
+    }
     Ok(0)
 }

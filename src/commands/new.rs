@@ -32,7 +32,12 @@ pub struct NewArgs {
     /// /loopat/context/chat/<id>/.
     #[arg(long, value_name = "FILE")]
     pub seed_chat: Option<PathBuf>,
-    /// Print the loop record as JSON.
+    /// Make N loops (2 to 16) on the same base for the same task, under one group name
+    /// (recorded in each loop.toml): run an agent in each, `git loop compare GROUP`, and
+    /// `git loop pick ID` merges the best.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(2..=16))]
+    pub fan_out: Option<u8>,
+    /// Print the loop record as JSON (with --fan-out: an array of them).
     #[arg(long)]
     pub json: bool,
 }
@@ -58,6 +63,9 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
     let config = super::load_new_config(ui, &ws, args.sandbox.as_deref())?;
     if let Some(name) = &args.vault {
         refuse_missing_vault(&ws, name)?;
+    }
+    if let Some(n) = args.fan_out {
+        return fan_out(ui, &ws, &config, args, usize::from(n));
     }
     let spinner = ui.spinner("creating the loop: its branch, working tree and notes");
     let created = create::create(
@@ -125,6 +133,90 @@ fn refuse_missing_vault(ws: &crate::workspace::Workspace, name: &str) -> Result<
     } else {
         format!("the vaults: {}", known.join(", "))
     }))
+}
+
+/// `--fan-out N`: N loops on one base under one group name, each set up as one loop is.
+fn fan_out(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    config: &crate::config::Config,
+    args: NewArgs,
+    n: usize,
+) -> Result<u8> {
+    let title = args.title.clone().unwrap_or_default();
+    let group = crate::fanout::new_group_name(ws, &title)?;
+    let mut made = Vec::new();
+    for i in 0..n {
+        let spinner = ui.spinner(format!("creating loop {} of {n} of group {group}", i + 1));
+        let created = create::create(
+            ws,
+            &NewLoop {
+                title: args.title.clone(),
+                repo: args.repo.clone(),
+                // The same spec for each, as the first resolved it: a branch stays the
+                // loops' base branch.
+                base: args.base.clone(),
+                scratch: args.scratch,
+                seed_chat: args.seed_chat.clone(),
+                vault: args.vault.clone(),
+                sandbox: args.sandbox.clone(),
+                group: Some(group.clone()),
+                ..NewLoop::with_settings(config.settings())
+            },
+        );
+        spinner.finish_and_clear();
+        let created = created?;
+        if i == 0 {
+            for w in &created.warnings {
+                ui.warn(w)?;
+            }
+        }
+        run_setup(ui, &created.record, config.profile())?;
+        made.push(created.record);
+    }
+    if made.iter().any(|r| r.base != made[0].base) {
+        ui.warn(format!(
+            "the base moved while the loops were made: their bases differ ({})",
+            made.iter()
+                .map(|r| r
+                    .base
+                    .as_deref()
+                    .map(|b| &b[..12.min(b.len())])
+                    .unwrap_or("-"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))?;
+    }
+    if args.json {
+        let items: Vec<serde_json::Value> = made
+            .iter()
+            .map(|r| crate::loops::to_json(ws, r, None))
+            .collect();
+        return super::print_json(ui, &serde_json::Value::Array(items)).map(|()| 0);
+    }
+    ui.status(format!(
+        "created group {group}: {n} loops on {}",
+        made[0]
+            .base
+            .as_deref()
+            .map(|b| format!(
+                "{}{}",
+                &b[..12.min(b.len())],
+                made[0]
+                    .base_branch
+                    .as_deref()
+                    .map(|b| format!(" ({b})"))
+                    .unwrap_or_default()
+            ))
+            .unwrap_or_else(|| "no code (scratch)".into())
+    ))?;
+    ui.status(format!(
+        "run an agent in each (git loop agent {group} runs them one after another), then: git loop compare {group}"
+    ))?;
+    for r in &made {
+        writeln!(ui.out(), "{}", r.id)?;
+    }
+    Ok(0)
 }
 
 /// The sandbox profile's `setup` command (`setup = "npm ci"` or an argument list), run

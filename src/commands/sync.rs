@@ -16,6 +16,10 @@ use crate::workspace::Workspace;
 /// by hand. The personal repository's uncommitted files are committed first, as
 /// `autocommit` does. Vaults travel encrypted; the identity that opens them never does.
 ///
+/// The review comments (`git loop comment`), on the notes repository's branch
+/// git-loop/comments, are synced with the notes: both sides' comments, replies and
+/// resolutions are kept.
+///
 /// Loops' branches (unpublished work) are pushed only with --loops.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
@@ -131,7 +135,13 @@ fn sync_locked(ui: &mut Ui, ws: &Workspace, role: Role, opts: &Options) -> Resul
         sync::finish_personal(ws)?;
         crate::autocommit::commit_personal(ui, ws)?;
     }
-    Ok(sync::sync_one(ws, role, opts)?)
+    let mut report = sync::sync_one(ws, role, opts)?;
+    if role == Role::Notes && !matches!(report.state, State::Offline { .. } | State::NoRemote) {
+        // The review comments travel with the notes, on a branch of their own.
+        let comments = sync::sync_comments(ws, opts.dry_run)?;
+        report.notices.extend(comments.line(opts.dry_run));
+    }
+    Ok(report)
 }
 
 /// One line: what moved, over all repositories.

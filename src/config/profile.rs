@@ -3,6 +3,7 @@
 //!
 //! ```toml
 //! setup = "npm ci"            # or ["npm", "ci"]: run once in a new loop's sandbox
+//! check = "npm test"          # or a list: what says a loop's work is sound (`rebase --agent`, `compare`)
 //! limits = { pids = 512, memory = "8G" }   # or [limits] below; sizes as in schema::Size
 //! [network]
 //! allow_domains = ["registry.example.com", "*.example.org"]
@@ -46,6 +47,9 @@ pub struct SandboxProfile {
     pub path: Option<PathBuf>,
     /// The argv of `setup` (a string runs as `sh -c STRING`).
     pub setup: Option<Vec<String>>,
+    /// The argv of `check` (the same forms): run in a loop's sandbox to say whether its
+    /// work is sound, by `rebase --agent` after a resolution and by `compare`.
+    pub check: Option<Vec<String>>,
     pub pids: Option<u64>,
     pub memory: Option<u64>,
     /// `Some(Strict)` narrows an operator's best effort back; best effort itself is the
@@ -72,6 +76,8 @@ pub struct SandboxProfile {
 struct ProfileFile {
     #[serde(default)]
     setup: Option<Setup>,
+    #[serde(default)]
+    check: Option<Setup>,
     #[serde(default)]
     limits: Option<LimitsField>,
     #[serde(default)]
@@ -116,9 +122,7 @@ struct Setup(Vec<String>);
 impl<'de> Deserialize<'de> for Setup {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Setup, D::Error> {
         let bad = || {
-            D::Error::custom(
-                "setup takes a command line (\"npm ci\") or a list ([\"npm\", \"ci\"])",
-            )
+            D::Error::custom("expected a command line (\"npm ci\") or a list ([\"npm\", \"ci\"])")
         };
         match Value::deserialize(d)? {
             Value::String(cmd) => Ok(Setup(vec!["sh".into(), "-c".into(), cmd])),
@@ -201,6 +205,7 @@ fn domains<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
 fn keys() -> Vec<String> {
     [
         "setup",
+        "check",
         "limits",
         "network.allow_domains",
         "toolchains.enable",
@@ -230,6 +235,7 @@ impl SandboxProfile {
             name: BUILTIN.into(),
             path: None,
             setup: None,
+            check: None,
             pids: None,
             memory: None,
             enforce: None,
@@ -353,6 +359,7 @@ impl SandboxProfile {
         Ok(SandboxProfile {
             name: name.to_string(),
             setup: file.setup.map(|s| s.0).filter(|argv| !argv.is_empty()),
+            check: file.check.map(|s| s.0).filter(|argv| !argv.is_empty()),
             pids,
             memory,
             enforce,
@@ -467,6 +474,15 @@ mod tests {
         assert!(p.ignored.is_empty());
         let p = parse("setup = [\"make\", \"deps\"]\nlimits = { memory = 1048576 }\n").unwrap();
         assert_eq!(p.setup, Some(vec!["make".into(), "deps".into()]));
+        assert_eq!(p.check, None);
+        let c = parse("check = \"make test\"\n").unwrap();
+        assert_eq!(
+            c.check,
+            Some(vec!["sh".into(), "-c".into(), "make test".into()])
+        );
+        let c = parse("check = [\"cargo\", \"test\"]\n").unwrap();
+        assert_eq!(c.check, Some(vec!["cargo".into(), "test".into()]));
+        assert!(parse("check = 3\n").is_err());
         assert_eq!(p.memory, Some(1 << 20));
     }
 

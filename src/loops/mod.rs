@@ -24,6 +24,7 @@ use crate::values::{NetMode, RunMode, Timestamp};
 use crate::workspace::Workspace;
 
 mod import;
+pub mod landed;
 mod locks;
 mod status;
 
@@ -192,6 +193,10 @@ pub struct LoopRecord {
     /// The loop's own config layer.
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub config: toml::Table,
+    /// The fan-out this loop is one of (`new --fan-out N`): loops made together on one
+    /// base for one task, compared and one picked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -431,6 +436,7 @@ pub fn to_json(ws: &Workspace, rec: &LoopRecord, status: Option<&LoopStatus>) ->
         "path": ws.loop_dir(&rec.id),
         "workdir": ws.loop_workdir(&rec.id),
         "grants": rec.grants,
+        "group": rec.group,
     });
     if let Some(status) = status {
         v["branches"] = serde_json::to_value(&status.branches).unwrap_or_default();
@@ -484,6 +490,7 @@ mod tests {
             ahead,
             behind: 0,
             has_commits,
+            landed: None,
         }
     }
 
@@ -522,6 +529,17 @@ mod tests {
             State::Published
         );
         assert_eq!(judge(&[branch("notes", 0, true)]), State::Published);
+        // Commits ahead whose changes the base has by content (a forge's squash merge):
+        // merged.
+        let mut squashed = branch("code", 2, true);
+        squashed.landed = Some(landed::Landed::Tree);
+        assert!(!squashed.pending());
+        assert_eq!(
+            judge(&[squashed.clone(), branch("notes", 0, false)]),
+            State::Merged
+        );
+        // ... unless the notes still wait.
+        assert_eq!(judge(&[squashed, branch("notes", 1, true)]), State::Active);
         // A pending knowledge branch keeps a distill loop active.
         assert_eq!(
             judge(&[branch("notes", 0, true), branch("knowledge", 3, true)]),
@@ -656,6 +674,7 @@ mod tests {
                 source: None,
             }],
             config: toml::Table::new(),
+            group: Some("fix-def456".into()),
         };
         rec.write(&path).unwrap();
         assert_eq!(LoopRecord::read(&path).unwrap(), rec);

@@ -16,12 +16,15 @@ pub struct BranchStatus {
     pub behind: usize,
     /// Has the loop committed anything on this branch since it began?
     pub has_commits: bool,
+    /// The commits ahead are in the target by content (a squash or rebase merge made
+    /// elsewhere, see [`super::landed`]).
+    pub landed: Option<super::landed::Landed>,
 }
 
 impl BranchStatus {
     /// Work on this branch that its target does not have.
     pub fn pending(&self) -> bool {
-        self.ahead > 0
+        self.ahead > 0 && self.landed.is_none()
     }
 }
 
@@ -125,6 +128,14 @@ pub(super) fn branch_status(
         ),
         _ => (0, 0),
     };
+    // Commits ahead that the target gained by content (a forge's squash or rebase
+    // merge): only a code branch, only with the target moved since.
+    let landed = match (pair.role, tip, target) {
+        ("code", Some(t), Some(b)) if ahead > 0 && behind > 0 => {
+            super::landed::landed(&pair.origin, repo, start, t, b, behind)
+        }
+        _ => None,
+    };
     Ok(BranchStatus {
         role: pair.role,
         tip: tip.map(|t| t.to_string()),
@@ -132,6 +143,7 @@ pub(super) fn branch_status(
         ahead,
         behind,
         has_commits: tip.is_some() && tip != start,
+        landed,
     })
 }
 

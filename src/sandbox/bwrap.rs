@@ -239,6 +239,7 @@ mod tests {
             state: State::Active,
             grants: Vec::new(),
             config: toml::Table::new(),
+            group: None,
         }
     }
 

@@ -134,6 +134,20 @@ pub fn in_loop<S: AsRef<std::ffi::OsStr>>(
     wait_bounded(child, bound, &format!("the work in loop {id}'s sandbox"))
 }
 
+/// Runs `command` in loop `id`'s own sandbox as `git loop run ID -- COMMAND` does, with
+/// the loop's own mode and network (a profile's `check`, which may need what the loop's
+/// work needs), within `bound`.
+pub fn as_run<S: AsRef<std::ffi::OsStr>>(id: &str, command: &[S], bound: Bound) -> Result<Output> {
+    let child = Command::new(std::env::current_exe()?)
+        .args(["run", "-q", "--color", "never", id, "--"])
+        .args(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    wait_bounded(child, bound, &format!("the work in loop {id}'s sandbox"))
+}
+
 /// A sandbox of its own for work in one tree a sandbox can write (the personal
 /// repository): the system read-only, the tree read-write at `inside`, a fresh `/tmp`
 /// (also `$HOME`), no network, no other file of the host, the sandboxes' seccomp filter.

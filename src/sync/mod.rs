@@ -31,10 +31,12 @@ use crate::sandbox::task;
 use crate::terminal::shown;
 use crate::workspace::Workspace;
 
+mod comments;
 mod personal;
 mod remote;
 mod report;
 
+pub use comments::{sync_comments, CommentsSync};
 pub use remote::*;
 pub use report::*;
 

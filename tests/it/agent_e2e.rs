@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::common::{Run, TestEnv, BIN};
 
 /// The Claude Code CLI on the host, which the test needs.
-fn claude() -> PathBuf {
+pub(crate) fn claude() -> PathBuf {
     let path = std::env::var("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join("claude"))
@@ -34,17 +34,17 @@ fn claude() -> PathBuf {
 
 /// One request the stand-in received.
 #[derive(Debug, Clone)]
-struct Seen {
+pub(crate) struct Seen {
     path: String,
     api_key: Option<String>,
-    body: Value,
+    pub(crate) body: Value,
 }
 
 /// A stand-in for the Messages API: to a request that offers tools and has no tool result
 /// yet, it answers with one Bash tool call running `command`; to the others, "done".
 /// Answers stream as server-sent events, as the API's do.
-struct StandIn {
-    port: u16,
+pub(crate) struct StandIn {
+    pub(crate) port: u16,
     seen: Arc<Mutex<Vec<Seen>>>,
     /// The CA of the stand-in's certificate (PEM).
     ca_pem: String,
@@ -57,7 +57,7 @@ type Tls = rustls::StreamOwned<rustls::ServerConnection, TcpStream>;
 type Serve = fn(&mut Tls, &Mutex<Vec<Seen>>, &str) -> std::io::Result<()>;
 
 impl StandIn {
-    fn start(command: &str) -> StandIn {
+    pub(crate) fn start(command: &str) -> StandIn {
         StandIn::serving(command, serve)
     }
 
@@ -84,7 +84,7 @@ impl StandIn {
         StandIn { port, seen, ca_pem }
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 }
@@ -290,17 +290,17 @@ fn tool_results(seen: &[Seen]) -> Vec<Value> {
         .collect()
 }
 
-const KEY: &str = "sk-ant-api03-stand-in-key-0123456789";
+pub(crate) const KEY: &str = "sk-ant-api03-stand-in-key-0123456789";
 
 /// A user with a git identity in their own global git config (not in the environment),
 /// the operator config pointing the stand-in's name at loopback, a repository, a loop,
 /// and the agent logged in with `agent login`.
-struct Setup {
-    env: TestEnv,
+pub(crate) struct Setup {
+    pub(crate) env: TestEnv,
     repo: PathBuf,
-    id: String,
+    pub(crate) id: String,
     gitconfig: PathBuf,
-    stand_in: StandIn,
+    pub(crate) stand_in: StandIn,
 }
 
 /// What every agent's stand-in is asked to run.
@@ -328,7 +328,7 @@ impl Setup {
 
     /// A user whose agent is `command` (a TOML array), logged in with `key` bound to the
     /// stand-in's host (a user behind a gateway says the same with `--for`).
-    fn with(stand_in: StandIn, command: &str, permissions: &str, key: &str) -> Setup {
+    pub(crate) fn with(stand_in: StandIn, command: &str, permissions: &str, key: &str) -> Setup {
         let env = TestEnv::new();
         let gitconfig = env.home.join(".gitconfig");
         std::fs::write(
@@ -437,7 +437,7 @@ impl Setup {
         }
     }
 
-    fn git_loop(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    pub(crate) fn git_loop(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
         self.git_loop_in(&self.env.root.clone(), args, stdin)
     }
 }

@@ -91,7 +91,7 @@ fn bash_completes_git_loop_with_gits_own_completion() {
     let lines = [
         "git loop vault set ",
         "git loop new --vault d",
-        "git loop re",
+        "git loop rev",
         "git loop rm ",
         "git loop run f",
         "git loop agent f",
@@ -105,7 +105,7 @@ fn bash_completes_git_loop_with_gits_own_completion() {
     ];
     let out = complete_in_bash(&env, &lines);
     // git's completion is registered with nospace: each candidate carries its space.
-    assert_eq!(reply(&out, "git loop re"), ["review "], "{out}");
+    assert_eq!(reply(&out, "git loop rev"), ["review "], "{out}");
     let mut ids = vec![format!("{a} "), format!("{b} ")];
     ids.sort();
     assert_eq!(reply(&out, "git loop rm "), ids, "{out}");
@@ -354,7 +354,7 @@ fn zsh_and_fish_complete_loop_ids() {
     // The script alone, as zsh calls it for `git-loop re<TAB>`, with compadd recorded.
     let script = format!(
         "compadd() {{ print -l -- \"$@\"; }}\n\
-         words=(git-loop re); CURRENT=2; source {}\n",
+         words=(git-loop rev); CURRENT=2; source {}\n",
         fpath.join("_git-loop").display()
     );
     let out = Command::new(shell("zsh"))

@@ -10,6 +10,7 @@ mod config;
 mod loops;
 mod proposals;
 mod publish;
+mod review;
 mod sandbox;
 mod setup;
 mod sync;

@@ -7,6 +7,30 @@ use crate::checkout::CheckoutError;
 use crate::error::Error;
 use crate::publish::{MergeError, MergeFailed};
 
+/// A merge of a code loop refused before it began.
+impl From<crate::publish::code::MergeLoopError> for Error {
+    fn from(e: crate::publish::code::MergeLoopError) -> Error {
+        use crate::publish::code::MergeLoopError as M;
+        let message = e.to_string();
+        match e {
+            M::NoCode(_) => Error::usage(message).hint("`git loop publish` publishes its notes"),
+            M::NoTarget(id) => {
+                Error::usage(message).hint(format!("git loop merge {id} --into BRANCH"))
+            }
+            M::Unchecked {
+                target,
+                origin,
+                source,
+                ..
+            } => Error::failure(message).with_source(source).hint(format!(
+                "is {} a branch of {}?",
+                target,
+                origin.display()
+            )),
+        }
+    }
+}
+
 /// A failed merge or publish, with what to do.
 impl From<MergeFailed> for Error {
     fn from(f: MergeFailed) -> Error {
@@ -22,6 +46,11 @@ impl From<MergeFailed> for Error {
 
 fn merge_error(e: MergeError, id: &str, what: &str) -> Error {
     let hints: Vec<String> = match &e {
+        MergeError::Conflict { target, .. } if what == "merge" => vec![
+            format!("nothing was changed; {target} moved since the loop began: rebase the loop onto it in its sandbox,"),
+            format!("`git loop rebase {id}` (or `git loop rebase {id} --agent` to have its agent resolve the conflicts),"),
+            format!("review it, and {what} again"),
+        ],
         MergeError::Conflict { target, .. } => vec![
             format!("nothing was changed; resolve it in the loop: `git loop shell {id}`,"),
             format!("then `git fetch origin && git rebase origin/{target}` (fix, `git rebase --continue`), exit,"),
@@ -84,6 +113,33 @@ mod tests {
     use super::*;
     use crate::git::cmd::GitError;
     use gix::ObjectId;
+
+    #[test]
+    fn a_merge_that_conflicts_suggests_the_loops_rebase_and_a_publish_the_shell() {
+        let conflict = || MergeError::Conflict {
+            source_branch: "loop/fix-1".into(),
+            target: "main".into(),
+            paths: vec!["a.c".into()],
+        };
+        let merge = Error::from(MergeFailed {
+            id: "fix-1".into(),
+            what: "merge",
+            source: conflict(),
+        })
+        .hints
+        .join("\n");
+        assert!(merge.contains("`git loop rebase fix-1`"), "{merge}");
+        assert!(merge.contains("git loop rebase fix-1 --agent"), "{merge}");
+        let publish = Error::from(MergeFailed {
+            id: "fix-1".into(),
+            what: "publish",
+            source: conflict(),
+        })
+        .hints
+        .join("\n");
+        assert!(publish.contains("git loop shell fix-1"), "{publish}");
+        assert!(!publish.contains("git loop rebase"), "{publish}");
+    }
 
     #[test]
     fn every_refusal_says_what_to_do() {

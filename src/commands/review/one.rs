@@ -9,6 +9,8 @@ pub(super) fn review_one(
     args: &ReviewArgs,
 ) -> Result<u8> {
     let mut shown_any = false;
+    let mut comments = Comments::load(ui, ws, &p.rec.id)?;
+    comments.write_general(ui)?;
     for pair in loops::repo_pairs(ws, &p.rec) {
         let Some(b) = p.status.branch(pair.role) else {
             continue;
@@ -27,6 +29,13 @@ pub(super) fn review_one(
             if b.ahead == 1 { "" } else { "s" },
             shown(target)
         )?;
+        if b.landed.is_some() {
+            writeln!(
+                ui.out(),
+                "its changes are in {} already (merged by content: a squash or rebase merge made elsewhere)",
+                shown(target)
+            )?;
+        }
         if let Some(report) = p.report(pair.role).filter(|r| !r.is_empty()) {
             write_attention(ui, report)?;
         }
@@ -45,6 +54,9 @@ pub(super) fn review_one(
             "--no-ext-diff",
             "--no-textconv",
             "--no-color",
+            // Whatever the user's config says: comments are placed by these.
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
         ]);
         diff = if args.name_only {
             diff.arg("--name-only")
@@ -57,7 +69,7 @@ pub(super) fn review_one(
             .arg(format!("{target}...{}", p.rec.branch))
             .output()?
             .stdout;
-        terminal::write_diff(ui.out(), &text)?;
+        comments.write_diff(ui, pair.role, &text, !args.name_only && !args.stat)?;
     }
     let inside = |role: &str| {
         crate::sandbox::spec::repo_inside(&p.rec.id, role)
@@ -129,7 +141,8 @@ pub(super) fn review_one(
                 .join(", ")
         )?;
     }
-    if !shown_any {
+    comments.write_rest(ui, ws)?;
+    if !shown_any && comments.is_empty() {
         ui.status(format!("loop {} proposes nothing yet", p.rec.id))?;
     }
     Ok(0)

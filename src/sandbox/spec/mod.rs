@@ -200,6 +200,11 @@ pub fn repo_inside(id: &str, role: &str) -> PathBuf {
     }
 }
 
+/// Where a loop's `.claude/` (its agent's config folder) is inside its sandbox.
+pub fn claude_inside(id: &str) -> PathBuf {
+    Path::new(LOOPAT).join("loop").join(id).join(".claude")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
