@@ -195,10 +195,12 @@ impl Harness {
     /// kills that group as `kill` says. True if it died of the kill.
     fn killed(&self, args: &[&str], kill: Kill) -> bool {
         let mut cmd = self.env.command();
+        // What it said, for the message of a failpoint it never reached.
+        let said = self.env.root.join("killed-command.stderr");
         cmd.current_dir(&self.repo)
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(fs::File::create(&said).unwrap())
             .process_group(0);
         match kill {
             Kill::At(point) => {
@@ -338,7 +340,11 @@ impl Harness {
             self.tally.not_landed += 1;
         }
         if let Kill::At(point) = kill {
-            assert!(died, "{label}: the failpoint {point} was never reached");
+            assert!(
+                died,
+                "{label}: the failpoint {point} was never reached; the command said:\n{}",
+                fs::read_to_string(self.env.root.join("killed-command.stderr")).unwrap_or_default()
+            );
         }
         let repair = |h: &Harness, args: &[&str]| {
             let run = h.env.run_in(&h.repo, args);
