@@ -388,6 +388,14 @@ fn comments_survive_sync_to_a_second_workspace() {
     a.run(["sync"]).ok().stderr_has("review comments: pushed");
     let b = TestEnv::new();
     b.run(["init", "--notes", &url]).ok();
+    b.run(["sync", "--dry-run"])
+        .ok()
+        .stderr_has("review comments: would take the remote's");
+    assert_eq!(
+        comments_branch(&b, &b.notes()),
+        None,
+        "a dry run moved the branch"
+    );
     b.run(["sync"])
         .ok()
         .stderr_has("review comments: took the remote's");
