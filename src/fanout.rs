@@ -122,35 +122,32 @@ pub fn members(ws: &Workspace, query: &str) -> Result<(String, Vec<String>)> {
     }
 }
 
-/// The last run of the agent in a loop, from its events (a start whose command is the
-/// agent's program), or that a run of the loop is live.
+/// What a loop's agent is doing or did, as `compare` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "state")]
-pub enum AgentState {
-    /// A run of the loop's sandbox is live now.
-    Running,
-    /// The agent's last run ended with this code.
-    Exited {
-        code: Option<i64>,
-        at: String,
-    },
-    NotRun,
+pub struct AgentState {
+    /// `working`, `needs-input`, `done`, `exited` (from the agent's own hooks or its
+    /// live session, see `crate::session::state`), `running` (a run of the loop is live
+    /// and says no more), or `not-run`.
+    pub state: String,
+    /// The exit code, with `exited`.
+    pub code: Option<i64>,
+    /// When it got there (RFC 3339), when known.
+    pub since: Option<String>,
 }
 
 impl AgentState {
     pub fn text(&self) -> String {
-        match self {
-            AgentState::Running => "running".into(),
-            AgentState::Exited { code: Some(0), .. } => "done".into(),
-            AgentState::Exited { code: Some(c), .. } => format!("exited {c}"),
-            AgentState::Exited { code: None, .. } => "ended".into(),
-            AgentState::NotRun => "not run".into(),
+        match (self.state.as_str(), self.code) {
+            ("exited", Some(0)) => "done".into(),
+            ("exited", Some(c)) => format!("exited {c}"),
+            ("not-run", _) => "not run".into(),
+            (s, _) => s.to_string(),
         }
     }
 }
 
-/// Notes in loop `id`'s events that its agent's run (`git loop agent`) ended with `code`,
-/// which `compare` reads back.
+/// Notes in loop `id`'s events that its agent's run (`git loop agent`) ended with `code`:
+/// what an agent without hooks of its own (any other command) leaves to tell `compare`.
 pub fn agent_ended(ws: &Workspace, id: &str, code: u8) {
     let _ = events::append(
         &ws.loop_events(id),
@@ -159,30 +156,51 @@ pub fn agent_ended(ws: &Workspace, id: &str, code: u8) {
     );
 }
 
-/// What the agent did, judged from loop `id`'s events (the last agent run's end, see
-/// [`agent_ended`]), or that a run of the loop is live now.
+/// What loop `id`'s agent is doing or did: the newer of the state its hooks or its live
+/// session recorded and the last end of `git loop agent` in its events; `running` when
+/// neither says more and a run of the loop is live.
 pub fn agent_state(ws: &Workspace, id: &str) -> AgentState {
-    if matches!(
-        crate::fsutil::Lock::try_acquire(&ws.loop_run_lock(id)),
-        Ok(None)
-    ) {
-        return AgentState::Running;
-    }
-    events::read(&ws.loop_events(id))
+    let hooks = crate::session::state::read(ws, id).and_then(|s| {
+        s.state.map(|k| AgentState {
+            state: k.as_str().to_string(),
+            code: s.code.map(i64::from),
+            since: Some(s.since),
+        })
+    });
+    let ended = events::read(&ws.loop_events(id))
         .iter()
         .rev()
         .find(|e| e.get("kind").and_then(|k| k.as_str()) == Some("agent"))
-        .map(|e| AgentState::Exited {
+        .map(|e| AgentState {
+            state: "exited".into(),
             code: e.get("code").and_then(|c| c.as_i64()),
-            at: e
+            since: e
                 .get("ts")
                 .and_then(|t| t.as_str())
-                .unwrap_or_default()
-                .chars()
-                .take(40)
-                .collect(),
-        })
-        .unwrap_or(AgentState::NotRun)
+                .map(|t| t.chars().take(40).collect()),
+        });
+    let newer = match (hooks, ended) {
+        (Some(h), Some(e)) => Some(if e.since > h.since { e } else { h }),
+        (h, e) => h.or(e),
+    };
+    let live = matches!(
+        crate::fsutil::Lock::try_acquire(&ws.loop_run_lock(id)),
+        Ok(None)
+    );
+    match newer {
+        Some(s) if !(live && s.state == "exited") => s,
+        _ if live => AgentState {
+            state: "running".into(),
+            code: None,
+            since: None,
+        },
+        Some(s) => s,
+        None => AgentState {
+            state: "not-run".into(),
+            code: None,
+            since: None,
+        },
+    }
 }
 
 /// One row of `compare`.
@@ -321,14 +339,16 @@ mod tests {
 
     #[test]
     fn an_agent_state_reads_as_a_word() {
-        assert_eq!(AgentState::Running.text(), "running");
-        assert_eq!(AgentState::NotRun.text(), "not run");
-        let exited = |code| AgentState::Exited {
+        let state = |s: &str, code| AgentState {
+            state: s.into(),
             code,
-            at: String::new(),
+            since: None,
         };
-        assert_eq!(exited(Some(0)).text(), "done");
-        assert_eq!(exited(Some(3)).text(), "exited 3");
-        assert_eq!(exited(None).text(), "ended");
+        assert_eq!(state("running", None).text(), "running");
+        assert_eq!(state("not-run", None).text(), "not run");
+        assert_eq!(state("needs-input", None).text(), "needs-input");
+        assert_eq!(state("exited", Some(0)).text(), "done");
+        assert_eq!(state("exited", Some(3)).text(), "exited 3");
+        assert_eq!(state("exited", None).text(), "exited");
     }
 }

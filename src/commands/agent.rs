@@ -11,7 +11,7 @@ use crate::ui::Ui;
 /// `git loop agent login` stores the agent's API key or token in a vault.
 ///
 /// Given a fan-out's group (`git loop new --fan-out N`), the agent runs in each of its
-/// loops, one after another, each in its own sandbox.
+/// loops: with --detach in each one's live session, all at once; else one after another.
 #[derive(Debug, clap::Args)]
 #[command(
     trailing_var_arg = true,

@@ -5,7 +5,8 @@ use crate::ui::{Ui, BOLD, GREEN, RED, RESET};
 
 /// Compare the loops of a fan-out (`git loop new --fan-out N`) side by side.
 ///
-/// For each loop: its agent's last run (running, done, exited N, not run), its commits
+/// For each loop: its agent's state (working, needs-input, done, exited N, from the
+/// agent's hooks or its live session, or the end of its last `git loop agent`), its commits
 /// ahead of the base, its diff stat, the sandbox profile's `check` run in that loop's
 /// sandbox (one loop after another), and its size against the smallest. `git loop review
 /// GROUP` shows their diffs one after another; `git loop pick ID` merges one.

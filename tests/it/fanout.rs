@@ -187,6 +187,7 @@ fn a_group_runs_its_agents_in_turn_and_pick_keeps_the_rest_unless_told() {
         .json();
     assert_eq!(json[0]["agent"]["state"], "exited", "{json}");
     assert_eq!(json[0]["agent"]["code"], 0);
+    assert!(json[0]["agent"]["since"].is_string(), "{json}");
     assert_eq!(json[0]["check"], serde_json::Value::Null);
     // Uncommitted work in the other loop: picking one leaves it, and says so.
     inside(&env, &ids[1], "echo draft > draft.txt");

@@ -388,6 +388,14 @@ fn comments_survive_sync_to_a_second_workspace() {
     a.run(["sync"]).ok().stderr_has("review comments: pushed");
     let b = TestEnv::new();
     b.run(["init", "--notes", &url]).ok();
+    b.run(["sync", "--dry-run"])
+        .ok()
+        .stderr_has("review comments: would take the remote's");
+    assert_eq!(
+        comments_branch(&b, &b.notes()),
+        None,
+        "a dry run moved the branch"
+    );
     b.run(["sync"])
         .ok()
         .stderr_has("review comments: took the remote's");
@@ -554,4 +562,51 @@ fn claude_code_gets_the_comment_with_its_hunk_and_its_commit_makes_it_outdated()
     let review = s.git_loop(&["review", &s.id], None);
     review.stdout_has("rename B to b2");
     review.stdout_has(&format!("#{id} outdated"));
+}
+
+/// The comments' branch is the reviewer's: an agent that tries to resolve its own comment
+/// by writing that branch (pushing to the notes origin, or making the branch in its own
+/// clone for the import to carry) changes nothing; its reply in the folder meant for it,
+/// the twin, is recorded.
+#[test]
+fn an_agent_cannot_write_or_resolve_a_comment() {
+    let env = TestEnv::new();
+    let agent = script(
+        &env,
+        "forge.sh",
+        r#"id=$(printf '%s\n' "$1" | sed -n 's/^## Comment \([0-9a-f]*\) on .*/\1/p' | head -1)
+cd /loopat/context/notes
+git fetch -q origin git-loop/comments
+git checkout -q FETCH_HEAD
+mkdir -p "$GIT_LOOP_ID/$id"
+printf 'kind = "resolve"\nauthor = "tester"\ncreated_at = "2026-01-01T00:00:00Z"\n' > "$GIT_LOOP_ID/$id/99999999999999999999-00000000.toml"
+git add -A && git commit -qm forge
+if git push -q origin HEAD:refs/heads/git-loop/comments 2>/dev/null; then echo PUSHED; fi
+git branch -f git-loop/comments HEAD
+git branch -f "loop/$GIT_LOOP_ID" HEAD 2>/dev/null || true
+printf 'I would rather not\n' > "/loopat/loop/$GIT_LOOP_ID/.claude/review-replies/$id.md"
+"#,
+    );
+    operator(
+        &env,
+        &format!("[agent]\ncommand = [{:?}]\n", agent.display().to_string()),
+    );
+    let (_repo, id) = proposing(&env);
+    let c = comment(&env, &id, "main.c:2", "rename it");
+    let before = comments_branch(&env, &env.notes()).unwrap();
+    let run = env.run(["agent", &id, "--address-review"]).ok();
+    assert!(!run.stdout.contains("PUSHED"), "{}", run.stdout);
+    // The branch moved once: git loop's commit of the agent's reply.
+    assert_ne!(comments_branch(&env, &env.notes()).unwrap(), before);
+    let listed = list(&env, &id);
+    let mine = state(&listed, &c);
+    assert_eq!(mine["state"], "open", "{mine}");
+    let events = mine["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{mine}");
+    assert_eq!(events[0]["kind"], "reply");
+    assert_eq!(events[0]["agent"], true);
+    assert_eq!(events[0]["text"], "I would rather not");
+    // The branch's history is git loop's alone: no commit of the agent's is in it.
+    let log = env.git(&env.notes(), ["log", "--format=%s", "git-loop/comments"]);
+    assert!(!log.contains("forge"), "{log}");
 }
