@@ -52,11 +52,11 @@ pub fn run(
     }
     if let Some(policy) = &policy {
         for s in &delivery.sentinels {
-            if !s.hosts.iter().any(|h| {
+            if !s.binding.hosts.iter().any(|h| {
                 policy
                     .allowed()
                     .iter()
-                    .any(|a| patterns_meet(&a.pattern, h))
+                    .any(|a| patterns_meet(&a.pattern, &h.pattern))
             }) {
                 report.warn(&format!(
                     "{} is bound to {}, which this run's allowlist does not admit",
@@ -186,6 +186,8 @@ pub fn run(
                 events: ws.loop_events(&rec.id),
                 sentinels,
                 tls: tls.clone(),
+                loop_id: rec.id.clone(),
+                notice: report.live_warnings(),
             };
             Some(
                 crate::egress::proxy::Proxy::start(channel, setup).map_err(|e| {

@@ -1,13 +1,16 @@
-//! An entry's binding to hosts (issue 16): which hosts may receive its value. It is stored
-//! encrypted with the value, in the same age file, so nobody who cannot decrypt the entry
-//! learns where it goes, and the two cannot be separated or swapped.
+//! An entry's binding to hosts (issues 16 and 27): which hosts and ports may receive its
+//! value, and which headers besides the common token headers carry it there
+//! (`egress::sentinel::binding`). It is stored encrypted with the value, in the same age
+//! file, so nobody who cannot decrypt the entry learns where it goes, and the two cannot
+//! be separated or swapped.
 //!
 //! The plaintext of an entry is its value as it is, as before bindings existed, or an
 //! envelope:
 //!
 //! ```text
 //! \0git-loop-entry 1\n
-//! for api.github.com,*.github.com\n
+//! for api.github.com,*.github.com,ghe.example:8443\n
+//! header x-custom\n            (only when the binding names headers)
 //! \n
 //! <value>
 //! ```
@@ -18,26 +21,29 @@
 
 use zeroize::Zeroizing;
 
-use crate::egress::policy::Pattern;
+use crate::egress::sentinel::binding::{self as sentinel_binding, Binding};
 
 const MAGIC: &[u8] = b"\0git-loop-entry 1\n";
 
 /// Room the envelope may take beyond the value's own bound.
 pub const MAX_HEADER: usize = 16 * 1024;
 
-/// The hosts an entry is bound to; an empty list is no binding.
-pub type Hosts = Vec<Pattern>;
+/// The hosts an entry is bound to, and the headers that carry it; no hosts is no binding.
+pub type Hosts = Binding;
 
-/// The plaintext stored for `value` with `hosts` (none: the value as it is).
-pub fn seal(value: &[u8], hosts: &[Pattern]) -> Zeroizing<Vec<u8>> {
-    if hosts.is_empty() && !value.starts_with(MAGIC) {
+/// The plaintext stored for `value` with `binding` (none: the value as it is).
+pub fn seal(value: &[u8], binding: &Binding) -> Zeroizing<Vec<u8>> {
+    if binding.is_empty() && !value.starts_with(MAGIC) {
         return Zeroizing::new(value.to_vec());
     }
     let mut out = Zeroizing::new(Vec::with_capacity(value.len() + 128));
     out.extend_from_slice(MAGIC);
-    if !hosts.is_empty() {
-        let list: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+    if !binding.is_empty() {
+        let list: Vec<String> = binding.hosts.iter().map(ToString::to_string).collect();
         out.extend_from_slice(format!("for {}\n", list.join(",")).as_bytes());
+        if !binding.headers.is_empty() {
+            out.extend_from_slice(format!("header {}\n", binding.headers.join(",")).as_bytes());
+        }
     }
     out.push(b'\n');
     out.extend_from_slice(value);
@@ -47,9 +53,9 @@ pub fn seal(value: &[u8], hosts: &[Pattern]) -> Zeroizing<Vec<u8>> {
 /// The value and the hosts of a stored plaintext.
 pub fn open(plain: &[u8]) -> Result<(Zeroizing<Vec<u8>>, Hosts), String> {
     let Some(mut rest) = plain.strip_prefix(MAGIC) else {
-        return Ok((Zeroizing::new(plain.to_vec()), Vec::new()));
+        return Ok((Zeroizing::new(plain.to_vec()), Binding::default()));
     };
-    let mut hosts = Vec::new();
+    let mut binding = Binding::default();
     loop {
         let Some(end) = rest.iter().position(|&b| b == b'\n') else {
             return Err("its header does not end".into());
@@ -61,7 +67,10 @@ pub fn open(plain: &[u8]) -> Result<(Zeroizing<Vec<u8>>, Hosts), String> {
             break;
         }
         match line.split_once(' ') {
-            Some(("for", list)) => hosts = parse_hosts(list)?,
+            Some(("for", list)) => binding.hosts = sentinel_binding::parse_hosts(list)?,
+            Some(("header", list)) => {
+                binding.headers = sentinel_binding::parse_headers(&[list.to_string()])?
+            }
             _ => {
                 return Err(format!(
                     "its header has a line this version does not know ({:?}): a newer git-loop wrote it",
@@ -70,22 +79,16 @@ pub fn open(plain: &[u8]) -> Result<(Zeroizing<Vec<u8>>, Hosts), String> {
             }
         }
     }
-    Ok((Zeroizing::new(rest.to_vec()), hosts))
+    if binding.hosts.is_empty() && !binding.headers.is_empty() {
+        return Err("its header names headers but no host".into());
+    }
+    Ok((Zeroizing::new(rest.to_vec()), binding))
 }
 
-/// `HOST[,HOST...]` as given to `--for`: host names and the allowlist's two wildcard forms.
+/// `HOST[:PORT][,HOST[:PORT]...]` as given to `--for`: host names and the allowlist's two
+/// wildcard forms, each with a port or none (443); no headers named.
 pub fn parse_hosts(list: &str) -> Result<Hosts, String> {
-    let mut out: Hosts = Vec::new();
-    for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let p = Pattern::parse(raw)?;
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    if out.is_empty() {
-        return Err("no host given".into());
-    }
-    Ok(out)
+    Binding::parse(list, &[])
 }
 
 /// The hosts git-loop suggests for an entry by its name or its value's known prefix, as
@@ -119,19 +122,34 @@ mod tests {
 
     #[test]
     fn a_binding_travels_with_its_value() {
-        let hosts = parse_hosts("api.github.com, *.github.com,api.github.com").unwrap();
-        assert_eq!(hosts.len(), 2);
-        let sealed = seal(b"ghp_x", &hosts);
+        let binding = Binding::parse(
+            "api.github.com, *.github.com,api.github.com,ghe.example:8443",
+            &["X-Custom".into()],
+        )
+        .unwrap();
+        assert_eq!(binding.hosts.len(), 3);
+        let sealed = seal(b"ghp_x", &binding);
+        assert!(sealed.starts_with(
+            b"\0git-loop-entry 1\nfor api.github.com,*.github.com,ghe.example:8443\nheader x-custom\n\n"
+        ));
         let (value, back) = open(&sealed).unwrap();
         assert_eq!(&value[..], b"ghp_x");
-        assert_eq!(back, hosts);
+        assert_eq!(back, binding);
+        // Without headers, the envelope is what earlier versions wrote and read.
+        let plain = Binding::parse("api.github.com", &[]).unwrap();
+        assert_eq!(
+            &seal(b"v", &plain)[..],
+            b"\0git-loop-entry 1\nfor api.github.com\n\nv"
+        );
         // Unbound values are stored as they always were.
-        assert_eq!(&seal(b"plain", &[])[..], b"plain");
-        assert_eq!(open(b"plain").unwrap().1, Vec::<Pattern>::new());
+        assert_eq!(&seal(b"plain", &Binding::default())[..], b"plain");
+        assert_eq!(open(b"plain").unwrap().1, Binding::default());
         // A file that starts like an envelope is wrapped, so it reads back as itself.
         let tricky = b"\0git-loop-entry 1\nfor evil.example\n\nx".to_vec();
-        let (value, hosts) = open(&seal(&tricky, &[])).unwrap();
-        assert_eq!((&value[..], hosts.len()), (&tricky[..], 0));
+        let (value, hosts) = open(&seal(&tricky, &Binding::default())).unwrap();
+        assert_eq!((&value[..], hosts.is_empty()), (&tricky[..], true));
+        assert!(open(b"\0git-loop-entry 1\nheader x-a\n\nx").is_err());
+        assert!(open(b"\0git-loop-entry 1\nfor a.example\nheader Host\n\nx").is_err());
         assert!(open(b"\0git-loop-entry 1\nwho knows\n\nx").is_err());
         assert!(open(b"\0git-loop-entry 1\nfor a.example").is_err());
     }

@@ -431,7 +431,7 @@ impl Vault {
 
     /// Encrypts `value` to the vault's recipients and stores it as `entry`, unbound.
     pub fn write(&self, entry: &EntryRef, value: &[u8]) -> Result<Written, VaultError> {
-        self.write_bound(entry, value, &[])
+        self.write_bound(entry, value, &super::binding::Hosts::default())
     }
 
     /// Encrypts `value` with its binding to `hosts` (none: unbound) and stores it as
@@ -440,7 +440,7 @@ impl Vault {
         &self,
         entry: &EntryRef,
         value: &[u8],
-        hosts: &[crate::egress::policy::Pattern],
+        hosts: &super::binding::Hosts,
     ) -> Result<Written, VaultError> {
         Vault::check_value(entry, value)?;
         Vault::check_bindable(entry, value, hosts)?;
@@ -454,7 +454,7 @@ impl Vault {
     pub fn check_bindable(
         entry: &EntryRef,
         value: &[u8],
-        hosts: &[crate::egress::policy::Pattern],
+        hosts: &super::binding::Hosts,
     ) -> Result<(), VaultError> {
         if entry.kind == EntryKind::File
             && !hosts.is_empty()

@@ -2,6 +2,8 @@ use std::fs;
 
 use crate::common::TestEnv;
 
+/// (`doctor` runs in a network namespace of the test's own: what the machine's DNS answers
+/// for the registries is not the workspace's health; see `TestEnv::run_in`.)
 #[test]
 fn a_healthy_workspace() {
     let env = TestEnv::new();
@@ -12,7 +14,14 @@ fn a_healthy_workspace() {
     run.stdout_has("no problems found");
     let json = env.run(["doctor", "--json"]).ok().json();
     let findings = json.as_array().unwrap();
-    assert!(findings.iter().all(|f| f["level"] == "ok"), "{json}");
+    // Nothing resolves there: the registries are named as unreachable, which is no
+    // problem of the workspace's.
+    assert!(
+        findings
+            .iter()
+            .all(|f| f["level"] == "ok" || (f["check"] == "network" && f["level"] == "info")),
+        "{json}"
+    );
     // Every area was looked at, each with a finding of its own.
     for check in ["workspace", "sandbox", "agent", "identity", "login"] {
         assert!(

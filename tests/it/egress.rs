@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::netns::{require, Kill, Netns};
 use crate::common::{Run, TestEnv};
 
 // ---------------------------------------------------------------------------------------
@@ -192,23 +193,6 @@ impl UdpCanary {
 
 /// A tool the tests need; its absence fails the test with the fix (`.ci/run` installs
 /// them all), never a silent pass.
-/// The path of `tool`, which the test needs: its absence fails the test with the package
-/// to install (never a silent skip).
-#[track_caller]
-fn require(tool: &str, package: &str) -> PathBuf {
-    std::env::var("PATH")
-        .unwrap_or_default()
-        .split(':')
-        .chain(["/usr/sbin", "/sbin"])
-        .map(|d| Path::new(d).join(tool))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "{tool} is needed for this test: sudo apt-get install {package} (or run .ci/run)"
-            )
-        })
-}
-
 /// A test CA (`ca.pem` in `dir`, which the tests put in the loop's workdir as `tls/`) and
 /// a server certificate for the test names, made with openssl.
 struct Certs {
@@ -1506,15 +1490,6 @@ LogLevel ERROR
 ";
 
 /// Kills a child process of the test when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Is something listening on TCP `port` of the network namespace `pid` is in? (Read
 /// from /proc, so it works for a namespace the test is not in.)
 fn listening(pid: u32, port: u16) -> bool {
@@ -2414,75 +2389,6 @@ fn attack_38_a_tunnel_that_is_neither_tls_nor_http_is_refused() {
 // ---------------------------------------------------------------------------------------
 // Tests in a network namespace of their own (only a loopback): the proxy dials there
 // ---------------------------------------------------------------------------------------
-
-/// A network namespace with only a loopback, held open by a sleeping process; `prefix`
-/// runs a command inside it.
-struct Netns {
-    _holder: Kill,
-    prefix: Vec<String>,
-}
-
-impl Netns {
-    fn new() -> Netns {
-        require("unshare", "util-linux");
-        require("nsenter", "util-linux");
-        require("ip", "iproute2");
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        let mut holder = Command::new("unshare");
-        if !root {
-            holder.arg("--map-root-user");
-        }
-        let holder = holder
-            .args(["--net", "sleep", "600"])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("unshare starts");
-        let pid = holder.id().to_string();
-        let own = fs::read_link("/proc/self/ns/net").unwrap();
-        let start = Instant::now();
-        while fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|n| n == own) {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "unshare did not make a namespace"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let mut prefix: Vec<String> = vec!["nsenter".into(), "-t".into(), pid, "-n".into()];
-        if !root {
-            prefix.extend(["-U".into(), "--preserve-credentials".into()]);
-        }
-        let up = Command::new(&prefix[0])
-            .args(&prefix[1..])
-            .args(["ip", "link", "set", "lo", "up"])
-            .status()
-            .unwrap();
-        assert!(up.success(), "cannot bring the namespace's loopback up");
-        Netns {
-            _holder: Kill(holder),
-            prefix,
-        }
-    }
-
-    /// `git loop ARGS` inside the namespace.
-    fn run(&self, env: &TestEnv, args: &[&str]) -> Run {
-        let out = Command::new(&self.prefix[0])
-            .args(&self.prefix[1..])
-            .arg(crate::common::BIN)
-            .args(args)
-            .env_clear()
-            .envs(env.envs())
-            .current_dir(&env.root)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-}
 
 #[test]
 fn ssh_to_a_baseline_git_host_goes_through_socks_by_default() {

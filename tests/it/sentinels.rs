@@ -405,6 +405,7 @@ impl Setup {
         let tls = env.workdir(&id).join("tls");
         fs::create_dir_all(&tls).unwrap();
         fs::write(tls.join("ca.pem"), &ca.ca_pem).unwrap();
+        // Bound to the servers' ports: a binding without one is port 443 alone.
         vault_set(
             &env,
             &[
@@ -414,7 +415,7 @@ impl Setup {
                 "env",
                 "GITHUB_TOKEN",
                 "--for",
-                "api.bound.test",
+                &format!("api.bound.test:{}", bound.port),
             ],
             TOKEN,
         )
@@ -428,7 +429,7 @@ impl Setup {
                 "env",
                 "LLM_KEY",
                 "--for",
-                "llm.bound.test",
+                &format!("llm.bound.test:{}", bound.port),
             ],
             OTHER,
         )
@@ -845,11 +846,24 @@ print("socks-allowed =>", socks(b"other.test", port))
 #[test]
 fn wildcard_bindings_match_as_in_the_allowlist() {
     let s = Setup::new();
+    let port = s.bound.port;
     s.env
-        .run(["vault", "bind", "default", "GITHUB_TOKEN", "*.bound.test"])
+        .run([
+            "vault",
+            "bind",
+            "default",
+            "GITHUB_TOKEN",
+            &format!("*.bound.test:{port}"),
+        ])
         .ok();
     s.env
-        .run(["vault", "bind", "default", "LLM_KEY", "llm.*.test"])
+        .run([
+            "vault",
+            "bind",
+            "default",
+            "LLM_KEY",
+            &format!("llm.*.test:{port}"),
+        ])
         .ok();
     let run = s
         .sh(r#"
@@ -884,6 +898,18 @@ curl -sS -o /dev/null -w 'neither => %{http_code}\n' --cacert tls/ca.pem -H "Aut
 fn a_bound_host_is_reached_only_with_a_verified_certificate() {
     let s = Setup::new();
     let rogue = Https::start(&test_ca(&["llm.bound.test"]), None);
+    s.env
+        .run([
+            "vault",
+            "bind",
+            "default",
+            "LLM_KEY",
+            &format!(
+                "llm.bound.test:{},llm.bound.test:{}",
+                s.bound.port, rogue.port
+            ),
+        ])
+        .ok();
     let run = s
         .sh(&format!(
             "ROGUE={}; H=\"x-api-key: $LLM_KEY\"\n\
@@ -1052,7 +1078,10 @@ print("found =>", found)
     );
     let show = s.env.run(["show", &s.id]).ok();
     show.stdout_has("plaintext:  1 entry (env:PLAIN_TOKEN)");
-    show.stdout_has("bound:      env:GITHUB_TOKEN for api.bound.test (a placeholder inside)");
+    show.stdout_has(&format!(
+        "bound:      env:GITHUB_TOKEN for api.bound.test:{} (a placeholder inside)",
+        s.bound.port
+    ));
     let json = s.env.run(["show", &s.id, "--json"]).ok().json();
     assert_eq!(
         json["receives"]["plaintext"],
@@ -1060,7 +1089,7 @@ print("found =>", found)
     );
     assert_eq!(
         json["receives"]["bound"]["env:GITHUB_TOKEN"],
-        serde_json::json!(["api.bound.test"])
+        serde_json::json!([format!("api.bound.test:{}", s.bound.port)])
     );
 }
 
@@ -1146,7 +1175,7 @@ fn a_bound_file_holds_placeholders_and_works() {
             ".netrc",
             netrc.to_str().unwrap(),
             "--for",
-            "api.bound.test",
+            &format!("api.bound.test:{}", s.bound.port),
         ])
         .ok();
     let run = s

@@ -27,7 +27,7 @@ pub(super) fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
     let id = Identity::load(&vault::identity_path(&ws)?).ok();
     let mut listed = Vec::new();
     for (v, recipients) in &vaults {
-        let entries: Vec<(Entry, Option<Vec<Pattern>>)> = v
+        let entries: Vec<(Entry, Option<Bound>)> = v
             .entries()?
             .into_iter()
             .map(|e| {
@@ -48,8 +48,8 @@ pub(super) fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
                     "name": v.name(),
                     "path": v.dir(),
                     "recipients": recipients,
-                    "plaintext": entries.iter().filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty)).count(),
-                    "entries": entries.iter().map(|(e, h)| entry_json(e, h.as_deref())).collect::<Vec<_>>(),
+                    "plaintext": entries.iter().filter(|(_, h)| h.as_ref().is_some_and(Bound::is_empty)).count(),
+                    "entries": entries.iter().map(|(e, h)| entry_json(e, h.as_ref())).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -62,7 +62,7 @@ pub(super) fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
     for (v, recipients, entries) in &listed {
         let plaintext = entries
             .iter()
-            .filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty))
+            .filter(|(_, h)| h.as_ref().is_some_and(Bound::is_empty))
             .count();
         let bound = entries
             .iter()
@@ -90,7 +90,8 @@ pub(super) fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
             let binding = match hosts {
                 None => "binding unknown (cannot decrypt)".to_string(),
                 Some(h) if h.is_empty() => "plaintext".to_string(),
-                Some(h) => format!("for {}", crate::egress::sentinel::hosts_text(h)),
+                Some(h) if h.headers.is_empty() => format!("for {}", h.hosts_text()),
+                Some(h) => format!("for {} (also in {})", h.hosts_text(), h.headers.join(", ")),
             };
             writeln!(
                 ui.out(),
@@ -104,13 +105,14 @@ pub(super) fn list(ui: &mut Ui, only: Option<&str>, json: bool) -> Result<u8> {
     Ok(0)
 }
 
-pub(super) fn entry_json(e: &Entry, hosts: Option<&[Pattern]>) -> serde_json::Value {
+pub(super) fn entry_json(e: &Entry, hosts: Option<&Bound>) -> serde_json::Value {
     serde_json::json!({
         "kind": e.entry.kind.as_str(),
         "name": e.entry.name,
         "size": e.size,
         "path": e.path,
         "link": e.link_target,
-        "for": hosts.map(|h| h.iter().map(ToString::to_string).collect::<Vec<_>>()),
+        "for": hosts.map(|h| h.hosts.iter().map(ToString::to_string).collect::<Vec<_>>()),
+        "headers": hosts.map(|h| h.headers.clone()),
     })
 }
