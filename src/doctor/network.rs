@@ -242,9 +242,13 @@ fn report(policy: &Policy, verdicts: &[(String, Verdict)], out: &mut Vec<Finding
             "network",
             Level::Ok,
             format!(
-                "{} allowed name{} resolve to addresses the proxy reaches ({})",
+                "{} allowed name{} to addresses the proxy reaches ({})",
                 reached.len(),
-                if reached.len() == 1 { "" } else { "s" },
+                if reached.len() == 1 {
+                    " resolves"
+                } else {
+                    "s resolve"
+                },
                 listed(&reached)
             ),
             None,
@@ -255,9 +259,14 @@ fn report(policy: &Policy, verdicts: &[(String, Verdict)], out: &mut Vec<Finding
             "network",
             Level::Info,
             format!(
-                "{} allowed name{} do not resolve here, so sandboxes cannot reach them either: {}",
+                "{} allowed name{} not resolve here, so sandboxes cannot reach {} either: {}",
                 unresolved.len(),
-                if unresolved.len() == 1 { "" } else { "s" },
+                if unresolved.len() == 1 {
+                    " does"
+                } else {
+                    "s do"
+                },
+                if unresolved.len() == 1 { "it" } else { "them" },
                 listed(&unresolved)
             ),
             None,

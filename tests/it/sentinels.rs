@@ -21,7 +21,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 
-use crate::common::{Run, TestEnv};
+use crate::common::{apply_fix, Run, TestEnv};
 
 /// The real value: it must never be seen inside.
 const TOKEN: &str = "ghp_REALvalue0123456789abcdefABCDEF012345";
@@ -1556,49 +1556,6 @@ fn assert_no_form(what: &str, text: &str) {
     for form in forms_of(TOKEN) {
         assert!(!text.contains(&form), "{what} holds {form}:\n{text}");
     }
-}
-
-/// The `fix: ...` line of a refusal's body, run as the person would run it.
-#[track_caller]
-fn apply_fix(env: &TestEnv, body: &str) -> Run {
-    let line = body
-        .lines()
-        .find_map(|l| l.strip_prefix("fix: "))
-        .unwrap_or_else(|| panic!("no fix in the refusal:\n{body}"));
-    let command = line
-        .strip_prefix("git loop ")
-        .unwrap_or_else(|| panic!("the fix is not a git loop command: {line}"));
-    env.run(shell_words(command)).ok()
-}
-
-/// A command line split as a shell splits one: at spaces, single quotes kept whole.
-pub fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quoted = false;
-    let mut any = false;
-    for c in line.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
-                any = true;
-            }
-            ' ' if !quoted => {
-                if any {
-                    words.push(std::mem::take(&mut word));
-                    any = false;
-                }
-            }
-            c => {
-                word.push(c);
-                any = true;
-            }
-        }
-    }
-    if any {
-        words.push(word);
-    }
-    words
 }
 
 /// The value goes into the fields that carry credentials (Authorization, Basic

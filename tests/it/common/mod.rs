@@ -313,3 +313,47 @@ fn to_run(out: Output) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// The `fix: ...` line of a refusal's body (or of `doctor`'s output), run as the person
+/// would run it.
+#[track_caller]
+pub fn apply_fix(env: &TestEnv, body: &str) -> Run {
+    let line = body
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("fix: "))
+        .unwrap_or_else(|| panic!("no fix in the refusal:\n{body}"));
+    let command = line
+        .strip_prefix("git loop ")
+        .unwrap_or_else(|| panic!("the fix is not a git loop command: {line}"));
+    env.run(shell_words(command)).ok()
+}
+
+/// A command line split as a shell splits one: at spaces, single quotes kept whole.
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
