@@ -2,7 +2,8 @@
 # sentinels (issue 16). An HTTPS server (Python's ssl, keep-alive, 1 MiB writes), a test CA
 # the proxy trusts through the operator's upstream_ca, two names for the same server, and
 # a vault entry bound to one of them. Through `ended.bench.test` the proxy ends TLS, puts
-# the value in every request's Authorization header and speaks TLS again to the server;
+# the value in every request's Authorization header, masks every form of it in the answer
+# (searched as the body streams) and speaks TLS again to the server;
 # through `tunnel.bench.test` the same client's TLS goes through a CONNECT tunnel as it is.
 # The client and the server are the same on both sides; the server answers 403 (and the
 # client stops the benchmark) unless the value arrived through the ended side and only
@@ -34,8 +35,6 @@ ended_tls() {
     echo '"tunnel.bench.test" = "127.0.0.1"'
   } >"$XDG_CONFIG_HOME/git-loop/config.toml"
   local token="bench-token-0123456789abcdefghijklmnopqrstuv"
-  printf %s "$token" |
-    "$bin" vault set -q default env BENCH_TOKEN --for ended.bench.test
   cp "$d/ca.pem" "$wd/.bench-ca.pem"
   cp benches/tls-server.py "$d/server.py"
   cp benches/tls-client.py "$wd/.bench-tls.py"
@@ -47,6 +46,9 @@ ended_tls() {
   done
   local tport ended="" tunneled=""
   tport=$(cat "$d/port")
+  # Bound to the server's port: a binding without one is port 443 alone.
+  printf %s "$token" |
+    "$bin" vault set -q default env BENCH_TOKEN --for "ended.bench.test:$tport"
   inside_tls() { "$bin" run -q "$id" --net proxy -- python3 .bench-tls.py "$@"; }
   for _ in 1 2 3 4 5 6 7; do
     tunneled+=$(inside_tls get tunnel.bench.test "$tport")$'\n'

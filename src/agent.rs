@@ -653,7 +653,7 @@ pub fn store_login(
     profile: Profile,
     entry: &crate::vault::EntryRef,
     key: &str,
-    hosts: &[crate::egress::policy::Pattern],
+    hosts: &crate::vault::binding::Hosts,
 ) -> Result<Vec<String>> {
     let _lock = fsutil::Lock::acquire(&ws.vault_lock(v.name()))?;
     v.write_bound(entry, key.as_bytes(), hosts)?;

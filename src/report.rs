@@ -8,6 +8,9 @@ use std::io;
 
 use crate::error::Error;
 
+/// Says a warning from any thread (see [`Report::live_warnings`]).
+pub type LiveWarnings = Box<dyn Fn(&str) + Send + Sync>;
+
 /// Where domain code writes what it has to say while it works. Every method takes one
 /// line; the implementation decides how it looks and whether it is shown.
 pub trait Report {
@@ -22,6 +25,13 @@ pub trait Report {
     fn notice(&mut self, line: &str) -> io::Result<()>;
     /// The command's result on stdout (an id, a path, a command line).
     fn result(&mut self, line: &str) -> io::Result<()>;
+
+    /// Warnings another thread may say while this report is busy elsewhere (the network
+    /// proxy's, during a run), in the form [`Report::warn`] gives them; `None` where they
+    /// cannot be shown at once.
+    fn live_warnings(&self) -> Option<LiveWarnings> {
+        None
+    }
 
     /// A failure that did not stop the work: its line as a warning (after `prefix`, if
     /// any), then its hints.

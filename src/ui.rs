@@ -178,6 +178,22 @@ impl crate::report::Report for Ui {
     fn result(&mut self, line: &str) -> io::Result<()> {
         writeln!(self.out, "{}", terminal::visible_lines(line))
     }
+    /// Lines on the process's stderr, as `warn` writes them. On a terminal each starts
+    /// at the left edge and ends with a carriage return too: a program running there
+    /// (an agent's screen) may have put it in raw mode, where a newline only moves down.
+    fn live_warnings(&self) -> Option<crate::report::LiveWarnings> {
+        let choice = self.err.current_choice();
+        let on_terminal = io::stderr().is_terminal();
+        Some(Box::new(move |line: &str| {
+            let mut err = anstream::AutoStream::new(io::stderr(), choice);
+            let line = terminal::visible_lines(line);
+            let _ = if on_terminal {
+                write!(err, "\r{YELLOW}warning:{RESET} {line}\r\n")
+            } else {
+                writeln!(err, "{YELLOW}warning:{RESET} {line}")
+            };
+        }))
+    }
 }
 
 impl Drop for Ui {

@@ -35,7 +35,7 @@ fn decode(data: &[u8]) {
         return;
     };
     assert!(data.ends_with(d.value), "the value is what follows the header");
-    for h in &d.hosts {
+    for h in d.hosts.iter().chain(&d.headers) {
         assert!(!h.is_empty() && !h.contains(',') && h.trim() == *h);
     }
     if let Format::Named(stored) = d.format {
@@ -43,7 +43,7 @@ fn decode(data: &[u8]) {
         assert!(!stored.vault.chars().chain(stored.name.chars()).any(char::is_control));
         // Sealed again, it reads back as itself.
         let mut again = Vec::new();
-        entryfmt::encode(&mut again, stored, &d.hosts, d.value);
+        entryfmt::encode(&mut again, stored, &d.hosts, &d.headers, d.value);
         let back = entryfmt::decode(&again).expect("what encode writes decodes");
         assert_eq!(back, d);
     }
@@ -74,7 +74,7 @@ fn round_trip(data: &[u8]) {
     let kind = if name.starts_with('.') { Kind::File } else { Kind::Env };
     let stored = StoredAs { vault, kind, name };
     let mut sealed = Vec::new();
-    entryfmt::encode(&mut sealed, stored, &hosts, value.as_bytes());
+    entryfmt::encode(&mut sealed, stored, &hosts, &[], value.as_bytes());
     let d = entryfmt::decode(&sealed).expect("what encode writes decodes");
     assert_eq!(d.format, Format::Named(stored));
     assert_eq!(d.hosts, hosts);

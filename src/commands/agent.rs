@@ -322,7 +322,7 @@ fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
             Error::usage(format!("--for: {why}"))
                 .hint("give host names, *.example.com or name.*.example.com, separated by commas")
         })?,
-        (None, true) => Vec::new(),
+        (None, true) => Default::default(),
         (None, false) => crate::vault::binding::parse_hosts(profile.api_hosts())
             .expect("the agents' API hosts are valid"),
     };
@@ -380,8 +380,8 @@ fn login(ui: &mut Ui, args: LoginArgs) -> Result<u8> {
     } else {
         ui.status(format!(
             "{variable} is bound to {}: the sandbox gets a placeholder, and the proxy puts the key into HTTPS requests to {} only",
-            crate::egress::sentinel::hosts_text(&hosts),
-            if hosts.len() == 1 { "it" } else { "them" }
+            hosts.hosts_text(),
+            if hosts.hosts.len() == 1 { "it" } else { "them" }
         ))?;
     }
     crate::vault::say_scope(

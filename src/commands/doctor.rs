@@ -8,7 +8,10 @@ use crate::workspace::Workspace;
 /// Looks for registered repositories that moved away, loops whose folder, record or
 /// branch is missing, what a killed `new`, `rm`, `publish`, `merge` or `autocommit`
 /// left, git lock files nothing can own any more, and a workspace on a full or read-only
-/// file system. Exits 1 when a problem was found.
+/// file system. It resolves every name the sandboxes' allowlist names exactly (and the
+/// operator's pins) as the network proxy does, and says which the proxy would refuse
+/// and the command that allows them (it connects to none). Exits 1 when a problem was
+/// found.
 ///
 /// A workspace copied to another folder or machine works after `--fix`, which relinks
 /// the registered repositories it finds in your usual places (the same remote URL, or

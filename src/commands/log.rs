@@ -80,10 +80,14 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
             "agent" => format!("the agent's run ended with code {}", s(e, "code")),
             "upstream" => format!("{} could not be reached: {}", s(e, "target"), s(e, "error")),
             "violation" => format!(
-                "{} {} refused: {}",
+                "{} {} refused: {}{}",
                 s(e, "action"),
                 s(e, "target"),
-                s(e, "reason")
+                s(e, "reason"),
+                match e.get("fix").and_then(|f| f.as_str()) {
+                    Some(fix) => format!(" (fix: {fix})"),
+                    None => String::new(),
+                }
             ),
             _ => e.to_string(),
         };

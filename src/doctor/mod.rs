@@ -5,6 +5,7 @@
 mod host;
 mod leftovers;
 mod locks;
+mod network;
 mod repos;
 mod vaults;
 
@@ -137,6 +138,13 @@ const CHECKS: &[Check] = &[
         needs: Needs::Workspace,
         run: |c, out| match c.config {
             Some(config) => host::check_toolchains(c.ws, config, out),
+            None => Ok(()),
+        },
+    },
+    Check {
+        needs: Needs::Workspace,
+        run: |c, out| match c.config {
+            Some(config) => network::check_network(c.ws, config, out),
             None => Ok(()),
         },
     },

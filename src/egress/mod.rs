@@ -10,7 +10,8 @@
 //! - [`sentinel`]: pure: the placeholders of bound vault entries, and where their values
 //!   may go;
 //! - [`intercept`]: the proxy's end of TLS toward hosts a vault entry is bound to, with a
-//!   CA of the run's own, and the requests carried from there with hyper.
+//!   CA of the run's own, and the requests carried from there with hyper;
+//! - [`fix`]: a refusal's fix worded as the command that applies it.
 //!
 //! [`policy_for`] assembles a run's policy from its sources: the baseline, the loop's
 //! sandbox profile, the config's `network.allow_domains`, `--allow-domain`, and the
@@ -18,6 +19,7 @@
 //! addresses the proxy reaches) and `network.allow_raw_tcp` (which hosts and ports a
 //! tunnel may carry other protocols than TLS and HTTP to).
 
+pub mod fix;
 pub mod http1;
 pub mod intercept;
 pub mod policy;
@@ -39,6 +41,29 @@ pub enum PolicyError {
     /// A pin of `[network.hosts]` that cannot be (why).
     #[error("the operator config's [network.hosts] is malformed")]
     Hosts(String),
+}
+
+/// The addresses `host` (canonical) stands for, as the proxy finds them: the operator's
+/// pin if there is one, else the system's resolver (what the proxy asks too, from its
+/// blocking pool). Resolution only: nothing is connected to.
+pub fn resolve(policy: &Policy, host: &str) -> std::result::Result<Vec<std::net::IpAddr>, String> {
+    use std::net::ToSocketAddrs;
+    if let Some(ip) = policy.pinned(host) {
+        return Ok(vec![ip]);
+    }
+    let found = (host, 443)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
+    let mut ips: Vec<std::net::IpAddr> = Vec::new();
+    for a in found {
+        if !ips.contains(&a.ip()) {
+            ips.push(a.ip());
+        }
+    }
+    if ips.is_empty() {
+        return Err(format!("cannot resolve {host}: no address"));
+    }
+    Ok(ips)
 }
 
 /// The policy of a run of a loop with sandbox profile `profile`, plus `extra` patterns

@@ -81,6 +81,9 @@ pub struct Refusal {
     pub reason: String,
     /// The vault entry whose placeholder was met (`env:NAME`), for [`Rule::Credential`].
     pub entry: Option<String>,
+    /// What would allow it, where a setting can (none: nothing may, such as the
+    /// denylist, or the request itself must change).
+    pub fix: Option<Fix>,
 }
 
 impl Refusal {
@@ -89,8 +92,32 @@ impl Refusal {
             rule,
             reason: reason.into(),
             entry: None,
+            fix: None,
         }
     }
+
+    pub fn with_fix(mut self, fix: Fix) -> Refusal {
+        self.fix = Some(fix);
+        self
+    }
+}
+
+/// What would allow a refused connection, as data: the proxy words it as the exact
+/// command with what it knows of the run (proxy/fix.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fix {
+    /// The host on the loop's allowlist (`network.allow_domains`, or `--allow-domain`).
+    AllowDomain(String),
+    /// These addresses in the operator's `allow_cidrs`; `class` is the range of the class
+    /// they are in, for a person who wants all of it.
+    AllowAddresses {
+        addresses: Vec<IpAddr>,
+        class: Option<Cidr>,
+    },
+    /// Raw TCP to `host:port` (the operator's `allow_raw_tcp`).
+    AllowRaw(String),
+    /// A command worded already (binding a vault entry to the host).
+    Command(String),
 }
 
 impl fmt::Display for Refusal {
@@ -404,55 +431,121 @@ pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 /// judged by the IPv4 address; Teredo (2001::/32) embeds one obfuscated, behind a relay
 /// of its own choosing, and is refused outright with the rest of 2001::/23.
 pub fn special_address(ip: IpAddr) -> Option<String> {
+    address_class(ip).map(|(class, _)| class)
+}
+
+/// One class of addresses refused by default: where it is, and its name.
+#[derive(Debug, Clone, Copy)]
+pub struct AddressClass {
+    pub range: Cidr,
+    /// The class is every address *outside* `range` (IPv6 outside global unicast).
+    pub outside: bool,
+    pub name: &'static str,
+}
+
+const fn v4(a: u8, b: u8, c: u8, d: u8, prefix: u8) -> Cidr {
+    Cidr {
+        net: IpAddr::V4(Ipv4Addr::new(a, b, c, d)),
+        prefix,
+    }
+}
+
+const fn v6(segments: [u16; 8], prefix: u8) -> Cidr {
+    let [a, b, c, d, e, f, g, h] = segments;
+    Cidr {
+        net: IpAddr::V6(Ipv6Addr::new(a, b, c, d, e, f, g, h)),
+        prefix,
+    }
+}
+
+const fn class(range: Cidr, name: &'static str) -> AddressClass {
+    AddressClass {
+        range,
+        outside: false,
+        name,
+    }
+}
+
+/// Every class of addresses a sandbox may not reach unless the operator allows a range
+/// (`allow_cidrs`), in the order they are judged (the first that holds an address names
+/// it). `show --net` lists this table; [`special_address`] reads it.
+pub const ADDRESS_CLASSES: &[AddressClass] = &[
+    class(v4(0, 0, 0, 0, 8), "\"this network\" (0.0.0.0/8)"),
+    class(v4(127, 0, 0, 0, 8), "loopback"),
+    class(v4(10, 0, 0, 0, 8), "private (RFC 1918)"),
+    class(v4(172, 16, 0, 0, 12), "private (RFC 1918)"),
+    class(v4(192, 168, 0, 0, 16), "private (RFC 1918)"),
+    class(v4(169, 254, 0, 0, 16), "link-local"),
+    class(v4(100, 64, 0, 0, 10), "shared (CGNAT, 100.64.0.0/10)"),
+    class(
+        v4(192, 0, 0, 0, 24),
+        "IETF protocol assignments (192.0.0.0/24)",
+    ),
+    class(v4(192, 0, 2, 0, 24), "documentation (RFC 5737)"),
+    class(v4(198, 51, 100, 0, 24), "documentation (RFC 5737)"),
+    class(v4(203, 0, 113, 0, 24), "documentation (RFC 5737)"),
+    class(
+        v4(192, 88, 99, 0, 24),
+        "6to4 relay anycast (deprecated, 192.88.99.0/24)",
+    ),
+    class(v4(198, 18, 0, 0, 15), "benchmarking (198.18.0.0/15)"),
+    class(v4(224, 0, 0, 0, 4), "multicast"),
+    class(v4(255, 255, 255, 255, 32), "limited broadcast"),
+    class(v4(240, 0, 0, 0, 4), "reserved (240.0.0.0/4)"),
+    class(v6([0; 8], 128), "unspecified"),
+    class(v6([0, 0, 0, 0, 0, 0, 0, 1], 128), "loopback"),
+    class(
+        v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48),
+        "local-use IPv4/IPv6 translation (64:ff9b:1::/48)",
+    ),
+    class(
+        v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7),
+        "unique local (ULA, fc00::/7)",
+    ),
+    class(v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10), "link-local"),
+    class(v6([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10), "site-local"),
+    class(v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8), "multicast"),
+    AddressClass {
+        range: v6([0x2000, 0, 0, 0, 0, 0, 0, 0], 3),
+        outside: true,
+        name: "outside global unicast (2000::/3)",
+    },
+    class(
+        v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 23),
+        "IETF protocol assignments (2001::/23, Teredo included)",
+    ),
+    class(
+        v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32),
+        "documentation (2001:db8::/32)",
+    ),
+    class(
+        v6([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20),
+        "documentation (3fff::/20)",
+    ),
+];
+
+fn class_of(ip: IpAddr) -> Option<&'static AddressClass> {
+    ADDRESS_CLASSES
+        .iter()
+        .find(|c| c.range.contains(ip) != c.outside && c.range.net.is_ipv4() == ip.is_ipv4())
+}
+
+/// [`special_address`] with the range of its class (none for a class that is not one
+/// range).
+pub fn address_class(ip: IpAddr) -> Option<(String, Option<Cidr>)> {
+    let range = |c: &AddressClass| (!c.outside).then_some(c.range);
     match ip {
-        IpAddr::V4(a) => special_v4(a).map(str::to_string),
+        IpAddr::V4(_) => class_of(ip).map(|c| (c.name.to_string(), range(c))),
         IpAddr::V6(a) => {
             if let Some(v4) = embedded_ipv4(a) {
-                return special_v4(v4).map(|class| format!("{class} (IPv4 in IPv6)"));
+                // The range that holds it is the IPv4 one, in its IPv4 form: the
+                // operator's range covers the IPv4-mapped form only (see check_addr).
+                return class_of(IpAddr::V4(v4))
+                    .map(|c| (format!("{} (IPv4 in IPv6)", c.name), None));
             }
-            special_v6(a).map(str::to_string)
+            class_of(ip).map(|c| (c.name.to_string(), range(c)))
         }
     }
-}
-
-fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
-    let o = a.octets();
-    match o {
-        [0, ..] => Some("\"this network\" (0.0.0.0/8)"),
-        [127, ..] => Some("loopback"),
-        [10, ..] => Some("private (RFC 1918)"),
-        [172, b, ..] if b & 0xf0 == 16 => Some("private (RFC 1918)"),
-        [192, 168, ..] => Some("private (RFC 1918)"),
-        [169, 254, ..] => Some("link-local"),
-        [100, b, ..] if b & 0xc0 == 64 => Some("shared (CGNAT, 100.64.0.0/10)"),
-        [192, 0, 0, _] => Some("IETF protocol assignments (192.0.0.0/24)"),
-        [192, 0, 2, _] | [198, 51, 100, _] | [203, 0, 113, _] => Some("documentation (RFC 5737)"),
-        [192, 88, 99, _] => Some("6to4 relay anycast (deprecated, 192.88.99.0/24)"),
-        [198, 18 | 19, ..] => Some("benchmarking (198.18.0.0/15)"),
-        [224..=239, ..] => Some("multicast"),
-        [255, 255, 255, 255] => Some("limited broadcast"),
-        [240..=255, ..] => Some("reserved (240.0.0.0/4)"),
-        _ => None,
-    }
-}
-
-/// IPv6 classes of an address that embeds no IPv4 address.
-fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
-    let s = a.segments();
-    Some(match s[0] {
-        _ if a.is_unspecified() => "unspecified",
-        _ if a.is_loopback() => "loopback",
-        0x0064 if s[1] == 0xff9b => "local-use IPv4/IPv6 translation (64:ff9b:1::/48)",
-        f if f & 0xfe00 == 0xfc00 => "unique local (ULA, fc00::/7)",
-        f if f & 0xffc0 == 0xfe80 => "link-local",
-        f if f & 0xffc0 == 0xfec0 => "site-local",
-        f if f & 0xff00 == 0xff00 => "multicast",
-        f if f & 0xe000 != 0x2000 => "outside global unicast (2000::/3)",
-        0x2001 if s[1] & 0xfe00 == 0 => "IETF protocol assignments (2001::/23, Teredo included)",
-        0x2001 if s[1] == 0x0db8 => "documentation (2001:db8::/32)",
-        0x3fff if s[1] & 0xf000 == 0 => "documentation (3fff::/20)",
-        _ => return None,
-    })
 }
 
 /// An allowlist entry and where it came from (for `show --net`).
@@ -671,7 +764,8 @@ impl Policy {
             return Err(Refusal::new(
                 Rule::Allowlist,
                 format!("{host} is not on this sandbox's allowlist"),
-            ));
+            )
+            .with_fix(Fix::AllowDomain(host)));
         }
         Ok(host)
     }
@@ -679,6 +773,37 @@ impl Policy {
     /// The operator's pin for a canonical host name, if any.
     pub fn pinned(&self, host: &str) -> Option<IpAddr> {
         self.hosts.get(host).copied()
+    }
+
+    /// The second question for every address a name resolves to: refused as a whole if
+    /// any address is (a name that resolves to a local address at all is a rebinding
+    /// attempt). The refusal is the denylist's if any address is on it (nothing allows
+    /// that), else the first one's, with a fix that names every address refused, so that
+    /// applying it once is enough.
+    pub fn check_addrs(&self, addrs: &[IpAddr]) -> Result<(), Refusal> {
+        let refusals: Vec<Refusal> = addrs
+            .iter()
+            .filter_map(|ip| self.check_addr(*ip).err())
+            .collect();
+        if let Some(d) = refusals.iter().find(|r| r.rule == Rule::Denylist) {
+            return Err(d.clone());
+        }
+        let mut all = refusals.into_iter();
+        let Some(mut first) = all.next() else {
+            return Ok(());
+        };
+        for r in all {
+            if let (
+                Some(Fix::AllowAddresses { addresses, .. }),
+                Some(Fix::AllowAddresses {
+                    addresses: more, ..
+                }),
+            ) = (first.fix.as_mut(), r.fix)
+            {
+                addresses.extend(more);
+            }
+        }
+        Err(first)
     }
 
     /// The second question, for each address right before it is dialed.
@@ -708,10 +833,15 @@ impl Policy {
                 .chain(mapped)
                 .any(|f| self.cidrs.iter().any(|c| c.contains(f)));
             if !covered {
+                let range = address_class(ip).and_then(|(_, r)| r);
                 return Err(Refusal::new(
                     Rule::Address,
                     format!("the name resolves to {ip}, a {class} address"),
-                ));
+                )
+                .with_fix(Fix::AllowAddresses {
+                    addresses: vec![ip],
+                    class: range,
+                }));
             }
         }
         Ok(())

@@ -227,7 +227,8 @@ pub fn seccomp_fds() -> Result<Vec<OwnedFd>> {
 }
 
 /// Step 4: the run's proxy on `channel`; it ends TLS toward the bound entries' hosts with
-/// `tls` when the plan says so, with the sentinels taken from `delivery`.
+/// `tls` when the plan says so, with the sentinels taken from `delivery`. What it says while
+/// the run goes on (its first failure toward a host) goes to `notice`.
 pub fn start_proxy(
     ws: &Workspace,
     rec: &LoopRecord,
@@ -235,6 +236,7 @@ pub fn start_proxy(
     channel: std::os::unix::net::UnixStream,
     delivery: &mut Delivery,
     tls: Option<Arc<Tls>>,
+    notice: Option<crate::report::LiveWarnings>,
 ) -> Result<crate::egress::proxy::Proxy> {
     let (sentinels, tls) = match (proxy.intercept, tls) {
         (true, Some(tls)) => (
@@ -249,6 +251,8 @@ pub fn start_proxy(
         events: ws.loop_events(&rec.id),
         sentinels,
         tls,
+        loop_id: rec.id.clone(),
+        notice,
     };
     crate::egress::proxy::Proxy::start(channel, setup).map_err(|e| {
         Error::new(
@@ -280,7 +284,15 @@ fn in_sandbox(
     };
     // Dropped (and so stopped) on every early return.
     let proxy = match (channel, &sandboxed.proxy) {
-        (Some(channel), Some(p)) => Some(start_proxy(ws, rec, p, channel, &mut delivery, tls)?),
+        (Some(channel), Some(p)) => Some(start_proxy(
+            ws,
+            rec,
+            p,
+            channel,
+            &mut delivery,
+            tls,
+            report.live_warnings(),
+        )?),
         _ => None,
     };
     let applied = limits::apply(

@@ -82,7 +82,7 @@ pub struct VaultView {
     pub bound: Vec<String>,
     /// What the proxy stands in for, each with the hosts that may receive it: one for each
     /// bound variable, one for each credential in a bound file.
-    pub bindings: Vec<(String, Vec<Pattern>)>,
+    pub bindings: Vec<(String, crate::egress::sentinel::Binding)>,
     /// The files, relative to `$HOME`.
     pub files: Vec<PathBuf>,
 }
@@ -97,7 +97,7 @@ impl VaultView {
             bindings: delivery
                 .sentinels
                 .iter()
-                .map(|s| (s.entry.clone(), s.hosts.clone()))
+                .map(|s| (s.entry.clone(), s.binding.clone()))
                 .collect(),
             files: delivery.files.iter().map(|(rel, _)| rel.clone()).collect(),
         }
@@ -479,17 +479,17 @@ pub fn plan(
         ));
     }
     if let Some(policy) = &policy {
-        for (entry, hosts) in &vault.bindings {
-            let admitted = hosts.iter().any(|h| {
+        for (entry, binding) in &vault.bindings {
+            let admitted = binding.hosts.iter().any(|h| {
                 policy
                     .allowed()
                     .iter()
-                    .any(|a| patterns_meet(&a.pattern, h))
+                    .any(|a| patterns_meet(&a.pattern, &h.pattern))
             });
             if !admitted {
                 warnings.push(format!(
                     "{entry} is bound to {}, which this run's allowlist does not admit",
-                    crate::egress::sentinel::hosts_text(hosts)
+                    binding.hosts_text()
                 ));
             }
         }
@@ -823,7 +823,7 @@ mod tests {
             bound: vec!["env:GH_TOKEN".into()],
             bindings: vec![(
                 "env:GH_TOKEN".into(),
-                hosts.iter().map(|h| Pattern::parse(h).unwrap()).collect(),
+                crate::egress::sentinel::Binding::parse(&hosts.join(","), &[]).unwrap(),
             )],
             files: Vec::new(),
         }

@@ -1,26 +1,18 @@
-//! An entry's binding to hosts (issue 16): which hosts may receive its value. It is stored
-//! encrypted with the value, in the entry's header inside the same age file
-//! (`entryfmt.rs`), so nobody who cannot decrypt the entry learns where it goes, and the two
-//! cannot be separated or swapped.
+//! An entry's binding to hosts (issues 16 and 27): which hosts and ports may receive its
+//! value, and which headers besides the common token headers carry it there
+//! (`egress::sentinel::binding`). It is stored encrypted with the value, in the entry's
+//! header inside the same age file (`entryfmt.rs`), so nobody who cannot decrypt the entry
+//! learns where it goes, and the two cannot be separated or swapped.
 
-use crate::egress::policy::Pattern;
+use crate::egress::sentinel::binding::Binding;
 
-/// The hosts an entry is bound to; an empty list is no binding.
-pub type Hosts = Vec<Pattern>;
+/// The hosts an entry is bound to, and the headers that carry it; no hosts is no binding.
+pub type Hosts = Binding;
 
-/// `HOST[,HOST...]` as given to `--for`: host names and the allowlist's two wildcard forms.
+/// `HOST[:PORT][,HOST[:PORT]...]` as given to `--for`: host names and the allowlist's two
+/// wildcard forms, each with a port or none (443); no headers named.
 pub fn parse_hosts(list: &str) -> Result<Hosts, String> {
-    let mut out: Hosts = Vec::new();
-    for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let p = Pattern::parse(raw)?;
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    if out.is_empty() {
-        return Err("no host given".into());
-    }
-    Ok(out)
+    Binding::parse(list, &[])
 }
 
 /// The hosts git-loop suggests for an entry by its name or its value's known prefix, as

@@ -128,7 +128,7 @@ pub fn open_with(ws: &Workspace, vault: &str, identity: &Path) -> Result<Deliver
                 let inside = if hosts.is_empty() {
                     text.to_string()
                 } else {
-                    let s = Sentinel::new(label, &text, hosts);
+                    let s = Sentinel::new(label, &text, hosts).in_vault(vault);
                     let placeholder = s.placeholder.clone();
                     delivery.sentinels.push(s);
                     placeholder
@@ -152,7 +152,7 @@ pub fn open_with(ws: &Workspace, vault: &str, identity: &Path) -> Result<Deliver
                 for span in spans {
                     inside.extend_from_slice(&plain[last..span.start]);
                     let secret = String::from_utf8_lossy(&plain[span.clone()]);
-                    let s = Sentinel::new(label.clone(), &secret, hosts.clone());
+                    let s = Sentinel::new(label.clone(), &secret, hosts.clone()).in_vault(vault);
                     inside.extend_from_slice(s.placeholder.as_bytes());
                     delivery.sentinels.push(s);
                     last = span.end;

@@ -6,6 +6,7 @@
 //! vault work\n
 //! env GITHUB_TOKEN\n            (or: file .config/gh/hosts.yml)
 //! for api.github.com,*.github.com\n   (only for an entry bound to hosts)
+//! header x-custom\n                   (only when its binding names headers)
 //! \n
 //! <value>
 //! ```
@@ -71,13 +72,23 @@ pub struct Decoded<'a> {
     /// The hosts of the entry's binding as written (`for` split at commas, trimmed); empty
     /// when it is bound to none.
     pub hosts: Vec<&'a str>,
+    /// The headers besides the common token headers that carry its value (`header`, split
+    /// at commas, trimmed); only with hosts.
+    pub headers: Vec<&'a str>,
     pub value: &'a [u8],
 }
 
 /// Writes the plaintext of an entry into `out` (which the caller wipes): the header naming
-/// it, its hosts (none: unbound), then the value. The names must hold no newline (vault,
-/// variable and `$HOME` names never do: `names.rs`).
-pub fn encode(out: &mut Vec<u8>, stored: StoredAs<'_>, hosts: &[&str], value: &[u8]) {
+/// it, its hosts (none: unbound) and the headers that carry it (only with hosts), then the
+/// value. The names must hold no newline (vault, variable, header and `$HOME` names never
+/// do: `names.rs`, `egress::sentinel::binding`).
+pub fn encode(
+    out: &mut Vec<u8>,
+    stored: StoredAs<'_>,
+    hosts: &[&str],
+    headers: &[&str],
+    value: &[u8],
+) {
     out.reserve(V2.len() + stored.vault.len() + stored.name.len() + 64 + value.len());
     out.extend_from_slice(V2);
     out.extend_from_slice(b"vault ");
@@ -91,6 +102,11 @@ pub fn encode(out: &mut Vec<u8>, stored: StoredAs<'_>, hosts: &[&str], value: &[
         out.extend_from_slice(b"for ");
         out.extend_from_slice(hosts.join(",").as_bytes());
         out.push(b'\n');
+        if !headers.is_empty() {
+            out.extend_from_slice(b"header ");
+            out.extend_from_slice(headers.join(",").as_bytes());
+            out.push(b'\n');
+        }
     }
     out.push(b'\n');
     out.extend_from_slice(value);
@@ -103,6 +119,7 @@ pub fn decode(plain: &[u8]) -> Result<Decoded<'_>, String> {
         return Ok(Decoded {
             format: Format::Legacy,
             hosts: Vec::new(),
+            headers: Vec::new(),
             value: plain,
         });
     }
@@ -119,6 +136,7 @@ pub fn decode(plain: &[u8]) -> Result<Decoded<'_>, String> {
     let mut vault = None;
     let mut kind_name = None;
     let mut hosts = None;
+    let mut headers = None;
     let mut header_len = 0usize;
     loop {
         let Some(end) = rest.iter().position(|&b| b == b'\n') else {
@@ -158,6 +176,18 @@ pub fn decode(plain: &[u8]) -> Result<Decoded<'_>, String> {
                 }
                 hosts = Some(list);
             }
+            (_, "header") => {
+                slot_taken(headers.is_some())?;
+                let list: Vec<&str> = text
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                if list.is_empty() {
+                    return Err("its header names no header".into());
+                }
+                headers = Some(list);
+            }
             (2, "vault") => {
                 slot_taken(vault.is_some())?;
                 vault = Some(text);
@@ -185,9 +215,13 @@ pub fn decode(plain: &[u8]) -> Result<Decoded<'_>, String> {
             _ => return Err("its header does not name its vault and entry".into()),
         }
     };
+    if hosts.is_none() && headers.is_some() {
+        return Err("its header names headers but no host".into());
+    }
     Ok(Decoded {
         format,
         hosts: hosts.unwrap_or_default(),
+        headers: headers.unwrap_or_default(),
         value: rest,
     })
 }
@@ -198,7 +232,7 @@ mod tests {
 
     fn sealed(stored: StoredAs<'_>, hosts: &[&str], value: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        encode(&mut out, stored, hosts, value);
+        encode(&mut out, stored, hosts, &[], value);
         out
     }
 
@@ -232,6 +266,31 @@ mod tests {
     }
 
     #[test]
+    fn headers_travel_with_the_hosts() {
+        let mut plain = Vec::new();
+        encode(
+            &mut plain,
+            WORK_TOKEN,
+            &["api.github.com", "ghe.example:8443"],
+            &["x-custom", "x-other"],
+            b"v",
+        );
+        assert!(
+            plain.ends_with(b"for api.github.com,ghe.example:8443\nheader x-custom,x-other\n\nv")
+        );
+        let d = decode(&plain).unwrap();
+        assert_eq!(d.hosts, ["api.github.com", "ghe.example:8443"]);
+        assert_eq!(
+            (d.headers, d.value),
+            (vec!["x-custom", "x-other"], &b"v"[..])
+        );
+        // Without hosts, headers are not written: nothing would carry the value.
+        let mut plain = Vec::new();
+        encode(&mut plain, WORK_TOKEN, &[], &["x-custom"], b"v");
+        assert!(decode(&plain).unwrap().headers.is_empty());
+    }
+
+    #[test]
     fn older_plaintexts_are_legacy() {
         let d = decode(b"plain value").unwrap();
         assert_eq!((d.format, d.value), (Format::Legacy, &b"plain value"[..]));
@@ -259,6 +318,14 @@ mod tests {
             (b"\0git-loop-entry 2\nvault w\nenv X\nvault v\n\nv", "twice"),
             (b"\0git-loop-entry 2\nvault w\nenv X\nfile Y\n\nv", "twice"),
             (b"\0git-loop-entry 2\nvault w\nenv X\nfor \n\nv", "no host"),
+            (
+                b"\0git-loop-entry 2\nvault w\nenv X\nheader x-a\n\nv",
+                "but no host",
+            ),
+            (
+                b"\0git-loop-entry 2\nvault w\nenv X\nfor a.example\nheader \n\nv",
+                "names no header",
+            ),
             (
                 b"\0git-loop-entry 2\nvault w\nenv X\nwho knows\n\nv",
                 "does not know",

@@ -716,9 +716,10 @@ impl Vault {
         let plain = self.decrypt_bytes(identity, entry, &sealed)?;
         let decoded = entryfmt::decode(&plain).map_err(|why| self.corrupt(entry, &why))?;
         let hosts = if decoded.hosts.is_empty() {
-            Vec::new()
+            super::binding::Hosts::default()
         } else {
-            super::binding::parse_hosts(&decoded.hosts.join(","))
+            let headers: Vec<String> = decoded.headers.iter().map(|h| h.to_string()).collect();
+            crate::egress::sentinel::binding::Binding::parse(&decoded.hosts.join(","), &headers)
                 .map_err(|why| self.corrupt(entry, &format!("its binding is not valid: {why}")))?
         };
         let legacy = match decoded.format {
@@ -831,10 +832,11 @@ impl Vault {
         &self,
         entry: &EntryRef,
         value: &[u8],
-        hosts: &[crate::egress::policy::Pattern],
+        binding: &super::binding::Hosts,
     ) -> Zeroizing<Vec<u8>> {
-        let hosts: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+        let hosts: Vec<String> = binding.hosts.iter().map(ToString::to_string).collect();
         let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
+        let headers: Vec<&str> = binding.headers.iter().map(String::as_str).collect();
         let mut out = Zeroizing::new(Vec::new());
         entryfmt::encode(
             &mut out,
@@ -844,6 +846,7 @@ impl Vault {
                 name: &entry.name,
             },
             &hosts,
+            &headers,
             value,
         );
         out
@@ -877,7 +880,7 @@ impl Vault {
 
     /// Encrypts `value` to the vault's accepted recipients and stores it as `entry`, unbound.
     pub fn write(&self, entry: &EntryRef, value: &[u8]) -> Result<Written, VaultError> {
-        self.write_bound(entry, value, &[])
+        self.write_bound(entry, value, &super::binding::Hosts::default())
     }
 
     /// Encrypts `value` with its names and its binding to `hosts` (none: unbound) and
@@ -886,7 +889,7 @@ impl Vault {
         &self,
         entry: &EntryRef,
         value: &[u8],
-        hosts: &[crate::egress::policy::Pattern],
+        hosts: &super::binding::Hosts,
     ) -> Result<Written, VaultError> {
         Vault::check_value(entry, value)?;
         Vault::check_bindable(entry, value, hosts)?;
@@ -900,7 +903,7 @@ impl Vault {
     pub fn check_bindable(
         entry: &EntryRef,
         value: &[u8],
-        hosts: &[crate::egress::policy::Pattern],
+        hosts: &super::binding::Hosts,
     ) -> Result<(), VaultError> {
         if entry.kind == EntryKind::File
             && !hosts.is_empty()

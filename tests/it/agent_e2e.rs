@@ -327,7 +327,7 @@ impl Setup {
     }
 
     /// A user whose agent is `command` (a TOML array), logged in with `key` bound to the
-    /// stand-in's host (a user behind a gateway says the same with `--for`).
+    /// stand-in's host and port (a user behind a gateway says the same with `--for`).
     pub(crate) fn with(stand_in: StandIn, command: &str, permissions: &str, key: &str) -> Setup {
         let env = TestEnv::new();
         let gitconfig = env.home.join(".gitconfig");
@@ -361,8 +361,10 @@ impl Setup {
         let new = setup.git_loop_in(&setup.repo.clone(), &["new", "greet"], None);
         assert_eq!(new.code, 0, "{}", new.stderr);
         setup.id = new.stdout.trim().to_string();
+        // Bound to the stand-in's port as well: a binding without one is for 443 only.
+        let bound_to = format!("api.stand-in.test:{}", setup.stand_in.port);
         let login = setup.git_loop(
-            &["agent", "login", "--for", "api.stand-in.test"],
+            &["agent", "login", "--for", &bound_to],
             Some(key.as_bytes()),
         );
         assert_eq!(login.code, 0, "{}", login.stderr);

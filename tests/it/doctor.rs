@@ -1,7 +1,9 @@
 use std::fs;
 
-use crate::common::TestEnv;
+use crate::common::{apply_fix, TestEnv};
 
+/// (`doctor` runs in a network namespace of the test's own: what the machine's DNS answers
+/// for the registries is not the workspace's health; see `TestEnv::run_in`.)
 #[test]
 fn a_healthy_workspace() {
     let env = TestEnv::new();
@@ -12,7 +14,14 @@ fn a_healthy_workspace() {
     run.stdout_has("no problems found");
     let json = env.run(["doctor", "--json"]).ok().json();
     let findings = json.as_array().unwrap();
-    assert!(findings.iter().all(|f| f["level"] == "ok"), "{json}");
+    // Nothing resolves there: the registries are named as unreachable, which is no
+    // problem of the workspace's.
+    assert!(
+        findings
+            .iter()
+            .all(|f| f["level"] == "ok" || (f["check"] == "network" && f["level"] == "info")),
+        "{json}"
+    );
     // Every area was looked at, each with a finding of its own.
     for check in ["workspace", "sandbox", "agent", "identity", "login"] {
         assert!(
@@ -159,4 +168,69 @@ fn a_new_in_progress_is_left_alone() {
     drop(owner);
     env.run(["list"]).ok();
     assert!(!staging.exists());
+}
+
+/// `doctor` resolves the names the sandboxes need (the registries, the git hosts, the
+/// profile's and the config's names, the pins) as the proxy does, and judges them by the
+/// proxy's checks: names the proxy would refuse are one problem with the one command that
+/// allows every such address, and after that command they pass; a name on the denylist is
+/// a problem no setting fixes. Names are pinned (the run is in a network namespace of the
+/// test's own, so nothing else resolves and nothing is reached).
+#[test]
+fn doctor_judges_the_names_sandboxes_need_as_the_proxy_does() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.new_loop(&repo, "net");
+    env.agent_login();
+    let config = env.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    fs::write(
+        &config,
+        "[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[network.hosts]\n\
+         \"registry.npmjs.org\" = \"203.0.113.80\"\n\"pypi.org\" = \"10.1.2.3\"\n\
+         \"crates.io\" = \"127.0.0.1\"\n\"github.com\" = \"169.254.169.254\"\n\
+         \"mirror.corp.test\" = \"100.64.1.2\"\n",
+    )
+    .unwrap();
+    // The team's default sandbox profile allows the mirror.
+    let profile = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    fs::write(
+        &profile,
+        "[network]\nallow_domains = [\"mirror.corp.test\"]\n",
+    )
+    .unwrap();
+    let run = env.run(["doctor"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    run.stdout_has(
+        "problem network: the proxy would refuse 3 allowed names here: \
+         mirror.corp.test (the name resolves to 100.64.1.2, a shared (CGNAT, 100.64.0.0/10) address); \
+         pypi.org (the name resolves to 10.1.2.3, a private (RFC 1918) address); \
+         registry.npmjs.org (the name resolves to 203.0.113.80, a documentation (RFC 5737) address)\n\
+         \x20       fix: git loop config set --operator network.allow_cidrs \
+         '[\"127.0.0.0/8\", \"100.64.1.2/32\", \"10.1.2.3/32\", \"203.0.113.80/32\"]'\n",
+    )
+    .stdout_has("problem network: the proxy refuses 1 allowed name here whatever is set: github.com (169.254.169.254 is on the fixed denylist")
+    .stdout_has("ok      network: 1 allowed name resolves to addresses the proxy reaches (crates.io)");
+    apply_fix(&env, &run.stdout);
+    let run = env.run(["doctor"]);
+    assert!(!run.stdout.contains("would refuse"), "{}", run.stdout);
+    run.stdout_has("ok      network: 4 allowed names resolve to addresses the proxy reaches (crates.io, mirror.corp.test, pypi.org, registry.npmjs.org)");
+    let json = env.run(["doctor", "--json"]).json();
+    let network: Vec<&serde_json::Value> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "network")
+        .collect();
+    assert!(
+        network.iter().any(|f| f["level"] == "info"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("do not resolve here")),
+        "{network:?}"
+    );
 }

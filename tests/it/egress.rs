@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv};
+use crate::common::netns::{require, Kill, Netns};
+use crate::common::{apply_fix, Run, TestEnv};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -188,25 +189,6 @@ impl UdpCanary {
         let mut buf = [0u8; 512];
         self.0.recv_from(&mut buf).is_ok()
     }
-}
-
-/// A tool the tests need; its absence fails the test with the fix (`.ci/run` installs
-/// them all), never a silent pass.
-/// The path of `tool`, which the test needs: its absence fails the test with the package
-/// to install (never a silent skip).
-#[track_caller]
-fn require(tool: &str, package: &str) -> PathBuf {
-    std::env::var("PATH")
-        .unwrap_or_default()
-        .split(':')
-        .chain(["/usr/sbin", "/sbin"])
-        .map(|d| Path::new(d).join(tool))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "{tool} is needed for this test: sudo apt-get install {package} (or run .ci/run)"
-            )
-        })
 }
 
 /// A test CA (`ca.pem` in `dir`, which the tests put in the loop's workdir as `tls/`) and
@@ -1507,15 +1489,6 @@ LogLevel ERROR
 ";
 
 /// Kills a child process of the test when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Is something listening on TCP `port` of the network namespace `pid` is in? (Read
 /// from /proc, so it works for a namespace the test is not in.)
 fn listening(pid: u32, port: u16) -> bool {
@@ -2416,75 +2389,6 @@ fn attack_38_a_tunnel_that_is_neither_tls_nor_http_is_refused() {
 // Tests in a network namespace of their own (only a loopback): the proxy dials there
 // ---------------------------------------------------------------------------------------
 
-/// A network namespace with only a loopback, held open by a sleeping process; `prefix`
-/// runs a command inside it.
-struct Netns {
-    _holder: Kill,
-    prefix: Vec<String>,
-}
-
-impl Netns {
-    fn new() -> Netns {
-        require("unshare", "util-linux");
-        require("nsenter", "util-linux");
-        require("ip", "iproute2");
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        let mut holder = Command::new("unshare");
-        if !root {
-            holder.arg("--map-root-user");
-        }
-        let holder = holder
-            .args(["--net", "sleep", "600"])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("unshare starts");
-        let pid = holder.id().to_string();
-        let own = fs::read_link("/proc/self/ns/net").unwrap();
-        let start = Instant::now();
-        while fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|n| n == own) {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "unshare did not make a namespace"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let mut prefix: Vec<String> = vec!["nsenter".into(), "-t".into(), pid, "-n".into()];
-        if !root {
-            prefix.extend(["-U".into(), "--preserve-credentials".into()]);
-        }
-        let up = Command::new(&prefix[0])
-            .args(&prefix[1..])
-            .args(["ip", "link", "set", "lo", "up"])
-            .status()
-            .unwrap();
-        assert!(up.success(), "cannot bring the namespace's loopback up");
-        Netns {
-            _holder: Kill(holder),
-            prefix,
-        }
-    }
-
-    /// `git loop ARGS` inside the namespace.
-    fn run(&self, env: &TestEnv, args: &[&str]) -> Run {
-        let out = Command::new(&self.prefix[0])
-            .args(&self.prefix[1..])
-            .arg(crate::common::BIN)
-            .args(args)
-            .env_clear()
-            .envs(env.envs())
-            .current_dir(&env.root)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-}
-
 #[test]
 fn ssh_to_a_baseline_git_host_goes_through_socks_by_default() {
     // github.com on port 22 is allowed raw TCP by the baseline; the name is pinned to a
@@ -2923,4 +2827,266 @@ fn attack_38_a_body_held_for_100_continue_is_not_sent_after_a_final_answer() {
             "POST /ignore HTTP/1.1 => got hello body".to_string(),
         ],
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 28: every refusal names its own fix; an unreachable host is said at once
+// ---------------------------------------------------------------------------------------
+
+/// A host not on the allowlist: the 403 body and the violation name the rule and the
+/// command that allows it for the loop; run as it stands, the same request goes through.
+#[test]
+fn an_unlisted_host_is_refused_with_the_command_that_allows_it() {
+    let web = Web::start("unlisted");
+    let (env, id) = setup(&pins(&["unlisted.test"], true));
+    let port = web.port.to_string();
+    let script = "curl -sS -o refusal.txt -w 'unlisted => %{http_code}\\n' \"http://unlisted.test:$1/\"; cat refusal.txt";
+    let run = sh(&env, &id, &[], script, &[&port]).ok();
+    assert_eq!(probe(&run, "unlisted"), "403");
+    let body = fs::read_to_string(env.workdir(&id).join("refusal.txt")).unwrap();
+    let fix = format!(
+        "fix: git loop config set --loop {id} network.allow_domains '[\"unlisted.test\"]'\n"
+    );
+    assert!(
+        body.contains("rule: allowlist") && body.contains(&fix),
+        "{body}"
+    );
+    assert_eq!(web.seen(), 0);
+    let v = violations(&env, &id);
+    assert_eq!(
+        v[0]["fix"],
+        fix.trim_start_matches("fix: ").trim_end(),
+        "{v:?}"
+    );
+    env.run(["log", &id]).ok().stdout_has(&format!(
+        "(fix: {})",
+        fix.trim_start_matches("fix: ").trim_end()
+    ));
+    apply_fix(&env, &body);
+    let run = sh(&env, &id, &[], script, &[&port]).ok();
+    assert_eq!(probe(&run, "unlisted"), "200");
+    assert_eq!(web.seen(), 1);
+}
+
+/// A server inside a network namespace of the test's own, on `address`, answering every
+/// GET with `mirror ok`; its port is the kernel's choice.
+struct Mirror {
+    _server: Kill,
+    port: u16,
+}
+
+impl Mirror {
+    fn start(ns: &Netns, address: &str) -> Mirror {
+        const SERVER: &str = r#"
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"mirror ok\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer((sys.argv[1], 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+        let mut child = ns
+            .command("python3")
+            .args(["-c", SERVER, address])
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("the mirror did not start: {line:?}"));
+        Mirror {
+            _server: Kill(child),
+            port,
+        }
+    }
+}
+
+/// A registry's name that resolves to a documentation address (as a private mirror or
+/// split DNS gives): refused with the operator's `allow_cidrs` command for exactly that
+/// address, not `--allow-domain`, which would change nothing; run as it stands, the same
+/// request reaches the mirror. In a network namespace of its own, where the address is on
+/// the loopback. A name that resolves nowhere there is said on the run's terminal.
+#[test]
+fn an_address_refusal_names_the_operators_range_and_it_works() {
+    let ns = Netns::new();
+    ns.add_address("192.0.2.10/32");
+    let mirror = Mirror::start(&ns, "192.0.2.10");
+    let (env, id) = setup("[network.hosts]\n\"mirror.test\" = \"192.0.2.10\"\n");
+    let port = mirror.port.to_string();
+    let script = format!(
+        "curl -sS -o refusal.txt -w 'mirror => %{{http_code}}\\n' http://mirror.test:{port}/; cat refusal.txt"
+    );
+    let args = [
+        "run",
+        "-q",
+        &id,
+        "--allow-domain",
+        "mirror.test",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ];
+    let run = ns.run(&env, &args).ok();
+    assert_eq!(probe(&run, "mirror"), "403");
+    let body = fs::read_to_string(env.workdir(&id).join("refusal.txt")).unwrap();
+    assert!(body.contains("rule: address"), "{body}");
+    assert!(
+        body.contains("192.0.2.10, a documentation (RFC 5737) address"),
+        "{body}"
+    );
+    assert!(
+        body.contains(
+            "fix: git loop config set --operator network.allow_cidrs '[\"192.0.2.10/32\"]'\n"
+        ),
+        "{body}"
+    );
+    assert!(body.contains("--allow-domain changes nothing"), "{body}");
+    apply_fix(&env, &body);
+    let run = ns.run(&env, &args).ok();
+    assert_eq!(probe(&run, "mirror"), "200");
+    let got = fs::read_to_string(env.workdir(&id).join("refusal.txt")).unwrap();
+    assert_eq!(got, "mirror ok\n");
+    // No DNS in the namespace: the name cannot be resolved, which is said at once.
+    let run = ns
+        .run(
+            &env,
+            &[
+                "run",
+                &id,
+                "--allow-domain",
+                "nowhere.test",
+                "--",
+                "sh",
+                "-c",
+                "curl -sS -o /dev/null -w 'nowhere => %{http_code}\\n' http://nowhere.test/; echo 'after the request' >&2",
+            ],
+        )
+        .ok();
+    assert_eq!(probe(&run, "nowhere"), "502");
+    let said = run
+        .stderr
+        .find(
+            "warning: the network proxy cannot reach nowhere.test:80: cannot resolve nowhere.test",
+        )
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        said < run.stderr.find("after the request").unwrap(),
+        "{}",
+        run.stderr
+    );
+}
+
+/// An API host the proxy cannot reach is said on the run's terminal at once, once per
+/// host however often it is tried, while the run goes on (before what the command prints
+/// after the attempt), and in the log.
+#[test]
+fn an_unreachable_host_is_said_at_once_once_per_host() {
+    let (env, id) = setup(&pins(&["down.test", "down2.test"], true));
+    // A port nothing listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let script = "for i in 1 2 3; do curl -s -o /dev/null -w 'down => %{http_code}\\n' http://down.test:$1/; done; \
+                  echo 'after the attempts' >&2; \
+                  curl -s -o /dev/null -w 'down2 => %{http_code}\\n' http://down2.test:$1/";
+    let mut argv = vec![
+        "run",
+        &id,
+        "--allow-domain",
+        "down.test",
+        "--allow-domain",
+        "down2.test",
+    ];
+    argv.extend(["--", "sh", "-c", script, "sh", &port]);
+    let run = env.run(argv).ok();
+    assert_eq!(probe(&run, "down"), "502");
+    let line = format!(
+        "warning: the network proxy cannot reach down.test:{port}: 127.0.0.1: connection refused"
+    );
+    assert_eq!(run.stderr.matches(&line).count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.find(&line).unwrap() < run.stderr.find("after the attempts").unwrap(),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr
+            .matches("warning: the network proxy cannot reach down2.test")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    let log = env.run(["log", &id]).ok();
+    assert_eq!(
+        log.stdout
+            .matches(&format!("down.test:{port} could not be reached"))
+            .count(),
+        3,
+        "{}",
+        log.stdout
+    );
+}
+
+/// `show --net` lists every address class the proxy refuses, each with its range.
+#[test]
+fn show_net_lists_every_refused_address_class() {
+    let (env, id) = setup("");
+    let out = env.run(["show", &id, "--net"]).ok().stdout;
+    for (range, class) in [
+        ("0.0.0.0/8", "this network"),
+        ("127.0.0.0/8", "loopback"),
+        ("10.0.0.0/8", "private (RFC 1918)"),
+        ("172.16.0.0/12", "private (RFC 1918)"),
+        ("192.168.0.0/16", "private (RFC 1918)"),
+        ("169.254.0.0/16", "link-local"),
+        ("100.64.0.0/10", "CGNAT"),
+        ("192.0.0.0/24", "IETF protocol assignments"),
+        ("192.0.2.0/24", "documentation"),
+        ("198.51.100.0/24", "documentation"),
+        ("203.0.113.0/24", "documentation"),
+        ("192.88.99.0/24", "6to4 relay"),
+        ("198.18.0.0/15", "benchmarking"),
+        ("224.0.0.0/4", "multicast"),
+        ("240.0.0.0/4", "reserved"),
+        ("255.255.255.255/32", "limited broadcast"),
+        ("::/128", "unspecified"),
+        ("::1/128", "loopback"),
+        ("64:ff9b:1::/48", "translation"),
+        ("fc00::/7", "unique local"),
+        ("fe80::/10", "link-local"),
+        ("fec0::/10", "site-local"),
+        ("ff00::/8", "multicast"),
+        ("not 2000::/3", "outside global unicast"),
+        ("2001::/23", "Teredo"),
+        ("2001:db8::/32", "documentation"),
+        ("3fff::/20", "documentation"),
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("{range} ")) && l.contains(class)),
+            "show --net lacks {range} ({class}):\n{out}"
+        );
+    }
+    let json = env.run(["show", &id, "--net", "--json"]).ok().json();
+    assert_eq!(json["refused_addresses"].as_array().unwrap().len(), 27);
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 
-use crate::common::{Run, TestEnv};
+use crate::common::{apply_fix, Run, TestEnv};
 
 /// The real value: it must never be seen inside.
 const TOKEN: &str = "ghp_REALvalue0123456789abcdefABCDEF012345";
@@ -160,12 +160,138 @@ impl Https {
     }
 }
 
+/// What the test server answers with: a whole body, or one sent in pieces.
+type Reply = http_body_util::Either<Full<Bytes>, Pieces>;
+
+fn whole(body: impl Into<Bytes>) -> Reply {
+    http_body_util::Either::Left(Full::new(body.into()))
+}
+
+/// A body sent in pieces, each after a pause, so that each reaches the proxy on its own
+/// (a form of the value cut between two of them).
+struct Pieces {
+    parts: std::collections::VecDeque<Bytes>,
+    pause: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl hyper::body::Body for Pieces {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        use std::future::Future;
+        if let Some(p) = self.pause.as_mut() {
+            std::task::ready!(p.as_mut().poll(cx));
+            self.pause = None;
+        }
+        match self.parts.pop_front() {
+            Some(part) => {
+                self.pause = Some(Box::pin(tokio::time::sleep(Duration::from_millis(20))));
+                std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(part))))
+            }
+            None => std::task::Poll::Ready(None),
+        }
+    }
+}
+
+/// `text` percent-encoded as a URL's component (RFC 3986's unreserved characters kept).
+fn pct(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn b64(text: &str) -> String {
+    base64::Engine::encode(&base64::engine::general_purpose::STANDARD, text)
+}
+
+fn b64url(text: &str) -> String {
+    base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, text)
+}
+
+/// The mirror's text: every request header, the Authorization header in the forms
+/// servers echo credentials in, the credential after its scheme as Basic credentials
+/// would carry it, and the request's body.
+fn mirror_text(headers: &BTreeMap<String, String>, body: &[u8]) -> String {
+    let auth = headers.get("authorization").cloned().unwrap_or_default();
+    let credential = auth.split_once(' ').map_or(auth.as_str(), |(_, c)| c);
+    let mut text = String::from("{\"headers\": ");
+    text.push_str(&serde_json::to_string(headers).unwrap());
+    text.push_str("}\n");
+    for (label, form) in [
+        ("raw", auth.clone()),
+        ("pct", pct(&auth)),
+        ("b64", b64(&auth)),
+        ("b64url", b64url(&auth)),
+        ("hex", hex(&auth)),
+        ("basic", b64(&format!("x-access-token:{credential}"))),
+    ] {
+        text.push_str(&format!("{label}: {form}\n"));
+    }
+    text.push_str("body: ");
+    text.push_str(&String::from_utf8_lossy(body));
+    text.push('\n');
+    text
+}
+
+/// `/mirror...`: the request echoed (see [`mirror_text`]), its Authorization in response
+/// headers too; `-split` sends the body in pieces of 7 bytes, `-gzip` compresses it with
+/// gzip (asked or not), `-br` claims a coding the proxy cannot read.
+fn mirror(path: &str, headers: &BTreeMap<String, String>, body: &[u8]) -> hyper::Response<Reply> {
+    let auth = headers.get("authorization").cloned().unwrap_or_default();
+    let text = mirror_text(headers, body);
+    let mut resp = hyper::Response::builder()
+        .status(200)
+        .header("content-type", "text/plain")
+        .header("x-echo", auth.as_str())
+        .header("x-echo-pct", pct(&auth))
+        .header("x-echo-b64", b64(&auth))
+        .header("x-echo-b64url", b64url(&auth))
+        .header("x-echo-hex", hex(&auth))
+        .header("set-cookie", format!("seen={}; Path=/", pct(&auth)));
+    if path.contains("-gzip") {
+        use std::io::Write as _;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(text.as_bytes()).unwrap();
+        resp = resp.header("content-encoding", "gzip");
+        return resp.body(whole(e.finish().unwrap())).unwrap();
+    }
+    if path.contains("-br") {
+        resp = resp.header("content-encoding", "br");
+        return resp.body(whole(text)).unwrap();
+    }
+    if path.contains("-split") {
+        let parts = text
+            .as_bytes()
+            .chunks(7)
+            .map(Bytes::copy_from_slice)
+            .collect();
+        return resp
+            .body(http_body_util::Either::Right(Pieces { parts, pause: None }))
+            .unwrap();
+    }
+    resp.body(whole(text)).unwrap()
+}
+
 async fn respond(
     req: hyper::Request<hyper::body::Incoming>,
     conn: usize,
     log: &Mutex<Vec<Seen>>,
     git_root: Option<PathBuf>,
-) -> hyper::Response<Full<Bytes>> {
+) -> hyper::Response<Reply> {
     let (parts, body) = req.into_parts();
     let (body, complete) = match body.collect().await {
         Ok(b) => (b.to_bytes().to_vec(), true),
@@ -207,7 +333,7 @@ async fn respond(
             return hyper::Response::builder()
                 .status(401)
                 .header("www-authenticate", "Basic realm=\"git\"")
-                .body(Full::new(Bytes::from("credentials needed\n")))
+                .body(whole("credentials needed\n"))
                 .unwrap();
         }
         let (path_info, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -219,13 +345,28 @@ async fn respond(
         })
         .await
         .unwrap();
-        return out;
+        return out.map(http_body_util::Either::Left);
     }
     if let Some(n) = path.strip_prefix("/large/") {
         let body = large_body(n.parse().unwrap());
         return hyper::Response::builder()
             .status(200)
-            .body(Full::new(Bytes::from(body)))
+            .body(whole(body))
+            .unwrap();
+    }
+    if path.starts_with("/mirror") {
+        return mirror(&path, &headers, &body);
+    }
+    // `/redirect?to=URL`: a redirect to URL, with TOKEN_HERE in it replaced by the value
+    // (as a server that puts a credential in a link would), B64_HERE by its base64.
+    if let Some(to) = path.strip_prefix("/redirect?to=") {
+        let to = to
+            .replace("TOKEN_HERE", TOKEN)
+            .replace("B64_HERE", &b64url(TOKEN));
+        return hyper::Response::builder()
+            .status(302)
+            .header("location", to)
+            .body(whole("moved\n"))
             .unwrap();
     }
     let mut resp = hyper::Response::builder().status(200);
@@ -234,8 +375,7 @@ async fn respond(
             resp = resp.header("x-echo", a.as_str());
         }
     }
-    resp.body(Full::new(Bytes::from(format!("ok {path}\n"))))
-        .unwrap()
+    resp.body(whole(format!("ok {path}\n"))).unwrap()
 }
 
 /// The body of `/large/N`: N bytes that repeat no short pattern.
@@ -343,6 +483,8 @@ impl Canary {
 struct Setup {
     env: TestEnv,
     id: String,
+    /// The CA of the test servers, which the proxy trusts.
+    ca: TestCa,
     bound: Https,
     other: Https,
     canary: Canary,
@@ -405,6 +547,7 @@ impl Setup {
         let tls = env.workdir(&id).join("tls");
         fs::create_dir_all(&tls).unwrap();
         fs::write(tls.join("ca.pem"), &ca.ca_pem).unwrap();
+        // Bound to the servers' ports: a binding without one is port 443 alone.
         vault_set(
             &env,
             &[
@@ -414,7 +557,7 @@ impl Setup {
                 "env",
                 "GITHUB_TOKEN",
                 "--for",
-                "api.bound.test",
+                &format!("api.bound.test:{}", bound.port),
             ],
             TOKEN,
         )
@@ -428,7 +571,7 @@ impl Setup {
                 "env",
                 "LLM_KEY",
                 "--for",
-                "llm.bound.test",
+                &format!("llm.bound.test:{}", bound.port),
             ],
             OTHER,
         )
@@ -436,6 +579,7 @@ impl Setup {
         Setup {
             env,
             id,
+            ca,
             bound,
             other,
             canary,
@@ -845,11 +989,24 @@ print("socks-allowed =>", socks(b"other.test", port))
 #[test]
 fn wildcard_bindings_match_as_in_the_allowlist() {
     let s = Setup::new();
+    let port = s.bound.port;
     s.env
-        .run(["vault", "bind", "default", "GITHUB_TOKEN", "*.bound.test"])
+        .run([
+            "vault",
+            "bind",
+            "default",
+            "GITHUB_TOKEN",
+            &format!("*.bound.test:{port}"),
+        ])
         .ok();
     s.env
-        .run(["vault", "bind", "default", "LLM_KEY", "llm.*.test"])
+        .run([
+            "vault",
+            "bind",
+            "default",
+            "LLM_KEY",
+            &format!("llm.*.test:{port}"),
+        ])
         .ok();
     let run = s
         .sh(r#"
@@ -884,6 +1041,18 @@ curl -sS -o /dev/null -w 'neither => %{http_code}\n' --cacert tls/ca.pem -H "Aut
 fn a_bound_host_is_reached_only_with_a_verified_certificate() {
     let s = Setup::new();
     let rogue = Https::start(&test_ca(&["llm.bound.test"]), None);
+    s.env
+        .run([
+            "vault",
+            "bind",
+            "default",
+            "LLM_KEY",
+            &format!(
+                "llm.bound.test:{},llm.bound.test:{}",
+                s.bound.port, rogue.port
+            ),
+        ])
+        .ok();
     let run = s
         .sh(&format!(
             "ROGUE={}; H=\"x-api-key: $LLM_KEY\"\n\
@@ -1051,7 +1220,10 @@ print("found =>", found)
     assert_eq!(probe(&run, "found"), "['/proc/self/environ']");
     let show = s.env.run(["show", &s.id]).ok();
     show.stdout_has("plaintext:  1 entry (env:PLAIN_TOKEN)");
-    show.stdout_has("bound:      env:GITHUB_TOKEN for api.bound.test (a placeholder inside)");
+    show.stdout_has(&format!(
+        "bound:      env:GITHUB_TOKEN for api.bound.test:{} (a placeholder inside)",
+        s.bound.port
+    ));
     let json = s.env.run(["show", &s.id, "--json"]).ok().json();
     assert_eq!(
         json["receives"]["plaintext"],
@@ -1059,7 +1231,7 @@ print("found =>", found)
     );
     assert_eq!(
         json["receives"]["bound"]["env:GITHUB_TOKEN"],
-        serde_json::json!(["api.bound.test"])
+        serde_json::json!([format!("api.bound.test:{}", s.bound.port)])
     );
 }
 
@@ -1145,7 +1317,7 @@ fn a_bound_file_holds_placeholders_and_works() {
             ".netrc",
             netrc.to_str().unwrap(),
             "--for",
-            "api.bound.test",
+            &format!("api.bound.test:{}", s.bound.port),
         ])
         .ok();
     let run = s
@@ -1349,4 +1521,302 @@ fn agent_login_binds_to_the_agents_api() {
     unbound.stderr_has("is unbound");
     let list = env.run(["vault", "list", "--json"]).ok().json();
     assert_eq!(list[0]["entries"][0]["for"], serde_json::json!([]));
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 27: credential fields only, per host and port; nothing comes back
+// ---------------------------------------------------------------------------------------
+
+/// Every form of `value` a server might echo it in: as it is, percent-encoded, hex, and
+/// for base64 (both alphabets) the run of characters that depends on the value alone,
+/// for each of the three places the value can start in a group of three bytes.
+fn forms_of(value: &str) -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let mut out = vec![
+        value.to_string(),
+        pct(value),
+        hex(value),
+        hex(value).to_uppercase(),
+    ];
+    for k in 0..3 {
+        let mut bytes = vec![0u8; k];
+        bytes.extend_from_slice(value.as_bytes());
+        let (first, last) = ((8 * k).div_ceil(6), (8 * k + 8 * value.len()) / 6);
+        out.push(STANDARD_NO_PAD.encode(&bytes)[first..last].to_string());
+        out.push(URL_SAFE_NO_PAD.encode(&bytes)[first..last].to_string());
+    }
+    out
+}
+
+/// No form of the value in `text` (named `what` in the failure).
+#[track_caller]
+fn assert_no_form(what: &str, text: &str) {
+    for form in forms_of(TOKEN) {
+        assert!(!text.contains(&form), "{what} holds {form}:\n{text}");
+    }
+}
+
+/// The value goes into the fields that carry credentials (Authorization, Basic
+/// credentials, the token headers) and nowhere else: User-Agent, Cookie, a header of the
+/// client's own and a Referer get the placeholder, from curl and from requests alike. A
+/// binding that names headers (`--header`) puts it there too; nothing here is refused.
+#[test]
+fn a_value_goes_into_credential_fields_only() {
+    let s = Setup::new();
+    let fields = r#"
+echo "placeholder => $GITHUB_TOKEN"
+curl -sS -o /dev/null -w "fields$N => %{http_code}\n" "https://api.bound.test:$BOUND/fields$N" \
+  -H "Authorization: Bearer $GITHUB_TOKEN" -H "User-Agent: agent/$GITHUB_TOKEN" \
+  -H "X-Custom: $GITHUB_TOKEN" -H "Cookie: t=$GITHUB_TOKEN" -H "X-Api-Key: $GITHUB_TOKEN" \
+  -H "Private-Token: $GITHUB_TOKEN" -H "Referer: https://x.example/?t=$GITHUB_TOKEN"
+curl -sS -o /dev/null -w "basic$N => %{http_code}\n" -u "x-access-token:$GITHUB_TOKEN" "https://api.bound.test:$BOUND/basic$N"
+python3 - <<EOF
+import os, requests
+t = os.environ["GITHUB_TOKEN"]
+r = requests.get("https://api.bound.test:$BOUND/requests$N", auth=("x-access-token", t),
+    headers={"User-Agent": "py/" + t, "X-Custom": t})
+print("requests$N =>", r.status_code)
+EOF
+"#;
+    let run = s.sh(&format!("N=1; {fields}")).ok();
+    for label in ["fields1", "basic1", "requests1"] {
+        assert_eq!(probe(&run, label), "200", "{label}: {}", run.stderr);
+    }
+    let ph = probe(&run, "placeholder").to_string();
+    let seen = s.bound.seen();
+    let get = |p: &str| seen.iter().find(|r| r.path == p).unwrap().headers.clone();
+    let basic = |v: &str| format!("Basic {}", b64(&format!("x-access-token:{v}")));
+    let f = get("/fields1");
+    assert_eq!(f["authorization"], format!("Bearer {TOKEN}"));
+    assert_eq!(f["x-api-key"], TOKEN);
+    assert_eq!(f["private-token"], TOKEN);
+    assert_eq!(f["user-agent"], format!("agent/{ph}"));
+    assert_eq!(f["x-custom"], ph);
+    assert_eq!(f["cookie"], format!("t={ph}"));
+    assert_eq!(f["referer"], format!("https://x.example/?t={ph}"));
+    assert_eq!(get("/basic1")["authorization"], basic(TOKEN));
+    let r = get("/requests1");
+    assert_eq!(r["authorization"], basic(TOKEN));
+    assert_eq!(r["user-agent"], format!("py/{ph}"));
+    assert_eq!(r["x-custom"], ph);
+    // Named headers carry it; the others still do not.
+    let port = s.bound.port;
+    s.env
+        .run([
+            "vault",
+            "bind",
+            "default",
+            "GITHUB_TOKEN",
+            &format!("api.bound.test:{port}"),
+            "--header",
+            "X-Custom,Cookie",
+        ])
+        .ok();
+    s.env.run(["vault", "list"]).ok().stdout_has(&format!(
+        "for api.bound.test:{port} (also in x-custom, cookie)"
+    ));
+    let run = s.sh(&format!("N=2; {fields}")).ok();
+    let ph = probe(&run, "placeholder").to_string();
+    let seen = s.bound.seen();
+    let get = |p: &str| seen.iter().find(|r| r.path == p).unwrap().headers.clone();
+    let f = get("/fields2");
+    assert_eq!(f["x-custom"], TOKEN);
+    assert_eq!(f["cookie"], format!("t={TOKEN}"));
+    assert_eq!(f["user-agent"], format!("agent/{ph}"));
+    assert_eq!(f["referer"], format!("https://x.example/?t={ph}"));
+    assert_eq!(get("/requests2")["x-custom"], TOKEN);
+    assert!(s.violations().is_empty(), "{:#?}", s.violations());
+}
+
+/// A server that echoes what it received (headers and body, in every form servers
+/// write credentials in: raw, percent-encoded, base64 both ways, hex, Basic) hands the
+/// sandbox only the placeholder's forms: over HTTP/1.1 and HTTP/2, in a body sent in
+/// pieces of 7 bytes (every form cut across pieces), gzip-compressed, in response headers
+/// and cookies; an answer in a coding the proxy cannot read is refused (502).
+#[test]
+fn no_form_of_the_value_comes_back() {
+    let s = Setup::new();
+    let run = s
+        .sh(r#"
+echo "placeholder => $GITHUB_TOKEN"
+mkdir -p got
+H="Authorization: Bearer $GITHUB_TOKEN"
+for v in 1.1 2; do
+  for m in mirror mirror-split mirror-gzip; do
+    curl -sS --http$v --compressed -H "$H" -D "got/$m-$v.head" -o "got/$m-$v.body" \
+      -w "$m-$v => %{http_code} %{http_version}\n" "https://api.bound.test:$BOUND/$m"
+  done
+done
+python3 - <<EOF
+import os, requests
+r = requests.get("https://api.bound.test:$BOUND/mirror-gzip",
+    headers={"Authorization": "Bearer " + os.environ["GITHUB_TOKEN"]})
+open("got/requests.body", "w").write(r.text)
+open("got/requests.head", "w").write("\n".join("%s: %s" % kv for kv in r.headers.items()))
+print("requests =>", r.status_code, r.headers.get("content-encoding"))
+EOF
+curl -sS -H "$H" -o got/br.body -w 'br => %{http_code}\n' "https://api.bound.test:$BOUND/mirror-br"
+"#)
+        .ok();
+    let ph = probe(&run, "placeholder").to_string();
+    for v in ["1.1", "2"] {
+        for m in ["mirror", "mirror-split", "mirror-gzip"] {
+            assert_eq!(
+                probe(&run, &format!("{m}-{v}")),
+                format!("200 {v}"),
+                "{m} {v}"
+            );
+        }
+    }
+    assert_eq!(probe(&run, "requests"), "200 None");
+    assert_eq!(probe(&run, "br"), "502");
+    // The server received the value, and the requests asked for gzip.
+    let seen = s.bound.seen();
+    let gz: Vec<&Seen> = seen.iter().filter(|r| r.path == "/mirror-gzip").collect();
+    assert_eq!(gz.len(), 3, "{seen:#?}");
+    for r in &gz {
+        assert_eq!(r.headers["authorization"], format!("Bearer {TOKEN}"));
+        assert_eq!(r.headers["accept-encoding"], "gzip");
+    }
+    // What the sandbox got: no form of the value, and each form of the placeholder
+    // exactly where the server wrote the value's.
+    let got = s.env.workdir(&s.id).join("got");
+    let auth = format!("Bearer {ph}");
+    let mut files = 0;
+    for entry in fs::read_dir(&got).unwrap() {
+        let path = entry.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert_no_form(&name, &text);
+        files += 1;
+        if name.ends_with(".body") && name != "br.body" {
+            for line in [
+                format!("raw: {auth}"),
+                format!("pct: {}", pct(&auth)),
+                format!("b64: {}", b64(&auth)),
+                format!("b64url: {}", b64url(&auth)),
+                format!("hex: {}", hex(&auth)),
+                format!("basic: {}", b64(&format!("x-access-token:{ph}"))),
+            ] {
+                assert!(text.contains(&line), "{name} lacks {line}:\n{text}");
+            }
+        } else if name.ends_with(".head") {
+            let text = text.to_ascii_lowercase();
+            for line in [
+                format!("x-echo: {auth}"),
+                format!("x-echo-b64: {}", b64(&auth)),
+                format!("x-echo-hex: {}", hex(&auth)),
+                format!("set-cookie: seen={}", pct(&auth)),
+            ] {
+                let line = line.to_ascii_lowercase();
+                assert!(text.contains(&line), "{name} lacks {line}:\n{text}");
+            }
+            assert!(!text.contains("content-encoding"), "{name}:\n{text}");
+        }
+    }
+    assert_eq!(files, 15);
+    s.env
+        .run(["log", &s.id])
+        .ok()
+        .stdout_has("which the proxy cannot read to keep bound credentials out");
+}
+
+/// A redirect whose Location carries the value (as it is, or in base64) is refused and
+/// recorded, followed or not; nothing reaches where it points. The twin: a redirect
+/// without it comes through.
+#[test]
+fn a_redirect_that_carries_the_value_is_refused() {
+    let s = Setup::new();
+    let run = s
+        .sh(r#"
+H="Authorization: Bearer $GITHUB_TOKEN"
+R="https://api.bound.test:$BOUND/redirect?to=https://other.test:$OTHER"
+curl -sS -o got.txt -w 'raw => %{http_code}\n' -H "$H" "$R/landing1?t=TOKEN_HERE"
+cat got.txt
+curl -sS -L -o /dev/null -w 'followed => %{http_code}\n' -H "$H" "$R/landing2?t=TOKEN_HERE"
+curl -sS -L -o /dev/null -w 'b64 => %{http_code}\n' -H "$H" "$R/landing3?c=B64_HERE"
+curl -sS -o /dev/null -w 'plain => %{http_code} %{redirect_url}\n' -H "$H" "$R/landing4"
+"#)
+        .ok();
+    assert_eq!(probe(&run, "raw"), "403");
+    assert_eq!(probe(&run, "followed"), "403");
+    assert_eq!(probe(&run, "b64"), "403");
+    assert!(run.stdout.contains("rule: credential"), "{}", run.stdout);
+    assert_no_form("the refusal", &run.stdout);
+    assert_eq!(
+        probe(&run, "plain"),
+        format!("302 https://other.test:{}/landing4", s.other.port)
+    );
+    assert!(s.other.seen().is_empty(), "{:#?}", s.other.seen());
+    let refused: Vec<_> = s
+        .violations()
+        .into_iter()
+        .filter(|v| {
+            v["rule"] == "credential"
+                && v["entry"] == "env:GITHUB_TOKEN"
+                && v["reason"].as_str().unwrap().contains("(Location)")
+        })
+        .collect();
+    assert_eq!(refused.len(), 3, "{:#?}", s.violations());
+    let events = fs::read_to_string(s.env.loop_dir(&s.id).join("events.jsonl")).unwrap();
+    assert_no_form("events.jsonl", &events);
+}
+
+/// Another port of a bound host is another host: the placeholder toward it is refused,
+/// and the refusal names the command that binds the entry there too; run as it stands,
+/// the same request then reaches that port with the value. The same for another entry's
+/// host.
+#[test]
+fn another_port_gets_the_placeholder_refused_until_bound_there() {
+    let s = Setup::new();
+    let second = Https::start(&s.ca, None);
+    let script = format!(
+        "SECOND={}\n{}",
+        second.port,
+        r#"
+curl -sS -o port.txt -w 'port => %{http_code}\n' -H "Authorization: Bearer $GITHUB_TOKEN" "https://api.bound.test:$SECOND/port"
+curl -sS -o entry.txt -w 'entry => %{http_code}\n' -H "x-api-key: $LLM_KEY" "https://api.bound.test:$BOUND/entry"
+"#
+    );
+    let run = s.sh(&script).ok();
+    assert_eq!(probe(&run, "port"), "403");
+    assert_eq!(probe(&run, "entry"), "403");
+    assert!(second.seen().is_empty());
+    let port_body = fs::read_to_string(s.env.workdir(&s.id).join("port.txt")).unwrap();
+    let (p1, p2) = (s.bound.port, second.port);
+    assert!(
+        port_body.contains(&format!(
+            "fix: git loop vault bind default env:GITHUB_TOKEN api.bound.test:{p1},api.bound.test:{p2}\n"
+        )),
+        "{port_body}"
+    );
+    let entry_body = fs::read_to_string(s.env.workdir(&s.id).join("entry.txt")).unwrap();
+    assert!(
+        entry_body.contains(&format!(
+            "fix: git loop vault bind default env:LLM_KEY llm.bound.test:{p1},api.bound.test:{p1}\n"
+        )),
+        "{entry_body}"
+    );
+    // The violations carry the same commands.
+    let fixes: Vec<String> = s
+        .violations()
+        .iter()
+        .filter_map(|v| v["fix"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(fixes.len(), 2, "{fixes:?}");
+    apply_fix(&s.env, &port_body);
+    apply_fix(&s.env, &entry_body);
+    let run = s.sh(&script).ok();
+    assert_eq!(probe(&run, "port"), "200");
+    assert_eq!(probe(&run, "entry"), "200");
+    assert_eq!(
+        second.seen()[0].headers["authorization"],
+        format!("Bearer {TOKEN}")
+    );
+    let seen = s.bound.seen();
+    assert_eq!(
+        seen.iter().find(|r| r.path == "/entry").unwrap().headers["x-api-key"],
+        OTHER
+    );
 }

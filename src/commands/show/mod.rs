@@ -52,7 +52,7 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
         let bindings = crate::vault::entry_bindings(&ws, &rec.vault);
         let plaintext: Vec<&str> = bindings
             .iter()
-            .filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty))
+            .filter(|(_, h)| h.as_ref().is_some_and(|h| h.is_empty()))
             .map(|(l, _)| l.as_str())
             .collect();
         let bound: serde_json::Map<String, serde_json::Value> = bindings
@@ -61,7 +61,7 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
                 let h = h.as_ref().filter(|h| !h.is_empty())?;
                 Some((
                     l.clone(),
-                    serde_json::json!(h.iter().map(ToString::to_string).collect::<Vec<_>>()),
+                    serde_json::json!(h.hosts.iter().map(ToString::to_string).collect::<Vec<_>>()),
                 ))
             })
             .collect();
@@ -114,7 +114,7 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
         let bindings = crate::vault::entry_bindings(&ws, &rec.vault);
         let plaintext: Vec<&str> = bindings
             .iter()
-            .filter(|(_, h)| h.as_ref().is_some_and(Vec::is_empty))
+            .filter(|(_, h)| h.as_ref().is_some_and(|h| h.is_empty()))
             .map(|(l, _)| l.as_str())
             .collect();
         let unknown = bindings.iter().filter(|(_, h)| h.is_none()).count();
@@ -135,7 +135,7 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
                     out,
                     "bound:      {} for {} (a placeholder inside)",
                     shown(label),
-                    crate::egress::sentinel::hosts_text(h)
+                    h.hosts_text()
                 )?;
             }
         }

@@ -1,6 +1,7 @@
 //! `show --net`: the egress policy of the loop's `proxy` runs.
 
 use super::*;
+use crate::egress::policy::{AddressClass, ADDRESS_CLASSES};
 
 /// `show --net`: the egress policy of the loop's `proxy` runs.
 pub(super) fn show_net(
@@ -19,6 +20,7 @@ pub(super) fn show_net(
             "deny_addresses": policy.denied_addresses().iter().map(|(ip, why)| serde_json::json!({"address": ip.to_string(), "why": why})).collect::<Vec<_>>(),
             "hosts": policy.hosts().iter().map(|(n, ip)| (n.clone(), serde_json::json!(ip.to_string()))).collect::<serde_json::Map<_, _>>(),
             "allow_cidrs": policy.cidrs().iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            "refused_addresses": ADDRESS_CLASSES.iter().map(|c| serde_json::json!({"range": range_text(c), "class": c.name})).collect::<Vec<_>>(),
         });
         return crate::commands::print_json(ui, &value).map(|()| 0);
     }
@@ -69,11 +71,35 @@ pub(super) fn show_net(
     for c in policy.cidrs() {
         writeln!(out, "allowed range: {c} (operator allow_cidrs)")?;
     }
+    writeln!(out)?;
+    let w = ADDRESS_CLASSES
+        .iter()
+        .map(|c| range_text(c).len())
+        .max()
+        .unwrap_or(0);
     writeln!(
         out,
-        "Refused at connect time unless an allowed range covers them: loopback, private (RFC 1918), \
-         link-local, CGNAT, unique local, multicast and unspecified addresses, in IPv4-mapped forms too. \
-         IP addresses are never a target: only host names."
+        "{BOLD}{:<w$}  REFUSED AT CONNECT TIME unless an allowed range covers it{RESET}",
+        "ADDRESSES"
+    )?;
+    for c in ADDRESS_CLASSES {
+        writeln!(out, "{:<w$}  {}", range_text(c), c.name)?;
+    }
+    writeln!(
+        out,
+        "An IPv6 address that holds an IPv4 one (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96, \
+         6to4 2002::/16, IPv4-compatible) is judged by the IPv4 address. IP addresses are never \
+         a target: only host names. A range is allowed in the operator config: \
+         git loop config set --operator network.allow_cidrs '[\"RANGE\"]' (keep the ranges listed above)."
     )?;
     Ok(0)
+}
+
+/// A class's range as `show --net` writes it.
+fn range_text(c: &AddressClass) -> String {
+    if c.outside {
+        format!("not {}", c.range)
+    } else {
+        c.range.to_string()
+    }
 }

@@ -11,9 +11,13 @@ use super::*;
 /// unencrypted ssh-ed25519 or ssh-rsa private key works too. Values are decrypted in
 /// memory only, at a loop's start.
 ///
-/// An entry bound to hosts (`set ... --for HOST`, or `bind`) never enters the sandbox:
-/// inside, it is a placeholder made for each run, and the network proxy puts the value in
-/// only over HTTPS to those hosts, refusing the placeholder anywhere else.
+/// An entry bound to hosts (`set ... --for HOST[:PORT]`, or `bind`) never enters the
+/// sandbox: inside, it is a placeholder made for each run, and the network proxy puts the
+/// value in only over HTTPS to those hosts and ports, in the fields that carry credentials
+/// (Authorization, the common token headers such as X-Api-Key, the headers named with
+/// --header, and credential fields of a query, form or JSON body), refusing the
+/// placeholder anywhere else; any form of the value in what those hosts answer is masked
+/// back to the placeholder.
 #[derive(Debug, clap::Args)]
 pub struct VaultArgs {
     #[command(subcommand)]
@@ -94,14 +98,20 @@ pub enum VaultAction {
         /// For a file: the file to store (`-` for stdin).
         path: Option<PathBuf>,
         /// Bind the entry to these hosts (comma-separated; `*.example.com` and
-        /// `name.*.example.com` as in the allowlist): the sandbox gets a placeholder, and
-        /// the proxy puts the value into HTTPS requests to these hosts only.
+        /// `name.*.example.com` as in the allowlist; `HOST:PORT` for a port other than
+        /// 443): the sandbox gets a placeholder, and the proxy puts the value into HTTPS
+        /// requests to these hosts and ports only.
         #[arg(
             long = "for",
-            value_name = "HOST[,HOST...]",
+            value_name = "HOST[:PORT][,...]",
             conflicts_with = "unbound"
         )]
         hosts: Option<String>,
+        /// A request header that carries the value besides Authorization and the common
+        /// token headers (X-Api-Key, Api-Key, X-Auth-Token, Private-Token, ...); repeat it
+        /// or separate names with commas. Cookie carries it only when named.
+        #[arg(long = "header", value_name = "NAME", requires = "hosts")]
+        headers: Vec<String>,
         /// Store the entry bound to no host: its value goes into the sandbox as it is.
         #[arg(long)]
         unbound: bool,
@@ -114,9 +124,14 @@ pub enum VaultAction {
         /// The entry: env:NAME, file:REL, or a bare name.
         entry: String,
         /// The hosts, comma-separated (`*.example.com` and `name.*.example.com` as in the
-        /// allowlist).
-        #[arg(value_name = "HOST[,HOST...]", required_unless_present = "unbound")]
+        /// allowlist; `HOST:PORT` for a port other than 443).
+        #[arg(value_name = "HOST[:PORT][,...]", required_unless_present = "unbound")]
         hosts: Option<String>,
+        /// A request header that carries the value besides Authorization and the common
+        /// token headers; repeat it or separate names with commas. The binding is replaced
+        /// as a whole: name every header it keeps.
+        #[arg(long = "header", value_name = "NAME", conflicts_with = "unbound")]
+        headers: Vec<String>,
         /// Bind the entry to no host: its value goes into the sandbox as it is.
         #[arg(long, conflicts_with = "hosts")]
         unbound: bool,

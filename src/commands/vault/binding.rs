@@ -7,18 +7,31 @@ use super::*;
 pub(super) enum Binding {
     /// Keep what the entry has (none for a new entry).
     Keep,
-    To(Vec<Pattern>),
+    To(Bound),
     Unbound,
 }
 
 impl Binding {
-    pub(super) fn from_args(hosts: Option<&str>, unbound: bool) -> Result<Binding> {
+    pub(super) fn from_args(
+        hosts: Option<&str>,
+        headers: &[String],
+        unbound: bool,
+    ) -> Result<Binding> {
         match (hosts, unbound) {
-            (Some(list), _) => vault::binding::parse_hosts(list).map(Binding::To).map_err(|why| {
-                Error::usage(format!("--for: {why}")).hint(
-                    "give host names, *.example.com (its subdomains) or name.*.example.com (one label), separated by commas",
-                )
-            }),
+            (Some(list), _) => {
+                let mut binding = vault::binding::parse_hosts(list).map_err(|why| {
+                    Error::usage(format!("--for: {why}")).hint(
+                        "give host names, *.example.com (its subdomains) or name.*.example.com (one label), each with :PORT for a port other than 443, separated by commas",
+                    )
+                })?;
+                binding.headers = crate::egress::sentinel::binding::parse_headers(headers)
+                    .map_err(|why| {
+                        Error::usage(format!("--header: {why}")).hint(
+                            "name a request header that carries the credential (X-Custom-Token); Authorization and the common token headers need no --header",
+                        )
+                    })?;
+                Ok(Binding::To(binding))
+            }
             (None, true) => Ok(Binding::Unbound),
             (None, false) => Ok(Binding::Keep),
         }
@@ -31,7 +44,7 @@ pub(super) fn current_hosts(
     ws: &Workspace,
     v: &Vault,
     entry: &EntryRef,
-) -> Result<Vec<Pattern>> {
+) -> Result<Bound> {
     let found = match v.find(entry) {
         Ok(found) => found,
         // Something that is not an entry stands where its file goes (a link): the new
@@ -48,12 +61,12 @@ pub(super) fn current_hosts(
                 // no binding of its.
                 Err(e @ (VaultError::Moved { .. } | VaultError::UnpinnedLegacy { .. })) => {
                     ui.warn(format!("replacing what was refused: {e}"))?;
-                    Ok(Vec::new())
+                    Ok(Bound::default())
                 }
                 Err(e) => Err(e.into()),
             }
         }
-        None => Ok(Vec::new()),
+        None => Ok(Bound::default()),
     }
 }
 
@@ -63,7 +76,7 @@ pub(super) fn check_required(
     ws: &Workspace,
     vault: &str,
     entry: &EntryRef,
-    hosts: &[Pattern],
+    hosts: &Bound,
     value: Option<&[u8]>,
 ) -> Result<()> {
     if !hosts.is_empty()
@@ -90,7 +103,7 @@ pub(super) fn say_binding(
     ui: &mut Ui,
     vault: &str,
     entry: &EntryRef,
-    hosts: &[Pattern],
+    hosts: &Bound,
     value: &[u8],
 ) -> Result<()> {
     if hosts.is_empty() {
@@ -106,11 +119,15 @@ pub(super) fn say_binding(
             )?;
         }
     } else {
+        let headers = match hosts.headers.len() {
+            0 => String::new(),
+            _ => format!(" (also in {})", hosts.headers.join(", ")),
+        };
         ui.status(format!(
-            "{} is bound to {}: the sandbox gets a placeholder, and the proxy puts the value into HTTPS requests to {} only",
+            "{} is bound to {}: the sandbox gets a placeholder, and the proxy puts the value into the credential fields{headers} of HTTPS requests to {} only",
             entry.label(),
-            crate::egress::sentinel::hosts_text(hosts),
-            if hosts.len() == 1 { "it" } else { "them" }
+            hosts.hosts_text(),
+            if hosts.hosts.len() == 1 { "it" } else { "them" }
         ))?;
     }
     Ok(())

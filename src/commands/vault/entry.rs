@@ -42,7 +42,7 @@ pub(super) fn edit(ui: &mut Ui, name: &str, text: &str) -> Result<u8> {
             let (plain, hosts) = v.open_entry(&id, e)?;
             (plain, hosts, Some(sealed))
         }
-        None => (Zeroizing::new(Vec::new()), Vec::new(), None),
+        None => (Zeroizing::new(Vec::new()), Default::default(), None),
     };
     let limit = entry.kind.limit();
     let file_name = Path::new(&entry.name)

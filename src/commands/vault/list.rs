@@ -9,7 +9,7 @@ use super::*;
 struct Listed {
     entry: Entry,
     /// None: the binding cannot be read (no identity, or not a recipient).
-    hosts: Option<Vec<Pattern>>,
+    hosts: Option<Bound>,
     legacy: bool,
     /// Why it is not delivered as it is (copied or renamed, an older entry not pinned).
     refused: Option<String>,
@@ -116,7 +116,7 @@ fn print_vault(ui: &mut Ui, one: &ListedVault) -> Result<()> {
     let plaintext = one
         .entries
         .iter()
-        .filter(|e| e.hosts.as_ref().is_some_and(Vec::is_empty))
+        .filter(|e| e.hosts.as_ref().is_some_and(Bound::is_empty))
         .count();
     let bound = one
         .entries
@@ -168,7 +168,8 @@ fn print_vault(ui: &mut Ui, one: &ListedVault) -> Result<()> {
             (Some(_), _) => "refused (not delivered)".to_string(),
             (None, None) => "binding unknown (cannot decrypt)".to_string(),
             (None, Some(h)) if h.is_empty() => "plaintext".to_string(),
-            (None, Some(h)) => format!("for {}", crate::egress::sentinel::hosts_text(h)),
+            (None, Some(h)) if h.headers.is_empty() => format!("for {}", h.hosts_text()),
+            (None, Some(h)) => format!("for {} (also in {})", h.hosts_text(), h.headers.join(", ")),
         };
         let older = if e.legacy {
             format!("  (older format: git loop vault rekey {})", one.v.name())
@@ -209,15 +210,15 @@ fn vault_json(one: &ListedVault) -> serde_json::Value {
         "accepted": one.decision != Decision::New,
         "recipients": one.recipients,
         "recipients_changed": changed,
-        "plaintext": one.entries.iter().filter(|e| e.hosts.as_ref().is_some_and(Vec::is_empty)).count(),
-        "entries": one.entries.iter().map(|e| entry_json(&e.entry, e.hosts.as_deref(), e.legacy, e.refused.as_deref())).collect::<Vec<_>>(),
+        "plaintext": one.entries.iter().filter(|e| e.hosts.as_ref().is_some_and(Bound::is_empty)).count(),
+        "entries": one.entries.iter().map(|e| entry_json(&e.entry, e.hosts.as_ref(), e.legacy, e.refused.as_deref())).collect::<Vec<_>>(),
         "skipped": one.bad.iter().map(|b| serde_json::json!({"path": b.path, "why": b.why})).collect::<Vec<_>>(),
     })
 }
 
 fn entry_json(
     e: &Entry,
-    hosts: Option<&[Pattern]>,
+    hosts: Option<&Bound>,
     legacy: bool,
     refused: Option<&str>,
 ) -> serde_json::Value {
@@ -226,7 +227,8 @@ fn entry_json(
         "name": e.entry.name,
         "size": e.size,
         "path": e.path,
-        "for": hosts.map(|h| h.iter().map(ToString::to_string).collect::<Vec<_>>()),
+        "for": hosts.map(|h| h.hosts.iter().map(ToString::to_string).collect::<Vec<_>>()),
+        "headers": hosts.map(|h| h.headers.clone()),
         "older_format": legacy,
         "refused": refused,
     })

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use zeroize::Zeroizing;
 
-use crate::egress::policy::Pattern;
+use crate::egress::sentinel::Binding as Bound;
 use crate::error::{Context, Error, Result};
 use crate::fsutil::Lock;
 use crate::ui::Ui;
@@ -40,21 +40,23 @@ pub fn run(ui: &mut Ui, args: VaultArgs) -> Result<u8> {
             name,
             path,
             hosts,
+            headers,
             unbound,
         } => {
-            let binding = Binding::from_args(hosts.as_deref(), unbound)?;
+            let binding = Binding::from_args(hosts.as_deref(), &headers, unbound)?;
             set(ui, &vault, kind, &name, path.as_deref(), binding)
         }
         VaultAction::Bind {
             vault,
             entry,
             hosts,
+            headers,
             unbound,
         } => bind(
             ui,
             &vault,
             &entry,
-            Binding::from_args(hosts.as_deref(), unbound)?,
+            Binding::from_args(hosts.as_deref(), &headers, unbound)?,
         ),
         VaultAction::Get {
             vault,

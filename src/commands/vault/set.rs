@@ -46,7 +46,7 @@ pub(super) fn set(
     let count = v.encryption_count()?;
     let hosts = match binding {
         Binding::To(hosts) => hosts,
-        Binding::Unbound => Vec::new(),
+        Binding::Unbound => Bound::default(),
         Binding::Keep => current_hosts(ui, &ws, &v, &entry)?,
     };
     check_required(ui, &ws, name, &entry, &hosts, Some(&value))?;
@@ -90,7 +90,7 @@ pub(super) fn bind(ui: &mut Ui, name: &str, text: &str, binding: Binding) -> Res
     let (value, before) = v.open_entry(&id, &found)?;
     let hosts = match binding {
         Binding::To(hosts) => hosts,
-        _ => Vec::new(),
+        _ => Bound::default(),
     };
     check_required(ui, &ws, name, &entry, &hosts, Some(&value))?;
     if hosts == before {

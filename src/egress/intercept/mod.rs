@@ -8,25 +8,30 @@
 //!    it signs, one per bound host, made when a host is first met. The CA's certificate
 //!    is what the sandbox trusts (spec.rs appends it to the system bundle inside).
 //! 2. A tunnel (CONNECT or SOCKS) whose first bytes are a TLS ClientHello naming a host
-//!    that some entry is bound to is not joined to its server as it is (proxy.rs): the
-//!    proxy answers the handshake itself, with that host's certificate, offering HTTP/2
-//!    and HTTP/1.1 (ALPN), and serves the connection with hyper.
+//!    that some entry's binding names (on any port) is not joined to its server as it is
+//!    (proxy.rs): the proxy answers the handshake itself, with that host's certificate,
+//!    offering HTTP/2 and HTTP/1.1 (ALPN), and serves the connection with hyper.
 //! 3. Every request on it is checked (`:authority` and Host must name the tunnel's host
 //!    and port, which must still pass the allowlist: no domain fronting), then rewritten:
-//!    hop-by-hop headers dropped, placeholders of entries bound to this host replaced in
-//!    the target, the headers (inside `Basic` credentials too) and bounded form or JSON
-//!    bodies; a placeholder of an entry not bound to it, anywhere the proxy reads,
-//!    refuses the request with 403 and a violation naming the entry.
+//!    hop-by-hop headers dropped, placeholders of entries bound to this host *and port*
+//!    replaced in the fields that carry credentials (sentinel/binding.rs: credential
+//!    parameters of the query, Authorization, inside `Basic` credentials too, the token
+//!    headers, credential fields of bounded form or JSON bodies); a placeholder of an
+//!    entry not bound there, anywhere the proxy reads, refuses the request with 403 and a
+//!    violation naming the entry and the `vault bind` command that would allow it.
+//!    `Accept-Encoding` is narrowed to the codings the proxy can read (masked.rs).
 //! 4. The request goes on over TLS to the server (rustls, verified against the host's
 //!    trust store plus the operator's `network.upstream_ca`), HTTP/2 where the server
 //!    offers it, else HTTP/1.1 over as many connections as requests run at once (each
-//!    dialed through the same checks as any other). The answer comes back with every
-//!    value of the run masked in its headers.
+//!    dialed through the same checks as any other).
+//! 5. The answer comes back with every form of every value of the run masked in its
+//!    headers, its body (as it streams, decoded from gzip or deflate) and its trailers;
+//!    an answer whose `Location` carries a value is refused (masked.rs).
 //!
-//! TLS toward any host no entry is bound to is never ended: the tunnel carries it as it
-//! is, so no value can reach such a host by construction.
+//! TLS toward any host no entry's binding names is never ended: the tunnel carries it as
+//! it is, so no value can reach such a host by construction.
 //!
-//! Here: steps 2 and 3. `tls.rs` holds step 1, `upstream.rs` step 4.
+//! Here: steps 2 and 3. `tls.rs` holds step 1, `upstream.rs` step 4, `masked.rs` step 5.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -44,7 +49,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use tokio::net::TcpStream;
 
-use super::policy::{canonical_host, Refusal, Rule};
+use super::policy::{canonical_host, Fix, Refusal, Rule};
 use super::proxy::{self, Dial, Shared};
 use super::sentinel::{Encoding, Misplaced, StreamSearch, MAX_BODY};
 use super::wire;
@@ -52,10 +57,12 @@ use super::wire;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
+mod masked;
 mod reads;
 mod tls;
 mod upstream;
 
+use masked::{answer, ask_readable_coding, Answer};
 use reads::*;
 pub use tls::*;
 use upstream::*;
@@ -115,8 +122,8 @@ pub(super) async fn serve(
 }
 
 /// The answer to a refused request (a 403 or 400 with the policy's words).
-fn refused(status: u16, target: &str, refusal: &Refusal) -> Response<ProxyBody> {
-    let (head, body) = proxy::refusal_parts(status, target, refusal);
+fn refused(sh: &Shared, status: u16, target: &str, refusal: &Refusal) -> Response<ProxyBody> {
+    let (head, body) = proxy::refusal_parts(sh, status, target, refusal);
     let mut resp = Response::new(full(body));
     *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
     for (name, value) in head {
@@ -155,6 +162,9 @@ pub(super) fn misplaced(m: &Misplaced, toward: &str) -> Refusal {
         ),
     );
     r.entry = Some(m.entry.clone());
+    if let Some(fix) = &m.fix {
+        r = r.with_fix(Fix::Command(fix.clone()));
+    }
     r
 }
 
@@ -247,7 +257,7 @@ async fn handle(
 ) -> Response<ProxyBody> {
     let refuse = |status: u16, r: Refusal| {
         sh.violation(route.via, &route.target, &r);
-        refused(status, &route.target, &r)
+        refused(sh, status, &route.target, &r)
     };
     if let Err(r) = check_authority(sh, route, &req) {
         return refuse(403, r);
@@ -271,7 +281,8 @@ async fn handle(
         );
     }
     let sentinels = &sh.sentinels;
-    let host = route.host.as_str();
+    let (host, port) = (route.host.as_str(), route.port);
+    let toward = Some((host, port));
     let (parts, body) = req.into_parts();
     // The target: a value goes into a credential parameter of its query, never its path.
     let path = parts
@@ -279,31 +290,34 @@ async fn handle(
         .path_and_query()
         .map(|p| p.as_str())
         .unwrap_or("/");
-    if let Some(m) = sentinels.misplaced_in(Some(host), path.as_bytes()) {
-        return refuse(403, misplaced(&m, host));
+    if let Some(m) = sentinels.misplaced_in(toward, path.as_bytes()) {
+        return refuse(403, misplaced(&m, &route.target));
     }
     let path = match path.split_once('?') {
-        Some((p, q)) => match sentinels.substitute(host, q.as_bytes(), Encoding::Percent) {
-            Err(m) => return refuse(403, misplaced(&m, host)),
+        Some((p, q)) => match sentinels.substitute(host, port, q.as_bytes(), Encoding::Percent) {
+            Err(m) => return refuse(403, misplaced(&m, &route.target)),
             Ok(Some(new)) => format!("{p}?{}", String::from_utf8_lossy(&new)),
             Ok(None) => path.to_string(),
         },
         None => path.to_string(),
     };
-    // The headers.
+    // The headers: a value goes into those that carry credentials (binding.rs).
     let drop = hop_by_hop(&parts.headers);
     let mut headers = http::HeaderMap::with_capacity(parts.headers.len());
     for (name, value) in &parts.headers {
         if drop.contains(name) {
             continue;
         }
-        let value = match sentinels.substitute_header(host, value.as_bytes()) {
-            Err(m) => return refuse(403, misplaced(&m, host)),
+        let value = match sentinels.substitute_header(host, port, name.as_str(), value.as_bytes()) {
+            Err(m) => return refuse(403, misplaced(&m, &route.target)),
             Ok(Some(new)) => HeaderValue::from_bytes(&new).unwrap_or_else(|_| value.clone()),
             Ok(None) => value.clone(),
         };
         headers.append(name.clone(), value);
     }
+    // What comes back is searched for every value of the run: only in codings the
+    // proxy can read (masked.rs).
+    ask_readable_coding(&mut headers);
     // The body: up to MAX_BODY read whole before anything goes on (rewritten when it is
     // of a kind tokens travel in); a larger one searched as it streams, and stopped
     // before a misplaced placeholder is sent on.
@@ -311,14 +325,14 @@ async fn handle(
     let body: ProxyBody = match read_bounded(body).await {
         Ok(Bounded::Whole(bytes)) => {
             let rewritten = match token_body(&headers) {
-                Some(encoding) => sentinels.substitute(host, &bytes, encoding),
-                None => match sentinels.misplaced_in(Some(host), &bytes) {
+                Some(encoding) => sentinels.substitute(host, port, &bytes, encoding),
+                None => match sentinels.misplaced_in(toward, &bytes) {
                     Some(m) => Err(m),
                     None => Ok(None),
                 },
             };
             match rewritten {
-                Err(m) => return refuse(403, misplaced(&m, host)),
+                Err(m) => return refuse(403, misplaced(&m, &route.target)),
                 Ok(Some(new)) => {
                     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(new.len()));
                     full(new)
@@ -328,15 +342,16 @@ async fn handle(
         }
         Ok(Bounded::Started(prefix, rest)) => {
             let mut search = StreamSearch::default();
-            if let Some(m) = search.feed(sentinels, Some(host), &prefix) {
-                return refuse(403, misplaced(&m, host));
+            if let Some(m) = search.feed(sentinels, toward, &prefix) {
+                return refuse(403, misplaced(&m, &route.target));
             }
-            let mut rest = Searched::new(rest, sh.clone(), host, search, found.clone());
+            let mut rest = Searched::new(rest, sh.clone(), host, port, search, found.clone());
             rest.prefix = (!prefix.is_empty()).then_some(prefix);
             rest.boxed_unsync()
         }
         Err(e) => return bad_gateway(&route.target, &format!("the request's body: {e}")),
     };
+    let head = parts.method == http::Method::HEAD;
     let mut out = Request::new(body);
     *out.method_mut() = parts.method;
     *out.headers_mut() = headers;
@@ -346,34 +361,21 @@ async fn handle(
         route.target.clone()
     };
     match upstream.send(out, &authority, &path).await {
-        Ok(resp) => answer(sh, resp),
+        Ok(resp) => match answer(sh, route, resp, head) {
+            Ok(resp) => resp,
+            Err(Answer::Refused(r)) => refuse(403, r),
+            Err(Answer::Unreadable(why)) => {
+                sh.upstream_failed(&route.target, &why);
+                bad_gateway(&route.target, &why)
+            }
+        },
         Err(e) => {
             if let Some(m) = found.lock().expect("not poisoned").take() {
-                return refuse(403, misplaced(&m, host));
+                return refuse(403, misplaced(&m, &route.target));
             }
             bad_gateway(&route.target, &e)
         }
     }
-}
-
-/// The server's answer as the client gets it: hop-by-hop headers dropped, and any value
-/// of this run in a header masked by its placeholder.
-fn answer(sh: &Shared, resp: Response<Incoming>) -> Response<ProxyBody> {
-    let (parts, body) = resp.into_parts();
-    let drop = hop_by_hop(&parts.headers);
-    let mut out = Response::new(body.map_err(|e| Box::new(e) as BoxError).boxed_unsync());
-    *out.status_mut() = parts.status;
-    for (name, value) in &parts.headers {
-        if drop.contains(name) {
-            continue;
-        }
-        let value = match sh.sentinels.mask(value.as_bytes()) {
-            Some(masked) => HeaderValue::from_bytes(&masked).unwrap_or_else(|_| value.clone()),
-            None => value.clone(),
-        };
-        out.headers_mut().append(name.clone(), value);
-    }
-    out
 }
 
 enum Bounded {
@@ -408,6 +410,7 @@ struct Searched {
     inner: Incoming,
     sh: Arc<Shared>,
     host: String,
+    port: u16,
     search: StreamSearch,
     found: Arc<Mutex<Option<Misplaced>>>,
 }
@@ -417,6 +420,7 @@ impl Searched {
         inner: Incoming,
         sh: Arc<Shared>,
         host: &str,
+        port: u16,
         search: StreamSearch,
         found: Arc<Mutex<Option<Misplaced>>>,
     ) -> Searched {
@@ -425,6 +429,7 @@ impl Searched {
             inner,
             sh,
             host: host.to_string(),
+            port,
             search,
             found,
         }
@@ -446,7 +451,10 @@ impl Body for Searched {
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
-                    if let Some(m) = this.search.feed(&this.sh.sentinels, Some(&this.host), data) {
+                    if let Some(m) =
+                        this.search
+                            .feed(&this.sh.sentinels, Some((&this.host, this.port)), data)
+                    {
                         *this.found.lock().expect("not poisoned") = Some(m);
                         return Poll::Ready(Some(Err("a misplaced placeholder".into())));
                     }

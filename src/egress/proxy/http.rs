@@ -15,7 +15,7 @@ pub(super) async fn http_connection(mut client: TcpStream, sh: &Arc<Shared>) {
         Ok(Err(e)) => {
             let refusal = Refusal::new(Rule::Malformed, e.to_string());
             sh.violation("http", "?", &refusal);
-            respond(&mut client, 400, "?", &refusal, false).await;
+            respond(sh, &mut client, 400, "?", &refusal, false).await;
             return;
         }
     };
@@ -34,7 +34,7 @@ pub(super) async fn http_connection(mut client: TcpStream, sh: &Arc<Shared>) {
         if authorized.is_some() {
             sh.violation("http", &target, &refusal);
         }
-        respond(&mut client, 407, &target, &refusal, true).await;
+        respond(sh, &mut client, 407, &target, &refusal, true).await;
         return;
     }
     if head.method.eq_ignore_ascii_case("CONNECT") {
@@ -57,12 +57,12 @@ pub(super) async fn http_connect(
         Ok((h, Some(p))) => (h, p),
         Ok((_, None)) => {
             let r = Refusal::new(Rule::Malformed, "a CONNECT target needs a port");
-            return respond(&mut client, 400, target, &r, false).await;
+            return respond(sh, &mut client, 400, target, &r, false).await;
         }
         Err(e) => {
             let r = Refusal::new(Rule::Malformed, e.to_string());
             sh.violation("connect", target, &r);
-            return respond(&mut client, 400, target, &r, false).await;
+            return respond(sh, &mut client, 400, target, &r, false).await;
         }
     };
     let checked = misplaced_in_target(sh, target)
@@ -72,14 +72,14 @@ pub(super) async fn http_connect(
         Ok(h) => h,
         Err(r) => {
             sh.violation("connect", target, &r);
-            return respond(&mut client, 403, target, &r, false).await;
+            return respond(sh, &mut client, 403, target, &r, false).await;
         }
     };
     let upstream = match dial(sh, &host, port).await {
         Ok(s) => s,
         Err(Dial::Refused(r)) => {
             sh.violation("connect", target, &r);
-            return respond(&mut client, 403, target, &r, false).await;
+            return respond(sh, &mut client, 403, target, &r, false).await;
         }
         Err(Dial::Failed(why)) => return bad_gateway(&mut client, target, &why).await,
     };
@@ -138,6 +138,7 @@ pub(super) fn host_header_agrees(
 /// The answer to a refused request: its status, and a body that says it is the sandbox's
 /// policy and names the rule, so an agent stops retrying around it.
 pub(super) fn refusal_answer(
+    sh: &Shared,
     status: u16,
     target: &str,
     refusal: &Refusal,
@@ -149,7 +150,7 @@ pub(super) fn refusal_answer(
         407 => "Proxy Authentication Required",
         _ => "Error",
     };
-    let (headers, body) = refusal_parts(status, target, refusal);
+    let (headers, body) = refusal_parts(sh, status, target, refusal);
     let mut head = format!("HTTP/1.1 {status} {text}\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -167,21 +168,25 @@ pub(super) fn refusal_answer(
 }
 
 /// The headers (beyond framing) and the body of a refusal, shared by the HTTP/1 answers
-/// here and the ones on connections the proxy ends (intercept.rs).
+/// here and the ones on connections the proxy ends (intercept.rs): the rule, the reason,
+/// the exact command that would allow it where one can (fix.rs), and what it means for
+/// the agent that meets it.
 pub(in crate::egress) fn refusal_parts(
+    sh: &Shared,
     _status: u16,
     target: &str,
     refusal: &Refusal,
 ) -> (Vec<(&'static str, String)>, String) {
     let target: String = target.chars().take(300).collect();
-    let note = match refusal.rule {
-        Rule::Credential => CREDENTIAL_NOTE,
-        _ => POLICY_NOTE,
+    let fix = match sh.fix_command(refusal) {
+        Some(command) => format!("fix: {command}\n"),
+        None => String::new(),
     };
     let body = format!(
-        "git-loop sandbox policy: {target:?} refused.\nrule: {}\nreason: {}\n\n{note}\n",
+        "git-loop sandbox policy: {target:?} refused.\nrule: {}\nreason: {}\n{fix}\n{}\n",
         refusal.rule.as_str(),
-        refusal.reason
+        refusal.reason,
+        note(refusal),
     );
     let headers = vec![
         ("Content-Type", "text/plain; charset=utf-8".to_string()),
@@ -200,6 +205,7 @@ pub(super) fn bad_gateway_answer(target: &str, why: &str) -> Vec<u8> {
 }
 
 pub(super) async fn respond(
+    sh: &Shared,
     client: &mut TcpStream,
     status: u16,
     target: &str,
@@ -207,7 +213,13 @@ pub(super) async fn respond(
     ask_credentials: bool,
 ) {
     let _ = client
-        .write_all(&refusal_answer(status, target, refusal, ask_credentials))
+        .write_all(&refusal_answer(
+            sh,
+            status,
+            target,
+            refusal,
+            ask_credentials,
+        ))
         .await;
     let _ = client.shutdown().await;
 }

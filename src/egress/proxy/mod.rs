@@ -53,7 +53,7 @@ use tokio::sync::{oneshot, Semaphore};
 
 use super::http1;
 use super::intercept::{self, Tls};
-use super::policy::{canonical_host, Policy, Refusal, Rule};
+use super::policy::{canonical_host, Fix, Policy, Refusal, Rule};
 use super::relay;
 use super::sentinel::{Sentinels, StreamSearch, MAX_BODY};
 use super::wire::{self, ClientHello, SocksAddr};
@@ -79,19 +79,6 @@ const GROWTH_BUDGET: usize = 24 * 1024 * 1024;
 /// Violation events written per run; a sandbox hammering the proxy cannot fill the disk.
 const MAX_RECORDED: u64 = 1000;
 
-const POLICY_NOTE: &str =
-    "This is a decision of the sandbox's network policy, not a network fault: \
-retrying, or reaching the host another way, will not work. If the task needs this host, say so \
-and why; a person can allow it (git loop run --allow-domain NAME, or [network] allow_domains in \
-the sandbox profile).";
-
-const CREDENTIAL_NOTE: &str =
-    "This is a decision of the sandbox's network policy, not a network fault. The credential \
-in this sandbox is a placeholder: git-loop's proxy puts the real value in only over HTTPS to \
-the hosts the vault entry is bound to, and refuses it everywhere else. Use the credential with \
-those hosts; if the task needs it elsewhere, say so and why (a person can bind it: git loop \
-vault bind).";
-
 /// What the proxy of one run enforces and where it reports.
 pub struct Setup {
     pub policy: Policy,
@@ -103,7 +90,18 @@ pub struct Setup {
     pub sentinels: Sentinels,
     /// The run's CA, when there are bound entries.
     pub tls: Option<Arc<Tls>>,
+    /// The loop's id, for the commands refusals name (fix.rs).
+    pub loop_id: String,
+    /// Says a line on the run's terminal at once, from the proxy's thread: the first
+    /// failure to reach each host (none: the log alone has them).
+    pub notice: Option<Notice>,
 }
+
+/// A line for the run's terminal, said from the proxy's thread while the run goes on.
+pub type Notice = crate::report::LiveWarnings;
+
+/// Hosts whose first failure is said on the terminal; later ones are in the log only.
+const MAX_NOTICED: usize = 16;
 
 /// Counts of one run, for the closing status line.
 #[derive(Debug, Default)]
@@ -125,6 +123,10 @@ pub(super) struct Shared {
     grown: AtomicUsize,
     pub(super) sentinels: Sentinels,
     pub(super) tls: Option<Arc<Tls>>,
+    loop_id: String,
+    notice: Option<Notice>,
+    /// The hosts whose failure was said on the terminal.
+    noticed: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// A running proxy; [`Proxy::stop`] ends it.
@@ -157,6 +159,9 @@ impl Proxy {
             grown: AtomicUsize::new(0),
             sentinels: setup.sentinels,
             tls: setup.tls,
+            loop_id: setup.loop_id,
+            notice: setup.notice,
+            noticed: Default::default(),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -291,23 +296,57 @@ impl Shared {
         if let Some(entry) = &refusal.entry {
             event["entry"] = json!(entry);
         }
+        if let Some(fix) = self.fix_command(refusal) {
+            event["fix"] = json!(fix);
+        }
         let _ = crate::sandbox::events::append(&self.events, "violation", event);
     }
 
     /// An allowed target whose server could not be reached: an `upstream` event, so that
-    /// a run that waited on a server that never answered says why in `git loop log`.
+    /// a run that waited on a server that never answered says why in `git loop log`, and,
+    /// the first time for each host, a line on the run's terminal at once (an agent whose
+    /// API cannot be reached would otherwise wait in silence for its own timeout).
     pub(super) fn upstream_failed(&self, target: &str, error: &str) {
+        let target: String = target.chars().take(300).collect();
+        let error: String = error.chars().take(300).collect();
+        if let Some(notice) = &self.notice {
+            let host = target.rsplit_once(':').map_or(target.as_str(), |(h, _)| h);
+            let first = {
+                let mut noticed = self.noticed.lock().expect("not poisoned");
+                noticed.len() < MAX_NOTICED && noticed.insert(host.to_string())
+            };
+            if first {
+                notice(&format!(
+                    "the network proxy cannot reach {target}: {error} (requests to it fail; `git loop log {}` lists every failure)",
+                    self.loop_label()
+                ));
+            }
+        }
         let n = self.stats.upstream_failures.fetch_add(1, Ordering::Relaxed);
         if n >= MAX_RECORDED {
             return;
         }
-        let target: String = target.chars().take(300).collect();
-        let error: String = error.chars().take(300).collect();
         let _ = crate::sandbox::events::append(
             &self.events,
             "upstream",
             json!({"target": target, "error": error}),
         );
+    }
+
+    /// The command that would allow `refusal`, worded for this run; `None` where no
+    /// setting can.
+    pub(in crate::egress) fn fix_command(&self, refusal: &Refusal) -> Option<String> {
+        let fix = refusal.fix.as_ref()?;
+        Some(super::fix::command(fix, &self.policy, &self.loop_id))
+    }
+
+    /// The loop's id, or `ID` where the proxy was not told it.
+    pub(super) fn loop_label(&self) -> &str {
+        if self.loop_id.is_empty() {
+            "ID"
+        } else {
+            &self.loop_id
+        }
     }
 
     fn token_matches(&self, given: &[u8]) -> bool {
@@ -344,6 +383,7 @@ mod session;
 mod socks;
 mod tunnel;
 
+use super::fix::note;
 use copy::*;
 pub(super) use http::refusal_parts;
 use http::*;
@@ -404,6 +444,10 @@ mod tests {
         for a in allow {
             policy.add(super::super::policy::Pattern::parse(a).unwrap(), "test");
         }
+        shared_with(policy)
+    }
+
+    fn shared_with(policy: Policy) -> Shared {
         Shared {
             policy,
             token: "t0k".into(),
@@ -413,6 +457,9 @@ mod tests {
             grown: AtomicUsize::new(0),
             sentinels: Sentinels::default(),
             tls: None,
+            loop_id: String::new(),
+            notice: None,
+            noticed: Default::default(),
         }
     }
 

@@ -116,7 +116,7 @@ pub(super) async fn requests(
                 let r = Refusal::new(Rule::Malformed, e.to_string());
                 let target = route_target(route, None);
                 sh.violation(route_via(route), &target, &r);
-                let _ = tx.send(Note::Answer(refusal_answer(400, &target, &r, false)));
+                let _ = tx.send(Note::Answer(refusal_answer(sh, 400, &target, &r, false)));
                 return;
             }
         };
@@ -125,7 +125,7 @@ pub(super) async fn requests(
             Err((status, r)) => {
                 let target = route_target(route, Some(&head));
                 sh.violation(route_via(route), &target, &r);
-                let answer = refusal_answer(status, &target, &r, status == 407);
+                let answer = refusal_answer(sh, status, &target, &r, status == 407);
                 let _ = tx.send(Note::Answer(answer));
                 return;
             }
@@ -150,7 +150,7 @@ pub(super) async fn requests(
                     let target = route_target(route, Some(&head));
                     let r = intercept::misplaced(&m, &format!("{target} over plain HTTP"));
                     sh.violation(route_via(route), &target, &r);
-                    let _ = tx.send(Note::Answer(refusal_answer(403, &target, &r, false)));
+                    let _ = tx.send(Note::Answer(refusal_answer(sh, 403, &target, &r, false)));
                     return;
                 }
             }
@@ -178,7 +178,7 @@ pub(super) async fn requests(
                     }
                     Err(Dial::Refused(r)) => {
                         sh.violation("http", &target, &r);
-                        let _ = tx.send(Note::Answer(refusal_answer(403, &target, &r, false)));
+                        let _ = tx.send(Note::Answer(refusal_answer(sh, 403, &target, &r, false)));
                         return;
                     }
                     Err(Dial::Failed(why)) => {
@@ -254,7 +254,7 @@ pub(super) async fn requests(
             // The server has the head and part of the body, never the rest: its side is
             // cut, and the client is told why.
             *between.stopped.lock().expect("not poisoned") =
-                Some(refusal_answer(403, &target, &r, false));
+                Some(refusal_answer(sh, 403, &target, &r, false));
             let _ =
                 nix::sys::socket::shutdown(server.as_raw_fd(), nix::sys::socket::Shutdown::Both);
             return;

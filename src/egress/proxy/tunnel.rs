@@ -44,9 +44,7 @@ pub(super) async fn dial_checked(sh: &Shared, host: &str, port: u16) -> Result<T
     }
     // Every address, not only the one dialed: a name that resolves to a local address at
     // all is a rebinding attempt, and is refused as a whole.
-    for ip in &addrs {
-        sh.policy.check_addr(*ip).map_err(Dial::Refused)?;
-    }
+    sh.policy.check_addrs(&addrs).map_err(Dial::Refused)?;
     let mut last = String::new();
     for ip in addrs {
         match tokio::time::timeout(
@@ -137,13 +135,16 @@ pub(super) async fn opening(
         if sh.policy.raw_allowed(host, port) {
             Ok(Opening::Raw)
         } else {
-            Err(Some(Refusal::new(
-                Rule::RawTcp,
-                format!(
-                    "{what}: the tunnel carries TLS or HTTP, and other protocols only to hosts \
-                     and ports the operator allows (allow_raw_tcp); {host}:{port} is not one"
-                ),
-            )))
+            Err(Some(
+                Refusal::new(
+                    Rule::RawTcp,
+                    format!(
+                        "{what}: the tunnel carries TLS or HTTP, and other protocols only to hosts \
+                         and ports the operator allows (allow_raw_tcp); {host}:{port} is not one"
+                    ),
+                )
+                .with_fix(Fix::AllowRaw(format!("{host}:{port}"))),
+            ))
         }
     };
     if early.is_empty() {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod bounded;
+pub mod netns;
 
 use std::ffi::OsStr;
 use std::fs;
@@ -17,6 +18,8 @@ pub struct TestEnv {
     pub root: PathBuf,
     pub home: PathBuf,
     pub ws: PathBuf,
+    /// Where `doctor` runs (see [`TestEnv::run_in`]), made on first use.
+    offline: std::sync::OnceLock<netns::Netns>,
 }
 
 /// What a command did.
@@ -105,6 +108,7 @@ impl TestEnv {
             _tmp: tmp,
             root,
             home,
+            offline: std::sync::OnceLock::new(),
         }
     }
 
@@ -132,13 +136,24 @@ impl TestEnv {
         ]
     }
 
-    /// `git loop ARGS` in `cwd`.
+    /// `git loop ARGS` in `cwd`. `doctor` runs in a network namespace of the test's own
+    /// with only a loopback: its network check resolves the registries' names with the
+    /// machine's DNS, whose answers (a mirror in a documentation range, no DNS at all) are
+    /// the machine's, not the workspace's; names a test pins are judged the same there.
     pub fn run_in<I, S>(&self, cwd: &Path, args: I) -> Run
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(BIN);
+        let args: Vec<std::ffi::OsString> = args
+            .into_iter()
+            .map(|a| a.as_ref().to_os_string())
+            .collect();
+        let mut cmd = if args.first().is_some_and(|a| a == "doctor") {
+            self.offline.get_or_init(netns::Netns::new).command(BIN)
+        } else {
+            Command::new(BIN)
+        };
         cmd.env_clear()
             .envs(self.envs())
             .current_dir(cwd)
@@ -297,4 +312,48 @@ fn to_run(out: Output) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// The `fix: ...` line of a refusal's body (or of `doctor`'s output), run as the person
+/// would run it.
+#[track_caller]
+pub fn apply_fix(env: &TestEnv, body: &str) -> Run {
+    let line = body
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("fix: "))
+        .unwrap_or_else(|| panic!("no fix in the refusal:\n{body}"));
+    let command = line
+        .strip_prefix("git loop ")
+        .unwrap_or_else(|| panic!("the fix is not a git loop command: {line}"));
+    env.run(shell_words(command)).ok()
+}
+
+/// A command line split as a shell splits one: at spaces, single quotes kept whole.
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
 }

@@ -1,22 +1,29 @@
-//! Credential sentinels (issue 16), pure: what stands in for a bound vault entry inside
-//! the sandbox, and what the proxy does when it meets one in a request.
+//! Credential sentinels (issues 16 and 27), pure: what stands in for a bound vault entry
+//! inside the sandbox, and what the proxy does when it meets one in a request or its value
+//! in an answer.
 //!
-//! A vault entry bound to hosts (`vault set V env NAME --for HOST`) never enters the
-//! sandbox. Inside, its variable (or the token in its file) holds a *placeholder* made for
-//! this run: the same length and the same kinds of characters as the value, keeping a
+//! A vault entry bound to hosts (`vault set V env NAME --for HOST[:PORT]`) never enters
+//! the sandbox. Inside, its variable (or the token in its file) holds a *placeholder* made
+//! for this run: the same length and the same kinds of characters as the value, keeping a
 //! known token prefix (`sk-ant-api03-`, `ghp_`), so tools that check a token's format take
 //! it. The value stays in the host-side proxy's memory. The proxy ends TLS toward the
-//! hosts an entry is bound to (intercept.rs) and puts the value where the placeholder is:
-//! in header values, inside `Authorization: Basic` credentials (git over HTTPS sends a
-//! token as a password), and where a credential travels in a target's query or a bounded
-//! body of the content types tokens travel in (form and JSON): as the whole value of a
-//! field whose name says it holds one (`token`, `client_secret`, `api_key`, `password`).
-//! Nowhere else: a placeholder in a path, or inside the text of a JSON body (an agent's
+//! hosts an entry is bound to (intercept.rs) and puts the value where the placeholder is,
+//! in the fields that carry credentials to those hosts and ports only ([`binding`]):
+//! `Authorization` (inside `Basic` credentials too: git over HTTPS sends a token as a
+//! password), the common token headers and the headers the binding names, and where a
+//! credential travels in a target's query or a bounded body of the content types tokens
+//! travel in (form and JSON): as the whole value of a field whose name says it holds one
+//! (`token`, `client_secret`, `api_key`, `password`). Nowhere else: a placeholder in a
+//! path, in `User-Agent` or another header, or inside the text of a JSON body (an agent's
 //! conversation with its model, an issue's description), stays a placeholder, so that no
 //! bound host can be made to store the value where it shows it back (an error message
 //! that quotes the path, a model that reads its context, a public gist). A placeholder
-//! toward any other host, in anything the proxy can read, is refused and named in a
-//! violation event; the value itself is never named anywhere.
+//! toward any other host or port, in anything the proxy can read, is refused and named in
+//! a violation event with the command that would bind it there; the value itself is
+//! never named anywhere.
+//!
+//! What comes back is masked ([`mask`]): every form of every value of the run in the
+//! answer's headers and body becomes the placeholder's same form.
 //!
 //! Matching is exact bytes (`memchr::memmem`). A placeholder is built from characters
 //! that need no escaping in a URL, a header or a JSON string, so it travels as it is; the
@@ -24,13 +31,18 @@
 //! escapes in JSON), and a value that cannot stand in a header (a control character) is
 //! not put in one.
 
-use std::ops::Range;
+pub mod binding;
+mod files;
+pub mod mask;
+
+use std::sync::Arc;
 
 use base64::Engine;
 use memchr::memmem;
 use zeroize::Zeroizing;
 
-use super::policy::Pattern;
+pub use binding::{Binding, BoundHost};
+pub use files::file_secrets;
 
 /// A request body larger than this is not rewritten (a placeholder in it stays what it
 /// is); it is still searched for placeholders as it streams.
@@ -40,56 +52,76 @@ pub const MAX_BODY: usize = 1024 * 1024;
 /// turn up in a request by chance.
 const MIN_RANDOM: usize = 16;
 
+/// Where a request goes, for the question whether a value may go there: a host
+/// (canonical) and port over TLS that the proxy ends, or `None` (plain HTTP, a name to
+/// look up), where no value ever goes.
+pub type Toward<'a> = Option<(&'a str, u16)>;
+
 /// One bound entry's stand-in for this run.
 pub struct Sentinel {
     /// `env:NAME` or `file:REL`: what events and refusals name.
     pub entry: String,
+    /// The vault the entry is in, for the command that would bind it elsewhere.
+    pub vault: String,
     /// What the sandbox holds instead of the value.
     pub placeholder: String,
     value: Zeroizing<String>,
-    /// The hosts that may receive the value.
-    pub hosts: Vec<Pattern>,
+    /// Where the value may go.
+    pub binding: Binding,
 }
 
 impl std::fmt::Debug for Sentinel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sentinel")
             .field("entry", &self.entry)
+            .field("vault", &self.vault)
             .field("placeholder", &self.placeholder)
-            .field("hosts", &self.hosts)
+            .field("binding", &self.binding)
             .finish_non_exhaustive()
     }
 }
 
 impl Sentinel {
     /// A sentinel for `value` with a fresh placeholder.
-    pub fn new(entry: impl Into<String>, value: &str, hosts: Vec<Pattern>) -> Sentinel {
+    pub fn new(entry: impl Into<String>, value: &str, binding: Binding) -> Sentinel {
         Sentinel {
             entry: entry.into(),
+            vault: String::new(),
             placeholder: placeholder(value),
             value: Zeroizing::new(value.to_string()),
-            hosts,
+            binding,
         }
     }
 
-    /// May `host` (canonical) receive the value?
-    pub fn bound_to(&self, host: &str) -> bool {
-        self.hosts.iter().any(|p| p.matches(host))
+    /// The sentinel of an entry of vault `vault`.
+    pub fn in_vault(mut self, vault: &str) -> Sentinel {
+        self.vault = vault.to_string();
+        self
+    }
+
+    /// May `host` (canonical) on `port` receive the value?
+    pub fn bound_to(&self, host: &str, port: u16) -> bool {
+        self.binding.bound_to(host, port)
     }
 
     /// The hosts, as `vault list` writes them.
     pub fn hosts_text(&self) -> String {
-        hosts_text(&self.hosts)
+        self.binding.hosts_text()
     }
-}
 
-/// `a.example, *.b.example`.
-pub fn hosts_text(hosts: &[Pattern]) -> String {
-    hosts
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+    /// The command that binds the entry to `host:port` besides its hosts.
+    pub fn bind_command(&self, host: &str, port: u16) -> String {
+        let vault = if self.vault.is_empty() {
+            "VAULT"
+        } else {
+            &self.vault
+        };
+        format!(
+            "git loop vault bind {vault} {} {}",
+            self.entry,
+            self.binding.with_host(host, port).bind_args()
+        )
+    }
 }
 
 /// A placeholder shaped like `value`: a known token prefix kept (with a short version
@@ -132,128 +164,6 @@ pub fn placeholder(value: &str) -> String {
     while random < MIN_RANDOM {
         out.push(ALNUM[rng.random_range(0..ALNUM.len())] as char);
         random += 1;
-    }
-    out
-}
-
-/// The parts of a vault file that stand for credentials, for a bound file entry: tokens of
-/// a known format (`ghp_…`, `sk-ant-…`, `npm_…`), the value after a key such as
-/// `password`, `token`, `secret` or `_authToken` (`.netrc`, `.npmrc`, `hosts.yml`,
-/// `.pypirc`), the password of a `scheme://user:password@host` URL (`.git-credentials`),
-/// or, for a file that is one word, the whole of it. Empty when the file holds none of
-/// these; such a file cannot be bound.
-pub fn file_secrets(content: &[u8]) -> Vec<Range<usize>> {
-    let mut spans = crate::guard::token_spans(content);
-    spans.extend(keyed_values(content));
-    spans.extend(url_passwords(content));
-    if spans.is_empty() {
-        let start = content
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .unwrap_or(0);
-        let end = content
-            .iter()
-            .rposition(|b| !b.is_ascii_whitespace())
-            .map_or(0, |e| e + 1);
-        let word = &content[start..end.max(start)];
-        if word.len() >= 8 && !word.iter().any(|b| b.is_ascii_whitespace() || *b < 0x20) {
-            spans.push(start..end);
-        }
-    }
-    // Longest first, then drop what another span covers.
-    spans.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
-    let mut out: Vec<Range<usize>> = Vec::new();
-    for r in spans {
-        if r.is_empty() || std::str::from_utf8(&content[r.clone()]).is_err() {
-            continue;
-        }
-        match out.last() {
-            Some(last) if r.start < last.end => {}
-            _ => out.push(r),
-        }
-    }
-    out
-}
-
-const SECRET_KEYS: &[&str] = &[
-    "password",
-    "passwd",
-    "token",
-    "secret",
-    "authtoken",
-    "apikey",
-    "api_key",
-    "api-key",
-    "oauth_token",
-    "access_token",
-    "refresh_token",
-    "client_secret",
-];
-
-fn word_byte(b: u8) -> bool {
-    !(b.is_ascii_whitespace() || b"=:\"',;{}[]()<>".contains(&b))
-}
-
-/// Values that follow a key naming a secret: `password X`, `token: X`, `_authToken=X`,
-/// `"token": "X"`.
-fn keyed_values(content: &[u8]) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < content.len() {
-        if !word_byte(content[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < content.len() && word_byte(content[i]) {
-            i += 1;
-        }
-        let key = String::from_utf8_lossy(&content[start..i]).to_ascii_lowercase();
-        let key = key
-            .rsplit(['/', '.'])
-            .next()
-            .unwrap_or("")
-            .trim_start_matches('_');
-        if !SECRET_KEYS.contains(&key) {
-            continue;
-        }
-        // Separators on the same line: spaces, `=`, `:`, quotes.
-        let mut j = i;
-        while j < content.len() && b" \t=:\"'".contains(&content[j]) {
-            j += 1;
-        }
-        let vstart = j;
-        while j < content.len() && word_byte(content[j]) {
-            j += 1;
-        }
-        if j > vstart && j - vstart >= 4 {
-            out.push(vstart..j);
-        }
-        i = j.max(i);
-    }
-    out
-}
-
-/// The password of `scheme://user:password@host`.
-fn url_passwords(content: &[u8]) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    for at in memmem::find_iter(content, b"://") {
-        let rest = &content[at + 3..];
-        let end = rest
-            .iter()
-            .position(|b| b.is_ascii_whitespace() || b"/\"'".contains(b))
-            .unwrap_or(rest.len());
-        let auth = &rest[..end];
-        let Some(atsign) = auth.iter().rposition(|&b| b == b'@') else {
-            continue;
-        };
-        let Some(colon) = auth[..atsign].iter().position(|&b| b == b':') else {
-            continue;
-        };
-        if atsign > colon + 1 {
-            let base = at + 3;
-            out.push(base + colon + 1..base + atsign);
-        }
     }
     out
 }
@@ -339,6 +249,9 @@ fn in_credential_field(bytes: &[u8], at: usize, end: usize, encoding: Encoding) 
 pub struct Misplaced {
     pub entry: String,
     pub hosts: String,
+    /// The command that binds the entry there (none where no value ever goes: plain
+    /// HTTP, a name to look up).
+    pub fix: Option<String>,
 }
 
 /// The sentinels of one run.
@@ -347,6 +260,7 @@ pub struct Sentinels {
     list: Vec<Sentinel>,
     finders: Vec<memmem::Finder<'static>>,
     longest: usize,
+    forms: Arc<mask::Forms>,
 }
 
 impl Sentinels {
@@ -356,10 +270,16 @@ impl Sentinels {
             .map(|s| memmem::Finder::new(s.placeholder.as_bytes()).into_owned())
             .collect();
         let longest = list.iter().map(|s| s.placeholder.len()).max().unwrap_or(0);
+        let pairs: Vec<(&[u8], &[u8])> = list
+            .iter()
+            .map(|s| (s.value.as_bytes(), s.placeholder.as_bytes()))
+            .collect();
+        let forms = Arc::new(mask::Forms::new(&pairs));
         Sentinels {
             list,
             finders,
             longest,
+            forms,
         }
     }
 
@@ -375,9 +295,9 @@ impl Sentinels {
         self.list.iter()
     }
 
-    /// Is any entry bound to `host`? Then the proxy ends TLS toward it.
+    /// Does any binding name `host`, on any port? Then the proxy ends TLS toward it.
     pub fn any_bound_to(&self, host: &str) -> bool {
-        self.list.iter().any(|s| s.bound_to(host))
+        self.list.iter().any(|s| s.binding.names_host(host))
     }
 
     /// Longest placeholder: what a streaming search keeps between chunks, plus one.
@@ -385,48 +305,69 @@ impl Sentinels {
         self.longest
     }
 
-    fn misplaced(s: &Sentinel) -> Misplaced {
+    /// Every form of every value, for masking what servers answer.
+    pub fn forms(&self) -> &Arc<mask::Forms> {
+        &self.forms
+    }
+
+    fn misplaced(s: &Sentinel, toward: Toward) -> Misplaced {
         Misplaced {
             entry: s.entry.clone(),
             hosts: s.hosts_text(),
+            fix: toward.map(|(host, port)| s.bind_command(host, port)),
         }
     }
 
-    /// The first placeholder in `bytes` that may not go to `host` (`None`: a host no entry
-    /// is bound to, or plain HTTP, where no value is ever put in).
-    pub fn misplaced_in(&self, host: Option<&str>, bytes: &[u8]) -> Option<Misplaced> {
+    /// The first placeholder in `bytes` that may not go `toward` (`None`: plain HTTP or a
+    /// name, where no value is ever put in).
+    pub fn misplaced_in(&self, toward: Toward, bytes: &[u8]) -> Option<Misplaced> {
         if bytes.len() < MIN_RANDOM {
             return None;
         }
         self.list
             .iter()
             .zip(&self.finders)
-            .find(|(s, f)| !host.is_some_and(|h| s.bound_to(h)) && f.find(bytes).is_some())
-            .map(|(s, _)| Sentinels::misplaced(s))
+            .find(|(s, f)| {
+                !toward.is_some_and(|(h, p)| s.bound_to(h, p)) && f.find(bytes).is_some()
+            })
+            .map(|(s, _)| Sentinels::misplaced(s, toward))
     }
 
     /// [`Sentinels::misplaced_in`] for a header value, looking inside `Basic` credentials
     /// as well.
-    pub fn misplaced_in_header(&self, host: Option<&str>, value: &[u8]) -> Option<Misplaced> {
-        self.misplaced_in(host, value)
-            .or_else(|| basic(value).and_then(|decoded| self.misplaced_in(host, &decoded)))
+    pub fn misplaced_in_header(&self, toward: Toward, value: &[u8]) -> Option<Misplaced> {
+        self.misplaced_in(toward, value)
+            .or_else(|| basic(value).and_then(|decoded| self.misplaced_in(toward, &decoded)))
     }
 
-    /// `bytes` toward `host` with the placeholders of the entries bound to it replaced by
-    /// their values; `Ok(None)` when there is nothing to replace. A placeholder of an entry
-    /// not bound to `host` is an error.
+    /// `bytes` (a query, a form or JSON body) toward `host:port` with the placeholders of
+    /// entries bound there replaced by their values where they stand in a credential
+    /// field; `Ok(None)` when there is nothing to replace. A placeholder of an entry not
+    /// bound there is an error.
     pub fn substitute(
         &self,
         host: &str,
+        port: u16,
         bytes: &[u8],
         encoding: Encoding,
     ) -> Result<Option<Vec<u8>>, Misplaced> {
-        if let Some(m) = self.misplaced_in(Some(host), bytes) {
+        if let Some(m) = self.misplaced_in(Some((host, port)), bytes) {
             return Err(m);
         }
+        Ok(self.replace(bytes, encoding, |s| s.bound_to(host, port)))
+    }
+
+    /// Every placeholder in `bytes` of the sentinels `chosen` picks, where it stands in a
+    /// credential field for `encoding`, replaced by its value.
+    fn replace(
+        &self,
+        bytes: &[u8],
+        encoding: Encoding,
+        chosen: impl Fn(&Sentinel) -> bool,
+    ) -> Option<Vec<u8>> {
         let mut out: Option<Vec<u8>> = None;
         for (s, f) in self.list.iter().zip(&self.finders) {
-            if !s.bound_to(host) {
+            if !chosen(s) {
                 continue;
             }
             let current = out.as_deref().unwrap_or(bytes);
@@ -451,47 +392,47 @@ impl Sentinels {
             next.extend_from_slice(&current[last..]);
             out = Some(next);
         }
-        Ok(out)
+        out
     }
 
-    /// A header value toward `host`: [`Sentinels::substitute`], and inside `Basic`
-    /// credentials, which are decoded, substituted and encoded again.
+    /// The header `name: value` toward `host:port`: the placeholders of entries bound there
+    /// replaced by their values when the header carries credentials for them
+    /// ([`Binding::carries`]), inside `Basic` credentials too (decoded, replaced, encoded
+    /// again); in any other header a placeholder stays what it is. A placeholder of an
+    /// entry not bound there, in any header, is an error.
     pub fn substitute_header(
         &self,
         host: &str,
+        port: u16,
+        name: &str,
         value: &[u8],
     ) -> Result<Option<Vec<u8>>, Misplaced> {
+        if let Some(m) = self.misplaced_in_header(Some((host, port)), value) {
+            return Err(m);
+        }
+        let carries = |s: &Sentinel| s.bound_to(host, port) && s.binding.carries(name);
+        if !self.list.iter().any(carries) {
+            return Ok(None);
+        }
         if let Some(decoded) = basic(value) {
-            if let Some(new) = self.substitute(host, &decoded, Encoding::Header)? {
+            if let Some(new) = self.replace(&decoded, Encoding::Header, carries) {
                 let encoded = base64::engine::general_purpose::STANDARD.encode(&new[..]);
                 return Ok(Some(format!("Basic {encoded}").into_bytes()));
             }
         }
-        self.substitute(host, value, Encoding::Header)
+        Ok(self.replace(value, Encoding::Header, carries))
     }
 
-    /// `bytes` from a server with every value of this run replaced by its placeholder, so
-    /// a server that echoes a credential back does not hand it to the sandbox; `None` when
-    /// there is none.
+    /// `bytes` from a server with every form of every value of this run replaced by the
+    /// placeholder's (mask.rs), so a server that echoes a credential back does not hand it
+    /// to the sandbox; `None` when there is none.
     pub fn mask(&self, bytes: &[u8]) -> Option<Vec<u8>> {
-        let mut out: Option<Vec<u8>> = None;
-        for s in &self.list {
-            let current = out.as_deref().unwrap_or(bytes);
-            let value = s.value.as_bytes();
-            if value.is_empty() || memmem::find(current, value).is_none() {
-                continue;
-            }
-            let mut next = Vec::with_capacity(current.len());
-            let mut last = 0;
-            for at in memmem::find_iter(current, value) {
-                next.extend_from_slice(&current[last..at]);
-                next.extend_from_slice(s.placeholder.as_bytes());
-                last = at + value.len();
-            }
-            next.extend_from_slice(&current[last..]);
-            out = Some(next);
-        }
-        out
+        self.forms.mask(bytes)
+    }
+
+    /// The entry of which some form of the value is in `bytes`, if any.
+    pub fn value_in(&self, bytes: &[u8]) -> Option<&Sentinel> {
+        self.forms.find(bytes).map(|i| &self.list[i])
     }
 }
 
@@ -547,7 +488,7 @@ impl StreamSearch {
     pub fn feed(
         &mut self,
         sentinels: &Sentinels,
-        host: Option<&str>,
+        toward: Toward,
         piece: &[u8],
     ) -> Option<Misplaced> {
         if sentinels.is_empty() || piece.is_empty() {
@@ -555,7 +496,7 @@ impl StreamSearch {
         }
         let keep = sentinels.longest().saturating_sub(1);
         let found = if self.carry.is_empty() {
-            sentinels.misplaced_in(host, piece)
+            sentinels.misplaced_in(toward, piece)
         } else {
             // Only the seam needs the joined search; the piece itself is searched alone.
             let seam = piece.len().min(keep);
@@ -563,8 +504,8 @@ impl StreamSearch {
             joined.extend_from_slice(&self.carry);
             joined.extend_from_slice(&piece[..seam]);
             sentinels
-                .misplaced_in(host, &joined)
-                .or_else(|| sentinels.misplaced_in(host, piece))
+                .misplaced_in(toward, &joined)
+                .or_else(|| sentinels.misplaced_in(toward, piece))
         };
         // What the next piece's seam is searched with: the last `keep` bytes so far.
         if piece.len() >= keep {
@@ -582,10 +523,6 @@ impl StreamSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pat(p: &str) -> Pattern {
-        Pattern::parse(p).unwrap()
-    }
 
     #[test]
     fn placeholders_keep_the_shape_and_the_known_prefix() {
@@ -634,49 +571,104 @@ mod tests {
         let gh = Sentinel::new(
             "env:GITHUB_TOKEN",
             "ghp_realvalue0123456789abcdefABCDEF0123",
-            vec![pat("github.com"), pat("*.github.com")],
-        );
+            Binding::parse("github.com,*.github.com", &[]).unwrap(),
+        )
+        .in_vault("default");
         let ant = Sentinel::new(
             "env:ANTHROPIC_API_KEY",
             "sk-ant-api03-real\"value/with+odd=chars",
-            vec![pat("api.anthropic.com")],
-        );
+            Binding::parse("api.anthropic.com", &["X-Custom".into()]).unwrap(),
+        )
+        .in_vault("work");
         let (p1, p2) = (gh.placeholder.clone(), ant.placeholder.clone());
         (Sentinels::new(vec![gh, ant]), p1, p2)
     }
 
     #[test]
-    fn values_go_to_their_hosts_only() {
+    fn values_go_to_their_hosts_and_ports_only() {
         let (s, gh, ant) = sentinels();
         let header = format!("Bearer {gh}");
         assert_eq!(
-            s.substitute_header("api.github.com", header.as_bytes())
+            s.substitute_header("api.github.com", 443, "Authorization", header.as_bytes())
                 .unwrap()
                 .unwrap(),
             b"Bearer ghp_realvalue0123456789abcdefABCDEF0123"
         );
         assert_eq!(
-            s.substitute_header("api.github.com", b"Bearer x").unwrap(),
+            s.substitute_header("api.github.com", 443, "Authorization", b"Bearer x")
+                .unwrap(),
             None
         );
         let m = s
-            .substitute_header("evil.example", header.as_bytes())
+            .substitute_header("evil.example", 443, "Authorization", header.as_bytes())
             .unwrap_err();
         assert_eq!(m.entry, "env:GITHUB_TOKEN");
         assert_eq!(m.hosts, "github.com, *.github.com");
-        // Another entry's placeholder toward a bound host is refused too.
-        let both = format!("{gh} {ant}");
         assert_eq!(
-            s.substitute("github.com", both.as_bytes(), Encoding::Header)
-                .unwrap_err()
-                .entry,
-            "env:ANTHROPIC_API_KEY"
+            m.fix.as_deref(),
+            Some("git loop vault bind default env:GITHUB_TOKEN 'github.com,*.github.com,evil.example'")
         );
-        // Plain HTTP: every placeholder is misplaced.
-        assert!(s.misplaced_in(None, header.as_bytes()).is_some());
+        // Another port of a bound host is another host.
+        let m = s
+            .substitute_header("api.github.com", 8443, "Authorization", header.as_bytes())
+            .unwrap_err();
+        assert_eq!(
+            m.fix.as_deref(),
+            Some("git loop vault bind default env:GITHUB_TOKEN 'github.com,*.github.com,api.github.com:8443'")
+        );
+        // Another entry's placeholder toward a bound host is refused too, in any header.
+        let both = format!("{gh} {ant}");
+        let m = s
+            .substitute_header("github.com", 443, "User-Agent", both.as_bytes())
+            .unwrap_err();
+        assert_eq!(m.entry, "env:ANTHROPIC_API_KEY");
+        assert_eq!(
+            m.fix.as_deref(),
+            Some("git loop vault bind work env:ANTHROPIC_API_KEY api.anthropic.com,github.com --header x-custom")
+        );
+        // Plain HTTP: every placeholder is misplaced, and no binding is the fix.
+        let m = s.misplaced_in(None, header.as_bytes()).unwrap();
+        assert_eq!(m.fix, None);
         assert!(s
             .misplaced_in(None, b"nothing here at all, really")
             .is_none());
+    }
+
+    #[test]
+    fn only_credential_fields_receive_the_value() {
+        let (s, gh, ant) = sentinels();
+        let value = "ghp_realvalue0123456789abcdefABCDEF0123";
+        for name in [
+            "Authorization",
+            "X-Api-Key",
+            "private-token",
+            "X-Goog-Api-Key",
+        ] {
+            let got = s
+                .substitute_header("github.com", 443, name, format!("token {gh}").as_bytes())
+                .unwrap()
+                .unwrap();
+            assert_eq!(got, format!("token {value}").as_bytes(), "{name}");
+        }
+        for name in [
+            "User-Agent",
+            "Cookie",
+            "X-Custom",
+            "Referer",
+            "X-Forwarded-For",
+        ] {
+            assert_eq!(
+                s.substitute_header("github.com", 443, name, format!("a {gh}").as_bytes()),
+                Ok(None),
+                "{name}"
+            );
+        }
+        // A header an entry names is a credential field for that entry only.
+        let got = s
+            .substitute_header("api.anthropic.com", 443, "x-custom", ant.as_bytes())
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, b"sk-ant-api03-real\"value/with+odd=chars");
     }
 
     #[test]
@@ -685,7 +677,7 @@ mod tests {
         let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
         let header = format!("Basic {}", b64(&format!("x-access-token:{gh}")));
         let out = s
-            .substitute_header("github.com", header.as_bytes())
+            .substitute_header("github.com", 443, "authorization", header.as_bytes())
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -695,32 +687,38 @@ mod tests {
                 b64("x-access-token:ghp_realvalue0123456789abcdefABCDEF0123")
             )
         );
+        // Not in a header that carries no credential.
+        assert_eq!(
+            s.substitute_header("github.com", 443, "x-note", header.as_bytes()),
+            Ok(None)
+        );
         assert!(s
-            .misplaced_in_header(Some("gitlab.com"), header.as_bytes())
+            .misplaced_in_header(Some(("gitlab.com", 443)), header.as_bytes())
             .is_some());
         assert!(s
-            .misplaced_in_header(Some("github.com"), header.as_bytes())
+            .misplaced_in_header(Some(("github.com", 443)), header.as_bytes())
             .is_none());
     }
 
     #[test]
     fn values_are_escaped_for_where_they_go() {
         let (s, _, ant) = sentinels();
+        let host = "api.anthropic.com";
         let form = format!("key={ant}&x=1");
         // Not in a field that carries no credential, nor inside a longer value.
         let text = format!("text={ant}&q=a{ant}");
         assert_eq!(
-            s.substitute("api.anthropic.com", text.as_bytes(), Encoding::Percent),
+            s.substitute(host, 443, text.as_bytes(), Encoding::Percent),
             Ok(None)
         );
         let chat = format!("{{\"content\": \"{ant}\", \"text\": \"say {ant}\"}}");
         assert_eq!(
-            s.substitute("api.anthropic.com", chat.as_bytes(), Encoding::Json),
+            s.substitute(host, 443, chat.as_bytes(), Encoding::Json),
             Ok(None)
         );
         let nested = format!("{{\"auth\": {{\"api_key\" : \"{ant}\"}}}}");
         let out = s
-            .substitute("api.anthropic.com", nested.as_bytes(), Encoding::Json)
+            .substitute(host, 443, nested.as_bytes(), Encoding::Json)
             .unwrap()
             .unwrap();
         let parsed: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -729,14 +727,18 @@ mod tests {
             "sk-ant-api03-real\"value/with+odd=chars"
         );
         assert_eq!(
-            s.substitute("api.anthropic.com", form.as_bytes(), Encoding::Percent)
+            s.substitute(host, 443, form.as_bytes(), Encoding::Percent)
                 .unwrap()
                 .unwrap(),
             b"key=sk-ant-api03-real%22value%2Fwith%2Bodd%3Dchars&x=1"
         );
+        // The same field toward another port of the host is refused.
+        assert!(s
+            .substitute(host, 444, form.as_bytes(), Encoding::Percent)
+            .is_err());
         let json = format!("{{\"key\":\"{ant}\"}}");
         let out = s
-            .substitute("api.anthropic.com", json.as_bytes(), Encoding::Json)
+            .substitute(host, 443, json.as_bytes(), Encoding::Json)
             .unwrap()
             .unwrap();
         let parsed: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -744,11 +746,11 @@ mod tests {
         let bad = Sentinels::new(vec![Sentinel::new(
             "env:X",
             "line\r\nInjected: yes",
-            vec![pat("a.example")],
+            Binding::parse("a.example", &[]).unwrap(),
         )]);
         let p = bad.iter().next().unwrap().placeholder.clone();
         assert_eq!(
-            bad.substitute("a.example", p.as_bytes(), Encoding::Header),
+            bad.substitute_header("a.example", 443, "authorization", p.as_bytes()),
             Ok(None)
         );
     }
@@ -762,6 +764,12 @@ mod tests {
             format!("you sent {gh}!")
         );
         assert_eq!(s.mask(b"nothing"), None);
+        assert_eq!(
+            s.value_in(b"https://x/?t=ghp_realvalue0123456789abcdefABCDEF0123")
+                .map(|s| s.entry.as_str()),
+            Some("env:GITHUB_TOKEN")
+        );
+        assert!(s.value_in(gh.as_bytes()).is_none());
     }
 
     #[test]
@@ -772,7 +780,7 @@ mod tests {
             let mut search = StreamSearch::default();
             let mut found = None;
             for piece in body.as_bytes().chunks(cut) {
-                found = found.or(search.feed(&s, Some("evil.example"), piece));
+                found = found.or(search.feed(&s, Some(("evil.example", 443)), piece));
             }
             assert_eq!(
                 found.map(|m| m.entry).as_deref(),
@@ -781,36 +789,8 @@ mod tests {
             );
             let mut search = StreamSearch::default();
             for piece in body.as_bytes().chunks(cut) {
-                assert_eq!(search.feed(&s, Some("api.github.com"), piece), None);
+                assert_eq!(search.feed(&s, Some(("api.github.com", 443)), piece), None);
             }
         }
-    }
-
-    #[test]
-    fn the_secrets_of_a_file_are_found() {
-        let show = |text: &str| -> Vec<String> {
-            file_secrets(text.as_bytes())
-                .into_iter()
-                .map(|r| text[r].to_string())
-                .collect()
-        };
-        assert_eq!(
-            show("machine github.com login x password s3cr3tpass\n"),
-            ["s3cr3tpass"]
-        );
-        assert_eq!(
-            show("github.com:\n    oauth_token: gho_abcdefghijklmnopqrstuvwxyz0123456789\n    user: me\n"),
-            ["gho_abcdefghijklmnopqrstuvwxyz0123456789"]
-        );
-        assert_eq!(
-            show("//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789\n"),
-            ["npm_abcdefghijklmnopqrstuvwxyz0123456789"]
-        );
-        assert_eq!(
-            show("https://me:tok3nvalue99@github.com\n"),
-            ["tok3nvalue99"]
-        );
-        assert_eq!(show("  justonelongtoken123  \n"), ["justonelongtoken123"]);
-        assert!(show("[core]\n\teditor = vim\n").is_empty());
     }
 }
