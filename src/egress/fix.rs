@@ -10,7 +10,7 @@
 
 use std::net::IpAddr;
 
-use super::policy::{Fix, Policy, Refusal, Rule};
+use super::policy::{Fix, Pattern, Policy, Refusal, Rule};
 
 /// The note under a refusal, by rule: what it means and who can change it.
 pub fn note(refusal: &Refusal) -> &'static str {
@@ -63,18 +63,30 @@ pub fn command(fix: &Fix, policy: &Policy, loop_id: &str) -> String {
     match fix {
         Fix::AllowDomain(name) => {
             // The config's list is what `network.allow_domains` holds now (its entries in
-            // the policy are those from a config layer); the loop's layer replaces it for
-            // this loop.
+            // the policy are those from a config layer, all from the layer that set it
+            // last); the loop's layer replaces it for this loop. A name that is not under a
+            // registrable domain only the operator may allow: its layer's list then.
+            let operator_only =
+                crate::config::policy::registrable(&Pattern::Exact(name.clone())).is_err();
             let mut list: Vec<String> = policy
                 .allowed()
                 .iter()
-                .filter(|a| a.source.starts_with("config"))
+                .filter(|a| {
+                    a.source.starts_with("config")
+                        && (!operator_only || a.source.starts_with("config (operator"))
+                })
                 .map(|a| a.pattern.to_string())
                 .collect();
             list.push(name.clone());
-            let id = if loop_id.is_empty() { "ID" } else { loop_id };
+            let layer = if operator_only {
+                "--operator".to_string()
+            } else if loop_id.is_empty() {
+                "--loop ID".to_string()
+            } else {
+                format!("--loop {loop_id}")
+            };
             format!(
-                "git loop config set --loop {id} network.allow_domains '{}'",
+                "git loop config set {layer} network.allow_domains '{}'",
                 toml_list(&list)
             )
         }
@@ -133,7 +145,6 @@ fn toml_list(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::egress::policy::Pattern;
 
     #[test]
     fn each_fix_is_a_command_that_keeps_what_is_there() {
@@ -153,6 +164,12 @@ mod tests {
         assert_eq!(
             word(&refused).unwrap(),
             "git loop config set --loop demo-1a2b3c network.allow_domains '[\"kept.example\", \"new.example\"]'"
+        );
+        // A name only the operator may allow (a public suffix's own) goes to its layer.
+        let refused = policy.check_host("github.io").unwrap_err();
+        assert_eq!(
+            word(&refused).unwrap(),
+            "git loop config set --operator network.allow_domains '[\"kept.example\", \"github.io\"]'"
         );
         let refused = policy
             .check_addr("192.0.2.10".parse().unwrap())
