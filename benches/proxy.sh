@@ -63,8 +63,9 @@ id=$(cd "$tmp/repo" && "$bin" new -q bench)
 wd="$GIT_LOOP_HOME/loops/$id/workdir"
 
 # The server: the 1 GiB body by sendfile from the page cache (so the kernel, not Python,
-# sets its pace), small answers, and an echo for held connections.
-head -c $((1 << 30)) /dev/zero >"$tmp/big"
+# sets its pace), small answers, and an echo for held connections. (`--ended-tls` has a
+# server of its own and needs no file.)
+[ -n "$ended_only" ] || head -c $((1 << 30)) /dev/zero >"$tmp/big"
 cat >"$tmp/server.py" <<'PY'
 import os, socket, sys, threading
 big = sys.argv[1]
