@@ -131,6 +131,14 @@ pub fn start(
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // No signal blocked: a process that joined another session before (the
+            // agents of a fan-out's group, detached one after another) has the forwarded
+            // signals blocked, and a supervisor that inherited that would never end.
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if libc::fcntl(ready, libc::F_SETFD, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
             }

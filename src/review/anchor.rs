@@ -379,6 +379,60 @@ mod tests {
     }
 
     #[test]
+    fn a_block_as_long_as_the_file_is_found_by_its_text() {
+        let b = block(&["a", "b"]);
+        assert_eq!(
+            follow(&b, 3, None, &["a", "b"]),
+            Found::At {
+                start: 1,
+                moved: true
+            }
+        );
+    }
+
+    #[test]
+    fn the_old_place_is_the_blocks_exact_lines() {
+        // Further down a file (where first line index times length is not first plus
+        // length): at its old place, not moved.
+        let b = block(&["e", "f"]);
+        let now = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        assert_eq!(
+            follow(&b, 5, None, &now),
+            Found::At {
+                start: 5,
+                moved: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_long_file_with_many_changes_is_still_diffed_line_by_line() {
+        // Three thousand lines, every tenth changed: the diff has to work through them
+        // (within its deadline), and an unchanged line in the middle keeps its place.
+        let then: Vec<String> = (0..3000).map(|i| format!("line {i}")).collect();
+        let now: Vec<String> = then
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if i % 10 == 0 {
+                    format!("{l} changed")
+                } else {
+                    l.clone()
+                }
+            })
+            .collect();
+        let then: Vec<&str> = then.iter().map(String::as_str).collect();
+        let now: Vec<&str> = now.iter().map(String::as_str).collect();
+        assert_eq!(
+            follow(&block(&["line 1501"]), 1502, Some(&then), &now),
+            Found::At {
+                start: 1502,
+                moved: false
+            }
+        );
+    }
+
+    #[test]
     fn lines_are_counted_as_a_comment_counts_them() {
         assert_eq!(lines_of(""), Vec::<&str>::new());
         assert_eq!(lines_of("\n"), vec![""]);

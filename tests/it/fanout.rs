@@ -268,3 +268,66 @@ fn a_squash_or_rebase_merge_made_elsewhere_marks_the_loop_merged() {
     env.run(["rm", &open]).fails(1);
     assert!(env.loop_dir(&open).exists());
 }
+
+/// `agent GROUP --detach`: each loop's agent starts in its own live session and they run
+/// at once; each one's work lands on its own branch.
+#[test]
+fn a_groups_agents_start_detached_in_their_sessions_at_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let agent = script(
+        &env,
+        "detached.sh",
+        "echo \"$GIT_LOOP_ID\" > who.txt && git add . && git commit -qm mark\n",
+    );
+    let path = env.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(
+        &path,
+        format!("[agent]\ncommand = [{:?}]\n", agent.display().to_string()),
+    )
+    .unwrap();
+    let ids: Vec<String> = env
+        .run_in(&repo, ["new", "--fan-out", "2", "detached"])
+        .ok()
+        .stdout
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let group = fs::read_to_string(env.loop_dir(&ids[0]).join("loop.toml"))
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("group = \"")
+                .map(|g| g.trim_end_matches('"').to_string())
+        })
+        .expect("the group is recorded");
+    let run = env.run(["agent", &group, "--detach"]).ok();
+    for id in &ids {
+        run.stderr_has(&format!("the agent runs in loop {id}'s session"));
+    }
+    let landed = || {
+        let list = env.run(["list", "--json"]).ok().json();
+        list.as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["branches"][0]["ahead"] == 1)
+            .count()
+            == 2
+    };
+    let start = std::time::Instant::now();
+    while !landed() && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    for id in &ids {
+        env.run(["down", id]).ok();
+    }
+    assert!(landed(), "the agents' commits did not land");
+    for id in &ids {
+        assert_eq!(
+            env.git(&repo, ["show", &format!("loop/{id}:who.txt")])
+                .trim(),
+            id
+        );
+    }
+}

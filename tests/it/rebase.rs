@@ -177,6 +177,12 @@ fn a_clean_rebase_moves_only_the_loops_branch() {
     );
     env.commit_file(&repo, "b.txt", "b\n", "add b");
     let main = env.rev(&repo, "main").unwrap();
+    // main moved: a merge now would be a merge commit, and merge says how to avoid it.
+    env.run(["merge", &id, "--dry-run"])
+        .ok()
+        .stderr_has(&format!(
+            "`git loop rebase {id}` before merging makes it a fast-forward"
+        ));
     // Uncommitted work is refused first.
     inside(&env, &id, "echo dirty > a.txt");
     env.run(["rebase", &id])
