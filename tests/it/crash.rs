@@ -237,6 +237,12 @@ impl Harness {
         wait_for_runs_to_end(&self.env);
         wait_for_detached_git(&self.env);
         wait_for_workspace_lock(&self.env);
+        if status.signal() != Some(libc::SIGKILL) {
+            use std::io::Write as _;
+            if let Ok(mut f) = fs::OpenOptions::new().append(true).open(&said) {
+                let _ = writeln!(f, "(it ended: {status})");
+            }
+        }
         status.signal() == Some(libc::SIGKILL)
     }
 
