@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod bounded;
+pub mod terminal;
 
 use std::ffi::OsStr;
 use std::fs;
