@@ -299,13 +299,14 @@ fn the_same_commands_on_a_normal_loop_work_as_before() {
         .ok();
     assert_eq!(review.json()["uncommitted"], serde_json::json!([]));
     assert_eq!(review.json()["code"]["ahead"], 2);
-    env.run_within(BOUND, ["rm", id.as_str()])
+    env.run_within(BOUND, ["rm", "--delete-branches", id.as_str()])
         .run
         .fails(1)
-        .stderr_has("unmerged");
-    env.run_within(BOUND, ["rm", "--force", id.as_str()])
+        .stderr_has("would lose work");
+    env.run_within(BOUND, ["rm", id.as_str()])
         .run
-        .ok();
+        .ok()
+        .stderr_has(&format!("kept loop/{id}"));
 }
 
 #[test]

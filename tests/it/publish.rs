@@ -486,6 +486,24 @@ fn autocommit_leaves_out_an_unignored_node_modules_and_a_large_new_file() {
         env.git(&wd, ["status", "--porcelain"]),
         "?? big.bin\n?? node_modules/\n"
     );
+    // review names a few of them and how many more, on one short line; --json all.
+    let review = env.run_within(BOUND, ["review", &id]).run.ok();
+    let line = review
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("changed or untracked: "))
+        .unwrap_or_else(|| panic!("{}", review.stdout));
+    assert_eq!(
+        line,
+        "changed or untracked: big.bin, node_modules/pkg0/lib/f0.js, node_modules/pkg0/lib/f1.js, node_modules/pkg0/lib/f10.js, node_modules/pkg0/lib/f11.js and 19996 more"
+    );
+    review.stderr_has(&format!("every path: git loop review {id} --json"));
+    let json = env
+        .run_within(BOUND, ["review", &id, "--json"])
+        .run
+        .ok()
+        .json();
+    assert_eq!(json["uncommitted"].as_array().unwrap().len(), 20001);
 }
 
 /// git's lock files in a loop's repositories belong to the loop's live runs: left by a
@@ -711,6 +729,15 @@ fn pr_pushes_and_opens_with_gh_or_prints_the_url() {
         "{calls}"
     );
     assert!(calls.trim_end().ends_with("--draft"), "{calls}");
+    // Pushed, the commit outlives the local branch: rm may delete it without --force.
+    env.run(["rm", &id, "--delete-branches"])
+        .ok()
+        .stderr_has(&format!("removed loop {id}"));
+    assert!(env.rev(&repo, &format!("loop/{id}")).is_none());
+    assert_eq!(
+        env.rev(&forge, &format!("loop/{id}")),
+        env.rev(&repo, &format!("refs/remotes/origin/loop/{id}"))
+    );
 }
 
 /// kill -9 of git-loop's own process (not its group, as `kill -9 PID` does) during publish,
