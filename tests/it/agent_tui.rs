@@ -60,8 +60,16 @@ const CODEX: Agent = Agent {
         "Use an API key",
         "Approve",
     ],
-    // Ctrl-C on an empty prompt ends it.
-    leave: |term| term.press("C-c"),
+    // Ctrl-C on an empty prompt ends it; while it still finishes the turn (a title for the
+    // session), the first one stops that and a second ends it, as a person presses again.
+    leave: |term| {
+        for _ in 0..3 {
+            term.press("C-c");
+            if term.ended_within(Duration::from_secs(5)) {
+                return;
+            }
+        }
+    },
     outputs: |seen| function_outputs(seen).len(),
 };
 
@@ -152,7 +160,7 @@ fn run_once(s: &Setup, agent: &Agent, id: &str, run: usize, n: usize) {
     );
     (agent.leave)(&term);
     let code = term.wait_exit(Duration::from_secs(30));
-    assert_eq!(code, 0, "the screen:\n{}", term.screen());
+    assert_eq!(code, 0, "exit {code}; the screen:\n{}", term.screen());
     assert_greeting(s, id, n);
 }
 

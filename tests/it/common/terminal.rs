@@ -136,21 +136,36 @@ impl Terminal {
         self.tmux_str(&["send-keys", "-t", "main", key]);
     }
 
-    /// The program's exit status once it has ended.
+    /// The program's exit status once it has ended (128 + the signal that ended it). tmux
+    /// marks the pane dead when the terminal closes, and has the status a moment later.
     pub fn exited(&self) -> Option<i32> {
         let out = self.tmux_str(&[
             "display-message",
             "-p",
             "-t",
             "main",
-            "#{pane_dead} #{pane_dead_status}",
+            "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}",
         ]);
-        let mut parts = out.split_whitespace();
-        match (parts.next(), parts.next()) {
-            (Some("1"), Some(code)) => code.parse().ok(),
-            (Some("1"), None) => Some(-1),
+        let mut parts = out.trim().split(':');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some("1"), Some(code), _) if !code.is_empty() => code.parse().ok(),
+            (Some("1"), _, Some(signal)) if !signal.is_empty() => {
+                signal.parse::<i32>().ok().map(|s| 128 + s)
+            }
             _ => None,
         }
+    }
+
+    /// Whether the program ends within `within`.
+    pub fn ended_within(&self, within: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            if self.exited().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.exited().is_some()
     }
 
     /// Waits for the program to end, for at most `within`; its exit status.
