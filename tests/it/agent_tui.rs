@@ -216,6 +216,79 @@ fn interactive_claude_code_asks_nothing_and_commits_in_every_run_and_loop() {
     assert!(!log.stdout.contains("violation"), "{}", log.stdout);
 }
 
+/// The twin: with `agent.permissions = "ask"` Claude Code still opens with no question
+/// (key, trust, onboarding are the product's to answer), and asks before its tool runs,
+/// which is the agent's own prompt, kept; unanswered, nothing is committed.
+#[test]
+fn with_permissions_ask_interactive_claude_code_asks_only_before_its_tool() {
+    let s = Setup::claude(&[], COMMIT, "ask");
+    let dir = s.env.root.join("terminal-ask");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut env = s.user_env();
+    env.retain(|(k, _)| k != "LC_ALL");
+    env.push(("LC_ALL".into(), "C.UTF-8".into()));
+    let term = Terminal::start(
+        &dir,
+        env,
+        &s.env.root,
+        &[BIN.to_string(), "agent".into(), s.id.clone()],
+        (160, 50),
+    );
+    let never = |screen: &str| {
+        for q in CLAUDE.questions {
+            assert!(
+                !screen.contains(q),
+                "the agent asked ({q:?}) before any tool ran; the screen:\n{screen}"
+            );
+        }
+    };
+    term.wait_for(
+        "agent prompt",
+        Duration::from_secs(60),
+        |screen| screen.contains('❯') && screen.contains("? for shortcuts"),
+        never,
+    );
+    term.paste("add a greeting");
+    term.wait_for(
+        "the request in the prompt",
+        Duration::from_secs(10),
+        |screen| screen.contains("add a greeting"),
+        never,
+    );
+    term.press("Enter");
+    term.wait_for(
+        "the agent's own prompt before its tool",
+        Duration::from_secs(60),
+        |screen| screen.contains("Do you want to proceed?"),
+        |_| {},
+    );
+    assert!(tool_results(&s.stand_in.seen()).is_empty());
+    assert_greeting_absent(&s);
+    // The person declines (Escape), then leaves.
+    term.press("Escape");
+    term.wait_for(
+        "the prompt back",
+        Duration::from_secs(30),
+        |screen| !screen.contains("Do you want to proceed?") && screen.contains("? for shortcuts"),
+        |_| {},
+    );
+    (CLAUDE.leave)(&term);
+    term.wait_exit(Duration::from_secs(30));
+    assert_greeting_absent(&s);
+}
+
+/// The loop's branch still ends with the user's first commit.
+#[track_caller]
+fn assert_greeting_absent(s: &Setup) {
+    let branch = format!("loop/{}", s.id);
+    assert_eq!(
+        s.env
+            .git(&s.repo, ["log", "-1", "--format=%s", branch.as_str()])
+            .trim(),
+        "first"
+    );
+}
+
 #[test]
 fn interactive_codex_asks_nothing_and_commits_in_every_run_and_loop() {
     let stand_in = StandIn::serving(COMMIT, serve_responses);
