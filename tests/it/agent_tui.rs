@@ -379,6 +379,13 @@ fn an_agent_without_a_login_is_refused_with_the_login_command() {
     env.run(["agent", &id, "--no-login"])
         .ok()
         .stdout_has("AGENT-STARTED");
+    // distill starts the agent in the loop it makes: refused before the loop is made.
+    let before = env.loop_entries();
+    env.run(["distill", "condense"])
+        .fails(1)
+        .stderr_has("Claude Code is not logged in")
+        .stderr_has("git loop distill --no-agent");
+    assert_eq!(env.loop_entries(), before);
     // Logged in, it starts.
     let mut login = std::process::Command::new(BIN);
     login
