@@ -305,6 +305,55 @@ git loop log fix-the
 git loop log fix-the --json",
     ),
     (
+        "up",
+        "# The loop's sandbox stays up; run, shell and agent join it
+git loop up fix-the
+git loop agent fix-the --detach
+git loop attach fix-the",
+    ),
+    (
+        "down",
+        "# End the loop's live session and everything that runs in it
+git loop down fix-the",
+    ),
+    (
+        "attach",
+        "# This terminal on the agent running detached (Ctrl-b then d detaches again)
+git loop attach fix-the",
+    ),
+    (
+        "watch",
+        "# Each change of an agent's state (working, needs-input, done), as it happens
+git loop watch
+git loop watch fix-the --json",
+    ),
+    (
+        "comment",
+        "# A comment on lines of a file of the proposal, then the open comments
+git loop comment fix-the src/login.rs:42 -m \"this check runs twice\"
+git loop comment fix-the --list
+# Given to the agent to answer with a commit or a reply
+git loop agent fix-the --address-review",
+    ),
+    (
+        "rebase",
+        "# The loop's branch onto its base branch as it is now, in its sandbox
+git loop rebase fix-the
+# Onto another revision, conflicts given to the loop's agent
+git loop rebase fix-the --onto origin/main --agent",
+    ),
+    (
+        "compare",
+        "# Three loops on one task, then their proposals side by side
+git loop new \"fix the flaky test\" --fan-out 3
+git loop compare fix-the-flaky-test",
+    ),
+    (
+        "pick",
+        "# Merge one loop of a fan-out and remove the others (their branches kept)
+git loop pick fix-the-flaky-test-2 --remove-others",
+    ),
+    (
         "grant",
         "# A folder read-only for every run of the loop, one read-write for the next run
 git loop grant fix-the --ro ~/datasets
