@@ -155,12 +155,6 @@ fn read_request(stream: &mut Tls) -> std::io::Result<(String, Option<String>, Va
     ))
 }
 
-/// What the person asked for is in the conversation: the stand-in answers the agent's
-/// other requests (a title, a quota check) with text, never with the tool call.
-fn asks_for_greeting(body: &Value) -> bool {
-    body.to_string().contains("add a greeting")
-}
-
 pub(crate) fn serve(
     stream: &mut Tls,
     log: &Mutex<Vec<Seen>>,
@@ -175,7 +169,6 @@ pub(crate) fn serve(
         })
     });
     let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let offers_tools = offers_tools && asks_for_greeting(&body);
     log.lock().unwrap().push(Seen {
         path,
         api_key,
@@ -247,8 +240,7 @@ pub(crate) fn serve_responses(
         .is_some_and(|items| items.iter().any(|i| i["type"] == "function_call_output"));
     let offers_exec = body["tools"]
         .as_array()
-        .is_some_and(|t| t.iter().any(|t| t["name"] == "exec_command"))
-        && asks_for_greeting(&body);
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "exec_command"));
     log.lock().unwrap().push(Seen {
         path: path.clone(),
         api_key,

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 pub struct Terminal {
     socket: PathBuf,
     env: Vec<(String, OsString)>,
+    /// Where the program's exit status is written when it ends (tmux 3.3 does not always
+    /// mark a pane dead when its program ends, so its own flag is not waited on).
+    status: PathBuf,
 }
 
 impl Terminal {
@@ -34,6 +37,7 @@ impl Terminal {
         let term = Terminal {
             socket: dir.join("tmux.sock"),
             env,
+            status: dir.join("exit-status"),
         };
         let mut args: Vec<OsString> = vec!["-f".into(), conf.into_os_string()];
         for a in [
@@ -50,7 +54,11 @@ impl Terminal {
             args.push(a.into());
         }
         args.push(cwd.as_os_str().to_owned());
-        // More than one argument: tmux runs them as they are, no shell in between.
+        // More than one argument: tmux runs them as they are. The shell in front only writes
+        // the program's exit status where `exited` reads it; the program and its arguments
+        // are its positional parameters, never part of its script.
+        args.extend(["sh", "-c", "\"$@\"; echo $? > \"$0\""].map(OsString::from));
+        args.push(term.status.clone().into_os_string());
         args.extend(argv.iter().map(OsString::from));
         let out = term.tmux(&args);
         assert!(
@@ -136,24 +144,14 @@ impl Terminal {
         self.tmux_str(&["send-keys", "-t", "main", key]);
     }
 
-    /// The program's exit status once it has ended (128 + the signal that ended it). tmux
-    /// marks the pane dead when the terminal closes, and has the status a moment later.
+    /// The program's exit status once it has ended (as a shell gives it: 128 + the signal
+    /// that ended it).
     pub fn exited(&self) -> Option<i32> {
-        let out = self.tmux_str(&[
-            "display-message",
-            "-p",
-            "-t",
-            "main",
-            "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}",
-        ]);
-        let mut parts = out.trim().split(':');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some("1"), Some(code), _) if !code.is_empty() => code.parse().ok(),
-            (Some("1"), _, Some(signal)) if !signal.is_empty() => {
-                signal.parse::<i32>().ok().map(|s| 128 + s)
-            }
-            _ => None,
+        let text = std::fs::read_to_string(&self.status).ok()?;
+        if !text.ends_with('\n') {
+            return None;
         }
+        text.trim().parse().ok()
     }
 
     /// Whether the program ends within `within`.
@@ -178,12 +176,80 @@ impl Terminal {
             }
             if start.elapsed() > within {
                 panic!(
-                    "the program did not end within {within:?}; the screen:\n{}",
-                    self.screen()
+                    "the program did not end within {within:?}; the screen:\n{}\nits processes:\n{}",
+                    self.screen(),
+                    self.processes()
                 );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+impl Terminal {
+    /// The pane's process and its descendants, one `pid state command` line each, for a
+    /// failure's message.
+    fn processes(&self) -> String {
+        let pane: i32 = self
+            .tmux_str(&["display-message", "-p", "-t", "main", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        let mut all = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let Some(close) = stat.rfind(')') else {
+                continue;
+            };
+            let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+            let ppid: i32 = fields.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+            let cmd = std::fs::read(entry.path().join("cmdline"))
+                .unwrap_or_default()
+                .split(|b| *b == 0)
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ");
+            all.push((
+                pid,
+                ppid,
+                fields.first().copied().unwrap_or("?").to_string(),
+                cmd,
+            ));
+        }
+        let mut ours = vec![pane];
+        let mut i = 0;
+        while i < ours.len() {
+            let parent = ours[i];
+            ours.extend(all.iter().filter(|p| p.1 == parent).map(|p| p.0));
+            i += 1;
+        }
+        let tty = self
+            .tmux_str(&["display-message", "-p", "-t", "main", "#{pane_tty}"])
+            .trim()
+            .to_string();
+        let holds_tty = |pid: i32| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy() == tty))
+        };
+        all.iter()
+            .filter(|p| ours.contains(&p.0) || holds_tty(p.0))
+            .map(|p| {
+                format!(
+                    "{} (parent {}) {} {}",
+                    p.0,
+                    p.1,
+                    p.2,
+                    p.3.chars().take(160).collect::<String>()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
