@@ -17,8 +17,9 @@
 //!   `[projects."FOLDER"] trust_level = "trusted"` answers its folder-trust screen, and its
 //!   login in `auth.json`: without one it opens on its sign-in screen, `OPENAI_API_KEY` in
 //!   the environment notwithstanding. That file would hold the key itself when the key is
-//!   unbound, so it reaches the sandbox as a vault file does, in memory
-//!   ([`codex_login_file`]), never on the host's disk.
+//!   unbound, so it reaches the sandbox as a vault file does, in memory ([`codex_auth`],
+//!   added to the run's delivery by `crate::agent::ready_for_run`), never on the host's
+//!   disk.
 //!
 //! The state is merged into what the agent keeps there, never replacing its own keys; the
 //! folders are sandbox-writable (DESIGN 4.0), so they are read confined and bounded, and a
