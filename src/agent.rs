@@ -14,6 +14,8 @@ use crate::loops::{Kind, LoopRecord};
 use crate::sandbox::spec::SandboxSpec;
 use crate::workspace::Workspace;
 
+pub mod ready;
+
 /// L1: sandbox boundaries, paths, memory model, publish workflow.
 pub const DOCTRINE: &str = include_str!("../templates/CLAUDE.md");
 
@@ -31,6 +33,16 @@ pub enum AgentError {
         binary: PathBuf,
         folder: PathBuf,
         what: String,
+    },
+    /// The loop's vault holds none of the variables the agent logs in with, and the agent
+    /// keeps no login of its own in the loop.
+    #[error("{agent} is not logged in: vault '{vault}' holds no {variables}")]
+    NotLoggedIn {
+        agent: &'static str,
+        vault: String,
+        variables: String,
+        /// The loop the agent was to start in, for the hint that starts it anyway.
+        id: Option<String>,
     },
 }
 
@@ -143,76 +155,77 @@ pub fn write_layers(
         set_state_hooks(&mut claude, &rec.id);
     }
     write_json(&settings_path, &claude)?;
-    if profile == Profile::Claude {
-        // Claude Code's own state: first-run screens done, and the sandboxed mode's
-        // one-time confirmation given (the sandbox is what makes it safe).
-        let path = dir.join(".claude.json");
-        let mut state = read_json(&path);
-        state["hasCompletedOnboarding"] = json!(true);
-        state["bypassPermissionsModeAccepted"] = json!(sandboxed);
-        // The folder-trust question of an interactive start: the loop's working tree is
-        // the loop's own, in its sandbox (a live session's detached agent has nobody to
-        // answer it).
-        let cwd = spec.cwd.display().to_string();
-        if !state["projects"].is_object() {
-            state["projects"] = json!({});
-        }
-        if !state["projects"][&cwd].is_object() {
-            state["projects"][&cwd] = json!({});
-        }
-        state["projects"][&cwd]["hasTrustDialogAccepted"] = json!(true);
-        write_json(&path, &state)?;
+    let trusted = trusted_folders(spec);
+    let mcp_servers = team_file(ws, "claude.json", &mut warnings)
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|team| team.get("mcpServers").cloned());
+    if profile == Profile::Claude || mcp_servers.is_some() {
+        // Claude Code's own state: first-run screens done, the sandboxed mode's one-time
+        // confirmation given (the sandbox is what makes it safe), the loop's folder trusted
+        // (a live session's detached agent has nobody to answer), and the team's MCP
+        // servers; the run's key is approved once its vault is open ([`ready_for_run`]).
+        ready::write_claude(
+            &dir,
+            sandboxed,
+            &trusted,
+            None,
+            mcp_servers.as_ref(),
+            &mut warnings,
+        )?;
     }
     if profile == Profile::Codex {
-        write_codex(ws, rec, &doctrine, sandboxed)?;
-    }
-
-    if let Some(team_mcp) = team_file(ws, "claude.json", &mut warnings)
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-    {
-        if let Some(servers) = team_mcp.get("mcpServers") {
-            let path = dir.join(".claude.json");
-            let mut state = read_json(&path);
-            state["mcpServers"] = servers.clone();
-            write_json(&path, &state)?;
-        }
+        write_codex(ws, rec, &doctrine, sandboxed, &trusted, &mut warnings)?;
     }
     Ok(warnings)
 }
 
-/// Claude Code's question at an interactive start, "Detected a custom API key ... use
-/// it?", answered for the key this run hands it (the vault's, or its placeholder, which
-/// changes every run): Claude Code keeps the last 20 characters of approved keys in its
-/// `.claude.json`. Only where Claude Code's state is there already (`write_layers` made it).
-pub fn approve_key(ws: &Workspace, rec: &LoopRecord, env: &[(String, secrecy::SecretString)]) {
+/// What the loop's agent needs once a run's vault is open, for whatever runs in the loop
+/// (the agent, a live session it joins, a command that starts it): Claude Code, the key this
+/// run hands it approved (the vault's, or its placeholder, which changes every run), where
+/// its state is there already (`write_layers` made it); Codex, its login as a file of
+/// `$HOME` from the vault's key, in memory like a vault file (see [`ready`]).
+pub fn ready_for_run(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    config: &crate::config::Config,
+    delivery: &mut crate::vault::Delivery,
+) -> Result<()> {
     use secrecy::ExposeSecret;
-    let Some((_, key)) = env.iter().find(|(name, _)| name == "ANTHROPIC_API_KEY") else {
-        return;
+    let find = |name: &str| {
+        delivery
+            .env
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| zeroize::Zeroizing::new(v.expose_secret().to_string()))
     };
-    let path = ws.loop_claude_dir(&rec.id).join(".claude.json");
-    if !matches!(fsutil::read_regular(&path), Ok(Some(_))) {
-        return;
+    if let Some(key) = find("ANTHROPIC_API_KEY") {
+        let dir = ws.loop_claude_dir(&rec.id);
+        if matches!(
+            fsutil::read_regular(&dir.join(ready::CLAUDE_STATE)),
+            Ok(Some(_))
+        ) {
+            ready::approve_claude_key(&dir, &key)?;
+        }
     }
-    let key = key.expose_secret();
-    let start = key.len().saturating_sub(20);
-    let Some(tail) = key.get(start..) else { return };
-    let mut state = read_json(&path);
-    let mut approved: Vec<Value> = state["customApiKeyResponses"]["approved"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    if approved.iter().any(|a| a == tail) {
-        return;
+    if Profile::of(&config.settings().agent.command) == Profile::Codex {
+        let rel = ready::codex_auth_path();
+        match find("OPENAI_API_KEY") {
+            // A file of the vault's own at the same path wins: the person stored it.
+            Some(key) if !delivery.files.iter().any(|(r, _)| *r == rel) => {
+                delivery.files.push((rel, ready::codex_auth(&key)));
+            }
+            Some(_) => {}
+            // The empty file the mount of an earlier run's login left is no login.
+            None => ready::remove_empty_codex_auth(&ws.loop_home_upper(&rec.id)),
+        }
     }
-    // The placeholders of earlier runs are of no use: only the latest few are kept.
-    let keep = approved.len().saturating_sub(7);
-    approved.drain(..keep);
-    approved.push(json!(tail));
-    if !state["customApiKeyResponses"].is_object() {
-        state["customApiKeyResponses"] = json!({"rejected": []});
-    }
-    state["customApiKeyResponses"]["approved"] = Value::Array(approved);
-    let _ = write_json(&path, &state);
+    Ok(())
+}
+
+/// The folders the agent is told to trust: where it starts (Claude Code and Codex ask
+/// about the git root of their working folder, which in a loop is that folder).
+fn trusted_folders(spec: &SandboxSpec) -> Vec<String> {
+    vec![spec.cwd.display().to_string()]
 }
 
 /// Claude Code's hooks that tell the loop's agent state (`crate::session::state`): a prompt
@@ -248,13 +261,12 @@ fn set_state_hooks(claude: &mut Value, id: &str) {
 
 /// Codex's `notify` program, run at the end of each turn: the loop's agent state, as the
 /// Stop hook of Claude Code writes it (Codex appends its event's JSON, which is not read).
-fn codex_notify(id: &str) -> String {
+fn codex_notify(id: &str) -> Vec<String> {
     let script = format!(
         "printf '%s\\n' \"${{GIT_LOOP_STOP_STATE:-needs-input}}\" > {}",
         crate::session::state::inside_path_in_sandbox(id)
     );
-    let quoted = toml::Value::String(script).to_string();
-    format!("notify = [\"sh\", \"-c\", {quoted}, \"sh\"]\n")
+    vec!["sh".into(), "-c".into(), script, "sh".into()]
 }
 
 /// What a run's `-p`/`--print` (a prompt run to its end, no person at the terminal) makes
@@ -265,11 +277,20 @@ pub fn stop_state_env(args: &[String]) -> Option<(String, String)> {
         .then(|| ("GIT_LOOP_STOP_STATE".to_string(), "done".to_string()))
 }
 
-/// Codex's config in the loop's `$HOME` (its `CODEX_HOME`): its own sandbox off, ours
-/// being the boundary, and no approvals asked unless `agent.permissions = "ask"`; its
-/// `AGENTS.md` from the same prompt layers as `CLAUDE.md`. The folder is the agent's, so
-/// the files are written through the confined tree, never through a link.
-fn write_codex(ws: &Workspace, rec: &LoopRecord, doctrine: &str, sandboxed: bool) -> Result<()> {
+/// Codex's config in the loop's `$HOME` (its `CODEX_HOME`), merged into what Codex keeps
+/// there ([`ready::write_codex`]): its own sandbox off, ours being the boundary, no
+/// approvals asked unless `agent.permissions = "ask"`, the loop's folder trusted, and the
+/// loop's agent state told at the end of each turn; its `AGENTS.md` from the same prompt
+/// layers as `CLAUDE.md`. The folder is the agent's, so the files are written through the
+/// confined tree, never through a link.
+fn write_codex(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    doctrine: &str,
+    sandboxed: bool,
+    trusted: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<()> {
     let home = ws.loop_home_upper(&rec.id);
     let fail = |e: crate::confined::ConfinedError| {
         Error::failure(format!("cannot write Codex's config in {}", home.display())).with_source(e)
@@ -278,38 +299,22 @@ fn write_codex(ws: &Workspace, rec: &LoopRecord, doctrine: &str, sandboxed: bool
         .map_err(fail)?
         .ok_or_else(|| Error::failure(format!("{} is missing", home.display())))?;
     tree.ensure_dir(CODEX_HOME).map_err(fail)?;
-    let approval = if sandboxed { "never" } else { "on-request" };
-    // As for Claude Code: no update check (the install folder is read-only inside), no
-    // usage analytics or feedback uploads, and no plugin marketplace fetched from GitHub and
-    // chatgpt.com into the loop's home at every start (code no one chose for this loop; a
-    // user who wants it passes `-c features.plugins=true` in agent.command).
-    let config = format!(
-        "# Written by git loop before every run{}.\n\
-         sandbox_mode = \"danger-full-access\"\napproval_policy = \"{approval}\"\n\
-         check_for_update_on_startup = false\n{notify}\n\
-         [analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n\
-         [features]\nplugins = false\n",
-        if sandboxed {
-            ": the loop's sandbox is the boundary"
-        } else {
-            ""
-        },
-        notify = codex_notify(&rec.id),
-    );
-    let codex = Path::new(CODEX_HOME);
-    tree.write_atomic(codex.join("config.toml"), config.as_bytes(), 0o644)
-        .map_err(fail)?;
-    tree.write_atomic(codex.join("AGENTS.md"), doctrine.as_bytes(), 0o644)
-        .map_err(fail)?;
-    Ok(())
+    let codex_home = tree
+        .subtree(CODEX_HOME)
+        .map_err(fail)?
+        .ok_or_else(|| Error::failure(format!("{} is missing", home.display())))?;
+    let notify = codex_notify(&rec.id);
+    ready::write_codex(&codex_home, trusted, sandboxed, &notify, doctrine, warnings)
 }
 
 /// The agent writes `.claude/` too: read only a regular file there, never through a
 /// link it planted (which could pull a host file into the sandbox on the next write).
+/// Bounded: the agent may have made it any size.
 fn read_json(path: &Path) -> Value {
-    fsutil::read_regular(path)
+    fsutil::open_regular(path)
         .ok()
         .flatten()
+        .and_then(|f| crate::confined::read_bounded(f, path, 1 << 20).ok())
         .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
         .filter(Value::is_object)
         .unwrap_or_else(|| json!({}))
@@ -468,7 +473,8 @@ impl Profile {
     /// What the agent's process gets in its environment inside: that it is sandboxed
     /// (Claude Code then lets its tools run without asking, as root too), no
     /// self-update (its install folder is read-only inside), no telemetry or error
-    /// reports. With `ask`, the agent is not told it may skip asking.
+    /// reports, no plugin marketplace. With `ask`, the agent is not told it may skip
+    /// asking.
     pub fn env(self, permissions: AgentPermissions, home_inside: &Path) -> Vec<(String, String)> {
         let codex_home = home_inside.join(CODEX_HOME);
         let codex_home = codex_home.to_string_lossy();
@@ -478,6 +484,9 @@ impl Profile {
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
                 ("DISABLE_TELEMETRY", "1"),
                 ("DISABLE_ERROR_REPORTING", "1"),
+                // As for Codex's plugins: no marketplace fetched into the loop at every
+                // start (from downloads.claude.ai and GitHub), code no one chose for it.
+                ("CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL", "1"),
             ],
             Profile::Codex => vec![("CODEX_HOME", &codex_home)],
             Profile::Plain => Vec::new(),
@@ -632,6 +641,45 @@ pub fn prepare(
 }
 
 use crate::config::schema::{AgentPermissions, CommitIdentity};
+
+/// A known agent must be logged in before it starts with `vault` in loop `id` (`None`:
+/// the loop is not made yet): the vault holds a variable it logs in with, or the agent
+/// keeps a login of its own in the loop (Claude Code's `.credentials.json` in its config
+/// folder, Codex's `auth.json` in its `CODEX_HOME`). Otherwise the agent would open on its
+/// own login screen, which is not how a loop logs in.
+pub fn check_login(ws: &Workspace, vault: &str, id: Option<&str>, profile: Profile) -> Result<()> {
+    let wanted = profile.login_variables();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let (vars, _) = crate::vault::entry_names(ws, vault);
+    if wanted.iter().any(|w| vars.iter().any(|v| v == w)) {
+        return Ok(());
+    }
+    let own = id.and_then(|id| match profile {
+        Profile::Claude => Some((ws.loop_claude_dir(id), PathBuf::from(".credentials.json"))),
+        Profile::Codex => Some((ws.loop_home_upper(id), ready::codex_auth_path())),
+        Profile::Plain => None,
+    });
+    // Read as data, bounded: the folders are the agent's.
+    let has_own = own.is_some_and(|(dir, rel)| {
+        crate::confined::Tree::open(&dir)
+            .ok()
+            .flatten()
+            .and_then(|tree| tree.read(&rel, 1 << 20).ok().flatten())
+            .is_some_and(|login| !login.iter().all(u8::is_ascii_whitespace))
+    });
+    if has_own {
+        return Ok(());
+    }
+    Err(AgentError::NotLoggedIn {
+        agent: profile.name(),
+        vault: vault.to_string(),
+        variables: wanted.join(" or "),
+        id: id.map(str::to_string),
+    }
+    .into())
+}
 
 /// The vault entry `key` is stored as for `profile` (the variable its shape calls for),
 /// checked as a value of that entry: before anything is written.

@@ -383,6 +383,23 @@ impl Tree {
         Ok(())
     }
 
+    /// Renames the file (or link) `rel` to `to` in the same folder, replacing what stands
+    /// at `to`; a link is renamed itself, never followed.
+    pub fn rename_file(&self, rel: impl AsRef<Path>, to: &OsStr) -> Result<(), ConfinedError> {
+        let rel = rel.as_ref();
+        let Some((parent, name)) = split(rel)? else {
+            return Err(ConfinedError::BadPath(self.show(rel)));
+        };
+        if to.is_empty() || to.as_bytes().contains(&b'/') || to == "." || to == ".." {
+            return Err(ConfinedError::BadPath(self.show(&parent.join(to))));
+        }
+        let Some(dir) = self.open_at(parent, OFlag::O_RDONLY | OFlag::O_DIRECTORY)? else {
+            return Err(ConfinedError::io("rename", self.show(rel), Errno::ENOENT));
+        };
+        nix::fcntl::renameat(&dir, name, &dir, to)
+            .map_err(|e| ConfinedError::io("rename", self.show(rel), e))
+    }
+
     /// Removes the file (or link) `rel`; nothing there is no error.
     pub fn remove_file(&self, rel: impl AsRef<Path>) -> Result<(), ConfinedError> {
         let rel = rel.as_ref();

@@ -107,6 +107,9 @@ pub enum NewError {
     ScratchWithCode,
     #[error("{} does not exist", .0.display())]
     NoRepository(PathBuf),
+    /// `new` where no repository is, and no --scratch asked for a loop without code.
+    #[error("{} is not in a git repository", .0.display())]
+    NotInRepository(PathBuf),
     /// The notes or knowledge repository of the workspace cannot be opened.
     #[error("cannot read the {which} repository")]
     Context {
@@ -182,6 +185,20 @@ pub fn validate_title(title: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuses, before anything is written, a loop on code where there is no repository: run
+/// outside one, with neither --repo nor --scratch.
+pub fn check_repository(scratch: bool, repo: Option<&std::path::Path>) -> Result<()> {
+    if scratch || repo.is_some() {
+        return Ok(());
+    }
+    let here = std::env::current_dir().context(|| "cannot read the current folder")?;
+    if repos::is_inside_a_repository(&here) {
+        Ok(())
+    } else {
+        Err(NewError::NotInRepository(here).into())
+    }
+}
+
 pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
     let title = req.title.clone().unwrap_or_default();
     if req.title.is_some() {
@@ -208,19 +225,14 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
         if req.repo.is_some() && !start.exists() {
             return Err(NewError::NoRepository(start).into());
         }
-        if req.repo.is_none() && req.base.is_none() && !repos::is_inside_a_repository(&start) {
-            // Outside any repository a loop has no code to work on (DESIGN 3): a scratch
-            // loop, and the person is told.
-            warnings.push(format!(
-                "{} is not in a git repository: this is a scratch loop, with an empty working folder (run `git loop new` inside a repository, or with --repo PATH, for a loop on its code)",
-                start.display()
-            ));
-            None
-        } else {
-            let found = repos::discover(&start)?;
-            refuse_loop_repository(ws, &found.top)?;
-            Some(prepare_code(found, req.base.as_deref())?)
+        if req.repo.is_none() && !repos::is_inside_a_repository(&start) {
+            // Outside any repository there is no code to work on: a loop without code is
+            // asked for with --scratch, never made by accident.
+            return Err(NewError::NotInRepository(start).into());
         }
+        let found = repos::discover(&start)?;
+        refuse_loop_repository(ws, &found.top)?;
+        Some(prepare_code(found, req.base.as_deref())?)
     };
 
     // Started now, read after the checkout: it overlaps with our own work.

@@ -5,6 +5,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod completion;
 pub(crate) mod errors;
+pub mod examples;
 mod fast_run;
 mod values;
 
@@ -54,7 +55,9 @@ pub fn parse_from(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, cla
     if let Some(cli) = fast_run::parse(&args) {
         return Ok(cli);
     }
-    Cli::try_parse_from(args)
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// `git loop help CMD...` on a terminal shows the command's man page (`git-loop-CMD(1)`)
@@ -146,7 +149,7 @@ pub enum Command {
 }
 
 pub fn command() -> clap::Command {
-    Cli::command()
+    examples::attach(Cli::command())
 }
 
 pub fn dispatch(cli: Cli, ui: &mut Ui) -> Result<u8> {

@@ -40,6 +40,10 @@ pub struct AgentArgs {
     /// the task as its last argument), and its replies are recorded.
     #[arg(long, conflicts_with_all = ["print_argv", "detach"])]
     pub address_review: bool,
+    /// Start a known agent that has no login in the loop's vault (it then asks for one
+    /// itself).
+    #[arg(long)]
+    pub no_login: bool,
     /// Arguments for the agent (after `--`).
     #[arg(allow_hyphen_values = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -111,6 +115,7 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
             print_argv: args.print_argv,
             detach: args.detach,
             address_review: args.address_review,
+            no_login: args.no_login,
             args: args.args.clone(),
         };
         match one(ui, &ws, id, each) {
@@ -135,6 +140,13 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
 /// The agent in one loop: detached in its session, given its review, joined to its
 /// session, or in a sandbox of its own.
 fn one(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs) -> Result<u8> {
+    if !args.no_login && !args.print_argv {
+        // Not logged in, a known agent would open on its own login, in a live session too.
+        let rec = loops::load(ws, id)?;
+        let config = super::load_config(ui, ws, Some(&rec))?;
+        let profile = crate::agent::Profile::of(&config.settings().agent.command);
+        crate::agent::check_login(ws, &rec.vault, Some(id), profile)?;
+    }
     if args.detach {
         return detach(ui, ws, id, args);
     }

@@ -7,8 +7,10 @@ use crate::ui::Ui;
 /// personal repository.
 ///
 /// A repository in the middle of a merge or rebase, or with a live index.lock, is skipped
-/// and reported. Files the secret guard rejects are never committed. Holds the workspace
-/// lock; imports afterwards.
+/// and reported. Files the secret guard rejects are never committed, and neither are new
+/// untracked files larger than autocommit.max_file_size nor the new files of a folder with
+/// more than autocommit.max_new_files_per_folder of them (an unignored node_modules/):
+/// each is named in a notice. Holds the workspace lock; imports afterwards.
 #[derive(Debug, clap::Args)]
 pub struct AutocommitArgs {
     /// Loops to commit (ids or unique prefixes).
@@ -20,6 +22,9 @@ pub struct AutocommitArgs {
     /// Then publish the notes branches that merge cleanly.
     #[arg(long)]
     pub publish_notes: bool,
+    /// Say what would be committed and what would be left out; commit nothing.
+    #[arg(long, conflicts_with = "publish_notes")]
+    pub dry_run: bool,
 }
 
 pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
@@ -45,10 +50,16 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
     } else {
         None
     };
+    let config = super::load_config(ui, &ws, None)?;
+    let opts = autocommit::Options {
+        bounds: autocommit::Bounds::of(config.settings()),
+        dry_run: args.dry_run,
+    };
     let round = autocommit::round(
         ui,
         &ws,
         &ids,
+        &opts,
         publish
             .as_ref()
             .map(|(union, allow)| (union.as_slice(), allow)),
@@ -66,8 +77,17 @@ pub fn run(ui: &mut Ui, args: AutocommitArgs) -> Result<u8> {
             (true, _) => "the personal repository".to_string(),
             (false, false) => loops,
         };
+        // Only what happened: how many other repositories were committed, if any.
+        let others = match round.committed {
+            0 => "nothing else was committed".to_string(),
+            1 => "1 other repository was committed".to_string(),
+            n => format!("{n} other repositories were committed"),
+        };
         return Err(Error::failure(format!("{what} could not be committed"))
-            .hint("the warnings above say why for each; the rest was committed"));
+            .hint(format!("the warnings above say why for each; {others}")));
+    }
+    if args.dry_run && round.committed == 0 {
+        ui.status("nothing would be committed")?;
     }
     Ok(0)
 }

@@ -83,8 +83,7 @@ pub fn completion(shell: Shell, out: &mut Vec<u8>) {
 pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>> {
     fn walk(cmd: Command, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
         let man = clap_mangen::Man::new(cmd.clone());
-        let mut buf = Vec::new();
-        man.render(&mut buf)
+        let buf = man_page(&cmd)
             .map_err(|e| Error::failure("cannot render the man pages").with_source(e))?;
         out.push((man.get_filename(), buf));
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -100,6 +99,69 @@ pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>> {
     walk(cmd, &mut out)?;
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+/// One page, as clap_mangen renders one, with an EXAMPLES section (the examples the
+/// command's long help ends with: `crate::cli::examples`) before what else that help says.
+fn man_page(cmd: &Command) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut w = Vec::new();
+    man.render_title(&mut w)?;
+    man.render_name_section(&mut w)?;
+    man.render_synopsis_section(&mut w)?;
+    man.render_description_section(&mut w)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut w)?;
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut w)?;
+    }
+    let after = cmd
+        .get_after_long_help()
+        .or_else(|| cmd.get_after_help())
+        .map(|t| t.to_string());
+    let (examples, rest) = match after {
+        Some(text) => crate::cli::examples::split(&text),
+        None => (None, None),
+    };
+    if let Some(examples) = examples {
+        w.extend_from_slice(b".SH EXAMPLES\n.RS 4\n.nf\n");
+        for line in examples.lines() {
+            w.extend_from_slice(roff_line(line).as_bytes());
+            w.push(b'\n');
+        }
+        w.extend_from_slice(b".fi\n.RE\n");
+    }
+    if let Some(rest) = rest {
+        clap_mangen::Man::new(cmd.clone().after_help(rest.clone()).after_long_help(rest))
+            .render_extra_section(&mut w)?;
+    }
+    if cmd
+        .get_version()
+        .or_else(|| cmd.get_long_version())
+        .is_some()
+    {
+        man.render_version_section(&mut w)?;
+    }
+    Ok(w)
+}
+
+/// A line of text as roff shows it verbatim: backslashes and minus signs escaped (a plain
+/// `-` may be typeset as a hyphen, which a pasted `--flag` would not survive), and a line
+/// that would start with a control character made text.
+fn roff_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 8);
+    if line.starts_with('.') || line.starts_with('\'') {
+        out.push_str("\\&");
+    }
+    for c in line.chars() {
+        match c {
+            '\\' => out.push_str("\\e"),
+            '-' => out.push_str("\\-"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 pub fn run_man(ui: &mut Ui, args: ManArgs) -> Result<u8> {

@@ -35,6 +35,13 @@ pub fn run(ui: &mut Ui, args: DistillArgs) -> Result<u8> {
                 "or make the loop only, for an agent you start later: git loop distill --no-agent",
             )
         })?;
+        let settings = config.settings();
+        crate::agent::check_login(
+            &ws,
+            &settings.vault.default,
+            None,
+            crate::agent::Profile::of(&settings.agent.command),
+        )?;
     }
     let created = create::create(
         &ws,

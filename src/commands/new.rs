@@ -19,7 +19,8 @@ pub struct NewArgs {
     /// The commit, branch or tag to start from (default: HEAD).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
-    /// A loop without code: its working tree starts empty.
+    /// A loop without code: its working tree starts empty (outside a repository, `new`
+    /// needs it).
     #[arg(long)]
     pub scratch: bool,
     /// The vault whose credentials the loop's sandbox receives.
@@ -58,6 +59,8 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
             }
         }
     }
+    // Where there is no repository nothing is written, not even the workspace.
+    create::check_repository(args.scratch, args.repo.as_deref())?;
     crate::init::ensure(&ws)?;
     super::finish_interrupted(ui, &ws)?;
     let config = super::load_new_config(ui, &ws, args.sandbox.as_deref())?;

@@ -36,6 +36,12 @@ pub fn run(ui: &mut Ui, args: RebaseArgs) -> Result<u8> {
     let ws = super::workspace()?;
     let id = loops::resolve(&ws, &args.id)?;
     let rec = loops::load(&ws, &id)?;
+    if args.agent {
+        // The conflicts would go to an agent that cannot log in: refused before anything.
+        let config = super::load_config(ui, &ws, Some(&rec))?;
+        let profile = crate::agent::Profile::of(&config.settings().agent.command);
+        crate::agent::check_login(&ws, &rec.vault, Some(&id), profile)?;
+    }
     let onto = rebase::onto(&ws, &rec, args.onto.as_deref())?;
     if !(args.agent && rebase::in_progress(&ws, &id)) {
         let spinner = ui.spinner(format!(

@@ -5,14 +5,16 @@ use crate::ui::Ui;
 
 /// Remove a loop's folder and working trees.
 ///
-/// Refuses while the loop holds work that is neither merged nor published (commits, or
-/// uncommitted changes), unless --force. The branches `loop/<id>` stay in the origins
-/// unless --delete-branches.
+/// Refuses only what removal would lose, unless --force: uncommitted changes, and commits
+/// not yet imported into the origins (on other branches of the loop's repositories). The
+/// branches `loop/<id>` stay in the origins with their commits unless --delete-branches;
+/// then their commits that are in neither their target nor on a remote (pushed by `pr`)
+/// are refused too.
 #[derive(Debug, clap::Args)]
 pub struct RmArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
     pub id: String,
-    /// Remove even though work would be lost.
+    /// Remove even though work would be lost (each piece is named as it goes).
     #[arg(long, short = 'f')]
     pub force: bool,
     /// Also delete the branches loop/<id> from the origins.
@@ -42,28 +44,32 @@ pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
         }
         Err(e) => return Err(e),
     };
+    let mut kept = Vec::new();
     if let Some(rec) = &rec {
         let checked = loops::check_repo(&ws, rec)
             .and_then(|()| loops::import(&ws, rec))
             .and_then(|()| loops::status(&ws, rec))
-            .and_then(|status| loops::unfinished_work(&ws, rec, &status));
+            .and_then(|status| {
+                let lost = loops::lost_by_removal(&ws, rec, &status, args.delete_branches)?;
+                Ok((lost, status))
+            });
         match checked {
-            Ok(reasons) if reasons.is_empty() => {}
-            Ok(reasons) if args.force => {
-                for r in reasons {
+            Ok((lost, status)) => {
+                if !args.delete_branches {
+                    kept = loops::kept_by_removal(&ws, rec, &status);
+                }
+                if !lost.is_empty() && !args.force {
+                    let mut err = Error::failure(format!("removing loop {id} would lose work"));
+                    for r in lost {
+                        err = err.hint(r);
+                    }
+                    return Err(err.hint(format!(
+                        "commit it first (git loop autocommit {id}), or remove anyway with `git loop rm --force`"
+                    )));
+                }
+                for r in lost {
                     ui.warn(format!("discarding {r}"))?;
                 }
-            }
-            Ok(reasons) => {
-                let mut err = Error::failure(format!(
-                    "loop {id} holds work that is neither merged nor published"
-                ));
-                for r in reasons {
-                    err = err.hint(r);
-                }
-                return Err(err.hint(
-                    "merge or publish it first, or remove anyway with `git loop rm --force`",
-                ));
             }
             Err(e) if args.force => {
                 ui.warn(format!("{}; removing anyway (--force)", e.one_line()))?
@@ -76,5 +82,8 @@ pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
         }
     }
     removal::remove_and_say(ui, &ws, &id, rec.as_ref(), args.delete_branches)?;
+    for line in kept {
+        ui.status(line)?;
+    }
     Ok(0)
 }

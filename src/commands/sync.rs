@@ -133,7 +133,12 @@ fn sync_locked(ui: &mut Ui, ws: &Workspace, role: Role, opts: &Options) -> Resul
         // What loops wrote there is committed first, checked as autocommit checks it: the
         // sync shares only commits.
         sync::finish_personal(ws)?;
-        crate::autocommit::commit_personal(ui, ws)?;
+        let config = super::load_config(ui, ws, None)?;
+        let commit = crate::autocommit::Options {
+            bounds: crate::autocommit::Bounds::of(config.settings()),
+            dry_run: false,
+        };
+        crate::autocommit::commit_personal(ui, ws, &commit)?;
     }
     let mut report = sync::sync_one(ws, role, opts)?;
     if role == Role::Notes && !matches!(report.state, State::Offline { .. } | State::NoRemote) {

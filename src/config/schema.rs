@@ -41,6 +41,7 @@ pub struct Settings {
     pub import: ImportSettings,
     pub publish: PublishSettings,
     pub notify: NotifySettings,
+    pub autocommit: AutocommitSettings,
 }
 
 /// `[notify]`: what a live session does when its agent needs input, is done or exited.
@@ -51,6 +52,17 @@ pub struct NotifySettings {
     /// A program the host runs with the loop's id, title and state as its arguments (never
     /// through a shell); empty: `notify-send` where it exists. Operator config only.
     pub command: Vec<String>,
+}
+
+/// `[autocommit]`: how much new, untracked content `autocommit` takes into a commit
+/// (`crate::autocommit::Bounds`, which they become).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutocommitSettings {
+    /// A new untracked file larger than this is left out, with a notice.
+    pub max_file_size: Size,
+    /// A folder with more new untracked files than this is left out whole, with a notice.
+    pub max_new_files_per_folder: usize,
 }
 
 /// `[publish]`: how a loop's notes merge into trunk.

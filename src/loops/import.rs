@@ -269,6 +269,31 @@ pub fn worktree_changes(pair: &RepoPair) -> Result<Vec<String>> {
     .map_err(|e| ReadError::Worktree(pair.clone.clone(), e).into())
 }
 
+/// [`worktree_changes`], the untracked files told apart (see [`objects::worktree_status`]).
+pub fn worktree_status(pair: &RepoPair) -> Result<objects::WorktreeStatus> {
+    let limits = read_limits()?;
+    let worktree = pair.clone.clone();
+    let origin = pair.origin.clone();
+    objects::within(limits.read_timeout, &pair.clone, move |interrupt| {
+        let origin = shared_origin(&origin)?;
+        objects::worktree_status(&worktree, &origin, &limits, interrupt)
+    })
+    .map_err(|e| ReadError::Worktree(pair.clone.clone(), e).into())
+}
+
+/// [`personal_changes`], the untracked files told apart (see [`objects::worktree_status`]).
+pub fn personal_status(dir: &Path) -> Result<(objects::WorktreeStatus, Vec<String>)> {
+    let limits = read_limits()?;
+    let worktree = dir.to_path_buf();
+    objects::within(limits.read_timeout, dir, move |interrupt| {
+        let repo = shared_origin(&worktree)?;
+        let status = objects::worktree_status(&worktree, &repo, &limits, interrupt)?;
+        let gitlinks = objects::gitlinks(&worktree, &repo, &limits, interrupt)?;
+        Ok((status, gitlinks))
+    })
+    .map_err(|e| ReadError::Personal(dir.to_path_buf(), e).into())
+}
+
 /// The personal repository's changed paths and its gitlinks (see [`objects::gitlinks`]).
 /// Its files are the agents' and are read as a loop's worktree is, on a thread of its own
 /// within the time bound; its git folder is git-loop's (read-only in every sandbox), so its

@@ -181,20 +181,112 @@ pub fn local_only_work(ws: &Workspace, rec: &LoopRecord) -> Result<Vec<String>> 
         }
         let changes = worktree_changes(&pair)?;
         if !changes.is_empty() {
-            let shown: Vec<&str> = changes.iter().take(5).map(String::as_str).collect();
-            let more = if changes.len() > 5 {
-                format!(" and {} more", changes.len() - 5)
-            } else {
-                String::new()
-            };
             found.push(format!(
-                "{}: uncommitted changes ({}{more})",
+                "{}: uncommitted changes ({})",
                 pair.role,
-                shown.join(", ")
+                abbreviated(&changes)
             ));
         }
     }
     Ok(found)
+}
+
+/// How many paths a line names before it says how many more there are.
+pub const PATHS_SHOWN: usize = 5;
+
+/// `paths` for one line of text: the first [`PATHS_SHOWN`], then how many more (a loop may
+/// hold a hundred thousand; `--json` lists them all).
+pub fn abbreviated(paths: &[String]) -> String {
+    let shown: Vec<&str> = paths.iter().take(PATHS_SHOWN).map(String::as_str).collect();
+    let more = match paths.len().saturating_sub(PATHS_SHOWN) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// What removing loop `rec` would lose, each as a line: its uncommitted and unimported work
+/// always; with `delete_branches` also the commits of each of its branches that are in
+/// neither the branch's target nor a remote's copy of it (`pr` and `sync --loops` push
+/// them). Kept branches lose nothing.
+pub fn lost_by_removal(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    status: &LoopStatus,
+    delete_branches: bool,
+) -> Result<Vec<String>> {
+    let mut lost = Vec::new();
+    if delete_branches {
+        for (pair, b) in repo_pairs(ws, rec)
+            .iter()
+            .filter_map(|pair| status.branch(pair.role).map(|b| (pair, b)))
+        {
+            if !b.pending() || on_a_remote(&pair.origin, b.tip.as_deref()) {
+                continue;
+            }
+            lost.push(format!(
+                "{}: {} commit{} on {} that {} in neither {} nor a remote, which --delete-branches deletes",
+                b.role,
+                b.ahead,
+                if b.ahead == 1 { "" } else { "s" },
+                rec.branch,
+                if b.ahead == 1 { "is" } else { "are" },
+                b.against.as_deref().unwrap_or("its base")
+            ));
+        }
+    }
+    lost.extend(local_only_work(ws, rec)?);
+    Ok(lost)
+}
+
+/// What stays of loop `rec` after its removal without `--delete-branches`: each branch with
+/// commits its target lacks, as a line.
+pub fn kept_by_removal(ws: &Workspace, rec: &LoopRecord, status: &LoopStatus) -> Vec<String> {
+    status
+        .branches
+        .iter()
+        .filter(|b| b.pending())
+        .map(|b| {
+            let origin = repo_pairs(ws, rec)
+                .into_iter()
+                .find(|p| p.role == b.role)
+                .map(|p| {
+                    std::fs::canonicalize(&p.origin)
+                        .unwrap_or(p.origin)
+                        .display()
+                        .to_string()
+                })
+                .unwrap_or_default();
+            format!(
+                "kept {} in {origin}, with {} commit{} not in {}",
+                rec.branch,
+                b.ahead,
+                if b.ahead == 1 { "" } else { "s" },
+                b.against.as_deref().unwrap_or("its base")
+            )
+        })
+        .collect()
+}
+
+/// Whether `tip` is in a remote-tracking branch of `origin` (a repository the user trusts,
+/// read through gix): pushed, it outlives the local branch.
+fn on_a_remote(origin: &std::path::Path, tip: Option<&str>) -> bool {
+    let Some(tip) = tip.and_then(|t| gix::ObjectId::from_hex(t.as_bytes()).ok()) else {
+        return false;
+    };
+    let Ok(repo) = objects::open_trusted(origin) else {
+        return false;
+    };
+    let Ok(refs) = repo.references() else {
+        return false;
+    };
+    let Ok(remotes) = refs.prefixed("refs/remotes/") else {
+        return false;
+    };
+    remotes.flatten().any(|mut r| {
+        r.peel_to_id()
+            .is_ok_and(|id| objects::is_ancestor(&repo, tip, id.detach()).unwrap_or(false))
+    })
 }
 
 /// Why a loop cannot be removed without `--force`: pending branches and local-only work.

@@ -28,12 +28,13 @@ pub fn run(
     // The vault is decrypted in memory; its files go to bwrap by descriptor, its variables
     // by environment (see spawn.rs), and neither is written anywhere. The plan sees its
     // entries by name only.
-    let delivery = crate::vault::open_for_run(ws, &rec.vault)?;
+    let mut delivery = crate::vault::open_for_run(ws, &rec.vault)?;
     for warning in &delivery.warnings {
         report.warn(warning)?;
     }
-    // Claude Code's question about the key it is given (see `crate::agent::approve_key`).
-    crate::agent::approve_key(ws, rec, &delivery.env);
+    // What the loop's agent asks at its start about the key it is given, and Codex's login
+    // (see `crate::agent::ready_for_run`).
+    crate::agent::ready_for_run(ws, rec, config, &mut delivery)?;
     let read = Inputs::read(
         ws,
         rec,

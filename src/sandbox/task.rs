@@ -122,15 +122,32 @@ pub fn in_loop<S: AsRef<std::ffi::OsStr>>(
     command: &[S],
     bound: Bound,
 ) -> Result<Output> {
-    let child = Command::new(std::env::current_exe()?)
+    in_loop_with_input(id, mode, command, Vec::new(), bound)
+}
+
+/// [`in_loop`] with `input` on the command's standard input: what may be too large for a
+/// command line (a tree's paths) goes there.
+pub fn in_loop_with_input<S: AsRef<std::ffi::OsStr>>(
+    id: &str,
+    mode: &str,
+    command: &[S],
+    input: Vec<u8>,
+    bound: Bound,
+) -> Result<Output> {
+    let mut child = Command::new(std::env::current_exe()?)
         .args([
             "run", "-q", "--color", "never", "--mode", mode, "--net", "none", id, "--",
         ])
         .args(command)
-        .stdin(Stdio::null())
+        .stdin(if input.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
+    feed(&mut child, input);
     wait_bounded(child, bound, &format!("the work in loop {id}'s sandbox"))
 }
 
@@ -146,6 +163,17 @@ pub fn as_run<S: AsRef<std::ffi::OsStr>>(id: &str, command: &[S], bound: Bound) 
         .stderr(Stdio::piped())
         .spawn()?;
     wait_bounded(child, bound, &format!("the work in loop {id}'s sandbox"))
+}
+
+/// Writes `input` to `child`'s standard input on a thread of its own (a child that reads
+/// slowly, or not at all, never blocks the wait for it), then closes it.
+fn feed(child: &mut Child, input: Vec<u8>) {
+    if let Some(mut stdin) = child.stdin.take() {
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&input);
+        });
+    }
 }
 
 /// A sandbox of its own for work in one tree a sandbox can write (the personal
@@ -165,6 +193,11 @@ pub struct Jail {
 
 /// Runs a [`Jail`].
 pub fn jail(j: &Jail) -> Result<Output> {
+    jail_with_input(j, Vec::new())
+}
+
+/// [`jail`] with `input` on the command's standard input (see [`in_loop_with_input`]).
+pub fn jail_with_input(j: &Jail, input: Vec<u8>) -> Result<Output> {
     let inputs = super::probe::Inputs::read();
     let Some(bwrap) = inputs.bwrap.clone() else {
         return Err(super::SandboxError::NoBwrapForGit.into());
@@ -199,7 +232,11 @@ pub fn jail(j: &Jail) -> Result<Output> {
     cmd.args(&argv[1..])
         .env_clear()
         .envs(&j.env)
-        .stdin(Stdio::null())
+        .stdin(if input.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: only system calls on data prepared before the fork (no allocation).
@@ -223,13 +260,14 @@ pub fn jail(j: &Jail) -> Result<Output> {
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| {
+    let mut child = cmd.spawn().map_err(|e| {
         Error::new(
             ErrorKind::SandboxUnavailable,
             format!("cannot start {}", bwrap.display()),
         )
         .with_source(e)
     })?;
+    feed(&mut child, input);
     let out = wait_bounded(child, j.bound, &format!("the work in {}", j.tree.display()));
     drop(filters);
     drop(tree_fd);

@@ -55,6 +55,18 @@ fn as_user(
     }
 }
 
+/// `git loop agent login --agent AGENT` with `key`, as a user logs in.
+fn login(env: &TestEnv, agent: &str, key: &str) {
+    as_user(
+        env,
+        &env.root,
+        None,
+        &["agent", "login", "--agent", agent],
+        Some(key),
+    )
+    .ok();
+}
+
 fn gitconfig(env: &TestEnv) -> PathBuf {
     let path = env.home.join(".gitconfig");
     fs::write(
@@ -147,7 +159,9 @@ fn codex_gets_its_profile_and_its_whole_install_folder() {
     executable(
         &modules.join("codex/bin/codex.js"),
         "#!/bin/sh\necho \"CODEX_HOME=$CODEX_HOME\"\ncat \"$CODEX_HOME/config.toml\"\nhead -1 \"$CODEX_HOME/AGENTS.md\"\n\
-         cat \"$(dirname \"$0\")/../../codex-linux-x64/vendor/native.txt\"\n",
+         cat \"$(dirname \"$0\")/../../codex-linux-x64/vendor/native.txt\"\n\
+         grep -qF \"\\\"OPENAI_API_KEY\\\":\\\"$OPENAI_API_KEY\\\"\" \"$CODEX_HOME/auth.json\" && echo LOGGED-IN-WITH-THIS-RUNS-KEY\n\
+         grep -qF \"[projects.\\\"$PWD\\\"]\" \"$CODEX_HOME/config.toml\" && echo FOLDER-TRUSTED\n",
     );
     fs::create_dir_all(modules.join("codex-linux-x64/vendor")).unwrap();
     fs::write(
@@ -168,6 +182,7 @@ fn codex_gets_its_profile_and_its_whole_install_folder() {
             prefix.join("bin/codex").display().to_string()
         ),
     );
+    login(&env, "codex", "sk-proj-stand-in-0123456789");
     let run = env.run(["agent", &id]).ok();
     run.stdout_has("CODEX_HOME=/home/tester/.codex")
         .stdout_has("sandbox_mode = \"danger-full-access\"")
@@ -176,7 +191,9 @@ fn codex_gets_its_profile_and_its_whole_install_folder() {
         .stdout_has("[analytics]\nenabled = false")
         .stdout_has("[features]\nplugins = false")
         .stdout_has("# Working in a git loop")
-        .stdout_has("NATIVE-PACKAGE-FOUND");
+        .stdout_has("NATIVE-PACKAGE-FOUND")
+        .stdout_has("LOGGED-IN-WITH-THIS-RUNS-KEY")
+        .stdout_has("FOLDER-TRUSTED");
     // The install folder bound is the node_modules it sits in, read-only.
     let mounts = env.run(["show", &id, "--mounts"]).ok();
     assert!(!mounts
@@ -206,18 +223,25 @@ fn claude_code_gets_its_profile() {
     executable(
         &bin,
         "#!/bin/sh\nenv | grep -E '^(IS_SANDBOX|DISABLE_AUTOUPDATER|CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC|DISABLE_TELEMETRY)=' | sort\n\
-         cat \"$CLAUDE_CONFIG_DIR/settings.json\" \"$CLAUDE_CONFIG_DIR/.claude.json\"\n",
+         cat \"$CLAUDE_CONFIG_DIR/settings.json\" \"$CLAUDE_CONFIG_DIR/.claude.json\"\n\
+         tail=$(printf %s \"$ANTHROPIC_API_KEY\" | tail -c 20)\n\
+         grep -qF \"\\\"$tail\\\"\" \"$CLAUDE_CONFIG_DIR/.claude.json\" && echo THIS-RUNS-KEY-APPROVED\n\
+         grep -qF \"\\\"$PWD\\\": {\" \"$CLAUDE_CONFIG_DIR/.claude.json\" && echo FOLDER-LISTED\n",
     );
     operator(
         &env,
         &format!("[agent]\ncommand = [{:?}]\n", bin.display().to_string()),
     );
+    login(&env, "claude", "sk-ant-api03-stand-in-0123456789");
     let run = env.run(["agent", &id]).ok();
     run.stdout_has("IS_SANDBOX=1")
         .stdout_has("DISABLE_AUTOUPDATER=1")
         .stdout_has("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
         .stdout_has("\"defaultMode\": \"bypassPermissions\"")
-        .stdout_has("\"hasCompletedOnboarding\": true");
+        .stdout_has("\"hasCompletedOnboarding\": true")
+        .stdout_has("\"hasTrustDialogAccepted\": true")
+        .stdout_has("THIS-RUNS-KEY-APPROVED")
+        .stdout_has("FOLDER-LISTED");
     operator(
         &env,
         &format!(

@@ -35,8 +35,8 @@ pub(crate) fn claude() -> PathBuf {
 /// One request the stand-in received.
 #[derive(Debug, Clone)]
 pub(crate) struct Seen {
-    path: String,
-    api_key: Option<String>,
+    pub(crate) path: String,
+    pub(crate) api_key: Option<String>,
     pub(crate) body: Value,
 }
 
@@ -51,17 +51,17 @@ pub(crate) struct StandIn {
 }
 
 /// The stand-in's side of one connection: TLS over the accepted socket.
-type Tls = rustls::StreamOwned<rustls::ServerConnection, TcpStream>;
+pub(crate) type Tls = rustls::StreamOwned<rustls::ServerConnection, TcpStream>;
 
 /// How a stand-in answers: the Anthropic Messages API or the OpenAI Responses API.
-type Serve = fn(&mut Tls, &Mutex<Vec<Seen>>, &str) -> std::io::Result<()>;
+pub(crate) type Serve = fn(&mut Tls, &Mutex<Vec<Seen>>, &str) -> std::io::Result<()>;
 
 impl StandIn {
     pub(crate) fn start(command: &str) -> StandIn {
         StandIn::serving(command, serve)
     }
 
-    fn serving(command: &str, serve: Serve) -> StandIn {
+    pub(crate) fn serving(command: &str, serve: Serve) -> StandIn {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -155,7 +155,11 @@ fn read_request(stream: &mut Tls) -> std::io::Result<(String, Option<String>, Va
     ))
 }
 
-fn serve(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+pub(crate) fn serve(
+    stream: &mut Tls,
+    log: &Mutex<Vec<Seen>>,
+    command: &str,
+) -> std::io::Result<()> {
     let (path, api_key, body) = read_request(stream)?;
     let has_result = body["messages"].as_array().is_some_and(|msgs| {
         msgs.iter().any(|m| {
@@ -225,7 +229,11 @@ fn serve(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Re
 
 /// A stand-in for the OpenAI Responses API, as Codex speaks it: to a request without a
 /// tool's output yet, one `exec_command` call running `command`; to the others, "done".
-fn serve_responses(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> std::io::Result<()> {
+pub(crate) fn serve_responses(
+    stream: &mut Tls,
+    log: &Mutex<Vec<Seen>>,
+    command: &str,
+) -> std::io::Result<()> {
     let (path, api_key, body) = read_request(stream)?;
     let has_output = body["input"]
         .as_array()
@@ -273,7 +281,7 @@ fn serve_responses(stream: &mut Tls, log: &Mutex<Vec<Seen>>, command: &str) -> s
 }
 
 /// What Codex's commands printed, as it sent them back to the stand-in.
-fn function_outputs(seen: &[Seen]) -> Vec<String> {
+pub(crate) fn function_outputs(seen: &[Seen]) -> Vec<String> {
     seen.iter()
         .flat_map(|s| s.body["input"].as_array().cloned().unwrap_or_default())
         .filter(|i| i["type"] == "function_call_output")
@@ -282,7 +290,7 @@ fn function_outputs(seen: &[Seen]) -> Vec<String> {
 }
 
 /// The tool results Claude Code sent back to the stand-in.
-fn tool_results(seen: &[Seen]) -> Vec<Value> {
+pub(crate) fn tool_results(seen: &[Seen]) -> Vec<Value> {
     seen.iter()
         .flat_map(|s| s.body["messages"].as_array().cloned().unwrap_or_default())
         .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
@@ -297,9 +305,9 @@ pub(crate) const KEY: &str = "sk-ant-api03-stand-in-key-0123456789";
 /// and the agent logged in with `agent login`.
 pub(crate) struct Setup {
     pub(crate) env: TestEnv,
-    repo: PathBuf,
+    pub(crate) repo: PathBuf,
     pub(crate) id: String,
-    gitconfig: PathBuf,
+    pub(crate) gitconfig: PathBuf,
     pub(crate) stand_in: StandIn,
 }
 
@@ -307,23 +315,47 @@ pub(crate) struct Setup {
 const COMMIT: &str = "echo hello > greeting.txt && git add greeting.txt && git commit -q -m 'add greeting' && echo COMMITTED";
 
 impl Setup {
-    /// Claude Code, its base URL set in the vault (as a user behind a gateway would), its
-    /// key bound to the stand-in's host.
+    /// Claude Code in `-p` mode.
     fn new(permissions: &str) -> Setup {
-        let stand_in = StandIn::start(COMMIT);
-        let command = format!(
-            "[{claude:?}, \"-p\", \"add a greeting\"]",
-            claude = claude().display().to_string()
-        );
+        Setup::claude(&["-p", "add a greeting"], COMMIT, permissions)
+    }
+
+    /// Claude Code with `args`, its base URL set in the vault (as a user behind a gateway
+    /// would), its key bound to the stand-in's host, which runs `command` when asked.
+    pub(crate) fn claude(args: &[&str], command: &str, permissions: &str) -> Setup {
+        let stand_in = StandIn::start(command);
+        let mut argv = vec![claude().display().to_string()];
+        argv.extend(args.iter().map(|a| a.to_string()));
+        let command = format!("{argv:?}");
         let setup = Setup::with(stand_in, &command, permissions, KEY);
         // Where the stand-in answers: test plumbing, as a user behind a gateway would set.
         let url = format!("https://api.stand-in.test:{}", setup.stand_in.port);
-        let base = setup.git_loop(
-            &["vault", "set", "default", "env", "ANTHROPIC_BASE_URL"],
-            Some(url.as_bytes()),
-        );
-        assert_eq!(base.code, 0, "{}", base.stderr);
+        setup.vault_set("ANTHROPIC_BASE_URL", &url);
         setup
+    }
+
+    /// `git loop vault set default env NAME` with `value`.
+    pub(crate) fn vault_set(&self, name: &str, value: &str) {
+        let set = self.git_loop(
+            &["vault", "set", "default", "env", name],
+            Some(value.as_bytes()),
+        );
+        assert_eq!(set.code, 0, "{}", set.stderr);
+    }
+
+    /// The environment this user runs `git loop` with: their identity comes from their
+    /// git config.
+    pub(crate) fn user_env(&self) -> Vec<(String, std::ffi::OsString)> {
+        self.env
+            .envs()
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with("GIT_AUTHOR") && !k.starts_with("GIT_COMMITTER"))
+            .map(|(k, v)| (k.to_string(), v))
+            .chain([(
+                "GIT_CONFIG_GLOBAL".to_string(),
+                self.gitconfig.clone().into(),
+            )])
+            .collect()
     }
 
     /// A user whose agent is `command` (a TOML array), logged in with `key` bound to the
@@ -409,15 +441,10 @@ impl Setup {
     }
 
     /// `git loop ARGS` as this user runs it: their identity comes from their git config.
-    fn git_loop_in(&self, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    pub(crate) fn git_loop_in(&self, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
         let mut cmd = Command::new(BIN);
         cmd.env_clear()
-            .envs(
-                self.env.envs().into_iter().filter(|(k, _)| {
-                    !k.starts_with("GIT_AUTHOR") && !k.starts_with("GIT_COMMITTER")
-                }),
-            )
-            .env("GIT_CONFIG_GLOBAL", &self.gitconfig)
+            .envs(self.user_env())
             .current_dir(cwd)
             .args(args)
             .stdin(if stdin.is_some() {
@@ -517,7 +544,7 @@ fn with_permissions_ask_claude_code_asks_and_commits_nothing() {
 }
 
 /// The Codex CLI on the host, which the test needs.
-fn codex() -> PathBuf {
+pub(crate) fn codex() -> PathBuf {
     let path = std::env::var("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join("codex"))
@@ -527,7 +554,7 @@ fn codex() -> PathBuf {
         })
 }
 
-const OPENAI_KEY: &str = "sk-proj-stand-in-key-0123456789";
+pub(crate) const OPENAI_KEY: &str = "sk-proj-stand-in-key-0123456789";
 
 /// The same with the real Codex CLI (the npm package `@openai/codex`) against a stand-in
 /// for the Responses API. A user points Codex at another endpoint with its own `-c`

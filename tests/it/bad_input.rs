@@ -32,10 +32,19 @@ fn nothing_left(env: &TestEnv, repo: Option<&Path>) {
 #[test]
 fn not_a_repository() {
     let env = TestEnv::new();
-    // Outside any repository, `new` makes a scratch loop (DESIGN 3) and says so.
-    let run = env.run(["new", "x", "--json"]).ok();
-    run.stderr_has("is not in a git repository: this is a scratch loop");
-    let rec = run.json();
+    // Outside any repository, `new` is refused with both ways on, and nothing is made
+    // (not even the workspace).
+    env.run(["new", "x"])
+        .fails(2)
+        .stderr_has(&format!(
+            "error: {} is not in a git repository",
+            env.root.display()
+        ))
+        .stderr_has("hint: run it inside a repository, or name one: git loop new --repo PATH")
+        .stderr_has("hint: for a loop without code (notes, research): git loop new --scratch");
+    assert!(!env.ws.exists(), "the workspace was made");
+    // --scratch makes a loop without code.
+    let rec = env.run(["new", "x", "--scratch", "--json"]).ok().json();
     assert_eq!(rec["kind"], "scratch");
     assert_eq!(
         std::fs::read_dir(

@@ -260,12 +260,13 @@ fn a_squash_or_rebase_merge_made_elsewhere_marks_the_loop_merged() {
     let review = env.run(["review"]).ok();
     assert!(!review.stdout.contains(&squashed), "{}", review.stdout);
     review.stdout_has(&open);
-    // rm without --force; gc --merged takes the other; the open one stays.
+    // rm without --force; gc --merged takes the other; the open one stays (rm deleting its
+    // branch would lose its commit).
     env.run(["rm", &squashed]).ok();
     env.run(["gc", "--merged"])
         .ok()
         .stdout_has(&format!("removed {rebased} (merged)"));
-    env.run(["rm", &open]).fails(1);
+    env.run(["rm", &open, "--delete-branches"]).fails(1);
     assert!(env.loop_dir(&open).exists());
 }
 

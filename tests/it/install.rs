@@ -168,6 +168,63 @@ fn install(env: &TestEnv, prefix: &Path, extra: &[&str]) -> crate::common::Run {
     }
 }
 
+/// The quick start ends, after the demo's output, with the one line that puts git loop on
+/// the PATH; that line, run as it is, makes `git loop` work in a new shell.
+#[test]
+fn quickstart_ends_with_the_line_that_puts_git_loop_on_the_path() {
+    let env = TestEnv::new();
+    let prefix = env.root.join("prefix");
+    let out = Command::new(source_dir().join("scripts/quickstart"))
+        .args(["--prefix", prefix.to_str().unwrap(), "--binary", BIN])
+        .env_clear()
+        .envs(env.envs())
+        .env("SHELL", "/bin/bash")
+        .current_dir(&env.root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin = prefix.join("bin");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let advice = format!(
+        "  echo 'export PATH=\"{}:$PATH\"' >> ~/.bashrc",
+        bin.display()
+    );
+    assert_eq!(lines.last(), Some(&advice.as_str()), "{stdout}");
+    assert_eq!(
+        lines[lines.len() - 2],
+        format!(
+            "quickstart: {} is not on your PATH, so `git loop` is not found yet; add it, then open a new shell:",
+            bin.display()
+        )
+    );
+    // Before the line, git finds no `loop`; after it, a new shell does.
+    let shell = |script: &str| {
+        Command::new("bash")
+            .args(["-c", script])
+            .env_clear()
+            .envs(env.envs())
+            .current_dir(&env.root)
+            .output()
+            .unwrap()
+    };
+    let before = shell("git loop --version");
+    assert!(!before.status.success());
+    assert!(shell(advice.trim()).status.success());
+    let after = shell(". ~/.bashrc && git loop --version");
+    assert!(
+        after.status.success(),
+        "{}",
+        String::from_utf8_lossy(&after.stderr)
+    );
+    assert!(String::from_utf8_lossy(&after.stdout).starts_with("git-loop "));
+}
+
 /// man finds the installed pages for a prefix whose bin is on PATH (man-db derives its
 /// search path from PATH), `git loop --help` shows the page, `git loop help new` shows
 /// git-loop-new(1) on a terminal and clap's text elsewhere, and the completions are where

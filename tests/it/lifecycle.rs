@@ -291,22 +291,23 @@ fn ids_resolve_by_unique_prefix_of_id_or_slug() {
     env.run(["show", "../etc"]).fails(2);
 }
 
+/// `rm` refuses only what removal would lose: a loop whose commits are on its branch is
+/// removed and the branch stays (said, never "discarding"); with `--delete-branches` the
+/// same commits would be lost, so that is refused, and `--force` says what it discards.
 #[test]
-fn rm_refuses_unfinished_work_and_keeps_branches() {
+fn rm_keeps_branches_and_refuses_only_what_it_would_lose() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "work");
     env.commit_file(&env.workdir(&id), "f.c", "int f;\n", "unmerged work");
-    env.run(["rm", &id])
-        .fails(1)
-        .stderr_has("neither merged nor published")
-        .stderr_has("unmerged");
-    assert!(env.loop_dir(&id).is_dir());
-    // The refusal still imported the work: it is safe in the origin.
     let tip = env.rev(&env.workdir(&id), "HEAD").unwrap();
-    assert_eq!(env.rev(&repo, &format!("loop/{id}")).unwrap(), tip);
-
-    env.run(["rm", &id, "--force"]).ok();
+    let rm = env.run(["rm", &id]).ok();
+    rm.stderr_has(&format!("removed loop {id}"))
+        .stderr_has(&format!(
+            "kept loop/{id} in {}, with 1 commit not in main",
+            repo.display()
+        ));
+    assert!(!rm.stderr.contains("discard"), "{}", rm.stderr);
     assert!(!env.loop_dir(&id).exists());
     assert_eq!(
         env.rev(&repo, &format!("loop/{id}")).unwrap(),
@@ -321,6 +322,23 @@ fn rm_refuses_unfinished_work_and_keeps_branches() {
         "{}",
         all.stdout
     );
+
+    // Deleting the branches would lose the commits: refused, and nothing changes.
+    let other = env.new_loop(&repo, "more work");
+    env.commit_file(&env.workdir(&other), "g.c", "int g;\n", "more");
+    let other_tip = env.rev(&env.workdir(&other), "HEAD").unwrap();
+    env.run(["rm", &other, "--delete-branches"])
+        .fails(1)
+        .stderr_has(&format!("removing loop {other} would lose work"))
+        .stderr_has(&format!(
+            "code: 1 commit on loop/{other} that is in neither main nor a remote, which --delete-branches deletes"
+        ));
+    assert!(env.loop_dir(&other).is_dir());
+    assert_eq!(env.rev(&repo, &format!("loop/{other}")).unwrap(), other_tip);
+    env.run(["rm", &other, "--delete-branches", "--force"])
+        .ok()
+        .stderr_has(&format!("discarding code: 1 commit on loop/{other}"));
+    assert!(env.rev(&repo, &format!("loop/{other}")).is_none());
 }
 
 #[test]

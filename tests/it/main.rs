@@ -4,6 +4,7 @@ mod common;
 
 mod agent;
 mod agent_e2e;
+mod agent_tui;
 mod attacks_fifos;
 mod attacks_files;
 mod attacks_kernel;

@@ -141,14 +141,15 @@ fn a_squash_merged_loop_counts_as_merged() {
         .ok();
     let show = env.run(["show", &id, "--json"]).ok().json();
     assert_eq!(show["state"], "merged", "{show}");
-    // More work after the squash is unmerged work.
+    // More work after the squash is unmerged work: deleting the branch would lose it.
     env.commit_file(&env.workdir(&id), "c.c", "c\n", "three");
-    env.run(["rm", &id])
+    env.run(["rm", &id, "--delete-branches"])
         .fails(1)
-        .stderr_has("holds work that is neither merged nor published");
+        .stderr_has("would lose work")
+        .stderr_has("1 commit on loop/");
     env.run(["merge", &id, "--squash", "--into", "release"])
         .ok();
-    env.run(["rm", &id]).ok();
+    env.run(["rm", &id, "--delete-branches"]).ok();
     assert!(!env.loop_dir(&id).exists());
 }
 

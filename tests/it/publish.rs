@@ -386,6 +386,126 @@ fn autocommit_commits_inside_skips_busy_repos_and_refuses_secrets() {
     );
 }
 
+/// A real tree: an unignored `node_modules/` of 20,000 new files and a 200 MB new file
+/// (sparse) beside one source change. `--dry-run` says what would be committed and commits
+/// nothing; autocommit then commits the source change alone, names what it left out with
+/// the settings that decided it, and says only what it did. The same through cron's command
+/// line, quiet: the notices stay. (That no path reaches a command line, where 20,000 of
+/// them overflowed bwrap's, is `autocommit::tests::paths_never_reach_a_command_line`.)
+#[test]
+fn autocommit_leaves_out_an_unignored_node_modules_and_a_large_new_file() {
+    let (env, repo) = setup();
+    let id = env.new_loop(&repo, "real tree");
+    let wd = env.workdir(&id);
+    for package in 0..200 {
+        let dir = wd.join(format!("node_modules/pkg{package}/lib"));
+        fs::create_dir_all(&dir).unwrap();
+        for file in 0..100 {
+            fs::write(dir.join(format!("f{file}.js")), "module.exports = 1;\n").unwrap();
+        }
+    }
+    let big = fs::File::create(wd.join("big.bin")).unwrap();
+    big.set_len(200 << 20).unwrap();
+    drop(big);
+    fs::write(wd.join("work.c"), "int work;\n").unwrap();
+    let head = env.rev(&wd, "HEAD").unwrap();
+    const BOUND: Duration = Duration::from_secs(120);
+
+    let dry = env
+        .run_within(BOUND, ["autocommit", "--dry-run", &id])
+        .run
+        .ok();
+    assert_eq!(
+        dry.stdout,
+        format!("{id} code: would commit 1 path:\n  work.c\n")
+    );
+    dry.stderr_has(&format!(
+        "warning: {id} code: left out node_modules/ (20000 new files, more than autocommit.max_new_files_per_folder = 1000)"
+    ))
+    .stderr_has(&format!(
+        "warning: {id} code: left out big.bin (200 MiB, larger than autocommit.max_file_size = 10 MiB)"
+    ));
+    assert_eq!(env.rev(&wd, "HEAD").unwrap(), head, "a dry run committed");
+
+    let run = env.run_within(BOUND, ["autocommit", &id]).run.ok();
+    run.stderr_has(&format!("{id} code: left out node_modules/"))
+        .stderr_has(&format!("{id} code: left out big.bin"))
+        .stderr_has(&format!("{id} code: committed 1 path"));
+    assert!(!run.stderr.contains("Exceeded"), "{}", run.stderr);
+    assert_eq!(
+        env.git(
+            &wd,
+            ["diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD"]
+        )
+        .trim(),
+        "work.c"
+    );
+    assert_eq!(env.rev(&repo, &format!("loop/{id}")), env.rev(&wd, "HEAD"));
+    let status = env.git(&wd, ["status", "--porcelain"]);
+    assert_eq!(status, "?? big.bin\n?? node_modules/\n");
+
+    // cron's command line (`cron install` schedules it): quiet, every loop, unattended.
+    // What was left out is said again; what changed is committed.
+    fs::write(wd.join("work.c"), "int work = 2;\n").unwrap();
+    let cron = env
+        .run_within(BOUND, ["autocommit", "--all", "--quiet"])
+        .run
+        .ok();
+    cron.stderr_has(&format!("{id} code: left out node_modules/"))
+        .stderr_has(&format!("{id} code: left out big.bin"));
+    assert!(!cron.stderr.contains("committed"), "{}", cron.stderr);
+    assert_eq!(
+        env.git(
+            &wd,
+            ["diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD"]
+        )
+        .trim(),
+        "work.c"
+    );
+    assert_eq!(
+        env.git(&wd, ["status", "--porcelain"]),
+        "?? big.bin\n?? node_modules/\n"
+    );
+    // Bounds raised in the configuration take what they admit: a 12 MB file left out at
+    // the default is committed under `max_file_size = "20M"`.
+    let medium = fs::File::create(wd.join("medium.bin")).unwrap();
+    medium.set_len(12 << 20).unwrap();
+    drop(medium);
+    env.run_within(BOUND, ["autocommit", &id])
+        .run
+        .ok()
+        .stderr_has(&format!("{id} code: left out medium.bin (12 MiB"));
+    let config = env.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    fs::write(&config, "[autocommit]\nmax_file_size = \"20M\"\n").unwrap();
+    env.run_within(BOUND, ["autocommit", &id])
+        .run
+        .ok()
+        .stderr_has(&format!("{id} code: committed 1 path"));
+    assert_eq!(
+        env.git(&wd, ["status", "--porcelain"]),
+        "?? big.bin\n?? node_modules/\n"
+    );
+    // review names a few of them and how many more, on one short line; --json all.
+    let review = env.run_within(BOUND, ["review", &id]).run.ok();
+    let line = review
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("changed or untracked: "))
+        .unwrap_or_else(|| panic!("{}", review.stdout));
+    assert_eq!(
+        line,
+        "changed or untracked: big.bin, node_modules/pkg0/lib/f0.js, node_modules/pkg0/lib/f1.js, node_modules/pkg0/lib/f10.js, node_modules/pkg0/lib/f11.js and 19996 more"
+    );
+    review.stderr_has(&format!("every path: git loop review {id} --json"));
+    let json = env
+        .run_within(BOUND, ["review", &id, "--json"])
+        .run
+        .ok()
+        .json();
+    assert_eq!(json["uncommitted"].as_array().unwrap().len(), 20001);
+}
+
 /// git's lock files in a loop's repositories belong to the loop's live runs: left by a
 /// killed git, they are removed (and said to be) once no run is alive, by autocommit and
 /// by `doctor --fix`, whatever their age; while a run lives, they are left alone.
@@ -609,6 +729,15 @@ fn pr_pushes_and_opens_with_gh_or_prints_the_url() {
         "{calls}"
     );
     assert!(calls.trim_end().ends_with("--draft"), "{calls}");
+    // Pushed, the commit outlives the local branch: rm may delete it without --force.
+    env.run(["rm", &id, "--delete-branches"])
+        .ok()
+        .stderr_has(&format!("removed loop {id}"));
+    assert!(env.rev(&repo, &format!("loop/{id}")).is_none());
+    assert_eq!(
+        env.rev(&forge, &format!("loop/{id}")),
+        env.rev(&repo, &format!("refs/remotes/origin/loop/{id}"))
+    );
 }
 
 /// kill -9 of git-loop's own process (not its group, as `kill -9 PID` does) during publish,

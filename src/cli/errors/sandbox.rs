@@ -102,6 +102,22 @@ impl From<AgentError> for Error {
             AgentError::SharedFolder { .. } => err.hint(
                 "install the agent in a folder of its own (npm install -g, or ~/.local/bin with its files in a folder of their own)",
             ),
+            AgentError::NotLoggedIn { vault, id, .. } => {
+                let vault = if vault == crate::vault::DEFAULT_VAULT {
+                    String::new()
+                } else {
+                    format!(" --vault {vault}")
+                };
+                let err = err.hint(format!(
+                    "log it in: printf %s \"$KEY\" | git loop agent login{vault}"
+                ));
+                match id {
+                    Some(id) => err.hint(format!(
+                        "or start it anyway, to log in some other way: git loop agent {id} --no-login"
+                    )),
+                    None => err.hint("or make the loop only: git loop distill --no-agent"),
+                }
+            }
         }
     }
 }

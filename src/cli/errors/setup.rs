@@ -28,6 +28,9 @@ impl From<NewError> for Error {
             NewError::NoRepository(_) => {
                 Error::usage(message).hint("name an existing repository with --repo PATH")
             }
+            NewError::NotInRepository(_) => Error::usage(message)
+                .hint("run it inside a repository, or name one: git loop new --repo PATH")
+                .hint("for a loop without code (notes, research): git loop new --scratch"),
             NewError::Context { source, .. } => Error::failure(message)
                 .with_source(source)
                 .hint("`git loop doctor` checks the workspace"),

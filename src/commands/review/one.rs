@@ -131,15 +131,15 @@ pub(super) fn review_one(
                 stderr
             ))?;
         }
+        let names: Vec<String> = paths.iter().map(|s| shown(s).to_string()).collect();
         writeln!(
             ui.out(),
             "changed or untracked: {}",
-            paths
-                .iter()
-                .map(|s| shown(s).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            loops::abbreviated(&names)
         )?;
+        if names.len() > loops::PATHS_SHOWN {
+            ui.status(format!("every path: git loop review {} --json", p.rec.id))?;
+        }
     }
     comments.write_rest(ui, ws)?;
     if !shown_any && comments.is_empty() {

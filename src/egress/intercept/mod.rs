@@ -121,7 +121,7 @@ pub(super) async fn serve(
         .await;
 }
 
-/// The answer to a refused request (a 403 or 400 with the policy's words).
+/// The answer to a refused request (a 403, 400 or 426 with the policy's words).
 fn refused(sh: &Shared, status: u16, target: &str, refusal: &Refusal) -> Response<ProxyBody> {
     let (head, body) = proxy::refusal_parts(sh, status, target, refusal);
     let mut resp = Response::new(full(body));
@@ -272,8 +272,10 @@ async fn handle(
         );
     }
     if req.headers().contains_key(header::UPGRADE) {
+        // 426: what clients that try a WebSocket first take as "use HTTP here" (Codex's
+        // Responses API falls back to HTTP for the session), where a 400 ends their turn.
         return refuse(
-            400,
+            426,
             Refusal::new(
                 Rule::Unsupported,
                 "a switch of protocols (Upgrade) on a connection whose TLS the proxy ends, to carry a bound credential",

@@ -53,7 +53,10 @@ use gix::bstr::{BString, ByteSlice};
 use gix::objs::{Exists as _, FindExt as _, FindHeader as _, Write as _};
 use gix::ObjectId;
 
-pub use super::untrusted::{gitlinks, loop_branches, within, worktree_changes, Limits};
+pub use super::untrusted::{
+    gitlinks, loop_branches, within, worktree_changes, worktree_status, Limits, Untracked,
+    WorktreeStatus,
+};
 use super::untrusted::{LoopRepo, MAX_ALTERNATES_FILE_SIZE};
 use crate::confined::ConfinedError;
 
@@ -955,6 +958,53 @@ mod tests {
         git(&nested, &["init", "-q"]);
         write(&nested.join("inner.txt"), "inner\n");
         assert_eq!(changes(&dir), vec!["nested"]);
+    }
+
+    #[test]
+    fn worktree_status_tells_untracked_files_with_their_sizes_and_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("wt");
+        fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        write(&dir.join(".gitignore"), "ignored/\n");
+        write(&dir.join("src/a.rs"), "a\n");
+        commit_all(&dir, "initial");
+        write(&dir.join("src/a.rs"), "changed\n");
+        write(&dir.join("src/new.rs"), "new file\n");
+        write(&dir.join("node_modules/pkg/lib/x.js"), "xx\n");
+        write(&dir.join("node_modules/pkg/y.js"), "y\n");
+        write(&dir.join("top.bin"), "12345");
+        write(&dir.join("ignored/z"), "z\n");
+        write(&dir.join("staged.txt"), "s\n");
+        git(&dir, &["add", "staged.txt"]);
+        let origin = crate::git::objects::open_trusted(&dir).unwrap();
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        let status = worktree_status(&dir, &origin, &Limits::default(), &interrupt).unwrap();
+        assert_eq!(
+            status.changed,
+            [
+                "node_modules/pkg/lib/x.js",
+                "node_modules/pkg/y.js",
+                "src/a.rs",
+                "src/new.rs",
+                "staged.txt",
+                "top.bin"
+            ]
+        );
+        let untracked = |path: &str, size: u64, folder: &str| Untracked {
+            path: path.into(),
+            size,
+            folder: folder.into(),
+        };
+        assert_eq!(
+            status.untracked,
+            [
+                untracked("node_modules/pkg/lib/x.js", 3, "node_modules"),
+                untracked("node_modules/pkg/y.js", 2, "node_modules"),
+                untracked("src/new.rs", 9, "src"),
+                untracked("top.bin", 5, ""),
+            ]
+        );
     }
 
     #[test]

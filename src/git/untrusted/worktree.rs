@@ -1,11 +1,14 @@
 //! A loop's working tree against its index and HEAD: changed paths, gitlinks, the ignore rules, all read as data.
 
 use super::*;
+use std::collections::BTreeMap;
 
 /// The changed paths of a worktree, with a ceiling: a hostile repository can name more
 /// paths than a host should hold.
 pub(super) struct Changes {
     paths: BTreeSet<BString>,
+    /// The untracked files among `paths` (in no index entry), with what [`Untracked`] says.
+    untracked: BTreeMap<BString, (u64, BString)>,
     repo: PathBuf,
     /// At most this many paths ([`MAX_CHANGES`]).
     limit: usize,
@@ -15,9 +18,20 @@ impl Changes {
     fn new(repo: PathBuf) -> Changes {
         Changes {
             paths: BTreeSet::new(),
+            untracked: BTreeMap::new(),
             repo,
             limit: MAX_CHANGES,
         }
+    }
+
+    fn insert_untracked(
+        &mut self,
+        path: BString,
+        size: u64,
+        folder: BString,
+    ) -> Result<(), GitReadError> {
+        self.untracked.insert(path.clone(), (size, folder));
+        self.insert(path)
     }
 
     fn insert(&mut self, path: BString) -> Result<(), GitReadError> {
@@ -30,6 +44,54 @@ impl Changes {
         }
         Ok(())
     }
+}
+
+/// A file of the worktree that is in no index entry: new, not yet added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untracked {
+    pub path: String,
+    /// Its size in bytes (a symlink's: its target's length), as the worktree read it.
+    pub size: u64,
+    /// The folder it counts in: the outermost folder above it that holds nothing tracked
+    /// (which `git status` shows as one entry, `node_modules/`), else its own folder (`""`
+    /// for the top).
+    pub folder: String,
+}
+
+/// What [`worktree_status`] finds: every changed path, and the untracked ones among them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorktreeStatus {
+    /// Sorted, as [`worktree_changes`] returns them.
+    pub changed: Vec<String>,
+    /// Sorted by path.
+    pub untracked: Vec<Untracked>,
+}
+
+/// [`worktree_changes`], with the untracked files among the paths told apart: their sizes
+/// and the folders they count in, for a caller that bounds what it adds (`autocommit`).
+pub fn worktree_status(
+    worktree: &Path,
+    origin: &gix::Repository,
+    limits: &Limits,
+    interrupt: &AtomicBool,
+) -> Result<WorktreeStatus, GitReadError> {
+    let changes = read_changes(worktree, origin, limits, interrupt)?;
+    Ok(WorktreeStatus {
+        changed: changes
+            .paths
+            .into_iter()
+            .map(|path| path.to_str_lossy().into_owned())
+            .collect(),
+        untracked: changes
+            .untracked
+            .into_iter()
+            .map(|(path, (size, folder))| Untracked {
+                path: path.to_str_lossy().into_owned(),
+                size,
+                folder: folder.to_str_lossy().into_owned(),
+            })
+            .collect(),
+    })
 }
 
 /// Paths (relative, '/'-separated) of a loop's worktree that differ from its index or its index
@@ -65,6 +127,19 @@ pub fn worktree_changes(
     limits: &Limits,
     interrupt: &AtomicBool,
 ) -> Result<Vec<String>, GitReadError> {
+    Ok(read_changes(worktree, origin, limits, interrupt)?
+        .paths
+        .into_iter()
+        .map(|path| path.to_str_lossy().into_owned())
+        .collect())
+}
+
+fn read_changes(
+    worktree: &Path,
+    origin: &gix::Repository,
+    limits: &Limits,
+    interrupt: &AtomicBool,
+) -> Result<Changes, GitReadError> {
     let hash_kind = origin.object_hash();
     let (root, git_dir, store) = open_worktree(worktree, hash_kind, limits)?;
     let index = read_index(store.git(), &git_dir, hash_kind, limits)?;
@@ -115,11 +190,7 @@ pub fn worktree_changes(
             changes.insert(entry.path(&index).to_owned())?;
         }
     }
-    Ok(changes
-        .paths
-        .into_iter()
-        .map(|path| path.to_str_lossy().into_owned())
-        .collect())
+    Ok(changes)
 }
 
 /// A worktree of a repository whose files a sandbox writes, its git folder, and the
@@ -460,6 +531,13 @@ impl Ignores {
     }
 }
 
+/// The size of `name` in `dir`, not followed (0 when it cannot be had: it was just removed).
+fn size_of(dir: &Tree, name: &OsStr) -> u64 {
+    nix::sys::stat::fstatat(dir.fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+        .map(|stat| u64::try_from(stat.st_size).unwrap_or(0))
+        .unwrap_or(0)
+}
+
 pub(super) struct WorktreeWalk<'a> {
     root: &'a Tree,
     index: &'a gix::index::File,
@@ -474,9 +552,10 @@ pub(super) struct WorktreeWalk<'a> {
 
 impl WorktreeWalk<'_> {
     fn run(&mut self) -> Result<(), GitReadError> {
-        // (folder below the root, its path in the index's spelling, whether it is ignored)
-        let mut pending = vec![(PathBuf::new(), BString::default(), false)];
-        while let Some((rel, prefix, excluded)) = pending.pop() {
+        // (folder below the root, its path in the index's spelling, whether it is ignored,
+        // the outermost folder from the top down to it that holds nothing tracked)
+        let mut pending = vec![(PathBuf::new(), BString::default(), false, None)];
+        while let Some((rel, prefix, excluded, untracked_root)) = pending.pop() {
             check_interrupt(self.interrupt, self.repo)?;
             // Opened again from the root, without following links: a folder swapped for a
             // link since it was listed is not entered (what was tracked below counts as
@@ -506,7 +585,9 @@ impl WorktreeWalk<'_> {
                             .unwrap_or_default()
                             .as_ref(),
                     );
-                    self.changes.insert(path)?;
+                    let folder = untracked_root.clone().unwrap_or_else(|| prefix.clone());
+                    self.changes
+                        .insert_untracked(path, size_of(&dir, &name), folder)?;
                     continue;
                 };
                 let mut rela_path = prefix.clone();
@@ -515,28 +596,34 @@ impl WorktreeWalk<'_> {
                 }
                 rela_path.push_str(name_bytes);
                 if kind == PathKind::Dir {
-                    if let Some((below, below_excluded)) =
+                    if let Some((below, below_excluded, holds_tracked)) =
                         self.directory(&dir, &name, rela_path, excluded)?
                     {
-                        pending.push((rel.join(&name), below, below_excluded));
+                        let root = match &untracked_root {
+                            Some(root) => Some(root.clone()),
+                            None if !holds_tracked => Some(below.clone()),
+                            None => None,
+                        };
+                        pending.push((rel.join(&name), below, below_excluded, root));
                     }
                 } else {
-                    self.file(&dir, &name, rela_path, kind, excluded)?;
+                    let folder = untracked_root.as_ref().unwrap_or(&prefix);
+                    self.file(&dir, &name, rela_path, kind, excluded, folder)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Decide about a real folder; returns its path to descend with, and whether it is
-    /// ignored, if it is to be entered.
+    /// Decide about a real folder; returns its path to descend with, whether it is
+    /// ignored and whether the index holds anything below it, if it is to be entered.
     fn directory(
         &mut self,
         dir: &Tree,
         name: &OsStr,
         rela_path: BString,
         parent_excluded: bool,
-    ) -> Result<Option<(BString, bool)>, GitReadError> {
+    ) -> Result<Option<(BString, bool, bool)>, GitReadError> {
         if let Some(range) = self.index.entry_range(rela_path.as_bstr()) {
             for position in range.clone() {
                 self.seen[position] = true;
@@ -566,9 +653,10 @@ impl WorktreeWalk<'_> {
                 return Ok(None);
             }
         }
-        Ok(Some((rela_path, excluded)))
+        Ok(Some((rela_path, excluded, has_tracked_content)))
     }
 
+    /// `folder`: where the file counts if it is untracked (see [`Untracked::folder`]).
     fn file(
         &mut self,
         dir: &Tree,
@@ -576,6 +664,7 @@ impl WorktreeWalk<'_> {
         rela_path: BString,
         kind: PathKind,
         excluded: bool,
+        folder: &BString,
     ) -> Result<(), GitReadError> {
         let Some(range) = self.index.entry_range(rela_path.as_bstr()) else {
             // Sockets, FIFOs and devices can't be added, so no work is lost with them.
@@ -583,7 +672,8 @@ impl WorktreeWalk<'_> {
                 && !excluded
                 && !self.ignores.is_excluded(rela_path.as_bstr(), false)
             {
-                self.changes.insert(rela_path)?;
+                self.changes
+                    .insert_untracked(rela_path, size_of(dir, name), folder.clone())?;
             }
             return Ok(());
         };

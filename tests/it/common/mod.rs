@@ -5,6 +5,7 @@
 
 pub mod bounded;
 pub mod netns;
+pub mod terminal;
 
 use std::ffi::OsStr;
 use std::fs;

@@ -187,4 +187,15 @@ fn a_sandbox_that_cannot_be_had() {
         "the agent /usr/bin/claude is installed in /usr/bin, which is (or holds) /usr: binding it would show the sandbox more than the agent",
         "a folder of its own",
     );
+    says(
+        AgentError::NotLoggedIn {
+            agent: "Claude Code",
+            vault: "work".into(),
+            variables: "ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN".into(),
+            id: Some("fix-1a2b3c".into()),
+        },
+        1,
+        "Claude Code is not logged in: vault 'work' holds no ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN",
+        "printf %s \"$KEY\" | git loop agent login --vault work",
+    );
 }

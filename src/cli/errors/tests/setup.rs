@@ -25,6 +25,11 @@ fn what_cannot_be_set_up() {
         (NewError::ScratchWithCode, 2, "drop --scratch"),
         (NewError::NoRepository(path("/r")), 2, "--repo PATH"),
         (
+            NewError::NotInRepository(path("/r")),
+            2,
+            "git loop new --scratch",
+        ),
+        (
             NewError::LoopRepository(path("/l")),
             2,
             "the original repository",
