@@ -8,9 +8,13 @@
 //! `deny_write` (by descriptor, opened without following links), `/dev/null` (on a
 //! `nodev` mount inside, so it does not even open) over a file and an empty read-only
 //! tmpfs over a folder for `deny_read`. Globs are expanded when the run starts, bounded
-//! ([`MAX_MATCHES`], [`MAX_VISITED`]). A folder of the built-in list that is not there is
-//! made, empty, and bound read-only ([`Deny::Create`]), and the folder holding a nested
-//! one is pinned ([`Deny::Pin`]). Any other path made later is not covered by a
+//! ([`MAX_MATCHES`], [`MAX_VISITED`]); a literal path is followed through the links on
+//! its way while they stay in the tree, and the place they lead to is covered (a write
+//! through `.claude -> dotfiles/claude` reaches `dotfiles/claude/commands`). A folder of
+//! the built-in list that is not there is made, empty, and bound read-only
+//! ([`Deny::Create`]), and every folder above a covered path is pinned ([`Deny::Pin`]):
+//! a mount point cannot be renamed, so no folder can be moved away with its cover and
+//! made again without it. Any other path made later is not covered by a
 //! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made,
 //! and a name pattern refused at creation time needs `deny_create`, which this backend
 //! does not have yet, so a profile asking for it is refused ([`unsupported`]). What
@@ -265,14 +269,16 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
                 key,
                 pattern: pattern.clone(),
             })?;
+            let rule = format!("{key}: {pattern}");
             for (rel, dir) in expand(tree, &rel, key, pattern)? {
+                pin_folders_above(&mut out, tree, &rel, &rule);
                 out.push(Covered {
                     inside: tree.inside.join(&rel),
                     root: tree.host.clone(),
                     rel,
                     dir,
                     deny,
-                    rule: format!("{key}: {pattern}"),
+                    rule: rule.clone(),
                 });
             }
         }
@@ -289,8 +295,26 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         if allowed {
             continue;
         }
-        let rule = format!("mandatory: {entry}");
-        let path = work.host.join(rel);
+        // Where a link stands on the way (`.claude -> dotfiles/claude`, `.codex -> decoy`),
+        // the place it leads to in the tree is what a write through it reaches, and that
+        // is covered. A link leading out of the tree or round in a circle leads to nothing
+        // here to cover (writes through it fail or land outside the working tree).
+        let Some(real) = resolve(work, Path::new(rel)) else {
+            continue;
+        };
+        if real.as_os_str().is_empty() {
+            return Err(PolicyError::Bad {
+                key: "mandatory",
+                message: format!(
+                    "{entry} is a link to the working tree itself: remove it, or name it in allow_write"
+                ),
+            });
+        }
+        let rule = if real == Path::new(rel) {
+            format!("mandatory: {entry}")
+        } else {
+            format!("mandatory: {entry} through a link")
+        };
         let cover = |rel: &Path, dir: bool, deny: Deny| Covered {
             root: work.host.clone(),
             rel: rel.into(),
@@ -299,30 +323,21 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             deny,
             rule: rule.clone(),
         };
-        // A folder of the list inside another (`.github/workflows/`): the one holding it
-        // is pinned where it is a real folder. Where it is a link, or another file,
-        // nothing is laid below it (bwrap would follow the link).
-        let parent = Path::new(rel)
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty());
-        let parent_ok = match parent {
-            None => true,
-            Some(p) => match std::fs::symlink_metadata(work.host.join(p)) {
-                Ok(meta) if !meta.is_dir() => false,
-                // A real folder, or none yet (the run makes it: `make_places` in setup.rs).
-                _ => {
-                    out.push(cover(p, true, Deny::Pin));
-                    true
-                }
-            },
-        };
-        match kind(&path) {
-            Some(dir) => out.push(cover(Path::new(rel), dir, Deny::Write)),
-            None if entry.ends_with('/')
-                && parent_ok
-                && std::fs::symlink_metadata(&path).is_err() =>
-            {
-                out.push(cover(Path::new(rel), true, Deny::Create))
+        // The folders holding one of the list (`.github` for `.github/workflows/`) are
+        // pinned where they are real folders. Where one is another file, nothing is laid
+        // below it (bwrap could not make a mount point there).
+        let parents_ok = real.ancestors().skip(1).all(|p| {
+            p.as_os_str().is_empty()
+                || !matches!(std::fs::symlink_metadata(work.host.join(p)), Ok(meta) if !meta.is_dir())
+        });
+        if parents_ok {
+            pin_folders_above(&mut out, work, &real, &rule);
+        }
+        match kind(&work.host.join(&real)) {
+            Some(dir) => out.push(cover(&real, dir, Deny::Write)),
+            // Absent (resolve followed every link): a folder is made, empty, read-only.
+            None if entry.ends_with('/') && parents_ok => {
+                out.push(cover(&real, true, Deny::Create))
             }
             None => {}
         }
@@ -348,7 +363,91 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             .iter()
             .any(|u| c.inside.starts_with(u) && c.inside != *u)
     });
+    // Nor is a folder pinned below a read-only one: nothing there can be renamed, and a
+    // pin (bound read-write) would open it again.
+    let read_only: Vec<PathBuf> = out
+        .iter()
+        .filter(|c| c.dir && matches!(c.deny, Deny::Write | Deny::Create))
+        .map(|c| c.inside.clone())
+        .collect();
+    out.retain(|c| {
+        c.deny != Deny::Pin
+            || !read_only
+                .iter()
+                .any(|r| c.inside.starts_with(r) && c.inside != *r)
+    });
     Ok(out)
+}
+
+/// Pins every folder between the tree's root and a covered path, each bound onto itself
+/// as it is, so that none can be renamed away (taking the cover with it) and made again
+/// without it: `mv config c2 && mkdir config && echo x > config/prod.toml` fails at the
+/// `mv` (EBUSY: a mount point). `.git` is left as it is: it is bound already, with
+/// git-loop's own files read-only inside it, which a bind of it made later would cover.
+fn pin_folders_above(out: &mut Vec<Covered>, tree: &Tree, rel: &Path, rule: &str) {
+    for above in rel.ancestors().skip(1) {
+        if above.as_os_str().is_empty() || above.starts_with(".git") {
+            continue;
+        }
+        out.push(Covered {
+            root: tree.host.clone(),
+            rel: above.to_path_buf(),
+            inside: tree.inside.join(above),
+            dir: true,
+            deny: Deny::Pin,
+            rule: rule.to_string(),
+        });
+    }
+}
+
+/// At most this many links are followed to resolve one path (as the kernel's 40).
+const MAX_LINKS: usize = 40;
+
+/// `rel` below the tree's root with each link on the way followed as a process inside
+/// follows it (a relative target from the link's folder, an absolute one from the root
+/// inside), spelled without links: the place a write to `rel` reaches. `None` where a
+/// link leads out of the tree or round in a circle. The parts from the first absent one
+/// on are kept as written.
+fn resolve(tree: &Tree, rel: &Path) -> Option<PathBuf> {
+    let mut todo: Vec<std::ffi::OsString> = Vec::new();
+    let push = |todo: &mut Vec<std::ffi::OsString>, p: &Path| {
+        for c in p.components().rev() {
+            match c {
+                Component::Normal(n) => todo.push(n.to_os_string()),
+                Component::ParentDir => todo.push("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+    };
+    push(&mut todo, rel);
+    let mut real = PathBuf::new();
+    let mut links = 0;
+    while let Some(part) = todo.pop() {
+        if part == ".." {
+            if !real.pop() {
+                return None;
+            }
+            continue;
+        }
+        let next = real.join(&part);
+        let meta = std::fs::symlink_metadata(tree.host.join(&next));
+        if !meta.is_ok_and(|m| m.file_type().is_symlink()) {
+            real = next;
+            continue;
+        }
+        links += 1;
+        if links > MAX_LINKS {
+            return None;
+        }
+        let target = std::fs::read_link(tree.host.join(&next)).ok()?;
+        if target.is_absolute() {
+            real = PathBuf::new();
+            push(&mut todo, target.strip_prefix(&tree.inside).ok()?);
+        } else {
+            push(&mut todo, &target);
+        }
+    }
+    Some(real)
 }
 
 /// The tree a pattern is in and the pattern relative to it.
@@ -392,8 +491,18 @@ fn expand(
         });
     }
     if !has_glob(rel) {
-        return Ok(kind(&tree.host.join(rel))
-            .map(|dir| vec![(PathBuf::from(rel), dir)])
+        // Through the links on the way, as for the built-in list.
+        let Some(real) = resolve(tree, Path::new(rel)) else {
+            return Ok(Vec::new());
+        };
+        if real.as_os_str().is_empty() {
+            return Err(PolicyError::Bad {
+                key,
+                message: format!("{pattern:?} is a link to the whole tree"),
+            });
+        }
+        return Ok(kind(&tree.host.join(&real))
+            .map(|dir| vec![(real, dir)])
             .unwrap_or_default());
     }
     let pat = rel.as_bytes();
@@ -561,5 +670,86 @@ mod tests {
             ..Filesystem::default()
         })
         .is_some());
+    }
+
+    #[test]
+    fn links_on_the_way_lead_the_cover_to_where_a_write_lands_and_folders_above_are_pinned() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path().join("w");
+        let h = tmp.path().join("h");
+        for d in [
+            "dotfiles/claude/commands",
+            "decoy",
+            "conf/deep",
+            ".git/x",
+            "h",
+        ] {
+            std::fs::create_dir_all(w.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(&h).unwrap();
+        std::fs::write(w.join("conf/deep/prod.toml"), "x").unwrap();
+        std::fs::write(w.join(".git/x/y"), "x").unwrap();
+        symlink("dotfiles/claude", w.join(".claude")).unwrap();
+        symlink("/in/w/decoy", w.join(".codex")).unwrap();
+        symlink("../../outside", w.join(".idea")).unwrap();
+        symlink(".husky2", w.join(".husky")).unwrap();
+        symlink(".husky", w.join(".husky2")).unwrap();
+        symlink("conf/../conf", w.join("cfg")).unwrap();
+        let fs = Filesystem {
+            deny_write: vec!["cfg/deep/prod.toml".into(), ".git/x/y".into()],
+            allow_write: vec![".github/".into(), ".vscode/".into()],
+            ..Filesystem::default()
+        };
+        let got = cover(&fs, &tree(&w, "/in/w"), &tree(&h, "/home/u")).unwrap();
+        let shown: Vec<(String, Deny, &str)> = got
+            .iter()
+            .map(|c| (c.rel.display().to_string(), c.deny, c.rule.as_str()))
+            .collect();
+        let through = "mandatory: .claude/commands/ through a link";
+        assert_eq!(
+            shown,
+            vec![
+                ("conf".into(), Deny::Pin, "deny_write: cfg/deep/prod.toml"),
+                (
+                    "decoy".into(),
+                    Deny::Write,
+                    "mandatory: .codex/ through a link"
+                ),
+                ("dotfiles".into(), Deny::Pin, through),
+                (
+                    "conf/deep".into(),
+                    Deny::Pin,
+                    "deny_write: cfg/deep/prod.toml"
+                ),
+                ("dotfiles/claude".into(), Deny::Pin, through),
+                (".git/x/y".into(), Deny::Write, "deny_write: .git/x/y"),
+                (
+                    "conf/deep/prod.toml".into(),
+                    Deny::Write,
+                    "deny_write: cfg/deep/prod.toml"
+                ),
+                (
+                    "dotfiles/claude/agents".into(),
+                    Deny::Create,
+                    "mandatory: .claude/agents/ through a link"
+                ),
+                ("dotfiles/claude/commands".into(), Deny::Write, through),
+            ]
+        );
+        // A link to the whole tree cannot be covered without covering everything: refused.
+        std::fs::remove_file(w.join(".codex")).unwrap();
+        symlink(".", w.join(".codex")).unwrap();
+        assert!(matches!(
+            cover(&fs, &tree(&w, "/in/w"), &tree(&h, "/home/u")),
+            Err(PolicyError::Bad { .. })
+        ));
+        symlink(".", w.join("top")).unwrap();
+        let whole = Filesystem {
+            deny_read: vec!["top".into()],
+            allow_write: vec![".codex/".into()],
+            ..Filesystem::default()
+        };
+        assert!(cover(&whole, &tree(&w, "/in/w"), &tree(&h, "/home/u")).is_err());
     }
 }
