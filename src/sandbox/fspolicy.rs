@@ -31,8 +31,11 @@ use std::path::{Component, Path, PathBuf};
 /// read-only in every loop already (they are git-loop's own files there).
 pub const MANDATORY: &[&str] = &[
     ".bashrc",
+    ".bash_profile",
     ".zshrc",
+    ".zprofile",
     ".profile",
+    ".ripgreprc",
     ".gitconfig",
     ".gitmodules",
     ".mcp.json",

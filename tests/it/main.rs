@@ -20,6 +20,7 @@ mod edges;
 mod egress;
 mod fanout;
 mod fspolicy;
+mod fspolicy_replay;
 mod gate;
 mod host_trust;
 mod import;
