@@ -273,7 +273,8 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
                 pattern: pattern.clone(),
             })?;
             let rule = format!("{key}: {pattern}");
-            for (rel, dir) in expand(tree, &rel, key, pattern)? {
+            let bounds = (MAX_MATCHES, MAX_VISITED);
+            for (rel, dir) in expand(tree, &rel, key, pattern, bounds)? {
                 pin_folders_above(&mut out, tree, &rel, &rule);
                 out.push(Covered {
                     inside: tree.inside.join(&rel),
@@ -486,6 +487,8 @@ fn expand(
     rel: &str,
     key: &'static str,
     pattern: &str,
+    // ([`MAX_MATCHES`], [`MAX_VISITED`]), given so a test can reach them with a small tree.
+    (max_matches, max_visited): (usize, usize),
 ) -> Result<Vec<(PathBuf, bool)>, PolicyError> {
     if rel.is_empty() {
         return Err(PolicyError::Bad {
@@ -522,7 +525,7 @@ fn expand(
         };
         for entry in entries.flatten() {
             visited += 1;
-            if visited > MAX_VISITED {
+            if visited > max_visited {
                 return Err(PolicyError::TooLarge {
                     key,
                     pattern: pattern.to_string(),
@@ -536,7 +539,7 @@ fn expand(
             let bytes = rel.as_os_str().as_encoded_bytes();
             if glob_matches(pat, bytes) {
                 found.push((rel.clone(), ft.is_dir()));
-                if found.len() > MAX_MATCHES {
+                if found.len() > max_matches {
                     return Err(PolicyError::TooMany {
                         key,
                         pattern: pattern.to_string(),
@@ -754,5 +757,109 @@ mod tests {
             ..Filesystem::default()
         };
         assert!(cover(&whole, &tree(&w, "/in/w"), &tree(&h, "/home/u")).is_err());
+    }
+
+    #[test]
+    fn trailing_stars_match_nothing_and_a_clean_profile_is_empty() {
+        assert!(glob_matches(b"secrets/**", b"secrets"));
+        assert!(glob_matches(b"secrets/**/**", b"secrets"));
+        assert!(!glob_matches(b"secrets/**/x", b"secrets"));
+        assert!(component_matches(b"abc*", b"abc"));
+        assert!(component_matches(b"a**", b"a"));
+        assert!(!component_matches(b"a*?", b"a"));
+        assert!(Filesystem::default().is_empty());
+        for one in [
+            Filesystem {
+                deny_read: vec!["x".into()],
+                ..Filesystem::default()
+            },
+            Filesystem {
+                deny_write: vec!["x".into()],
+                ..Filesystem::default()
+            },
+            Filesystem {
+                allow_write: vec![".vscode/".into()],
+                ..Filesystem::default()
+            },
+            Filesystem {
+                deny_create: vec!["*.pem".into()],
+                ..Filesystem::default()
+            },
+        ] {
+            assert!(!one.is_empty(), "{one:?}");
+        }
+        assert_eq!(unsupported(&Filesystem::default()), None);
+        assert_eq!(
+            unsupported(&Filesystem {
+                deny_read: vec!["x".into()],
+                ..Filesystem::default()
+            }),
+            None
+        );
+    }
+
+    #[test]
+    fn a_chain_of_links_is_followed_as_far_as_the_kernel_follows_it() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path();
+        std::fs::create_dir(w.join("real")).unwrap();
+        symlink("real", w.join("l0")).unwrap();
+        for i in 1..=MAX_LINKS {
+            symlink(format!("l{}", i - 1), w.join(format!("l{i}"))).unwrap();
+        }
+        let t = tree(w, "/in/w");
+        let last = format!("l{}", MAX_LINKS - 1);
+        assert_eq!(
+            resolve(&t, Path::new(&last)),
+            Some(PathBuf::from("real")),
+            "{MAX_LINKS} links"
+        );
+        assert_eq!(resolve(&t, Path::new(&format!("l{MAX_LINKS}"))), None);
+        assert_eq!(
+            resolve(&t, Path::new("l0/../real/x")),
+            Some(PathBuf::from("real/x"))
+        );
+        assert_eq!(resolve(&t, Path::new("real/../../x")), None);
+    }
+
+    #[test]
+    fn a_glob_looks_only_as_deep_as_it_can_match_and_within_its_bounds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path();
+        // Three entries where `a/*` can match, ten below them where it cannot.
+        std::fs::create_dir_all(w.join("a/k.d/keep/keep")).unwrap();
+        std::fs::write(w.join("a/one"), "").unwrap();
+        for i in 0..10 {
+            std::fs::write(w.join(format!("a/k.d/deep{i}")), "").unwrap();
+        }
+        let t = tree(w, "/in/w");
+        let got = |pat: &str, bounds| expand(&t, pat, "deny_write", pat, bounds);
+        // `a` and its two entries: three looked at, within a bound of three.
+        let shallow = got("a/*", (2, 3)).unwrap();
+        assert_eq!(
+            shallow,
+            vec![
+                (PathBuf::from("a/k.d"), true),
+                (PathBuf::from("a/one"), false)
+            ]
+        );
+        assert!(matches!(
+            got("a/*", (2, 2)),
+            Err(PolicyError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            got("a/*", (1, 3)),
+            Err(PolicyError::TooMany { .. })
+        ));
+        // `**` goes below what it matched: both `keep`s.
+        let deep = got("**/keep", (10, 100)).unwrap();
+        assert_eq!(
+            deep,
+            vec![
+                (PathBuf::from("a/k.d/keep"), true),
+                (PathBuf::from("a/k.d/keep/keep"), true)
+            ]
+        );
     }
 }
