@@ -827,7 +827,8 @@ mod tests {
     fn a_glob_looks_only_as_deep_as_it_can_match_and_within_its_bounds() {
         let tmp = tempfile::tempdir().unwrap();
         let w = tmp.path();
-        // Three entries where `a/*` can match, ten below them where it cannot.
+        // Three entries on the way to where `a/o*` can match, eleven below them where it
+        // cannot.
         std::fs::create_dir_all(w.join("a/k.d/keep/keep")).unwrap();
         std::fs::write(w.join("a/one"), "").unwrap();
         for i in 0..10 {
@@ -835,23 +836,19 @@ mod tests {
         }
         let t = tree(w, "/in/w");
         let got = |pat: &str, bounds| expand(&t, pat, "deny_write", pat, bounds);
-        // `a` and its two entries: three looked at, within a bound of three.
-        let shallow = got("a/*", (2, 3)).unwrap();
-        assert_eq!(
-            shallow,
-            vec![
-                (PathBuf::from("a/k.d"), true),
-                (PathBuf::from("a/one"), false)
-            ]
-        );
+        // `a`, `a/k.d` and `a/one` looked at, nothing below `a/k.d`: within a bound of three.
+        let shallow = got("a/o*", (1, 3)).unwrap();
+        assert_eq!(shallow, vec![(PathBuf::from("a/one"), false)]);
         assert!(matches!(
-            got("a/*", (2, 2)),
+            got("a/o*", (1, 2)),
             Err(PolicyError::TooLarge { .. })
         ));
         assert!(matches!(
-            got("a/*", (1, 3)),
+            got("a/o*", (0, 3)),
             Err(PolicyError::TooMany { .. })
         ));
+        // A folder that matches is not looked into either.
+        assert_eq!(got("a/*", (2, 3)).unwrap().len(), 2);
         // `**` goes below what it matched: both `keep`s.
         let deep = got("**/keep", (10, 100)).unwrap();
         assert_eq!(
