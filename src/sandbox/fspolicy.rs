@@ -8,8 +8,9 @@
 //! `deny_write` (by descriptor, opened without following links), `/dev/null` (on a
 //! `nodev` mount inside, so it does not even open) over a file and an empty read-only
 //! tmpfs over a folder for `deny_read`. Globs are expanded when the run starts, bounded
-//! ([`MAX_MATCHES`], [`MAX_VISITED`]); a literal path is followed through the links on
-//! its way while they stay in the tree, and the place they lead to is covered (a write
+//! ([`MAX_MATCHES`], [`MAX_VISITED`]); a literal path (and a glob's part before its
+//! first wildcard) is followed through the links on its way while they stay in the
+//! tree, and the place they lead to is covered (a write
 //! through `.claude -> dotfiles/claude` reaches `dotfiles/claude/commands`). A folder of
 //! the built-in list that is not there is made, empty, and bound read-only
 //! ([`Deny::Create`]), and every folder above a covered path is pinned ([`Deny::Pin`]):
@@ -511,7 +512,21 @@ fn expand(
             .map(|dir| vec![(real, dir)])
             .unwrap_or_default());
     }
-    let pat = rel.as_bytes();
+    // The part before the first wildcard is followed through the links on its way, as a
+    // literal path is (`keys/*.pem` with `keys -> vault/keys` names `vault/keys/*.pem`).
+    let given: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
+    let fixed = given.iter().take_while(|c| !has_glob(c)).count();
+    let Some(real) = resolve(tree, Path::new(&given[..fixed].join("/"))) else {
+        return Ok(Vec::new());
+    };
+    let mut rewritten: Vec<u8> = real.as_os_str().as_encoded_bytes().to_vec();
+    for part in &given[fixed..] {
+        if !rewritten.is_empty() {
+            rewritten.push(b'/');
+        }
+        rewritten.extend_from_slice(part.as_bytes());
+    }
+    let pat: &[u8] = &rewritten;
     let pat_parts = split(pat);
     let deep = pat_parts.iter().any(|p| *p == b"**");
     let max_depth = if deep { usize::MAX } else { pat_parts.len() };
@@ -858,5 +873,25 @@ mod tests {
                 (PathBuf::from("a/k.d/keep/keep"), true)
             ]
         );
+    }
+
+    #[test]
+    fn the_fixed_part_of_a_glob_is_followed_through_links() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path();
+        std::fs::create_dir_all(w.join("vault/keys")).unwrap();
+        std::fs::write(w.join("vault/keys/a.pem"), "").unwrap();
+        std::fs::write(w.join("vault/keys/b.txt"), "").unwrap();
+        symlink("vault/keys", w.join("keys")).unwrap();
+        symlink("/elsewhere", w.join("out")).unwrap();
+        let t = tree(w, "/in/w");
+        let got = |pat: &str| expand(&t, pat, "deny_read", pat, (MAX_MATCHES, MAX_VISITED));
+        let pem = vec![(PathBuf::from("vault/keys/a.pem"), false)];
+        assert_eq!(got("keys/*.pem").unwrap(), pem);
+        assert_eq!(got("./keys/*.pem").unwrap(), pem);
+        assert_eq!(got("*/keys/*.pem").unwrap(), pem);
+        assert_eq!(got("vault/keys/*.pem").unwrap(), pem);
+        assert_eq!(got("out/*.pem").unwrap(), vec![]);
     }
 }
