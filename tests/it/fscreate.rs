@@ -382,3 +382,104 @@ fn a_bad_creation_rule_is_refused() {
         .fails(3)
         .stderr_has("[filesystem]");
 }
+
+/// The time-of-check attack: a second thread flips the name in the caller's memory between
+/// `race.txt` and `race.pem` while the call waits for the supervisor. The supervisor makes
+/// the name it judged, from its own copy, so a `.pem` never appears; the twin (the flip
+/// between two allowed names) makes files all along.
+#[test]
+fn a_name_changed_while_the_call_waits_is_not_what_is_made() {
+    let (env, id) = setup();
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import threading
+libc = ctypes.CDLL(None, use_errno=True)
+def race(bad, rounds=1500):
+    buf = ctypes.create_string_buffer(32)
+    ctypes.memmove(buf, b"race.txt\0", 9)
+    stop = []
+    def flip():
+        while not stop:
+            ctypes.memmove(buf, bad, 9)
+            ctypes.memmove(buf, b"race.txt\0", 9)
+    t = threading.Thread(target=flip)
+    t.start()
+    made = 0
+    for i in range(rounds):
+        fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+        if fd >= 0:
+            libc.close(fd)
+            made += 1
+        src = ctypes.create_string_buffer(b"src.txt")
+        make("src.txt")
+        libc.rename(src, buf)
+        for n in os.listdir("."):
+            if n.startswith("race") or n == "src.txt":
+                os.unlink(n)
+    stop.append(1)
+    t.join()
+    return made
+made = race(b"race.pem\0")
+print("pem-made", [n for n in os.listdir(".") if n.endswith(".pem")])
+print("allowed-made", made > 0)
+twin = race(b"race.log\0", 300)
+print("twin-made", twin == 300)
+"#,
+    );
+    assert!(out.contains("pem-made []"), "{out}");
+    assert!(out.contains("allowed-made True"), "{out}");
+    assert!(out.contains("twin-made True"), "{out}");
+    none_made(&env, &id);
+}
+
+/// The supervisor opens files with pid 1's rights, so nothing it opens for a process may
+/// be pid 1's own: its memory, its listener, its report pipe (all of which a process
+/// inside cannot open itself, pid 1 being non-dumpable). Reached by name, through a link
+/// to `/proc/self`, or through `/proc/1/fd`: refused. The twin: a process's own
+/// descriptors reached by name (`/dev/stdout`, `/proc/self/fd/N`) are its own.
+#[test]
+fn the_supervisor_never_opens_its_own_files_for_a_process() {
+    let (env, id) = setup();
+    let out = inside(
+        &env,
+        &id,
+        r#"
+flags = os.O_CREAT | os.O_RDWR
+def opens(path):
+    os.close(os.open(path, flags, 0o644))
+attempt("init-mem", lambda: opens("/proc/1/mem"))
+os.symlink("/proc/self/mem", "self-mem")
+attempt("link-to-self-mem", lambda: opens("self-mem"))
+os.symlink("/proc/self/environ", "self-env")
+attempt("link-to-self-environ", lambda: os.close(os.open("self-env", os.O_CREAT | os.O_RDONLY)))
+got = []
+for n in range(3, 64):
+    try:
+        os.close(os.open("/proc/1/fd/%d" % n, flags, 0o644))
+        got.append(n)
+    except OSError:
+        pass
+print("init-fds-opened", got)
+def own_fd():
+    r, w = os.pipe()
+    fd = os.open("/proc/self/fd/%d" % w, os.O_CREAT | os.O_WRONLY)
+    os.write(fd, b"mine")
+    os.close(fd)
+    os.close(w)
+    assert os.read(r, 4) == b"mine"
+attempt("twin-own-fd", own_fd)
+"#,
+    );
+    verdicts(
+        &out,
+        &[
+            ("init-mem", false),
+            ("link-to-self-mem", false),
+            ("link-to-self-environ", false),
+            ("twin-own-fd", true),
+        ],
+    );
+    assert!(out.contains("init-fds-opened []"), "{out}");
+}
