@@ -515,6 +515,14 @@ fn on_private_fs(fd: &OwnedFd) -> bool {
     matches!(st.f_type as i64, PROC | PIPEFS | ANON_INODE | SOCKFS)
 }
 
+fn is_fifo(fd: &OwnedFd) -> bool {
+    // SAFETY: fstat fills the struct it is given.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+    }
+}
+
 /// One refusal, as the host reads it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Refusal {
@@ -818,6 +826,12 @@ impl Supervisor {
                 // caller asked, without waiting on a FIFO (see below).
                 let plain = (flags & !libc::O_CREAT) | libc::O_NONBLOCK;
                 match open_raw(dir_fd(&base), &cpath, plain, 0) {
+                    Ok(fd) if flags & libc::O_NONBLOCK == 0 && is_fifo(&fd) => {
+                        // A FIFO's open waits for its other end: done as the caller
+                        // asked, in a thread of its own.
+                        drop(fd);
+                        return self.fifo(caller, base, cpath, flags);
+                    }
                     Ok(fd) => return self.opened(caller, fd, flags, &path),
                     Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => {
                         // A FIFO without a reader, which the caller waits for.

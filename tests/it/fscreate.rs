@@ -225,6 +225,8 @@ try twin-stderr sh -c 'echo to-stderr > /dev/stderr'
 try twin-stdout sh -c 'echo to-stdout > /dev/stdout'
 try twin-many sh -c 'mkdir -p out && for i in $(seq 1 200); do echo $i > out/f$i.o; done && test $(ls out | wc -l) = 200'
 try twin-append sh -c 'echo 1 >> log.txt && echo 2 >> log.txt && test $(wc -l < log.txt) = 2'
+try twin-fifo timeout 20 sh -c 'mkfifo p && { cat p > got.txt & } && echo through > p && wait && test "$(cat got.txt)" = through'
+try twin-fifo-waits-alone timeout 20 sh -c 'mkfifo q && { echo x > q & } && touch other.txt && test "$(cat q)" = x && wait'
 "#;
     let run = env
         .run(["run", "-q", &id, "--net", "none", "--", "sh", "-c", script])
@@ -242,6 +244,8 @@ try twin-append sh -c 'echo 1 >> log.txt && echo 2 >> log.txt && test $(wc -l < 
         ("twin-stdout", true),
         ("twin-many", true),
         ("twin-append", true),
+        ("twin-fifo", true),
+        ("twin-fifo-waits-alone", true),
     ] {
         let line = out
             .lines()
