@@ -72,7 +72,7 @@ for i in range(5000):
 }
 
 build with >/dev/null; build without >/dev/null
-files=$(find "$work/target" 2>/dev/null | wc -l)
+files=$( (find "$work/target" 2>/dev/null || true) | wc -l)
 with_t=() without_t=() ratio_t=()
 for i in $(seq "$runs"); do
   if (( i % 2 )); then a=$(build with); b=$(build without); else b=$(build without); a=$(build with); fi

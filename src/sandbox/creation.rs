@@ -1373,6 +1373,75 @@ mod tests {
         );
     }
 
+    /// The filter's verdict for a call, by the interpreter the base filter's tests use,
+    /// and the kernel's verdict over both (the most restrictive action wins).
+    fn notify_verdict(nr: i64, args: [u64; 6], arch: u32) -> (u32, u32) {
+        let prog: Vec<seccompiler::sock_filter> = program()
+            .iter()
+            .map(|i| seccompiler::sock_filter {
+                code: i.code,
+                jt: i.jt,
+                jf: i.jf,
+                k: i.k,
+            })
+            .collect();
+        let ours = crate::sandbox::seccomp::tests::run(&prog, nr, args, arch);
+        let base = crate::sandbox::seccomp::tests::verdict(nr, args, arch);
+        let rank = |a: u32| (a & libc::SECCOMP_RET_ACTION_FULL) as i32;
+        (ours, if rank(ours) < rank(base) { ours } else { base })
+    }
+
+    #[test]
+    fn the_filter_sends_every_naming_call_and_nothing_else() {
+        const X86_64: u32 = 0xC000_003E;
+        const I386: u32 = 0x4000_0003;
+        let notify = libc::SECCOMP_RET_USER_NOTIF;
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let on = |nr: i64, args: [u64; 6]| notify_verdict(nr, args, X86_64).0;
+        let creat = libc::O_CREAT as u64;
+        for (_, nr) in naming_calls() {
+            assert_eq!(on(nr, [0; 6]), notify, "{nr}");
+        }
+        for (_, nr, arg) in opening_calls() {
+            let mut args = [0u64; 6];
+            args[arg as usize] = creat | libc::O_WRONLY as u64;
+            assert_eq!(on(nr, args), notify);
+            args[arg as usize] = (libc::O_RDWR | libc::O_APPEND | libc::O_CLOEXEC) as u64;
+            assert_eq!(on(nr, args), allow, "{nr} without O_CREAT");
+            // Only the low 32 bits are the flags: a high bit set changes nothing.
+            args[arg as usize] = (1 << 40) | creat;
+            assert_eq!(on(nr, args), notify);
+        }
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_unlinkat,
+            libc::SYS_close,
+            libc::SYS_execve,
+        ] {
+            assert_eq!(on(nr, [0; 6]), allow, "{nr}");
+        }
+        // x32's numbering of the same calls fails; another architecture is killed.
+        assert_eq!(
+            on(libc::SYS_openat | X32_BIT as i64, [0, 0, creat, 0, 0, 0]),
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        assert_eq!(
+            notify_verdict(5, [0; 6], I386).0,
+            libc::SECCOMP_RET_KILL_PROCESS
+        );
+        // openat2 needs no rule here: the base filter's ENOSYS wins over any notification.
+        assert_eq!(
+            notify_verdict(libc::SYS_openat2, [0; 6], X86_64).1,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        // A setuid mode is refused by the base filter before the supervisor sees it.
+        assert_eq!(
+            notify_verdict(libc::SYS_mknodat, [0, 0, 0o4755, 0, 0, 0], X86_64).1,
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32
+        );
+    }
+
     /// In a child process: the filter installed with a listener nobody holds makes every
     /// naming call fail with ENOSYS (the fail-closed rule), and leaves the rest alone.
     #[test]
