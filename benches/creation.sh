@@ -52,7 +52,8 @@ build() { # $1: with or without the rule; prints microseconds
   if [ "$1" = with ]; then
     printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\n' > "$profile"
   else
-    rm -f "$profile"
+    # The same profile file with no rule: the two sides differ only by the supervisor.
+    printf '[filesystem]\ndeny_create = []\n' > "$profile"
   fi
   rm -rf "$work/target"
   local t0=${EPOCHREALTIME/./}

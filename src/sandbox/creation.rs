@@ -49,8 +49,11 @@
 //!   name created is exactly the final component judged (a dangling link at the end is
 //!   followed by hand, its target's name judged in turn);
 //! - the caller's umask applies (read from `/proc/TID/status`);
-//! - an existing FIFO opened for writing is opened in a thread of its own, so a FIFO that
-//!   waits for its reader does not stop every other call.
+//! - an existing FIFO (opened without `O_NONBLOCK`, so its open waits for the other end)
+//!   is opened in a thread of its own, so that wait does not stop every other call.
+//!
+//! Not judged: the name a Unix socket's `bind` makes (its address is the caller's socket's,
+//! which init cannot bind for it; a socket file carries no content).
 
 use std::ffi::CString;
 use std::io::Write;
@@ -832,7 +835,7 @@ impl Supervisor {
                         drop(fd);
                         return self.fifo(caller, base, cpath, flags);
                     }
-                    Ok(fd) => return self.opened(caller, fd, flags, &path),
+                    Ok(fd) => return self.opened(fd, flags, &path),
                     Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => {
                         // A FIFO without a reader, which the caller waits for.
                         return self.fifo(caller, base, cpath, flags);
@@ -848,7 +851,7 @@ impl Supervisor {
                 return Answer::Errno(libc::EPERM);
             }
             match open_raw(dir_fd(&base), &cpath, flags | libc::O_EXCL, mode) {
-                Ok(fd) => return self.opened(caller, fd, flags, &path),
+                Ok(fd) => return self.opened(fd, flags, &path),
                 Err(libc::EEXIST) if !excl => {}
                 Err(e) => return Answer::Errno(e),
             }
@@ -890,7 +893,7 @@ impl Supervisor {
     }
 
     /// A file opened for the caller: checked, its `O_NONBLOCK` put back as asked.
-    fn opened(&mut self, caller: &Caller, fd: OwnedFd, flags: i32, path: &[u8]) -> Answer {
+    fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8]) -> Answer {
         if on_private_fs(&fd) {
             let shown = String::from_utf8_lossy(path).into_owned();
             self.report_name(
@@ -898,7 +901,6 @@ impl Supervisor {
                 shown.as_bytes(),
                 "a path to the supervisor's own files (through /proc/self), never opened for a process",
             );
-            let _ = caller;
             return Answer::Errno(libc::EPERM);
         }
         if flags & libc::O_NONBLOCK == 0 {
@@ -1043,6 +1045,7 @@ enum Kind {
 impl Call {
     fn decode(nr: i64, a: &[u64; 6]) -> Option<Call> {
         let fd = |v: u64| v as i32;
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
         let cwd = libc::AT_FDCWD;
         let (name, kind) = match nr {
             libc::SYS_openat => (
@@ -1179,7 +1182,6 @@ impl Call {
             ),
             _ => return None,
         };
-        let _ = cwd;
         Some(Call { name, kind })
     }
 

@@ -294,6 +294,10 @@ fn each_refusal_is_one_event_in_the_log() {
         lines[1]
     );
     assert!(!lines.iter().any(|l| l.contains("fine.txt")));
+    // The rules are shown with the view.
+    let mounts = env.run(["show", &id, "--mounts"]).ok();
+    mounts.stdout_has("**/*.pem");
+    mounts.stdout_has("refused when made (deny_create: .env*)");
 }
 
 /// A run that tries many times records a bounded number of events, and says the rest.

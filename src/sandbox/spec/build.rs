@@ -584,6 +584,14 @@ impl SandboxSpec {
                 Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
             };
         }
+        // Names refused when made, in every folder (see sandbox/creation.rs).
+        for p in &self.deny_create {
+            rows.push((
+                format!("**/{p}"),
+                format!("refused when made (deny_create: {p})"),
+                "none".into(),
+            ));
+        }
         rows
     }
 }
