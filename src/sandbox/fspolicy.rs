@@ -809,12 +809,16 @@ mod tests {
         ] {
             assert!(!one.is_empty(), "{one:?}");
         }
-        assert_eq!(unsupported(&Filesystem::default()), None);
+        let why = Some("no supervisor");
+        assert_eq!(unsupported(&Filesystem::default(), why), None);
         assert_eq!(
-            unsupported(&Filesystem {
-                deny_read: vec!["x".into()],
-                ..Filesystem::default()
-            }),
+            unsupported(
+                &Filesystem {
+                    deny_read: vec!["x".into()],
+                    ..Filesystem::default()
+                },
+                why
+            ),
             None
         );
     }
