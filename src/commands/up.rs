@@ -78,7 +78,6 @@ pub fn start(
     flags: &super::SandboxFlags,
 ) -> Result<()> {
     use std::io::Read;
-    let _ = ui;
     session::ensure_live_dir(ws).map_err(|e| {
         e.hint(format!(
             "remove it: rm -rf {}",
@@ -155,6 +154,7 @@ pub fn start(
         .take(64)
         .read_to_string(&mut said);
     if said.trim() == "ok" {
+        relay_start(ui, &log_path)?;
         return Ok(());
     }
     let tail = crate::fsutil::read_regular(&log_path)
@@ -173,6 +173,23 @@ pub fn start(
         crate::terminal::visible_lines(&last)
     ))
     .hint(format!("its log: {}", log_path.display())))
+}
+
+/// What the supervisor said while it made the sandbox (the layers' warnings, the sandbox's
+/// status line): the user of `up` sees them, as the user of a fresh run does.
+fn relay_start(ui: &mut Ui, log_path: &std::path::Path) -> Result<()> {
+    let text = crate::fsutil::read_regular(log_path)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b[..b.len().min(64 << 10)]).into_owned())
+        .unwrap_or_default();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match line.strip_prefix("warning: ") {
+            Some(rest) => ui.warn(rest)?,
+            None => ui.status(line)?,
+        }
+    }
+    Ok(())
 }
 
 /// The supervisor's log, `loops/<id>/session.log`: truncated at each start, never opened
@@ -229,6 +246,25 @@ pub fn connect(ws: &crate::workspace::Workspace, id: &str) -> Result<Option<std:
             "end it and start again: git loop down {id} && git loop up {id}"
         ))
     })
+}
+
+/// Runs `exec` in loop `id`'s live session over `conn` (see [`session::join`]), then
+/// imports what it committed into the origins, as a fresh run does, saying what the
+/// import found. Returns the command's exit code.
+pub fn joined(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    id: &str,
+    conn: std::os::fd::OwnedFd,
+    exec: session::wire::Exec,
+) -> Result<u8> {
+    ui.status(format!("git-loop: joined loop {id}'s live session"))?;
+    let code = session::join(conn, exec)?;
+    let rec = loops::load(ws, id)?;
+    if let Err(e) = loops::import(ws, &rec) {
+        crate::report::Report::problem(ui, "", &e)?;
+    }
+    Ok(code)
 }
 
 /// The refusal of sandbox options for a command that joins a live session, whose sandbox

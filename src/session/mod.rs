@@ -151,12 +151,16 @@ pub fn join(conn: OwnedFd, exec: Exec) -> Result<u8> {
     join_with(conn, exec, [0, 1, 2])
 }
 
-/// [`join`] with `stdio` as the command's stdin, stdout and stderr.
+/// [`join`] with `stdio` as the command's stdin, stdout and stderr. How the command
+/// ended, when it was not by itself (a signal this process forwarded, its time limit), is
+/// said on stderr as a fresh run says it; a command that could not start is said, with
+/// its code (127, 126) as the run's.
 pub fn join_with(conn: OwnedFd, exec: Exec, stdio: [std::os::fd::RawFd; 3]) -> Result<u8> {
     use nix::sys::signal::{SigSet, SigmaskHow};
     let lost = |e: wire::WireError| {
         Error::failure("lost the connection to the loop's session").with_source(e)
     };
+    let limit = exec.timeout_ms.map(std::time::Duration::from_millis);
     let mut set = SigSet::empty();
     for s in FORWARDED {
         set.add(s);
@@ -181,20 +185,46 @@ pub fn join_with(conn: OwnedFd, exec: Exec, stdio: [std::os::fd::RawFd; 3]) -> R
             return;
         }
     });
+    let mut not_started = None;
     loop {
         match wire::recv(conn.as_raw_fd()).map_err(lost)? {
-            Some((Message::Exit { code, .. }, _)) => return Ok(code),
+            Some((
+                Message::Exit {
+                    code,
+                    signal,
+                    cause,
+                    ..
+                },
+                _,
+            )) => {
+                if let Some(why) = not_started {
+                    eprintln!("error: {}", crate::terminal::visible_lines(&why));
+                }
+                match (cause.as_deref(), signal) {
+                    (Some("signal"), Some(sig)) => eprintln!(
+                        "git-loop: SIG{} ended the run",
+                        crate::sandbox::signal_name(sig)
+                    ),
+                    (Some("timeout"), _) => eprintln!(
+                        "git-loop: the run's time limit ({}) ended it",
+                        limit.map(timer::human).unwrap_or_default()
+                    ),
+                    _ => {}
+                }
+                return Ok(code);
+            }
+            // Its exit follows, with the code of a command that could not start.
             Some((
                 Message::Started {
                     error: Some(why), ..
                 },
                 _,
-            )) => return Err(Error::failure(why)),
+            )) => not_started = Some(why),
             Some(_) => continue,
             None => {
-                return Err(Error::failure(
-                    "the loop's session ended before the command did",
-                ))
+                return Err(Error::failure(not_started.unwrap_or_else(|| {
+                    "the loop's session ended before the command did".into()
+                })))
             }
         }
     }

@@ -335,8 +335,12 @@ fn run_joined(
     );
     // What the joiner sends from now on: signals for the command; its end (the joiner was
     // killed, its terminal closed) ends the command, as a fresh run ends with its parent.
+    // The last signal the joiner forwarded: a command it ended was ended by a signal to
+    // `git-loop`, as a fresh run's is.
+    let forwarded = Arc::new(std::sync::atomic::AtomicI32::new(0));
     {
         let shared = Arc::clone(shared);
+        let forwarded = Arc::clone(&forwarded);
         let conn = conn.as_raw_fd();
         let dup = nix::unistd::dup(unsafe { std::os::fd::BorrowedFd::borrow_raw(conn) });
         std::thread::spawn(move || {
@@ -344,6 +348,9 @@ fn run_joined(
             loop {
                 match wire::recv(conn.as_raw_fd()) {
                     Ok(Some((Message::Signal { signal, .. }, _))) => {
+                        if signal != libc::SIGWINCH {
+                            forwarded.store(signal, Ordering::Relaxed);
+                        }
                         let _ = wire::send(
                             shared.init.as_raw_fd(),
                             &Message::Signal { id, signal },
@@ -411,15 +418,26 @@ fn run_joined(
     else {
         return None;
     };
-    let cause = cause.or(ended);
+    let cause = cause.or(ended).or_else(|| {
+        signal
+            .filter(|s| *s == forwarded.load(Ordering::Relaxed))
+            .map(|_| "signal".to_string())
+    });
     let code = if cause.as_deref() == Some("timeout") {
         super::timer::TIMED_OUT
     } else {
         code
     };
     let mut event = json!({"joined": true, "kind": kind, "code": code, "duration_ms": started.elapsed().as_millis() as u64});
+    // `signal` is the signal to `git-loop` that ended the run (as in a fresh run's
+    // events); a command that died of another signal has it as `exit_signal`.
     if let Some(sig) = signal {
-        event["signal"] = json!(crate::sandbox::signal_name(sig));
+        let field = if cause.as_deref() == Some("signal") {
+            "signal"
+        } else {
+            "exit_signal"
+        };
+        event[field] = json!(crate::sandbox::signal_name(sig));
     }
     if let Some(cause) = &cause {
         event["cause"] = json!(cause);
@@ -446,9 +464,12 @@ fn run_joined(
         },
         &[],
     );
-    // What the command committed reaches the origins, as after a run (after the joiner
-    // has its answer: the import is the host's business).
-    let _ = crate::loops::import(&shared.ws, &shared.rec);
+    // What the command committed reaches the origins, as after a run: a joiner that waits
+    // for its command (`run`, `shell`, `agent`) imports itself and says what the import
+    // found; for the others the supervisor does, after the joiner has its answer.
+    if !matches!(kind.as_str(), "run" | "shell" | "agent") {
+        let _ = crate::loops::import(&shared.ws, &shared.rec);
+    }
     // The import's code is not the idle session's either.
     if shared.waiting.lock().expect("not poisoned").is_empty() {
         shed_start_up_code();
