@@ -185,6 +185,25 @@ pub fn join_with(conn: OwnedFd, exec: Exec, stdio: [std::os::fd::RawFd; 3]) -> R
             return;
         }
     });
+    // The command may change the terminal's modes (a joined shell's terminal puts it in
+    // raw mode) and be killed before it can set them back: they are set back here.
+    let modes = {
+        // SAFETY: the descriptor is open for the whole call.
+        let stdin = unsafe { std::os::fd::BorrowedFd::borrow_raw(stdio[0]) };
+        nix::sys::termios::tcgetattr(stdin).ok().map(|m| (stdin, m))
+    };
+    let code = wait_joined(&conn, limit);
+    if let Some((stdin, modes)) = modes {
+        let _ = nix::sys::termios::tcsetattr(stdin, nix::sys::termios::SetArg::TCSADRAIN, &modes);
+    }
+    code
+}
+
+/// The end of a joined command: its exit code, said as [`join_with`] says.
+fn wait_joined(conn: &OwnedFd, limit: Option<std::time::Duration>) -> Result<u8> {
+    let lost = |e: wire::WireError| {
+        Error::failure("lost the connection to the loop's session").with_source(e)
+    };
     let mut not_started = None;
     loop {
         match wire::recv(conn.as_raw_fd()).map_err(lost)? {

@@ -39,6 +39,8 @@ struct Shared {
     agent: Option<AgentLine>,
     /// The host's tmux (under /usr, so in the view), for the detached agent.
     tmux: Option<String>,
+    /// The host's script(1) (under /usr, so in the view), for a joined shell's terminal.
+    script: Option<String>,
     /// The agent's state, as `list` and `watch` read it from `locks/live/<id>.state`.
     state: Mutex<AgentState>,
     /// The stdout of each attached terminal (by joined command), for the bell.
@@ -91,6 +93,9 @@ pub fn supervise(
     req.session = Some(crate::sandbox::SessionStart {
         inherit_fds: vec![theirs.as_raw_fd()],
     });
+    let script = crate::sandbox::probe::which("script", "/usr/bin:/bin")
+        .map(|p| p.display().to_string())
+        .filter(|p| p.starts_with("/usr/"));
     let shared = Arc::new(Shared {
         init: ours,
         waiting: Mutex::default(),
@@ -112,6 +117,7 @@ pub fn supervise(
         },
         agent,
         tmux,
+        script,
         state: Mutex::new(AgentState {
             state: None,
             code: None,
@@ -289,6 +295,13 @@ fn run_joined(
             &[],
         );
         return None;
+    }
+    if exec.kind == "shell"
+        && fds
+            .first()
+            .is_some_and(|f| nix::unistd::isatty(f).unwrap_or(false))
+    {
+        exec.argv = with_terminal(shared, std::mem::take(&mut exec.argv));
     }
     let (tx, rx) = channel();
     shared.waiting.lock().expect("not poisoned").insert(id, tx);
@@ -554,6 +567,34 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
         other => return Err(format!("no such kind of command: {other}")),
     }
     Ok(())
+}
+
+/// A joined shell on a terminal gets a terminal of its own inside the session, with it
+/// as its controlling terminal: job control (Ctrl-Z, `fg`), Ctrl-C to the foreground job
+/// only, and `tty` naming a device, as in a fresh sandbox. The joiner's terminal cannot be
+/// it (it is the controlling terminal of the user's session on the host, and a terminal
+/// has one session), so util-linux's script(1) makes a pseudo-terminal, puts the joiner's
+/// terminal in raw mode and relays between them, and passes window sizes on (the joiner
+/// forwards SIGWINCH to it): a well-kept tool rather than a relay of our own. Without
+/// script the shell runs as before, on the joiner's terminal without job control.
+fn with_terminal(shared: &Shared, argv: Vec<String>) -> Vec<String> {
+    let Some(script) = &shared.script else {
+        return argv;
+    };
+    // script runs its command with `$SHELL -c`: each word quoted, nothing of it a shell's.
+    let line = argv
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    vec![
+        script.clone(),
+        "--quiet".into(),
+        "--return".into(),
+        "--command".into(),
+        format!("exec {line}"),
+        "/dev/null".into(),
+    ]
 }
 
 /// Records the agent's new state, tells `list` and `watch` (the state file), and the

@@ -386,3 +386,98 @@ fn the_agent_state_a_sandbox_writes_is_read_strictly() {
     );
     assert!(lines.iter().all(|l| l["id"] == id.as_str()));
 }
+
+/// A joined shell in a real terminal has a terminal of its own as its controlling one:
+/// `tty` names a device, Ctrl-Z stops the foreground job and `fg` brings it back, Ctrl-C
+/// ends that job only (the shell lives on), and the shell's exit code is `shell`'s.
+#[test]
+fn a_joined_shell_has_a_controlling_terminal_and_job_control() {
+    use crate::common::terminal::Terminal;
+    let (env, id) = setup();
+    up(&env, &id);
+    let dir = env.root.join("term");
+    fs::create_dir_all(&dir).unwrap();
+    let mut vars: Vec<(String, std::ffi::OsString)> = env
+        .envs()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    vars.push(("SHELL".into(), "/bin/bash".into()));
+    vars.push(("TERM".into(), "xterm-256color".into()));
+    let term = Terminal::start(
+        &dir,
+        vars,
+        &env.root,
+        &[crate::common::BIN.to_string(), "shell".into(), id.clone()],
+        (120, 40),
+    );
+    let t = Duration::from_secs(20);
+    let none = |_: &str| {};
+    term.wait_for(
+        "the prompt",
+        t,
+        |s| s.contains("workdir#") || s.contains("workdir$"),
+        none,
+    );
+    term.type_text("tty; echo shell=$$");
+    term.press("Enter");
+    let screen = term.wait_for("tty", t, |s| s.contains("shell="), none);
+    assert!(screen.contains("/dev/pts/"), "{screen}");
+    let shell_pid = screen
+        .lines()
+        .find_map(|l| l.strip_prefix("shell="))
+        .unwrap()
+        .trim()
+        .to_string();
+    term.type_text("sleep 300");
+    term.press("Enter");
+    assert!(wait_until(Duration::from_secs(10), || {
+        sh(&env, &id, "ps -eo args").stdout.contains("sleep 300")
+    }));
+    term.press("C-z");
+    // Typed only at a prompt: a shell that takes the terminal back flushes what came before.
+    let prompt = |s: &str| s.lines().last_non_empty().trim_end().ends_with('#');
+    term.wait_for(
+        "the job stopped",
+        t,
+        |s| s.contains("Stopped") && prompt(s),
+        none,
+    );
+    term.type_text("fg");
+    term.press("Enter");
+    term.wait_for(
+        "the job back",
+        t,
+        |s| s.matches("sleep 300").count() >= 2,
+        none,
+    );
+    term.press("C-c");
+    term.type_text("echo after=$$ jobs=$(jobs | wc -l)");
+    term.press("Enter");
+    let screen = term.wait_for(
+        "the shell after Ctrl-C",
+        t,
+        |s| s.contains("jobs=0") || s.contains("jobs=1"),
+        none,
+    );
+    assert!(
+        screen.contains(&format!("after={shell_pid} jobs=0")),
+        "{screen}"
+    );
+    assert!(!sh(&env, &id, "ps -eo args").stdout.contains("sleep 300"));
+    term.type_text("exit 5");
+    term.press("Enter");
+    assert_eq!(term.wait_exit(t), 5);
+    env.run(["down", &id]).ok();
+}
+
+trait LastNonEmpty<'a> {
+    fn last_non_empty(self) -> &'a str;
+}
+
+impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonEmpty<'a> for I {
+    /// The last line with something on it (a screen's rows below the cursor are empty).
+    fn last_non_empty(mut self) -> &'a str {
+        self.rfind(|l| !l.trim().is_empty()).unwrap_or("")
+    }
+}
