@@ -467,6 +467,10 @@ fn run_joined(
     if kind == "agent" {
         set_state(shared, Kind::Exited, Some(code));
     }
+    if kind == "agent-detach" && code == 0 {
+        let shared = Arc::clone(shared);
+        std::thread::spawn(move || follow_agent(&shared));
+    }
     let _ = wire::send(
         conn.as_raw_fd(),
         &Message::Exit {
@@ -528,9 +532,23 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
         }
         "agent-detach" => {
             let (argv, env) = shared.agent.clone().ok_or_else(no_agent)?;
+            // The pane stays when the agent ends (its status is tmux's to tell) and tmux
+            // itself signals the end: the follower (`follow_agent`) waits for that.
             let mut line = with_tmux(&[
                 "-f",
                 "/dev/null",
+                "start-server",
+                ";",
+                "set-option",
+                "-g",
+                "remain-on-exit",
+                "on",
+                ";",
+                "set-hook",
+                "-g",
+                "pane-died",
+                &format!("wait-for -S {AGENT_ENDED}"),
+                ";",
                 "new-session",
                 "-d",
                 "-s",
@@ -544,17 +562,10 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
                 line.push("-e".into());
                 line.push(format!("{k}={v}"));
             }
-            // The agent's end is the state `exited`, with its code (the file the hooks
-            // write; the arguments reach the agent as they are, never through the script).
-            let exited = format!(
-                "\"$@\"; c=$?; printf 'exited %s\\n' \"$c\" > {}; exit \"$c\"",
-                super::state::inside_path_in_sandbox(&shared.rec.id)
-            );
-            line.extend(["--".into(), "sh".into(), "-c".into(), exited, "sh".into()]);
-            // `[limits] time`: timeout(1) ends the detached agent (exited 124).
-            if let Some(t) = shared.agent_time {
-                line.extend(["timeout".into(), format!("{}s", t.as_secs())]);
-            }
+            // Through env(1): tmux runs a command of several words as it is, never
+            // through a shell (one word it would give to `sh -c`); env execs the agent, so
+            // the pane's process, and the status tmux keeps of it, are the agent's own.
+            line.extend(["--".into(), "env".into(), "--".into()]);
             line.extend(argv);
             line.extend(args);
             exec.argv = line;
@@ -595,6 +606,149 @@ fn with_terminal(shared: &Shared, argv: Vec<String>) -> Vec<String> {
         format!("exec {line}"),
         "/dev/null".into(),
     ]
+}
+
+/// The tmux channel the session's tmux signals when the agent's pane dies.
+const AGENT_ENDED: &str = "git-loop-agent-ended";
+
+/// Follows the detached agent from its start to its end: waits for its pane to die (tmux
+/// signals it), reads the agent's own exit status from tmux, ends its tmux session, and
+/// records the end: the state `exited` with the agent's code, an exit event, the import
+/// of what it committed. `[limits] time` is enforced here: at the deadline the agent's
+/// process group gets SIGTERM (SIGKILL 5 s later), the code is 124 and the exit event
+/// says `cause: "timeout"`.
+fn follow_agent(shared: &Arc<Shared>) {
+    let started = Instant::now();
+    let tmux = |rest: &[&str]| -> Vec<String> {
+        let mut line = vec![
+            shared.tmux.clone().unwrap_or_default(),
+            "-S".into(),
+            super::TMUX_SOCKET.into(),
+        ];
+        line.extend(rest.iter().map(|s| s.to_string()));
+        line
+    };
+    let pane = inside(
+        shared,
+        tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            super::TMUX_TARGET,
+            "#{pane_pid}",
+        ]),
+    )
+    .and_then(|(_, out)| out.trim().parse::<u32>().ok());
+    let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let timer = match (shared.agent_time, pane) {
+        (Some(limit), Some(pid)) => {
+            let shared = Arc::clone(shared);
+            let timed_out = Arc::clone(&timed_out);
+            Some(super::timer::Timer::arm_with(limit, move || {
+                timed_out.store(true, Ordering::Relaxed);
+                // The pane's process leads its process group (tmux makes it so).
+                let group = format!("-{pid}");
+                inside(
+                    &shared,
+                    vec!["kill".into(), "-TERM".into(), "--".into(), group.clone()],
+                );
+                std::thread::sleep(Duration::from_secs(5));
+                inside(
+                    &shared,
+                    vec!["kill".into(), "-KILL".into(), "--".into(), group],
+                );
+            }))
+        }
+        _ => None,
+    };
+    let waited = inside(shared, tmux(&["wait-for", AGENT_ENDED]));
+    let fired =
+        timer.map(super::timer::Timer::stop).unwrap_or(false) || timed_out.load(Ordering::Relaxed);
+    if waited.is_none() {
+        // The session ended first: its end is the agent's.
+        return;
+    }
+    let status = inside(
+        shared,
+        tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            super::TMUX_TARGET,
+            "#{pane_dead_status} #{pane_dead_signal}",
+        ]),
+    )
+    .map(|(_, out)| out)
+    .unwrap_or_default();
+    inside(shared, tmux(&["kill-session", "-t", super::TMUX_TARGET]));
+    // What tmux says is read strictly: a number, or nothing.
+    let mut words = status.split_whitespace();
+    let (code, signal) = match (
+        words.next().and_then(|w| w.parse::<i32>().ok()),
+        words.next().and_then(|w| w.parse::<i32>().ok()),
+    ) {
+        (Some(c), _) => (c.clamp(0, 255) as u8, None),
+        (None, Some(sig)) => ((128 + sig).clamp(0, 255) as u8, Some(sig)),
+        // Only a signal number: tmux prints an empty status first.
+        _ => match status.trim().parse::<i32>() {
+            Ok(sig) => ((128 + sig).clamp(0, 255) as u8, Some(sig)),
+            Err(_) => (1, None),
+        },
+    };
+    let code = if fired { super::timer::TIMED_OUT } else { code };
+    let mut event = json!({
+        "joined": true,
+        "kind": "agent",
+        "detached": true,
+        "code": code,
+        "duration_ms": started.elapsed().as_millis() as u64,
+    });
+    if let Some(sig) = signal {
+        event["exit_signal"] = json!(crate::sandbox::signal_name(sig));
+    }
+    if fired {
+        event["cause"] = json!("timeout");
+    }
+    let _ = events::append(&shared.ws.loop_events(&shared.rec.id), "exit", event);
+    set_state(shared, Kind::Exited, Some(code));
+    let _ = crate::loops::import(&shared.ws, &shared.rec);
+}
+
+/// Runs `argv` in the session for the supervisor itself (stdin and stderr /dev/null);
+/// its exit code and the first 4 KiB of its output, or `None` when the session ended.
+fn inside(shared: &Shared, argv: Vec<String>) -> Option<(u8, String)> {
+    use std::io::Read;
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
+    let null = std::fs::File::open("/dev/null").ok()?;
+    let (tx, rx) = channel();
+    shared.waiting.lock().expect("not poisoned").insert(id, tx);
+    let exec = Exec {
+        kind: "supervisor".into(),
+        argv,
+        ..Default::default()
+    };
+    let sent = wire::send(
+        shared.init.as_raw_fd(),
+        &Message::Spawn { id, exec },
+        &[null.as_raw_fd(), write.as_raw_fd(), null.as_raw_fd()],
+    );
+    drop(write);
+    let mut out = String::new();
+    if sent.is_ok() {
+        let _ = std::fs::File::from(read)
+            .take(4096)
+            .read_to_string(&mut out);
+    }
+    let code = sent.ok().and_then(|_| loop {
+        match rx.recv() {
+            Ok(Message::Exit { cause: Some(_), .. }) | Err(_) => break None,
+            Ok(Message::Exit { code, .. }) => break Some(code),
+            Ok(_) => continue,
+        }
+    });
+    shared.waiting.lock().expect("not poisoned").remove(&id);
+    code.map(|c| (c, out))
 }
 
 /// Records the agent's new state, tells `list` and `watch` (the state file), and the

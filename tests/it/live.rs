@@ -481,3 +481,73 @@ impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonEmpty<'a> for I {
         self.rfind(|l| !l.trim().is_empty()).unwrap_or("")
     }
 }
+
+/// An agent of the operator's own (`agent.command`): `sleep` as its argument sleeps a
+/// minute, anything else exits 3.
+fn plain_agent(env: &TestEnv) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = env.root.join("agent-bin/busy-agent");
+    fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    fs::write(
+        &bin,
+        "#!/bin/sh\n[ \"$1\" = sleep ] && exec sleep 60\nexit 3\n",
+    )
+    .unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    let config = env.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    fs::write(
+        &config,
+        format!("[agent]\ncommand = [{:?}]\n", bin.display().to_string()),
+    )
+    .unwrap();
+}
+
+/// The detached agent's end is its own: `exited` carries the code the agent's process
+/// exited with (tmux keeps its status; no wrapper in between), with an exit event; and
+/// `[limits] time` ends a detached agent with an exit event saying `cause: "timeout"`.
+#[test]
+fn a_detached_agents_exit_and_time_limit_are_its_own() {
+    let (env, id) = setup();
+    plain_agent(&env);
+    let state = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["agent"].clone();
+    env.run(["agent", &id, "--detach"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(20), || state(&env)["state"] == "exited"),
+        "{}",
+        state(&env)
+    );
+    assert_eq!(state(&env)["code"], 3, "{}", state(&env));
+    let ended = |env: &TestEnv| {
+        events(env, &id)
+            .into_iter()
+            .rev()
+            .find(|e| e["kind"] == "exit" && e["detached"] == true)
+    };
+    let last = ended(&env).expect("an exit event of the detached agent");
+    assert_eq!(last["code"], 3, "{last}");
+    assert!(last.get("cause").is_none(), "{last}");
+    // The agent's session is gone: a new detached agent starts.
+    env.run(["down", &id]).ok();
+
+    let profile = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    fs::write(&profile, "[limits]\ntime = \"2s\"\n").unwrap();
+    let started = Instant::now();
+    env.run(["agent", &id, "--detach", "--", "sleep"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || state(&env)["code"] == 124),
+        "{}",
+        state(&env)
+    );
+    let took = started.elapsed();
+    let last = ended(&env).unwrap();
+    assert_eq!(last["cause"], "timeout", "{last}");
+    assert_eq!(last["code"], 124, "{last}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    // Nothing of the agent is left in the session.
+    assert!(!sh(&env, &id, "ps -eo args").stdout.contains("sleep 60"));
+    env.run(["down", &id]).ok();
+}
