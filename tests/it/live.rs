@@ -551,3 +551,102 @@ fn a_detached_agents_exit_and_time_limit_are_its_own() {
     assert!(!sh(&env, &id, "ps -eo args").stdout.contains("sleep 60"));
     env.run(["down", &id]).ok();
 }
+
+/// Notifications without a `notify.command`: `notify-send` (a stand-in on the host's PATH
+/// recording its arguments) and a bell on every attached terminal, when the agent needs
+/// input; nothing of either with `notify.enabled = false`.
+#[test]
+fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off() {
+    use crate::common::terminal::Terminal;
+    use std::os::unix::fs::PermissionsExt;
+    let (env, id) = setup();
+    plain_agent(&env);
+    let stand_in = env.root.join("desktop/notify-send");
+    let said = env.root.join("desktop/said");
+    fs::create_dir_all(stand_in.parent().unwrap()).unwrap();
+    fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s|' \"$a\"; done >> {}\necho >> {0}\n",
+            said.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        stand_in.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let state_file = format!("/loopat/loop/{id}/.claude/.git-loop-agent-state");
+    let config = env.home.join(".config/git-loop/config.toml");
+    let base = fs::read_to_string(&config).unwrap();
+
+    for enabled in [true, false] {
+        fs::write(&config, format!("{base}\n[notify]\nenabled = {enabled}\n")).unwrap();
+        let _ = fs::remove_file(&said);
+        // The session starts with the stand-in on its PATH (the host's, never a shell's).
+        let detach = env
+            .command()
+            .env("PATH", &path)
+            .args(["agent", &id, "--detach", "--", "sleep"])
+            .output()
+            .unwrap();
+        assert!(detach.status.success(), "{detach:?}");
+        let dir = env.root.join(format!("term-{enabled}"));
+        fs::create_dir_all(&dir).unwrap();
+        let mut vars: Vec<(String, std::ffi::OsString)> = env
+            .envs()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        vars.push(("TERM".into(), "xterm-256color".into()));
+        let term = Terminal::start(
+            &dir,
+            vars,
+            &env.root,
+            &[crate::common::BIN.to_string(), "attach".into(), id.clone()],
+            (100, 30),
+        );
+        assert!(wait_until(Duration::from_secs(20), || env
+            .run(["list", "--json"])
+            .ok()
+            .json()[0]["agent"]["attached"]
+            == 1));
+        assert!(!term.rang());
+        sh(
+            &env,
+            &id,
+            &format!("printf 'needs-input\\n' > {state_file}"),
+        )
+        .ok();
+        assert!(wait_until(Duration::from_secs(10), || env
+            .run(["list", "--json"])
+            .ok()
+            .json()[0]["agent"]["state"]
+            == "needs-input"));
+        if enabled {
+            assert!(
+                wait_until(Duration::from_secs(10), || fs::read_to_string(&said)
+                    .is_ok_and(|s| s.contains('\n'))),
+                "notify-send was not run"
+            );
+            let line = fs::read_to_string(&said).unwrap();
+            assert_eq!(line, format!("git loop: {id} needs-input|live loop|\n"));
+            assert!(
+                wait_until(Duration::from_secs(10), || term.rang()),
+                "no bell on the attached terminal:\n{}",
+                term.screen()
+            );
+        } else {
+            // Given the time a notification takes when it is on.
+            std::thread::sleep(Duration::from_millis(1500));
+            assert!(
+                !said.exists(),
+                "notify-send ran with notify.enabled = false"
+            );
+            assert!(!term.rang(), "a bell with notify.enabled = false");
+        }
+        env.run(["down", &id]).ok();
+    }
+}
