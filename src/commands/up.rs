@@ -59,6 +59,12 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
     if session::is_up(&ws, &id) {
+        if !session::same_binary(&ws, &id) {
+            ui.warn(format!(
+                "loop {id}'s session is already up, started by another git-loop binary (an upgrade?): commands of this one do not join it; git loop down {id} && git loop up {id} starts it with this one"
+            ))?;
+            return Ok(0);
+        }
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
@@ -240,12 +246,24 @@ pub fn session_init(_ui: &mut Ui, args: SessionArgs) -> Result<u8> {
 }
 
 /// A connection to loop `id`'s live session, `None` when none is up.
+/// Refused when the session was started by another git-loop binary (one installed at the
+/// same path since, an upgrade): it keeps the binary it started with, and a command of
+/// this one may not speak its language.
 pub fn connect(ws: &crate::workspace::Workspace, id: &str) -> Result<Option<std::os::fd::OwnedFd>> {
-    session::connect(ws, id).map_err(|e| {
+    let conn = session::connect(ws, id).map_err(|e| {
         e.hint(format!(
             "end it and start again: git loop down {id} && git loop up {id}"
         ))
-    })
+    })?;
+    if conn.is_some() && !session::same_binary(ws, id) {
+        return Err(Error::failure(format!(
+            "loop {id}'s session was started by another git-loop binary (replaced since: an upgrade?); this one does not join it"
+        ))
+        .hint(format!(
+            "end it and start it again with this one: git loop down {id} && git loop up {id}"
+        )));
+    }
+    Ok(conn)
 }
 
 /// Runs `exec` in loop `id`'s live session over `conn` (see [`session::join`]), then

@@ -62,6 +62,32 @@ pub fn pid_path(ws: &Workspace, id: &str) -> PathBuf {
     live_dir(ws).join(format!("{id}.pid"))
 }
 
+/// The identity (device and inode) of the binary the supervisor runs, which is the one
+/// bound into the session: a joiner of another binary is refused (see [`same_binary`]).
+pub fn exe_path(ws: &Workspace, id: &str) -> PathBuf {
+    live_dir(ws).join(format!("{id}.exe"))
+}
+
+/// `DEV:INODE` of the binary this process runs (the file, even if it was replaced or
+/// removed since: /proc/self/exe names the one the kernel runs).
+pub fn binary_identity() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata("/proc/self/exe").ok()?;
+    Some(format!("{}:{}", meta.dev(), meta.ino()))
+}
+
+/// Whether loop `id`'s session was started by the very binary this process runs. A
+/// session keeps the binary it started with (its supervisor runs it, its bind into the
+/// sandbox holds that file even once a new one is installed at the same path); a command
+/// of an upgraded binary could speak a different language to it, so it does not join.
+pub fn same_binary(ws: &Workspace, id: &str) -> bool {
+    let recorded = crate::fsutil::read_regular(&exe_path(ws, id))
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string());
+    recorded.is_some() && recorded == binary_identity()
+}
+
 /// The supervisor's output: what `up` shows when the session does not come up.
 pub fn log_path(ws: &Workspace, id: &str) -> PathBuf {
     ws.loop_dir(id).join("session.log")

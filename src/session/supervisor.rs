@@ -66,6 +66,23 @@ pub fn supervise(
         super::pid_path(ws, &rec.id),
         format!("{}\n", std::process::id()),
     );
+    // The binary the session runs: this process's, which must also be the one at the path
+    // bound into the sandbox (replaced in between: refused, started again by the user).
+    let identity = super::binary_identity()
+        .ok_or_else(|| Error::failure("cannot identify the git-loop binary"))?;
+    let at_path = std::env::current_exe().ok().and_then(|p| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p)
+            .ok()
+            .map(|m| format!("{}:{}", m.dev(), m.ino()))
+    });
+    if at_path.as_deref() != Some(identity.as_str()) {
+        return Err(
+            Error::failure("the git-loop binary was replaced while the session started")
+                .hint(format!("start it again: git loop up {}", rec.id)),
+        );
+    }
+    let _ = std::fs::write(super::exe_path(ws, &rec.id), format!("{identity}\n"));
     let sock_path = super::socket_path(ws, &rec.id);
     let listener = listen(&sock_path)?;
     let (ours, theirs) = wire::pair()

@@ -421,7 +421,12 @@ fn a_joined_shell_has_a_controlling_terminal_and_job_control() {
     );
     term.type_text("tty; echo shell=$$");
     term.press("Enter");
-    let screen = term.wait_for("tty", t, |s| s.contains("shell="), none);
+    let screen = term.wait_for(
+        "tty",
+        t,
+        |s| s.lines().any(|l| l.starts_with("shell=")),
+        none,
+    );
     assert!(screen.contains("/dev/pts/"), "{screen}");
     let shell_pid = screen
         .lines()
@@ -445,13 +450,26 @@ fn a_joined_shell_has_a_controlling_terminal_and_job_control() {
     );
     term.type_text("fg");
     term.press("Enter");
+    // `fg` prints the job's command line on a line of its own.
     term.wait_for(
         "the job back",
         t,
-        |s| s.matches("sleep 300").count() >= 2,
+        |s| s.lines().any(|l| l.trim() == "sleep 300"),
         none,
     );
+    assert!(wait_until(Duration::from_secs(10), || {
+        sh(&env, &id, "ps -eo stat,args")
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with('S') && l.ends_with("sleep 300"))
+    }));
     term.press("C-c");
+    term.wait_for(
+        "the prompt after Ctrl-C",
+        t,
+        |s| s.lines().any(|l| l.trim() == "sleep 300") && s.contains("^C") && prompt(s),
+        none,
+    );
     term.type_text("echo after=$$ jobs=$(jobs | wc -l)");
     term.press("Enter");
     let screen = term.wait_for(
@@ -649,4 +667,59 @@ fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off(
         }
         env.run(["down", &id]).ok();
     }
+}
+
+/// A session keeps the binary it started with; a git-loop installed at the same path since
+/// (an upgrade: a new file renamed over the old) does not join it, says why and how to
+/// start it again, and can still end it; the session then starts with the new binary.
+#[test]
+fn a_session_started_by_another_binary_is_not_joined() {
+    use std::os::unix::fs::PermissionsExt;
+    let (env, id) = setup();
+    let installed = env.root.join("bin/git-loop");
+    fs::create_dir_all(installed.parent().unwrap()).unwrap();
+    fs::copy(crate::common::BIN, &installed).unwrap();
+    fs::set_permissions(&installed, fs::Permissions::from_mode(0o755)).unwrap();
+    let run_with = |bin: &Path, args: &[&str]| {
+        let mut cmd = std::process::Command::new(bin);
+        cmd.env_clear()
+            .envs(env.envs())
+            .args(args)
+            .stdin(Stdio::null());
+        cmd.output().unwrap()
+    };
+    assert!(run_with(&installed, &["up", &id]).status.success());
+    assert_eq!(
+        run_with(&installed, &["run", "-q", &id, "--", "true"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // The upgrade: a new file at the same path.
+    let fresh = env.root.join("bin/git-loop.new");
+    fs::copy(crate::common::BIN, &fresh).unwrap();
+    fs::set_permissions(&fresh, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::rename(&fresh, &installed).unwrap();
+    let refused = run_with(&installed, &["run", "-q", &id, "--", "true"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("another git-loop binary"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("git loop down {id} && git loop up {id}")),
+        "{stderr}"
+    );
+    let again = run_with(&installed, &["up", &id]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("another git-loop binary"));
+    // Still up; ended by the new binary; started by it, joined by it.
+    assert_eq!(env.run(["list", "--json"]).ok().json()[0]["session"], true);
+    assert!(run_with(&installed, &["down", &id]).status.success());
+    assert!(run_with(&installed, &["up", &id]).status.success());
+    assert_eq!(
+        run_with(&installed, &["run", "-q", &id, "--", "true"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert!(run_with(&installed, &["down", &id]).status.success());
 }
