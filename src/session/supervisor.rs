@@ -77,10 +77,10 @@ pub fn supervise(
             .map(|m| format!("{}:{}", m.dev(), m.ino()))
     });
     if at_path.as_deref() != Some(identity.as_str()) {
-        return Err(
-            Error::failure("the git-loop binary was replaced while the session started")
-                .hint(format!("start it again: git loop up {}", rec.id)),
-        );
+        // `up` shows this line, with the log's place as its hint.
+        return Err(Error::failure(
+            "the git-loop binary was replaced while the session started: start it again",
+        ));
     }
     let _ = std::fs::write(super::exe_path(ws, &rec.id), format!("{identity}\n"));
     let sock_path = super::socket_path(ws, &rec.id);

@@ -39,7 +39,7 @@ up=() run=() id=
 while [ $# -gt 0 ]; do
   case $1 in
     --) break ;;
-    --print-argv) exec "$bin" run "${up[@]}" "${run[@]}" $id "$@" ;;
+    --print-argv) exec "$bin" run "${up[@]}" "${run[@]}" ${id:+"$id"} "$@" ;;
     --mode|--net|--allow-domain|--backend) up+=("$1" "$2"); shift 2 ;;
     --mode=*|--net=*|--allow-domain=*|--backend=*) up+=("$1"); shift ;;
     --color|--timeout) run+=("$1" "$2"); shift 2 ;;
