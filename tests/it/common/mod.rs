@@ -73,11 +73,9 @@ exit $code
 "#;
 
 impl Drop for TestEnv {
-    /// The sessions a joined pass left up (a run killed before its `down`) end with the test.
+    /// The live sessions a test left up (one that failed before its `down`, a joined run
+    /// killed before its own) end with the test: no supervisor outlives its workspace.
     fn drop(&mut self) {
-        if self.joined.is_none() {
-            return;
-        }
         let Ok(dir) = fs::read_dir(self.ws.join("locks/live")) else {
             return;
         };
