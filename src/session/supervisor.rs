@@ -678,25 +678,48 @@ fn follow_agent(shared: &Arc<Shared>) {
         }
         _ => None,
     };
-    let waited = inside(shared, tmux(&["wait-for", AGENT_ENDED]));
+    let dead_status = tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        super::TMUX_TARGET,
+        "#{pane_dead_status} #{pane_dead_signal}",
+    ]);
+    // tmux's signal, and every 2 s a look at the pane's status: tmux 3.3 does not always
+    // mark a pane dead (nor run its hook) when its program ends, while the status of the
+    // program it reaped is there either way.
+    let (tx, rx) = channel();
+    {
+        let shared = Arc::clone(shared);
+        let wait = tmux(&["wait-for", AGENT_ENDED]);
+        std::thread::spawn(move || {
+            let _ = tx.send(inside(&shared, wait).is_some());
+        });
+    }
+    // Once tmux signalled, its status is there; a few looks more at most.
+    let mut signalled = 0;
+    let status = loop {
+        if signalled == 0 {
+            match rx.recv_timeout(Duration::from_secs(2)) {
+                Ok(true) => signalled = 1,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                // The session ended first: its end is the agent's.
+                Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        } else if signalled > 20 {
+            break String::new();
+        } else {
+            signalled += 1;
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        match inside(shared, dead_status.clone()) {
+            None => return,
+            Some((_, out)) if !out.trim().is_empty() => break out,
+            Some(_) => {}
+        }
+    };
     let fired =
         timer.map(super::timer::Timer::stop).unwrap_or(false) || timed_out.load(Ordering::Relaxed);
-    if waited.is_none() {
-        // The session ended first: its end is the agent's.
-        return;
-    }
-    let status = inside(
-        shared,
-        tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            super::TMUX_TARGET,
-            "#{pane_dead_status} #{pane_dead_signal}",
-        ]),
-    )
-    .map(|(_, out)| out)
-    .unwrap_or_default();
     inside(shared, tmux(&["kill-session", "-t", super::TMUX_TARGET]));
     // What tmux says is read strictly: a number, or nothing.
     let mut words = status.split_whitespace();
