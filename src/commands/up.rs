@@ -163,11 +163,7 @@ pub fn start(
         relay_start(ui, &log_path)?;
         return Ok(());
     }
-    let tail = crate::fsutil::read_regular(&log_path)
-        .ok()
-        .flatten()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    let tail = log_tail(&log_path);
     let last = tail
         .lines()
         .rev()
@@ -184,11 +180,13 @@ pub fn start(
 /// What the supervisor said while it made the sandbox (the layers' warnings, the sandbox's
 /// status line): the user of `up` sees them, as the user of a fresh run does.
 fn relay_start(ui: &mut Ui, log_path: &std::path::Path) -> Result<()> {
-    let text = crate::fsutil::read_regular(log_path)
-        .ok()
-        .flatten()
-        .map(|b| String::from_utf8_lossy(&b[..b.len().min(64 << 10)]).into_owned())
-        .unwrap_or_default();
+    use std::io::Read;
+    // Its start, bounded: what the sandbox prints later follows in the same file.
+    let mut bytes = Vec::new();
+    if let Ok(Some(file)) = crate::fsutil::open_regular(log_path) {
+        let _ = file.take(LOG_TAIL).read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         match line.strip_prefix("warning: ") {
             Some(rest) => ui.warn(rest)?,
@@ -197,6 +195,28 @@ fn relay_start(ui: &mut Ui, log_path: &std::path::Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// The end of the supervisor's log: what the sandbox printed is in it, so it can be any
+/// size; only its last [`LOG_TAIL`] bytes are read.
+fn log_tail(path: &std::path::Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(Some(mut file)) = crate::fsutil::open_regular(path) else {
+        return String::new();
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if file
+        .seek(SeekFrom::Start(size.saturating_sub(LOG_TAIL)))
+        .is_err()
+    {
+        return String::new();
+    }
+    let mut bytes = Vec::new();
+    let _ = file.take(LOG_TAIL).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The most of the supervisor's log read to say why a session did not come up.
+const LOG_TAIL: u64 = 64 << 10;
 
 /// The supervisor's log, `loops/<id>/session.log`: truncated at each start, never opened
 /// through a link.

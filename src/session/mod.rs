@@ -81,7 +81,7 @@ pub fn binary_identity() -> Option<String> {
 /// sandbox holds that file even once a new one is installed at the same path); a command
 /// of an upgraded binary could speak a different language to it, so it does not join.
 pub fn same_binary(ws: &Workspace, id: &str) -> bool {
-    let recorded = crate::fsutil::read_regular(&exe_path(ws, id))
+    let recorded = crate::fsutil::read_regular(&exe_path(ws, id), 256)
         .ok()
         .flatten()
         .map(|b| String::from_utf8_lossy(&b).trim().to_string());
