@@ -59,6 +59,12 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
     if session::is_up(&ws, &id) {
+        if !session::same_binary(&ws, &id) {
+            ui.warn(format!(
+                "loop {id}'s session is already up, started by another git-loop binary (an upgrade?): commands of this one do not join it; git loop down {id} && git loop up {id} starts it with this one"
+            ))?;
+            return Ok(0);
+        }
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
@@ -78,7 +84,6 @@ pub fn start(
     flags: &super::SandboxFlags,
 ) -> Result<()> {
     use std::io::Read;
-    let _ = ui;
     session::ensure_live_dir(ws).map_err(|e| {
         e.hint(format!(
             "remove it: rm -rf {}",
@@ -155,6 +160,7 @@ pub fn start(
         .take(64)
         .read_to_string(&mut said);
     if said.trim() == "ok" {
+        relay_start(ui, &log_path)?;
         return Ok(());
     }
     let tail = log_tail(&log_path);
@@ -169,6 +175,25 @@ pub fn start(
         crate::terminal::visible_lines(&last)
     ))
     .hint(format!("its log: {}", log_path.display())))
+}
+
+/// What the supervisor said while it made the sandbox (the layers' warnings, the sandbox's
+/// status line): the user of `up` sees them, as the user of a fresh run does.
+fn relay_start(ui: &mut Ui, log_path: &std::path::Path) -> Result<()> {
+    use std::io::Read;
+    // Its start, bounded: what the sandbox prints later follows in the same file.
+    let mut bytes = Vec::new();
+    if let Ok(Some(file)) = crate::fsutil::open_regular(log_path) {
+        let _ = file.take(LOG_TAIL).read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match line.strip_prefix("warning: ") {
+            Some(rest) => ui.warn(rest)?,
+            None => ui.status(line)?,
+        }
+    }
+    Ok(())
 }
 
 /// The end of the supervisor's log: what the sandbox printed is in it, so it can be any
@@ -241,12 +266,43 @@ pub fn session_init(_ui: &mut Ui, args: SessionArgs) -> Result<u8> {
 }
 
 /// A connection to loop `id`'s live session, `None` when none is up.
+/// Refused when the session was started by another git-loop binary (one installed at the
+/// same path since, an upgrade): it keeps the binary it started with, and a command of
+/// this one may not speak its language.
 pub fn connect(ws: &crate::workspace::Workspace, id: &str) -> Result<Option<std::os::fd::OwnedFd>> {
-    session::connect(ws, id).map_err(|e| {
+    let conn = session::connect(ws, id).map_err(|e| {
         e.hint(format!(
             "end it and start again: git loop down {id} && git loop up {id}"
         ))
-    })
+    })?;
+    if conn.is_some() && !session::same_binary(ws, id) {
+        return Err(Error::failure(format!(
+            "loop {id}'s session was started by another git-loop binary (replaced since: an upgrade?); this one does not join it"
+        ))
+        .hint(format!(
+            "end it and start it again with this one: git loop down {id} && git loop up {id}"
+        )));
+    }
+    Ok(conn)
+}
+
+/// Runs `exec` in loop `id`'s live session over `conn` (see [`session::join`]), then
+/// imports what it committed into the origins, as a fresh run does, saying what the
+/// import found. Returns the command's exit code.
+pub fn joined(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    id: &str,
+    conn: std::os::fd::OwnedFd,
+    exec: session::wire::Exec,
+) -> Result<u8> {
+    ui.status(format!("git-loop: joined loop {id}'s live session"))?;
+    let code = session::join(conn, exec)?;
+    let rec = loops::load(ws, id)?;
+    if let Err(e) = loops::import(ws, &rec) {
+        crate::report::Report::problem(ui, "", &e)?;
+    }
+    Ok(code)
 }
 
 /// The refusal of sandbox options for a command that joins a live session, whose sandbox

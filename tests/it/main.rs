@@ -27,6 +27,7 @@ mod gate;
 mod host_trust;
 mod import;
 mod install;
+mod joined;
 mod lifecycle;
 mod live;
 mod newcomer;
