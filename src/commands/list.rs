@@ -23,7 +23,8 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     super::finish_interrupted(ui, &ws)?;
     // The layers every loop shares are read once: a broken file is one error naming its
     // line, not a status error (and a warning) repeated for every loop.
-    super::read_config(&ws, None)?;
+    let config = super::read_config(&ws, None)?;
+    let address = config.settings().ports.address;
     let surveyed = loops::survey_with(&ws, true)?;
     // Runs killed with their supervisor are recorded as ended (see `git loop log`); a
     // loop whose run lock cannot be had is left for its own `log` or `run` to say why.
@@ -44,6 +45,8 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                     let mut v = loops::to_json(&ws, rec, s.status.as_ref().ok());
                     v["disk_bytes"] = s.disk_bytes.unwrap_or(0).into();
                     v["session"] = crate::session::is_up(&ws, &rec.id).into();
+                    v["ports"] = serde_json::to_value(crate::ports::listed(&ws, &rec.id, address))
+                        .unwrap_or_default();
                     v["agent"] = serde_json::to_value(crate::session::state::read(&ws, &rec.id))
                         .unwrap_or_default();
                     if let Err(e) = &s.status {
