@@ -62,6 +62,9 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
+    // Read here as well as by the supervisor: a broken profile is this command's error,
+    // and what a layer may not set is said on this terminal.
+    super::load_sandbox_config(ui, &ws, &rec)?;
     start(ui, &ws, &id, &args.sandbox)?;
     ui.status(format!(
         "loop {id}'s session is up: run, shell and agent join it (git loop down {id} ends it)"

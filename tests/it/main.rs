@@ -27,6 +27,7 @@ mod install;
 mod lifecycle;
 mod live;
 mod newcomer;
+mod ports;
 mod publish;
 mod rebase;
 mod recovery;
