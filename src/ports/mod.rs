@@ -142,15 +142,11 @@ pub fn load(ws: &Workspace, id: &str) -> Result<Remembered> {
     };
     let text = String::from_utf8_lossy(&bytes);
     toml::from_str(&text).map_err(|e| {
-        Error::failure(format!(
-            "{} is not a ports file: {}",
-            path.display(),
-            e.message()
-        ))
-        .hint(format!(
-            "remove it to derive the ports again: rm {}",
-            path.display()
-        ))
+        PortError::BadFile {
+            path: path.clone(),
+            message: e.message().to_string(),
+        }
+        .into()
     })
 }
 
@@ -185,7 +181,8 @@ pub fn url(address: IpAddr, host: u16) -> String {
     }
 }
 
-/// Why a host port cannot be had.
+/// Why a port cannot be forwarded or removed (the command line's words and hints for
+/// each are in `cli::errors::ports`).
 #[derive(Debug, thiserror::Error)]
 pub enum PortError {
     #[error("port {host} on the host is loop {owner}'s (its port {inside})")]
@@ -195,7 +192,7 @@ pub enum PortError {
         inside: u16,
     },
     #[error("port {host} on the host is in use")]
-    InUse { host: u16 },
+    InUse { host: u16, id: String, inside: u16 },
     #[error("cannot listen on {address} port {host}: {source}")]
     Listen {
         address: IpAddr,
@@ -205,21 +202,18 @@ pub enum PortError {
     },
     #[error("no free host port for port {inside} after {ATTEMPTS} tries")]
     Exhausted { inside: u16 },
-}
-
-impl PortError {
-    /// The user-facing error, with the hint that fixes it.
-    pub fn into_error(self, id: &str, inside: u16) -> Error {
-        match &self {
-            PortError::OtherLoop { owner, .. } => Error::usage(self.to_string()).hint(format!(
-                "choose another --host, or leave --host out for one of loop {id}'s own (`git loop port {owner}` lists {owner}'s)"
-            )),
-            PortError::InUse { .. } => Error::usage(self.to_string()).hint(format!(
-                "leave --host out: git loop port {id} {inside} picks a free one"
-            )),
-            _ => Error::failure(self.to_string()),
-        }
-    }
+    #[error("loop {id} has no session up: its ports are forwarded only while it is")]
+    NoSession { id: String },
+    #[error("loop {id} does not forward port {inside}")]
+    NotForwarded { id: String, inside: u16 },
+    #[error("loop {id}'s session ended")]
+    SessionEnded { id: String },
+    #[error("loop {id}'s session did not answer")]
+    NoAnswer { id: String },
+    #[error("loop {id}'s session refused the port: {why}")]
+    Refused { id: String, why: String },
+    #[error("{} is not a ports file: {message}", path.display())]
+    BadFile { path: PathBuf, message: String },
 }
 
 /// The host ports other loops remember: (host, loop, inside).
@@ -279,7 +273,11 @@ pub fn listen(
                     off: false,
                 },
             )),
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(PortError::InUse { host }),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(PortError::InUse {
+                host,
+                id: id.to_string(),
+                inside,
+            }),
             Err(source) => Err(PortError::Listen {
                 address,
                 host,
@@ -403,14 +401,8 @@ pub fn add(
     use crate::session::wire::Message;
     use std::os::fd::AsRawFd;
     let _lock = crate::fsutil::Lock::acquire(&ws.workspace_lock())?;
-    let no_session = || {
-        Error::failure(format!(
-            "loop {id} has no session up: its ports are forwarded only while it is"
-        ))
-        .hint(format!("start it: git loop up {id}"))
-    };
     if !crate::session::is_up(ws, id) {
-        return Err(no_session());
+        return Err(PortError::NoSession { id: id.into() }.into());
     }
     let mut remembered = load(ws, id)?;
     let live = read_live(ws, id).unwrap_or_default();
@@ -430,8 +422,7 @@ pub fn add(
         // Another host port: the old listener goes first (it would hold the port otherwise).
         ask(ws, id, &Message::Unforward { inside }, None)?;
     }
-    let (listener, mut f) =
-        listen(ws, id, &remembered, inside, want, address).map_err(|e| e.into_error(id, inside))?;
+    let (listener, mut f) = listen(ws, id, &remembered, inside, want, address)?;
     f.added = true;
     ask(
         ws,
@@ -465,10 +456,11 @@ pub fn remove(ws: &Workspace, id: &str, inside: u16) -> Result<()> {
         .unwrap_or_default();
     let is_live = live.ports.iter().any(|l| l.inside == inside);
     let Some(f) = remembered.get(inside).cloned().filter(|f| !f.off) else {
-        return Err(
-            Error::usage(format!("loop {id} does not forward port {inside}"))
-                .hint(format!("`git loop port {id}` lists its ports")),
-        );
+        return Err(PortError::NotForwarded {
+            id: id.into(),
+            inside,
+        }
+        .into());
     };
     if is_live {
         ask(ws, id, &Message::Unforward { inside }, None)?;
@@ -494,20 +486,15 @@ fn ask(
         Error::failure(format!("cannot reach loop {id}'s session")).with_source(e)
     };
     let Some(conn) = crate::session::connect(ws, id)? else {
-        return Err(Error::failure(format!("loop {id}'s session ended"))
-            .hint(format!("start it again: git loop up {id}")));
+        return Err(PortError::SessionEnded { id: id.into() }.into());
     };
     wire::send(conn.as_raw_fd(), msg, fd.as_slice()).map_err(lost)?;
     match wire::recv(conn.as_raw_fd()).map_err(lost)? {
         Some((Message::Forwarded { error: None }, _)) => Ok(()),
-        Some((Message::Forwarded { error: Some(why) }, _)) => Err(Error::failure(format!(
-            "loop {id}'s session refused the port: {why}"
-        ))),
-        _ => Err(
-            Error::failure(format!("loop {id}'s session did not answer")).hint(format!(
-                "end it and start again: git loop down {id} && git loop up {id}"
-            )),
-        ),
+        Some((Message::Forwarded { error: Some(why) }, _)) => {
+            Err(PortError::Refused { id: id.into(), why }.into())
+        }
+        _ => Err(PortError::NoAnswer { id: id.into() }.into()),
     }
 }
 
