@@ -184,12 +184,17 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// The AGENT column: the session (`up`), the agent's state and who is attached:
-/// `up · needs-input · 2 attached`; `-` for none.
+/// The AGENT column: the session (`up`), the host ports it forwards, the agent's state and
+/// who is attached: `up · :22777 · needs-input · 2 attached`; `-` for none.
 fn agent_cell(ws: &crate::workspace::Workspace, id: &str) -> String {
     let mut parts = Vec::new();
     if crate::session::is_up(ws, id) {
         parts.push("up".to_string());
+        let live = crate::ports::read_live(ws, id).unwrap_or_default();
+        if !live.ports.is_empty() {
+            let hosts: Vec<String> = live.ports.iter().map(|p| format!(":{}", p.host)).collect();
+            parts.push(hosts.join(" "));
+        }
     }
     if let Some(state) = crate::session::state::read(ws, id) {
         if state.state.is_some() {

@@ -255,6 +255,17 @@ pub fn listen(
     let added = prior.is_some_and(|f| f.added);
     let pinned_host = want.or(prior.filter(|f| f.pinned).map(|f| f.host));
     if let Some(host) = pinned_host {
+        if let Some(mine) = remembered
+            .ports
+            .iter()
+            .find(|f| f.host == host && f.inside != inside)
+        {
+            return Err(PortError::OtherLoop {
+                host,
+                owner: id.to_string(),
+                inside: mine.inside,
+            });
+        }
         if let Some((_, owner, theirs)) = owner(host) {
             return Err(PortError::OtherLoop {
                 host,

@@ -121,6 +121,9 @@ fn a_web_server_inside_is_reached_from_the_host_and_two_loops_get_two_ports() {
             serde_json::json!([{"inside": 3000, "host": host, "url": format!("http://127.0.0.1:{host}/")}])
         );
     }
+    env.run(["list"])
+        .ok()
+        .stdout_has(&format!("up · :{}", pa[0].1));
     let show = env.run(["show", &a, "--json"]).ok().json();
     assert_eq!(show["ports"][0]["host"], pa[0].1);
     env.run(["show", &a]).ok().stdout_has(&format!(
@@ -350,6 +353,15 @@ def try_port(name, port):
         print(name, "refused")
 for name, port in [("forwarded-host-port", {forwarded}), ("host-only-server", {host_only}), ("inside", 3000)]:
     try_port(name, port)
+# Through the sandbox's own way out, the proxy, as well.
+import os, urllib.request
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({{"http": os.environ["HTTP_PROXY"]}}))
+for name, port in [("forwarded-host-port", {forwarded}), ("host-only-server", {host_only})]:
+    try:
+        opener.open("http://127.0.0.1:%d/who" % port, timeout=5).read()
+        print(name, "via proxy REACHED")
+    except Exception:
+        print(name, "via proxy refused")
 for line in open("/proc/net/tcp").read().splitlines()[1:]:
     local = int(line.split()[1].split(":")[1], 16)
     if local in ({forwarded}, {host_only}):
@@ -361,7 +373,9 @@ for line in open("/proc/net/tcp").read().splitlines()[1:]:
         .ok()
         .stdout;
     assert_eq!(
-        out, "forwarded-host-port refused\nhost-only-server refused\ninside REACHED inside\n",
+        out,
+        "forwarded-host-port refused\nhost-only-server refused\ninside REACHED inside\n\
+         forwarded-host-port via proxy refused\nhost-only-server via proxy refused\n",
         "{out}"
     );
     // The positive twin from the host, and the host-only server saw nobody.
