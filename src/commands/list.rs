@@ -13,7 +13,8 @@ pub struct ListArgs {
     /// Also list removed loops whose branches remain.
     #[arg(long)]
     pub all: bool,
-    /// Print a JSON array of loop records.
+    /// Print a JSON array of loop records, each with `session` (whether it is up), `agent`
+    /// (`{state, since, attached}`) and `ports` (`[{inside, host, url}]`, see `git loop port`).
     #[arg(long)]
     pub json: bool,
 }

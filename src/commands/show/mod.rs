@@ -16,7 +16,8 @@ use net::*;
 pub struct ShowArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
     pub id: String,
-    /// Print the loop record as JSON.
+    /// Print the loop record as JSON, with what it receives and its forwarded ports
+    /// (`ports: [{inside, host, url}]`, see `git loop port`).
     #[arg(long)]
     pub json: bool,
     /// Print the sandbox's view instead: every path inside, its host source, its mode.
