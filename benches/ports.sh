@@ -18,8 +18,10 @@ source benches/lib.sh
 bench_build
 bench_workspace
 server_pid=""
+server2_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "$server2_pid" ] && kill "$server2_pid" 2>/dev/null || true
   [ -n "${id:-}" ] && "$bin" down "$id" >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
@@ -84,14 +86,18 @@ PY
 setsid python3 $inside_wd/.server.py $inside_wd/.big 8081 reno >/dev/null 2>&1 </dev/null &"
 relay=$("$bin" port "$id" 8080 2>/dev/null | sed -E 's#.*:([0-9]+)/$#\1#')
 relay_reno=$("$bin" port "$id" 8081 2>/dev/null | sed -E 's#.*:([0-9]+)/$#\1#')
-coproc SERVER { python3 "$wd/.server.py" "$wd/.big" 0; }
-server_pid=$SERVER_PID
-read -r direct <&"${SERVER[0]}"
-coproc SERVER2 { python3 "$wd/.server.py" "$wd/.big" 0 reno; }
-read -r direct_reno <&"${SERVER2[0]}"
+python3 "$wd/.server.py" "$wd/.big" 0 >"$tmp/port-direct" &
+server_pid=$!
+python3 "$wd/.server.py" "$wd/.big" 0 reno >"$tmp/port-direct-reno" &
+server2_pid=$!
+for _ in $(seq 100); do
+  [ -s "$tmp/port-direct" ] && [ -s "$tmp/port-direct-reno" ] && break
+  sleep 0.1
+done
+direct=$(cat "$tmp/port-direct"); direct_reno=$(cat "$tmp/port-direct-reno")
 # The inside servers answer once started.
 for _ in $(seq 100); do
-  python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $relay)).recv(1)" 2>/dev/null && break
+  python3 -c "import socket; socket.create_connection(('127.0.0.1', $relay)).recv(1) or exit(1)" 2>/dev/null && break
   sleep 0.1
 done
 # Warm the page cache and both paths.
@@ -110,5 +116,4 @@ for cc in default reno; do
   echo "1 GiB, server on $cc: relay  $(sort -n "$tmp/r" | tr '\n' ' ')MB/s (median $mr)"
   echo "relay / direct ($cc): $(awk -v a="$mr" -v b="$md" 'BEGIN {printf "%.2fx", a / b}')"
 done
-kill "$SERVER2_PID" 2>/dev/null || true
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
