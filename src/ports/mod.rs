@@ -39,6 +39,8 @@ use crate::workspace::Workspace;
 /// outgoing connection's port never takes one, and above the usual dev servers' own.
 pub const DERIVED_FIRST: u16 = 20000;
 pub const DERIVED_COUNT: u16 = 10000;
+/// The most read of a ports file (a loop forwards a handful of ports).
+const MAX_FILE: u64 = 1 << 20;
 /// How many candidates a port tries before giving up.
 const ATTEMPTS: u32 = 64;
 
@@ -135,7 +137,7 @@ impl Remembered {
 /// The loop's remembered ports (none when the file is not there).
 pub fn load(ws: &Workspace, id: &str) -> Result<Remembered> {
     let path = ws.loop_ports(id);
-    let bytes = crate::fsutil::read_regular(&path)
+    let bytes = crate::fsutil::read_regular(&path, MAX_FILE)
         .map_err(|e| Error::failure(format!("cannot read {}", path.display())).with_source(e))?;
     let Some(bytes) = bytes else {
         return Ok(Remembered::default());
@@ -354,10 +356,7 @@ pub fn live_path(ws: &Workspace, id: &str) -> PathBuf {
 
 /// What loop `id`'s session forwards (read by `up`, `list`, `show`).
 pub fn read_live(ws: &Workspace, id: &str) -> Option<Live> {
-    let bytes = crate::fsutil::read_regular(&live_path(ws, id)).ok()??;
-    if bytes.len() > 1 << 20 {
-        return None;
-    }
+    let bytes = crate::fsutil::read_regular(&live_path(ws, id), MAX_FILE).ok()??;
     serde_json::from_slice(&bytes).ok()
 }
 
