@@ -20,6 +20,7 @@ mod doctor;
 mod edges;
 mod egress;
 mod fanout;
+mod fscreate;
 mod fspolicy;
 mod gate;
 mod host_trust;
