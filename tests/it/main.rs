@@ -22,6 +22,7 @@ mod egress;
 mod fanout;
 mod fscreate;
 mod fspolicy;
+mod fspolicy_replay;
 mod gate;
 mod host_trust;
 mod import;
