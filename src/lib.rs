@@ -25,6 +25,7 @@ pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod loops;
+pub mod ports;
 pub mod pr;
 pub mod proposals;
 pub mod publish;

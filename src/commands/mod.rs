@@ -22,6 +22,7 @@ pub mod log;
 pub mod merge;
 pub mod new;
 pub mod pick;
+pub mod port;
 pub mod pr;
 pub mod publish;
 pub mod rebase;

@@ -68,11 +68,29 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
+    // Read here as well as by the supervisor: a broken profile is this command's error,
+    // and what a layer may not set is said on this terminal.
+    super::load_sandbox_config(ui, &ws, &rec)?;
     start(ui, &ws, &id, &args.sandbox)?;
     ui.status(format!(
         "loop {id}'s session is up: run, shell and agent join it (git loop down {id} ends it)"
     ))?;
+    tell_ports(ui, &ws, &id)?;
     Ok(0)
+}
+
+/// The ports the session forwards, and those it could not.
+pub fn tell_ports(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str) -> Result<()> {
+    let live = crate::ports::read_live(ws, id).unwrap_or_default();
+    for l in &live.ports {
+        ui.status(format!("port {} is at {}", l.inside, l.url))?;
+    }
+    for (inside, why) in &live.failed {
+        ui.warn(format!(
+            "port {inside} is not forwarded: {why} (git loop port {id} {inside} --host PORT picks another)"
+        ))?;
+    }
+    Ok(())
 }
 
 /// Starts the supervisor of loop `id`'s session, detached, and waits until the session is

@@ -12,6 +12,10 @@
 //! caches = "loop"                # or "shared", where the operator shares them
 //! ```
 //!
+//! `ports = [3000, 5173]` names ports inside the loop's network namespace that a live
+//! session forwards to the host's loopback (`crate::ports`); the host address and port
+//! are never the profile's to choose.
+//!
 //! A profile lives in the team's knowledge repository, so it is held to the team layer's
 //! rules ([`super::policy`]): it may narrow, never widen. `limits = "best-effort"` (or
 //! `enforce = "best-effort"`) and `allow_domains` entries that are not under a registrable
@@ -64,6 +68,8 @@ pub struct SandboxProfile {
     pub caches: Option<Caches>,
     /// `[filesystem]`: per-path policy inside the writable roots.
     pub filesystem: crate::sandbox::fspolicy::Filesystem,
+    /// `ports`: ports inside that a live session forwards to the host (`crate::ports`).
+    pub ports: Vec<u16>,
     /// What the profile set but may not.
     pub ignored: Vec<Ignored>,
     /// The profile's text, for the lines of what its `[toolchains]` may not have.
@@ -86,6 +92,8 @@ struct ProfileFile {
     toolchains: Option<ProfileToolchains>,
     #[serde(default)]
     filesystem: Option<ProfileFilesystem>,
+    #[serde(default)]
+    ports: Option<crate::ports::InsidePorts>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -214,6 +222,7 @@ fn keys() -> Vec<String> {
         "filesystem.deny_write",
         "filesystem.allow_write",
         "filesystem.deny_create",
+        "ports",
     ]
     .map(String::from)
     .to_vec()
@@ -244,6 +253,7 @@ impl SandboxProfile {
             toolchains: None,
             caches: None,
             filesystem: Default::default(),
+            ports: Vec::new(),
             ignored: Vec::new(),
             text: String::new(),
         }
@@ -376,6 +386,7 @@ impl SandboxProfile {
                     deny_create: f.deny_create,
                 })
                 .unwrap_or_default(),
+            ports: file.ports.map(|p| p.0).unwrap_or_default(),
             ignored,
             path: Some(path),
             text: text.to_string(),

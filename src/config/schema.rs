@@ -42,6 +42,15 @@ pub struct Settings {
     pub publish: PublishSettings,
     pub notify: NotifySettings,
     pub autocommit: AutocommitSettings,
+    pub ports: PortSettings,
+}
+
+/// `[ports]`: where a live session's forwarded ports listen on the host (`crate::ports`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortSettings {
+    /// Loopback unless the operator config says otherwise (operator only).
+    pub address: IpAddr,
 }
 
 /// `[notify]`: what a live session does when its agent needs input, is done or exited.

@@ -29,6 +29,7 @@
 //! /proc/PID/fd; tests compare /proc/self/status, the cgroup, `ulimit -a` and `env` of a
 //! fresh and a joined command and run the attack battery through a joined one.
 
+pub mod forward;
 pub mod init;
 pub mod state;
 pub mod supervisor;

@@ -48,6 +48,8 @@ struct Shared {
     notify: crate::config::schema::NotifySettings,
     /// The profile's `[limits] time`, for the session's agent.
     agent_time: Option<Duration>,
+    /// The loop's forwarded ports (`crate::ports`).
+    ports: Arc<super::forward::Forwarding>,
 }
 
 /// Runs the session of `rec` until `down`, the end of its init, or a signal; `ready` is
@@ -113,7 +115,14 @@ pub fn supervise(
     let script = crate::sandbox::probe::which("script", "/usr/bin:/bin")
         .map(|p| p.display().to_string())
         .filter(|p| p.starts_with("/usr/"));
+    let ports = super::forward::Forwarding::new(
+        ws,
+        &rec.id,
+        config.settings().ports.address,
+        ours.as_raw_fd(),
+    );
     let shared = Arc::new(Shared {
+        ports: Arc::clone(&ports),
         init: ours,
         waiting: Mutex::default(),
         next: AtomicU64::new(1),
@@ -146,6 +155,9 @@ pub fn supervise(
         agent_time: config.profile().time,
     });
     write_state(&shared);
+    // Listening before the sandbox starts: a connection made meanwhile waits in the
+    // backlog, and its dial in the init's queue.
+    ports.start(&config.profile().ports);
     {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || watch_inside(&shared));
@@ -161,6 +173,7 @@ pub fn supervise(
     let _ = events::append(&ws.loop_events(&rec.id), "session", json!({"state": "up"}));
     // On this thread: bwrap's parent-death signal follows the thread that started it.
     let result = crate::sandbox::run(report, ws, rec, config, &req);
+    ports.close_all();
     drop(theirs);
     let _ = std::fs::remove_file(&sock_path);
     let _ = events::append(
@@ -212,11 +225,12 @@ fn listen(path: &std::path::Path) -> Result<OwnedFd> {
 /// What the init says: readiness, and the start and end of joined commands.
 fn from_init(shared: &Shared) {
     loop {
-        let msg = match wire::recv(shared.init.as_raw_fd()) {
-            Ok(Some((msg, _))) => msg,
+        let (msg, fds) = match wire::recv(shared.init.as_raw_fd()) {
+            Ok(Some(got)) => got,
             Ok(None) | Err(_) => break,
         };
         match msg {
+            Message::Dialed { id, error } => shared.ports.dialed(id, error, fds),
             Message::Ready => {
                 if let Some(mut pipe) = shared.ready.lock().expect("not poisoned").take() {
                     use std::io::Write;
@@ -282,6 +296,17 @@ fn serve(conn: OwnedFd, shared: &Arc<Shared>) {
         }
         Message::Query => {
             let _ = wire::send(conn.as_raw_fd(), &Message::Facts(shared.facts.clone()), &[]);
+        }
+        Message::Forward { inside, host } => {
+            let error = match fds.into_iter().next() {
+                Some(fd) => shared.ports.add(inside, host, fd).err(),
+                None => Some("no listener came with the request".into()),
+            };
+            let _ = wire::send(conn.as_raw_fd(), &Message::Forwarded { error }, &[]);
+        }
+        Message::Unforward { inside } => {
+            shared.ports.remove(inside);
+            let _ = wire::send(conn.as_raw_fd(), &Message::Forwarded { error: None }, &[]);
         }
         Message::Down => {
             // The main thread's run ends the sandbox on TERM, and cleans up after it.

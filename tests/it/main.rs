@@ -31,6 +31,7 @@ mod joined;
 mod lifecycle;
 mod live;
 mod newcomer;
+mod ports;
 mod publish;
 mod rebase;
 mod recovery;

@@ -8,6 +8,7 @@
 
 mod config;
 mod loops;
+mod ports;
 mod proposals;
 mod publish;
 mod review;
