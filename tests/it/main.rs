@@ -27,6 +27,7 @@ mod install;
 mod lifecycle;
 mod live;
 mod newcomer;
+mod plan_cache;
 mod publish;
 mod rebase;
 mod recovery;
