@@ -293,5 +293,7 @@ fn the_kept_plan_is_in_no_sandboxs_view() {
             .contains(&format!("/loopat/loop/{id}/workdir/README.md")),
         "{}",
         run.stdout
-    );
+    ); // `rm` takes the loop's plan with it.
+    env.run(["rm", &id]).ok();
+    assert!(!plan_path(&env, &id).exists());
 }
