@@ -293,7 +293,8 @@ fn the_kept_plan_is_in_no_sandboxs_view() {
             .contains(&format!("/loopat/loop/{id}/workdir/README.md")),
         "{}",
         run.stdout
-    ); // `rm` takes the loop's plan with it.
+    );
+    // `rm` takes the loop's plan with it.
     env.run(["rm", &id]).ok();
     assert!(!plan_path(&env, &id).exists());
 }
