@@ -8,8 +8,8 @@
 #   runtime-start  std's runtime start instead of the C `main` (src/main.rs, `runtime_start`)
 #   libm           libm.so loaded instead of `pow` defined in src/main.rs (`no_libm`)
 #   clap-run       every `run` command line read by clap (src/cli/fast_run.rs unused)
-#   plan-cache     the identity and toolchains read afresh by every run (src/sandbox/cache.rs:
-#                  a kept plan never used)
+#   plan-cache     the git identity read afresh by every run (src/sandbox/cache.rs: a kept
+#                  plan never used)
 #
 #   benches/startup.sh [RUNS]     (default 101 rounds per comparison, three comparisons each)
 set -euo pipefail

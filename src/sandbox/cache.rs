@@ -1,22 +1,27 @@
 //! The plan cache: what a run's plan needs that does not change from one run of a loop to
-//! the next — the user's git identity (gix opening a repository and reading every config
-//! file git would) and the toolchains found in the user's home (a walk of their folders
-//! and a search of them for credential files) — read once and kept in
+//! the next and costs a start the most to read — the user's git identity (gix opening a
+//! repository and reading every config file git would) — read once and kept in
 //! `plans/<id>.json` of the workspace, with what proves it current.
+//!
+//! The toolchains found in the home folder are not kept: what makes them current includes
+//! every folder the search for credential files lists (tens of thousands in a real
+//! `~/.rustup`), and a plan stamping each of them measured 16 MB, read and checked at
+//! every start for more than the search's own cache costs (BENCHMARKS.md). The
+//! configuration layers and the loop record are read at every start too (a few small
+//! files, and the record holds the grants and the vault, which change between runs).
 //!
 //! What proves it current, all checked before anything of it is used:
 //!
 //! - a key: this binary (its path, inode, size and times), the whole environment but for
 //!   the shell's own bookkeeping (`PWD`, `OLDPWD`, `SHLVL`, `_`), the workspace, the user,
-//!   the loop's kind and repository, and the configuration values the answers are made
-//!   from (`toolchains`, the profile's narrowing of them, `agent.identity`, `author`,
-//!   `command`), which every run reads afresh;
+//!   the loop's kind and repository, and the configuration values the answer is made
+//!   from (`agent.identity`, `author`, `command`), which every run reads afresh;
 //! - the stamp (device, inode, size, mode, modification and change times; or "absent") of
-//!   every path the answers were read from or would have been read from had it existed:
-//!   each git config file (includes and the files they name too), the repository's git
-//!   folder, each file read, folder listed and link followed by toolchain detection.
-//!   A stamp is taken with one `stat` per path; one differing, appearing or vanishing
-//!   makes the whole plan stale, and a stale plan is made anew, never patched;
+//!   every path the answer was read from or would have been read from had it existed:
+//!   each git config file (includes and the files they name too), and which folder or
+//!   link stands at the repository and its git folder. A stamp is taken with one `stat`
+//!   per path; one differing, appearing or vanishing makes the whole plan stale, and a
+//!   stale plan is made anew, never patched;
 //! - an HMAC-SHA256 over the file's body, with a key of 32 random bytes in `plans/key`
 //!   (mode 0600) made on first use: a file that was not written by git-loop with that key
 //!   (forged, truncated, corrupted) is not read, and is replaced.
@@ -62,41 +67,25 @@ const VOLATILE: &[&str] = &["_", "PWD", "OLDPWD", "SHLVL"];
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stable {
     pub identity: Option<crate::agent::GitIdentity>,
-    pub toolchains: crate::toolchains::Plan,
 }
 
 impl Stable {
     /// Reads them afresh, and every path they came from.
     pub fn read(ws: &Workspace, rec: &LoopRecord, config: &Config) -> (Stable, Vec<Witness>) {
         let (identity, read) = crate::agent::git_identity_read(ws, rec, config.settings());
-        let (toolchains, looked) = crate::toolchains::for_run_read(ws, config, &home_inside(ws));
-        let mut paths = read.files;
-        paths.extend(looked.paths);
-        paths.sort();
-        paths.dedup();
-        let mut ways = looked.ways;
-        ways.extend(read.folders);
-        ways.sort();
-        ways.dedup();
-        ways.retain(|w| paths.binary_search(w).is_err());
-        let witnesses = paths
+        let mut files = read.files;
+        files.sort();
+        files.dedup();
+        let mut folders = read.folders;
+        folders.sort();
+        folders.dedup();
+        let witnesses = files
             .into_iter()
             .map(|path| Witness::of(path, false))
-            .chain(ways.into_iter().map(|path| Witness::of(path, true)))
+            .chain(folders.into_iter().map(|path| Witness::of(path, true)))
             .collect();
-        (
-            Stable {
-                identity,
-                toolchains,
-            },
-            witnesses,
-        )
+        (Stable { identity }, witnesses)
     }
-}
-
-/// The sandbox's `$HOME`, which the toolchains' variables name.
-fn home_inside(ws: &Workspace) -> PathBuf {
-    Path::new("/home").join(ws.user())
 }
 
 /// What is at a path, as far as a change to it shows.
@@ -125,9 +114,8 @@ impl Stamp {
     }
 
     /// What stands at `path` itself, a link not followed: for a folder, which folder
-    /// (not what it holds: the folders on the way to a path resolved through links, a
-    /// repository's git folder, change with everything made in them); for a link or a
-    /// file, its whole stamp.
+    /// (not what it holds: a repository's working tree and git folder change with every
+    /// commit); for a link or a file, its whole stamp.
     pub fn entry(path: &Path) -> Option<Stamp> {
         let m = std::fs::symlink_metadata(path).ok()?;
         let whole = !m.is_dir();
@@ -194,7 +182,7 @@ struct Body {
     stable: Stable,
 }
 
-/// How a run came by its [`Stable`] (for tests and `benches/startup.sh`).
+/// How a run came by its [`Stable`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// The kept plan was current and used.
@@ -273,11 +261,8 @@ fn key_of(ws: &Workspace, rec: &LoopRecord, config: &Config) -> String {
     field(
         "config",
         format!(
-            "{:?} {:?} {:?} {:?}",
-            config.toolchains(),
-            agent.identity,
-            agent.author,
-            agent.command
+            "{:?} {:?} {:?}",
+            agent.identity, agent.author, agent.command
         )
         .as_bytes(),
     );
@@ -402,10 +387,7 @@ mod tests {
             format: FORMAT,
             key: "k".into(),
             witnesses,
-            stable: Stable {
-                identity: None,
-                toolchains: Default::default(),
-            },
+            stable: Stable { identity: None },
         }
     }
 

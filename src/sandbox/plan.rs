@@ -195,8 +195,8 @@ impl Inputs {
             true => Some(Arc::new(run_ca(rec, config.settings())?)),
             false => None,
         };
-        // The identity and the toolchains as kept from an earlier run while every file
-        // they came from is as it was (`cache.rs`), else read afresh.
+        // The identity as kept from an earlier run while every file it came from is as it
+        // was (`cache.rs`), else read afresh.
         let (stable, _) = super::cache::stable(ws, rec, config);
         let inputs = Inputs::assemble(ws, rec, config, stable, vault, bwrap)?;
         let trust = tls.as_ref().map(|t| trust_of(t.ca_pem()));
@@ -218,12 +218,11 @@ impl Inputs {
     ) -> Result<Inputs> {
         let stable = super::cache::Stable {
             identity: crate::agent::git_identity(ws, rec, config.settings()),
-            toolchains: crate::toolchains::for_run(ws, config, &Path::new("/home").join(ws.user())),
         };
         Inputs::assemble(ws, rec, config, stable, vault, bwrap)
     }
 
-    /// The inputs with the identity and toolchains of `stable`, the rest read now.
+    /// The inputs with the identity of `stable`, the rest read now.
     fn assemble(
         ws: &Workspace,
         rec: &LoopRecord,
@@ -238,7 +237,7 @@ impl Inputs {
             home_overlay: super::home_needs_overlay(ws, &rec.id),
             chat_seeded: ws.loop_chat_dir(&rec.id).is_dir(),
             identity: stable.identity,
-            toolchains: stable.toolchains,
+            toolchains: crate::toolchains::for_run(ws, config, &Path::new("/home").join(ws.user())),
             relay_exe: Some(relay_exe()?),
             fs_cover: fs_cover(ws, rec, config.profile())?,
             vault,

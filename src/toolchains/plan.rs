@@ -9,7 +9,7 @@ pub(super) const CARGO_SHARED: &[&str] =
 
 /// What a run gets of the toolchains: mounts after the `$HOME` bind, PATH entries before
 /// the sandbox's own, variables.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     pub enabled: Vec<Toolchain>,
     pub mounts: Vec<Mount>,
@@ -218,75 +218,6 @@ pub fn for_run(
         return Plan::default();
     };
     plan(&host, &detect(&host), &choice, home_inside)
-}
-
-/// What toolchain detection looked at, for the plan cache (`sandbox::cache`) to stamp.
-#[derive(Debug, Default)]
-pub struct Looked {
-    /// Each file read, folder listed, link read and path whose kind was asked.
-    pub paths: Vec<PathBuf>,
-    /// Each folder on the way to a path resolved through its links: what matters of
-    /// them is which folder or link stands there, not what they hold.
-    pub ways: Vec<PathBuf>,
-}
-
-/// [`for_run`], and every path detection looked at ([`Looked`]). The credential search of
-/// the bound folders goes through the same recorder rather than through the credential
-/// cache of [`Disk`], so every folder it listed is among them.
-pub fn for_run_read(
-    ws: &crate::workspace::Workspace,
-    config: &crate::config::Config,
-    home_inside: &Path,
-) -> (Plan, Looked) {
-    let choice = config.toolchains();
-    if choice.enable == Selection::Only(Vec::new()) {
-        return (Plan::default(), Looked::default());
-    }
-    let Some(mut host) = host_from_env(ws.root()) else {
-        return (Plan::default(), Looked::default());
-    };
-    let recorder = Recorder::default();
-    host.files = &recorder;
-    let plan = plan(&host, &detect(&host), &choice, home_inside);
-    (plan, recorder.looked.into_inner())
-}
-
-/// The host's disk, with every path asked about written down.
-#[derive(Default)]
-struct Recorder {
-    looked: std::cell::RefCell<Looked>,
-}
-
-impl Recorder {
-    fn note(&self, path: &Path) {
-        self.looked.borrow_mut().paths.push(path.to_path_buf());
-    }
-}
-
-impl Files for Recorder {
-    fn kind(&self, path: &Path) -> Option<detect::Kind> {
-        self.note(path);
-        Disk.kind(path)
-    }
-    fn read(&self, path: &Path) -> Option<String> {
-        self.note(path);
-        Disk.read(path)
-    }
-    fn list(&self, path: &Path) -> Vec<String> {
-        self.note(path);
-        Disk.list(path)
-    }
-    fn link(&self, path: &Path) -> Option<PathBuf> {
-        self.note(path);
-        Disk.link(path)
-    }
-    fn real(&self, path: &Path) -> PathBuf {
-        // Any link on the way, itself included, may be changed: what stands at each step
-        // is stamped, not what the folders hold.
-        let mut looked = self.looked.borrow_mut();
-        looked.ways.extend(path.ancestors().map(Path::to_path_buf));
-        Disk.real(path)
-    }
 }
 
 /// Before a run with shared caches: the host's cache folders that are missing are made

@@ -1,9 +1,10 @@
 //! The plan cache (issue 30, `sandbox::cache`): what a run needs that does not change
-//! between runs (the git identity, the toolchains found) is kept in `plans/<id>.json`,
+//! between runs and is dear to read (the git identity) is kept in `plans/<id>.json`,
 //! used while every file it came from is as it was, and made anew when any input changes
-//! (the operator config, the team config, the profile, the identity's git config, the
-//! toolchains in the home folder, the binary itself); a forged or broken file is not
-//! read; the file is in no sandbox's view; `--print-argv` is the same warm and cold.
+//! (the identity's git config, the binary itself); what is read at every start (the
+//! operator and team config, the profile, the toolchains in the home folder, the grants)
+//! reaches the next run too; a forged or broken file is not read; the file is in no
+//! sandbox's view; `--print-argv` is the same warm and cold.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;

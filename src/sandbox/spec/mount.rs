@@ -3,7 +3,7 @@
 use super::*;
 
 /// One entry of the sandbox's view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Mount {
     /// A host path bound inside.
@@ -48,7 +48,7 @@ pub enum Mount {
         rw: bool,
         optional: bool,
         /// What must stand there (a grant's kind and inode); the run refuses anything else.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         expect: Option<crate::loops::GrantSource>,
     },
     /// A file of git-loop's own in a tree a sandbox can write (a loop repository's
