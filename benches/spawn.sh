@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Sandbox start-up: median wall time of `git loop run -q ID -- true` against raw `bwrap`
-# with the same namespaces and binds (the argv `git loop run --print-argv` prints, minus
-# the seccomp descriptors only git-loop can hand over), as a ratio (goal: at most 1.5x).
-# Then the same once sandbox-home-skel/ holds a dotfile, which makes $HOME an overlay.
-# Also the resident memory of the supervising git-loop while a command runs (goal: under
-# 16 MiB).
+# Sandbox start-up: median wall time of `git loop run -q ID --net none -- true` against
+# raw `bwrap` with the same namespaces and binds (the argv `git loop run --print-argv`
+# prints, minus the seccomp descriptors only git-loop can hand over), as a ratio (goal:
+# at most 1.3x); the CPU time of each (user + system of the whole process tree, from the
+# shell's children's times, in blocks of RUNS runs, since a tick of 10 ms is too coarse
+# for one run), which the machine's load stretches less than the wall time; the proxy
+# network mode against the same raw bwrap (goal: at most 1.5x); and sandbox-runtime's
+# `srt true` side by side (goal: git loop at least 30x faster; skipped, and said, when
+# `srt` is not installed: `npm install -g @anthropic-ai/sandbox-runtime`, which needs
+# `rg` and `socat`). Then the same once sandbox-home-skel/ holds a dotfile, which makes
+# $HOME an overlay. Also the resident memory of the supervising git-loop while a command
+# runs (goal: under 16 MiB). The load average is printed with the figures.
 #
 #   benches/spawn.sh [RUNS]     (default 51 runs each, alternating, after warm-up)
 set -euo pipefail
@@ -40,8 +46,66 @@ measure() {
   r=$(printf '%s\n' "${raw_t[@]}" | median)
 }
 
+# The children's CPU time of this shell so far, in clock ticks (user + system).
+child_ticks() {
+  local st
+  read -r -a st </proc/$$/stat
+  echo $((st[15] + st[16]))
+}
+
+# Sets $cpu: the CPU time per run, in microseconds, of RUNS runs of the command "$@",
+# in one block.
+cpu_of() {
+  local t0 t1
+  t0=$(child_ticks)
+  for _ in $(seq "$runs"); do "$@"; done
+  t1=$(child_ticks)
+  cpu=$(( (t1 - t0) * 1000000 / $(getconf CLK_TCK) / runs ))
+}
+run_raw() { eval "$raw"; }
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 measure "$id"
 l1=$l r1=$r
+
+# CPU time: git loop and raw bwrap in blocks, twice each, alternating (the median of
+# two is their mean).
+raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+cl=() cr=()
+for _ in 1 2; do
+  cpu_of "$bin" run -q "$id" --net none -- true; cl+=("$cpu")
+  cpu_of run_raw; cr+=("$cpu")
+done
+cpu_l=$(printf '%s\n' "${cl[@]}" | median)
+cpu_r=$(printf '%s\n' "${cr[@]}" | median)
+
+# The proxy network mode (its proxy started and stopped with every run) against the
+# same raw bwrap without a network, alternating.
+for _ in 1 2 3; do "$bin" run -q "$id" --net proxy -- true; eval "$raw"; done
+proxy_t=() praw_t=()
+for _ in $(seq "$runs"); do
+  t0=${EPOCHREALTIME/./}000; "$bin" run -q "$id" --net proxy -- true; t1=${EPOCHREALTIME/./}000
+  eval "$raw"; t2=${EPOCHREALTIME/./}000
+  proxy_t+=($(( (t1 - t0) / 1000 ))); praw_t+=($(( (t2 - t1) / 1000 )))
+done
+lp=$(printf '%s\n' "${proxy_t[@]}" | median)
+rp=$(printf '%s\n' "${praw_t[@]}" | median)
+
+# sandbox-runtime's `srt true`, alternating with `git loop run`; fewer runs, since each
+# takes the better part of a second.
+srt_runs=$(( runs < 21 ? runs : 21 ))
+if command -v srt >/dev/null && srt true >/dev/null 2>&1; then
+  srt_t=() sl_t=()
+  for _ in $(seq "$srt_runs"); do
+    t0=${EPOCHREALTIME/./}000; srt true; t1=${EPOCHREALTIME/./}000
+    "$bin" run -q "$id" --net none -- true; t2=${EPOCHREALTIME/./}000
+    srt_t+=($(( (t1 - t0) / 1000 ))); sl_t+=($(( (t2 - t1) / 1000 )))
+  done
+  ls_=$(printf '%s\n' "${srt_t[@]}" | median)
+  ll_=$(printf '%s\n' "${sl_t[@]}" | median)
+else
+  ls_=""
+fi
 # The same with dotfiles in sandbox-home-skel/, where $HOME is an overlay git-loop mounts
 # in a namespace of its own (a fresh loop, so its own $HOME starts as an empty layer).
 echo 'export EDITOR=vi' >"$GIT_LOOP_HOME/sandbox-home-skel/.profile"
@@ -75,10 +139,18 @@ sleep 1
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$sup/status")
 wait "$sup"
 
+echo "load average:              $load0 (start), $(cut -d' ' -f1-3 /proc/loadavg) (end)"
 echo "runs:                      $runs each"
 echo "raw bwrap:                 $(awk -v v="$r" 'BEGIN{printf "%.1f ms", v/1000}') (median)"
 echo "git loop run -q -- true:   $(awk -v v="$l" 'BEGIN{printf "%.1f ms", v/1000}') (median)"
-echo "ratio run/raw:             $(awk -v a="$l" -v b="$r" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 1.5x)"
+echo "ratio run/raw:             $(awk -v a="$l" -v b="$r" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 1.3x)"
+echo "CPU per run:               git loop $(awk -v v="$cpu_l" 'BEGIN{printf "%.2f ms", v/1000}'), raw bwrap $(awk -v v="$cpu_r" 'BEGIN{printf "%.2f ms", v/1000}'): $(awk -v a="$cpu_l" -v b="$cpu_r" 'BEGIN{printf "%.2fx", a/b}')"
+echo "proxy mode:                $(awk -v v="$lp" 'BEGIN{printf "%.1f ms", v/1000}') against raw (no network) $(awk -v v="$rp" 'BEGIN{printf "%.1f ms", v/1000}'): $(awk -v a="$lp" -v b="$rp" 'BEGIN{printf "%.2fx", a/b}') (goal: at most 1.5x)"
+if [ -n "$ls_" ]; then
+  echo "srt true:                  $(awk -v v="$ls_" 'BEGIN{printf "%.1f ms", v/1000}') against git loop $(awk -v v="$ll_" 'BEGIN{printf "%.1f ms", v/1000}') ($srt_runs alternating): git loop $(awk -v a="$ls_" -v b="$ll_" 'BEGIN{printf "%.1fx", a/b}') faster (goal: at least 30x)"
+else
+  echo "srt true:                  not measured: srt is not installed or cannot run (npm install -g @anthropic-ai/sandbox-runtime; it needs rg and socat)"
+fi
 echo "with a skeleton (overlay):  $(awk -v v="$l2" 'BEGIN{printf "%.1f ms", v/1000}') against raw $(awk -v v="$r2" 'BEGIN{printf "%.1f ms", v/1000}'): $(awk -v a="$l2" -v b="$r2" 'BEGIN{printf "%.2fx", a/b}')"
 echo "supervisor resident:       $(awk -v v="$rss" 'BEGIN{printf "%.1f MiB", v/1024}') (goal: under 16 MiB)"
 echo "with a vault:              see benches/vault.sh (what a vault adds to this)"

@@ -8,6 +8,8 @@
 #   runtime-start  std's runtime start instead of the C `main` (src/main.rs, `runtime_start`)
 #   libm           libm.so loaded instead of `pow` defined in src/main.rs (`no_libm`)
 #   clap-run       every `run` command line read by clap (src/cli/fast_run.rs unused)
+#   plan-cache     the git identity read afresh by every run (src/sandbox/cache.rs: a kept
+#                  plan never used)
 #
 #   benches/startup.sh [RUNS]     (default 101 rounds per comparison, three comparisons each)
 set -euo pipefail
@@ -39,9 +41,10 @@ build runtime-start 'perl -0pi -e '\''s/#!\[no_main\]\n//; s/#\[no_mangle\]\n(\s
   printf "\nfn main() -> std::process::ExitCode {\n    (runtime_start::main(0, std::ptr::null()) as u8).into()\n}\n" >>src/main.rs'
 build libm 'perl -0pi -e '\''s/#\[no_mangle\]\n(\s*pub extern "C" fn pow)/#[allow(dead_code)]\n$1/'\'' src/main.rs'
 build clap-run 'sed -i "s/fast_run::parse(&args) {/fast_run::parse(\&args).filter(|_| false) {/" src/cli/mod.rs'
+build plan-cache 'sed -i "s/load(&path, secret, &key) {/load(\&path, secret, \&key).filter(|_| false) {/" src/sandbox/cache.rs'
 
 for round in 1 2 3; do
-  for name in runtime-start libm clap-run; do
+  for name in runtime-start libm clap-run plan-cache; do
     mkdir -p "$work/pair-$name"
     cp "$work/head" "$work/pair-$name/git-loop-a"
     cp "$work/$name" "$work/pair-$name/git-loop-b"

@@ -508,7 +508,7 @@ impl Profile {
 pub const CODEX_HOME: &str = ".codex";
 
 /// The identities of commits made inside a loop's sandbox.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GitIdentity {
     pub author: (String, String),
     pub committer: (String, String),
@@ -524,9 +524,89 @@ pub struct GitIdentity {
 /// signature with the current time in the local zone, and finding that zone walks the
 /// whole tz database (0.6 ms of every sandbox start here, for a time never used).
 pub fn user_identity(repo: &Path) -> Option<(String, String)> {
+    user_identity_read(repo).0
+}
+
+/// The paths an identity was read from ([`user_identity_read`]).
+#[derive(Debug, Default)]
+pub struct IdentityRead {
+    /// Files whose content the answer depends on, present or not.
+    pub files: Vec<PathBuf>,
+    /// Folders the answer depends on by which folder they are, not by what they hold (a
+    /// repository's working tree and git folder change with every commit).
+    pub folders: Vec<PathBuf>,
+}
+
+/// [`user_identity`], and every file its answer came from or could come from: the
+/// repository's git folder and config, each config file gix read (includes too), the
+/// files an include names, and the global and system files where git would look for
+/// them, present or not. What the plan cache (`sandbox::cache`) stamps to know the
+/// answer is still current; the environment it also depends on is stamped there whole.
+pub fn user_identity_read(repo: &Path) -> (Option<(String, String)>, IdentityRead) {
+    // `.git` is a folder, or a file naming one (a worktree's): stamped as what stands
+    // there (`sandbox::cache::Stamp::entry`), whole when it is a file.
+    let mut folders = vec![repo.to_path_buf(), repo.join(".git")];
+    let mut read = Vec::new();
+    for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
+        if let Some(p) = std::env::var_os(var) {
+            read.push(PathBuf::from(p));
+        }
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if let Some(home) = &home {
+        read.push(home.join(".gitconfig"));
+    }
+    match std::env::var_os("XDG_CONFIG_HOME") {
+        Some(x) => read.push(PathBuf::from(x).join("git/config")),
+        None => read.extend(home.as_ref().map(|h| h.join(".config/git/config"))),
+    }
+    read.push(PathBuf::from("/etc/gitconfig"));
+    let Ok(opened) = crate::git::objects::open_trusted(repo) else {
+        return (
+            None,
+            IdentityRead {
+                files: read,
+                folders,
+            },
+        );
+    };
+    for dir in [opened.git_dir(), opened.common_dir()] {
+        folders.push(dir.to_path_buf());
+        read.extend([dir.join("config"), dir.join("config.worktree")]);
+        read.push(dir.join("commondir"));
+    }
+    let config = opened.config_snapshot();
+    for section in config.plumbing().sections() {
+        let Some(file) = section.meta().path.clone() else {
+            continue;
+        };
+        // What an include names is read only when it exists: stamped either way, so
+        // one made later is seen.
+        let include =
+            section.header().name() == "include" || section.header().name() == "includeIf";
+        if include {
+            for value in section.values("path") {
+                let value = value.to_string();
+                let named = match value.strip_prefix("~/") {
+                    Some(rest) => home.as_ref().map(|h| h.join(rest)),
+                    None => Some(file.parent().unwrap_or(Path::new("/")).join(&value)),
+                };
+                read.extend(named);
+            }
+        }
+        read.push(file);
+    }
+    (
+        identity_of(&config),
+        IdentityRead {
+            files: read,
+            folders,
+        },
+    )
+}
+
+fn identity_of(config: &gix::config::Snapshot<'_>) -> Option<(String, String)> {
     use gix::config::tree::{gitoxide, Author, User};
-    let repo = crate::git::objects::open_trusted(repo).ok()?;
-    let config = repo.config_snapshot();
     let first = |keys: &[&dyn gix::config::tree::Key]| {
         keys.iter()
             .find_map(|key| config.string(*key))
@@ -558,16 +638,29 @@ pub fn git_identity(
     rec: &LoopRecord,
     settings: &crate::config::Settings,
 ) -> Option<GitIdentity> {
-    let user = user_identity(&identity_repo(ws, rec))?;
+    git_identity_read(ws, rec, settings).0
+}
+
+/// [`git_identity`], and the paths it depends on (see [`user_identity_read`]).
+pub fn git_identity_read(
+    ws: &Workspace,
+    rec: &LoopRecord,
+    settings: &crate::config::Settings,
+) -> (Option<GitIdentity>, IdentityRead) {
+    let (user, read) = user_identity_read(&identity_repo(ws, rec));
+    (user.map(|user| with_author(user, settings)), read)
+}
+
+fn with_author(user: (String, String), settings: &crate::config::Settings) -> GitIdentity {
     let author = match settings.agent.identity {
         CommitIdentity::User => user.clone(),
         CommitIdentity::Agent => crate::config::schema::parse_person(&settings.agent.author)
             .unwrap_or_else(|| Profile::of(&settings.agent.command).default_author()),
     };
-    Some(GitIdentity {
+    GitIdentity {
         author,
         committer: user,
-    })
+    }
 }
 
 /// Runs the configured agent (`agent.command`) in loop `rec`'s sandbox, as `req` asks

@@ -140,6 +140,9 @@ fn finish_one(ws: &Workspace, id: &str) -> Result<Removed> {
         Error::failure(format!("cannot remove {}", doomed.display())).with_source(e)
     })?;
     failpoint::hit("rm:deleted");
+    // Its kept plan (`sandbox::cache`): stale without the loop, and a new loop of the
+    // same id would not use it anyway (its inputs' stamps differ).
+    let _ = fs::remove_file(ws.loop_plan(id));
     let mut said = Vec::new();
     let journal_path = ws.removal_journal(id);
     if let Ok(text) = fs::read(&journal_path) {

@@ -364,6 +364,22 @@ impl Workspace {
         self.loop_dir(id).join("running")
     }
 
+    /// `plans/`: each loop's kept plan inputs and the key of their HMAC
+    /// (`sandbox::cache`); host-side state like `vaults/`, in no sandbox's view, 0700.
+    pub fn plans_dir(&self) -> PathBuf {
+        self.root.join("plans")
+    }
+
+    /// `plans/<id>.json`: what loop `id`'s runs need that does not change between them.
+    pub fn loop_plan(&self, id: &str) -> PathBuf {
+        self.plans_dir().join(format!("{id}.json"))
+    }
+
+    /// `plans/key`: the HMAC key of the kept plans.
+    pub fn plans_key(&self) -> PathBuf {
+        self.plans_dir().join("key")
+    }
+
     pub fn home_skel(&self) -> PathBuf {
         self.root.join("sandbox-home-skel")
     }

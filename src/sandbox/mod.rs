@@ -236,6 +236,7 @@ fn operator_mounts(settings: &Settings) -> Vec<(PathBuf, PathBuf, bool)> {
         .collect()
 }
 
+pub mod cache;
 pub mod execute;
 pub mod plan;
 pub mod record;

@@ -195,7 +195,10 @@ impl Inputs {
             true => Some(Arc::new(run_ca(rec, config.settings())?)),
             false => None,
         };
-        let inputs = Inputs::read_view(ws, rec, config, choices, vault, bwrap)?;
+        // The identity as kept from an earlier run while every file it came from is as it
+        // was (`cache.rs`), else read afresh.
+        let (stable, _) = super::cache::stable(ws, rec, config);
+        let inputs = Inputs::assemble(ws, rec, config, stable, vault, bwrap)?;
         let trust = tls.as_ref().map(|t| trust_of(t.ca_pem()));
         Ok(Read {
             inputs: Inputs { trust, ..inputs },
@@ -213,12 +216,27 @@ impl Inputs {
         vault: VaultView,
         bwrap: Option<PathBuf>,
     ) -> Result<Inputs> {
+        let stable = super::cache::Stable {
+            identity: crate::agent::git_identity(ws, rec, config.settings()),
+        };
+        Inputs::assemble(ws, rec, config, stable, vault, bwrap)
+    }
+
+    /// The inputs with the identity of `stable`, the rest read now.
+    fn assemble(
+        ws: &Workspace,
+        rec: &LoopRecord,
+        config: &Config,
+        stable: super::cache::Stable,
+        vault: VaultView,
+        bwrap: Option<PathBuf>,
+    ) -> Result<Inputs> {
         Ok(Inputs {
             bwrap,
             host: HostView::read(),
             home_overlay: super::home_needs_overlay(ws, &rec.id),
             chat_seeded: ws.loop_chat_dir(&rec.id).is_dir(),
-            identity: crate::agent::git_identity(ws, rec, config.settings()),
+            identity: stable.identity,
             toolchains: crate::toolchains::for_run(ws, config, &Path::new("/home").join(ws.user())),
             relay_exe: Some(relay_exe()?),
             fs_cover: fs_cover(ws, rec, config.profile())?,

@@ -32,6 +32,7 @@ mod lifecycle;
 mod live;
 mod newcomer;
 mod ports;
+mod plan_cache;
 mod publish;
 mod rebase;
 mod recovery;
