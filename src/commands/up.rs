@@ -62,6 +62,9 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
+    // The profile is read here first, so that a mistake in it (its services) is this
+    // command's error with its line, not a line of the supervisor's log.
+    super::load_sandbox_config(ui, &ws, &rec)?;
     start(ui, &ws, &id, &args.sandbox)?;
     ui.status(format!(
         "loop {id}'s session is up: run, shell and agent join it (git loop down {id} ends it)"
@@ -152,10 +155,24 @@ pub fn start(
     drop(write_end);
     let mut said = String::new();
     let _ = std::fs::File::from(read_end)
-        .take(64)
+        .take(256 << 10)
         .read_to_string(&mut said);
     if said.trim() == "ok" {
         return Ok(());
+    }
+    // A service or the start hook failed: the supervisor takes the session down; `up`
+    // returns once nothing of it is left.
+    if let Some(why) = said.strip_prefix("error\n") {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while session::is_up(ws, id) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let (what, hint) = why.split_once("\nhint: ").unwrap_or((why, ""));
+        let mut err = Error::failure(format!("loop {id}'s session did not come up: {what}"));
+        if !hint.is_empty() {
+            err = err.hint(hint.to_string());
+        }
+        return Err(err);
     }
     let tail = crate::fsutil::read_regular(&log_path)
         .ok()

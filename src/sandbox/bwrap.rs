@@ -32,6 +32,10 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     // the caller's, or the spawner has made it already (the proxy mode's, with the
     // loopback up and the proxy ports listening: see spawn.rs).
     push(&["--unshare-all", "--unshare-user"]);
+    if let Some(uid) = spec.uid {
+        let uid = uid.to_string();
+        push(&["--uid", &uid, "--gid", &uid]);
+    }
     if spec.netns != NetNamespace::Bwrap {
         push(&["--share-net"]);
     }

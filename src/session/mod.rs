@@ -30,6 +30,7 @@
 //! fresh and a joined command and run the attack battery through a joined one.
 
 pub mod init;
+pub mod services;
 pub mod state;
 pub mod supervisor;
 pub mod timer;

@@ -33,6 +33,7 @@ mod recovery;
 pub mod review_loop;
 mod sandbox;
 mod sentinels;
+mod services;
 mod sync;
 mod teammate;
 mod toolchains;
