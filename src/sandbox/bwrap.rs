@@ -244,6 +244,7 @@ mod tests {
             grants: Vec::new(),
             config: toml::Table::new(),
             group: None,
+            included: Vec::new(),
         }
     }
 

@@ -23,6 +23,7 @@ mod fspolicy;
 mod gate;
 mod host_trust;
 mod import;
+mod include;
 mod install;
 mod lifecycle;
 mod live;
