@@ -316,3 +316,26 @@ fn a_bad_services_table_is_refused_with_its_line() {
         env.run(["up", &id]).fails(1).stderr_has(says);
     }
 }
+
+#[test]
+fn teardown_runs_in_the_sandbox_before_rm_and_only_force_gets_past_its_failure() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "torn down");
+    let other = env.new_loop(&repo, "fails to tear down");
+    write_profile(&env, "teardown = \"echo tearing down in $(pwd)\"\n");
+    let run = env.run(["rm", &id]).ok();
+    // It ran inside: the working tree at its path in the sandbox.
+    run.stderr_has(&format!("tearing down in /loopat/loop/{id}/workdir"));
+    assert!(!env.loop_dir(&id).exists());
+
+    write_profile(&env, "teardown = [\"sh\", \"-c\", \"echo bucket busy; exit 5\"]\n");
+    let run = env.run(["rm", &other]).fails(1);
+    run.stderr_has("the profile's teardown failed (exit 5)");
+    run.stderr_has("bucket busy");
+    run.stderr_has(&format!("git loop rm --force {other}"));
+    assert!(env.loop_dir(&other).join("loop.toml").is_file());
+    let run = env.run(["rm", "--force", &other]).ok();
+    run.stderr_has("the profile's teardown failed (exit 5); removing the loop anyway (--force)");
+    assert!(!env.loop_dir(&other).exists());
+}
