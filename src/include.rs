@@ -24,8 +24,7 @@ use std::path::{Component, Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::error::{Error, Result};
-use crate::git::cmd::Git;
+use crate::git::cmd::{Git, GitError};
 use crate::guard::{self, Allowlist};
 
 /// The rules' file, at the top of the repository.
@@ -34,6 +33,50 @@ pub const FILE: &str = ".worktreeinclude";
 const MAX_RULES: u64 = 1 << 20;
 /// The most entries looked at below folders that git ignores whole (a `node_modules/`).
 const MAX_WALK: usize = 200_000;
+
+/// Why the files `.worktreeinclude` names are not copied (`new` makes nothing then).
+#[derive(Debug, thiserror::Error)]
+pub enum IncludeError {
+    #[error("cannot list the ignored files of the repository")]
+    List(#[source] GitError),
+    #[error("cannot read {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Rules {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{FILE}: {rel} is not a path inside the repository")]
+    Outside { rel: String },
+    #[error("the ignored folders of the repository hold more than {MAX_WALK} entries; {FILE} is not applied")]
+    TooMany { dir: String },
+    #[error("not copying {rel} into the loop: {} is more than include.max_file_size ({})", crate::fsutil::human_size(*.size), crate::fsutil::human_size(*.max))]
+    TooBig { rel: String, size: u64, max: u64 },
+    #[error("the files {FILE} names come to more than {} (include.max_total_size)", crate::fsutil::human_size(*.max))]
+    TooMuch { max: u64, rules: PathBuf },
+    #[error("not copying {first} into the loop: the secret guard flags {findings}")]
+    Secret {
+        first: String,
+        findings: String,
+        /// The profile asked for secrets, and the operator does not allow them.
+        profile_asked: bool,
+    },
+    #[error("cannot copy {rel} into the loop: {} is not a folder in its checkout", .at.display())]
+    NotAFolder { rel: String, at: PathBuf },
+    #[error("cannot write {path}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+type Result<T> = std::result::Result<T, IncludeError>;
 
 /// What `new` may copy.
 #[derive(Debug, Clone)]
@@ -97,9 +140,7 @@ pub fn plan(top: &Path, rules: &Rules) -> Result<Plan> {
             "--directory",
         ])
         .output()
-        .map_err(|e| {
-            Error::failure("cannot list the ignored files of the repository").with_source(e)
-        })?;
+        .map_err(IncludeError::List)?;
     let mut plan = Plan::default();
     let mut candidates = Vec::new();
     let mut walked = 0usize;
@@ -129,24 +170,19 @@ pub fn plan(top: &Path, rules: &Rules) -> Result<Plan> {
     let mut flagged = Vec::new();
     for rel in candidates {
         if !is_inside(&rel) {
-            return Err(Error::failure(format!(
-                "{FILE}: {} is not a path inside the repository",
-                crate::terminal::visible(&rel)
-            )));
+            return Err(IncludeError::Outside {
+                rel: crate::terminal::visible(&rel).into_owned(),
+            });
         }
         let Some(file) = read_file(top, &rel, rules.max_file, &mut plan.skipped)? else {
             continue;
         };
         total += file.content.len() as u64;
         if total > rules.max_total {
-            return Err(Error::failure(format!(
-                "the files {FILE} names come to more than {} (include.max_total_size)",
-                crate::fsutil::human_size(rules.max_total)
-            ))
-            .hint(format!("name fewer in {}", top.join(FILE).display()))
-            .hint(
-                "or raise the bound: git loop config set --operator include.max_total_size 500M",
-            ));
+            return Err(IncludeError::TooMuch {
+                max: rules.max_total,
+                rules: top.join(FILE),
+            });
         }
         let findings = guard::check_allowing(&rel, 0o100644, &file.content, &allow);
         if !findings.is_empty() && !rules.secrets() {
@@ -156,21 +192,11 @@ pub fn plan(top: &Path, rules: &Rules) -> Result<Plan> {
     }
     if let Some(first) = flagged.first() {
         let all: Vec<String> = flagged.iter().flatten().map(|f| f.to_string()).collect();
-        let mut err = Error::failure(format!(
-            "not copying {} into the loop: the secret guard flags {}",
-            first[0].path,
-            crate::terminal::visible(&all.join("; "))
-        ))
-        .hint(
-            "keep such a value in a vault, bound to the host it is for, and the sandbox gets a placeholder that only requests to that host turn into the value: git loop vault set VAULT env NAME --for HOST",
-        )
-        .hint(format!("then drop the file from {FILE}"));
-        err = if rules.profile_secrets {
-            err.hint("the profile's include_secrets = true is honoured only where the operator config says so: git loop config set --operator include.allow_secrets true")
-        } else {
-            err.hint("or copy it anyway: include_secrets = true in the loop's sandbox profile, where the operator config sets include.allow_secrets = true")
-        };
-        return Err(err);
+        return Err(IncludeError::Secret {
+            first: crate::terminal::visible(&first[0].path).into_owned(),
+            findings: crate::terminal::visible(&all.join("; ")).into_owned(),
+            profile_asked: rules.profile_secrets,
+        });
     }
     Ok(plan)
 }
@@ -181,20 +207,23 @@ fn read_rules(top: &Path) -> Result<Option<Gitignore>> {
     let text = match read_regular(&path, MAX_RULES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Error::failure(format!("cannot read {}", path.display())).with_source(e))
-        }
+        Err(source) => return Err(IncludeError::Read { path, source }),
     };
     let mut builder = GitignoreBuilder::new(top);
     for (n, line) in String::from_utf8_lossy(&text).lines().enumerate() {
-        builder.add_line(Some(path.clone()), line).map_err(|e| {
-            Error::failure(format!("{}:{}: {e}", path.display(), n + 1))
-                .hint("the rules are in gitignore's syntax")
-        })?;
+        builder
+            .add_line(Some(path.clone()), line)
+            .map_err(|e| IncludeError::Rules {
+                path: path.clone(),
+                line: n + 1,
+                message: e.to_string(),
+            })?;
     }
-    let matcher = builder
-        .build()
-        .map_err(|e| Error::failure(format!("{}: {e}", path.display())))?;
+    let matcher = builder.build().map_err(|e| IncludeError::Rules {
+        path: path.clone(),
+        line: 0,
+        message: e.to_string(),
+    })?;
     Ok(Some(matcher))
 }
 
@@ -222,13 +251,9 @@ fn walk(
         for entry in entries.flatten() {
             *walked += 1;
             if *walked > MAX_WALK {
-                return Err(Error::failure(format!(
-                    "the ignored folders of the repository hold more than {MAX_WALK} entries; {FILE} is not applied"
-                ))
-                .hint(format!(
-                    "remove {FILE}, or the ignored files no loop needs ({})",
-                    crate::terminal::visible(dir)
-                )));
+                return Err(IncludeError::TooMany {
+                    dir: crate::terminal::visible(dir).into_owned(),
+                });
             }
             let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                 continue;
@@ -284,8 +309,10 @@ fn read_file(
         }
     }
     let path = top.join(rel);
-    let meta = std::fs::symlink_metadata(&path)
-        .map_err(|e| Error::failure(format!("cannot read {}", path.display())).with_source(e))?;
+    let meta = std::fs::symlink_metadata(&path).map_err(|source| IncludeError::Read {
+        path: path.clone(),
+        source,
+    })?;
     if !meta.is_file() {
         skipped.push(format!(
             "{shown}: not a regular file (a link is never followed)"
@@ -293,16 +320,16 @@ fn read_file(
         return Ok(None);
     }
     if meta.len() > max {
-        return Err(Error::failure(format!(
-            "not copying {shown} into the loop: {} is more than include.max_file_size ({})",
-            crate::fsutil::human_size(meta.len()),
-            crate::fsutil::human_size(max)
-        ))
-        .hint(format!("drop it from {FILE}"))
-        .hint("or raise the bound: git loop config set --operator include.max_file_size 50M"));
+        return Err(IncludeError::TooBig {
+            rel: shown,
+            size: meta.len(),
+            max,
+        });
     }
-    let content = read_regular(&path, max)
-        .map_err(|e| Error::failure(format!("cannot read {}", path.display())).with_source(e))?;
+    let content = read_regular(&path, max).map_err(|source| IncludeError::Read {
+        path: path.clone(),
+        source,
+    })?;
     Ok(Some(Planned {
         rel: rel.to_string(),
         mode: meta.mode() & 0o777,
@@ -348,14 +375,14 @@ pub fn copy(dest: &Path, plan: &Plan) -> Result<Vec<String>> {
             match std::fs::symlink_metadata(&at) {
                 Ok(m) if m.is_dir() => {}
                 Ok(_) => {
-                    return Err(Error::failure(format!(
-                        "cannot copy {} into the loop: {} is not a folder in its checkout",
-                        crate::terminal::visible(&file.rel),
-                        at.display()
-                    )))
+                    return Err(IncludeError::NotAFolder {
+                        rel: crate::terminal::visible(&file.rel).into_owned(),
+                        at,
+                    })
                 }
-                Err(_) => std::fs::create_dir(&at).map_err(|e| {
-                    Error::failure(format!("cannot create {}", at.display())).with_source(e)
+                Err(_) => std::fs::create_dir(&at).map_err(|source| IncludeError::Write {
+                    path: at.clone(),
+                    source,
                 })?,
             }
         }
@@ -367,8 +394,9 @@ pub fn copy(dest: &Path, plan: &Plan) -> Result<Vec<String>> {
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .and_then(|mut f| f.write_all(&file.content).map(|()| f))
-            .map_err(|e| {
-                Error::failure(format!("cannot write {}", path.display())).with_source(e)
+            .map_err(|source| IncludeError::Write {
+                path: path.clone(),
+                source,
             })?;
         let _ = out.flush();
         copied.push(file.rel.clone());

@@ -102,13 +102,19 @@ fn teardown(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, force: bool
             ui.warn(format!("{why}; removing the loop anyway (--force)"))?;
             Ok(())
         } else {
-            Err(Error::failure(why)
-                .hint(format!("fix it and remove again, or remove anyway: git loop rm --force {id}")))
+            Err(Error::failure(why).hint(format!(
+                "fix it and remove again, or remove anyway: git loop rm --force {id}"
+            )))
         }
     };
     let config = match super::load_sandbox_config(ui, ws, &rec) {
         Ok(c) => c,
-        Err(e) => return failed(ui, format!("the profile's teardown cannot run: {}", e.one_line())),
+        Err(e) => {
+            return failed(
+                ui,
+                format!("the profile's teardown cannot run: {}", e.one_line()),
+            )
+        }
     };
     let Some(argv) = config.profile().teardown.clone() else {
         return Ok(());

@@ -329,7 +329,10 @@ fn teardown_runs_in_the_sandbox_before_rm_and_only_force_gets_past_its_failure()
     run.stderr_has(&format!("tearing down in /loopat/loop/{id}/workdir"));
     assert!(!env.loop_dir(&id).exists());
 
-    write_profile(&env, "teardown = [\"sh\", \"-c\", \"echo bucket busy; exit 5\"]\n");
+    write_profile(
+        &env,
+        "teardown = [\"sh\", \"-c\", \"echo bucket busy; exit 5\"]\n",
+    );
     let run = env.run(["rm", &other]).fails(1);
     run.stderr_has("the profile's teardown failed (exit 5)");
     run.stderr_has("bucket busy");
