@@ -846,7 +846,7 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
         shared.waiting.lock().expect("not poisoned").remove(&num);
         let _ = events::append(
             &ws.loop_events(id),
-            "start",
+            "hook",
             json!({"hook": "start", "code": code}),
         );
         if code != 0 {

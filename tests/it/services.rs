@@ -222,6 +222,11 @@ env = { PYTHONUNBUFFERED = "1" }
         .map(|l| if l.contains("cache") { "cache" } else { "web" })
         .collect();
     assert_eq!(ready, ["cache", "web"]);
+    let log = env.run(["log", &id]).ok().stdout;
+    assert!(
+        log.contains("cache ready") && log.contains("the profile's start ended with code 0"),
+        "{log}"
+    );
     env.run(["down", &id]).ok();
     let stopped: Vec<&str> = fs::read_to_string(env.loop_dir(&id).join("events.jsonl"))
         .unwrap()
