@@ -742,6 +742,44 @@ mod tests {
     }
 
     #[test]
+    fn services_keep_the_order_the_file_writes() {
+        let p = parse(
+            "start = \"make seed\"\nteardown = [\"make\", \"clean\"]\nuid = 1000\ninclude_secrets = true\n[services.zeta]\ncommand = [\"z\"]\nready = 5432\n[services.alpha]\ncommand = [\"a\"]\nready = [\"check\", \"-q\"]\nenv = { B = \"2\", A = \"1\" }\ntimeout = \"5s\"\n[services.mid]\ncommand = [\"m\"]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = p.services.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+        assert_eq!(p.services[0].ready, Ready::Port(5432));
+        assert_eq!(p.services[0].timeout, SERVICE_TIMEOUT);
+        assert_eq!(
+            p.services[1].ready,
+            Ready::Command(vec!["check".into(), "-q".into()])
+        );
+        assert_eq!(
+            p.services[1].env,
+            vec![("A".into(), "1".into()), ("B".into(), "2".into())]
+        );
+        assert_eq!(p.services[1].timeout, std::time::Duration::from_secs(5));
+        assert_eq!(p.services[2].ready, Ready::Started);
+        assert_eq!(
+            p.start,
+            Some(vec!["sh".into(), "-c".into(), "make seed".into()])
+        );
+        assert_eq!(p.teardown, Some(vec!["make".into(), "clean".into()]));
+        assert_eq!((p.uid, p.include_secrets), (Some(1000), true));
+        for bad in [
+            "[services.db]\ncommand = []\n",
+            "[services.db]\ncommand = [\"x\"]\nready = 70000\n",
+            "[services.db]\ncommand = [\"x\"]\nready = []\n",
+            "[services.teardown]\ncommand = [\"x\"]\n",
+            "services = 3\n",
+            "uid = -1\n",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_bad_profile_names_its_line() {
         let err = parse("setup = \"x\"\n[limits]\npid = 5\n").unwrap_err();
         assert!(err.to_string().contains("/k/sandbox.toml:2"), "{err}");

@@ -306,6 +306,37 @@ mod tests {
         SandboxSpec::for_loop(&ws, &record(), &host(), &options(mode, net))
     }
 
+    #[test]
+    fn a_profiles_uid_names_the_user_inside_and_nothing_else() {
+        let plain = spec(RunMode::Work, NetMode::None);
+        let mut named = plain.clone();
+        named.uid = Some(1000);
+        let fds = Fds {
+            seccomp: vec![3],
+            files: Default::default(),
+        };
+        let (plain, named) = (
+            strings(argv("bwrap", &plain, &fds)),
+            strings(argv("bwrap", &named, &fds)),
+        );
+        assert_eq!(
+            &named[..7],
+            &[
+                "bwrap",
+                "--unshare-all",
+                "--unshare-user",
+                "--uid",
+                "1000",
+                "--gid",
+                "1000"
+            ]
+        );
+        // Every other argument is the same: no mount, namespace or filter changes.
+        let mut rest = named.clone();
+        rest.drain(3..7);
+        assert_eq!(rest, plain);
+    }
+
     /// The `--bind` (read-write) pairs of an argv.
     fn rw_binds(argv: &[String]) -> Vec<(&str, &str)> {
         argv.windows(3)
