@@ -7,6 +7,7 @@ mod agent_e2e;
 mod agent_tui;
 mod attacks_fifos;
 mod attacks_files;
+mod attacks_hostfiles;
 mod attacks_kernel;
 mod attacks_policy;
 mod bad_input;
