@@ -8,12 +8,18 @@
 //! `deny_write` (by descriptor, opened without following links), `/dev/null` (on a
 //! `nodev` mount inside, so it does not even open) over a file and an empty read-only
 //! tmpfs over a folder for `deny_read`. Globs are expanded when the run starts, bounded
-//! ([`MAX_MATCHES`], [`MAX_VISITED`]). A folder of the built-in list that is not there is
-//! made, empty, and bound read-only ([`Deny::Create`]), and the folder holding a nested
-//! one is pinned ([`Deny::Pin`]). Any other path made later is not covered by a
+//! ([`MAX_MATCHES`], [`MAX_VISITED`]); a literal path (and a glob's part before its
+//! first wildcard) is followed through the links on its way while they stay in the
+//! tree, and the place they lead to is covered (a write
+//! through `.claude -> dotfiles/claude` reaches `dotfiles/claude/commands`). A folder of
+//! the built-in list that is not there is made, empty, and bound read-only
+//! ([`Deny::Create`]), and every folder above a covered path is pinned ([`Deny::Pin`]):
+//! a mount point cannot be renamed, so no folder can be moved away with its cover and
+//! made again without it. Any other path made later is not covered by a
 //! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made,
-//! and a name pattern refused at creation time needs `deny_create`, which this backend
-//! does not have yet, so a profile asking for it is refused ([`unsupported`]). What
+//! and a name pattern refused at creation time is `deny_create`, enforced by a supervisor of
+//! the calls that make names (creation.rs) where the kernel has one, refused where it has
+//! not ([`unsupported`]). What
 //! remains is caught on the way out: `review` flags a branch that changes a path of the list, and
 //! `merge` and `publish` refuse it without `--accept-policy` (gate.rs).
 //!
@@ -27,8 +33,11 @@ use std::path::{Component, Path, PathBuf};
 /// read-only in every loop already (they are git-loop's own files there).
 pub const MANDATORY: &[&str] = &[
     ".bashrc",
+    ".bash_profile",
     ".zshrc",
+    ".zprofile",
     ".profile",
+    ".ripgreprc",
     ".gitconfig",
     ".gitmodules",
     ".mcp.json",
@@ -57,7 +66,7 @@ pub struct Filesystem {
     pub deny_write: Vec<String>,
     /// Entries of [`MANDATORY`] the profile lets the loop write.
     pub allow_write: Vec<String>,
-    /// Name patterns refused at creation time (not enforced by this backend: refused).
+    /// Name patterns refused at creation time, in every folder (see creation.rs).
     pub deny_create: Vec<String>,
 }
 
@@ -238,14 +247,16 @@ pub enum PolicyError {
     Bad { key: &'static str, message: String },
 }
 
-/// What the profile asks that this backend cannot enforce, if anything.
-pub fn unsupported(fs: &Filesystem) -> Option<String> {
-    (!fs.deny_create.is_empty()).then(|| {
-        format!(
-            "[filesystem] deny_create ({}) needs names refused at creation time, which the bwrap backend of this version does not enforce",
+/// What the profile asks that this backend cannot enforce, if anything: `deny_create`
+/// where the backend has no creation supervisor (`no_supervisor` says why not).
+pub fn unsupported(fs: &Filesystem, no_supervisor: Option<&str>) -> Option<String> {
+    match no_supervisor {
+        Some(why) if !fs.deny_create.is_empty() => Some(format!(
+            "[filesystem] deny_create ({}) needs names refused at creation time, which the bwrap backend does not enforce here: {why}",
             fs.deny_create.join(", ")
-        )
-    })
+        )),
+        _ => None,
+    }
 }
 
 /// The paths the rules cover when a run starts: the profile's `deny_read` and
@@ -265,14 +276,17 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
                 key,
                 pattern: pattern.clone(),
             })?;
-            for (rel, dir) in expand(tree, &rel, key, pattern)? {
+            let rule = format!("{key}: {pattern}");
+            let bounds = (MAX_MATCHES, MAX_VISITED);
+            for (rel, dir) in expand(tree, &rel, key, pattern, bounds)? {
+                pin_folders_above(&mut out, tree, &rel, &rule);
                 out.push(Covered {
                     inside: tree.inside.join(&rel),
                     root: tree.host.clone(),
                     rel,
                     dir,
                     deny,
-                    rule: format!("{key}: {pattern}"),
+                    rule: rule.clone(),
                 });
             }
         }
@@ -289,8 +303,26 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         if allowed {
             continue;
         }
-        let rule = format!("mandatory: {entry}");
-        let path = work.host.join(rel);
+        // Where a link stands on the way (`.claude -> dotfiles/claude`, `.codex -> decoy`),
+        // the place it leads to in the tree is what a write through it reaches, and that
+        // is covered. A link leading out of the tree or round in a circle leads to nothing
+        // here to cover (writes through it fail or land outside the working tree).
+        let Some(real) = resolve(work, Path::new(rel)) else {
+            continue;
+        };
+        if real.as_os_str().is_empty() {
+            return Err(PolicyError::Bad {
+                key: "mandatory",
+                message: format!(
+                    "{entry} is a link to the working tree itself: remove it, or name it in allow_write"
+                ),
+            });
+        }
+        let rule = if real == Path::new(rel) {
+            format!("mandatory: {entry}")
+        } else {
+            format!("mandatory: {entry} through a link")
+        };
         let cover = |rel: &Path, dir: bool, deny: Deny| Covered {
             root: work.host.clone(),
             rel: rel.into(),
@@ -299,30 +331,21 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             deny,
             rule: rule.clone(),
         };
-        // A folder of the list inside another (`.github/workflows/`): the one holding it
-        // is pinned where it is a real folder. Where it is a link, or another file,
-        // nothing is laid below it (bwrap would follow the link).
-        let parent = Path::new(rel)
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty());
-        let parent_ok = match parent {
-            None => true,
-            Some(p) => match std::fs::symlink_metadata(work.host.join(p)) {
-                Ok(meta) if !meta.is_dir() => false,
-                // A real folder, or none yet (the run makes it: `make_places` in setup.rs).
-                _ => {
-                    out.push(cover(p, true, Deny::Pin));
-                    true
-                }
-            },
-        };
-        match kind(&path) {
-            Some(dir) => out.push(cover(Path::new(rel), dir, Deny::Write)),
-            None if entry.ends_with('/')
-                && parent_ok
-                && std::fs::symlink_metadata(&path).is_err() =>
-            {
-                out.push(cover(Path::new(rel), true, Deny::Create))
+        // The folders holding one of the list (`.github` for `.github/workflows/`) are
+        // pinned where they are real folders. Where one is another file, nothing is laid
+        // below it (bwrap could not make a mount point there).
+        let parents_ok = real.ancestors().skip(1).all(|p| {
+            p.as_os_str().is_empty()
+                || !matches!(std::fs::symlink_metadata(work.host.join(p)), Ok(meta) if !meta.is_dir())
+        });
+        if parents_ok {
+            pin_folders_above(&mut out, work, &real, &rule);
+        }
+        match kind(&work.host.join(&real)) {
+            Some(dir) => out.push(cover(&real, dir, Deny::Write)),
+            // Absent (resolve followed every link): a folder is made, empty, read-only.
+            None if entry.ends_with('/') && parents_ok => {
+                out.push(cover(&real, true, Deny::Create))
             }
             None => {}
         }
@@ -348,7 +371,91 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             .iter()
             .any(|u| c.inside.starts_with(u) && c.inside != *u)
     });
+    // Nor is a folder pinned below a read-only one: nothing there can be renamed, and a
+    // pin (bound read-write) would open it again.
+    let read_only: Vec<PathBuf> = out
+        .iter()
+        .filter(|c| c.dir && matches!(c.deny, Deny::Write | Deny::Create))
+        .map(|c| c.inside.clone())
+        .collect();
+    out.retain(|c| {
+        c.deny != Deny::Pin
+            || !read_only
+                .iter()
+                .any(|r| c.inside.starts_with(r) && c.inside != *r)
+    });
     Ok(out)
+}
+
+/// Pins every folder between the tree's root and a covered path, each bound onto itself
+/// as it is, so that none can be renamed away (taking the cover with it) and made again
+/// without it: `mv config c2 && mkdir config && echo x > config/prod.toml` fails at the
+/// `mv` (EBUSY: a mount point). `.git` is left as it is: it is bound already, with
+/// git-loop's own files read-only inside it, which a bind of it made later would cover.
+fn pin_folders_above(out: &mut Vec<Covered>, tree: &Tree, rel: &Path, rule: &str) {
+    for above in rel.ancestors().skip(1) {
+        if above.as_os_str().is_empty() || above.starts_with(".git") {
+            continue;
+        }
+        out.push(Covered {
+            root: tree.host.clone(),
+            rel: above.to_path_buf(),
+            inside: tree.inside.join(above),
+            dir: true,
+            deny: Deny::Pin,
+            rule: rule.to_string(),
+        });
+    }
+}
+
+/// At most this many links are followed to resolve one path (as the kernel's 40).
+const MAX_LINKS: usize = 40;
+
+/// `rel` below the tree's root with each link on the way followed as a process inside
+/// follows it (a relative target from the link's folder, an absolute one from the root
+/// inside), spelled without links: the place a write to `rel` reaches. `None` where a
+/// link leads out of the tree or round in a circle. The parts from the first absent one
+/// on are kept as written.
+fn resolve(tree: &Tree, rel: &Path) -> Option<PathBuf> {
+    let mut todo: Vec<std::ffi::OsString> = Vec::new();
+    let push = |todo: &mut Vec<std::ffi::OsString>, p: &Path| {
+        for c in p.components().rev() {
+            match c {
+                Component::Normal(n) => todo.push(n.to_os_string()),
+                Component::ParentDir => todo.push("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+    };
+    push(&mut todo, rel);
+    let mut real = PathBuf::new();
+    let mut links = 0;
+    while let Some(part) = todo.pop() {
+        if part == ".." {
+            if !real.pop() {
+                return None;
+            }
+            continue;
+        }
+        let next = real.join(&part);
+        let meta = std::fs::symlink_metadata(tree.host.join(&next));
+        if !meta.is_ok_and(|m| m.file_type().is_symlink()) {
+            real = next;
+            continue;
+        }
+        links += 1;
+        if links > MAX_LINKS {
+            return None;
+        }
+        let target = std::fs::read_link(tree.host.join(&next)).ok()?;
+        if target.is_absolute() {
+            real = PathBuf::new();
+            push(&mut todo, target.strip_prefix(&tree.inside).ok()?);
+        } else {
+            push(&mut todo, &target);
+        }
+    }
+    Some(real)
 }
 
 /// The tree a pattern is in and the pattern relative to it.
@@ -384,6 +491,8 @@ fn expand(
     rel: &str,
     key: &'static str,
     pattern: &str,
+    // ([`MAX_MATCHES`], [`MAX_VISITED`]), given so a test can reach them with a small tree.
+    (max_matches, max_visited): (usize, usize),
 ) -> Result<Vec<(PathBuf, bool)>, PolicyError> {
     if rel.is_empty() {
         return Err(PolicyError::Bad {
@@ -392,11 +501,35 @@ fn expand(
         });
     }
     if !has_glob(rel) {
-        return Ok(kind(&tree.host.join(rel))
-            .map(|dir| vec![(PathBuf::from(rel), dir)])
+        // Through the links on the way, as for the built-in list.
+        let Some(real) = resolve(tree, Path::new(rel)) else {
+            return Ok(Vec::new());
+        };
+        if real.as_os_str().is_empty() {
+            return Err(PolicyError::Bad {
+                key,
+                message: format!("{pattern:?} is a link to the whole tree"),
+            });
+        }
+        return Ok(kind(&tree.host.join(&real))
+            .map(|dir| vec![(real, dir)])
             .unwrap_or_default());
     }
-    let pat = rel.as_bytes();
+    // The part before the first wildcard is followed through the links on its way, as a
+    // literal path is (`keys/*.pem` with `keys -> vault/keys` names `vault/keys/*.pem`).
+    let given: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
+    let fixed = given.iter().take_while(|c| !has_glob(c)).count();
+    let Some(real) = resolve(tree, Path::new(&given[..fixed].join("/"))) else {
+        return Ok(Vec::new());
+    };
+    let mut rewritten: Vec<u8> = real.as_os_str().as_encoded_bytes().to_vec();
+    for part in &given[fixed..] {
+        if !rewritten.is_empty() {
+            rewritten.push(b'/');
+        }
+        rewritten.extend_from_slice(part.as_bytes());
+    }
+    let pat: &[u8] = &rewritten;
     let pat_parts = split(pat);
     let deep = pat_parts.iter().any(|p| *p == b"**");
     let max_depth = if deep { usize::MAX } else { pat_parts.len() };
@@ -410,7 +543,7 @@ fn expand(
         };
         for entry in entries.flatten() {
             visited += 1;
-            if visited > MAX_VISITED {
+            if visited > max_visited {
                 return Err(PolicyError::TooLarge {
                     key,
                     pattern: pattern.to_string(),
@@ -424,7 +557,7 @@ fn expand(
             let bytes = rel.as_os_str().as_encoded_bytes();
             if glob_matches(pat, bytes) {
                 found.push((rel.clone(), ft.is_dir()));
-                if found.len() > MAX_MATCHES {
+                if found.len() > max_matches {
                     return Err(PolicyError::TooMany {
                         key,
                         pattern: pattern.to_string(),
@@ -556,10 +689,219 @@ mod tests {
             Err(PolicyError::Outside { .. })
         ));
         assert!(check_pattern("../x").is_err() && check_pattern("~/../x").is_err());
-        assert!(unsupported(&Filesystem {
+        let pem = Filesystem {
             deny_create: vec!["*.pem".into()],
             ..Filesystem::default()
-        })
-        .is_some());
+        };
+        // A backend without the supervisor refuses; with it, nothing is left unenforced.
+        assert!(unsupported(&pem, Some("no notify")).is_some_and(|w| w.contains("no notify")));
+        assert!(unsupported(&pem, None).is_none());
+        assert!(unsupported(&Filesystem::default(), Some("no notify")).is_none());
+    }
+
+    #[test]
+    fn links_on_the_way_lead_the_cover_to_where_a_write_lands_and_folders_above_are_pinned() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path().join("w");
+        let h = tmp.path().join("h");
+        for d in [
+            "dotfiles/claude/commands",
+            "decoy",
+            "conf/deep",
+            ".git/x",
+            "h",
+        ] {
+            std::fs::create_dir_all(w.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(&h).unwrap();
+        std::fs::write(w.join("conf/deep/prod.toml"), "x").unwrap();
+        std::fs::write(w.join(".git/x/y"), "x").unwrap();
+        symlink("dotfiles/claude", w.join(".claude")).unwrap();
+        symlink("/in/w/decoy", w.join(".codex")).unwrap();
+        symlink("../../outside", w.join(".idea")).unwrap();
+        symlink(".husky2", w.join(".husky")).unwrap();
+        symlink(".husky", w.join(".husky2")).unwrap();
+        symlink("conf/../conf", w.join("cfg")).unwrap();
+        let fs = Filesystem {
+            deny_write: vec!["cfg/deep/prod.toml".into(), ".git/x/y".into()],
+            allow_write: vec![".github/".into(), ".vscode/".into()],
+            ..Filesystem::default()
+        };
+        let got = cover(&fs, &tree(&w, "/in/w"), &tree(&h, "/home/u")).unwrap();
+        let shown: Vec<(String, Deny, &str)> = got
+            .iter()
+            .map(|c| (c.rel.display().to_string(), c.deny, c.rule.as_str()))
+            .collect();
+        let through = "mandatory: .claude/commands/ through a link";
+        assert_eq!(
+            shown,
+            vec![
+                ("conf".into(), Deny::Pin, "deny_write: cfg/deep/prod.toml"),
+                (
+                    "decoy".into(),
+                    Deny::Write,
+                    "mandatory: .codex/ through a link"
+                ),
+                ("dotfiles".into(), Deny::Pin, through),
+                (
+                    "conf/deep".into(),
+                    Deny::Pin,
+                    "deny_write: cfg/deep/prod.toml"
+                ),
+                ("dotfiles/claude".into(), Deny::Pin, through),
+                (".git/x/y".into(), Deny::Write, "deny_write: .git/x/y"),
+                (
+                    "conf/deep/prod.toml".into(),
+                    Deny::Write,
+                    "deny_write: cfg/deep/prod.toml"
+                ),
+                (
+                    "dotfiles/claude/agents".into(),
+                    Deny::Create,
+                    "mandatory: .claude/agents/ through a link"
+                ),
+                ("dotfiles/claude/commands".into(), Deny::Write, through),
+            ]
+        );
+        // A link to the whole tree cannot be covered without covering everything: refused.
+        std::fs::remove_file(w.join(".codex")).unwrap();
+        symlink(".", w.join(".codex")).unwrap();
+        assert!(matches!(
+            cover(&fs, &tree(&w, "/in/w"), &tree(&h, "/home/u")),
+            Err(PolicyError::Bad { .. })
+        ));
+        symlink(".", w.join("top")).unwrap();
+        let whole = Filesystem {
+            deny_read: vec!["top".into()],
+            allow_write: vec![".codex/".into()],
+            ..Filesystem::default()
+        };
+        assert!(cover(&whole, &tree(&w, "/in/w"), &tree(&h, "/home/u")).is_err());
+    }
+
+    #[test]
+    fn trailing_stars_match_nothing_and_a_clean_profile_is_empty() {
+        assert!(glob_matches(b"secrets/**", b"secrets"));
+        assert!(glob_matches(b"secrets/**/**", b"secrets"));
+        assert!(!glob_matches(b"secrets/**/x", b"secrets"));
+        assert!(component_matches(b"abc*", b"abc"));
+        assert!(component_matches(b"a**", b"a"));
+        assert!(!component_matches(b"a*?", b"a"));
+        assert!(Filesystem::default().is_empty());
+        for one in [
+            Filesystem {
+                deny_read: vec!["x".into()],
+                ..Filesystem::default()
+            },
+            Filesystem {
+                deny_write: vec!["x".into()],
+                ..Filesystem::default()
+            },
+            Filesystem {
+                allow_write: vec![".vscode/".into()],
+                ..Filesystem::default()
+            },
+            Filesystem {
+                deny_create: vec!["*.pem".into()],
+                ..Filesystem::default()
+            },
+        ] {
+            assert!(!one.is_empty(), "{one:?}");
+        }
+        let why = Some("no supervisor");
+        assert_eq!(unsupported(&Filesystem::default(), why), None);
+        assert_eq!(
+            unsupported(
+                &Filesystem {
+                    deny_read: vec!["x".into()],
+                    ..Filesystem::default()
+                },
+                why
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_chain_of_links_is_followed_as_far_as_the_kernel_follows_it() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path();
+        std::fs::create_dir(w.join("real")).unwrap();
+        symlink("real", w.join("l0")).unwrap();
+        for i in 1..=MAX_LINKS {
+            symlink(format!("l{}", i - 1), w.join(format!("l{i}"))).unwrap();
+        }
+        let t = tree(w, "/in/w");
+        let last = format!("l{}", MAX_LINKS - 1);
+        assert_eq!(
+            resolve(&t, Path::new(&last)),
+            Some(PathBuf::from("real")),
+            "{MAX_LINKS} links"
+        );
+        assert_eq!(resolve(&t, Path::new(&format!("l{MAX_LINKS}"))), None);
+        assert_eq!(
+            resolve(&t, Path::new("l0/../real/x")),
+            Some(PathBuf::from("real/x"))
+        );
+        assert_eq!(resolve(&t, Path::new("real/../../x")), None);
+    }
+
+    #[test]
+    fn a_glob_looks_only_as_deep_as_it_can_match_and_within_its_bounds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path();
+        // Three entries on the way to where `a/o*` can match, eleven below them where it
+        // cannot.
+        std::fs::create_dir_all(w.join("a/k.d/keep/keep")).unwrap();
+        std::fs::write(w.join("a/one"), "").unwrap();
+        for i in 0..10 {
+            std::fs::write(w.join(format!("a/k.d/deep{i}")), "").unwrap();
+        }
+        let t = tree(w, "/in/w");
+        let got = |pat: &str, bounds| expand(&t, pat, "deny_write", pat, bounds);
+        // `a`, `a/k.d` and `a/one` looked at, nothing below `a/k.d`: within a bound of three.
+        let shallow = got("a/o*", (1, 3)).unwrap();
+        assert_eq!(shallow, vec![(PathBuf::from("a/one"), false)]);
+        assert!(matches!(
+            got("a/o*", (1, 2)),
+            Err(PolicyError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            got("a/o*", (0, 3)),
+            Err(PolicyError::TooMany { .. })
+        ));
+        // A folder that matches is not looked into either.
+        assert_eq!(got("a/*", (2, 3)).unwrap().len(), 2);
+        // `**` goes below what it matched: both `keep`s.
+        let deep = got("**/keep", (10, 100)).unwrap();
+        assert_eq!(
+            deep,
+            vec![
+                (PathBuf::from("a/k.d/keep"), true),
+                (PathBuf::from("a/k.d/keep/keep"), true)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_fixed_part_of_a_glob_is_followed_through_links() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path();
+        std::fs::create_dir_all(w.join("vault/keys")).unwrap();
+        std::fs::write(w.join("vault/keys/a.pem"), "").unwrap();
+        std::fs::write(w.join("vault/keys/b.txt"), "").unwrap();
+        symlink("vault/keys", w.join("keys")).unwrap();
+        symlink("/elsewhere", w.join("out")).unwrap();
+        let t = tree(w, "/in/w");
+        let got = |pat: &str| expand(&t, pat, "deny_read", pat, (MAX_MATCHES, MAX_VISITED));
+        let pem = vec![(PathBuf::from("vault/keys/a.pem"), false)];
+        assert_eq!(got("keys/*.pem").unwrap(), pem);
+        assert_eq!(got("./keys/*.pem").unwrap(), pem);
+        assert_eq!(got("*/keys/*.pem").unwrap(), pem);
+        assert_eq!(got("vault/keys/*.pem").unwrap(), pem);
+        assert_eq!(got("out/*.pem").unwrap(), vec![]);
     }
 }

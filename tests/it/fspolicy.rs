@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::common::{Run, TestEnv};
 
 /// Writes the workspace's `default` sandbox profile (the loop's profile).
-fn write_profile(env: &TestEnv, body: &str) {
+pub(crate) fn write_profile(env: &TestEnv, body: &str) {
     let path = env
         .ws
         .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
@@ -21,7 +21,7 @@ fn write_profile(env: &TestEnv, body: &str) {
 }
 
 /// A repository with `files` committed, and a loop on it.
-fn setup(files: &[(&str, &str)]) -> (TestEnv, std::path::PathBuf, String) {
+pub(crate) fn setup(files: &[(&str, &str)]) -> (TestEnv, std::path::PathBuf, String) {
     let env = TestEnv::new();
     let repo = env.repo("app");
     for (rel, text) in files {
@@ -33,7 +33,7 @@ fn setup(files: &[(&str, &str)]) -> (TestEnv, std::path::PathBuf, String) {
 
 /// Runs `script` with `sh -c` inside; prints one `OK label` or `REFUSED label: why` per
 /// attempt made with `try LABEL COMMAND...`.
-fn attempts(env: &TestEnv, id: &str, script: &str) -> Run {
+pub(crate) fn attempts(env: &TestEnv, id: &str, script: &str) -> Run {
     let full = format!(
         "try() {{ l=$1; shift; if err=$(\"$@\" 2>&1 >/dev/null); then echo \"OK $l\"; else echo \"REFUSED $l: $err\"; fi; }}\n{script}"
     );
@@ -42,7 +42,7 @@ fn attempts(env: &TestEnv, id: &str, script: &str) -> Run {
 }
 
 #[track_caller]
-fn verdicts(run: &Run, expected: &[(&str, bool)]) {
+pub(crate) fn verdicts(run: &Run, expected: &[(&str, bool)]) {
     for (label, allowed) in expected {
         let line = run
             .stdout
@@ -344,16 +344,12 @@ try envrc-new sh -c 'echo x > .envrc'
     assert!(!work.join(".vscode/tasks.json").exists());
 }
 
-/// What this backend cannot enforce is refused, never weakened: names refused at creation
-/// time, and any `[filesystem]` rule without a sandbox.
+/// What this backend cannot enforce is refused, never weakened: any `[filesystem]` rule
+/// without a sandbox. (deny_create where the kernel has no supervisor: the unit test of
+/// `fspolicy::unsupported`; its enforcement: tests/it/fscreate.rs.)
 #[test]
 fn a_profile_asking_what_the_backend_cannot_enforce_is_refused() {
     let (env, _repo, id) = setup(&[]);
-    write_profile(&env, "[filesystem]\ndeny_create = [\"*.pem\"]\n");
-    env.run(["run", &id, "--", "true"])
-        .fails(3)
-        .stderr_has("deny_create")
-        .stderr_has("does not enforce");
     write_profile(&env, "[filesystem]\ndeny_write = [\"src\"]\n");
     env.run(["run", &id, "--backend", "none", "--", "true"])
         .fails(3)
@@ -362,4 +358,208 @@ fn a_profile_asking_what_the_backend_cannot_enforce_is_refused() {
     env.run(["run", &id, "--", "true"])
         .fails(1)
         .stderr_has("climbs out");
+}
+
+/// Rules cover what exists when a run starts (README, "The sandbox"): a file made during
+/// a run that a glob or a path names is not covered in that run, and is from the next run
+/// on; the neighbours stay readable and writable throughout.
+#[test]
+fn paths_made_after_the_start_are_covered_from_the_next_run_on() {
+    let (env, _repo, id) = setup(&[
+        ("secret/old.key", "OLD\n"),
+        ("secret/README", "keys live here\n"),
+        ("config/dev.toml", "dev\n"),
+    ]);
+    write_profile(
+        &env,
+        "[filesystem]\ndeny_read = [\"secret/*.key\"]\ndeny_write = [\"config/later.toml\"]\n",
+    );
+    let first = attempts(
+        &env,
+        &id,
+        r#"
+try old-key cat secret/old.key
+try make-key sh -c "echo NEW > secret/new.key"
+try read-new-key cat secret/new.key
+try make-later sh -c "echo one > config/later.toml"
+try write-later sh -c "echo two >> config/later.toml"
+try readme cat secret/README
+"#,
+    );
+    verdicts(
+        &first,
+        &[
+            ("old-key", false),
+            ("make-key", true),
+            ("read-new-key", true),
+            ("make-later", true),
+            ("write-later", true),
+            ("readme", true),
+        ],
+    );
+    let second = attempts(
+        &env,
+        &id,
+        r#"
+try new-key cat secret/new.key
+try later sh -c "echo three >> config/later.toml"
+try readme cat secret/README
+try dev sh -c "echo more >> config/dev.toml"
+try another-key sh -c "echo X > secret/another.key"
+"#,
+    );
+    verdicts(
+        &second,
+        &[
+            ("new-key", false),
+            ("later", false),
+            ("readme", true),
+            ("dev", true),
+            ("another-key", true),
+        ],
+    );
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join("config/later.toml")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert_eq!(
+        fs::read_to_string(work.join("secret/new.key")).unwrap(),
+        "NEW\n"
+    );
+    let mounts = env.run(["show", &id, "--mounts"]).ok();
+    for rel in ["secret/new.key", "secret/another.key", "config/later.toml"] {
+        mounts.stdout_has(&format!("/loopat/loop/{id}/workdir/{rel} "));
+    }
+}
+
+/// A denied path cannot be reached another way: not by renaming it or any folder above
+/// it (and making the path again without its cover), by a hard link to it, nor through
+/// a link into it. The twins: the same moves on paths no rule names succeed. (A folder
+/// above a covered path is a mount point of its own, so a hard link or a `rename(2)` from
+/// it to another folder fails with EXDEV, as between any two mounts; `mv` copies then.)
+#[test]
+fn renames_hard_links_and_links_do_not_get_around_a_denied_path() {
+    let (env, _repo, id) = setup(&[
+        ("deep/secret/token", "s3cret\n"),
+        ("deep/notes.txt", "notes\n"),
+        ("keys/a.key", "KEY\n"),
+        ("config/prod.toml", "prod\n"),
+        ("config/dev.toml", "dev\n"),
+        ("src/main.rs", "fn main() {}\n"),
+    ]);
+    write_profile(
+        &env,
+        "[filesystem]\ndeny_read = [\"deep/secret/\", \"keys/*.key\"]\ndeny_write = [\"config/prod.toml\"]\n",
+    );
+    let run = attempts(
+        &env,
+        &id,
+        r#"
+try rename-denied-dir mv deep/secret deep/s2
+try rename-dir-parent mv deep d2
+try rename-file-parent sh -c "mv config c2 && mkdir config && echo evil > config/prod.toml"
+try rename-file mv config/prod.toml config/p2.toml
+try rename-key mv keys/a.key keys/b.key
+try remove-file rm -f config/prod.toml
+try hard-link-file ln config/prod.toml src/prod.toml
+try hard-link-key ln keys/a.key src/a.key
+try link-to-key sh -c "ln -s ../keys/a.key src/k && cat src/k"
+try link-to-dir sh -c "ln -s deep/secret s && cat s/token"
+try link-write sh -c "ln -s config/prod.toml p && echo evil > p"
+try copy-dir sh -c "cp -r deep/secret copied && cat copied/token"
+try rename-neighbour mv config/dev.toml config/dev2.toml
+try rename-free-dir mv src src2
+try hard-link-neighbour ln deep/notes.txt deep/notes-link.txt
+try link-to-neighbour sh -c "ln -s deep/notes.txt n && cat n"
+"#,
+    );
+    verdicts(
+        &run,
+        &[
+            ("rename-denied-dir", false),
+            ("rename-dir-parent", false),
+            ("rename-file-parent", false),
+            ("rename-file", false),
+            ("rename-key", false),
+            ("remove-file", false),
+            ("hard-link-file", false),
+            ("hard-link-key", false),
+            ("link-to-key", false),
+            ("link-to-dir", false),
+            ("link-write", false),
+            ("copy-dir", false),
+            ("rename-neighbour", true),
+            ("rename-free-dir", true),
+            ("hard-link-neighbour", true),
+            ("link-to-neighbour", true),
+        ],
+    );
+    // The host: every denied path where it was, as it was, and covered again next time.
+    let work = env.workdir(&id);
+    for (rel, text) in [
+        ("deep/secret/token", "s3cret\n"),
+        ("keys/a.key", "KEY\n"),
+        ("config/prod.toml", "prod\n"),
+    ] {
+        assert_eq!(fs::read_to_string(work.join(rel)).unwrap(), text, "{rel}");
+    }
+    assert!(!work.join("c2").exists() && !work.join("d2").exists());
+    assert!(!work.join("src2/prod.toml").exists() && !work.join("src2/a.key").exists());
+    assert!(work.join("config/dev2.toml").exists() && work.join("src2/main.rs").exists());
+    let again = attempts(
+        &env,
+        &id,
+        "try token cat deep/secret/token\ntry key cat keys/a.key\ntry prod sh -c 'echo x > config/prod.toml'\n",
+    );
+    verdicts(&again, &[("token", false), ("key", false), ("prod", false)]);
+}
+
+/// The notes a loop publishes go through the same gate: a notes branch carrying what runs
+/// when a project is opened is refused by `publish` without the person's word, and lands
+/// with it.
+#[test]
+fn publish_refuses_what_runs_when_opened_until_the_person_accepts_it() {
+    let (env, _repo, id) = setup(&[]);
+    attempts(
+        &env,
+        &id,
+        r#"
+cd /loopat/context/notes
+mkdir -p demo/.vscode
+echo '{"task.autoRun": true}' > demo/.vscode/tasks.json
+echo 'use nix' > .envrc
+echo 'a fact' > fact.md
+git add -A && git commit -q -m notes
+"#,
+    );
+    let notes = env.notes();
+    let before = env.rev(&notes, "main");
+    env.run(["review", &id])
+        .ok()
+        .stdout_has(".envrc  runs when the project is opened or built, added")
+        .stdout_has("demo/.vscode/tasks.json  runs when the project is opened or built, added");
+    env.run(["publish", &id])
+        .fails(1)
+        .stderr_has("not accepted")
+        .stderr_has("--accept-policy .envrc");
+    env.run(["publish", &id, "--accept-policy", ".envrc"])
+        .fails(1)
+        .stderr_has("--accept-policy demo/.vscode/tasks.json");
+    assert_eq!(env.rev(&notes, "main"), before);
+    assert!(!notes.join(".envrc").exists());
+    env.run([
+        "publish",
+        &id,
+        "--accept-policy",
+        ".envrc",
+        "--accept-policy",
+        "demo/.vscode",
+    ])
+    .ok();
+    assert_eq!(
+        fs::read_to_string(notes.join("fact.md")).unwrap(),
+        "a fact\n"
+    );
+    assert!(notes.join("demo/.vscode/tasks.json").exists());
 }
