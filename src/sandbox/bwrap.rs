@@ -317,7 +317,7 @@ mod tests {
         named.uid = Some(1000);
         let fds = Fds {
             seccomp: vec![3],
-            files: Default::default(),
+            ..Fds::default()
         };
         let (plain, named) = (
             strings(argv("bwrap", &plain, &fds)),
