@@ -26,6 +26,7 @@ pub mod hooks;
 pub mod include;
 pub mod init;
 pub mod loops;
+pub mod ports;
 pub mod pr;
 pub mod proposals;
 pub mod publish;

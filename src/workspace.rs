@@ -349,6 +349,11 @@ impl Workspace {
         self.loop_dir(id).join("chat")
     }
 
+    /// The host ports a loop's forwarded ports are remembered at (`crate::ports`).
+    pub fn loop_ports(&self, id: &str) -> PathBuf {
+        self.loop_dir(id).join("ports.toml")
+    }
+
     pub fn loop_events(&self, id: &str) -> PathBuf {
         self.loop_dir(id).join("events.jsonl")
     }

@@ -329,6 +329,22 @@ git loop down fix-the",
 git loop attach fix-the",
     ),
     (
+        "port",
+        "# The dev server on port 3000 inside, reachable on the host (prints its URL)
+git loop port fix-the 3000
+# On a host port of your choosing
+git loop port fix-the 5173 --host 5173
+# The loop's ports, and one removed
+git loop port fix-the --json
+git loop port fix-the 3000 --remove",
+    ),
+    (
+        "open",
+        "# The loop's first port in your browser, then its port 5173
+git loop open fix-the
+git loop open fix-the 5173",
+    ),
+    (
         "watch",
         "# Each change of an agent's state (working, needs-input, done), as it happens
 git loop watch

@@ -156,8 +156,10 @@ fn one(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs)
     if !args.print_argv {
         if let Some(conn) = super::up::connect(ws, id)? {
             super::up::refuse_options(id, &args.sandbox)?;
-            ui.status(format!("git-loop: joined loop {id}'s live session"))?;
-            return crate::session::join(
+            return super::up::joined(
+                ui,
+                ws,
+                id,
                 conn,
                 crate::session::wire::Exec {
                     kind: "agent".into(),
@@ -271,8 +273,10 @@ fn address_review(
     let code = match super::up::connect(ws, id)? {
         Some(conn) => {
             super::up::refuse_options(id, &args.sandbox)?;
-            ui.status(format!("git-loop: joined loop {id}'s live session"))?;
-            crate::session::join(
+            super::up::joined(
+                ui,
+                ws,
+                id,
                 conn,
                 crate::session::wire::Exec {
                     kind: "agent".into(),

@@ -13,7 +13,8 @@ pub struct ListArgs {
     /// Also list removed loops whose branches remain.
     #[arg(long)]
     pub all: bool,
-    /// Print a JSON array of loop records.
+    /// Print a JSON array of loop records, each with `session` (whether it is up), `agent`
+    /// (`{state, since, attached}`) and `ports` (`[{inside, host, url}]`, see `git loop port`).
     #[arg(long)]
     pub json: bool,
 }
@@ -23,7 +24,8 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     super::finish_interrupted(ui, &ws)?;
     // The layers every loop shares are read once: a broken file is one error naming its
     // line, not a status error (and a warning) repeated for every loop.
-    super::read_config(&ws, None)?;
+    let config = super::read_config(&ws, None)?;
+    let address = config.settings().ports.address;
     let surveyed = loops::survey_with(&ws, true)?;
     // Runs killed with their supervisor are recorded as ended (see `git loop log`); a
     // loop whose run lock cannot be had is left for its own `log` or `run` to say why.
@@ -44,6 +46,8 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                     let mut v = loops::to_json(&ws, rec, s.status.as_ref().ok());
                     v["disk_bytes"] = s.disk_bytes.unwrap_or(0).into();
                     v["session"] = crate::session::is_up(&ws, &rec.id).into();
+                    v["ports"] = serde_json::to_value(crate::ports::listed(&ws, &rec.id, address))
+                        .unwrap_or_default();
                     v["agent"] = serde_json::to_value(crate::session::state::read(&ws, &rec.id))
                         .unwrap_or_default();
                     if let Err(e) = &s.status {
@@ -181,12 +185,17 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// The AGENT column: the session (`up`), the agent's state and who is attached:
-/// `up · needs-input · 2 attached`; `-` for none.
+/// The AGENT column: the session (`up`), the host ports it forwards, the agent's state and
+/// who is attached: `up · :22777 · needs-input · 2 attached`; `-` for none.
 fn agent_cell(ws: &crate::workspace::Workspace, id: &str) -> String {
     let mut parts = Vec::new();
     if crate::session::is_up(ws, id) {
         parts.push("up".to_string());
+        let live = crate::ports::read_live(ws, id).unwrap_or_default();
+        if !live.ports.is_empty() {
+            let hosts: Vec<String> = live.ports.iter().map(|p| format!(":{}", p.host)).collect();
+            parts.push(hosts.join(" "));
+        }
     }
     if let Some(state) = crate::session::state::read(ws, id) {
         if state.state.is_some() {

@@ -23,6 +23,7 @@ pub mod logs;
 pub mod merge;
 pub mod new;
 pub mod pick;
+pub mod port;
 pub mod pr;
 pub mod publish;
 pub mod rebase;

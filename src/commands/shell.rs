@@ -26,8 +26,10 @@ pub fn run(ui: &mut Ui, args: ShellArgs) -> Result<u8> {
         .unwrap_or_else(|| "/bin/bash".into());
     if let Some(conn) = super::up::connect(&ws, &id)? {
         super::up::refuse_options(&id, &args.sandbox)?;
-        ui.status(format!("git-loop: joined loop {id}'s live session"))?;
-        return crate::session::join(
+        return super::up::joined(
+            ui,
+            &ws,
+            &id,
             conn,
             crate::session::wire::Exec {
                 kind: "shell".into(),

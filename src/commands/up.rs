@@ -59,17 +59,40 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
     let rec = loops::load(&ws, &id)?;
     loops::check_repo(&ws, &rec)?;
     if session::is_up(&ws, &id) {
+        if !session::same_binary(&ws, &id) {
+            ui.warn(format!(
+                "loop {id}'s session is already up, started by another git-loop binary (an upgrade?): commands of this one do not join it; git loop down {id} && git loop up {id} starts it with this one"
+            ))?;
+            return Ok(0);
+        }
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
     // The profile is read here first, so that a mistake in it (its services) is this
     // command's error with its line, not a line of the supervisor's log.
+    // Read here as well as by the supervisor: a broken profile is this command's error,
+    // and what a layer may not set is said on this terminal.
     super::load_sandbox_config(ui, &ws, &rec)?;
     start(ui, &ws, &id, &args.sandbox)?;
     ui.status(format!(
         "loop {id}'s session is up: run, shell and agent join it (git loop down {id} ends it)"
     ))?;
+    tell_ports(ui, &ws, &id)?;
     Ok(0)
+}
+
+/// The ports the session forwards, and those it could not.
+pub fn tell_ports(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str) -> Result<()> {
+    let live = crate::ports::read_live(ws, id).unwrap_or_default();
+    for l in &live.ports {
+        ui.status(format!("port {} is at {}", l.inside, l.url))?;
+    }
+    for (inside, why) in &live.failed {
+        ui.warn(format!(
+            "port {inside} is not forwarded: {why} (git loop port {id} {inside} --host PORT picks another)"
+        ))?;
+    }
+    Ok(())
 }
 
 /// Starts the supervisor of loop `id`'s session, detached, and waits until the session is
@@ -81,7 +104,6 @@ pub fn start(
     flags: &super::SandboxFlags,
 ) -> Result<()> {
     use std::io::Read;
-    let _ = ui;
     session::ensure_live_dir(ws).map_err(|e| {
         e.hint(format!(
             "remove it: rm -rf {}",
@@ -158,6 +180,7 @@ pub fn start(
         .take(256 << 10)
         .read_to_string(&mut said);
     if said.trim() == "ok" {
+        relay_start(ui, &log_path)?;
         return Ok(());
     }
     // A service or the start hook failed: the supervisor takes the session down; `up`
@@ -186,6 +209,25 @@ pub fn start(
         crate::terminal::visible_lines(&last)
     ))
     .hint(format!("its log: {}", log_path.display())))
+}
+
+/// What the supervisor said while it made the sandbox (the layers' warnings, the sandbox's
+/// status line): the user of `up` sees them, as the user of a fresh run does.
+fn relay_start(ui: &mut Ui, log_path: &std::path::Path) -> Result<()> {
+    use std::io::Read;
+    // Its start, bounded: what the sandbox prints later follows in the same file.
+    let mut bytes = Vec::new();
+    if let Ok(Some(file)) = crate::fsutil::open_regular(log_path) {
+        let _ = file.take(LOG_TAIL).read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match line.strip_prefix("warning: ") {
+            Some(rest) => ui.warn(rest)?,
+            None => ui.status(line)?,
+        }
+    }
+    Ok(())
 }
 
 /// The end of the supervisor's log: what the sandbox printed is in it, so it can be any
@@ -258,12 +300,43 @@ pub fn session_init(_ui: &mut Ui, args: SessionArgs) -> Result<u8> {
 }
 
 /// A connection to loop `id`'s live session, `None` when none is up.
+/// Refused when the session was started by another git-loop binary (one installed at the
+/// same path since, an upgrade): it keeps the binary it started with, and a command of
+/// this one may not speak its language.
 pub fn connect(ws: &crate::workspace::Workspace, id: &str) -> Result<Option<std::os::fd::OwnedFd>> {
-    session::connect(ws, id).map_err(|e| {
+    let conn = session::connect(ws, id).map_err(|e| {
         e.hint(format!(
             "end it and start again: git loop down {id} && git loop up {id}"
         ))
-    })
+    })?;
+    if conn.is_some() && !session::same_binary(ws, id) {
+        return Err(Error::failure(format!(
+            "loop {id}'s session was started by another git-loop binary (replaced since: an upgrade?); this one does not join it"
+        ))
+        .hint(format!(
+            "end it and start it again with this one: git loop down {id} && git loop up {id}"
+        )));
+    }
+    Ok(conn)
+}
+
+/// Runs `exec` in loop `id`'s live session over `conn` (see [`session::join`]), then
+/// imports what it committed into the origins, as a fresh run does, saying what the
+/// import found. Returns the command's exit code.
+pub fn joined(
+    ui: &mut Ui,
+    ws: &crate::workspace::Workspace,
+    id: &str,
+    conn: std::os::fd::OwnedFd,
+    exec: session::wire::Exec,
+) -> Result<u8> {
+    ui.status(format!("git-loop: joined loop {id}'s live session"))?;
+    let code = session::join(conn, exec)?;
+    let rec = loops::load(ws, id)?;
+    if let Err(e) = loops::import(ws, &rec) {
+        crate::report::Report::problem(ui, "", &e)?;
+    }
+    Ok(code)
 }
 
 /// The refusal of sandbox options for a command that joins a live session, whose sandbox

@@ -20,6 +20,8 @@
 //! - `toolchains.enable` (other than `[]`), which binds folders of the user's home, and
 //!   `toolchains.caches = "shared"`, which binds the host's caches read-write: a sandbox
 //!   profile picks among the toolchains the operator enables (`crate::toolchains`);
+//! - `ports.address` other than a loopback address: a live session's forwarded ports
+//!   listen there, so another address would open a loop's servers to the network;
 //! - `agent.command`, at all: its program is looked up on the host, probed there with
 //!   `--version` by `doctor`, and its install folder is bound into every agent sandbox,
 //!   so a layer a teammate or a sandbox writes would pick a host program and a host
@@ -52,6 +54,10 @@ pub struct Refusal {
     pub entry: Option<usize>,
     pub why: String,
 }
+
+/// Why only the operator may listen elsewhere than on loopback.
+pub const PORTS_ADDRESS: &str =
+    "only the operator config may open a loop's ports on an address other than loopback";
 
 /// How far a network mode reaches, for comparing.
 fn reach(mode: NetMode) -> u8 {
@@ -92,6 +98,14 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
         }
         "vault.require_binding" if value.as_bool() == Some(false) => {
             whole("only the operator config may let unbound vault entries into sandboxes")
+        }
+        "ports.address"
+            if value
+                .as_str()
+                .and_then(|a| a.parse::<std::net::IpAddr>().ok())
+                .is_some_and(|a| !a.is_loopback()) =>
+        {
+            whole(PORTS_ADDRESS)
         }
         "guard.allow" => whole("only the operator config may let a value past the secret guard"),
         "include.allow_secrets" if value.as_bool() == Some(true) => {

@@ -24,6 +24,9 @@
 //! Services, `start` and `teardown` run inside the loop's sandbox, never on the host, so
 //! the team may set them (DESIGN 4.0); `uid` only renames the user inside (its rights on
 //! the host are those of the user who runs git-loop), so it cannot widen anything.
+//! `ports = [3000, 5173]` names ports inside the loop's network namespace that a live
+//! session forwards to the host's loopback (`crate::ports`); the host address and port
+//! are never the profile's to choose.
 //!
 //! A profile lives in the team's knowledge repository, so it is held to the team layer's
 //! rules ([`super::policy`]): it may narrow, never widen. `limits = "best-effort"` (or
@@ -90,6 +93,8 @@ pub struct SandboxProfile {
     /// profile is synced from the team's remote, and a teammate's push must never send a
     /// person's own secrets into a sandbox that can reach the network (DESIGN 4.0).
     pub include_secrets: bool,
+    /// `ports`: ports inside that a live session forwards to the host (`crate::ports`).
+    pub ports: Vec<u16>,
     /// What the profile set but may not.
     pub ignored: Vec<Ignored>,
     /// The profile's text, for the lines of what its `[toolchains]` may not have.
@@ -122,6 +127,8 @@ struct ProfileFile {
     uid: Option<Uid>,
     #[serde(default)]
     include_secrets: Option<bool>,
+    #[serde(default)]
+    ports: Option<crate::ports::InsidePorts>,
 }
 
 /// A service of a live session (`[services.NAME]`).
@@ -379,6 +386,7 @@ fn keys() -> Vec<String> {
         "teardown",
         "uid",
         "include_secrets",
+        "ports",
     ]
     .map(String::from)
     .to_vec()
@@ -420,6 +428,7 @@ impl SandboxProfile {
             teardown: None,
             uid: None,
             include_secrets: false,
+            ports: Vec::new(),
             ignored: Vec::new(),
             text: String::new(),
         }
@@ -568,6 +577,7 @@ impl SandboxProfile {
             teardown: file.teardown.map(|s| s.0).filter(|argv| !argv.is_empty()),
             uid: file.uid.map(|u| u.0),
             include_secrets: file.include_secrets.unwrap_or(false),
+            ports: file.ports.map(|p| p.0).unwrap_or_default(),
             ignored,
             path: Some(path),
             text: text.to_string(),

@@ -43,6 +43,7 @@ pub struct Settings {
     pub notify: NotifySettings,
     pub autocommit: AutocommitSettings,
     pub include: IncludeSettings,
+    pub ports: PortSettings,
 }
 
 /// `[include]`: what `new` copies of the ignored files `.worktreeinclude` names
@@ -57,6 +58,14 @@ pub struct IncludeSettings {
     /// Whether a profile's `include_secrets = true` is honoured. Operator config only: a
     /// profile comes from the team's remote.
     pub allow_secrets: bool,
+}
+
+/// `[ports]`: where a live session's forwarded ports listen on the host (`crate::ports`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortSettings {
+    /// Loopback unless the operator config says otherwise (operator only).
+    pub address: IpAddr,
 }
 
 /// `[notify]`: what a live session does when its agent needs input, is done or exited.

@@ -64,6 +64,7 @@ pub fn run(fd: RawFd) -> u8 {
                     &[],
                 );
             }
+            Message::Dial { id, port } => dial(&sock, id, port),
             Message::Signal { id, signal } => {
                 if let Some(pid) = running.lock().expect("not poisoned").get(&id) {
                     // SAFETY: a plain system call; the group is the command's own.
@@ -88,6 +89,35 @@ fn listening(port: u16) -> bool {
     .iter()
     .any(|a| TcpStream::connect_timeout(a, wait).is_ok())
 }
+
+/// A forwarded port's connection (`crate::ports`): a TCP connection to `127.0.0.1:port`
+/// of the sandbox's own namespace, made on a thread of its own (the init never waits on a
+/// server inside) and handed to the supervisor. The address is fixed here; the supervisor
+/// names only the port.
+fn dial(sock: &Arc<OwnedFd>, id: u64, port: u16) {
+    let sock = Arc::clone(sock);
+    std::thread::spawn(move || {
+        let addr = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
+        let _ = match std::net::TcpStream::connect_timeout(&addr, DIAL_WAIT) {
+            Ok(stream) => wire::send(
+                sock.as_raw_fd(),
+                &Message::Dialed { id, error: None },
+                &[stream.as_raw_fd()],
+            ),
+            Err(e) => wire::send(
+                sock.as_raw_fd(),
+                &Message::Dialed {
+                    id,
+                    error: Some(e.to_string()),
+                },
+                &[],
+            ),
+        };
+    });
+}
+
+/// How long a dial inside may take.
+const DIAL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn spawn(
     sock: &Arc<OwnedFd>,

@@ -29,6 +29,7 @@
 //! /proc/PID/fd; tests compare /proc/self/status, the cgroup, `ulimit -a` and `env` of a
 //! fresh and a joined command and run the attack battery through a joined one.
 
+pub mod forward;
 pub mod init;
 pub mod services;
 pub mod state;
@@ -61,6 +62,32 @@ pub fn socket_path(ws: &Workspace, id: &str) -> PathBuf {
 /// The supervisor's pid, for people and `doctor` (never for judging liveness: the lock).
 pub fn pid_path(ws: &Workspace, id: &str) -> PathBuf {
     live_dir(ws).join(format!("{id}.pid"))
+}
+
+/// The identity (device and inode) of the binary the supervisor runs, which is the one
+/// bound into the session: a joiner of another binary is refused (see [`same_binary`]).
+pub fn exe_path(ws: &Workspace, id: &str) -> PathBuf {
+    live_dir(ws).join(format!("{id}.exe"))
+}
+
+/// `DEV:INODE` of the binary this process runs (the file, even if it was replaced or
+/// removed since: /proc/self/exe names the one the kernel runs).
+pub fn binary_identity() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata("/proc/self/exe").ok()?;
+    Some(format!("{}:{}", meta.dev(), meta.ino()))
+}
+
+/// Whether loop `id`'s session was started by the very binary this process runs. A
+/// session keeps the binary it started with (its supervisor runs it, its bind into the
+/// sandbox holds that file even once a new one is installed at the same path); a command
+/// of an upgraded binary could speak a different language to it, so it does not join.
+pub fn same_binary(ws: &Workspace, id: &str) -> bool {
+    let recorded = crate::fsutil::read_regular(&exe_path(ws, id), 256)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string());
+    recorded.is_some() && recorded == binary_identity()
 }
 
 /// The supervisor's output: what `up` shows when the session does not come up.
@@ -152,12 +179,16 @@ pub fn join(conn: OwnedFd, exec: Exec) -> Result<u8> {
     join_with(conn, exec, [0, 1, 2])
 }
 
-/// [`join`] with `stdio` as the command's stdin, stdout and stderr.
+/// [`join`] with `stdio` as the command's stdin, stdout and stderr. How the command
+/// ended, when it was not by itself (a signal this process forwarded, its time limit), is
+/// said on stderr as a fresh run says it; a command that could not start is said, with
+/// its code (127, 126) as the run's.
 pub fn join_with(conn: OwnedFd, exec: Exec, stdio: [std::os::fd::RawFd; 3]) -> Result<u8> {
     use nix::sys::signal::{SigSet, SigmaskHow};
     let lost = |e: wire::WireError| {
         Error::failure("lost the connection to the loop's session").with_source(e)
     };
+    let limit = exec.timeout_ms.map(std::time::Duration::from_millis);
     let mut set = SigSet::empty();
     for s in FORWARDED {
         set.add(s);
@@ -182,20 +213,65 @@ pub fn join_with(conn: OwnedFd, exec: Exec, stdio: [std::os::fd::RawFd; 3]) -> R
             return;
         }
     });
+    // The command may change the terminal's modes (a joined shell's terminal puts it in
+    // raw mode) and be killed before it can set them back: they are set back here.
+    let modes = {
+        // SAFETY: the descriptor is open for the whole call.
+        let stdin = unsafe { std::os::fd::BorrowedFd::borrow_raw(stdio[0]) };
+        nix::sys::termios::tcgetattr(stdin).ok().map(|m| (stdin, m))
+    };
+    let code = wait_joined(&conn, limit);
+    if let Some((stdin, modes)) = modes {
+        let _ = nix::sys::termios::tcsetattr(stdin, nix::sys::termios::SetArg::TCSADRAIN, &modes);
+    }
+    code
+}
+
+/// The end of a joined command: its exit code, said as [`join_with`] says.
+fn wait_joined(conn: &OwnedFd, limit: Option<std::time::Duration>) -> Result<u8> {
+    let lost = |e: wire::WireError| {
+        Error::failure("lost the connection to the loop's session").with_source(e)
+    };
+    let mut not_started = None;
     loop {
         match wire::recv(conn.as_raw_fd()).map_err(lost)? {
-            Some((Message::Exit { code, .. }, _)) => return Ok(code),
+            Some((
+                Message::Exit {
+                    code,
+                    signal,
+                    cause,
+                    ..
+                },
+                _,
+            )) => {
+                if let Some(why) = not_started {
+                    eprintln!("error: {}", crate::terminal::visible_lines(&why));
+                }
+                match (cause.as_deref(), signal) {
+                    (Some("signal"), Some(sig)) => eprintln!(
+                        "git-loop: SIG{} ended the run",
+                        crate::sandbox::signal_name(sig)
+                    ),
+                    (Some("timeout"), _) => eprintln!(
+                        "git-loop: the run's time limit ({}) ended it",
+                        limit.map(timer::human).unwrap_or_default()
+                    ),
+                    _ => {}
+                }
+                return Ok(code);
+            }
+            // Its exit follows, with the code of a command that could not start.
             Some((
                 Message::Started {
                     error: Some(why), ..
                 },
                 _,
-            )) => return Err(Error::failure(why)),
+            )) => not_started = Some(why),
             Some(_) => continue,
             None => {
-                return Err(Error::failure(
-                    "the loop's session ended before the command did",
-                ))
+                return Err(Error::failure(not_started.unwrap_or_else(|| {
+                    "the loop's session ended before the command did".into()
+                })))
             }
         }
     }

@@ -39,6 +39,8 @@ struct Shared {
     agent: Option<AgentLine>,
     /// The host's tmux (under /usr, so in the view), for the detached agent.
     tmux: Option<String>,
+    /// The host's script(1) (under /usr, so in the view), for a joined shell's terminal.
+    script: Option<String>,
     /// The agent's state, as `list` and `watch` read it from `locks/live/<id>.state`.
     state: Mutex<AgentState>,
     /// The stdout of each attached terminal (by joined command), for the bell.
@@ -51,6 +53,8 @@ struct Shared {
     start: Option<Vec<String>>,
     /// The services started, in order: name, number and where their end is told.
     running: Mutex<Vec<(String, u64, Receiver<Message>)>>,
+    /// The loop's forwarded ports (`crate::ports`).
+    ports: Arc<super::forward::Forwarding>,
 }
 
 /// Runs the session of `rec` until `down`, the end of its init, or a signal; `ready` is
@@ -69,6 +73,23 @@ pub fn supervise(
         super::pid_path(ws, &rec.id),
         format!("{}\n", std::process::id()),
     );
+    // The binary the session runs: this process's, which must also be the one at the path
+    // bound into the sandbox (replaced in between: refused, started again by the user).
+    let identity = super::binary_identity()
+        .ok_or_else(|| Error::failure("cannot identify the git-loop binary"))?;
+    let at_path = std::env::current_exe().ok().and_then(|p| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p)
+            .ok()
+            .map(|m| format!("{}:{}", m.dev(), m.ino()))
+    });
+    if at_path.as_deref() != Some(identity.as_str()) {
+        // `up` shows this line, with the log's place as its hint.
+        return Err(Error::failure(
+            "the git-loop binary was replaced while the session started: start it again",
+        ));
+    }
+    let _ = std::fs::write(super::exe_path(ws, &rec.id), format!("{identity}\n"));
     let sock_path = super::socket_path(ws, &rec.id);
     let listener = listen(&sock_path)?;
     let (ours, theirs) = wire::pair()
@@ -96,7 +117,17 @@ pub fn supervise(
     req.session = Some(crate::sandbox::SessionStart {
         inherit_fds: vec![theirs.as_raw_fd()],
     });
+    let script = crate::sandbox::probe::which("script", "/usr/bin:/bin")
+        .map(|p| p.display().to_string())
+        .filter(|p| p.starts_with("/usr/"));
+    let ports = super::forward::Forwarding::new(
+        ws,
+        &rec.id,
+        config.settings().ports.address,
+        ours.as_raw_fd(),
+    );
     let shared = Arc::new(Shared {
+        ports: Arc::clone(&ports),
         init: ours,
         waiting: Mutex::default(),
         next: AtomicU64::new(1),
@@ -117,6 +148,7 @@ pub fn supervise(
         },
         agent,
         tmux,
+        script,
         state: Mutex::new(AgentState {
             state: None,
             code: None,
@@ -131,6 +163,9 @@ pub fn supervise(
         running: Mutex::default(),
     });
     write_state(&shared);
+    // Listening before the sandbox starts: a connection made meanwhile waits in the
+    // backlog, and its dial in the init's queue.
+    ports.start(&config.profile().ports);
     {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || watch_inside(&shared));
@@ -146,6 +181,7 @@ pub fn supervise(
     let _ = events::append(&ws.loop_events(&rec.id), "session", json!({"state": "up"}));
     // On this thread: bwrap's parent-death signal follows the thread that started it.
     let result = crate::sandbox::run(report, ws, rec, config, &req);
+    ports.close_all();
     drop(theirs);
     let _ = std::fs::remove_file(&sock_path);
     let _ = events::append(
@@ -197,11 +233,12 @@ fn listen(path: &std::path::Path) -> Result<OwnedFd> {
 /// What the init says: readiness, and the start and end of joined commands.
 fn from_init(shared: &Arc<Shared>) {
     loop {
-        let msg = match wire::recv(shared.init.as_raw_fd()) {
-            Ok(Some((msg, _))) => msg,
+        let (msg, fds) = match wire::recv(shared.init.as_raw_fd()) {
+            Ok(Some(got)) => got,
             Ok(None) | Err(_) => break,
         };
         match msg {
+            Message::Dialed { id, error } => shared.ports.dialed(id, error, fds),
             Message::Ready => {
                 // The services start on a thread of their own: their starts and ends are
                 // messages this loop delivers.
@@ -285,6 +322,17 @@ fn serve(conn: OwnedFd, shared: &Arc<Shared>) {
         Message::Query => {
             let _ = wire::send(conn.as_raw_fd(), &Message::Facts(shared.facts.clone()), &[]);
         }
+        Message::Forward { inside, host } => {
+            let error = match fds.into_iter().next() {
+                Some(fd) => shared.ports.add(inside, host, fd).err(),
+                None => Some("no listener came with the request".into()),
+            };
+            let _ = wire::send(conn.as_raw_fd(), &Message::Forwarded { error }, &[]);
+        }
+        Message::Unforward { inside } => {
+            shared.ports.remove(inside);
+            let _ = wire::send(conn.as_raw_fd(), &Message::Forwarded { error: None }, &[]);
+        }
         Message::Down => {
             stop_services(shared);
             // The main thread's run ends the sandbox on TERM, and cleans up after it.
@@ -315,6 +363,13 @@ fn run_joined(
             &[],
         );
         return None;
+    }
+    if exec.kind == "shell"
+        && fds
+            .first()
+            .is_some_and(|f| nix::unistd::isatty(f).unwrap_or(false))
+    {
+        exec.argv = with_terminal(shared, std::mem::take(&mut exec.argv));
     }
     let (tx, rx) = channel();
     shared.waiting.lock().expect("not poisoned").insert(id, tx);
@@ -361,8 +416,12 @@ fn run_joined(
     );
     // What the joiner sends from now on: signals for the command; its end (the joiner was
     // killed, its terminal closed) ends the command, as a fresh run ends with its parent.
+    // The last signal the joiner forwarded: a command it ended was ended by a signal to
+    // `git-loop`, as a fresh run's is.
+    let forwarded = Arc::new(std::sync::atomic::AtomicI32::new(0));
     {
         let shared = Arc::clone(shared);
+        let forwarded = Arc::clone(&forwarded);
         let conn = conn.as_raw_fd();
         let dup = nix::unistd::dup(unsafe { std::os::fd::BorrowedFd::borrow_raw(conn) });
         std::thread::spawn(move || {
@@ -370,6 +429,9 @@ fn run_joined(
             loop {
                 match wire::recv(conn.as_raw_fd()) {
                     Ok(Some((Message::Signal { signal, .. }, _))) => {
+                        if signal != libc::SIGWINCH {
+                            forwarded.store(signal, Ordering::Relaxed);
+                        }
                         let _ = wire::send(
                             shared.init.as_raw_fd(),
                             &Message::Signal { id, signal },
@@ -437,15 +499,26 @@ fn run_joined(
     else {
         return None;
     };
-    let cause = cause.or(ended);
+    let cause = cause.or(ended).or_else(|| {
+        signal
+            .filter(|s| *s == forwarded.load(Ordering::Relaxed))
+            .map(|_| "signal".to_string())
+    });
     let code = if cause.as_deref() == Some("timeout") {
         super::timer::TIMED_OUT
     } else {
         code
     };
     let mut event = json!({"joined": true, "kind": kind, "code": code, "duration_ms": started.elapsed().as_millis() as u64});
+    // `signal` is the signal to `git-loop` that ended the run (as in a fresh run's
+    // events); a command that died of another signal has it as `exit_signal`.
     if let Some(sig) = signal {
-        event["signal"] = json!(crate::sandbox::signal_name(sig));
+        let field = if cause.as_deref() == Some("signal") {
+            "signal"
+        } else {
+            "exit_signal"
+        };
+        event[field] = json!(crate::sandbox::signal_name(sig));
     }
     if let Some(cause) = &cause {
         event["cause"] = json!(cause);
@@ -462,6 +535,10 @@ fn run_joined(
     if kind == "agent" {
         set_state(shared, Kind::Exited, Some(code));
     }
+    if kind == "agent-detach" && code == 0 {
+        let shared = Arc::clone(shared);
+        std::thread::spawn(move || follow_agent(&shared));
+    }
     let _ = wire::send(
         conn.as_raw_fd(),
         &Message::Exit {
@@ -472,9 +549,12 @@ fn run_joined(
         },
         &[],
     );
-    // What the command committed reaches the origins, as after a run (after the joiner
-    // has its answer: the import is the host's business).
-    let _ = crate::loops::import(&shared.ws, &shared.rec);
+    // What the command committed reaches the origins, as after a run: a joiner that waits
+    // for its command (`run`, `shell`, `agent`) imports itself and says what the import
+    // found; for the others the supervisor does, after the joiner has its answer.
+    if !matches!(kind.as_str(), "run" | "shell" | "agent") {
+        let _ = crate::loops::import(&shared.ws, &shared.rec);
+    }
     // The import's code is not the idle session's either.
     if shared.waiting.lock().expect("not poisoned").is_empty() {
         shed_start_up_code();
@@ -520,9 +600,23 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
         }
         "agent-detach" => {
             let (argv, env) = shared.agent.clone().ok_or_else(no_agent)?;
+            // The pane stays when the agent ends (its status is tmux's to tell) and tmux
+            // itself signals the end: the follower (`follow_agent`) waits for that.
             let mut line = with_tmux(&[
                 "-f",
                 "/dev/null",
+                "start-server",
+                ";",
+                "set-option",
+                "-g",
+                "remain-on-exit",
+                "on",
+                ";",
+                "set-hook",
+                "-g",
+                "pane-died",
+                &format!("wait-for -S {AGENT_ENDED}"),
+                ";",
                 "new-session",
                 "-d",
                 "-s",
@@ -536,17 +630,10 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
                 line.push("-e".into());
                 line.push(format!("{k}={v}"));
             }
-            // The agent's end is the state `exited`, with its code (the file the hooks
-            // write; the arguments reach the agent as they are, never through the script).
-            let exited = format!(
-                "\"$@\"; c=$?; printf 'exited %s\\n' \"$c\" > {}; exit \"$c\"",
-                super::state::inside_path_in_sandbox(&shared.rec.id)
-            );
-            line.extend(["--".into(), "sh".into(), "-c".into(), exited, "sh".into()]);
-            // `[limits] time`: timeout(1) ends the detached agent (exited 124).
-            if let Some(t) = shared.agent_time {
-                line.extend(["timeout".into(), format!("{}s", t.as_secs())]);
-            }
+            // Through env(1): tmux runs a command of several words as it is, never
+            // through a shell (one word it would give to `sh -c`); env execs the agent, so
+            // the pane's process, and the status tmux keeps of it, are the agent's own.
+            line.extend(["--".into(), "env".into(), "--".into()]);
             line.extend(argv);
             line.extend(args);
             exec.argv = line;
@@ -559,6 +646,200 @@ fn expand(shared: &Shared, exec: &mut Exec) -> std::result::Result<(), String> {
         other => return Err(format!("no such kind of command: {other}")),
     }
     Ok(())
+}
+
+/// A joined shell on a terminal gets a terminal of its own inside the session, with it
+/// as its controlling terminal: job control (Ctrl-Z, `fg`), Ctrl-C to the foreground job
+/// only, and `tty` naming a device, as in a fresh sandbox. The joiner's terminal cannot be
+/// it (it is the controlling terminal of the user's session on the host, and a terminal
+/// has one session), so util-linux's script(1) makes a pseudo-terminal, puts the joiner's
+/// terminal in raw mode and relays between them, and passes window sizes on (the joiner
+/// forwards SIGWINCH to it): a well-kept tool rather than a relay of our own. Without
+/// script the shell runs as before, on the joiner's terminal without job control.
+fn with_terminal(shared: &Shared, argv: Vec<String>) -> Vec<String> {
+    let Some(script) = &shared.script else {
+        return argv;
+    };
+    // script runs its command with `$SHELL -c`: each word quoted, nothing of it a shell's.
+    let line = argv
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    vec![
+        script.clone(),
+        "--quiet".into(),
+        "--return".into(),
+        "--command".into(),
+        format!("exec {line}"),
+        "/dev/null".into(),
+    ]
+}
+
+/// The tmux channel the session's tmux signals when the agent's pane dies.
+const AGENT_ENDED: &str = "git-loop-agent-ended";
+
+/// Follows the detached agent from its start to its end: waits for its pane to die (tmux
+/// signals it), reads the agent's own exit status from tmux, ends its tmux session, and
+/// records the end: the state `exited` with the agent's code, an exit event, the import
+/// of what it committed. `[limits] time` is enforced here: at the deadline the agent's
+/// process group gets SIGTERM (SIGKILL 5 s later), the code is 124 and the exit event
+/// says `cause: "timeout"`.
+fn follow_agent(shared: &Arc<Shared>) {
+    let started = Instant::now();
+    let tmux = |rest: &[&str]| -> Vec<String> {
+        let mut line = vec![
+            shared.tmux.clone().unwrap_or_default(),
+            "-S".into(),
+            super::TMUX_SOCKET.into(),
+        ];
+        line.extend(rest.iter().map(|s| s.to_string()));
+        line
+    };
+    let pane = inside(
+        shared,
+        tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            super::TMUX_TARGET,
+            "#{pane_pid}",
+        ]),
+    )
+    .and_then(|(_, out)| out.trim().parse::<u32>().ok());
+    let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let timer = match (shared.agent_time, pane) {
+        (Some(limit), Some(pid)) => {
+            let shared = Arc::clone(shared);
+            let timed_out = Arc::clone(&timed_out);
+            Some(super::timer::Timer::arm_with(limit, move || {
+                timed_out.store(true, Ordering::Relaxed);
+                // The pane's process leads its process group (tmux makes it so).
+                let group = format!("-{pid}");
+                inside(
+                    &shared,
+                    vec!["kill".into(), "-TERM".into(), "--".into(), group.clone()],
+                );
+                std::thread::sleep(Duration::from_secs(5));
+                inside(
+                    &shared,
+                    vec!["kill".into(), "-KILL".into(), "--".into(), group],
+                );
+            }))
+        }
+        _ => None,
+    };
+    let dead_status = tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        super::TMUX_TARGET,
+        "#{pane_dead_status} #{pane_dead_signal}",
+    ]);
+    // tmux's signal, and every 2 s a look at the pane's status: tmux 3.3 does not always
+    // mark a pane dead (nor run its hook) when its program ends, while the status of the
+    // program it reaped is there either way.
+    let (tx, rx) = channel();
+    {
+        let shared = Arc::clone(shared);
+        let wait = tmux(&["wait-for", AGENT_ENDED]);
+        std::thread::spawn(move || {
+            let _ = tx.send(inside(&shared, wait).is_some());
+        });
+    }
+    // Once tmux signalled, its status is there; a few looks more at most.
+    let mut signalled = 0;
+    let status = loop {
+        if signalled == 0 {
+            match rx.recv_timeout(Duration::from_secs(2)) {
+                Ok(true) => signalled = 1,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                // The session ended first: its end is the agent's.
+                Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        } else if signalled > 20 {
+            break String::new();
+        } else {
+            signalled += 1;
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        match inside(shared, dead_status.clone()) {
+            None => return,
+            Some((_, out)) if !out.trim().is_empty() => break out,
+            Some(_) => {}
+        }
+    };
+    let fired =
+        timer.map(super::timer::Timer::stop).unwrap_or(false) || timed_out.load(Ordering::Relaxed);
+    inside(shared, tmux(&["kill-session", "-t", super::TMUX_TARGET]));
+    // What tmux says is read strictly: a number, or nothing.
+    let mut words = status.split_whitespace();
+    let (code, signal) = match (
+        words.next().and_then(|w| w.parse::<i32>().ok()),
+        words.next().and_then(|w| w.parse::<i32>().ok()),
+    ) {
+        (Some(c), _) => (c.clamp(0, 255) as u8, None),
+        (None, Some(sig)) => ((128 + sig).clamp(0, 255) as u8, Some(sig)),
+        // Only a signal number: tmux prints an empty status first.
+        _ => match status.trim().parse::<i32>() {
+            Ok(sig) => ((128 + sig).clamp(0, 255) as u8, Some(sig)),
+            Err(_) => (1, None),
+        },
+    };
+    let code = if fired { super::timer::TIMED_OUT } else { code };
+    let mut event = json!({
+        "joined": true,
+        "kind": "agent",
+        "detached": true,
+        "code": code,
+        "duration_ms": started.elapsed().as_millis() as u64,
+    });
+    if let Some(sig) = signal {
+        event["exit_signal"] = json!(crate::sandbox::signal_name(sig));
+    }
+    if fired {
+        event["cause"] = json!("timeout");
+    }
+    let _ = events::append(&shared.ws.loop_events(&shared.rec.id), "exit", event);
+    set_state(shared, Kind::Exited, Some(code));
+    let _ = crate::loops::import(&shared.ws, &shared.rec);
+}
+
+/// Runs `argv` in the session for the supervisor itself (stdin and stderr /dev/null);
+/// its exit code and the first 4 KiB of its output, or `None` when the session ended.
+fn inside(shared: &Shared, argv: Vec<String>) -> Option<(u8, String)> {
+    use std::io::Read;
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
+    let null = std::fs::File::open("/dev/null").ok()?;
+    let (tx, rx) = channel();
+    shared.waiting.lock().expect("not poisoned").insert(id, tx);
+    let exec = Exec {
+        kind: "supervisor".into(),
+        argv,
+        ..Default::default()
+    };
+    let sent = wire::send(
+        shared.init.as_raw_fd(),
+        &Message::Spawn { id, exec },
+        &[null.as_raw_fd(), write.as_raw_fd(), null.as_raw_fd()],
+    );
+    drop(write);
+    let mut out = String::new();
+    if sent.is_ok() {
+        let _ = std::fs::File::from(read)
+            .take(4096)
+            .read_to_string(&mut out);
+    }
+    let code = sent.ok().and_then(|_| loop {
+        match rx.recv() {
+            Ok(Message::Exit { cause: Some(_), .. }) | Err(_) => break None,
+            Ok(Message::Exit { code, .. }) => break Some(code),
+            Ok(_) => continue,
+        }
+    });
+    shared.waiting.lock().expect("not poisoned").remove(&id);
+    code.map(|c| (c, out))
 }
 
 /// Records the agent's new state, tells `list` and `watch` (the state file), and the

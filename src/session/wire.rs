@@ -66,6 +66,31 @@ pub enum Message {
     /// Joiner → supervisor: the session's facts (`Facts` comes back).
     Query,
     Facts(Facts),
+    /// Supervisor → init: a TCP connection to `127.0.0.1:port` of the sandbox's network
+    /// namespace, for a forwarded port (`crate::ports`).
+    Dial {
+        id: u64,
+        port: u16,
+    },
+    /// Init → supervisor: the socket of dial `id` (its connect under way) as the one
+    /// descriptor sent along, or why there is none.
+    Dialed {
+        id: u64,
+        error: Option<String>,
+    },
+    /// `port` → supervisor: forward the host listener sent along (`host`) to `inside`.
+    Forward {
+        inside: u16,
+        host: u16,
+    },
+    /// `port --remove` → supervisor: stop forwarding `inside`.
+    Unforward {
+        inside: u16,
+    },
+    /// Supervisor → `port`: done, or why not.
+    Forwarded {
+        error: Option<String>,
+    },
 }
 
 /// A command to run in the session.

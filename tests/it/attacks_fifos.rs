@@ -167,7 +167,7 @@ mkfifo "$F"
 #[test]
 fn fifos_planted_inside_never_hang_a_host_command() {
     for case in CASES {
-        let env = TestEnv::new();
+        let env = TestEnv::battery(module_path!());
         let repo = env.repo("app");
         let id = env.new_loop(&repo, &format!("fifo {}", case.name));
         let fifo = plant(&env, &id, case);
@@ -230,7 +230,7 @@ fn fifos_planted_inside_never_hang_a_host_command() {
 
 #[test]
 fn git_loops_own_config_cannot_be_replaced_by_a_fifo() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "fifo config");
     let script = format!(
@@ -257,7 +257,7 @@ fn git_loops_own_config_cannot_be_replaced_by_a_fifo() {
 
 #[test]
 fn the_same_commands_on_a_normal_loop_work_as_before() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "normal");
     let script = format!(
@@ -311,7 +311,7 @@ fn the_same_commands_on_a_normal_loop_work_as_before() {
 
 #[test]
 fn a_sparse_file_of_ten_gigabytes_is_not_read_whole_by_autocommit() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "sparse");
     let script = format!(
@@ -343,7 +343,7 @@ fn a_sparse_file_of_ten_gigabytes_is_not_read_whole_by_autocommit() {
 
 #[test]
 fn gc_keeps_a_loop_it_cannot_read_and_removes_the_others() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let commit = format!(
         "{AGENT}set -e\necho 'int work;' > work.c && git add work.c && git commit -qm work\n"

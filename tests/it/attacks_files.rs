@@ -307,7 +307,7 @@ fn secret(tag: &str, var: &str) -> (String, String) {
 
 #[test]
 fn host_credentials_cannot_be_read_from_inside() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "creds");
     let (secret, set_s) = secret("creds", "S");
@@ -359,7 +359,7 @@ attack find-by-name find-own-by-name - 'test -n "$(find /loopat /home /tmp /etc 
 
 #[test]
 fn the_identity_and_the_vaults_are_hidden() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "vaults");
     let (secret, set_s) = secret("vault", "S");
@@ -417,7 +417,7 @@ attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /h
 /// repository stays out of every sandbox's view with it.
 #[test]
 fn vaults_from_before_are_moved_and_their_history_is_out_of_view() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "old vaults");
     let personal = env.ws.join("personal/tester");
@@ -493,7 +493,7 @@ attack grep-everything search-finds-a-planted-copy - 'grep -rqsF -e "$S" /loopat
 
 #[test]
 fn another_users_personal_folder_and_another_loop_are_out_of_reach() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "mine");
     let other_loop = env.new_loop(&repo, "theirs");
@@ -568,7 +568,7 @@ works own-personal 'ls "$P/memory"'
 
 #[test]
 fn system_knowledge_and_registered_repos_are_read_only() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "writes");
     let knowledge = env.ws.join("context/knowledge");
@@ -685,7 +685,7 @@ fn repo_with_history(env: &TestEnv) -> PathBuf {
 
 #[test]
 fn origins_cannot_be_corrupted_moved_or_branched() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = repo_with_history(&env);
     let id = env.new_loop(&repo, "origins");
     let notes_origin = env.notes();
@@ -790,7 +790,7 @@ attack notes-branch-in-origin git-in-own-repo "$EROFS" 'git -C "$N" branch evil'
 
 #[test]
 fn a_symbolic_loop_branch_cannot_move_trunk() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = repo_with_history(&env);
     let id = env.new_loop(&repo, "symref");
     let main_before = env.rev(&repo, "refs/heads/main").unwrap();
@@ -833,7 +833,7 @@ works symref-to-old 'cd /loopat/context/notes && git branch -f old HEAD && git s
 
 #[test]
 fn the_agent_commits_amends_rebases_and_branches_and_only_its_branch_lands() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "git work");
     let refs_before = env.refs(&repo);
@@ -908,7 +908,7 @@ works attributes-{n} 'printf "* filter=evil diff=evil merge=evil\n" > "$d/.gitat
 
 #[test]
 fn hooks_and_config_planted_inside_never_run_on_the_host() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "planted");
     let marker = env.root.join("PWNED");
@@ -989,7 +989,7 @@ attack marker-folder-visible own-file-exists - 'test -d "$(dirname {marker_q})"'
 /// repository committed as a gitlink, not through attributes naming filters.
 #[test]
 fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "own git");
     let marker = env.root.join("PWNED-own-git");
@@ -1077,7 +1077,7 @@ objpath() { n=$(git -C "$1" rev-parse "$2") && echo "$1/.git/objects/$(echo $n |
 
 #[test]
 fn a_corrupt_object_planted_inside_is_not_imported() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "corrupt");
     let refs_before = env.refs(&repo);
@@ -1162,7 +1162,7 @@ echo NOTES-TIP $(git -C $N rev-parse HEAD)
 
 #[test]
 fn symlinks_to_host_paths_and_hardlinks_to_read_only_files_lead_nowhere() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "links");
     let (secret, set_s) = secret("links", "S");
@@ -1255,7 +1255,7 @@ attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /h
 
 #[test]
 fn symlinked_objects_do_not_smuggle_host_objects_into_an_origin() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     // A private repository elsewhere on the host, loose (for the workdir) and packed (for
     // notes); the sandbox learns their host paths (e.g. from /proc/self/mountinfo).
@@ -1336,7 +1336,7 @@ fn walk_files(dir: &Path) -> Vec<String> {
 /// moved, removed or unmounted, nor the folders it hangs from.
 #[test]
 fn the_folder_over_the_personal_history_cannot_be_moved_or_unmounted() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "history move");
     let (secret, set_s) = secret("moved", "S");
@@ -1386,7 +1386,7 @@ attack grep-next-run search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /hom
 /// (an empty read-only folder): its history is git-loop's, and held the vaults once.
 #[test]
 fn personal_git_is_read_only_and_personal_files_are_writable() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "personal");
     let personal = env.ws.join("personal/tester");
@@ -1439,7 +1439,7 @@ works read-memory-back 'grep -q "remember this" "$P/memory/topic.md"'
 
 #[test]
 fn personal_config_written_inside_cannot_turn_the_sandbox_off() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "config");
     // The personal repository's files are writable inside; its .loopat/config.toml is a
@@ -1471,7 +1471,7 @@ echo WROTE $?
 
 #[test]
 fn home_persists_per_loop_and_knowledge_is_readable() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "home");
     let other = env.new_loop(&repo, "other home");
@@ -1526,7 +1526,7 @@ fn toml_string(s: &str) -> String {
 
 #[test]
 fn links_planted_in_the_agent_folder_do_not_pull_host_files_in() {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "claude links");
     let (secret, set_s) = secret("docker", "S");

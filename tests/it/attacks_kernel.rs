@@ -25,7 +25,7 @@ use crate::common::{Run, TestEnv, BIN};
 
 /// A test workspace with one code loop.
 fn setup() -> (TestEnv, String) {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "kernel attacks");
     (env, id)
@@ -434,7 +434,13 @@ except PermissionError:
     print("PID1-NS refused")
 for who in ("self", "2"):
     for ns in sorted(os.listdir("/proc/%s/ns" % who)):
-        fd = os.open("/proc/%s/ns/%s" % (who, ns), os.O_RDONLY)
+        # Pid 2 is the command itself in a fresh sandbox, a live session's init (not
+        # dumpable: its namespaces do not even open) in a joined one.
+        try:
+            fd = os.open("/proc/%s/ns/%s" % (who, ns), os.O_RDONLY)
+        except PermissionError:
+            print("NS-OPEN refused %s/%s" % (who, ns))
+            continue
         sc("setns-%s-%s" % (who, ns), "setns", fd, 0)
         os.close(fd)
         n += 1
@@ -1983,6 +1989,20 @@ exec bash -c "exec -a ${{M}}C-{n} sleep 300""#
     // SIGKILL: git-loop gets no chance to clean up.
     live.child.kill().unwrap();
     live.child.wait().unwrap();
+    if env.joined() {
+        // In a live session the killed joiner's command ends with it (A and C, its process
+        // group), while what left the group (B, `setsid`) is the session's, as a dev
+        // server started by a run is: it lives until the session ends.
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                let procs = host_procs_with(&markers);
+                procs.len() == 1 && procs[0].1.starts_with(markers[1].as_str())
+            }),
+            "{:?}",
+            host_procs_with(&markers)
+        );
+        env.run(["down", &id]).ok();
+    }
     assert!(
         wait_until(Duration::from_secs(10), || host_procs_with(&markers)
             .is_empty()),
@@ -2129,7 +2149,12 @@ fn a_signal_to_git_loop_ends_the_run_and_is_recorded() {
             "{name}: the sandbox outlived the run"
         );
         let events = loop_events(&env, &id);
-        let last = events.last().unwrap();
+        // Joined: the command's exit, before the session's own end.
+        let last = if env.joined() {
+            events.iter().rev().find(|e| e["joined"] == true).unwrap()
+        } else {
+            events.last().unwrap()
+        };
         assert_eq!(last["kind"], "exit", "{name}: {events:?}");
         assert_eq!(last["signal"], name, "{last}");
     }

@@ -41,7 +41,7 @@ fn write(path: &Path, body: &str) {
 
 /// A workspace with a code repository, and the operator config `body`.
 fn setup(operator_config: &str) -> (TestEnv, PathBuf) {
-    let env = TestEnv::new();
+    let env = TestEnv::battery(module_path!());
     let repo = env.repo("app");
     env.run(["init"]).ok();
     write(&operator(&env), operator_config);

@@ -300,7 +300,7 @@ fn a_time_limit_ends_a_run_with_an_exit_event() {
         let took = started.elapsed();
         assert_eq!(run.code, 124, "{}", run.stderr);
         assert!(
-            run.stderr.contains("time limit (2s) ended it") || joined,
+            run.stderr.contains("time limit (2s) ended it"),
             "{}",
             run.stderr
         );
@@ -385,4 +385,341 @@ fn the_agent_state_a_sandbox_writes_is_read_strictly() {
         "{lines:?}"
     );
     assert!(lines.iter().all(|l| l["id"] == id.as_str()));
+}
+
+/// A joined shell in a real terminal has a terminal of its own as its controlling one:
+/// `tty` names a device, Ctrl-Z stops the foreground job and `fg` brings it back, Ctrl-C
+/// ends that job only (the shell lives on), and the shell's exit code is `shell`'s.
+#[test]
+fn a_joined_shell_has_a_controlling_terminal_and_job_control() {
+    use crate::common::terminal::Terminal;
+    let (env, id) = setup();
+    up(&env, &id);
+    let dir = env.root.join("term");
+    fs::create_dir_all(&dir).unwrap();
+    let mut vars: Vec<(String, std::ffi::OsString)> = env
+        .envs()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    vars.push(("SHELL".into(), "/bin/bash".into()));
+    vars.push(("TERM".into(), "xterm-256color".into()));
+    let term = Terminal::start(
+        &dir,
+        vars,
+        &env.root,
+        &[crate::common::BIN.to_string(), "shell".into(), id.clone()],
+        (120, 40),
+    );
+    let t = Duration::from_secs(20);
+    let none = |_: &str| {};
+    term.wait_for(
+        "the prompt",
+        t,
+        |s| s.contains("workdir#") || s.contains("workdir$"),
+        none,
+    );
+    term.type_text("tty; echo shell=$$");
+    term.press("Enter");
+    let screen = term.wait_for(
+        "tty",
+        t,
+        |s| s.lines().any(|l| l.starts_with("shell=")),
+        none,
+    );
+    assert!(screen.contains("/dev/pts/"), "{screen}");
+    let shell_pid = screen
+        .lines()
+        .find_map(|l| l.strip_prefix("shell="))
+        .unwrap()
+        .trim()
+        .to_string();
+    term.type_text("sleep 300");
+    term.press("Enter");
+    assert!(wait_until(Duration::from_secs(10), || {
+        sh(&env, &id, "ps -eo args").stdout.contains("sleep 300")
+    }));
+    term.press("C-z");
+    // Typed only at a prompt: a shell that takes the terminal back flushes what came before.
+    let prompt = |s: &str| s.lines().last_non_empty().trim_end().ends_with('#');
+    term.wait_for(
+        "the job stopped",
+        t,
+        |s| s.contains("Stopped") && prompt(s),
+        none,
+    );
+    term.type_text("fg");
+    term.press("Enter");
+    // `fg` prints the job's command line on a line of its own.
+    term.wait_for(
+        "the job back",
+        t,
+        |s| s.lines().any(|l| l.trim() == "sleep 300"),
+        none,
+    );
+    assert!(wait_until(Duration::from_secs(10), || {
+        sh(&env, &id, "ps -eo stat,args")
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with('S') && l.ends_with("sleep 300"))
+    }));
+    term.press("C-c");
+    term.wait_for(
+        "the prompt after Ctrl-C",
+        t,
+        |s| s.lines().any(|l| l.trim() == "sleep 300") && s.contains("^C") && prompt(s),
+        none,
+    );
+    term.type_text("echo after=$$ jobs=$(jobs | wc -l)");
+    term.press("Enter");
+    let screen = term.wait_for(
+        "the shell after Ctrl-C",
+        t,
+        |s| s.contains("jobs=0") || s.contains("jobs=1"),
+        none,
+    );
+    assert!(
+        screen.contains(&format!("after={shell_pid} jobs=0")),
+        "{screen}"
+    );
+    assert!(!sh(&env, &id, "ps -eo args").stdout.contains("sleep 300"));
+    term.type_text("exit 5");
+    term.press("Enter");
+    assert_eq!(term.wait_exit(t), 5);
+    env.run(["down", &id]).ok();
+}
+
+trait LastNonEmpty<'a> {
+    fn last_non_empty(self) -> &'a str;
+}
+
+impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonEmpty<'a> for I {
+    /// The last line with something on it (a screen's rows below the cursor are empty).
+    fn last_non_empty(mut self) -> &'a str {
+        self.rfind(|l| !l.trim().is_empty()).unwrap_or("")
+    }
+}
+
+/// An agent of the operator's own (`agent.command`): `sleep` as its argument sleeps a
+/// minute, anything else exits 3.
+fn plain_agent(env: &TestEnv) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = env.root.join("agent-bin/busy-agent");
+    fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    fs::write(
+        &bin,
+        "#!/bin/sh\n[ \"$1\" = sleep ] && exec sleep 60\nexit 3\n",
+    )
+    .unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    let config = env.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    fs::write(
+        &config,
+        format!("[agent]\ncommand = [{:?}]\n", bin.display().to_string()),
+    )
+    .unwrap();
+}
+
+/// The detached agent's end is its own: `exited` carries the code the agent's process
+/// exited with (tmux keeps its status; no wrapper in between), with an exit event; and
+/// `[limits] time` ends a detached agent with an exit event saying `cause: "timeout"`.
+#[test]
+fn a_detached_agents_exit_and_time_limit_are_its_own() {
+    let (env, id) = setup();
+    plain_agent(&env);
+    let state = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["agent"].clone();
+    env.run(["agent", &id, "--detach"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(20), || state(&env)["state"] == "exited"),
+        "{}",
+        state(&env)
+    );
+    assert_eq!(state(&env)["code"], 3, "{}", state(&env));
+    let ended = |env: &TestEnv| {
+        events(env, &id)
+            .into_iter()
+            .rev()
+            .find(|e| e["kind"] == "exit" && e["detached"] == true)
+    };
+    let last = ended(&env).expect("an exit event of the detached agent");
+    assert_eq!(last["code"], 3, "{last}");
+    assert!(last.get("cause").is_none(), "{last}");
+    // The agent's session is gone: a new detached agent starts.
+    env.run(["down", &id]).ok();
+
+    let profile = env
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    fs::write(&profile, "[limits]\ntime = \"2s\"\n").unwrap();
+    let started = Instant::now();
+    env.run(["agent", &id, "--detach", "--", "sleep"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || state(&env)["code"] == 124),
+        "{}",
+        state(&env)
+    );
+    let took = started.elapsed();
+    let last = ended(&env).unwrap();
+    assert_eq!(last["cause"], "timeout", "{last}");
+    assert_eq!(last["code"], 124, "{last}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    // Nothing of the agent is left in the session.
+    assert!(!sh(&env, &id, "ps -eo args").stdout.contains("sleep 60"));
+    env.run(["down", &id]).ok();
+}
+
+/// Notifications without a `notify.command`: `notify-send` (a stand-in on the host's PATH
+/// recording its arguments) and a bell on every attached terminal, when the agent needs
+/// input; nothing of either with `notify.enabled = false`.
+#[test]
+fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off() {
+    use crate::common::terminal::Terminal;
+    use std::os::unix::fs::PermissionsExt;
+    let (env, id) = setup();
+    plain_agent(&env);
+    let stand_in = env.root.join("desktop/notify-send");
+    let said = env.root.join("desktop/said");
+    fs::create_dir_all(stand_in.parent().unwrap()).unwrap();
+    fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s|' \"$a\"; done >> {}\necho >> {0}\n",
+            said.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        stand_in.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let state_file = format!("/loopat/loop/{id}/.claude/.git-loop-agent-state");
+    let config = env.home.join(".config/git-loop/config.toml");
+    let base = fs::read_to_string(&config).unwrap();
+
+    for enabled in [true, false] {
+        fs::write(&config, format!("{base}\n[notify]\nenabled = {enabled}\n")).unwrap();
+        let _ = fs::remove_file(&said);
+        // The session starts with the stand-in on its PATH (the host's, never a shell's).
+        let detach = env
+            .command()
+            .env("PATH", &path)
+            .args(["agent", &id, "--detach", "--", "sleep"])
+            .output()
+            .unwrap();
+        assert!(detach.status.success(), "{detach:?}");
+        let dir = env.root.join(format!("term-{enabled}"));
+        fs::create_dir_all(&dir).unwrap();
+        let mut vars: Vec<(String, std::ffi::OsString)> = env
+            .envs()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        vars.push(("TERM".into(), "xterm-256color".into()));
+        let term = Terminal::start(
+            &dir,
+            vars,
+            &env.root,
+            &[crate::common::BIN.to_string(), "attach".into(), id.clone()],
+            (100, 30),
+        );
+        assert!(wait_until(Duration::from_secs(20), || env
+            .run(["list", "--json"])
+            .ok()
+            .json()[0]["agent"]["attached"]
+            == 1));
+        assert!(!term.rang());
+        sh(
+            &env,
+            &id,
+            &format!("printf 'needs-input\\n' > {state_file}"),
+        )
+        .ok();
+        assert!(wait_until(Duration::from_secs(10), || env
+            .run(["list", "--json"])
+            .ok()
+            .json()[0]["agent"]["state"]
+            == "needs-input"));
+        if enabled {
+            assert!(
+                wait_until(Duration::from_secs(10), || fs::read_to_string(&said)
+                    .is_ok_and(|s| s.contains('\n'))),
+                "notify-send was not run"
+            );
+            let line = fs::read_to_string(&said).unwrap();
+            assert_eq!(line, format!("git loop: {id} needs-input|live loop|\n"));
+            assert!(
+                wait_until(Duration::from_secs(10), || term.rang()),
+                "no bell on the attached terminal:\n{}",
+                term.screen()
+            );
+        } else {
+            // Given the time a notification takes when it is on.
+            std::thread::sleep(Duration::from_millis(1500));
+            assert!(
+                !said.exists(),
+                "notify-send ran with notify.enabled = false"
+            );
+            assert!(!term.rang(), "a bell with notify.enabled = false");
+        }
+        env.run(["down", &id]).ok();
+    }
+}
+
+/// A session keeps the binary it started with; a git-loop installed at the same path since
+/// (an upgrade: a new file renamed over the old) does not join it, says why and how to
+/// start it again, and can still end it; the session then starts with the new binary.
+#[test]
+fn a_session_started_by_another_binary_is_not_joined() {
+    use std::os::unix::fs::PermissionsExt;
+    let (env, id) = setup();
+    let installed = env.root.join("bin/git-loop");
+    fs::create_dir_all(installed.parent().unwrap()).unwrap();
+    fs::copy(crate::common::BIN, &installed).unwrap();
+    fs::set_permissions(&installed, fs::Permissions::from_mode(0o755)).unwrap();
+    let run_with = |bin: &Path, args: &[&str]| {
+        let mut cmd = std::process::Command::new(bin);
+        cmd.env_clear()
+            .envs(env.envs())
+            .args(args)
+            .stdin(Stdio::null());
+        cmd.output().unwrap()
+    };
+    assert!(run_with(&installed, &["up", &id]).status.success());
+    assert_eq!(
+        run_with(&installed, &["run", "-q", &id, "--", "true"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // The upgrade: a new file at the same path.
+    let fresh = env.root.join("bin/git-loop.new");
+    fs::copy(crate::common::BIN, &fresh).unwrap();
+    fs::set_permissions(&fresh, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::rename(&fresh, &installed).unwrap();
+    let refused = run_with(&installed, &["run", "-q", &id, "--", "true"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("another git-loop binary"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("git loop down {id} && git loop up {id}")),
+        "{stderr}"
+    );
+    let again = run_with(&installed, &["up", &id]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("another git-loop binary"));
+    // Still up; ended by the new binary; started by it, joined by it.
+    assert_eq!(env.run(["list", "--json"]).ok().json()[0]["session"], true);
+    assert!(run_with(&installed, &["down", &id]).status.success());
+    assert!(run_with(&installed, &["up", &id]).status.success());
+    assert_eq!(
+        run_with(&installed, &["run", "-q", &id, "--", "true"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert!(run_with(&installed, &["down", &id]).status.success());
 }

@@ -9,6 +9,7 @@
 mod config;
 mod include;
 mod loops;
+mod ports;
 mod proposals;
 mod publish;
 mod review;

@@ -16,7 +16,8 @@ use net::*;
 pub struct ShowArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
     pub id: String,
-    /// Print the loop record as JSON.
+    /// Print the loop record as JSON, with what it receives and its forwarded ports
+    /// (`ports: [{inside, host, url}]`, see `git loop port`).
     #[arg(long)]
     pub json: bool,
     /// Print the sandbox's view instead: every path inside, its host source, its mode.
@@ -46,6 +47,10 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     loops::check_repo(&ws, &rec)?;
     loops::import(&ws, &rec)?;
     let status = loops::status(&ws, &rec)?;
+    let address = crate::commands::read_config(&ws, Some(&rec))?
+        .settings()
+        .ports
+        .address;
     if args.json {
         let mut record = loops::to_json(&ws, &rec, Some(&status));
         let (vars, files) = crate::vault::entry_names(&ws, &rec.vault);
@@ -67,6 +72,8 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
             .collect();
         record["receives"] = serde_json::json!({"variables": vars, "files": files,
             "plaintext": plaintext, "bound": bound});
+        record["ports"] =
+            serde_json::to_value(crate::ports::listed(&ws, &id, address)).unwrap_or_default();
         return crate::commands::print_json(ui, &record).map(|()| 0);
     }
     // The record and the branches are the loop's own words (its title, the names it
@@ -99,6 +106,9 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
         writeln!(out, "base:       {}{on}", shown(base))?;
     }
     writeln!(out, "vault:      {}", shown(&rec.vault))?;
+    for p in crate::ports::listed(&ws, &id, address) {
+        writeln!(out, "port:       {} at {}", p.inside, p.url)?;
+    }
     // What the loop receives, by name only: never a value.
     let (vars, files) = crate::vault::entry_names(&ws, &rec.vault);
     if !vars.is_empty() || !files.is_empty() {

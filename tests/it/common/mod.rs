@@ -21,6 +21,76 @@ pub struct TestEnv {
     pub ws: PathBuf,
     /// Where `doctor` runs (see [`TestEnv::run_in`]), made on first use.
     offline: std::sync::OnceLock<netns::Netns>,
+    /// The attack battery's second pass (`tests/it/joined.rs`): every `git loop run` of
+    /// this test goes through a live session of its loop (see [`TestEnv::battery`]).
+    joined: Option<PathBuf>,
+}
+
+/// `git loop run` through a live session: `up` with the run's sandbox options, the run
+/// joined into it, `down` after it (so each run has a session of its own, as each fresh
+/// run has a sandbox of its own). Signals to the script reach the joined run; its death
+/// (SIGKILL included) ends the joiner, as a fresh run ends with its caller. `--print-argv`
+/// runs nothing and passes through.
+const JOINED_RUN: &str = r#"#!/bin/bash
+bin=@BIN@
+[ "$1" = run ] || exec "$bin" "$@"
+shift
+up=() run=() id=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --) break ;;
+    --print-argv) exec "$bin" run "${up[@]}" "${run[@]}" ${id:+"$id"} "$@" ;;
+    --mode|--net|--allow-domain|--backend) up+=("$1" "$2"); shift 2 ;;
+    --mode=*|--net=*|--allow-domain=*|--backend=*) up+=("$1"); shift ;;
+    --color|--timeout) run+=("$1" "$2"); shift 2 ;;
+    -*) run+=("$1"); shift ;;
+    *) [ -n "$id" ] && break; id=$1; shift ;;
+  esac
+done
+[ -n "$id" ] || exec "$bin" run "${up[@]}" "${run[@]}" "$@"
+# What `up` says (the layers' warnings, the sandbox's status line) is what a fresh run says;
+# a session another run of this loop made is joined and left to it.
+keep=.
+for a in "${run[@]}"; do [ "$a" = -q ] || [ "$a" = --quiet ] && keep=^warning:; done
+said=$("$bin" up "${up[@]}" "$id" 2>&1 >/dev/null)
+code=$?
+mine=1
+case $said in *"already up"*) mine= ;; esac
+printf '%s\n' "$said" | grep -v -e "session is up" -e "already up" | grep -e "$keep" >&2
+[ $code -eq 0 ] || exit $code
+setpriv --pdeathsig KILL -- "$bin" run "${run[@]}" "$id" "$@" <&0 &
+child=$!
+trap 'kill -INT $child' INT
+trap 'kill -TERM $child' TERM
+trap 'kill -HUP $child' HUP
+while :; do
+  wait $child
+  code=$?
+  kill -0 $child 2>/dev/null || break
+done
+[ -n "$mine" ] && "$bin" down -q "$id" >/dev/null 2>&1
+exit $code
+"#;
+
+impl Drop for TestEnv {
+    /// The live sessions a test left up (one that failed before its `down`, a joined run
+    /// killed before its own) end with the test: no supervisor outlives its workspace.
+    fn drop(&mut self) {
+        let Ok(dir) = fs::read_dir(self.ws.join("locks/live")) else {
+            return;
+        };
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(id) = name.strip_suffix(".lock") {
+                let _ = Command::new(BIN)
+                    .env_clear()
+                    .envs(self.envs())
+                    .args(["down", "-q", id])
+                    .stdin(Stdio::null())
+                    .output();
+            }
+        }
+    }
 }
 
 /// What a command did.
@@ -110,7 +180,35 @@ impl TestEnv {
             root,
             home,
             offline: std::sync::OnceLock::new(),
+            joined: None,
         }
+    }
+
+    /// The environment of an attack test in `module` (its `module_path!()`): under
+    /// `joined::` (the battery's second pass) every `git loop run` joins a live session.
+    pub fn battery(module: &str) -> TestEnv {
+        let mut env = TestEnv::new();
+        if module.contains("::joined::") {
+            use std::os::unix::fs::PermissionsExt;
+            let script = env.root.join(".joined-git-loop");
+            fs::write(&script, JOINED_RUN.replace("@BIN@", BIN)).unwrap();
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+            env.joined = Some(script);
+        }
+        env
+    }
+
+    /// Whether this test's runs join live sessions (see [`TestEnv::battery`]).
+    pub fn joined(&self) -> bool {
+        self.joined.is_some()
+    }
+
+    /// The program a test runs as `git loop`.
+    pub fn bin(&self) -> &OsStr {
+        self.joined
+            .as_deref()
+            .map(Path::as_os_str)
+            .unwrap_or(OsStr::new(BIN))
     }
 
     /// The fixed environment every command of a test runs with.
@@ -153,7 +251,7 @@ impl TestEnv {
         let mut cmd = if args.first().is_some_and(|a| a == "doctor") {
             self.offline.get_or_init(netns::Netns::new).command(BIN)
         } else {
-            Command::new(BIN)
+            Command::new(self.bin())
         };
         cmd.env_clear()
             .envs(self.envs())
@@ -174,7 +272,7 @@ impl TestEnv {
 
     /// A command of ours with the test environment, for custom setups.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(self.bin());
         cmd.env_clear().envs(self.envs()).stdin(Stdio::null());
         cmd
     }

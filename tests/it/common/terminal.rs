@@ -139,6 +139,13 @@ impl Terminal {
         self.tmux_str(&["paste-buffer", "-p", "-d", "-b", "input", "-t", "main"]);
     }
 
+    /// Whether the terminal rang its bell (a BEL reached it) since it started.
+    pub fn rang(&self) -> bool {
+        self.tmux_str(&["display-message", "-p", "-t", "main", "#{window_bell_flag}"])
+            .trim()
+            == "1"
+    }
+
     /// Presses `key` (a tmux key name: `Enter`, `C-c`, `Escape`).
     pub fn press(&self, key: &str) {
         self.tmux_str(&["send-keys", "-t", "main", key]);
