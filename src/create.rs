@@ -56,6 +56,8 @@ pub struct NewLoop {
     pub max_object_size: u64,
     /// The fan-out group the loop is one of.
     pub group: Option<String>,
+    /// What of the user's ignored files `.worktreeinclude` may bring along.
+    pub include: crate::include::Rules,
 }
 
 impl NewLoop {
@@ -76,6 +78,7 @@ impl NewLoop {
             sandbox_default: settings.sandbox.profile.clone(),
             max_object_size: settings.import.max_object_size.0,
             group: None,
+            include: crate::include::Rules::from_settings(settings),
         }
     }
 }
@@ -234,6 +237,14 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
         refuse_loop_repository(ws, &found.top)?;
         Some(prepare_code(found, req.base.as_deref())?)
     };
+    // The ignored files to bring along, read whole: a refusal leaves nothing made.
+    let included = match &code {
+        Some(c) => crate::include::plan(&c.top, &req.include)?,
+        None => crate::include::Plan::default(),
+    };
+    for why in &included.skipped {
+        warnings.push(format!("{} names {why}: not copied", crate::include::FILE));
+    }
 
     // Started now, read after the checkout: it overlaps with our own work.
     let status = match &code {
@@ -311,6 +322,8 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
                 .context(|| format!("cannot create {}", workdir.display()))?,
         }
         failpoint::hit("new:workdir-cloned");
+        let copied = crate::include::copy(&workdir, &included)?;
+        failpoint::hit("new:included");
         context_clone(&staging, "notes", &notes_origin, &branch, notes_base)?;
         failpoint::hit("new:notes-cloned");
         if let Some((repo, base)) = &knowledge {
@@ -361,6 +374,7 @@ pub fn create(ws: &Workspace, req: &NewLoop) -> Result<Created> {
             grants: Vec::new(),
             config: toml::Table::new(),
             group: req.group.clone(),
+            included: copied,
         };
         record.write(&staging.join("loop.toml"))?;
         failpoint::hit("new:record-written");

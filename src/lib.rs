@@ -23,6 +23,7 @@ pub mod git;
 pub mod gitlocks;
 pub mod guard;
 pub mod hooks;
+pub mod include;
 pub mod init;
 pub mod loops;
 pub mod ports;

@@ -305,6 +305,13 @@ git loop log fix-the
 git loop log fix-the --json",
     ),
     (
+        "logs",
+        "# The end of the log of the session's service db (its profile's [services.db])
+git loop logs fix-the db
+# The last 20 lines of the profile's start hook
+git loop logs fix-the start -n 20",
+    ),
+    (
         "up",
         "# The loop's sandbox stays up; run, shell and agent join it
 git loop up fix-the

@@ -78,6 +78,12 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                 }
             }
             "agent" => format!("the agent's run ended with code {}", s(e, "code")),
+            "service" => format!("{} {}", s(e, "name"), s(e, "state")),
+            "hook" => format!(
+                "the profile's {} ended with code {}",
+                s(e, "hook"),
+                s(e, "code")
+            ),
             "upstream" => format!("{} could not be reached: {}", s(e, "target"), s(e, "error")),
             "violation" => format!(
                 "{} {} refused: {}{}",

@@ -19,6 +19,7 @@ pub mod hooks;
 pub mod init;
 pub mod list;
 pub mod log;
+pub mod logs;
 pub mod merge;
 pub mod new;
 pub mod pick;

@@ -81,6 +81,7 @@ pub fn run(ui: &mut Ui, args: NewArgs) -> Result<u8> {
             seed_chat: args.seed_chat,
             vault: args.vault,
             sandbox: args.sandbox,
+            include: include_rules(&config),
             ..NewLoop::with_settings(config.settings())
         },
     )?;
@@ -164,6 +165,7 @@ fn fan_out(
                 vault: args.vault.clone(),
                 sandbox: args.sandbox.clone(),
                 group: Some(group.clone()),
+                include: include_rules(config),
                 ..NewLoop::with_settings(config.settings())
             },
         );
@@ -254,4 +256,13 @@ fn run_setup(
         ))?;
     }
     Ok(())
+}
+
+/// What `.worktreeinclude` may bring into the loop: the operator's bounds, and secrets
+/// only where the profile asks and the operator allows (see `crate::include`).
+fn include_rules(config: &crate::config::Config) -> crate::include::Rules {
+    crate::include::Rules {
+        profile_secrets: config.profile().include_secrets,
+        ..crate::include::Rules::from_settings(config.settings())
+    }
 }

@@ -31,6 +31,8 @@ pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
         return Ok(0);
     }
     let id = loops::resolve(&ws, &args.id)?;
+    // Before the loop is held: the teardown is a run of the loop.
+    teardown(ui, &ws, &id, args.force)?;
     // Held until the folder is gone: no run of the loop is live, and none starts. What
     // the loop wrote is read without the workspace lock, so a loop that makes reading
     // slow never holds up other loops' publishes.
@@ -86,4 +88,56 @@ pub fn run(ui: &mut Ui, args: RmArgs) -> Result<u8> {
         ui.status(line)?;
     }
     Ok(0)
+}
+
+/// Runs the profile's `teardown` in the loop's sandbox (joining its session when one is
+/// up), as `setup` runs at `new`. Its failure stops the removal, unless `--force`, which
+/// reports it and goes on.
+fn teardown(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, force: bool) -> Result<()> {
+    let Ok(rec) = loops::load(ws, id) else {
+        return Ok(());
+    };
+    let failed = |ui: &mut Ui, why: String| -> Result<()> {
+        if force {
+            ui.warn(format!("{why}; removing the loop anyway (--force)"))?;
+            Ok(())
+        } else {
+            Err(Error::failure(why).hint(format!(
+                "fix it and remove again, or remove anyway: git loop rm --force {id}"
+            )))
+        }
+    };
+    let config = match super::load_sandbox_config(ui, ws, &rec) {
+        Ok(c) => c,
+        Err(e) => {
+            return failed(
+                ui,
+                format!("the profile's teardown cannot run: {}", e.one_line()),
+            )
+        }
+    };
+    let Some(argv) = config.profile().teardown.clone() else {
+        return Ok(());
+    };
+    ui.status(format!(
+        "teardown: running `{}` in the loop's sandbox...",
+        crate::terminal::visible(&argv.join(" "))
+    ))?;
+    let status = std::process::Command::new(std::env::current_exe()?)
+        .args(["run", "-q", id, "--"])
+        .args(&argv)
+        .stdin(std::process::Stdio::null())
+        // stdout stays clean for what rm prints.
+        .stdout(std::io::stderr())
+        .status()?;
+    if status.success() {
+        return Ok(());
+    }
+    failed(
+        ui,
+        format!(
+            "the profile's teardown failed (exit {})",
+            status.code().unwrap_or(-1)
+        ),
+    )
 }

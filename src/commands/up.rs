@@ -68,6 +68,8 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
+    // The profile is read here first, so that a mistake in it (its services) is this
+    // command's error with its line, not a line of the supervisor's log.
     // Read here as well as by the supervisor: a broken profile is this command's error,
     // and what a layer may not set is said on this terminal.
     super::load_sandbox_config(ui, &ws, &rec)?;
@@ -175,11 +177,25 @@ pub fn start(
     drop(write_end);
     let mut said = String::new();
     let _ = std::fs::File::from(read_end)
-        .take(64)
+        .take(256 << 10)
         .read_to_string(&mut said);
     if said.trim() == "ok" {
         relay_start(ui, &log_path)?;
         return Ok(());
+    }
+    // A service or the start hook failed: the supervisor takes the session down; `up`
+    // returns once nothing of it is left.
+    if let Some(why) = said.strip_prefix("error\n") {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while session::is_up(ws, id) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let (what, hint) = why.split_once("\nhint: ").unwrap_or((why, ""));
+        let mut err = Error::failure(format!("loop {id}'s session did not come up: {what}"));
+        if !hint.is_empty() {
+            err = err.hint(hint.to_string());
+        }
+        return Err(err);
     }
     let tail = log_tail(&log_path);
     let last = tail

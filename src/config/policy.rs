@@ -108,6 +108,13 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
             whole(PORTS_ADDRESS)
         }
         "guard.allow" => whole("only the operator config may let a value past the secret guard"),
+        "include.allow_secrets" if value.as_bool() == Some(true) => {
+            whole("only the operator config may let secrets of your working tree into a sandbox")
+        }
+        // Raising them from a synced layer would let a teammate's push fill the disk.
+        "include.max_file_size" | "include.max_total_size" => {
+            whole("only the operator config sets how much new copies into a loop")
+        }
         "agent.command" => whole(AGENT_COMMAND),
         // Lowering one would be harmless, but imports read the operator's alone.
         "import.max_object_size" | "import.max_pack_size" | "import.read_timeout" => {

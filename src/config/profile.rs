@@ -10,8 +10,20 @@
 //! [toolchains]
 //! enable = ["rustup", "pyenv"]   # or "detected"; absent: what the operator enables
 //! caches = "loop"                # or "shared", where the operator shares them
+//! start = "make dev-data"     # or a list: run in a live session each time it comes up
+//! teardown = ["make", "clean-remote"]   # run in the loop's sandbox before `rm`
+//! uid = 1000                  # the user id inside (where loops run as root)
+//! include_secrets = false     # honoured only where the operator allows it
+//! [services.db]               # started in a live session, in the order written
+//! command = ["postgres", "-D", "/home/me/pg", "-k", "/tmp"]
+//! ready = 5432                # a port on the loop's loopback, or a command
+//! env = { PGTZ = "UTC" }
+//! timeout = "30s"             # how long readiness may take
 //! ```
 //!
+//! Services, `start` and `teardown` run inside the loop's sandbox, never on the host, so
+//! the team may set them (DESIGN 4.0); `uid` only renames the user inside (its rights on
+//! the host are those of the user who runs git-loop), so it cannot widen anything.
 //! `ports = [3000, 5173]` names ports inside the loop's network namespace that a live
 //! session forwards to the host's loopback (`crate::ports`); the host address and port
 //! are never the profile's to choose.
@@ -68,6 +80,19 @@ pub struct SandboxProfile {
     pub caches: Option<Caches>,
     /// `[filesystem]`: per-path policy inside the writable roots.
     pub filesystem: crate::sandbox::fspolicy::Filesystem,
+    /// `[services.NAME]`, in the order the file writes them (`crate::session::services`).
+    pub services: Vec<Service>,
+    /// `start`: run in a live session each time it comes up, after the services.
+    pub start: Option<Vec<String>>,
+    /// `teardown`: run in the loop's sandbox before `rm`.
+    pub teardown: Option<Vec<String>>,
+    /// `uid`: the user id inside the sandbox (bwrap `--uid`/`--gid`); `None`: the host's.
+    pub uid: Option<u32>,
+    /// `include_secrets`: the profile asks that `.worktreeinclude` copy files the secret
+    /// guard flags. Honoured only where the operator's `include.allow_secrets` is true: a
+    /// profile is synced from the team's remote, and a teammate's push must never send a
+    /// person's own secrets into a sandbox that can reach the network (DESIGN 4.0).
+    pub include_secrets: bool,
     /// `ports`: ports inside that a live session forwards to the host (`crate::ports`).
     pub ports: Vec<u16>,
     /// What the profile set but may not.
@@ -93,7 +118,141 @@ struct ProfileFile {
     #[serde(default)]
     filesystem: Option<ProfileFilesystem>,
     #[serde(default)]
+    services: Option<toml::map::Map<String, Value>>,
+    #[serde(default)]
+    start: Option<Setup>,
+    #[serde(default)]
+    teardown: Option<Setup>,
+    #[serde(default)]
+    uid: Option<Uid>,
+    #[serde(default)]
+    include_secrets: Option<bool>,
+    #[serde(default)]
     ports: Option<crate::ports::InsidePorts>,
+}
+
+/// A service of a live session (`[services.NAME]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Service {
+    pub name: String,
+    /// Its argv (no shell unless it names one).
+    pub command: Vec<String>,
+    pub ready: Ready,
+    /// Variables set on top of the session's environment.
+    pub env: Vec<(String, String)>,
+    /// How long readiness may take.
+    pub timeout: std::time::Duration,
+}
+
+/// When a service counts as ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ready {
+    /// As soon as it started.
+    Started,
+    /// Once a TCP connection to this port of the loop's loopback succeeds.
+    Port(u16),
+    /// Once this command, run in the session, exits 0.
+    Command(Vec<String>),
+}
+
+/// The default readiness timeout.
+pub const SERVICE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Names a service may not have: the logs of the hooks carry them.
+const RESERVED: [&str; 2] = ["start", "teardown"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServiceFile {
+    command: Vec<String>,
+    #[serde(default)]
+    ready: Option<ReadyField>,
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    timeout: Option<TimeLimit>,
+}
+
+#[derive(Debug)]
+struct ReadyField(Ready);
+
+impl<'de> Deserialize<'de> for ReadyField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ReadyField, D::Error> {
+        let bad = || {
+            D::Error::custom(
+                "ready takes a port (5432) or a command ([\"pg_isready\", \"-h\", \"127.0.0.1\"])",
+            )
+        };
+        match Value::deserialize(d)? {
+            Value::Integer(n) if (1..=65535).contains(&n) => Ok(ReadyField(Ready::Port(n as u16))),
+            Value::Array(items) if !items.is_empty() => items
+                .into_iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s),
+                    _ => Err(bad()),
+                })
+                .collect::<Result<_, _>>()
+                .map(|argv| ReadyField(Ready::Command(argv))),
+            _ => Err(bad()),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Uid(u32);
+
+impl<'de> Deserialize<'de> for Uid {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Uid, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Integer(n) if (1..=60000).contains(&n) => Ok(Uid(n as u32)),
+            _ => Err(D::Error::custom(
+                "uid takes a user id from 1 to 60000 (the user inside the sandbox)",
+            )),
+        }
+    }
+}
+
+/// The services of `table` (`[services]`), checked, in the order of `order` (the keys as
+/// the file writes them; a TOML table of ours is sorted).
+fn services(
+    table: toml::map::Map<String, Value>,
+    order: &[String],
+) -> Result<Vec<Service>, String> {
+    let mut names: Vec<&String> = table.keys().collect();
+    names.sort_by_key(|n| order.iter().position(|o| o == *n).unwrap_or(usize::MAX));
+    let mut out = Vec::new();
+    for name in names {
+        let shown = policy::visible(name);
+        if !crate::loops::is_id_like(name) || RESERVED.contains(&name.as_str()) {
+            return Err(format!(
+                "services.{shown}: a service's name is letters, digits and '-' (not start or teardown)"
+            ));
+        }
+        let file = ServiceFile::deserialize(table[name].clone())
+            .map_err(|e| format!("services.{shown}: {}", e.message()))?;
+        if file.command.is_empty() {
+            return Err(format!("services.{shown}: command is empty"));
+        }
+        out.push(Service {
+            name: name.clone(),
+            command: file.command,
+            ready: file.ready.map(|r| r.0).unwrap_or(Ready::Started),
+            env: file.env.into_iter().collect(),
+            timeout: file.timeout.map(|t| t.0).unwrap_or(SERVICE_TIMEOUT),
+        });
+    }
+    Ok(out)
+}
+
+/// The keys of `[services]` in the order `text` writes them.
+fn service_order(text: &str) -> Vec<String> {
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
+        return Vec::new();
+    };
+    doc.get("services")
+        .and_then(|s| s.as_table_like())
+        .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -222,6 +381,11 @@ fn keys() -> Vec<String> {
         "filesystem.deny_write",
         "filesystem.allow_write",
         "filesystem.deny_create",
+        "services",
+        "start",
+        "teardown",
+        "uid",
+        "include_secrets",
         "ports",
     ]
     .map(String::from)
@@ -230,6 +394,12 @@ fn keys() -> Vec<String> {
 
 /// Whether `value` suits profile key `key`.
 fn check_value(key: &str, value: &Value) -> Result<(), String> {
+    if key == "services" {
+        let Value::Table(t) = value else {
+            return Err("services is a section: write [services.NAME] and its keys".into());
+        };
+        return services(t.clone(), &[]).map(|_| ());
+    }
     let mut table = Table::new();
     super::schema::set(&mut table, key, value.clone());
     ProfileFile::deserialize(Value::Table(table))
@@ -253,6 +423,11 @@ impl SandboxProfile {
             toolchains: None,
             caches: None,
             filesystem: Default::default(),
+            services: Vec::new(),
+            start: None,
+            teardown: None,
+            uid: None,
+            include_secrets: false,
             ports: Vec::new(),
             ignored: Vec::new(),
             text: String::new(),
@@ -386,6 +561,22 @@ impl SandboxProfile {
                     deny_create: f.deny_create,
                 })
                 .unwrap_or_default(),
+            services: match file.services {
+                Some(t) => {
+                    services(t, &service_order(text)).map_err(|message| ConfigError::BadValue {
+                        path: path.clone(),
+                        line: None,
+                        key: "services".into(),
+                        message,
+                        suggestion: None,
+                    })?
+                }
+                None => Vec::new(),
+            },
+            start: file.start.map(|s| s.0).filter(|argv| !argv.is_empty()),
+            teardown: file.teardown.map(|s| s.0).filter(|argv| !argv.is_empty()),
+            uid: file.uid.map(|u| u.0),
+            include_secrets: file.include_secrets.unwrap_or(false),
             ports: file.ports.map(|p| p.0).unwrap_or_default(),
             ignored,
             path: Some(path),
@@ -609,6 +800,44 @@ mod tests {
             matches!(&err, ConfigError::BadValue { suggestion: Some(s), .. } if s == "shared"),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn services_keep_the_order_the_file_writes() {
+        let p = parse(
+            "start = \"make seed\"\nteardown = [\"make\", \"clean\"]\nuid = 1000\ninclude_secrets = true\n[services.zeta]\ncommand = [\"z\"]\nready = 5432\n[services.alpha]\ncommand = [\"a\"]\nready = [\"check\", \"-q\"]\nenv = { B = \"2\", A = \"1\" }\ntimeout = \"5s\"\n[services.mid]\ncommand = [\"m\"]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = p.services.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+        assert_eq!(p.services[0].ready, Ready::Port(5432));
+        assert_eq!(p.services[0].timeout, SERVICE_TIMEOUT);
+        assert_eq!(
+            p.services[1].ready,
+            Ready::Command(vec!["check".into(), "-q".into()])
+        );
+        assert_eq!(
+            p.services[1].env,
+            vec![("A".into(), "1".into()), ("B".into(), "2".into())]
+        );
+        assert_eq!(p.services[1].timeout, std::time::Duration::from_secs(5));
+        assert_eq!(p.services[2].ready, Ready::Started);
+        assert_eq!(
+            p.start,
+            Some(vec!["sh".into(), "-c".into(), "make seed".into()])
+        );
+        assert_eq!(p.teardown, Some(vec!["make".into(), "clean".into()]));
+        assert_eq!((p.uid, p.include_secrets), (Some(1000), true));
+        for bad in [
+            "[services.db]\ncommand = []\n",
+            "[services.db]\ncommand = [\"x\"]\nready = 70000\n",
+            "[services.db]\ncommand = [\"x\"]\nready = []\n",
+            "[services.teardown]\ncommand = [\"x\"]\n",
+            "services = 3\n",
+            "uid = -1\n",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

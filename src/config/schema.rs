@@ -42,7 +42,22 @@ pub struct Settings {
     pub publish: PublishSettings,
     pub notify: NotifySettings,
     pub autocommit: AutocommitSettings,
+    pub include: IncludeSettings,
     pub ports: PortSettings,
+}
+
+/// `[include]`: what `new` copies of the ignored files `.worktreeinclude` names
+/// (`crate::include`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IncludeSettings {
+    /// A larger file is refused (and `new` with it).
+    pub max_file_size: Size,
+    /// The most that is copied in all.
+    pub max_total_size: Size,
+    /// Whether a profile's `include_secrets = true` is honoured. Operator config only: a
+    /// profile comes from the team's remote.
+    pub allow_secrets: bool,
 }
 
 /// `[ports]`: where a live session's forwarded ports listen on the host (`crate::ports`).

@@ -197,6 +197,10 @@ pub struct LoopRecord {
     /// base for one task, compared and one picked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// The ignored files `new` copied from the user's working tree by `.worktreeinclude`
+    /// (`crate::include`), relative to the working tree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub included: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -437,6 +441,7 @@ pub fn to_json(ws: &Workspace, rec: &LoopRecord, status: Option<&LoopStatus>) ->
         "workdir": ws.loop_workdir(&rec.id),
         "grants": rec.grants,
         "group": rec.group,
+        "included": rec.included,
     });
     if let Some(status) = status {
         v["branches"] = serde_json::to_value(&status.branches).unwrap_or_default();
@@ -680,6 +685,7 @@ mod tests {
             }],
             config: toml::Table::new(),
             group: Some("fix-def456".into()),
+            included: Vec::new(),
         };
         rec.write(&path).unwrap();
         assert_eq!(LoopRecord::read(&path).unwrap(), rec);

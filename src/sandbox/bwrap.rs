@@ -34,6 +34,10 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     // the caller's, or the spawner has made it already (the proxy mode's, with the
     // loopback up and the proxy ports listening: see spawn.rs).
     push(&["--unshare-all", "--unshare-user"]);
+    if let Some(uid) = spec.uid {
+        let uid = uid.to_string();
+        push(&["--uid", &uid, "--gid", &uid]);
+    }
     if spec.netns != NetNamespace::Bwrap {
         push(&["--share-net"]);
     }
@@ -243,6 +247,7 @@ mod tests {
             grants: Vec::new(),
             config: toml::Table::new(),
             group: None,
+            included: Vec::new(),
         }
     }
 
@@ -303,6 +308,37 @@ mod tests {
     fn spec(mode: RunMode, net: NetMode) -> SandboxSpec {
         let ws = Workspace::at("/ws".into(), "alice".into());
         SandboxSpec::for_loop(&ws, &record(), &host(), &options(mode, net))
+    }
+
+    #[test]
+    fn a_profiles_uid_names_the_user_inside_and_nothing_else() {
+        let plain = spec(RunMode::Work, NetMode::None);
+        let mut named = plain.clone();
+        named.uid = Some(1000);
+        let fds = Fds {
+            seccomp: vec![3],
+            ..Fds::default()
+        };
+        let (plain, named) = (
+            strings(argv("bwrap", &plain, &fds)),
+            strings(argv("bwrap", &named, &fds)),
+        );
+        assert_eq!(
+            &named[..7],
+            &[
+                "bwrap",
+                "--unshare-all",
+                "--unshare-user",
+                "--uid",
+                "1000",
+                "--gid",
+                "1000"
+            ]
+        );
+        // Every other argument is the same: no mount, namespace or filter changes.
+        let mut rest = named.clone();
+        rest.drain(3..7);
+        assert_eq!(rest, plain);
     }
 
     /// The `--bind` (read-write) pairs of an argv.

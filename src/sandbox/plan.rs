@@ -489,7 +489,9 @@ pub fn spec_and_policy(
         _ => (None, None),
     };
     let opts = options(config, req, choices, inputs, egress);
-    Ok((SandboxSpec::for_loop(ws, rec, &inputs.host, &opts), policy))
+    let mut spec = SandboxSpec::for_loop(ws, rec, &inputs.host, &opts);
+    spec.uid = config.profile().uid;
+    Ok((spec, policy))
 }
 
 /// The plan of a run of `req` in loop `rec`. Pure: reads nothing but its arguments.

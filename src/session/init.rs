@@ -45,6 +45,25 @@ pub fn run(fd: RawFd) -> u8 {
         };
         match msg {
             Message::Spawn { id, exec } => spawn(&sock, &running, id, exec, fds),
+            Message::Stop { id, signal } => {
+                if let Some(pid) = running.lock().expect("not poisoned").get(&id) {
+                    // SAFETY: a plain system call to a child of ours.
+                    unsafe { libc::kill(*pid, signal) };
+                }
+            }
+            Message::Probe { id, port } => {
+                let code = u8::from(!listening(port));
+                let _ = wire::send(
+                    sock.as_raw_fd(),
+                    &Message::Exit {
+                        id,
+                        code,
+                        signal: None,
+                        cause: None,
+                    },
+                    &[],
+                );
+            }
             Message::Dial { id, port } => dial(&sock, id, port),
             Message::Signal { id, signal } => {
                 if let Some(pid) = running.lock().expect("not poisoned").get(&id) {
@@ -55,6 +74,20 @@ pub fn run(fd: RawFd) -> u8 {
             _ => {}
         }
     }
+}
+
+/// Whether a TCP connection to `port` of the session's loopback (IPv4 or IPv6) is
+/// accepted: a service's readiness. Connecting to loopback answers at once (accepted or
+/// refused); the timeout only bounds a listener whose backlog is full.
+fn listening(port: u16) -> bool {
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
+    let wait = std::time::Duration::from_millis(500);
+    [
+        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        SocketAddr::from((Ipv6Addr::LOCALHOST, port)),
+    ]
+    .iter()
+    .any(|a| TcpStream::connect_timeout(a, wait).is_ok())
 }
 
 /// A forwarded port's connection (`crate::ports`): a TCP connection to `127.0.0.1:port`

@@ -31,6 +31,7 @@
 
 pub mod forward;
 pub mod init;
+pub mod services;
 pub mod state;
 pub mod supervisor;
 pub mod timer;

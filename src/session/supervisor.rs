@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,11 @@ struct Shared {
     notify: crate::config::schema::NotifySettings,
     /// The profile's `[limits] time`, for the session's agent.
     agent_time: Option<Duration>,
+    /// The profile's services and `start` hook (see `session::services`).
+    services: Vec<crate::config::profile::Service>,
+    start: Option<Vec<String>>,
+    /// The services started, in order: name, number and where their end is told.
+    running: Mutex<Vec<(String, u64, Receiver<Message>)>>,
     /// The loop's forwarded ports (`crate::ports`).
     ports: Arc<super::forward::Forwarding>,
 }
@@ -153,6 +158,9 @@ pub fn supervise(
         attached: Mutex::default(),
         notify: config.settings().notify.clone(),
         agent_time: config.profile().time,
+        services: config.profile().services.clone(),
+        start: config.profile().start.clone(),
+        running: Mutex::default(),
     });
     write_state(&shared);
     // Listening before the sandbox starts: a connection made meanwhile waits in the
@@ -223,7 +231,7 @@ fn listen(path: &std::path::Path) -> Result<OwnedFd> {
 }
 
 /// What the init says: readiness, and the start and end of joined commands.
-fn from_init(shared: &Shared) {
+fn from_init(shared: &Arc<Shared>) {
     loop {
         let (msg, fds) = match wire::recv(shared.init.as_raw_fd()) {
             Ok(Some(got)) => got,
@@ -232,11 +240,28 @@ fn from_init(shared: &Shared) {
         match msg {
             Message::Dialed { id, error } => shared.ports.dialed(id, error, fds),
             Message::Ready => {
-                if let Some(mut pipe) = shared.ready.lock().expect("not poisoned").take() {
-                    use std::io::Write;
-                    let _ = writeln!(pipe, "ok");
-                }
-                shed_start_up_code();
+                // The services start on a thread of their own: their starts and ends are
+                // messages this loop delivers.
+                let shared = Arc::clone(shared);
+                std::thread::spawn(move || {
+                    let outcome = bring_up(&shared);
+                    if let Some(mut pipe) = shared.ready.lock().expect("not poisoned").take() {
+                        use std::io::Write;
+                        let _ = match &outcome {
+                            Ok(()) => writeln!(pipe, "ok"),
+                            Err(why) => write!(pipe, "error\n{why}"),
+                        };
+                    }
+                    match outcome {
+                        Ok(()) => shed_start_up_code(),
+                        // Nothing of a session that did not come up is left running.
+                        Err(_) => {
+                            stop_services(&shared);
+                            // SAFETY: a signal to this very process.
+                            unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+                        }
+                    }
+                });
             }
             Message::Started { id, .. } | Message::Exit { id, .. } => {
                 let to = shared
@@ -309,6 +334,7 @@ fn serve(conn: OwnedFd, shared: &Arc<Shared>) {
             let _ = wire::send(conn.as_raw_fd(), &Message::Forwarded { error: None }, &[]);
         }
         Message::Down => {
+            stop_services(shared);
             // The main thread's run ends the sandbox on TERM, and cleans up after it.
             // SAFETY: a signal to this very process.
             unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
@@ -929,5 +955,222 @@ fn shed_start_up_code() {
         // SAFETY: a read-only, executable, file-backed private mapping of this process:
         // its pages are the file's, never modified, and fault back in from it.
         unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+    }
+}
+
+/// Starts `exec` in the session with `stdio`; its number and where its start and end are
+/// told, or why it could not start.
+fn spawn_inside(
+    shared: &Shared,
+    exec: Exec,
+    stdio: &[RawFd],
+) -> std::result::Result<(u64, Receiver<Message>), String> {
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = channel();
+    shared.waiting.lock().expect("not poisoned").insert(id, tx);
+    let forget = || {
+        shared.waiting.lock().expect("not poisoned").remove(&id);
+    };
+    if wire::send(shared.init.as_raw_fd(), &Message::Spawn { id, exec }, stdio).is_err() {
+        forget();
+        return Err("the loop's session is ending".into());
+    }
+    match rx.recv() {
+        Ok(Message::Started { error: None, .. }) => Ok((id, rx)),
+        Ok(Message::Started {
+            error: Some(why), ..
+        }) => {
+            forget();
+            Err(why)
+        }
+        _ => {
+            forget();
+            Err("the loop's session ended".into())
+        }
+    }
+}
+
+/// Whether something listens on `port` of the session's loopback (the init looks).
+fn probe(shared: &Shared, port: u16) -> bool {
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = channel();
+    shared.waiting.lock().expect("not poisoned").insert(id, tx);
+    let sent = wire::send(shared.init.as_raw_fd(), &Message::Probe { id, port }, &[]).is_ok();
+    let answer = sent
+        .then(|| rx.recv_timeout(Duration::from_secs(5)).ok())
+        .flatten();
+    shared.waiting.lock().expect("not poisoned").remove(&id);
+    matches!(answer, Some(Message::Exit { code: 0, .. }))
+}
+
+/// Starts the profile's services in order, each until it is ready, then runs `start`;
+/// the error (for `up`) names what failed, with the tail of its log.
+fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
+    use super::services::{failure, open_log, START};
+    use crate::config::profile::Ready;
+    let (ws, id) = (&shared.ws, shared.rec.id.as_str());
+    let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
+    for svc in &shared.services {
+        let log = open_log(ws, id, &svc.name).map_err(|e| e.to_string())?;
+        let exec = Exec {
+            kind: "service".into(),
+            argv: svc.command.clone(),
+            env: svc.env.clone(),
+            ..Exec::default()
+        };
+        let fds = [null.as_raw_fd(), log.as_raw_fd(), log.as_raw_fd()];
+        let (num, rx) = spawn_inside(shared, exec, &fds)
+            .map_err(|why| format!("service {} did not start: {why}", svc.name))?;
+        let _ = events::append(
+            &ws.loop_events(id),
+            "service",
+            json!({"name": svc.name, "state": "started"}),
+        );
+        let until = Instant::now() + svc.timeout;
+        let ended = |code: u8| {
+            failure(
+                ws,
+                id,
+                &svc.name,
+                &format!(
+                    "service {} exited (code {code}) before it was ready",
+                    svc.name
+                ),
+            )
+        };
+        loop {
+            if let Ok(Message::Exit { code, .. }) = rx.try_recv() {
+                shared.waiting.lock().expect("not poisoned").remove(&num);
+                return Err(ended(code));
+            }
+            let ready = match &svc.ready {
+                Ready::Started => true,
+                Ready::Port(port) => probe(shared, *port),
+                Ready::Command(argv) => {
+                    let exec = Exec {
+                        kind: "ready".into(),
+                        argv: argv.clone(),
+                        env: svc.env.clone(),
+                        ..Exec::default()
+                    };
+                    match spawn_inside(shared, exec, &fds) {
+                        Ok((check, crx)) => {
+                            let left = until.saturating_duration_since(Instant::now());
+                            let answer = crx.recv_timeout(left.max(Duration::from_millis(100)));
+                            shared.waiting.lock().expect("not poisoned").remove(&check);
+                            match answer {
+                                Ok(Message::Exit { code, .. }) => code == 0,
+                                _ => {
+                                    let _ = wire::send(
+                                        shared.init.as_raw_fd(),
+                                        &Message::Signal {
+                                            id: check,
+                                            signal: libc::SIGKILL,
+                                        },
+                                        &[],
+                                    );
+                                    false
+                                }
+                            }
+                        }
+                        Err(_) => false,
+                    }
+                }
+            };
+            if ready {
+                break;
+            }
+            if Instant::now() >= until {
+                shared
+                    .running
+                    .lock()
+                    .expect("not poisoned")
+                    .push((svc.name.clone(), num, rx));
+                return Err(failure(
+                    ws,
+                    id,
+                    &svc.name,
+                    &format!(
+                        "service {} was not ready within {} s",
+                        svc.name,
+                        svc.timeout.as_secs()
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = events::append(
+            &ws.loop_events(id),
+            "service",
+            json!({"name": svc.name, "state": "ready"}),
+        );
+        shared
+            .running
+            .lock()
+            .expect("not poisoned")
+            .push((svc.name.clone(), num, rx));
+    }
+    if let Some(start) = &shared.start {
+        let log = open_log(ws, id, START).map_err(|e| e.to_string())?;
+        let exec = Exec {
+            kind: "start".into(),
+            argv: start.clone(),
+            ..Exec::default()
+        };
+        let fds = [null.as_raw_fd(), log.as_raw_fd(), log.as_raw_fd()];
+        let (num, rx) = spawn_inside(shared, exec, &fds)
+            .map_err(|why| format!("the profile's start did not start: {why}"))?;
+        let code = match rx.recv() {
+            Ok(Message::Exit { code, .. }) => code,
+            _ => 1,
+        };
+        shared.waiting.lock().expect("not poisoned").remove(&num);
+        let _ = events::append(
+            &ws.loop_events(id),
+            "hook",
+            json!({"hook": "start", "code": code}),
+        );
+        if code != 0 {
+            return Err(failure(
+                ws,
+                id,
+                START,
+                &format!("the profile's start failed (exit code {code})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Stops the running services in the reverse order of their start: TERM to each one's
+/// own process, KILL to its group after [`super::services::STOP_GRACE`].
+fn stop_services(shared: &Shared) {
+    let running = std::mem::take(&mut *shared.running.lock().expect("not poisoned"));
+    for (name, num, rx) in running.into_iter().rev() {
+        let signal = |id, signal, stop: bool| {
+            let msg = if stop {
+                Message::Stop { id, signal }
+            } else {
+                Message::Signal { id, signal }
+            };
+            let _ = wire::send(shared.init.as_raw_fd(), &msg, &[]);
+        };
+        signal(num, libc::SIGTERM, true);
+        let ended = loop {
+            match rx.recv_timeout(super::services::STOP_GRACE) {
+                Ok(Message::Exit { .. }) => break true,
+                Ok(_) => continue,
+                Err(_) => break false,
+            }
+        };
+        if !ended {
+            signal(num, libc::SIGKILL, false);
+        }
+        shared.waiting.lock().expect("not poisoned").remove(&num);
+        let _ = events::append(
+            &shared.ws.loop_events(&shared.rec.id),
+            "service",
+            json!({"name": name, "state": "stopped", "killed": !ended}),
+        );
     }
 }

@@ -46,6 +46,19 @@ pub enum Message {
         id: u64,
         signal: i32,
     },
+    /// Supervisor → init: deliver a signal to the command itself (not its group): a
+    /// service's own shutdown, which its children are left to (PostgreSQL's postmaster
+    /// ends its backends in order; a TERM to each of them would be a crash).
+    Stop {
+        id: u64,
+        signal: i32,
+    },
+    /// Supervisor → init: is anything listening on this TCP port of the session's
+    /// loopback? The answer is an `Exit` under `id` (code 0: yes).
+    Probe {
+        id: u64,
+        port: u16,
+    },
     /// Init → supervisor: the session's init is running and listening.
     Ready,
     /// Any → supervisor: end the session.

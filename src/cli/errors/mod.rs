@@ -7,6 +7,7 @@
 //! the domain).
 
 mod config;
+mod include;
 mod loops;
 mod ports;
 mod proposals;

@@ -199,5 +199,8 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
             shown(&g.mode)
         )?;
     }
+    for f in &rec.included {
+        writeln!(out, "included:   {}", shown(f))?;
+    }
     Ok(0)
 }

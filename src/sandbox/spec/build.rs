@@ -414,6 +414,7 @@ impl SandboxSpec {
             mode: opts.mode,
             limits: opts.limits,
             hostname: "loop".into(),
+            uid: None,
             new_session: opts.new_session,
             command: opts.command.clone(),
             fs_policy: if w {

@@ -174,6 +174,9 @@ pub struct SandboxSpec {
     pub mode: RunMode,
     pub limits: Limits,
     pub hostname: String,
+    /// The user and group id inside (a profile's `uid`); `None`: the host user's own. Only
+    /// a name inside: the rights on the host stay those of the user who runs git-loop.
+    pub uid: Option<u32>,
     pub new_session: bool,
     pub command: Vec<String>,
     /// The paths the per-path policy covers, with their rules (see `fspolicy.rs`).
