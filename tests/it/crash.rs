@@ -1,17 +1,23 @@
 //! The crash harness: `kill -9` of git-loop's whole process group (as a closed terminal or
 //! the OOM killer does) at every step boundary of `new`, `publish`, `merge`, `autocommit`,
-//! `rm`, `sync` (of a teammate's notes from a remote) and `vault set` (failpoints, compiled into test builds only: see src/failpoint.rs), at random
-//! moments of each command, and at random moments while git writes a 2000-file checkout.
+//! `rm`, `run`, `sync` (of a teammate's notes from a remote) and `vault set` (failpoints,
+//! compiled into test builds only: see src/failpoint.rs); at random moments of each
+//! command, started as a user starts it (`git loop ...`), a kill of its process group, of
+//! its front end (`git`) alone, or of one of its processes at random and then the front
+//! end; at random moments of the commits inside a run's sandbox; and at random moments
+//! while git writes a 2000-file checkout.
 //!
 //! Each trial is judged from outside, by git and the file system, never by what git-loop
 //! says: every repository passes `git fsck`; what the command was doing is not lost once
-//! it is run again; the user's checkout is its HEAD's tree plus exactly the changes it had
-//! before; and every leftover (journal, lock file, staging or removal folder, half-written
-//! checkout, branch without a loop) is gone after the next command, or else after
-//! `doctor --fix`. Trials whose kill landed mid-operation (it left something to repair) are
-//! counted apart from those whose kill came too early or too late; too few of the former
-//! fails the test. `GIT_LOOP_CRASH_ROUNDS` runs more rounds (benches/crash.sh runs 300
-//! trials); the figures are printed at the end.
+//! it is run again, and every commit a branch held after the kill is still reachable from
+//! it; the user's checkout is its HEAD's tree plus exactly the changes it had before; every
+//! leftover (journal, lock file, staging or removal folder, half-written checkout, branch
+//! without a loop, a run's start without its exit) is gone after the next command, or else
+//! after `doctor --fix`; and no process the command started is alive 10 s after the kill
+//! (this process is their child subreaper, so orphans are seen). Trials whose kill landed
+//! mid-operation (it left something to repair) are counted apart from those whose kill came
+//! too early or too late; too few of the former fails the test. `GIT_LOOP_CRASH_ROUNDS`
+//! runs more rounds (benches/crash.sh); the figures are printed at the end.
 
 use std::fs;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -1160,6 +1166,9 @@ fn wait_for_survivors(front: i32, mine: &[i32]) -> Vec<(i32, String)> {
             })
             .collect();
         if left.is_empty() || Instant::now() > deadline {
+            // What ended since the reap above is not left a zombie either.
+            // SAFETY: as above.
+            while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
             return left;
         }
         std::thread::sleep(Duration::from_millis(10));
