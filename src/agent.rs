@@ -200,10 +200,14 @@ pub fn ready_for_run(
     };
     if let Some(key) = find("ANTHROPIC_API_KEY") {
         let dir = ws.loop_claude_dir(&rec.id);
-        if matches!(
-            fsutil::read_regular(&dir.join(ready::CLAUDE_STATE)),
-            Ok(Some(_))
-        ) {
+        // Only whether something stands there, never read here: the agent may have made
+        // it any size, or a link, or a FIFO. `approve_claude_key` reads it bounded and sets
+        // aside what is not the agent's state.
+        let has_state = crate::confined::Tree::open(&dir)
+            .ok()
+            .flatten()
+            .is_some_and(|tree| matches!(tree.kind(ready::CLAUDE_STATE), Ok(Some(_))));
+        if has_state {
             ready::approve_claude_key(&dir, &key)?;
         }
     }

@@ -208,28 +208,22 @@ impl Drop for Lock {
 }
 
 /// Reads a file only if it is a regular file at exactly this path (never through a
-/// symlink): for files in folders a sandboxed agent can write. `Ok(None)` if absent or
-/// not a regular file.
-pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path);
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ELOOP) => {
-            return Ok(None)
-        }
-        Err(e) => return Err(e),
-    };
-    if !file.metadata()?.is_file() {
+/// symlink at it, never waiting on a FIFO): for files in folders a sandboxed agent can
+/// write. `Ok(None)` if absent or not a regular file. At most `limit` bytes: a larger file
+/// is refused before it is read (`ErrorKind::FileTooLarge`), so a sparse file of gigabytes
+/// planted there costs nothing.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let Some(file) = open_regular(path)? else {
         return Ok(None);
+    };
+    match crate::confined::read_bounded(file, path, limit) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e @ crate::confined::ConfinedError::TooLarge { .. }) => {
+            Err(io::Error::new(io::ErrorKind::FileTooLarge, e.to_string()))
+        }
+        Err(crate::confined::ConfinedError::Io { source, .. }) => Err(source),
+        Err(e) => Err(io::Error::other(e.to_string())),
     }
-    let mut buf = Vec::new();
-    file.read_to_end(&mut buf)?;
-    Ok(Some(buf))
 }
 
 /// Opens a regular file for reading without following a symlink at its path, or None.

@@ -67,8 +67,12 @@ fn pre_commit(ui: &mut Ui) -> Result<u8> {
     .hint("if it is not a secret after all, commit with --no-verify"))
 }
 
-fn textconv_vault(ui: &mut Ui, file: &PathBuf) -> Result<u8> {
-    let f = std::fs::File::open(file).context(|| format!("cannot read {}", file.display()))?;
+fn textconv_vault(ui: &mut Ui, file: &std::path::Path) -> Result<u8> {
+    // The path is git's: a temporary file of a blob, or a file of the vaults' working tree,
+    // which a sync fills. Never through a link there, never waiting on a FIFO.
+    let f = crate::fsutil::open_regular(file)
+        .context(|| format!("cannot read {}", file.display()))?
+        .ok_or_else(|| Error::failure(format!("{} is not a regular file", file.display())))?;
     let size = f
         .metadata()
         .context(|| format!("cannot read {}", file.display()))?

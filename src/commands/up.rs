@@ -157,11 +157,7 @@ pub fn start(
     if said.trim() == "ok" {
         return Ok(());
     }
-    let tail = crate::fsutil::read_regular(&log_path)
-        .ok()
-        .flatten()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    let tail = log_tail(&log_path);
     let last = tail
         .lines()
         .rev()
@@ -174,6 +170,28 @@ pub fn start(
     ))
     .hint(format!("its log: {}", log_path.display())))
 }
+
+/// The end of the supervisor's log: what the sandbox printed is in it, so it can be any
+/// size; only its last [`LOG_TAIL`] bytes are read.
+fn log_tail(path: &std::path::Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(Some(mut file)) = crate::fsutil::open_regular(path) else {
+        return String::new();
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if file
+        .seek(SeekFrom::Start(size.saturating_sub(LOG_TAIL)))
+        .is_err()
+    {
+        return String::new();
+    }
+    let mut bytes = Vec::new();
+    let _ = file.take(LOG_TAIL).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The most of the supervisor's log read to say why a session did not come up.
+const LOG_TAIL: u64 = 64 << 10;
 
 /// The supervisor's log, `loops/<id>/session.log`: truncated at each start, never opened
 /// through a link.

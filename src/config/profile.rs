@@ -435,16 +435,33 @@ impl SandboxProfile {
 
 /// The profiles the workspace has: `default` and every folder of
 /// `knowledge/.loopat/sandboxes/` with a `sandbox.toml`, sorted.
+///
+/// The knowledge repository is filled by teammates' pushes: it is listed through
+/// [`crate::confined::Tree`], so a `.loopat` or `sandboxes` that is a link lists nothing
+/// (never a host folder's names).
 pub fn names(ws: &Workspace) -> Vec<String> {
+    use crate::confined::{Kind, Tree};
     let mut names = vec![BUILTIN.to_string()];
-    if let Ok(dir) = std::fs::read_dir(ws.sandbox_profiles()) {
-        for entry in dir.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let has_file =
-                std::fs::symlink_metadata(ws.sandbox_profile(&name)).is_ok_and(|m| m.is_file());
-            if crate::loops::is_id_like(&name) && has_file && name != BUILTIN {
-                names.push(name);
-            }
+    let (root, all) = (ws.knowledge(), ws.sandbox_profiles());
+    let Ok(rel) = all.strip_prefix(&root) else {
+        return names;
+    };
+    let tree = Tree::open(&root).ok().flatten();
+    let entries = tree
+        .as_ref()
+        .and_then(|t| t.entries(rel).ok().flatten())
+        .unwrap_or_default();
+    for (name, kind) in entries {
+        let name = name.to_string_lossy().into_owned();
+        let has_file = kind == Kind::Dir
+            && tree.as_ref().is_some_and(|t| {
+                matches!(
+                    t.kind(rel.join(&name).join("sandbox.toml")),
+                    Ok(Some(Kind::File))
+                )
+            });
+        if crate::loops::is_id_like(&name) && has_file && name != BUILTIN {
+            names.push(name);
         }
     }
     names.sort();
@@ -457,6 +474,40 @@ mod tests {
 
     fn parse(text: &str) -> Result<SandboxProfile, ConfigError> {
         SandboxProfile::parse("p", PathBuf::from("/k/sandbox.toml"), text)
+    }
+
+    #[test]
+    fn the_profile_names_follow_no_link_a_push_planted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().join("ws"), "u".into());
+        let outside = tmp.path().join("outside");
+        for dir in [outside.join("hostname"), ws.sandbox_profile("good")] {
+            let dir = if dir.ends_with("sandbox.toml") {
+                dir.parent().unwrap().to_path_buf()
+            } else {
+                dir
+            };
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("sandbox.toml"), "").unwrap();
+        }
+        // A profile folder that is a link, and one whose file is a link.
+        std::os::unix::fs::symlink(
+            outside.join("hostname"),
+            ws.sandbox_profiles().join("linked"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(ws.sandbox_profiles().join("filelink")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.join("hostname/sandbox.toml"),
+            ws.sandbox_profile("filelink"),
+        )
+        .unwrap();
+        assert_eq!(names(&ws), vec!["default".to_string(), "good".into()]);
+        // The whole folder of profiles a link to a host folder: nothing of it is listed.
+        let sandboxes = ws.sandbox_profiles();
+        std::fs::remove_dir_all(&sandboxes).unwrap();
+        std::os::unix::fs::symlink(&outside, &sandboxes).unwrap();
+        assert_eq!(names(&ws), vec!["default".to_string()]);
     }
 
     #[test]

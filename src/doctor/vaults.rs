@@ -167,7 +167,7 @@ fn guard(ws: &Workspace, fix: bool, out: &mut Vec<Finding>) {
     let installed = crate::hooks::hooks_dir(&repo)
         .ok()
         .and_then(|dir| {
-            crate::fsutil::read_regular(&dir.join("pre-commit"))
+            crate::fsutil::read_regular(&dir.join("pre-commit"), 1 << 20)
                 .ok()
                 .flatten()
         })

@@ -12,31 +12,34 @@ pub fn check_repo(ws: &Workspace, rec: &LoopRecord) -> Result<()> {
 
 /// git's lock files (`*.lock`) in a repository's git folder: `.git/` and everything below
 /// it but the objects (whose own locks git cleans up itself), read without following links
-/// and bounded, since the folder is the agent's.
+/// (the git folder itself included: one that is a link yields nothing) and bounded, since
+/// the folder is the agent's.
 pub fn git_lock_files(git_dir: &Path) -> Vec<PathBuf> {
+    use crate::confined::{Kind, Tree};
     const MAX_ENTRIES: usize = 100_000;
+    let Ok(Some(tree)) = Tree::open(git_dir) else {
+        return Vec::new();
+    };
     let mut found = Vec::new();
     let mut seen = 0;
-    let mut pending = vec![git_dir.to_path_buf()];
+    let mut pending = vec![PathBuf::new()];
     while let Some(dir) = pending.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
+        let Ok(Some(entries)) = tree.entries(&dir) else {
             continue;
         };
-        for entry in entries.flatten() {
+        for (name, kind) in entries {
             seen += 1;
             if seen > MAX_ENTRIES {
+                found.sort();
                 return found;
             }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if kind.is_dir() {
-                if path != git_dir.join("objects") {
-                    pending.push(path);
+            let rel = dir.join(&name);
+            match kind {
+                Kind::Dir if rel != Path::new("objects") => pending.push(rel),
+                Kind::File if name.as_encoded_bytes().ends_with(b".lock") => {
+                    found.push(git_dir.join(rel))
                 }
-            } else if kind.is_file() && entry.file_name().as_encoded_bytes().ends_with(b".lock") {
-                found.push(path);
+                _ => {}
             }
         }
     }

@@ -590,6 +590,11 @@ mod tests {
             found,
             vec!["HEAD.lock", "index.lock", "refs/heads/loop/x.lock"]
         );
+        // A git folder that is itself a link is not walked: what it points at is not the
+        // loop's.
+        let link = tmp.path().join("linked.git");
+        std::os::unix::fs::symlink(&git, &link).unwrap();
+        assert!(git_lock_files(&link).is_empty());
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub struct Fds {
     /// `Data`, `Secret`), by their path inside; an optional one that is absent is left out
     /// of the view.
     pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
+    /// The write end of the pipe on which the creation supervisor reports refusals.
+    pub report: Option<i32>,
 }
 
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
@@ -59,6 +61,7 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     if let Some(init) = &spec.init {
         a.push(init.into());
         a.push(super::init::ARG.into());
+        a.extend(super::creation::init_args(&spec.deny_create, fds.report));
         a.push("--".into());
     }
     a.extend(spec.command.iter().map(OsString::from));
@@ -288,6 +291,7 @@ mod tests {
             trust: None,
             init_exe: Some("/opt/git-loop/bin/git-loop".into()),
             fs_cover: Vec::new(),
+            deny_create: Vec::new(),
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,
@@ -340,6 +344,7 @@ mod tests {
             &Fds {
                 seccomp: vec![3, 4],
                 files,
+                ..Fds::default()
             },
         ));
         let expected: Vec<&str> = vec![
@@ -513,6 +518,35 @@ mod tests {
     }
 
     #[test]
+    fn creation_rules_reach_the_sandboxs_pid_1_with_its_report_pipe() {
+        let mut spec = spec(RunMode::Work, NetMode::None);
+        spec.deny_create = vec!["*.pem".into(), ".env*".into()];
+        let fds = Fds {
+            seccomp: vec![3],
+            report: Some(9),
+            ..Fds::default()
+        };
+        let argv = strings(argv("bwrap", &spec, &fds));
+        let end = argv.iter().position(|a| a == "--").unwrap();
+        assert_eq!(
+            &argv[end + 1..],
+            &[
+                "/loopat/.git-loop/git-loop",
+                "__init",
+                "--deny-create",
+                "*.pem",
+                "--deny-create",
+                ".env*",
+                "--report-fd",
+                "9",
+                "--",
+                "make",
+                "test"
+            ]
+        );
+    }
+
+    #[test]
     fn review_mode_makes_every_bind_read_only_but_home() {
         let argv = strings(argv(
             "bwrap",
@@ -555,6 +589,7 @@ mod tests {
             &Fds {
                 seccomp: vec![3],
                 files: [(PathBuf::from("/etc/resolv.conf"), 6)].into(),
+                ..Fds::default()
             },
         ));
         // The network namespace is the one the spawner made (loopback and proxy ports
@@ -745,6 +780,7 @@ mod tests {
             &Fds {
                 seccomp: vec![3],
                 files: [(data, 7), (PathBuf::from("/home/alice/.netrc"), 8)].into(),
+                ..Fds::default()
             },
         ));
         let at = |w: &[&str]| {

@@ -124,6 +124,8 @@ pub struct Handed {
     pub channel: Option<(std::os::unix::net::UnixStream, OwnedFd)>,
     /// Why sources were left out of the view (a link, a FIFO), to be said before the run.
     pub left_out: Vec<String>,
+    /// The read end of the creation supervisor's report pipe (`[filesystem] deny_create`).
+    pub report: Option<std::fs::File>,
 }
 
 /// Step 3: the descriptors of `sandboxed` ([`open_descriptors`]), the seccomp programs
@@ -139,6 +141,23 @@ pub fn hand_over(
         fds.seccomp.push(fd.as_raw_fd());
         keep.push(fd);
     }
+    // The creation supervisor's refusals come back on a pipe of their own (its write end
+    // reaches init through bwrap, like every descriptor kept).
+    let report = match spec.deny_create.is_empty() {
+        true => None,
+        false => {
+            let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| {
+                Error::new(
+                    ErrorKind::SandboxUnavailable,
+                    "cannot set up the creation supervisor",
+                )
+                .with_source(std::io::Error::from(e))
+            })?;
+            fds.report = Some(write.as_raw_fd());
+            keep.push(write);
+            Some(std::fs::File::from(read))
+        }
+    };
     let channel = match sandboxed.proxy {
         Some(_) => {
             let (host_end, sandbox_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
@@ -157,6 +176,7 @@ pub fn hand_over(
         fds,
         channel,
         left_out,
+        report,
     })
 }
 
@@ -295,6 +315,13 @@ fn in_sandbox(
         )?),
         _ => None,
     };
+    // Refusals of the creation supervisor, recorded as they come (see creation.rs).
+    let refusals = handed.report.map(|from| {
+        let events = ws.loop_events(&rec.id);
+        std::thread::spawn(move || {
+            super::creation::record_refusals(from, &events, MAX_RECORDED_REFUSALS)
+        })
+    });
     let applied = limits::apply(
         &plan.spec.limits,
         &limits::run_cgroup_name(&rec.id),
@@ -340,9 +367,13 @@ fn in_sandbox(
         delivery,
         proxy,
         keep: handed.keep,
+        refusals,
         started,
     })
 }
+
+/// At most this many of a run's creation refusals are recorded in `events.jsonl`.
+pub const MAX_RECORDED_REFUSALS: usize = 200;
 
 /// What is left of a run when bwrap has returned.
 struct TearDown<'a> {
@@ -357,6 +388,9 @@ struct TearDown<'a> {
     delivery: Delivery,
     proxy: Option<crate::egress::proxy::Proxy>,
     keep: Vec<OwnedFd>,
+    /// The thread recording the creation supervisor's refusals; it ends when the last
+    /// write end of their pipe closes.
+    refusals: Option<std::thread::JoinHandle<u64>>,
     started: Instant,
 }
 
@@ -373,6 +407,7 @@ fn tear_down(t: TearDown<'_>) -> Result<u8> {
         delivery,
         proxy,
         keep,
+        refusals,
         started,
     } = t;
     // Nothing of the sandbox runs past this point; the kernel's teardown of its
@@ -387,10 +422,18 @@ fn tear_down(t: TearDown<'_>) -> Result<u8> {
     drop(delivery);
     let refused = proxy.map(|p| p.stop().refusals.load(std::sync::atomic::Ordering::Relaxed));
     drop(keep);
+    let created = refusals.and_then(|t| t.join().ok());
     let outcome = (|| {
         if let Some(n @ 1..) = refused {
             report.status(&format!(
                 "git-loop: the network policy refused {n} connection{} (`git loop log {}` lists them)",
+                if n == 1 { "" } else { "s" },
+                rec.id
+            ))?;
+        }
+        if let Some(n @ 1..) = created {
+            report.status(&format!(
+                "git-loop: the filesystem policy refused to make {n} name{} (`git loop log {}` lists them)",
                 if n == 1 { "" } else { "s" },
                 rec.id
             ))?;

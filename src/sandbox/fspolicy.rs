@@ -12,8 +12,9 @@
 //! made, empty, and bound read-only ([`Deny::Create`]), and the folder holding a nested
 //! one is pinned ([`Deny::Pin`]). Any other path made later is not covered by a
 //! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made,
-//! and a name pattern refused at creation time needs `deny_create`, which this backend
-//! does not have yet, so a profile asking for it is refused ([`unsupported`]). What
+//! and a name pattern refused at creation time is `deny_create`, enforced by a supervisor of
+//! the calls that make names (creation.rs) where the kernel has one, refused where it has
+//! not ([`unsupported`]). What
 //! remains is caught on the way out: `review` flags a branch that changes a path of the list, and
 //! `merge` and `publish` refuse it without `--accept-policy` (gate.rs).
 //!
@@ -57,7 +58,7 @@ pub struct Filesystem {
     pub deny_write: Vec<String>,
     /// Entries of [`MANDATORY`] the profile lets the loop write.
     pub allow_write: Vec<String>,
-    /// Name patterns refused at creation time (not enforced by this backend: refused).
+    /// Name patterns refused at creation time, in every folder (see creation.rs).
     pub deny_create: Vec<String>,
 }
 
@@ -238,14 +239,16 @@ pub enum PolicyError {
     Bad { key: &'static str, message: String },
 }
 
-/// What the profile asks that this backend cannot enforce, if anything.
-pub fn unsupported(fs: &Filesystem) -> Option<String> {
-    (!fs.deny_create.is_empty()).then(|| {
-        format!(
-            "[filesystem] deny_create ({}) needs names refused at creation time, which the bwrap backend of this version does not enforce",
+/// What the profile asks that this backend cannot enforce, if anything: `deny_create`
+/// where the backend has no creation supervisor (`no_supervisor` says why not).
+pub fn unsupported(fs: &Filesystem, no_supervisor: Option<&str>) -> Option<String> {
+    match no_supervisor {
+        Some(why) if !fs.deny_create.is_empty() => Some(format!(
+            "[filesystem] deny_create ({}) needs names refused at creation time, which the bwrap backend does not enforce here: {why}",
             fs.deny_create.join(", ")
-        )
-    })
+        )),
+        _ => None,
+    }
 }
 
 /// The paths the rules cover when a run starts: the profile's `deny_read` and
@@ -556,10 +559,13 @@ mod tests {
             Err(PolicyError::Outside { .. })
         ));
         assert!(check_pattern("../x").is_err() && check_pattern("~/../x").is_err());
-        assert!(unsupported(&Filesystem {
+        let pem = Filesystem {
             deny_create: vec!["*.pem".into()],
             ..Filesystem::default()
-        })
-        .is_some());
+        };
+        // A backend without the supervisor refuses; with it, nothing is left unenforced.
+        assert!(unsupported(&pem, Some("no notify")).is_some_and(|w| w.contains("no notify")));
+        assert!(unsupported(&pem, None).is_none());
+        assert!(unsupported(&Filesystem::default(), Some("no notify")).is_none());
     }
 }

@@ -15,9 +15,17 @@
 //! orphan the pid namespace hands it, and end with the command's status when the command
 //! ends (`128 + signal` when a signal ended it), which ends the namespace and every process
 //! left in it.
+//!
+//! With `--deny-create PATTERN`s it is also the creation supervisor (creation.rs): the
+//! command's process installs the notify filter between fork and exec and sends init the
+//! listener; init answers the naming calls from a thread of its own and reports refusals
+//! on `--report-fd`. If that thread ever stops, init ends, and the sandbox with it.
 
 use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+
+use super::creation;
 
 /// The hidden subcommand bwrap runs as pid 1.
 pub const ARG: &str = "__init";
@@ -33,6 +41,31 @@ pub fn not_dumpable() {
 /// `git-loop __init -- COMMAND...`: never returns.
 pub fn main(args: &[OsString]) -> ! {
     not_dumpable();
+    let (patterns, report_fd) = creation::parse_init_args(args);
+    // The report pipe is init's alone: never inherited by the command, never waited on.
+    let report = report_fd.map(|fd| {
+        // SAFETY: fcntl on a descriptor bwrap passed on; init owns it from here.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            let fl = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+            std::fs::File::from_raw_fd(fd)
+        }
+    });
+    // Prepared before the fork: the child only makes system calls on it.
+    let supervised = (!patterns.is_empty()).then(|| {
+        let program = creation::program();
+        let pair = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| {
+            eprintln!("git-loop: cannot set up the creation supervisor: {e}");
+            std::process::exit(1);
+        });
+        (program, OwnedFd::from(pair.0), OwnedFd::from(pair.1))
+    });
+    let fprog = supervised.as_ref().map(|(p, _, _)| libc::sock_fprog {
+        len: p.len() as u16,
+        filter: p.as_ptr() as *mut libc::sock_filter,
+    });
+    let child_end = supervised.as_ref().map_or(-1, |(_, _, c)| c.as_raw_fd());
     let command: Vec<CString> = args
         .iter()
         .skip_while(|a| a.as_bytes() != b"--")
@@ -66,6 +99,19 @@ pub fn main(args: &[OsString]) -> ! {
             libc::sigemptyset(&mut none);
             libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            // The creation filter, last before exec: nothing of the command runs without
+            // it, and a filter that cannot be had ends the run here.
+            if let Some(fprog) = &fprog {
+                let errno = creation::install_and_send(fprog, child_end);
+                if errno != 0 {
+                    let msg = format!(
+                        "git-loop: cannot install the creation filter: {}\n",
+                        std::io::Error::from_raw_os_error(errno)
+                    );
+                    libc::write(2, msg.as_ptr().cast(), msg.len());
+                    libc::_exit(126);
+                }
+            }
             libc::execvp(argv[0], argv.as_ptr());
             let err = std::io::Error::last_os_error();
             let msg = format!(
@@ -78,6 +124,31 @@ pub fn main(args: &[OsString]) -> ! {
             } else {
                 126
             });
+        }
+    }
+    if let Some((_, init_end, child_end)) = supervised {
+        drop(child_end);
+        let listener = creation::receive_listener(&init_end).unwrap_or_else(|e| {
+            // The command runs with no one to answer: its naming calls fail (ENOSYS);
+            // ended rather than left so.
+            eprintln!("git-loop: the creation supervisor did not get its listener: {e}");
+            // SAFETY: kill with integer arguments.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+            std::process::exit(1);
+        });
+        drop(init_end);
+        let supervisor = creation::Supervisor::new(listener, patterns, report);
+        let started = std::thread::Builder::new()
+            .name("supervisor".into())
+            .spawn(move || {
+                let why = supervisor.serve();
+                // Fail closed: pid 1 ends, and the kernel ends every process inside.
+                eprintln!("git-loop: the creation supervisor stopped: {why}");
+                std::process::exit(1);
+            });
+        if started.is_err() {
+            eprintln!("git-loop: cannot start the creation supervisor");
+            std::process::exit(1);
         }
     }
     loop {

@@ -342,7 +342,11 @@ impl Sandboxed {
         let seccomp = (0..super::seccomp::PROGRAM_ERRNOS.len())
             .map(|_| number())
             .collect();
-        super::bwrap::Fds { seccomp, files }
+        super::bwrap::Fds {
+            seccomp,
+            files,
+            report: None,
+        }
     }
 }
 
@@ -351,11 +355,18 @@ impl RunPlan {
     /// [`Sandboxed::planned_fds`] says), or the command a host run starts.
     pub fn printed_argv(&self) -> String {
         match &self.how {
-            How::Sandbox(s) => super::bwrap::display(&super::bwrap::argv(
-                &s.bwrap.to_string_lossy(),
-                &self.spec,
-                &s.planned_fds(),
-            )),
+            How::Sandbox(s) => {
+                let mut fds = s.planned_fds();
+                // The creation supervisor's report pipe comes after the filters.
+                if !self.spec.deny_create.is_empty() {
+                    fds.report = Some(3 + (fds.files.len() + fds.seccomp.len()) as i32);
+                }
+                super::bwrap::display(&super::bwrap::argv(
+                    &s.bwrap.to_string_lossy(),
+                    &self.spec,
+                    &fds,
+                ))
+            }
             How::Host(h) => {
                 super::bwrap::display(&h.command.iter().map(Into::into).collect::<Vec<_>>())
             }
@@ -390,6 +401,7 @@ fn options(
         trust: inputs.trust.clone(),
         init_exe: inputs.relay_exe.clone(),
         fs_cover: inputs.fs_cover.clone(),
+        deny_create: config.profile().filesystem.deny_create.clone(),
     }
 }
 
@@ -408,7 +420,16 @@ fn fs_cover(
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "the profile".into())
     };
-    if let Some(why) = fspolicy::unsupported(&profile.filesystem) {
+    for p in &profile.filesystem.deny_create {
+        super::creation::check_name_pattern(p).map_err(|message| SandboxError::FsPolicy {
+            message: format!("[filesystem] deny_create: {message}"),
+            profile: at(),
+        })?;
+    }
+    let no_supervisor = (!profile.filesystem.deny_create.is_empty())
+        .then(super::creation::unavailable)
+        .flatten();
+    if let Some(why) = fspolicy::unsupported(&profile.filesystem, no_supervisor.as_deref()) {
         return Err(SandboxError::FsUnsupported { why, profile: at() }.into());
     }
     let work = fspolicy::Tree {

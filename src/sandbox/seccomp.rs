@@ -279,7 +279,7 @@ pub fn memfd(name: &str) -> std::io::Result<OwnedFd> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! Each rule of the filter, judged by running the very programs bwrap receives through a
     //! small interpreter of the classic BPF that seccomp runs (loads of the syscall data,
     //! jumps, ANDs, returns), so every rule has a test of its own and none needs a kernel.
@@ -290,7 +290,7 @@ mod tests {
 
     /// What seccomp would answer for a call: the action word the programs return, the
     /// most restrictive of them winning as in the kernel.
-    fn verdict(nr: i64, args: [u64; 6], arch: u32) -> u32 {
+    pub(in crate::sandbox) fn verdict(nr: i64, args: [u64; 6], arch: u32) -> u32 {
         let mut worst = libc::SECCOMP_RET_ALLOW;
         for prog in programs().unwrap() {
             let action = run(&prog, nr, args, arch);
@@ -304,7 +304,7 @@ mod tests {
         worst
     }
 
-    fn run(prog: &BpfProgram, nr: i64, args: [u64; 6], arch: u32) -> u32 {
+    pub(in crate::sandbox) fn run(prog: &BpfProgram, nr: i64, args: [u64; 6], arch: u32) -> u32 {
         // struct seccomp_data: nr (u32), arch (u32), ip (u64), args[6] (u64 each).
         let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&(nr as u32).to_ne_bytes());

@@ -125,10 +125,7 @@ pub fn host_path(ws: &Workspace, id: &str) -> PathBuf {
 /// wrote (with the file's time), else none.
 pub fn read(ws: &Workspace, id: &str) -> Option<AgentState> {
     if super::is_up(ws, id) {
-        let bytes = crate::fsutil::read_regular(&host_path(ws, id)).ok()??;
-        if bytes.len() > 4096 {
-            return None;
-        }
+        let bytes = crate::fsutil::read_regular(&host_path(ws, id), 4096).ok()??;
         return serde_json::from_slice(&bytes).ok();
     }
     let ((state, code), mtime) = read_inside(ws, id)?;

@@ -330,9 +330,9 @@ fn write_vault(repo: &Tree, v: &Found) -> std::result::Result<(), VaultError> {
             repo.write_atomic(staging.join(rel), bytes, 0o644)
                 .map_err(VaultError::Confined)?;
         }
-        let root = repo.path();
-        std::fs::rename(root.join(&staging), root.join(&v.name))
-            .map_err(|e| VaultError::io("cannot move into place", root.join(&v.name), e))
+        // By the open folder, never by a path: the names are the vaults repository's.
+        repo.rename_file(&staging, std::ffi::OsStr::new(&v.name))
+            .map_err(VaultError::Confined)
     })();
     if result.is_err() {
         let _ = crate::fsutil::remove_tree(&repo.path().join(&staging));

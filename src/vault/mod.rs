@@ -331,7 +331,7 @@ pub fn adopt_clone(ws: &Workspace) -> Result<()> {
     let held = lock_repo(ws)?;
     let repo = ws.vaults_dir();
     let attributes = repo.join(".gitattributes");
-    if crate::fsutil::read_regular(&attributes)
+    if crate::fsutil::read_regular(&attributes, GITATTRIBUTES.len() as u64)
         .ok()
         .flatten()
         .as_deref()

@@ -66,13 +66,11 @@ impl Pins {
 
     fn read(&self, vault: &str, what: &str) -> Result<Option<String>, VaultError> {
         let path = self.file(vault, what);
-        match crate::fsutil::read_regular(&path) {
-            Ok(Some(bytes)) if bytes.len() <= MAX_PIN_BYTES => {
-                String::from_utf8(bytes).map(Some).map_err(|_| {
-                    VaultError::io("cannot read", &path, io::ErrorKind::InvalidData.into())
-                })
-            }
-            Ok(Some(_)) => Err(VaultError::io(
+        match crate::fsutil::read_regular(&path, MAX_PIN_BYTES as u64) {
+            Ok(Some(bytes)) => String::from_utf8(bytes).map(Some).map_err(|_| {
+                VaultError::io("cannot read", &path, io::ErrorKind::InvalidData.into())
+            }),
+            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => Err(VaultError::io(
                 "cannot read",
                 &path,
                 io::Error::other("it is larger than a pin can be"),

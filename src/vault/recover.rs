@@ -232,7 +232,7 @@ pub fn dead_journals(ws: &Workspace) -> Vec<(PathBuf, Vec<PathBuf>)> {
         if !crate::fsutil::writer_gone(pid) {
             continue;
         }
-        let paths = crate::fsutil::read_regular(&entry.path())
+        let paths = crate::fsutil::read_regular(&entry.path(), 1 << 20)
             .ok()
             .flatten()
             .map(|bytes| {

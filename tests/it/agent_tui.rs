@@ -404,3 +404,80 @@ fn an_agent_without_a_login_is_refused_with_the_login_command() {
     assert!(child.wait().unwrap().success());
     env.run(["agent", &id]).ok().stdout_has("AGENT-STARTED");
 }
+
+/// The login and a vault's value typed at a real terminal, as a person does (the other
+/// tests pipe them in): the prompt says the key is not shown, it is not shown while typed
+/// nor after, and what was typed is what the vault holds (the agent starts with it).
+#[test]
+fn a_key_typed_at_a_terminal_is_never_shown_and_is_what_the_vault_holds() {
+    let env = crate::common::TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "typed");
+    const TYPED: &str = "sk-ant-api03-typed-at-the-terminal-0123";
+    const VALUE: &str = "typed-value-4567";
+    let type_secret = |name: &str, argv: &[&str], prompt: &str, secret: &str| {
+        let dir = env.root.join(format!("terminal-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+        argv.insert(0, BIN.to_string());
+        let term = Terminal::start(
+            &dir,
+            env.envs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            &env.root,
+            &argv,
+            (120, 30),
+        );
+        let never = |screen: &str| {
+            assert!(
+                !screen.contains(&secret[secret.len() - 8..]),
+                "the secret is on the screen:\n{screen}"
+            );
+        };
+        term.wait_for(
+            "the prompt",
+            Duration::from_secs(30),
+            |s| s.contains(prompt),
+            never,
+        );
+        term.type_text(secret);
+        // Still not shown once typed, before and after Enter.
+        term.wait_for(
+            "the typed key to be taken",
+            Duration::from_secs(5),
+            |s| s.contains(prompt),
+            never,
+        );
+        term.press("Enter");
+        let code = term.wait_exit(Duration::from_secs(30));
+        never(&term.screen());
+        assert_eq!(code, 0, "exit {code}; the screen:\n{}", term.screen());
+    };
+    type_secret(
+        "login",
+        &["agent", "login"],
+        "API key or token for Claude Code (not shown):",
+        TYPED,
+    );
+    type_secret(
+        "vault",
+        &["vault", "set", "default", "env", "TYPED_VALUE"],
+        "value of TYPED_VALUE (not shown):",
+        VALUE,
+    );
+    // What the sandbox gets is what was typed (the login is bound, so only its
+    // placeholder is inside; the plain value is there as typed).
+    let run = env
+        .run([
+            "run",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            "printf '%s\\n' \"$TYPED_VALUE\"; [ -n \"$ANTHROPIC_API_KEY\" ] && echo LOGIN",
+        ])
+        .ok();
+    run.stdout_has(&format!("{VALUE}\n")).stdout_has("LOGIN");
+}

@@ -38,7 +38,7 @@ impl From<SandboxError> for Error {
                 .with_source(source)
                 .hint("a sandbox may have put a link or something else there: `git loop doctor` checks the workspace"),
             SandboxError::FsUnsupported { profile, .. } => unavailable.hint(format!(
-                "remove deny_create from [filesystem] in {profile} (deny_write and deny_read cover the paths that exist when a run starts)"
+                "remove deny_create from [filesystem] in {profile}, or run on Linux 5.14 or later with seccomp user notification (deny_write and deny_read cover the paths that exist when a run starts)"
             )),
             SandboxError::FsPolicy { profile, .. } => {
                 Error::failure(message).hint(format!("change [filesystem] in {profile}"))

@@ -41,6 +41,8 @@ pub struct RunOptions {
     /// The paths the profile's `[filesystem]` and the built-in list cover (see
     /// `sandbox/fspolicy.rs`), found when the run starts.
     pub fs_cover: Vec<crate::sandbox::fspolicy::Covered>,
+    /// `[filesystem] deny_create`: names the sandbox's pid 1 refuses at creation time.
+    pub deny_create: Vec<String>,
 }
 
 /// The per-path policy (see `sandbox/fspolicy.rs`), last of the view so nothing covers
@@ -429,6 +431,7 @@ impl SandboxSpec {
                     .cloned()
                     .collect()
             },
+            deny_create: opts.deny_create.clone(),
             init: opts
                 .init_exe
                 .as_ref()
@@ -580,6 +583,14 @@ impl SandboxSpec {
                 Deny::Create => (format!("{host}, made empty ({})", c.rule), "ro".into()),
                 Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
             };
+        }
+        // Names refused when made, in every folder (see sandbox/creation.rs).
+        for p in &self.deny_create {
+            rows.push((
+                format!("**/{p}"),
+                format!("refused when made (deny_create: {p})"),
+                "none".into(),
+            ));
         }
         rows
     }

@@ -178,6 +178,9 @@ pub struct SandboxSpec {
     pub command: Vec<String>,
     /// The paths the per-path policy covers, with their rules (see `fspolicy.rs`).
     pub fs_policy: Vec<crate::sandbox::fspolicy::Covered>,
+    /// `[filesystem] deny_create`: names refused when a process inside makes them, by
+    /// the supervisor in the sandbox's pid 1 (see `sandbox/creation.rs`).
+    pub deny_create: Vec<String>,
     /// The sandbox's pid 1, `git-loop __init` at this path inside (see `sandbox/init.rs`);
     /// `None`: bwrap's own init.
     pub init: Option<PathBuf>,
@@ -364,6 +367,7 @@ mod tests {
             trust: None,
             init_exe: None,
             fs_cover: Vec::new(),
+            deny_create: Vec::new(),
         }
     }
 

@@ -1,0 +1,1499 @@
+//! `[filesystem] deny_create`: names (`*.pem`, `.env*`, `id_*`) refused when a process
+//! inside makes them, wherever it makes them, by a seccomp user-notification supervisor in
+//! the sandbox's pid 1 (`git-loop __init`, see init.rs).
+//!
+//! How the pieces fit:
+//!
+//! - [`program`] is a classic BPF filter whose action for the calls that make a name
+//!   (`open`/`openat` with `O_CREAT`, `creat`, `mkdir*`, `mknod*`, `rename*`, `link*`,
+//!   `symlink*`) is `SECCOMP_RET_USER_NOTIF`, and `ALLOW` for everything else. It is
+//!   hand-assembled (a few dozen instructions) because seccompiler has no notify action.
+//!   `openat2` needs no rule here: the base filter (seccomp.rs) fails it with ENOSYS, and
+//!   the kernel applies the most restrictive action of all filters (ERRNO before NOTIF).
+//! - init forks the command; the child, between fork and exec, installs [`program`] with
+//!   `SECCOMP_FILTER_FLAG_NEW_LISTENER` ([`install_and_send`]) and hands the listener to
+//!   init over a socketpair, then execs: the command and everything it starts run under
+//!   the filter from their first instruction; init itself does not (it must make the
+//!   names it allows). That code is hand-written with libc: it runs in a forked child,
+//!   where only system calls on memory prepared before the fork are sound.
+//! - init's [`serve`] answers each notification. It reads the caller's path arguments once,
+//!   from `/proc/TID/mem`, and checks that the notification is still alive
+//!   (`SECCOMP_IOCTL_NOTIF_ID_VALID`) after reading, so the pid it read was the caller's.
+//!   It then judges the final component of each name the call makes ([`refused`]) and
+//!   either refuses (EPERM, and one line on the report descriptor for the host's
+//!   `events.jsonl`) or makes the name *itself*, from the very bytes it judged, and hands
+//!   the result back: the file descriptor with `SECCOMP_IOCTL_NOTIF_ADDFD` (`open`), or the
+//!   return value. It never answers `CONTINUE`: the kernel would read the path again from
+//!   the caller's memory, which another thread (or a shared mapping, or another process
+//!   writing `/proc/PID/mem`) can change after the decision. Doing the call on the
+//!   caller's behalf leaves no such gap, and init has the caller's credentials, mount
+//!   namespace, root, seccomp filters and Landlock domain, so it can do nothing the caller
+//!   could not — except through its own `/proc/self`, which is why the rules below exist.
+//! - Fail closed: if init's supervisor ends, init aborts (and with pid 1 the whole sandbox
+//!   ends); if the listener is closed while the command runs, every notifying call fails
+//!   with ENOSYS (the kernel's rule for a filter whose listener is gone). A caller whose
+//!   memory init cannot read (a process that made itself non-dumpable) is refused.
+//!
+//! What init does on a caller's behalf, so that the result is the one the kernel would
+//! have given the caller:
+//!
+//! - paths are resolved against the caller's root (the same as init's: `chroot` is
+//!   refused inside) and its working folder or `dirfd` (`/proc/TID/cwd`, `/proc/TID/fd/N`);
+//! - the names that mean "the calling process" in the caller's view (`/dev/stdin`,
+//!   `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N`)
+//!   are read as the caller's; any other path through `/proc/self` would be init's, so what
+//!   init opens must not be on procfs, pipefs or the anonymous-inode file system (init's
+//!   own listener, report pipe and memory are there) unless it is one of those forms;
+//! - `open` with `O_CREAT` first opens without it (an existing file, following links as
+//!   the caller asked); only where nothing is there does it create, with `O_EXCL`, so the
+//!   name created is exactly the final component judged (a dangling link at the end is
+//!   followed by hand, its target's name judged in turn);
+//! - the caller's umask applies (read from `/proc/TID/status`);
+//! - an existing FIFO (opened without `O_NONBLOCK`, so its open waits for the other end)
+//!   is opened in a thread of its own, so that wait does not stop every other call.
+//!
+//! Not judged: the name a Unix socket's `bind` makes (its address is the caller's socket's,
+//! which init cannot bind for it; a socket file carries no content).
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+
+use super::fspolicy::component_matches;
+
+/// The final component of `path`: what a call that makes a name there makes. Trailing
+/// `/` are ignored (`mkdir("key.pem/")` makes `key.pem`).
+pub fn final_name(path: &[u8]) -> &[u8] {
+    let mut end = path.len();
+    while end > 0 && path[end - 1] == b'/' {
+        end -= 1;
+    }
+    let start = path[..end]
+        .iter()
+        .rposition(|&b| b == b'/')
+        .map_or(0, |i| i + 1);
+    &path[start..end]
+}
+
+/// The supervisor's decision: the pattern that refuses making `path` (its final
+/// component), if any. `.` and `..` and the root make no new name.
+pub fn refused<'a>(patterns: &'a [String], path: &[u8]) -> Option<&'a str> {
+    let name = final_name(path);
+    if name.is_empty() || name == b"." || name == b".." {
+        return None;
+    }
+    patterns
+        .iter()
+        .find(|p| component_matches(p.as_bytes(), name))
+        .map(String::as_str)
+}
+
+/// Why a `deny_create` pattern is not one: it names one component (`*.pem`, not
+/// `certs/*.pem`), never empty, `.` or `..`.
+pub fn check_name_pattern(p: &str) -> Result<(), String> {
+    if p.is_empty() {
+        return Err("an empty name".into());
+    }
+    if p.contains('\0') {
+        return Err(format!("{p:?} has a NUL byte"));
+    }
+    if p.contains('/') {
+        return Err(format!(
+            "{p:?} has a '/': deny_create names a file's name (\"*.pem\"), refused in every folder"
+        ));
+    }
+    if p == "." || p == ".." {
+        return Err(format!("{p:?} is not a name a file can have"));
+    }
+    Ok(())
+}
+
+/// Whether this kernel has what the supervisor needs: the notify action, and
+/// `SECCOMP_ADDFD_FLAG_SEND` (Linux 5.14), `None` if so, else why not.
+pub fn unavailable() -> Option<String> {
+    let action: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    // SAFETY: SECCOMP_GET_ACTION_AVAIL reads the u32 it is pointed at.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_GET_ACTION_AVAIL,
+            0,
+            &action as *const u32,
+        )
+    };
+    if r != 0 {
+        return Some(format!(
+            "this kernel has no seccomp user notification ({})",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let release = nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|p| p.parse::<u32>().ok());
+    let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if version < (5, 14) {
+        return Some(format!(
+            "Linux {release} cannot hand a file to a process whose call it answers (SECCOMP_ADDFD_FLAG_SEND needs 5.14)"
+        ));
+    }
+    None
+}
+
+// Classic BPF, as the kernel's uapi spells it (linux/filter.h, linux/bpf_common.h).
+// BPF_LD | BPF_W | BPF_ABS (BPF_LD and BPF_W are 0).
+const LD_W_ABS: u16 = 0x20;
+// BPF_JMP (5) with BPF_JEQ (0x10), BPF_JGE (0x30), BPF_JSET (0x40); BPF_K is 0.
+const JEQ_K: u16 = 0x15;
+const JGE_K: u16 = 0x35;
+const JSET_K: u16 = 0x45;
+const RET_K: u16 = 0x06;
+/// `struct seccomp_data`: nr, arch, instruction pointer, then the six arguments.
+const OFF_NR: u32 = 0;
+const OFF_ARCH: u32 = 4;
+fn off_arg_low(i: u8) -> u32 {
+    // The low 32 bits of argument i, on a little-endian machine (every one built for).
+    16 + 8 * i as u32
+}
+/// x32 calls on x86_64 carry this bit; refused outright (ENOSYS) so that no second
+/// numbering of the same calls passes by.
+const X32_BIT: u32 = 0x4000_0000;
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7;
+
+/// The calls that make a name and always go to the supervisor.
+pub fn naming_calls() -> Vec<(&'static str, i64)> {
+    #[allow(unused_mut)]
+    let mut v = vec![
+        ("mkdirat", libc::SYS_mkdirat),
+        ("mknodat", libc::SYS_mknodat),
+        ("renameat", libc::SYS_renameat),
+        ("renameat2", libc::SYS_renameat2),
+        ("linkat", libc::SYS_linkat),
+        ("symlinkat", libc::SYS_symlinkat),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        ("creat", libc::SYS_creat),
+        ("mkdir", libc::SYS_mkdir),
+        ("mknod", libc::SYS_mknod),
+        ("rename", libc::SYS_rename),
+        ("link", libc::SYS_link),
+        ("symlink", libc::SYS_symlink),
+    ]);
+    v
+}
+
+/// The calls that go to the supervisor when the flags argument has `O_CREAT`.
+pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
+    #[allow(unused_mut)]
+    let mut v = vec![("openat", libc::SYS_openat, 2)];
+    #[cfg(target_arch = "x86_64")]
+    v.push(("open", libc::SYS_open, 1));
+    v
+}
+
+/// The filter: every naming call to the supervisor, everything else allowed; another
+/// architecture's calls kill the process (as the base filter's do), x32's fail.
+pub fn program() -> Vec<libc::sock_filter> {
+    let ins = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    let naming = naming_calls();
+    let opening = opening_calls();
+    // Layout: header (5), one JEQ per naming call, three per opening call, then the
+    // returns ALLOW, NOTIFY, ENOSYS; jumps are relative to the next instruction.
+    let header = 5usize;
+    let body = naming.len() + 3 * opening.len();
+    let allow = header + body;
+    let notify = allow + 1;
+    let enosys = allow + 2;
+    let rel = |from: usize, to: usize| u8::try_from(to - from - 1).expect("a short program");
+    let mut p = vec![
+        ins(LD_W_ABS, 0, 0, OFF_ARCH),
+        ins(JEQ_K, 1, 0, AUDIT_ARCH),
+        ins(RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
+        ins(LD_W_ABS, 0, 0, OFF_NR),
+    ];
+    p.push(ins(JGE_K, rel(4, enosys), 0, X32_BIT));
+    for (_, nr) in &naming {
+        let at = p.len();
+        p.push(ins(JEQ_K, rel(at, notify), 0, *nr as u32));
+    }
+    for (_, nr, arg) in &opening {
+        let at = p.len();
+        p.push(ins(JEQ_K, 0, 2, *nr as u32));
+        p.push(ins(LD_W_ABS, 0, 0, off_arg_low(*arg)));
+        p.push(ins(
+            JSET_K,
+            rel(at + 2, notify),
+            rel(at + 2, allow),
+            libc::O_CREAT as u32,
+        ));
+    }
+    debug_assert_eq!(p.len(), allow);
+    p.push(ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW));
+    p.push(ins(RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF));
+    p.push(ins(
+        RET_K,
+        0,
+        0,
+        libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+    ));
+    p
+}
+
+/// Between fork and exec, in the command's process: installs `prog` with a new listener
+/// and sends the listener over `sock`, then closes both. Returns 0, or the errno.
+///
+/// # Safety
+/// Only system calls on memory the caller prepared; sound in a forked child.
+pub unsafe fn install_and_send(prog: &libc::sock_fprog, sock: RawFd) -> i32 {
+    // bwrap set no_new_privs already; asking again costs nothing and makes the filter's
+    // installation independent of that.
+    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    let listener = libc::syscall(
+        libc::SYS_seccomp,
+        libc::SECCOMP_SET_MODE_FILTER,
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+        prog as *const libc::sock_fprog,
+    ) as i32;
+    if listener < 0 {
+        return *libc::__errno_location();
+    }
+    // One descriptor in an SCM_RIGHTS message, laid out in a buffer on the stack.
+    #[repr(C, align(8))]
+    struct Control([u8; 64]);
+    let mut control = Control([0; 64]);
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+    let cmsg = libc::CMSG_FIRSTHDR(&msg);
+    (*cmsg).cmsg_level = libc::SOL_SOCKET;
+    (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+    (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+    std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), listener);
+    let sent = libc::sendmsg(sock, &msg, 0);
+    let errno = *libc::__errno_location();
+    libc::close(listener);
+    libc::close(sock);
+    if sent != 1 {
+        return errno;
+    }
+    0
+}
+
+/// init's side: the listener the command's process sent over `sock`.
+pub fn receive_listener(sock: &OwnedFd) -> std::io::Result<OwnedFd> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!(RawFd);
+    let msg = recvmsg::<()>(
+        sock.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_CMSG_CLOEXEC,
+    )
+    .map_err(std::io::Error::from)?;
+    for c in msg.cmsgs().map_err(std::io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(fds) = c {
+            if let Some(&fd) = fds.first() {
+                // SAFETY: the kernel just made this descriptor ours.
+                return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
+        }
+    }
+    Err(std::io::Error::other("no listener was sent"))
+}
+
+/// What the supervisor knows: the patterns, and where refusals are reported.
+pub struct Supervisor {
+    pub listener: OwnedFd,
+    pub patterns: Vec<String>,
+    /// A pipe to the host (non-blocking: a full pipe loses lines, never stops a call).
+    pub report: Option<std::fs::File>,
+    /// Lines written so far; at most [`MAX_REPORTED`].
+    reported: usize,
+}
+
+/// At most this many refusals are reported per run by the supervisor (the host bounds
+/// what it records again, never trusting this).
+pub const MAX_REPORTED: usize = 1000;
+
+/// What the supervisor answers a notification with.
+enum Answer {
+    Value(i64),
+    Errno(i32),
+    /// A file opened for the caller, installed in it as the call's result.
+    Fd {
+        fd: OwnedFd,
+        cloexec: bool,
+    },
+    /// The caller is gone (or the notification is): nothing to answer.
+    Gone,
+    /// Answered from a thread of its own.
+    Deferred,
+}
+
+/// The largest path read from a caller's memory.
+const PATH_MAX: usize = 4096;
+/// Links followed by hand at the end of an `O_CREAT` path, as the kernel's bound.
+const MAX_LINKS: usize = 40;
+
+/// One notification's caller.
+struct Caller {
+    /// Listener and notification id.
+    listener: RawFd,
+    id: u64,
+    /// The calling thread, as init's /proc names it.
+    tid: u32,
+}
+
+impl Caller {
+    /// Whether the notification is still pending (its caller alive, waiting).
+    fn valid(&self) -> bool {
+        let mut id = self.id;
+        // SAFETY: NOTIF_ID_VALID reads the u64 it is pointed at.
+        unsafe {
+            libc::ioctl(
+                self.listener,
+                libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _,
+                &mut id as *mut u64,
+            ) == 0
+        }
+    }
+
+    fn proc(&self, rest: &str) -> CString {
+        CString::new(format!("/proc/{}/{rest}", self.tid)).expect("no NUL")
+    }
+
+    /// A NUL-terminated string at `addr` in the caller's memory, read page by page (the
+    /// string may end just before an unmapped page). Errno as the kernel would give it.
+    fn string(&self, mem: &std::fs::File, addr: u64) -> Result<Vec<u8>, i32> {
+        use std::os::unix::fs::FileExt;
+        if addr == 0 {
+            return Err(libc::EFAULT);
+        }
+        let mut out = Vec::new();
+        let mut at = addr;
+        while out.len() < PATH_MAX {
+            let to_page = 4096 - (at % 4096) as usize;
+            let mut buf = vec![0u8; to_page.min(PATH_MAX - out.len())];
+            let n = mem.read_at(&mut buf, at).map_err(|_| libc::EFAULT)?;
+            if n == 0 {
+                return Err(libc::EFAULT);
+            }
+            if let Some(end) = buf[..n].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&buf[..end]);
+                return Ok(out);
+            }
+            out.extend_from_slice(&buf[..n]);
+            at += n as u64;
+        }
+        Err(libc::ENAMETOOLONG)
+    }
+
+    /// The folder a relative path of the caller starts from: its working folder, or the
+    /// folder `dirfd` is open on. `None` for an absolute path (init's root is the
+    /// caller's).
+    fn base(&self, dirfd: i32, path: &[u8]) -> Result<Option<OwnedFd>, i32> {
+        if path.first() == Some(&b'/') {
+            return Ok(None);
+        }
+        let link = if dirfd == libc::AT_FDCWD {
+            self.proc("cwd")
+        } else {
+            self.proc(&format!("fd/{dirfd}"))
+        };
+        open_raw(
+            libc::AT_FDCWD,
+            &link,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )
+        .map(Some)
+        .map_err(|e| match e {
+            libc::ENOENT if dirfd != libc::AT_FDCWD => libc::EBADF,
+            // A caller init may not look at (non-dumpable): refused.
+            libc::EACCES | libc::EPERM => libc::EPERM,
+            e => e,
+        })
+    }
+
+    /// The caller's umask and thread group id, from `/proc/TID/status`.
+    fn status(&self) -> Option<(u32, u32)> {
+        let text = std::fs::read_to_string(format!("/proc/{}/status", self.tid)).ok()?;
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+        };
+        let umask = u32::from_str_radix(&field("Umask:")?, 8).ok()?;
+        let tgid = field("Tgid:")?.parse().ok()?;
+        Some((umask, tgid))
+    }
+}
+
+/// `openat`, returning the errno.
+fn open_raw(dir: RawFd, path: &CString, flags: i32, mode: u32) -> Result<OwnedFd, i32> {
+    // SAFETY: openat reads the NUL-terminated path.
+    let fd = unsafe { libc::openat(dir, path.as_ptr(), flags, mode) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a descriptor the kernel just gave us.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+fn result(r: libc::c_int) -> Answer {
+    if r < 0 {
+        Answer::Errno(errno())
+    } else {
+        Answer::Value(r as i64)
+    }
+}
+
+fn dir_fd(base: &Option<OwnedFd>) -> RawFd {
+    base.as_ref().map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd)
+}
+
+/// The caller's own descriptor a path names in the caller's view (`/dev/stdout`,
+/// `/proc/self/fd/3`, ...), as init's /proc names it: the form init opens for it.
+fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
+    let num = |s: &[u8]| -> Option<u32> {
+        (!s.is_empty() && s.iter().all(u8::is_ascii_digit))
+            .then(|| std::str::from_utf8(s).ok()?.parse().ok())
+            .flatten()
+    };
+    let (pid, fd) = match path {
+        b"/dev/stdin" => (tgid, 0),
+        b"/dev/stdout" => (tgid, 1),
+        b"/dev/stderr" => (tgid, 2),
+        _ => {
+            if let Some(n) = path.strip_prefix(b"/dev/fd/").and_then(num) {
+                (tgid, n)
+            } else if let Some(n) = path.strip_prefix(b"/proc/self/fd/").and_then(num) {
+                (tgid, n)
+            } else if let Some(n) = path.strip_prefix(b"/proc/thread-self/fd/").and_then(num) {
+                (tid, n)
+            } else {
+                return None;
+            }
+        }
+    };
+    CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
+}
+
+/// Whether a file init opened is on a file system where init's own files live (procfs:
+/// its memory; pipefs: its report pipe; anonymous inodes: its listener), which a path
+/// through `/proc/self` would reach as init's, never the caller's.
+fn on_private_fs(fd: &OwnedFd) -> bool {
+    const PROC: i64 = 0x9fa0;
+    const PIPEFS: i64 = 0x5049_5045;
+    const ANON_INODE: i64 = 0x0904_1934;
+    const SOCKFS: i64 = 0x534F_434B;
+    // SAFETY: fstatfs fills the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) } != 0 {
+        return true;
+    }
+    matches!(st.f_type as i64, PROC | PIPEFS | ANON_INODE | SOCKFS)
+}
+
+fn is_fifo(fd: &OwnedFd) -> bool {
+    // SAFETY: fstat fills the struct it is given.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+    }
+}
+
+/// One refusal, as the host reads it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Refusal {
+    /// The call (`openat`, `rename`, ...).
+    pub call: String,
+    /// The name refused, as the caller gave it, made absolute where its folder is known.
+    pub path: String,
+    /// `deny_create: *.pem`, or why the call could not be judged.
+    pub rule: String,
+}
+
+impl Supervisor {
+    pub fn new(listener: OwnedFd, patterns: Vec<String>, report: Option<std::fs::File>) -> Self {
+        Supervisor {
+            listener,
+            patterns,
+            report,
+            reported: 0,
+        }
+    }
+
+    /// Answers notifications until the listener fails; returns why it stopped.
+    pub fn serve(mut self) -> std::io::Error {
+        // Wake the supervisor on the caller's CPU (Linux 6.6): a creation costs a switch
+        // to this thread and back, not a wake-up through the scheduler. Optional.
+        // SAFETY: SET_FLAGS takes its flags by value.
+        unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS as _,
+                1u64, /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
+            )
+        };
+        loop {
+            // SAFETY: RECV fills the zeroed struct it is given.
+            let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            let r = unsafe {
+                libc::ioctl(
+                    self.listener.as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_RECV as _,
+                    &mut n as *mut libc::seccomp_notif,
+                )
+            };
+            if r != 0 {
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error() {
+                    // A signal, or a caller that went away before it was read.
+                    Some(libc::EINTR) | Some(libc::ENOENT) => continue,
+                    _ => return e,
+                }
+            }
+            let answer = self.answer(&n);
+            send(self.listener.as_raw_fd(), n.id, answer);
+        }
+    }
+
+    fn answer(&mut self, n: &libc::seccomp_notif) -> Answer {
+        let caller = Caller {
+            listener: self.listener.as_raw_fd(),
+            id: n.id,
+            tid: n.pid,
+        };
+        let a = n.data.args;
+        let Some(call) = Call::decode(n.data.nr as i64, &a) else {
+            // The filter sends nothing else.
+            return Answer::Errno(libc::ENOSYS);
+        };
+        let mem = match std::fs::File::open(format!("/proc/{}/mem", caller.tid)) {
+            Ok(m) => m,
+            Err(_) if !caller.valid() => return Answer::Gone,
+            Err(_) => {
+                self.report(&call, b"", "a process whose memory cannot be read");
+                return Answer::Errno(libc::EPERM);
+            }
+        };
+        let read = call.read(&caller, &mem);
+        drop(mem);
+        // The strings were read from the process whose call this is only if the
+        // notification is still pending now (a pid can be reused after its end).
+        if !caller.valid() {
+            return Answer::Gone;
+        }
+        let strings = match read {
+            Ok(s) => s,
+            Err(e) => return Answer::Errno(e),
+        };
+        for (path, base) in call.made(&strings) {
+            if let Some(rule) = refused(&self.patterns, path) {
+                let shown = self.shown(&caller, call.dirfd(base), path);
+                let rule = format!("deny_create: {rule}");
+                self.report(&call, shown.as_bytes(), &rule);
+                return Answer::Errno(libc::EPERM);
+            }
+        }
+        let Some((umask, tgid)) = caller.status() else {
+            return if caller.valid() {
+                Answer::Errno(libc::EPERM)
+            } else {
+                Answer::Gone
+            };
+        };
+        self.act(&caller, &call, &strings, umask, tgid)
+    }
+
+    /// The path as the caller named it, made absolute from its folder where that can be
+    /// read: what the event shows.
+    fn shown(&self, caller: &Caller, dirfd: i32, path: &[u8]) -> String {
+        let path = String::from_utf8_lossy(path);
+        if path.starts_with('/') {
+            return path.into_owned();
+        }
+        let link = if dirfd == libc::AT_FDCWD {
+            format!("/proc/{}/cwd", caller.tid)
+        } else {
+            format!("/proc/{}/fd/{dirfd}", caller.tid)
+        };
+        match std::fs::read_link(link) {
+            Ok(dir) => format!("{}/{path}", dir.display()),
+            Err(_) => path.into_owned(),
+        }
+    }
+
+    fn report(&mut self, call: &Call, path: &[u8], rule: &str) {
+        self.report_name(call.name, path, rule)
+    }
+
+    fn report_name(&mut self, call: &str, path: &[u8], rule: &str) {
+        if self.reported >= MAX_REPORTED {
+            return;
+        }
+        self.reported += 1;
+        let Some(out) = self.report.as_mut() else {
+            return;
+        };
+        let refusal = Refusal {
+            call: call.to_string(),
+            path: String::from_utf8_lossy(&path[..path.len().min(PATH_MAX)]).into_owned(),
+            rule: rule.to_string(),
+        };
+        if let Ok(mut line) = serde_json::to_vec(&refusal) {
+            line.push(b'\n');
+            // Below PIPE_BUF, one write is all or nothing; a full pipe loses the line.
+            let _ = out.write(&line);
+        }
+    }
+
+    /// Makes what the call asks, as the caller would have: see the module's header.
+    fn act(
+        &mut self,
+        caller: &Caller,
+        call: &Call,
+        s: &[Vec<u8>],
+        umask: u32,
+        tgid: u32,
+    ) -> Answer {
+        let c = |b: &[u8]| CString::new(b).expect("read up to a NUL");
+        // The caller's umask for what init makes now (init's own is of no other use: its
+        // other thread only waits for processes).
+        // SAFETY: umask cannot fail.
+        unsafe { libc::umask(umask as libc::mode_t) };
+        match call.kind {
+            Kind::Open {
+                dirfd, flags, mode, ..
+            } => self.open(caller, call.name, dirfd, &s[0], flags, mode, tgid),
+            Kind::Mkdir { dirfd, mode, .. } => match caller.base(dirfd, &s[0]) {
+                Ok(base) => result(unsafe {
+                    // SAFETY: a NUL-terminated path.
+                    libc::mkdirat(dir_fd(&base), c(&s[0]).as_ptr(), mode as libc::mode_t)
+                }),
+                Err(e) => Answer::Errno(e),
+            },
+            Kind::Mknod {
+                dirfd, mode, dev, ..
+            } => match caller.base(dirfd, &s[0]) {
+                Ok(base) => result(unsafe {
+                    // SAFETY: a NUL-terminated path.
+                    libc::mknodat(
+                        dir_fd(&base),
+                        c(&s[0]).as_ptr(),
+                        mode as libc::mode_t,
+                        dev as libc::dev_t,
+                    )
+                }),
+                Err(e) => Answer::Errno(e),
+            },
+            Kind::Rename {
+                olddir,
+                newdir,
+                flags,
+                ..
+            } => match (caller.base(olddir, &s[0]), caller.base(newdir, &s[1])) {
+                (Ok(ob), Ok(nb)) => result(unsafe {
+                    // SAFETY: NUL-terminated paths.
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        dir_fd(&ob),
+                        c(&s[0]).as_ptr(),
+                        dir_fd(&nb),
+                        c(&s[1]).as_ptr(),
+                        flags,
+                    ) as libc::c_int
+                }),
+                (Err(e), _) | (_, Err(e)) => Answer::Errno(e),
+            },
+            Kind::Link {
+                olddir,
+                newdir,
+                flags,
+                ..
+            } => {
+                let nb = match caller.base(newdir, &s[1]) {
+                    Ok(b) => b,
+                    Err(e) => return Answer::Errno(e),
+                };
+                if s[0].is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+                    // The caller's descriptor itself (an O_TMPFILE file given a name):
+                    // linked through the caller's own /proc entry, as `open(2)` documents.
+                    let own = c(format!("/proc/{tgid}/fd/{olddir}").as_bytes());
+                    return result(unsafe {
+                        // SAFETY: NUL-terminated paths.
+                        libc::linkat(
+                            libc::AT_FDCWD,
+                            own.as_ptr(),
+                            dir_fd(&nb),
+                            c(&s[1]).as_ptr(),
+                            libc::AT_SYMLINK_FOLLOW,
+                        )
+                    });
+                }
+                if flags & libc::AT_SYMLINK_FOLLOW != 0 {
+                    // `/proc/self/fd/N`, the way `open(2)` gives an O_TMPFILE file a
+                    // name without privileges: the caller's descriptor, not init's.
+                    if let Some(own) = own_descriptor(&s[0], tgid, caller.tid) {
+                        return result(unsafe {
+                            // SAFETY: NUL-terminated paths.
+                            libc::linkat(
+                                libc::AT_FDCWD,
+                                own.as_ptr(),
+                                dir_fd(&nb),
+                                c(&s[1]).as_ptr(),
+                                libc::AT_SYMLINK_FOLLOW,
+                            )
+                        });
+                    }
+                }
+                let ob = match caller.base(olddir, &s[0]) {
+                    Ok(b) => b,
+                    Err(e) => return Answer::Errno(e),
+                };
+                result(unsafe {
+                    // SAFETY: NUL-terminated paths.
+                    libc::linkat(
+                        dir_fd(&ob),
+                        c(&s[0]).as_ptr(),
+                        dir_fd(&nb),
+                        c(&s[1]).as_ptr(),
+                        flags & libc::AT_SYMLINK_FOLLOW,
+                    )
+                })
+            }
+            Kind::Symlink { newdir, .. } => match caller.base(newdir, &s[1]) {
+                Ok(nb) => result(unsafe {
+                    // SAFETY: NUL-terminated paths.
+                    libc::symlinkat(c(&s[0]).as_ptr(), dir_fd(&nb), c(&s[1]).as_ptr())
+                }),
+                Err(e) => Answer::Errno(e),
+            },
+        }
+    }
+
+    /// `open` with `O_CREAT` on the caller's behalf; see the module's header.
+    #[allow(clippy::too_many_arguments)]
+    fn open(
+        &mut self,
+        caller: &Caller,
+        name: &str,
+        dirfd: i32,
+        path: &[u8],
+        flags: i32,
+        mode: u32,
+        tgid: u32,
+    ) -> Answer {
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        if let Some(own) = own_descriptor(path, tgid, caller.tid) {
+            // The caller's own open file, opened again as the kernel would for it.
+            return match open_raw(libc::AT_FDCWD, &own, flags & !libc::O_CREAT, 0) {
+                Ok(fd) => Answer::Fd { fd, cloexec },
+                Err(e) => Answer::Errno(e),
+            };
+        }
+        let mut path = path.to_vec();
+        let mut base = match caller.base(dirfd, &path) {
+            Ok(b) => b,
+            Err(e) => return Answer::Errno(e),
+        };
+        let excl = flags & libc::O_EXCL != 0;
+        for _ in 0..MAX_LINKS {
+            let cpath = CString::new(path.clone()).expect("no NUL in a path read to its NUL");
+            if !excl {
+                // Something there already: opened as it is, following a link as the
+                // caller asked, without waiting on a FIFO (see below).
+                let plain = (flags & !libc::O_CREAT) | libc::O_NONBLOCK;
+                match open_raw(dir_fd(&base), &cpath, plain, 0) {
+                    Ok(fd) if flags & libc::O_NONBLOCK == 0 && is_fifo(&fd) => {
+                        // A FIFO's open waits for its other end: done as the caller
+                        // asked, in a thread of its own.
+                        drop(fd);
+                        return self.fifo(caller, base, cpath, flags);
+                    }
+                    Ok(fd) => return self.opened(fd, flags, &path),
+                    Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => {
+                        // A FIFO without a reader, which the caller waits for.
+                        return self.fifo(caller, base, cpath, flags);
+                    }
+                    Err(libc::ENOENT) => {}
+                    Err(e) => return Answer::Errno(e),
+                }
+            }
+            // Nothing there: made here, exactly this final name (O_EXCL follows no link).
+            if let Some(rule) = refused(&self.patterns, &path) {
+                let shown = self.shown(caller, dirfd, &path);
+                self.report_name(name, shown.as_bytes(), &format!("deny_create: {rule}"));
+                return Answer::Errno(libc::EPERM);
+            }
+            match open_raw(dir_fd(&base), &cpath, flags | libc::O_EXCL, mode) {
+                Ok(fd) => return self.opened(fd, flags, &path),
+                Err(libc::EEXIST) if !excl => {}
+                Err(e) => return Answer::Errno(e),
+            }
+            // There now, yet not there a moment ago: made meanwhile, or a link pointing
+            // nowhere, which the kernel would follow to make its target.
+            let mut target = vec![0u8; PATH_MAX];
+            // SAFETY: readlinkat writes at most the buffer's length.
+            let n = unsafe {
+                libc::readlinkat(
+                    dir_fd(&base),
+                    cpath.as_ptr(),
+                    target.as_mut_ptr().cast(),
+                    target.len(),
+                )
+            };
+            if n < 0 {
+                continue; // not a link: made meanwhile; opened on the next turn
+            }
+            if flags & libc::O_NOFOLLOW != 0 {
+                return Answer::Errno(libc::ELOOP);
+            }
+            target.truncate(n as usize);
+            if target.first() != Some(&b'/') {
+                // Relative to the link's folder.
+                let name = final_name(&path).len();
+                let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
+                let mut joined = path[..trimmed - name].to_vec();
+                joined.extend_from_slice(&target);
+                target = joined;
+                if target.is_empty() {
+                    target = b".".to_vec();
+                }
+            } else {
+                base = None;
+            }
+            path = target;
+        }
+        Answer::Errno(libc::ELOOP)
+    }
+
+    /// A file opened for the caller: checked, its `O_NONBLOCK` put back as asked.
+    fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8]) -> Answer {
+        if on_private_fs(&fd) {
+            let shown = String::from_utf8_lossy(path).into_owned();
+            self.report_name(
+                "open",
+                shown.as_bytes(),
+                "a path to the supervisor's own files (through /proc/self), never opened for a process",
+            );
+            return Answer::Errno(libc::EPERM);
+        }
+        if flags & libc::O_NONBLOCK == 0 {
+            // SAFETY: fcntl on our descriptor.
+            unsafe {
+                let fl = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+                libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+            }
+        }
+        Answer::Fd {
+            fd,
+            cloexec: flags & libc::O_CLOEXEC != 0,
+        }
+    }
+
+    /// A FIFO opened for writing, which waits for its reader: in a thread of its own,
+    /// which answers the notification itself.
+    fn fifo(
+        &mut self,
+        caller: &Caller,
+        base: Option<OwnedFd>,
+        path: CString,
+        flags: i32,
+    ) -> Answer {
+        let listener = caller.listener;
+        let id = caller.id;
+        let spawned = std::thread::Builder::new()
+            .name("fifo".into())
+            .spawn(move || {
+                let answer = match open_raw(dir_fd(&base), &path, flags & !libc::O_CREAT, 0) {
+                    Ok(fd) if on_private_fs(&fd) => Answer::Errno(libc::EPERM),
+                    Ok(fd) => Answer::Fd {
+                        fd,
+                        cloexec: flags & libc::O_CLOEXEC != 0,
+                    },
+                    Err(e) => Answer::Errno(e),
+                };
+                send(listener, id, answer);
+            });
+        match spawned {
+            Ok(_) => Answer::Deferred,
+            Err(_) => Answer::Errno(libc::EAGAIN),
+        }
+    }
+}
+
+/// Answers notification `id`.
+fn send(listener: RawFd, id: u64, answer: Answer) {
+    let (val, error) = match answer {
+        Answer::Gone | Answer::Deferred => return,
+        Answer::Value(v) => (v, 0),
+        Answer::Errno(e) => (0, -e),
+        Answer::Fd { fd, cloexec } => {
+            let add = libc::seccomp_notif_addfd {
+                id,
+                flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+                srcfd: fd.as_raw_fd() as u32,
+                newfd: 0,
+                newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+            };
+            // SAFETY: ADDFD reads the struct it is pointed at; with FLAG_SEND it also
+            // answers the notification with the new descriptor's number.
+            let r = unsafe {
+                libc::ioctl(
+                    listener,
+                    libc::SECCOMP_IOCTL_NOTIF_ADDFD as _,
+                    &add as *const libc::seccomp_notif_addfd,
+                )
+            };
+            if r >= 0 {
+                return;
+            }
+            match errno() {
+                libc::ENOENT => return, // the caller is gone
+                e => (0, -e),           // EMFILE and the like: the caller's error
+            }
+        }
+    };
+    let mut resp = libc::seccomp_notif_resp {
+        id,
+        val,
+        error,
+        flags: 0,
+    };
+    // SAFETY: SEND reads the struct it is pointed at. ENOENT (the caller is gone) needs
+    // nothing more.
+    unsafe {
+        libc::ioctl(
+            listener,
+            libc::SECCOMP_IOCTL_NOTIF_SEND as _,
+            &mut resp as *mut libc::seccomp_notif_resp,
+        )
+    };
+}
+
+/// A naming call, decoded from its number and arguments.
+struct Call {
+    name: &'static str,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Open {
+        dirfd: i32,
+        path: u64,
+        flags: i32,
+        mode: u32,
+    },
+    Mkdir {
+        dirfd: i32,
+        path: u64,
+        mode: u32,
+    },
+    Mknod {
+        dirfd: i32,
+        path: u64,
+        mode: u32,
+        dev: u64,
+    },
+    Rename {
+        olddir: i32,
+        old: u64,
+        newdir: i32,
+        new: u64,
+        flags: u32,
+    },
+    Link {
+        olddir: i32,
+        old: u64,
+        newdir: i32,
+        new: u64,
+        flags: i32,
+    },
+    Symlink {
+        target: u64,
+        newdir: i32,
+        new: u64,
+    },
+}
+
+impl Call {
+    fn decode(nr: i64, a: &[u64; 6]) -> Option<Call> {
+        let fd = |v: u64| v as i32;
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+        let cwd = libc::AT_FDCWD;
+        let (name, kind) = match nr {
+            libc::SYS_openat => (
+                "openat",
+                Kind::Open {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    flags: a[2] as i32,
+                    mode: a[3] as u32,
+                },
+            ),
+            libc::SYS_mkdirat => (
+                "mkdirat",
+                Kind::Mkdir {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    mode: a[2] as u32,
+                },
+            ),
+            libc::SYS_mknodat => (
+                "mknodat",
+                Kind::Mknod {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    mode: a[2] as u32,
+                    dev: a[3],
+                },
+            ),
+            libc::SYS_renameat | libc::SYS_renameat2 => (
+                if nr == libc::SYS_renameat {
+                    "renameat"
+                } else {
+                    "renameat2"
+                },
+                Kind::Rename {
+                    olddir: fd(a[0]),
+                    old: a[1],
+                    newdir: fd(a[2]),
+                    new: a[3],
+                    flags: if nr == libc::SYS_renameat2 {
+                        a[4] as u32
+                    } else {
+                        0
+                    },
+                },
+            ),
+            libc::SYS_linkat => (
+                "linkat",
+                Kind::Link {
+                    olddir: fd(a[0]),
+                    old: a[1],
+                    newdir: fd(a[2]),
+                    new: a[3],
+                    flags: a[4] as i32,
+                },
+            ),
+            libc::SYS_symlinkat => (
+                "symlinkat",
+                Kind::Symlink {
+                    target: a[0],
+                    newdir: fd(a[1]),
+                    new: a[2],
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_open => (
+                "open",
+                Kind::Open {
+                    dirfd: cwd,
+                    path: a[0],
+                    flags: a[1] as i32,
+                    mode: a[2] as u32,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_creat => (
+                "creat",
+                Kind::Open {
+                    dirfd: cwd,
+                    path: a[0],
+                    flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+                    mode: a[1] as u32,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_mkdir => (
+                "mkdir",
+                Kind::Mkdir {
+                    dirfd: cwd,
+                    path: a[0],
+                    mode: a[1] as u32,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_mknod => (
+                "mknod",
+                Kind::Mknod {
+                    dirfd: cwd,
+                    path: a[0],
+                    mode: a[1] as u32,
+                    dev: a[2],
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_rename => (
+                "rename",
+                Kind::Rename {
+                    olddir: cwd,
+                    old: a[0],
+                    newdir: cwd,
+                    new: a[1],
+                    flags: 0,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_link => (
+                "link",
+                Kind::Link {
+                    olddir: cwd,
+                    old: a[0],
+                    newdir: cwd,
+                    new: a[1],
+                    flags: 0,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_symlink => (
+                "symlink",
+                Kind::Symlink {
+                    target: a[0],
+                    newdir: cwd,
+                    new: a[1],
+                },
+            ),
+            _ => return None,
+        };
+        Some(Call { name, kind })
+    }
+
+    /// The call's path arguments, read from the caller's memory: the path, or (old, new),
+    /// or (target, new).
+    fn read(&self, caller: &Caller, mem: &std::fs::File) -> Result<Vec<Vec<u8>>, i32> {
+        let addrs: Vec<u64> = match self.kind {
+            Kind::Open { path, .. } | Kind::Mkdir { path, .. } | Kind::Mknod { path, .. } => {
+                vec![path]
+            }
+            Kind::Rename { old, new, .. } | Kind::Link { old, new, .. } => vec![old, new],
+            Kind::Symlink { target, new, .. } => vec![target, new],
+        };
+        addrs.into_iter().map(|a| caller.string(mem, a)).collect()
+    }
+
+    /// The names the call makes, with the index of the folder argument they are relative
+    /// to (`0`: the first dirfd, `1`: the second). `open` is judged where it makes its
+    /// file (see [`Supervisor::open`]); an exchange makes both names anew.
+    fn made<'s>(&self, s: &'s [Vec<u8>]) -> Vec<(&'s [u8], usize)> {
+        match self.kind {
+            Kind::Open { .. } => vec![],
+            Kind::Mkdir { .. } | Kind::Mknod { .. } => vec![(&s[0], 0)],
+            Kind::Rename { flags, .. } if flags & libc::RENAME_EXCHANGE != 0 => {
+                vec![(&s[0], 0), (&s[1], 1)]
+            }
+            Kind::Rename { .. } | Kind::Link { .. } | Kind::Symlink { .. } => vec![(&s[1], 1)],
+        }
+    }
+
+    /// The folder descriptor argument `which` (see [`Call::made`]).
+    fn dirfd(&self, which: usize) -> i32 {
+        match (self.kind, which) {
+            (Kind::Open { dirfd, .. }, _)
+            | (Kind::Mkdir { dirfd, .. }, _)
+            | (Kind::Mknod { dirfd, .. }, _) => dirfd,
+            (Kind::Rename { olddir, .. }, 0) | (Kind::Link { olddir, .. }, 0) => olddir,
+            (Kind::Rename { newdir, .. }, _)
+            | (Kind::Link { newdir, .. }, _)
+            | (Kind::Symlink { newdir, .. }, _) => newdir,
+        }
+    }
+}
+
+/// The host's side: reads the supervisor's lines from `from` (the read end of the report
+/// pipe) and appends each as a violation event to `events`, at most `max` of them, each
+/// field bounded and nothing but the three fields taken. Returns how many refusals were
+/// read (recorded or not). Runs until the pipe's write ends are all closed.
+pub fn record_refusals(from: std::fs::File, events: &std::path::Path, max: usize) -> u64 {
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::new(from);
+    let mut line = Vec::new();
+    let mut count = 0u64;
+    loop {
+        line.clear();
+        // Bounded: a line longer than this is cut, and what is left of it is not JSON.
+        match (&mut reader).take(16 * 1024).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return count,
+            Ok(_) => {}
+        }
+        let Ok(r) = serde_json::from_slice::<Refusal>(&line) else {
+            continue;
+        };
+        count += 1;
+        if count > max as u64 {
+            continue;
+        }
+        let bound = |s: &str| s.chars().take(300).collect::<String>();
+        let mut reason = format!("[filesystem] {} ({})", bound(&r.rule), bound(&r.call));
+        if count == max as u64 {
+            reason.push_str(" (further refusals of this run are not recorded)");
+        }
+        let event = serde_json::json!({
+            "action": "filesystem-write",
+            "target": bound(&r.path),
+            "path": bound(&r.path),
+            "rule": bound(&r.rule),
+            "reason": reason,
+        });
+        let _ = super::events::append(events, "violation", event);
+    }
+}
+
+/// The command line init gets for `patterns` and the report descriptor: what init.rs
+/// parses back with [`parse_init_args`].
+pub fn init_args(patterns: &[String], report_fd: Option<i32>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::new();
+    for p in patterns {
+        out.push("--deny-create".into());
+        out.push(p.into());
+    }
+    if let Some(fd) = report_fd {
+        out.push("--report-fd".into());
+        out.push(fd.to_string().into());
+    }
+    out
+}
+
+/// init's options before `--`: the patterns and the report descriptor.
+pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Option<i32>) {
+    let mut patterns = Vec::new();
+    let mut report = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_bytes() {
+            b"--" => break,
+            b"--deny-create" => {
+                if let Some(p) = it.next() {
+                    patterns.push(p.to_string_lossy().into_owned());
+                }
+            }
+            b"--report-fd" => report = it.next().and_then(|v| v.to_str()?.parse().ok()),
+            _ => {}
+        }
+    }
+    (patterns, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pats(p: &[&str]) -> Vec<String> {
+        p.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_final_name_is_judged_wherever_it_is() {
+        let p = pats(&["*.pem", ".env*", "id_*"]);
+        for path in [
+            "key.pem",
+            "/tmp/key.pem",
+            "a/b/c/key.pem",
+            "key.pem/",
+            "./.env",
+            ".env.local",
+            "../../id_rsa",
+            "/home/u/.ssh/id_ed25519",
+        ] {
+            assert!(refused(&p, path.as_bytes()).is_some(), "{path}");
+        }
+        for path in [
+            "cert.txt",
+            "key.pem.txt",
+            "pem/cert.txt",
+            "a.pem/cert.txt",
+            "my.env",
+            "xid_rsa",
+            "/",
+            ".",
+            "..",
+            "a/..",
+            "",
+        ] {
+            assert!(refused(&p, path.as_bytes()).is_none(), "{path}");
+        }
+        assert_eq!(refused(&p, b"x/.envrc"), Some(".env*"));
+    }
+
+    #[test]
+    fn a_pattern_names_one_component() {
+        assert!(check_name_pattern("*.pem").is_ok());
+        assert!(check_name_pattern("certs/*.pem").is_err());
+        assert!(check_name_pattern("").is_err());
+        assert!(check_name_pattern("..").is_err());
+    }
+
+    #[test]
+    fn the_callers_own_descriptors_are_read_as_its_own() {
+        let own = |p: &str| own_descriptor(p.as_bytes(), 7, 9).map(|c| c.into_string().unwrap());
+        assert_eq!(own("/dev/stdout").as_deref(), Some("/proc/7/fd/1"));
+        assert_eq!(own("/dev/fd/12").as_deref(), Some("/proc/7/fd/12"));
+        assert_eq!(own("/proc/self/fd/3").as_deref(), Some("/proc/7/fd/3"));
+        assert_eq!(
+            own("/proc/thread-self/fd/3").as_deref(),
+            Some("/proc/9/fd/3")
+        );
+        assert_eq!(own("/proc/self/fd/3/x"), None);
+        assert_eq!(own("/proc/self/mem"), None);
+        assert_eq!(own("/dev/fd/"), None);
+    }
+
+    #[test]
+    fn init_gets_back_what_it_was_given() {
+        let args = init_args(&pats(&["*.pem", "id_*"]), Some(9));
+        let mut with_rest = args.clone();
+        with_rest.extend(["--".into(), "--deny-create".into()]);
+        assert_eq!(
+            parse_init_args(&with_rest),
+            (pats(&["*.pem", "id_*"]), Some(9))
+        );
+    }
+
+    /// The filter's verdict for a call, by the interpreter the base filter's tests use,
+    /// and the kernel's verdict over both (the most restrictive action wins).
+    fn notify_verdict(nr: i64, args: [u64; 6], arch: u32) -> (u32, u32) {
+        let prog: Vec<seccompiler::sock_filter> = program()
+            .iter()
+            .map(|i| seccompiler::sock_filter {
+                code: i.code,
+                jt: i.jt,
+                jf: i.jf,
+                k: i.k,
+            })
+            .collect();
+        let ours = crate::sandbox::seccomp::tests::run(&prog, nr, args, arch);
+        let base = crate::sandbox::seccomp::tests::verdict(nr, args, arch);
+        let rank = |a: u32| (a & libc::SECCOMP_RET_ACTION_FULL) as i32;
+        (ours, if rank(ours) < rank(base) { ours } else { base })
+    }
+
+    #[test]
+    fn the_filter_sends_every_naming_call_and_nothing_else() {
+        const X86_64: u32 = 0xC000_003E;
+        const I386: u32 = 0x4000_0003;
+        let notify = libc::SECCOMP_RET_USER_NOTIF;
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let on = |nr: i64, args: [u64; 6]| notify_verdict(nr, args, X86_64).0;
+        let creat = libc::O_CREAT as u64;
+        for (_, nr) in naming_calls() {
+            assert_eq!(on(nr, [0; 6]), notify, "{nr}");
+        }
+        for (_, nr, arg) in opening_calls() {
+            let mut args = [0u64; 6];
+            args[arg as usize] = creat | libc::O_WRONLY as u64;
+            assert_eq!(on(nr, args), notify);
+            args[arg as usize] = (libc::O_RDWR | libc::O_APPEND | libc::O_CLOEXEC) as u64;
+            assert_eq!(on(nr, args), allow, "{nr} without O_CREAT");
+            // Only the low 32 bits are the flags: a high bit set changes nothing.
+            args[arg as usize] = (1 << 40) | creat;
+            assert_eq!(on(nr, args), notify);
+        }
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_unlinkat,
+            libc::SYS_close,
+            libc::SYS_execve,
+        ] {
+            assert_eq!(on(nr, [0; 6]), allow, "{nr}");
+        }
+        // x32's numbering of the same calls fails; another architecture is killed.
+        assert_eq!(
+            on(libc::SYS_openat | X32_BIT as i64, [0, 0, creat, 0, 0, 0]),
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        assert_eq!(
+            notify_verdict(5, [0; 6], I386).0,
+            libc::SECCOMP_RET_KILL_PROCESS
+        );
+        // openat2 needs no rule here: the base filter's ENOSYS wins over any notification.
+        assert_eq!(
+            notify_verdict(libc::SYS_openat2, [0; 6], X86_64).1,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        // A setuid mode is refused by the base filter before the supervisor sees it.
+        assert_eq!(
+            notify_verdict(libc::SYS_mknodat, [0, 0, 0o4755, 0, 0, 0], X86_64).1,
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32
+        );
+    }
+
+    /// In a child process: the filter installed with a listener nobody holds makes every
+    /// naming call fail with ENOSYS (the fail-closed rule), and leaves the rest alone.
+    #[test]
+    fn without_a_listener_every_naming_call_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("cert.txt");
+        let cmade = CString::new(made.as_os_str().as_bytes()).unwrap();
+        let prog = program();
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (go_read, go_write) = nix::unistd::pipe().unwrap();
+        // SAFETY: the child makes system calls on data prepared before the fork, then
+        // _exits with what it saw.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            unsafe {
+                if install_and_send(&fprog, theirs.as_raw_fd()) != 0 {
+                    libc::_exit(10);
+                }
+                // Wait until the parent has closed the listener: then nobody listens.
+                libc::close(go_write.as_raw_fd());
+                let mut buf = [0u8; 1];
+                libc::read(go_read.as_raw_fd(), buf.as_mut_ptr().cast(), 1);
+                let fd = libc::open(cmade.as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o644);
+                let e = *libc::__errno_location();
+                if fd >= 0 || e != libc::ENOSYS {
+                    libc::_exit(11);
+                }
+                let r = libc::mkdir(cmade.as_ptr(), 0o755);
+                if r == 0 || *libc::__errno_location() != libc::ENOSYS {
+                    libc::_exit(12);
+                }
+                // Opening without O_CREAT is not the supervisor's.
+                let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+                libc::_exit(if fd >= 0 { 0 } else { 13 });
+            }
+        }
+        drop(theirs);
+        drop(go_read);
+        let listener = receive_listener(&OwnedFd::from(ours)).unwrap();
+        drop(listener);
+        drop(go_write);
+        let mut status = 0;
+        // SAFETY: waitpid writes the status it is given.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status), "{status}");
+        assert_eq!(libc::WEXITSTATUS(status), 0);
+        assert!(!made.exists());
+    }
+}
