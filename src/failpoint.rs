@@ -1,5 +1,6 @@
 //! Named points between the steps of commands that must survive being killed (`new`,
-//! `publish`, `merge`, `autocommit`, `rm`), for the crash tests.
+//! `publish`, `merge`, `autocommit`, `rm`, `sync`, `vault set`, `run`), for the crash
+//! tests.
 //!
 //! In a test build (`debug_assertions`), `GIT_LOOP_FAILPOINT=<name>` makes [`hit`] at that
 //! point kill this process's whole process group with SIGKILL, as a closed terminal or the

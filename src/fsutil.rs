@@ -43,11 +43,27 @@ pub fn temp_name(name: &str) -> String {
     crate::tempname::for_writer(name, std::process::id(), rand::random::<u32>())
 }
 
-/// Whether the process `pid` is gone, which proves a writer named by it dead.
+/// Whether the process `pid` is gone, which proves a writer named by it dead: no such
+/// process, or one that has exited and waits only for its parent to collect its status (a
+/// zombie, whose parent may be slow to do so, or never).
 pub fn writer_gone(pid: i32) -> bool {
     // SAFETY: kill with signal 0 only asks whether the process exists.
-    (unsafe { libc::kill(pid, 0) }) == -1
-        && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    if (unsafe { libc::kill(pid, 0) }) == -1 {
+        return io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    is_zombie(pid)
+}
+
+/// Whether `pid` has exited and not been collected by its parent (state `Z` in
+/// `/proc/PID/stat`, the field after the command name, which may itself hold spaces and
+/// parentheses).
+fn is_zombie(pid: i32) -> bool {
+    fs::read(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.iter()
+            .rposition(|b| *b == b')')
+            .and_then(|end| stat.get(end + 2))
+            == Some(&b'Z')
+    })
 }
 
 /// The writer's pid when `name` is a temporary name of [`temp_name`] whose writer is gone.
@@ -330,5 +346,21 @@ mod tests {
             super::dead_writer(".x.tmp-4194305-0badc0de"),
             Some(4_194_305)
         );
+    }
+
+    /// A writer that has exited and whose parent has not collected it yet (a zombie) is
+    /// dead: its temp files are a killed writer's, not a live one's.
+    #[test]
+    fn a_writer_that_exited_uncollected_is_gone() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !super::is_zombie(pid) {
+            assert!(std::time::Instant::now() < deadline, "true never exited");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(super::writer_gone(pid));
+        assert!(!super::writer_gone(std::process::id() as i32));
+        child.wait().unwrap();
     }
 }

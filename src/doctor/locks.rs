@@ -182,6 +182,27 @@ pub(super) fn check_loop_locks(ws: &Workspace, fix: bool, out: &mut Vec<Finding>
         let Ok(Some(stale)) = loops::stale_git_locks(ws, &rec) else {
             continue;
         };
+        // Runs that started and whose end nobody recorded (no run of the loop is alive).
+        let unended = crate::sandbox::record::unended(ws, &id).len();
+        if unended > 0 {
+            let runs = if unended == 1 { "run" } else { "runs" };
+            out.push(if fix {
+                crate::sandbox::record::settle_held(ws, &id, stale.hold());
+                finding(
+                    "locks",
+                    Level::Fixed,
+                    format!("recorded {unended} {runs} of loop {id} as ended, cause unknown (killed with nobody to record their exit)"),
+                    None,
+                )
+            } else {
+                finding(
+                    "locks",
+                    Level::Problem,
+                    format!("{unended} {runs} of loop {id} started and no exit is recorded (no run of the loop is alive)"),
+                    Some("git loop doctor --fix".into()),
+                )
+            });
+        }
         let failed = if fix { stale.remove() } else { Vec::new() };
         for lock in &stale.files {
             match failed.iter().find(|(p, _)| p == lock) {

@@ -333,6 +333,7 @@ fn in_sandbox(
     let mut start = plan.start.clone();
     start.limits = Some(applied.enforcement.as_str().to_string());
     record::started(ws, &rec.id, &start);
+    crate::failpoint::hit("run:started");
     let started = Instant::now();
     // `--timeout`: ends the sandbox from a thread of its own (see `crate::session::timer`).
     let timer = plan.timeout.map(crate::session::timer::Timer::arm);
@@ -558,6 +559,7 @@ pub fn finish(
             cause: ended.cause,
         },
     );
+    crate::failpoint::hit("run:exit-recorded");
     // Grants for one run are spent. (No workspace lock: `autocommit` holds it while its
     // sandboxed commits run, and the record is replaced atomically.)
     if rec.grants.iter().any(|g| g.once) {

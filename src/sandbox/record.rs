@@ -7,7 +7,7 @@
 //! sandbox. A supervisor killed outright (SIGKILL to the run's whole process group)
 //! records nothing; so every start leaves a mark in `loops/<id>/running/` until its exit
 //! is recorded, and the next command that looks at the loop ([`settle`]: `log`, `list`,
-//! `show`, the next run) records each mark it finds as an exit with cause `unknown` and
+//! `show`, the next run, `doctor --fix`) records each mark it finds as an exit with cause `unknown` and
 //! the time it was found. A mark is judged only while no run of the loop is alive (the
 //! loop's run lock is free: every live run holds it shared), so a live run's is never
 //! taken for a dead one's.
@@ -137,10 +137,13 @@ pub fn settle(ws: &Workspace, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// [`settle`], with the loop's run lock held exclusively by `_hold`.
-pub fn settle_held(ws: &Workspace, id: &str, _hold: &Lock) {
+/// [`settle`], with the loop's run lock held exclusively by `_hold`; how many runs it
+/// recorded.
+pub fn settle_held(ws: &Workspace, id: &str, _hold: &Lock) -> usize {
     let found_at = crate::loops::now_rfc3339();
-    for run in unended(ws, id) {
+    let runs = unended(ws, id);
+    let count = runs.len();
+    for run in runs {
         ended(
             ws,
             id,
@@ -155,11 +158,12 @@ pub fn settle_held(ws: &Workspace, id: &str, _hold: &Lock) {
             },
         );
     }
+    count
 }
 
 /// The runs marked as started and not ended, by id (names that are not a run's id are
 /// not git-loop's and are left alone).
-fn unended(ws: &Workspace, id: &str) -> Vec<String> {
+pub fn unended(ws: &Workspace, id: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(ws.loop_running(id)) else {
         return Vec::new();
     };

@@ -1,22 +1,27 @@
 //! The crash harness: `kill -9` of git-loop's whole process group (as a closed terminal or
 //! the OOM killer does) at every step boundary of `new`, `publish`, `merge`, `autocommit`,
-//! `rm`, `sync` (of a teammate's notes from a remote) and `vault set` (failpoints, compiled into test builds only: see src/failpoint.rs), at random
-//! moments of each command, and at random moments while git writes a 2000-file checkout.
+//! `rm`, `run`, `sync` (of a teammate's notes from a remote) and `vault set` (failpoints,
+//! compiled into test builds only: see src/failpoint.rs); at random moments of each
+//! command, started as a user starts it (`git loop ...`), a kill of its process group, of
+//! its front end (`git`) alone, or of one of its processes at random and then the front
+//! end; at random moments of the commits inside a run's sandbox; and at random moments
+//! while git writes a 2000-file checkout.
 //!
 //! Each trial is judged from outside, by git and the file system, never by what git-loop
 //! says: every repository passes `git fsck`; what the command was doing is not lost once
-//! it is run again; the user's checkout is its HEAD's tree plus exactly the changes it had
-//! before; and every leftover (journal, lock file, staging or removal folder, half-written
-//! checkout, branch without a loop) is gone after the next command, or else after
-//! `doctor --fix`. Trials whose kill landed mid-operation (it left something to repair) are
-//! counted apart from those whose kill came too early or too late; too few of the former
-//! fails the test. `GIT_LOOP_CRASH_ROUNDS` runs more rounds (benches/crash.sh runs 300
-//! trials); the figures are printed at the end.
+//! it is run again, and every commit a branch held after the kill is still reachable from
+//! it; the user's checkout is its HEAD's tree plus exactly the changes it had before; every
+//! leftover (journal, lock file, staging or removal folder, half-written checkout, branch
+//! without a loop, a run's start without its exit) is gone after the next command, or else
+//! after `doctor --fix`; and no process the command started is alive 10 s after the kill
+//! (this process is their child subreaper, so orphans are seen). Trials whose kill landed
+//! mid-operation (it left something to repair) are counted apart from those whose kill came
+//! too early or too late; too few of the former fails the test. `GIT_LOOP_CRASH_ROUNDS`
+//! runs more rounds (benches/crash.sh); the figures are printed at the end.
 
 use std::fs;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::TestEnv;
@@ -53,6 +58,11 @@ struct Tally {
     repaired_by_doctor: usize,
     /// The next command said "up to date" while something was left to repair.
     false_up_to_date: usize,
+    /// Processes of a killed command still alive 10 s after the kill, by command line.
+    survivors: Vec<String>,
+    /// Kills of the front end alone, and of a child then the front end, that landed.
+    landed_front: usize,
+    landed_child_then_front: usize,
     leftovers_seen: Vec<String>,
     /// Per command: trials, and those that landed mid-operation.
     by_command: std::collections::BTreeMap<String, (usize, usize)>,
@@ -66,6 +76,9 @@ struct Harness {
     serial: usize,
     /// How long each command takes here, uninterrupted: random kills fall within it.
     took: Took,
+    /// Refs of the trial's own repositories (a loop's workdir) whose commits, as the kill
+    /// left them, must stay reachable, besides every repository's non-loop branches.
+    keep: Vec<(PathBuf, String)>,
 }
 
 #[derive(Default)]
@@ -79,6 +92,8 @@ struct Took {
     /// A sync that takes a teammate's 300 notes.
     sync: Duration,
     vault_set: Duration,
+    /// A run whose command commits five times in the loop.
+    run: Duration,
 }
 
 /// How a trial's command was killed.
@@ -86,14 +101,26 @@ struct Took {
 enum Kill<'a> {
     /// At this failpoint.
     At(&'a str),
-    /// This long after it started.
+    /// This long after it started, its whole process group.
     After(Duration),
+    /// This long after it started, its front end only (`git` of `git loop ...`): what it
+    /// started must end with it.
+    Front(Duration),
+    /// This long after it started, one of its processes at random (`git-loop`, a git it
+    /// runs, bwrap, the sandbox's pid 1, the command inside), then its front end.
+    ChildThenFront(Duration),
     /// By a timer armed at this failpoint, this long after it is reached.
     Timer(&'a str, Duration),
 }
 
 impl Harness {
     fn new() -> Harness {
+        // Whatever a killed command leaves running is orphaned to this process, where
+        // `wait_for_survivors` sees it (and reaps what ended).
+        // SAFETY: a plain system call on this process.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
         let env = TestEnv::new();
         let repo = env.repo("app");
         // The user's own changes, which every merge must keep: one edited file, one
@@ -114,6 +141,7 @@ impl Harness {
             rng: Rng(0x2545_f491_4f6c_dd1d),
             serial: 0,
             took: Took::default(),
+            keep: Vec::new(),
         };
         h.took = h.measure();
         h.took.sync = h.measure_sync();
@@ -153,7 +181,9 @@ impl Harness {
         let (autocommit, _) = timed(&["autocommit", &id]);
         let (publish, _) = timed(&["publish", &id]);
         let (merge, _) = timed(&["merge", &id]);
-        let (rm, _) = timed(&["rm", "--delete-branches", &id]);
+        let script = run_script("measure");
+        let (run, _) = timed(&["run", "-q", &id, "--", "sh", "-c", &script]);
+        let (rm, _) = timed(&["rm", "--force", "--delete-branches", &id]);
         let value = self.env.root.join("measure-value");
         fs::write(&value, "measured\n").unwrap();
         let (vault_set, _) = timed(&[
@@ -174,6 +204,7 @@ impl Harness {
             autocommit,
             rm,
             vault_set,
+            run,
         }
     }
 
@@ -192,30 +223,59 @@ impl Harness {
     }
 
     /// Runs `git loop ARGS` in the user's repository, in a process group of its own, and
-    /// kills that group as `kill` says. True if it died of the kill.
-    fn killed(&self, args: &[&str], kill: Kill) -> bool {
-        let mut cmd = self.env.command();
+    /// kills it as `kill` says. True if its front end died of the kill. Whatever it started
+    /// must be gone 10 s later (a process still there is counted as a survivor, then
+    /// killed).
+    fn killed(&mut self, args: &[&str], kill: Kill) -> bool {
+        // At a failpoint git-loop kills its own process group, which it leads; at a random
+        // moment the command runs as a user starts it, `git loop ...`, and its front end
+        // is that `git`.
+        let mut cmd = match kill {
+            Kill::At(_) | Kill::Timer(..) => self.env.command(),
+            _ => {
+                let bin_dir = Path::new(crate::common::BIN).parent().unwrap();
+                let path = format!(
+                    "{}:{}",
+                    bin_dir.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                );
+                let mut cmd = std::process::Command::new("git");
+                cmd.env_clear()
+                    .envs(self.env.envs())
+                    .env("PATH", path)
+                    .stdin(std::process::Stdio::null())
+                    .arg("loop");
+                cmd
+            }
+        };
         // What it said, for the message of a failpoint it never reached.
         let said = self.env.root.join("killed-command.stderr");
+        let out = self.env.root.join("killed-command.stdout");
         cmd.current_dir(&self.repo)
             .args(args)
-            .stdout(Stdio::null())
+            .stdout(fs::File::create(&out).unwrap())
             .stderr(fs::File::create(&said).unwrap())
             .process_group(0);
-        match kill {
+        let delay = match kill {
             Kill::At(point) => {
                 cmd.env("GIT_LOOP_FAILPOINT", point);
+                None
             }
             Kill::Timer(point, delay) => {
                 cmd.env(
                     "GIT_LOOP_FAILPOINT",
                     format!("{point}@{}", delay.as_micros()),
                 );
+                None
             }
-            Kill::After(_) => {}
-        }
+            Kill::After(d) | Kill::Front(d) | Kill::ChildThenFront(d) => Some(d),
+        };
+        let pick = self.rng.next();
+        // This test's own children (the holder of its network namespace), not the command's.
+        let mine = descendants(std::process::id() as i32);
         let mut child = cmd.spawn().unwrap();
-        if let Kill::After(delay) = kill {
+        let front = child.id() as i32;
+        if let Some(delay) = delay {
             let start = Instant::now();
             while start.elapsed() < delay {
                 if child.try_wait().unwrap().is_some() {
@@ -223,16 +283,43 @@ impl Harness {
                 }
                 std::thread::sleep(Duration::from_micros(200));
             }
-            // SAFETY: signals the child's own process group, made above.
+            // SAFETY: signals to the child's own process group (made above), to the child
+            // (not reaped yet: a zombie at worst) and to one of its descendants, found
+            // just now.
             unsafe {
-                libc::kill(-(child.id() as i32), libc::SIGKILL);
+                match kill {
+                    Kill::Front(_) => {
+                        libc::kill(front, libc::SIGKILL);
+                    }
+                    Kill::ChildThenFront(_) => {
+                        let below = descendants(front);
+                        if !below.is_empty() {
+                            libc::kill(below[pick as usize % below.len()], libc::SIGKILL);
+                        }
+                        libc::kill(front, libc::SIGKILL);
+                    }
+                    _ => {
+                        libc::kill(-front, libc::SIGKILL);
+                    }
+                }
             }
         }
         let status = child.wait().unwrap();
-        // Whatever of the group outlived it (a git child) is gone before anything is judged.
-        // SAFETY: as above.
-        unsafe {
-            libc::kill(-(child.id() as i32), libc::SIGKILL);
+        // Nothing it started may outlive it for long: git children die with it, bwrap and
+        // the sandbox with their parent, and an `update-ref` let finish ends by itself.
+        let left = wait_for_survivors(front, &mine);
+        for (pid, cmdline) in &left {
+            self.tally
+                .survivors
+                .push(format!("{args:?} {kill:?}: pid {pid} {cmdline}"));
+            // SAFETY: a process this test's command started (in its group, or orphaned
+            // to this process), still alive.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
+        }
+        if !left.is_empty() {
+            wait_for_survivors(front, &mine);
         }
         wait_for_runs_to_end(&self.env);
         wait_for_detached_git(&self.env);
@@ -240,10 +327,52 @@ impl Harness {
         if status.signal() != Some(libc::SIGKILL) {
             use std::io::Write as _;
             if let Ok(mut f) = fs::OpenOptions::new().append(true).open(&said) {
-                let _ = writeln!(f, "(it ended: {status})");
+                let _ = writeln!(
+                    f,
+                    "(it ended: {status}; it printed: {:?})",
+                    fs::read_to_string(&out).unwrap_or_default()
+                );
             }
         }
         status.signal() == Some(libc::SIGKILL)
+    }
+
+    /// Every branch but the loops' in each repository of the workspace and the user's, and
+    /// the trial's own refs (`keep`), with the commit each is at.
+    fn tips(&self) -> Vec<(PathBuf, String, String)> {
+        let env = &self.env;
+        let mut out = Vec::new();
+        for dir in [
+            self.repo.clone(),
+            env.notes(),
+            env.ws.join("context/knowledge"),
+            env.ws.join("personal/tester"),
+            env.ws.join("vaults/tester"),
+        ] {
+            if !dir.join(".git").is_dir() {
+                continue;
+            }
+            let refs = env.git(
+                &dir,
+                [
+                    "for-each-ref",
+                    "--format=%(refname) %(objectname)",
+                    "refs/heads/",
+                ],
+            );
+            for line in refs.lines() {
+                let (name, oid) = line.split_once(' ').unwrap();
+                if !name.starts_with("refs/heads/loop/") {
+                    out.push((dir.clone(), name.to_string(), oid.to_string()));
+                }
+            }
+        }
+        for (dir, name) in &self.keep {
+            if let Some(oid) = env.rev(dir, name) {
+                out.push((dir.clone(), name.clone(), oid));
+            }
+        }
+        out
     }
 
     /// Everything a killed command can leave that needs repairing, seen from outside.
@@ -319,6 +448,7 @@ impl Harness {
     ) {
         self.tally.trials += 1;
         let died = self.killed(args, kill);
+        let kept = self.tips();
         let left = self.leftovers();
         let in_checkout = left.iter().any(|l| l.contains("user's checkout"));
         let landed = died && !left.is_empty();
@@ -335,6 +465,11 @@ impl Harness {
             match kill {
                 Kill::At(_) => self.tally.landed_at_failpoints += 1,
                 _ => self.tally.landed_at_random += 1,
+            }
+            match kill {
+                Kill::Front(_) => self.tally.landed_front += 1,
+                Kill::ChildThenFront(_) => self.tally.landed_child_then_front += 1,
+                _ => {}
             }
             if in_checkout {
                 self.tally.landed_in_checkout += 1;
@@ -369,7 +504,7 @@ impl Harness {
             assert!(
                 still.is_empty(),
                 "{label}: left after `doctor --fix`: {still:?}\n{}",
-                fixed.stdout
+                format!("{}{}", fixed.stdout, fixed.stderr)
             );
             if landed {
                 self.tally.repaired_by_doctor += 1;
@@ -394,13 +529,26 @@ impl Harness {
                 assert!(
                     after.is_empty(),
                     "{label}: left after the next command ({still:?}) and after `doctor --fix`: {after:?}\n{}",
-                    fixed.stdout
+                    format!("{}{}", fixed.stdout, fixed.stderr)
                 );
                 self.tally.repaired_by_doctor += 1;
             }
         }
-        // Nothing lost: the command, run again, has done its work.
+        // Nothing lost: the command, run again, has done its work, and every commit
+        // reachable after the kill still is.
         done(self);
+        for (dir, name, oid) in kept {
+            let still = self
+                .env
+                .git_out(&dir, ["merge-base", "--is-ancestor", &oid, &name]);
+            assert_eq!(
+                still.code,
+                0,
+                "{label}: {oid}, at {name} in {} after the kill, is no longer reachable from it",
+                dir.display()
+            );
+        }
+        self.keep.clear();
         assert_eq!(self.user_checkout_wrong(), None, "{label}");
         self.fsck(&[]);
     }
@@ -735,6 +883,61 @@ impl Harness {
         );
     }
 
+    /// A run whose command commits five times in the loop, killed: every commit it made
+    /// is kept and reaches the user's repository with the next run's, the next run's
+    /// `git commit` works (no lock of the killed one stops it), and every start has its
+    /// exit recorded.
+    fn run_trial(&mut self, kill: Kill, doctor_first: bool) {
+        let n = self.serial();
+        let id = self.new_loop(&format!("run {n}"));
+        let wd = self.env.workdir(&id);
+        self.keep.push((wd.clone(), "HEAD".into()));
+        let script = run_script(&n.to_string());
+        let after = format!("after-{n}.c");
+        let next_script =
+            format!("echo 'int after;' > {after} && git add -A && git commit -q -m after");
+        let repo = self.repo.clone();
+        let workdir = wd.clone();
+        let loop_id = id.clone();
+        self.trial(
+            &format!("run {kill:?}"),
+            &["run", "-q", &id, "--", "sh", "-c", &script],
+            kill,
+            &["run", "-q", &id, "--", "sh", "-c", &next_script],
+            doctor_first,
+            &|_| true,
+            &|h| {
+                let tip = h.env.rev(&workdir, "HEAD");
+                assert_eq!(
+                    h.env.rev(&repo, &format!("loop/{loop_id}")),
+                    tip,
+                    "run: the loop's commits did not reach the user's repository"
+                );
+                assert_eq!(
+                    h.env
+                        .git(&repo, ["show", &format!("loop/{loop_id}:{after}")]),
+                    "int after;\n"
+                );
+                let events = h.env.run(["log", &loop_id, "--json"]).ok().json();
+                let kinds: Vec<&str> = events
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|e| e["kind"].as_str())
+                    .filter(|k| *k == "start" || *k == "exit")
+                    .collect();
+                let starts = kinds.iter().filter(|k| **k == "start").count();
+                assert_eq!(
+                    starts,
+                    kinds.len() - starts,
+                    "run: a start without its exit: {kinds:?}"
+                );
+            },
+        );
+        self.fsck(&[wd]);
+        self.remove(&[&id]);
+    }
+
     fn remove(&self, ids: &[&str]) {
         for id in ids {
             self.env
@@ -759,6 +962,18 @@ pub fn scan(env: &TestEnv, repo: &Path) -> Vec<String> {
     for name in env.loop_entries() {
         if name.starts_with('.') {
             found.push(format!("loops/{name}"));
+            continue;
+        }
+        // A run's start whose exit nobody recorded (no run is alive here).
+        for e in fs::read_dir(env.loop_dir(&name).join("running"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            found.push(format!(
+                "loops/{name}/running/{} (a start without an exit)",
+                e.file_name().to_string_lossy()
+            ));
         }
     }
     let mut git_dirs = vec![
@@ -885,6 +1100,81 @@ pub fn wait_for_workspace_lock(env: &TestEnv) {
     }
 }
 
+/// A process's parent, process group and state, from `/proc/PID/stat`.
+fn proc_stat(pid: i32) -> Option<(i32, i32, char)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the fields follow its last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((ppid, pgrp, state))
+}
+
+fn all_pids() -> Vec<i32> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The live descendants of `pid`.
+fn descendants(pid: i32) -> Vec<i32> {
+    let procs: Vec<(i32, i32)> = all_pids()
+        .into_iter()
+        .filter_map(|p| proc_stat(p).filter(|s| s.2 != 'Z').map(|s| (p, s.0)))
+        .collect();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            procs
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// What is left of a killed command whose front end was `front`: live processes of its
+/// process group, or orphaned to this process (a child subreaper) and not among `mine`
+/// (this test's own, from before the command started), after up to 10 s. Orphans that
+/// ended are reaped.
+fn wait_for_survivors(front: i32, mine: &[i32]) -> Vec<(i32, String)> {
+    let me = std::process::id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        // SAFETY: reaps ended orphans only; this test waits for no other child now.
+        while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+        let left: Vec<(i32, String)> = all_pids()
+            .into_iter()
+            .filter(|p| {
+                proc_stat(*p).is_some_and(|(ppid, pgrp, state)| {
+                    state != 'Z' && (pgrp == front || (ppid == me && !mine.contains(p)))
+                })
+            })
+            .map(|p| {
+                let cmdline = fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                (p, String::from_utf8_lossy(&cmdline).replace('\0', " "))
+            })
+            .collect();
+        if left.is_empty() || Instant::now() > deadline {
+            // What ended since the reap above is not left a zombie either.
+            // SAFETY: as above.
+            while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// At most a few lines of `text`, for messages.
 fn short(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
@@ -963,6 +1253,26 @@ const RM_POINTS: &[&str] = &[
     "rm:branch-deleted",
 ];
 
+/// `run`: its start recorded (the sandbox not started yet), and its exit recorded (what
+/// it committed not imported yet).
+const RUN_POINTS: &[&str] = &["run:started", "run:exit-recorded"];
+
+/// What the command of a run trial does in the loop: five files, each committed.
+fn run_script(tag: &str) -> String {
+    format!(
+        "for i in 1 2 3 4 5; do echo \"int r{tag}_$i;\" > run-{tag}-$i.c && git add run-{tag}-$i.c && git commit -q -m \"run {tag} $i\" || exit 1; done"
+    )
+}
+
+/// The `k`th of the three ways a command is killed at a random moment `d`.
+fn random_kill(k: usize, d: Duration) -> Kill<'static> {
+    match k % 3 {
+        0 => Kill::After(d),
+        1 => Kill::Front(d),
+        _ => Kill::ChildThenFront(d),
+    }
+}
+
 fn rounds() -> usize {
     std::env::var("GIT_LOOP_CRASH_ROUNDS")
         .ok()
@@ -999,23 +1309,33 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
         for point in VAULT_SET_POINTS {
             h.vault_set_trial(Kill::At(point), next_flip());
         }
-        // Random moments of each whole command (git children included).
-        for _ in 0..3 {
+        for point in RUN_POINTS {
+            h.run_trial(Kill::At(point), next_flip());
+        }
+        // Random moments of each whole command, each killed in each of three ways: its
+        // process group (git children included), its front end alone, one of its
+        // processes at random and then its front end.
+        for k in 0..3 {
             let d = h.within(h.took.new);
-            h.new_trial(Kill::After(d), next_flip());
+            h.new_trial(random_kill(k, d), next_flip());
             let d = h.within(h.took.publish);
-            h.publish_trial(Kill::After(d), next_flip());
+            h.publish_trial(random_kill(k, d), next_flip());
             let d = h.within(h.took.merge);
-            h.merge_trial(Kill::After(d), next_flip());
+            h.merge_trial(random_kill(k, d), next_flip());
             let d = h.within(h.took.autocommit);
-            h.autocommit_trial(Kill::After(d), next_flip());
+            h.autocommit_trial(random_kill(k, d), next_flip());
+            let d = h.within(h.took.run);
+            h.run_trial(random_kill(k, d), next_flip());
+            // While the sandbox's command commits.
+            let d = h.within(h.took.run.mul_f32(0.8));
+            h.run_trial(Kill::Timer("run:started", d), next_flip());
             // While git commits inside the loop's sandbox.
             let d = h.within(h.took.autocommit_commit);
             h.autocommit_trial(Kill::Timer("autocommit:before-commit", d), next_flip());
             let d = h.within(h.took.rm);
-            h.rm_trial(Kill::After(d), next_flip());
+            h.rm_trial(random_kill(k, d), next_flip());
             let d = h.within(h.took.vault_set);
-            h.vault_set_trial(Kill::After(d), next_flip());
+            h.vault_set_trial(random_kill(k, d), next_flip());
             // While git stages and commits in the vaults' repository.
             let d = h.within(h.took.vault_set / 3);
             h.vault_set_trial(Kill::Timer("vault:staged", d), next_flip());
@@ -1029,9 +1349,9 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
         for point in ENGINE_POINTS {
             h.sync_trial(Kill::At(point), next_flip());
         }
-        for _ in 0..3 {
+        for k in 0..3 {
             let d = h.within(h.took.sync);
-            h.sync_trial(Kill::After(d), next_flip());
+            h.sync_trial(random_kill(k, d), next_flip());
             let d = Duration::from_micros(h.rng.below(h.took.sync.as_micros() as u64 / 2));
             h.sync_trial(Kill::Timer("checkout:before-read-tree", d), next_flip());
         }
@@ -1044,8 +1364,8 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
     }
     let t = &h.tally;
     println!(
-        "crash harness: uninterrupted, new took {:?}, publish {:?}, merge {:?}, autocommit {:?}, rm {:?}, sync {:?}, vault set {:?}",
-        h.took.new, h.took.publish, h.took.merge, h.took.autocommit, h.took.rm, h.took.sync, h.took.vault_set
+        "crash harness: uninterrupted, new took {:?}, publish {:?}, merge {:?}, autocommit {:?}, rm {:?}, sync {:?}, vault set {:?}, run {:?}",
+        h.took.new, h.took.publish, h.took.merge, h.took.autocommit, h.took.rm, h.took.sync, h.took.vault_set, h.took.run
     );
     println!(
         "crash harness: {} trials; {} landed mid-operation ({} at failpoints, {} at random moments, {} of them in the user's checkout); {} did not; repaired by the next command: {}, by doctor --fix: {}, unrepaired: 0, false \"up to date\": {}",
@@ -1059,6 +1379,12 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
         t.repaired_by_doctor,
         t.false_up_to_date
     );
+    println!(
+        "crash harness: of those at random moments, {} killed the front end alone, {} a process at random then the front end; surviving processes: {}",
+        t.landed_front,
+        t.landed_child_then_front,
+        t.survivors.len()
+    );
     for (command, (trials, landed)) in &t.by_command {
         println!("crash harness: {command}: {trials} trials, {landed} landed mid-operation");
     }
@@ -1070,6 +1396,11 @@ fn killed_at_every_step_and_at_random_nothing_is_lost_and_all_is_repaired() {
     assert_eq!(
         t.false_up_to_date, 0,
         "a command said \"up to date\" while a kill's leftovers were there"
+    );
+    assert!(
+        t.survivors.is_empty(),
+        "processes outlived their killed command by 10 s: {:?}",
+        t.survivors
     );
     // Most step boundaries leave something to repair, and most kills in the big checkout
     // land inside it: fewer means the harness is not testing what it claims.

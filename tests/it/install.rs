@@ -448,3 +448,30 @@ fn zsh_and_fish_complete_loop_ids() {
         "{text}"
     );
 }
+
+/// The README's install line and the quick start install the same packages: every one a
+/// feature needs (the sandbox, the man pages, bash's completion, the schedule, the live
+/// loop's terminal).
+#[test]
+fn the_readme_install_line_names_what_the_quick_start_installs() {
+    let readme = std::fs::read_to_string(source_dir().join("README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("sudo apt-get install -y "))
+        .expect("README.md has an install line");
+    let mut named: Vec<&str> = line["sudo apt-get install -y ".len()..]
+        .split_whitespace()
+        .collect();
+    named.sort();
+    let quickstart = std::fs::read_to_string(source_dir().join("scripts/quickstart")).unwrap();
+    let mut installed: Vec<&str> = quickstart
+        .split("need+=(")
+        .skip(1)
+        .map(|rest| &rest[..rest.find(')').unwrap()])
+        .collect();
+    installed.sort();
+    assert_eq!(named, installed);
+    for package in ["bubblewrap", "bash-completion", "tmux", "cron", "man-db"] {
+        assert!(named.contains(&package), "{package} is not in {line:?}");
+    }
+}

@@ -605,3 +605,31 @@ fn a_run_that_never_starts_records_why() {
         .next()
         .is_none());
 }
+
+/// A start whose exit nobody recorded (`loops/<id>/running/<run>`, as a run killed with
+/// its supervisor leaves it) is named by `doctor` and recorded by `doctor --fix` as ended,
+/// cause unknown, once.
+#[test]
+fn doctor_fix_records_a_killed_runs_exit() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "unrecorded");
+    let running = env.loop_dir(&id).join("running");
+    fs::create_dir_all(&running).unwrap();
+    fs::write(running.join("0123456789abcdef"), "").unwrap();
+    env.run(["doctor"]).stdout_has(&format!(
+        "1 run of loop {id} started and no exit is recorded (no run of the loop is alive)"
+    ));
+    env.run(["doctor", "--fix"]).stdout_has(&format!(
+        "recorded 1 run of loop {id} as ended, cause unknown"
+    ));
+    assert!(!running.join("0123456789abcdef").exists());
+    let exits = exits(&env, &id);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert_eq!(exits[0]["run"], "0123456789abcdef");
+    assert_eq!(exits[0]["cause"], "unknown");
+    assert!(!env
+        .run(["doctor", "--fix"])
+        .stdout
+        .contains("as ended, cause unknown"));
+}

@@ -36,7 +36,8 @@ impl Drop for Kill {
     }
 }
 
-/// A network namespace with only a loopback, held open by a sleeping process; `prefix`
+/// A network namespace with only a loopback, held open by a process sleeping until it is
+/// dropped (a test may run longer than any fixed time: the full crash harness); `prefix`
 /// runs a command inside it.
 pub struct Netns {
     _holder: Kill,
@@ -55,7 +56,7 @@ impl Netns {
             holder.arg("--map-root-user");
         }
         let holder = holder
-            .args(["--net", "sleep", "600"])
+            .args(["--net", "sleep", "infinity"])
             .stdin(Stdio::null())
             .spawn()
             .expect("unshare starts");
