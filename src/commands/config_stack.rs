@@ -18,6 +18,14 @@ pub fn load_config(ui: &mut Ui, ws: &Workspace, rec: Option<&LoopRecord>) -> Res
 /// [`load_config`] for a command that runs the loop's sandbox or shows it: with the loop's
 /// sandbox profile, which must exist.
 pub fn load_sandbox_config(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Result<Config> {
+    let config = read_sandbox_config(ws, rec)?;
+    warn_ignored(ui, &config)?;
+    Ok(config)
+}
+
+/// [`load_sandbox_config`] without saying what the layers may not set: for a command
+/// whose sandbox is made by another process that says it (`up` and its supervisor).
+pub fn read_sandbox_config(ws: &Workspace, rec: &LoopRecord) -> Result<Config> {
     let mut config = read_config(ws, Some(rec))?;
     config.load_profile(ws, &rec.sandbox).map_err(|e| match e {
         ConfigError::UnknownProfile { name, path, known } => Error::failure(format!(
@@ -31,7 +39,6 @@ pub fn load_sandbox_config(ui: &mut Ui, ws: &Workspace, rec: &LoopRecord) -> Res
         .hint(format!("the profiles there now: {}", known.join(", "))),
         other => other.into(),
     })?;
-    warn_ignored(ui, &config)?;
     Ok(config)
 }
 

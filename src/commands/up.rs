@@ -68,11 +68,10 @@ pub fn up(ui: &mut Ui, args: UpArgs) -> Result<u8> {
         ui.status(format!("loop {id}'s session is already up"))?;
         return Ok(0);
     }
-    // The profile is read here first, so that a mistake in it (its services) is this
-    // command's error with its line, not a line of the supervisor's log.
-    // Read here as well as by the supervisor: a broken profile is this command's error,
-    // and what a layer may not set is said on this terminal.
-    super::load_sandbox_config(ui, &ws, &rec)?;
+    // The profile is read here first, so that a mistake in it (its services, its ports) is
+    // this command's error with its line, not a line of the supervisor's log; what a layer
+    // may not set is said once, by the supervisor, whose start this command relays.
+    super::read_sandbox_config(&ws, &rec)?;
     start(ui, &ws, &id, &args.sandbox)?;
     ui.status(format!(
         "loop {id}'s session is up: run, shell and agent join it (git loop down {id} ends it)"
