@@ -140,12 +140,16 @@ pub fn run(ui: &mut Ui, args: AgentArgs) -> Result<u8> {
 /// The agent in one loop: detached in its session, given its review, joined to its
 /// session, or in a sandbox of its own.
 fn one(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs) -> Result<u8> {
-    if !args.no_login && !args.print_argv {
-        // Not logged in, a known agent would open on its own login, in a live session too.
+    if !args.print_argv {
         let rec = loops::load(ws, id)?;
         let config = super::load_config(ui, ws, Some(&rec))?;
         let profile = crate::agent::Profile::of(&config.settings().agent.command);
-        crate::agent::check_login(ws, &rec.vault, Some(id), profile)?;
+        refuse_unkept_permissions(profile, config.settings().agent.permissions)?;
+        if !args.no_login {
+            // Not logged in, a known agent would open on its own login, in a live session
+            // too.
+            crate::agent::check_login(ws, &rec.vault, Some(id), profile)?;
+        }
     }
     if args.detach {
         return detach(ui, ws, id, args);
@@ -180,6 +184,26 @@ fn one(ui: &mut Ui, ws: &crate::workspace::Workspace, id: &str, args: AgentArgs)
         crate::fanout::agent_ended(ws, id, code);
     }
     Ok(code)
+}
+
+/// `agent.permissions = "ask"` is a promise that the agent asks before its tools run. Codex
+/// keeps it only with its own sandbox on, and its own sandbox (bubblewrap in bubblewrap)
+/// cannot run inside the loop's; with it off, Codex's `on-request` asks before nothing.
+/// Refused rather than run with the promise silently broken.
+fn refuse_unkept_permissions(
+    profile: crate::agent::Profile,
+    permissions: crate::config::schema::AgentPermissions,
+) -> Result<()> {
+    if profile == crate::agent::Profile::Codex
+        && permissions == crate::config::schema::AgentPermissions::Ask
+    {
+        return Err(Error::failure(
+            "agent.permissions = \"ask\" cannot be kept for Codex: inside the loop's sandbox Codex's own sandbox cannot run, and without it Codex asks before no command",
+        )
+        .hint("let the loop's sandbox be the boundary: git loop config set agent.permissions sandbox")
+        .hint("or use an agent that asks inside the sandbox (Claude Code): git loop config set --operator agent.command claude"));
+    }
+    Ok(())
 }
 
 /// `agent --detach`: the agent in the loop's session, in its tmux, with nobody attached.

@@ -481,3 +481,41 @@ fn a_key_typed_at_a_terminal_is_never_shown_and_is_what_the_vault_holds() {
         .ok();
     run.stdout_has(&format!("{VALUE}\n")).stdout_has("LOGIN");
 }
+
+/// `agent.permissions = "ask"` with Codex is refused, not run with the promise broken
+/// (Codex asks before nothing without its own sandbox, which cannot run inside the loop's);
+/// the hint's command is the fix that works.
+#[test]
+fn codex_with_permissions_ask_is_refused_and_the_hint_works() {
+    let env = crate::common::TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "codexask");
+    let bin = env.root.join("agent-bin/codex");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&bin, "#!/bin/sh\necho AGENT-STARTED\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = env.home.join(".config/git-loop/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\ncommand = [{:?}]\npermissions = \"ask\"\n",
+            bin.display().to_string()
+        ),
+    )
+    .unwrap();
+    let refused = env.run(["agent", &id, "--no-login"]).fails(1);
+    refused
+        .stderr_has("agent.permissions = \"ask\" cannot be kept for Codex")
+        .stderr_has("hint: let the loop's sandbox be the boundary: git loop config set agent.permissions sandbox");
+    assert!(!refused.stdout.contains("AGENT-STARTED"));
+    env.run(["agent", &id, "--no-login", "--detach"])
+        .fails(1)
+        .stderr_has("cannot be kept for Codex");
+    env.run(["config", "set", "agent.permissions", "sandbox"])
+        .ok();
+    env.run(["agent", &id, "--no-login"])
+        .ok()
+        .stdout_has("AGENT-STARTED");
+}

@@ -347,7 +347,13 @@ def try_port(name, port):
     try:
         s.connect(("127.0.0.1", port))
         s.sendall(b"GET /who HTTP/1.0\r\n\r\n")
-        data = s.recv(4096)
+        # http.server writes its head and its body apart: read to the end.
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
         print(name, "REACHED", data.split(b"\r\n\r\n")[-1].decode().strip())
     except OSError as e:
         print(name, "refused")
