@@ -696,23 +696,42 @@ fn follow_agent(shared: &Arc<Shared>) {
         line.extend(rest.iter().map(|s| s.to_string()));
         line
     };
-    let pane = inside(
-        shared,
-        tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            super::TMUX_TARGET,
-            "#{pane_pid}",
-        ]),
-    )
-    .and_then(|(_, out)| out.trim().parse::<u32>().ok());
+    let pane_pid = tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        super::TMUX_TARGET,
+        "#{pane_pid}",
+    ]);
+    // The pane's process: asked again for a moment while tmux is still making the pane
+    // (a time limit must never be lost because the first look came too early).
+    let look = {
+        let shared = Arc::clone(shared);
+        move || {
+            for _ in 0..50 {
+                match inside(&shared, pane_pid.clone()) {
+                    None => return None,
+                    Some((_, out)) => {
+                        if let Ok(pid) = out.trim().parse::<u32>() {
+                            return Some(pid);
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            None
+        }
+    };
+    let pane = look();
     let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let timer = match (shared.agent_time, pane) {
-        (Some(limit), Some(pid)) => {
+    let timer = match shared.agent_time {
+        Some(limit) => {
             let shared = Arc::clone(shared);
             let timed_out = Arc::clone(&timed_out);
             Some(super::timer::Timer::arm_with(limit, move || {
+                let Some(pid) = pane.or_else(look) else {
+                    return;
+                };
                 timed_out.store(true, Ordering::Relaxed);
                 // The pane's process leads its process group (tmux makes it so).
                 let group = format!("-{pid}");

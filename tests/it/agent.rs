@@ -199,7 +199,8 @@ fn codex_gets_its_profile_and_its_whole_install_folder() {
     assert!(!mounts
         .stdout
         .contains(&prefix.join("bin").display().to_string()));
-    // With permissions = ask, Codex asks.
+    // With permissions = ask, Codex would ask before nothing (its own sandbox cannot run
+    // inside the loop's): refused, not run with the promise broken.
     operator(
         &env,
         &format!(
@@ -207,9 +208,9 @@ fn codex_gets_its_profile_and_its_whole_install_folder() {
             prefix.join("bin/codex").display().to_string()
         ),
     );
-    env.run(["agent", &id])
-        .ok()
-        .stdout_has("approval_policy = \"on-request\"");
+    let refused = env.run(["agent", &id]).fails(1);
+    refused.stderr_has("agent.permissions = \"ask\" cannot be kept for Codex");
+    assert!(!refused.stdout.contains("approval_policy"));
 }
 
 /// Claude Code's profile as a stand-in named `claude` sees it: told it is sandboxed, no
