@@ -66,6 +66,65 @@ pub fn open_log(ws: &Workspace, id: &str, name: &str) -> Result<File> {
         .map_err(|e| Error::failure(format!("cannot write {}", path.display())).with_source(e))
 }
 
+/// The most a service's log holds: past it the log starts again from empty with a line
+/// saying so, so that a service (whatever runs inside) cannot fill the host's disk
+/// through its log.
+pub const LOG_MAX: u64 = 16 << 20;
+
+/// The log of `name` for a new start, as the write end of a pipe the service gets as its
+/// output: a thread of the supervisor copies what comes through into the log, bounded by
+/// [`LOG_MAX`] (see [`copy_bounded`]), until every writer has closed it; the receiver
+/// hears when it has (so that what a failed service wrote last is in the log before its
+/// tail is shown).
+pub fn open_bounded_log(
+    ws: &Workspace,
+    id: &str,
+    name: &str,
+) -> Result<(std::os::fd::OwnedFd, std::sync::mpsc::Receiver<()>)> {
+    let file = open_log(ws, id, name)?;
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| Error::failure("cannot make a pipe for a service's log").with_source(e))?;
+    let (done, copied) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = copy_bounded(File::from(read), file, LOG_MAX);
+        let _ = done.send(());
+    });
+    Ok((write, copied))
+}
+
+/// Waits a moment for a log's copy to end once its writer is gone (`write` is closed
+/// here); a process the service left behind may keep it open, so never longer.
+pub fn settle(write: std::os::fd::OwnedFd, copied: &std::sync::mpsc::Receiver<()>) {
+    drop(write);
+    let _ = copied.recv_timeout(std::time::Duration::from_secs(1));
+}
+
+/// Copies `from` into `log` (opened to append) until `from` ends; whenever the log would
+/// pass `max` bytes it is emptied first and starts with a line saying it was.
+pub fn copy_bounded(mut from: impl std::io::Read, mut log: File, max: u64) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut size = log.metadata()?.len();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if size + n as u64 > max {
+            log.set_len(0)?;
+            let mark = format!("git-loop: this log passed {max} bytes and started again here\n");
+            log.write_all(mark.as_bytes())?;
+            size = mark.len() as u64;
+        }
+        // A single read is at most the buffer, which is far under any useful bound.
+        let keep = n.min(max.saturating_sub(size) as usize);
+        log.write_all(&buf[..keep])?;
+        size += keep as u64;
+    }
+}
+
 /// The last `lines` lines of the log at `path`, from at most its last [`TAIL_BYTES`],
 /// with control characters made visible; `None` when there is no log. Never follows a
 /// link, never blocks on a FIFO, never reads more than the bound.
@@ -126,6 +185,36 @@ pub fn failure(ws: &Workspace, id: &str, name: &str, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_is_bounded_while_it_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("svc.log");
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .unwrap();
+        let input = "x".repeat(1000) + "\n";
+        let many = input.repeat(100);
+        copy_bounded(many.as_bytes(), log, 4096).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.len() <= 4096, "{}", text.len());
+        assert!(
+            text.starts_with("git-loop: this log passed 4096 bytes"),
+            "{}",
+            &text[..80]
+        );
+        // Under the bound, everything is kept as it came.
+        let small = dir.path().join("small.log");
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&small)
+            .unwrap();
+        copy_bounded(&b"ready\n"[..], log, 4096).unwrap();
+        assert_eq!(std::fs::read_to_string(&small).unwrap(), "ready\n");
+    }
 
     #[test]
     fn a_tail_is_bounded_escaped_and_never_follows_a_link() {

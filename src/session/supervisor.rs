@@ -1025,12 +1025,12 @@ fn probe(shared: &Shared, port: u16) -> bool {
 /// Starts the profile's services in order, each until it is ready, then runs `start`;
 /// the error (for `up`) names what failed, with the tail of its log.
 fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
-    use super::services::{failure, open_log, START};
+    use super::services::{failure, open_bounded_log, settle, START};
     use crate::config::profile::Ready;
     let (ws, id) = (&shared.ws, shared.rec.id.as_str());
     let null = std::fs::File::open("/dev/null").map_err(|e| e.to_string())?;
     for svc in &shared.services {
-        let log = open_log(ws, id, &svc.name).map_err(|e| e.to_string())?;
+        let (log, copied) = open_bounded_log(ws, id, &svc.name).map_err(|e| e.to_string())?;
         let exec = Exec {
             kind: "service".into(),
             argv: svc.command.clone(),
@@ -1060,6 +1060,7 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
         loop {
             if let Ok(Message::Exit { code, .. }) = rx.try_recv() {
                 shared.waiting.lock().expect("not poisoned").remove(&num);
+                settle(log, &copied);
                 return Err(ended(code));
             }
             let ready = match &svc.ready {
@@ -1130,7 +1131,7 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
             .push((svc.name.clone(), num, rx));
     }
     if let Some(start) = &shared.start {
-        let log = open_log(ws, id, START).map_err(|e| e.to_string())?;
+        let (log, copied) = open_bounded_log(ws, id, START).map_err(|e| e.to_string())?;
         let exec = Exec {
             kind: "start".into(),
             argv: start.clone(),
@@ -1150,6 +1151,7 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
             json!({"hook": "start", "code": code}),
         );
         if code != 0 {
+            settle(log, &copied);
             return Err(failure(
                 ws,
                 id,

@@ -503,8 +503,9 @@ impl Harness {
             let still = self.leftovers();
             assert!(
                 still.is_empty(),
-                "{label}: left after `doctor --fix`: {still:?}\n{}",
-                format!("{}{}", fixed.stdout, fixed.stderr)
+                "{label}: left after `doctor --fix`: {still:?}\n{}{}",
+                fixed.stdout,
+                fixed.stderr
             );
             if landed {
                 self.tally.repaired_by_doctor += 1;
@@ -528,8 +529,9 @@ impl Harness {
                 let after = self.leftovers();
                 assert!(
                     after.is_empty(),
-                    "{label}: left after the next command ({still:?}) and after `doctor --fix`: {after:?}\n{}",
-                    format!("{}{}", fixed.stdout, fixed.stderr)
+                    "{label}: left after the next command ({still:?}) and after `doctor --fix`: {after:?}\n{}{}",
+                    fixed.stdout,
+                    fixed.stderr
                 );
                 self.tally.repaired_by_doctor += 1;
             }
