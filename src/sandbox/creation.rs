@@ -829,16 +829,25 @@ impl Supervisor {
                 // caller asked, without waiting on a FIFO (see below).
                 let plain = (flags & !libc::O_CREAT) | libc::O_NONBLOCK;
                 match open_raw(dir_fd(&base), &cpath, plain, 0) {
-                    Ok(fd) if flags & libc::O_NONBLOCK == 0 && is_fifo(&fd) => {
-                        // A FIFO's open waits for its other end: done as the caller
-                        // asked, in a thread of its own.
-                        drop(fd);
-                        return self.fifo(caller, base, cpath, flags);
+                    Ok(fd)
+                        if flags & libc::O_NONBLOCK == 0
+                            && flags & libc::O_ACCMODE == libc::O_RDONLY
+                            && is_fifo(&fd) =>
+                    {
+                        // A reader's open of a FIFO waits for a writer: done as the
+                        // caller asked, in a thread of its own. This reader is held until
+                        // then: a writer that opened against it must never be left
+                        // without one (closing it would end what that writer writes).
+                        return self.fifo(caller, base, cpath, flags, Some(fd));
                     }
+                    // A writer that found its reader already there (or any other file):
+                    // this descriptor is the caller's, its O_NONBLOCK put back as asked.
+                    // Opening again would wake the waiting reader with this open and
+                    // leave the second waiting for a reader that is gone.
                     Ok(fd) => return self.opened(fd, flags, &path),
                     Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => {
                         // A FIFO without a reader, which the caller waits for.
-                        return self.fifo(caller, base, cpath, flags);
+                        return self.fifo(caller, base, cpath, flags, None);
                     }
                     Err(libc::ENOENT) => {}
                     Err(e) => return Answer::Errno(e),
@@ -924,13 +933,16 @@ impl Supervisor {
         base: Option<OwnedFd>,
         path: CString,
         flags: i32,
+        hold: Option<OwnedFd>,
     ) -> Answer {
         let listener = caller.listener;
         let id = caller.id;
         let spawned = std::thread::Builder::new()
             .name("fifo".into())
             .spawn(move || {
-                let answer = match open_raw(dir_fd(&base), &path, flags & !libc::O_CREAT, 0) {
+                let opened = open_raw(dir_fd(&base), &path, flags & !libc::O_CREAT, 0);
+                drop(hold);
+                let answer = match opened {
                     Ok(fd) if on_private_fs(&fd) => Answer::Errno(libc::EPERM),
                     Ok(fd) => Answer::Fd {
                         fd,

@@ -227,6 +227,7 @@ try twin-many sh -c 'mkdir -p out && for i in $(seq 1 200); do echo $i > out/f$i
 try twin-append sh -c 'echo 1 >> log.txt && echo 2 >> log.txt && test $(wc -l < log.txt) = 2'
 try twin-fifo timeout 20 sh -c 'mkfifo p && { cat p > got.txt & } && echo through > p && wait && test "$(cat got.txt)" = through'
 try twin-fifo-waits-alone timeout 20 sh -c 'mkfifo q && { echo x > q & } && touch other.txt && test "$(cat q)" = x && wait'
+try twin-fifo-reader-first timeout 20 sh -c 'mkfifo r && { cat r > got2.txt & } && sleep 0.3 && timeout 10 sh -c "echo late > r" && wait && test "$(cat got2.txt)" = late'
 "#;
     let run = env
         .run(["run", "-q", &id, "--net", "none", "--", "sh", "-c", script])
@@ -246,6 +247,7 @@ try twin-fifo-waits-alone timeout 20 sh -c 'mkfifo q && { echo x > q & } && touc
         ("twin-append", true),
         ("twin-fifo", true),
         ("twin-fifo-waits-alone", true),
+        ("twin-fifo-reader-first", true),
     ] {
         let line = out
             .lines()
