@@ -177,6 +177,7 @@ pub fn all_upstream(cherry: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::{git, init_repo};
 
     #[test]
     fn every_commit_must_be_upstream() {
@@ -184,26 +185,6 @@ mod tests {
         assert!(!all_upstream("- abc\n+ def\n"));
         assert!(!all_upstream(""));
         assert!(!all_upstream("+ abc\n"));
-    }
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@e")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@e")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
     fn id(dir: &Path, rev: &str) -> ObjectId {
@@ -222,7 +203,7 @@ mod tests {
     fn the_paths_a_loop_changed_are_found_in_folders_too() {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
-        git(d, &["init", "-q", "-b", "main"]);
+        init_repo(d);
         std::fs::create_dir_all(d.join("src/deep")).unwrap();
         for f in ["src/a.rs", "src/deep/b.rs", "top.txt"] {
             std::fs::write(d.join(f), f).unwrap();
@@ -282,7 +263,7 @@ mod tests {
     fn repo() -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
-        git(d, &["init", "-q", "-b", "main"]);
+        init_repo(d);
         std::fs::write(d.join("a.txt"), "a\n").unwrap();
         git(d, &["add", "-A"]);
         git(d, &["commit", "-qm", "first"]);
