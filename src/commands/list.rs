@@ -14,7 +14,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub all: bool,
     /// Print a JSON array of loop records, each with `session` (whether it is up), `agent`
-    /// (`{state, since, attached}`) and `ports` (`[{inside, host, url}]`, see `git loop port`).
+    /// (`{state, since, attached}`), `ports` (`[{inside, host, url}]`, see `git loop port`)
+    /// and, while the session is up, `services` (`[{name, state, ready, code, since, log}]`).
     #[arg(long)]
     pub json: bool,
 }
@@ -50,6 +51,9 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
                         .unwrap_or_default();
                     v["agent"] = serde_json::to_value(crate::session::state::read(&ws, &rec.id))
                         .unwrap_or_default();
+                    v["services"] =
+                        serde_json::to_value(crate::session::services::listed(&ws, &rec.id))
+                            .unwrap_or_default();
                     if let Err(e) = &s.status {
                         v["error"] = e.one_line().into();
                     }
@@ -179,14 +183,28 @@ pub fn run(ui: &mut Ui, args: ListArgs) -> Result<u8> {
         line.push_str(&row[7]);
         writeln!(ui.out(), "{}", line.trim_end())?;
     }
+    // Each up loop's services, with where their logs are.
+    for s in &surveyed {
+        for svc in crate::session::services::listed(&ws, &s.id) {
+            writeln!(
+                ui.out(),
+                "{}: service {} {} (log {})",
+                visible(&s.id),
+                visible(&svc.name),
+                svc.label(),
+                svc.log.display()
+            )?;
+        }
+    }
     for (id, e) in problems {
         crate::report::Report::problem(ui, &format!("{id}: "), e)?;
     }
     Ok(0)
 }
 
-/// The AGENT column: the session (`up`), the host ports it forwards, the agent's state and
-/// who is attached: `up · :22777 · needs-input · 2 attached`; `-` for none.
+/// The AGENT column: the session (`up`), the host ports it forwards, its services that are
+/// not ready, the agent's state and who is attached:
+/// `up · :22777 · db starting · needs-input · 2 attached`; `-` for none.
 fn agent_cell(ws: &crate::workspace::Workspace, id: &str) -> String {
     let mut parts = Vec::new();
     if crate::session::is_up(ws, id) {
@@ -195,6 +213,17 @@ fn agent_cell(ws: &crate::workspace::Workspace, id: &str) -> String {
         if !live.ports.is_empty() {
             let hosts: Vec<String> = live.ports.iter().map(|p| format!(":{}", p.host)).collect();
             parts.push(hosts.join(" "));
+        }
+        let services = crate::session::services::listed(ws, id);
+        let waiting: Vec<String> = services
+            .iter()
+            .filter(|s| !s.ready)
+            .map(|s| format!("{} {}", s.name, s.label()))
+            .collect();
+        if !waiting.is_empty() {
+            parts.push(waiting.join(" "));
+        } else if !services.is_empty() {
+            parts.push(format!("{} services ready", services.len()));
         }
     }
     if let Some(state) = crate::session::state::read(ws, id) {

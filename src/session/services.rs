@@ -22,6 +22,91 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
 
+/// Where a service of a live session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Started, its readiness not yet seen.
+    Starting,
+    /// Its readiness was seen, and it runs.
+    Ready,
+    /// It ended by itself (with its code).
+    Exited,
+    /// `down` asked it to end.
+    Stopping,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Starting => "starting",
+            Phase::Ready => "ready",
+            Phase::Exited => "exited",
+            Phase::Stopping => "stopping",
+        }
+    }
+}
+
+/// One service of a live session, as `list` and `show` give it (`--json`:
+/// `services: [{name, state, ready, code, since, log}]`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServiceState {
+    pub name: String,
+    pub state: Phase,
+    /// Whether it is ready now: its readiness was seen and it has not ended.
+    pub ready: bool,
+    /// The exit code, with `exited`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<u8>,
+    /// When the state last changed (RFC 3339).
+    pub since: String,
+    /// Its log on the host (`git loop logs ID NAME` shows its end).
+    #[serde(default)]
+    pub log: PathBuf,
+}
+
+impl ServiceState {
+    /// `ready`, `exited 3`: as a person reads it.
+    pub fn label(&self) -> String {
+        match (self.state, self.code) {
+            (Phase::Exited, Some(code)) => format!("exited {code}"),
+            (p, _) => p.as_str().to_string(),
+        }
+    }
+}
+
+/// The host-only file in which the supervisor of loop `id`'s session keeps its services'
+/// states, `locks/live/<id>.services`.
+pub fn states_path(ws: &Workspace, id: &str) -> PathBuf {
+    super::live_dir(ws).join(format!("{id}.services"))
+}
+
+/// Writes the services' states (the supervisor only).
+pub fn write_states(ws: &Workspace, id: &str, states: &[ServiceState]) {
+    if let Ok(text) = serde_json::to_vec(states) {
+        let _ = crate::fsutil::write_atomic(&states_path(ws, id), &text);
+    }
+}
+
+/// The services of loop `id`'s session while it is up, in the order they started (none
+/// when no session is up). The log paths are the host's own, never what a file says.
+pub fn listed(ws: &Workspace, id: &str) -> Vec<ServiceState> {
+    if !super::is_up(ws, id) {
+        return Vec::new();
+    }
+    let Some(bytes) = crate::fsutil::read_regular(&states_path(ws, id), 1 << 20)
+        .ok()
+        .flatten()
+    else {
+        return Vec::new();
+    };
+    let mut states: Vec<ServiceState> = serde_json::from_slice(&bytes).unwrap_or_default();
+    for s in &mut states {
+        s.log = log_path(ws, id, &s.name);
+    }
+    states
+}
+
 /// How long a service has to end after TERM at `down`, before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 /// The most of a log's end that is read to show it.

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::services::Phase;
 use super::state::{AgentState, Kind};
 use super::wire::{self, Exec, Facts, Message};
 use crate::error::{Error, Result};
@@ -53,6 +54,8 @@ struct Shared {
     start: Option<Vec<String>>,
     /// The services started, in order: name, number and where their end is told.
     running: Mutex<Vec<(String, u64, Receiver<Message>)>>,
+    /// The services' states, as `list` and `show` read them from `locks/live/<id>.services`.
+    service_states: Mutex<Vec<super::services::ServiceState>>,
     /// The loop's forwarded ports (`crate::ports`).
     ports: Arc<super::forward::Forwarding>,
 }
@@ -161,8 +164,11 @@ pub fn supervise(
         services: config.profile().services.clone(),
         start: config.profile().start.clone(),
         running: Mutex::default(),
+        service_states: Mutex::default(),
     });
     write_state(&shared);
+    // No service of an earlier session is this one's.
+    super::services::write_states(ws, &rec.id, &[]);
     // Listening before the sandbox starts: a connection made meanwhile waits in the
     // backlog, and its dial in the init's queue.
     ports.start(&config.profile().ports);
@@ -1040,6 +1046,7 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
         let fds = [null.as_raw_fd(), log.as_raw_fd(), log.as_raw_fd()];
         let (num, rx) = spawn_inside(shared, exec, &fds)
             .map_err(|why| format!("service {} did not start: {why}", svc.name))?;
+        set_service(shared, &svc.name, Phase::Starting, None);
         let _ = events::append(
             &ws.loop_events(id),
             "service",
@@ -1060,6 +1067,7 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
         loop {
             if let Ok(Message::Exit { code, .. }) = rx.try_recv() {
                 shared.waiting.lock().expect("not poisoned").remove(&num);
+                set_service(shared, &svc.name, Phase::Exited, Some(code));
                 settle(log, &copied);
                 return Err(ended(code));
             }
@@ -1119,16 +1127,13 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+        set_service(shared, &svc.name, Phase::Ready, None);
         let _ = events::append(
             &ws.loop_events(id),
             "service",
             json!({"name": svc.name, "state": "ready"}),
         );
-        shared
-            .running
-            .lock()
-            .expect("not poisoned")
-            .push((svc.name.clone(), num, rx));
+        watch_service(shared, &svc.name, num, rx);
     }
     if let Some(start) = &shared.start {
         let (log, copied) = open_bounded_log(ws, id, START).map_err(|e| e.to_string())?;
@@ -1163,6 +1168,67 @@ fn bring_up(shared: &Arc<Shared>) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Records service `name`'s new state, for `list` and `show`.
+fn set_service(shared: &Shared, name: &str, state: Phase, code: Option<u8>) {
+    let mut states = shared.service_states.lock().expect("not poisoned");
+    let now = crate::loops::now_rfc3339();
+    match states.iter_mut().find(|s| s.name == name) {
+        Some(s) => {
+            s.state = state;
+            s.ready = state == Phase::Ready;
+            s.code = code;
+            s.since = now;
+        }
+        None => states.push(super::services::ServiceState {
+            name: name.to_string(),
+            state,
+            ready: state == Phase::Ready,
+            code,
+            since: now,
+            log: super::services::log_path(&shared.ws, &shared.rec.id, name),
+        }),
+    }
+    super::services::write_states(&shared.ws, &shared.rec.id, &states);
+}
+
+/// Keeps ready service `name` (command `num`) among the running ones, and watches for its
+/// end: one that ends by itself, not asked by `down`, is recorded as `exited` with its
+/// code (and an event says so). Its messages go on to the receiver `down` waits on.
+fn watch_service(shared: &Arc<Shared>, name: &str, num: u64, rx: Receiver<Message>) {
+    let (tx, forwarded) = std::sync::mpsc::channel();
+    shared
+        .running
+        .lock()
+        .expect("not poisoned")
+        .push((name.to_string(), num, forwarded));
+    let shared = Arc::clone(shared);
+    let name = name.to_string();
+    std::thread::spawn(move || {
+        // Ends when `down` lets go of the command (its sender is dropped then).
+        for msg in rx {
+            if let Message::Exit { code, .. } = &msg {
+                let asked = shared
+                    .service_states
+                    .lock()
+                    .expect("not poisoned")
+                    .iter()
+                    .any(|s| s.name == name && s.state == Phase::Stopping);
+                if !asked {
+                    set_service(&shared, &name, Phase::Exited, Some(*code));
+                    let _ = events::append(
+                        &shared.ws.loop_events(&shared.rec.id),
+                        "service",
+                        json!({"name": name, "state": "exited", "code": code}),
+                    );
+                }
+            }
+            if tx.send(msg).is_err() {
+                return;
+            }
+        }
+    });
+}
+
 /// Stops the running services in the reverse order of their start: TERM to each one's
 /// own process, KILL to its group after [`super::services::STOP_GRACE`].
 fn stop_services(shared: &Shared) {
@@ -1176,6 +1242,18 @@ fn stop_services(shared: &Shared) {
             };
             let _ = wire::send(shared.init.as_raw_fd(), &msg, &[]);
         };
+        {
+            let mut states = shared.service_states.lock().expect("not poisoned");
+            if let Some(s) = states.iter_mut().find(|s| s.name == name) {
+                // One that ended by itself keeps saying so.
+                if s.state != Phase::Exited {
+                    s.state = Phase::Stopping;
+                    s.ready = false;
+                    s.since = crate::loops::now_rfc3339();
+                }
+            }
+            super::services::write_states(&shared.ws, &shared.rec.id, &states);
+        }
         signal(num, libc::SIGTERM, true);
         let ended = loop {
             match rx.recv_timeout(super::services::STOP_GRACE) {

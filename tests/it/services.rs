@@ -347,3 +347,78 @@ fn teardown_runs_in_the_sandbox_before_rm_and_only_force_gets_past_its_failure()
     run.stderr_has("the profile's teardown failed (exit 5); removing the loop anyway (--force)");
     assert!(!env.loop_dir(&other).exists());
 }
+
+/// `list` and `show` (human and `--json`) give an up session's services: name, state,
+/// whether ready, and where the log is; one that ends by itself after it was ready is
+/// `exited` with its code (and an event says so); none once the session is down.
+#[test]
+fn list_and_show_give_the_services_of_an_up_session() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "services shown");
+    write_profile(
+        &env,
+        r#"[services.web]
+command = ["python3", "-m", "http.server", "8000", "--bind", "127.0.0.1"]
+ready = 8000
+[services.once]
+command = ["sh", "-c", "while [ ! -e /tmp/stop-once ]; do sleep 0.05; done; exit 7"]
+"#,
+    );
+    let services = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["services"].clone();
+    assert_eq!(services(&env), serde_json::json!([]));
+    env.run(["up", &id]).ok();
+    let log = |name: &str| env.loop_dir(&id).join(format!("logs/{name}.log"));
+    for got in [
+        services(&env),
+        env.run(["show", &id, "--json"]).ok().json()["services"].clone(),
+    ] {
+        let got = got.as_array().unwrap().clone();
+        assert_eq!(got.len(), 2, "{got:?}");
+        for (s, name) in got.iter().zip(["web", "once"]) {
+            assert_eq!(s["name"], name, "{s}");
+            assert_eq!(s["state"], "ready", "{s}");
+            assert_eq!(s["ready"], true, "{s}");
+            assert_eq!(s["log"], log(name).display().to_string(), "{s}");
+            assert!(s.get("code").is_none(), "{s}");
+        }
+    }
+    let show = env.run(["show", &id]).ok();
+    show.stdout_has(&format!(
+        "service:    web ready (log {})",
+        log("web").display()
+    ));
+    show.stdout_has(&format!(
+        "service:    once ready (log {})",
+        log("once").display()
+    ));
+    let list = env.run(["list"]).ok();
+    list.stdout_has("up · 2 services ready");
+    list.stdout_has(&format!(
+        "{id}: service web ready (log {})",
+        log("web").display()
+    ));
+
+    // A service that ends by itself says so, with its code; the other stays ready.
+    env.run(["run", "-q", &id, "--", "touch", "/tmp/stop-once"])
+        .ok();
+    let until = Instant::now() + Duration::from_secs(30);
+    while services(&env)[1]["state"] != "exited" && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let got = services(&env);
+    assert_eq!(got[1]["state"], "exited", "{got}");
+    assert_eq!(got[1]["code"], 7, "{got}");
+    assert_eq!(got[1]["ready"], false, "{got}");
+    assert_eq!(got[0]["state"], "ready", "{got}");
+    env.run(["list"]).ok().stdout_has("up · once exited 7");
+    env.run(["show", &id])
+        .ok()
+        .stdout_has("service:    once exited 7");
+    env.run(["log", &id]).ok().stdout_has("once exited");
+
+    env.run(["down", &id]).ok();
+    assert_eq!(services(&env), serde_json::json!([]));
+    assert!(!env.run(["show", &id]).ok().stdout.contains("service:"));
+    assert!(!env.run(["list"]).ok().stdout.contains(": service "));
+}

@@ -16,8 +16,9 @@ use net::*;
 pub struct ShowArgs {
     /// The loop: its id, or a unique prefix of its id or title slug.
     pub id: String,
-    /// Print the loop record as JSON, with what it receives and its forwarded ports
-    /// (`ports: [{inside, host, url}]`, see `git loop port`).
+    /// Print the loop record as JSON, with what it receives, its forwarded ports
+    /// (`ports: [{inside, host, url}]`, see `git loop port`) and, while its session is up,
+    /// its services (`services: [{name, state, ready, code, since, log}]`).
     #[arg(long)]
     pub json: bool,
     /// Print the sandbox's view instead: every path inside, its host source, its mode.
@@ -74,6 +75,8 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
             "plaintext": plaintext, "bound": bound});
         record["ports"] =
             serde_json::to_value(crate::ports::listed(&ws, &id, address)).unwrap_or_default();
+        record["services"] =
+            serde_json::to_value(crate::session::services::listed(&ws, &id)).unwrap_or_default();
         return crate::commands::print_json(ui, &record).map(|()| 0);
     }
     // The record and the branches are the loop's own words (its title, the names it
@@ -108,6 +111,15 @@ pub fn run(ui: &mut Ui, args: ShowArgs) -> Result<u8> {
     writeln!(out, "vault:      {}", shown(&rec.vault))?;
     for p in crate::ports::listed(&ws, &id, address) {
         writeln!(out, "port:       {} at {}", p.inside, p.url)?;
+    }
+    for s in crate::session::services::listed(&ws, &id) {
+        writeln!(
+            out,
+            "service:    {} {} (log {})",
+            shown(&s.name),
+            s.label(),
+            shown(s.log.as_os_str().as_encoded_bytes())
+        )?;
     }
     // What the loop receives, by name only: never a value.
     let (vars, files) = crate::vault::entry_names(&ws, &rec.vault);
