@@ -3,20 +3,24 @@
 //! against a stand-in for the Anthropic Messages API that the test serves over HTTPS on
 //! loopback (a certificate of the test's own CA, which the operator's `upstream_ca`
 //! trusts), under a name pinned with `[network.hosts]` and reached through the proxy. The
-//! real API is never contacted. The user does what a user does: a git identity in their
-//! own git config, `git loop agent login` with a key, `git loop agent ID`.
+//! real API is never contacted: the stand-in listens in a network namespace of the test's
+//! own with only a loopback, and every `git loop` of the test runs there, so whatever the
+//! baseline allowlist lets through, no packet can leave the machine. The user does what a
+//! user does: a git identity in their own git config, `git loop agent login` with a key,
+//! `git loop agent ID`.
 //!
 //! The key is bound to the stand-in's host (issue 16): the agent runs with a placeholder,
 //! and the proxy, ending TLS toward that host, puts the key in.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
+use crate::common::netns::Netns;
 use crate::common::{Run, TestEnv, BIN};
 
 /// The Claude Code CLI on the host, which the test needs.
@@ -44,6 +48,10 @@ pub(crate) struct Seen {
 /// yet, it answers with one Bash tool call running `command`; to the others, "done".
 /// Answers stream as server-sent events, as the API's do.
 pub(crate) struct StandIn {
+    /// The network namespace of the test's own, with only a loopback, where the stand-in
+    /// listens and every `git loop` of the test runs: the agent and the proxy can reach
+    /// the stand-in and nothing else, whatever the baseline allowlist lets through.
+    pub(crate) ns: Netns,
     pub(crate) port: u16,
     seen: Arc<Mutex<Vec<Seen>>>,
     /// The CA of the stand-in's certificate (PEM).
@@ -62,7 +70,8 @@ impl StandIn {
     }
 
     pub(crate) fn serving(command: &str, serve: Serve) -> StandIn {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ns = Netns::new();
+        let listener = ns.listen();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (log, command) = (seen.clone(), command.to_string());
@@ -81,7 +90,12 @@ impl StandIn {
                 });
             }
         });
-        StandIn { port, seen, ca_pem }
+        StandIn {
+            ns,
+            port,
+            seen,
+            ca_pem,
+        }
     }
 
     pub(crate) fn seen(&self) -> Vec<Seen> {
@@ -440,9 +454,10 @@ impl Setup {
         );
     }
 
-    /// `git loop ARGS` as this user runs it: their identity comes from their git config.
+    /// `git loop ARGS` as this user runs it (in the stand-in's network namespace): their
+    /// identity comes from their git config.
     pub(crate) fn git_loop_in(&self, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = self.stand_in.ns.command(BIN);
         cmd.env_clear()
             .envs(self.user_env())
             .current_dir(cwd)
@@ -464,6 +479,15 @@ impl Setup {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }
+    }
+
+    /// `git loop ARGS` as the command line a terminal runs (in the stand-in's network
+    /// namespace).
+    pub(crate) fn git_loop_argv(&self, args: &[&str]) -> Vec<String> {
+        let mut argv = self.stand_in.ns.prefix.clone();
+        argv.push(BIN.to_string());
+        argv.extend(args.iter().map(|a| a.to_string()));
+        argv
     }
 
     pub(crate) fn git_loop(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
@@ -717,7 +741,10 @@ fn claude_code_runs_detached_in_a_live_session_and_says_what_it_is_doing() {
 
     // `watch --json` from the start.
     let watch_out = s.env.root.join("watch.jsonl");
-    let mut watch = Command::new(BIN)
+    let mut watch = s
+        .stand_in
+        .ns
+        .command(BIN)
         .env_clear()
         .envs(s.env.envs())
         .args(["watch", "--json", &s.id])
@@ -744,7 +771,7 @@ fn claude_code_runs_detached_in_a_live_session_and_says_what_it_is_doing() {
         .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
         .chain([("TERM".to_string(), "xterm-256color".to_string())])
         .collect();
-    let attach = vec![BIN.to_string(), "attach".into(), s.id.clone()];
+    let attach = s.git_loop_argv(&["attach", &s.id]);
     terms.open("one", &envs, &attach);
     terms.open("two", &envs, &attach);
     let agent_screen = |name: &str| {

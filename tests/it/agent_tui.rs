@@ -123,7 +123,7 @@ fn run_once(s: &Setup, agent: &Agent, id: &str, run: usize, n: usize) {
         &dir,
         env,
         &s.env.root,
-        &[BIN.to_string(), "agent".into(), id.to_string()],
+        &s.git_loop_argv(&["agent", id]),
         (160, 50),
     );
     let never = |screen: &str| {
@@ -231,7 +231,7 @@ fn with_permissions_ask_interactive_claude_code_asks_only_before_its_tool() {
         &dir,
         env,
         &s.env.root,
-        &[BIN.to_string(), "agent".into(), s.id.clone()],
+        &s.git_loop_argv(&["agent", &s.id]),
         (160, 50),
     );
     let never = |screen: &str| {

@@ -47,7 +47,7 @@ pub struct Netns {
 impl Netns {
     pub fn new() -> Netns {
         require("unshare", "util-linux");
-        require("nsenter", "util-linux");
+        let nsenter = require("nsenter", "util-linux");
         require("ip", "iproute2");
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
@@ -70,7 +70,8 @@ impl Netns {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
-        let mut prefix: Vec<String> = vec!["nsenter".into(), "-t".into(), pid, "-n".into()];
+        let mut prefix: Vec<String> =
+            vec![nsenter.display().to_string(), "-t".into(), pid, "-n".into()];
         if !root {
             prefix.extend(["-U".into(), "--preserve-credentials".into()]);
         }
@@ -93,6 +94,57 @@ impl Netns {
     /// only there.
     pub fn add_address(&self, address: &str) {
         self.ip(&["addr", "add", address, "dev", "lo"]);
+    }
+
+    /// A TCP listener on `127.0.0.1` of this namespace (an ephemeral port), served by this
+    /// process: a server of the test's own that only what runs inside can reach. A socket
+    /// belongs to the namespace it was made in, so a process inside makes it and passes it
+    /// back over a unix socket (whose path is no network's); the test process, whose
+    /// threads cannot all enter a namespace owned by another user namespace, never joins.
+    pub fn listen(&self) -> std::net::TcpListener {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        require("python3", "python3");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("listener.sock");
+        let server = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let mut maker = self
+            .command("python3")
+            .args([
+                "-c",
+                "import socket, sys\n\
+                 l = socket.socket()\n\
+                 l.bind(('127.0.0.1', 0))\n\
+                 l.listen(128)\n\
+                 u = socket.socket(socket.AF_UNIX)\n\
+                 u.connect(sys.argv[1])\n\
+                 socket.send_fds(u, [b'l'], [l.fileno()])\n",
+            ])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 starts in the namespace");
+        let (conn, _) = server.accept().unwrap();
+        let mut byte = [0u8; 1];
+        let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+        let mut space = nix::cmsg_space!([std::os::fd::RawFd; 1]);
+        let got = nix::sys::socket::recvmsg::<()>(
+            std::os::fd::AsRawFd::as_raw_fd(&conn),
+            &mut iov,
+            Some(&mut space),
+            nix::sys::socket::MsgFlags::MSG_CMSG_CLOEXEC,
+        )
+        .unwrap();
+        let fd = got
+            .cmsgs()
+            .unwrap()
+            .find_map(|c| match c {
+                nix::sys::socket::ControlMessageOwned::ScmRights(fds) => fds.first().copied(),
+                _ => None,
+            })
+            .expect("the namespace's listener came back");
+        assert!(maker.wait().unwrap().success());
+        // SAFETY: recvmsg just made this descriptor, and nothing else owns it.
+        std::net::TcpListener::from(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 
     /// `program` to be run inside.
