@@ -232,9 +232,11 @@ pub fn read_secret(
     use std::io::{IsTerminal, Read};
     let stdin = std::io::stdin();
     let mut value = if stdin.is_terminal() {
-        write!(ui.err(), "{prompt}")?;
-        ui.err().flush()?;
-        let line = read_line_without_echo(limit)?;
+        use std::os::fd::AsFd;
+        let line = read_line_without_echo(stdin.as_fd(), limit, || {
+            write!(ui.err(), "{prompt}")?;
+            ui.err().flush()
+        })?;
         writeln!(ui.err())?;
         line
     } else {
@@ -254,31 +256,83 @@ pub fn read_secret(
     Ok(value)
 }
 
-/// One line from the terminal with echo off; the terminal is restored whatever happens.
-fn read_line_without_echo(limit: usize) -> std::io::Result<zeroize::Zeroizing<Vec<u8>>> {
+/// One line from the terminal `tty` with echo off; the terminal is restored whatever
+/// happens. Echo is off before `prompt` is written: a key typed the moment the prompt
+/// shows is never echoed (nor thrown away, as a flush of the input would).
+fn read_line_without_echo(
+    tty: std::os::fd::BorrowedFd<'_>,
+    limit: usize,
+    prompt: impl FnOnce() -> std::io::Result<()>,
+) -> std::io::Result<zeroize::Zeroizing<Vec<u8>>> {
     use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
-    use std::io::Read;
-    let stdin = std::io::stdin();
-    let saved = tcgetattr(&stdin).map_err(std::io::Error::from)?;
+    let saved = tcgetattr(tty).map_err(std::io::Error::from)?;
     let mut quiet = saved.clone();
     quiet.local_flags.remove(LocalFlags::ECHO);
-    tcsetattr(&stdin, SetArg::TCSAFLUSH, &quiet).map_err(std::io::Error::from)?;
-    struct Restore<'a>(&'a std::io::Stdin, nix::sys::termios::Termios);
+    tcsetattr(tty, SetArg::TCSANOW, &quiet).map_err(std::io::Error::from)?;
+    struct Restore<'a>(std::os::fd::BorrowedFd<'a>, nix::sys::termios::Termios);
     impl Drop for Restore<'_> {
         fn drop(&mut self) {
             let _ = tcsetattr(self.0, SetArg::TCSAFLUSH, &self.1);
         }
     }
-    let _restore = Restore(&stdin, saved);
+    let _restore = Restore(tty, saved);
+    prompt()?;
     let mut line = zeroize::Zeroizing::new(Vec::with_capacity(limit + 2));
     let mut byte = [0u8; 1];
-    let mut input = stdin.lock();
     while line.len() <= limit {
-        match input.read(&mut byte)? {
-            0 => break,
-            _ if byte[0] == b'\n' => break,
-            _ => line.push(byte[0]),
+        match nix::unistd::read(tty, &mut byte) {
+            Ok(0) => break,
+            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) => line.push(byte[0]),
+            Err(nix::Error::EINTR) => continue,
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    /// A person types the moment the prompt shows: echo is already off then, so the key is
+    /// never on the screen, and what was typed is what is read (none of it flushed away).
+    #[test]
+    fn a_secret_typed_as_the_prompt_shows_is_never_echoed_and_is_read_whole() {
+        use nix::sys::termios::{tcgetattr, LocalFlags};
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let (master, tty) = (pty.master, pty.slave);
+        let line = read_line_without_echo(tty.as_fd(), 100, || {
+            let echo = tcgetattr(&tty)
+                .unwrap()
+                .local_flags
+                .contains(LocalFlags::ECHO);
+            assert!(!echo, "echo is on while the prompt is written");
+            nix::unistd::write(&tty, b"key: ")?;
+            // Typed at once, before the reader asks for a byte.
+            nix::unistd::write(&master, b"s3cret-typed\n")?;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(&line[..], b"s3cret-typed");
+        // The terminal shows the prompt and nothing of the key; its echo is back on.
+        nix::fcntl::fcntl(
+            &master,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .unwrap();
+        let mut shown = Vec::new();
+        let mut buf = [0u8; 256];
+        while let Ok(n @ 1..) = nix::unistd::read(&master, &mut buf) {
+            shown.extend_from_slice(&buf[..n]);
+        }
+        let shown = String::from_utf8_lossy(&shown);
+        assert!(shown.contains("key: "), "{shown:?}");
+        assert!(!shown.contains("s3cret"), "{shown:?}");
+        assert!(tcgetattr(&tty)
+            .unwrap()
+            .local_flags
+            .contains(LocalFlags::ECHO));
+    }
 }
