@@ -761,6 +761,7 @@ fn follow_agent(shared: &Arc<Shared>) {
         super::TMUX_TARGET,
         "#{pane_dead_status} #{pane_dead_signal}",
     ]);
+    let reap = tmux(&["run-shell", "true"]);
     // tmux's signal, and every 2 s a look at the pane's status: tmux 3.3 does not always
     // mark a pane dead (nor run its hook) when its program ends, while the status of the
     // program it reaped is there either way.
@@ -791,6 +792,22 @@ fn follow_agent(shared: &Arc<Shared>) {
         match inside(shared, dead_status.clone()) {
             None => return,
             Some((_, out)) if !out.trim().is_empty() => break out,
+            // No word from tmux: it may have missed the agent's end. Debian's tmux writes
+            // the utmp record of a new pane through libutempter, which sets SIGCHLD to its
+            // default while it waits for its helper: an agent that ends then (one that
+            // ends at once) is never reaped, its pane never dead, its hook never run. A
+            // job of tmux's own brings a SIGCHLD, on which tmux reaps every child that
+            // ended (the agent's too), so the next look has the agent's status.
+            Some(_) if signalled == 0 => {
+                if inside(shared, reap.clone()).is_none() {
+                    return;
+                }
+                match inside(shared, dead_status.clone()) {
+                    None => return,
+                    Some((_, out)) if !out.trim().is_empty() => break out,
+                    Some(_) => {}
+                }
+            }
             Some(_) => {}
         }
     };

@@ -77,7 +77,9 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
         if f() {
             return true;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        // Each look is a `git loop` process: looks too close together would take the
+        // machine from what they wait for.
+        std::thread::sleep(Duration::from_millis(100));
     }
     f()
 }
@@ -238,7 +240,7 @@ fn the_supervisors_death_ends_the_sandbox_and_the_session_is_not_up() {
     // SAFETY: a signal to the supervisor this test started.
     unsafe { libc::kill(sup as i32, libc::SIGKILL) };
     assert!(
-        wait_until(Duration::from_secs(10), || inside
+        wait_until(Duration::from_secs(30), || inside
             .iter()
             .all(|p| !alive(*p))),
         "processes of the session outlived its supervisor"
@@ -268,14 +270,16 @@ fn down_ends_everything_in_the_session() {
         .spawn()
         .unwrap();
     let sup = supervisor_pid(&env, &id);
-    assert!(wait_until(Duration::from_secs(10), || descendants(sup)
+    assert!(wait_until(Duration::from_secs(30), || descendants(sup)
         .len()
         >= 6));
     let inside = descendants(sup);
     env.run(["down", &id]).ok();
     // A process whose memory is already gone (its command line empty) is still finishing its
     // exit in the kernel: give the last of them a moment, then none may be left.
-    wait_until(Duration::from_secs(5), || inside.iter().all(|p| !alive(*p)));
+    wait_until(Duration::from_secs(30), || {
+        inside.iter().all(|p| !alive(*p))
+    });
     let left: Vec<String> = inside
         .iter()
         .filter(|p| alive(**p))
@@ -295,19 +299,20 @@ fn a_time_limit_ends_a_run_with_an_exit_event() {
         if joined {
             up(&env, &id);
         }
-        let started = Instant::now();
         let run = env.run(["run", &id, "--timeout", "2", "--", "sleep", "60"]);
-        let took = started.elapsed();
         assert_eq!(run.code, 124, "{}", run.stderr);
         assert!(
             run.stderr.contains("time limit (2s) ended it"),
             "{}",
             run.stderr
         );
-        assert!(took < Duration::from_secs(20), "{took:?}");
         let evs = events(&env, &id);
         let last = evs.iter().rev().find(|e| e["kind"] == "exit").unwrap();
         assert_eq!(last["cause"], "timeout", "{last}");
+        // Ended by the limit: not before it, and before the command's own end (the run's
+        // span as recorded, not the time a loaded machine took to start its sandbox).
+        let ran = last["duration_ms"].as_u64().unwrap();
+        assert!((2000..60_000).contains(&ran), "{last}");
         assert_eq!(last["joined"] == true, joined, "{last}");
     }
     env.run(["down", &id]).ok();
@@ -346,7 +351,8 @@ fn the_agent_state_a_sandbox_writes_is_read_strictly() {
     let file = format!("/loopat/loop/{id}/.claude/.git-loop-agent-state");
     sh(&env, &id, &format!("printf 'working\\n' > {file}")).ok();
     let state = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["agent"].clone();
-    assert!(wait_until(Duration::from_secs(5), || state(&env)["state"] == "working"));
+    assert!(wait_until(Duration::from_secs(30), || state(&env)["state"]
+        == "working"));
     // Escape sequences, an oversized file, a link to a host file: no state is taken.
     for bad in [
         format!("printf 'done\\033[2J' > {file}"),
@@ -363,8 +369,8 @@ fn the_agent_state_a_sandbox_writes_is_read_strictly() {
         &format!("rm -f {file}; printf 'exited 3\\n' > {file}"),
     )
     .ok();
-    assert!(wait_until(Duration::from_secs(5), || state(&env)["code"] == 3));
-    assert!(wait_until(Duration::from_secs(5), || fs::read_to_string(
+    assert!(wait_until(Duration::from_secs(30), || state(&env)["code"] == 3));
+    assert!(wait_until(Duration::from_secs(30), || fs::read_to_string(
         &watched
     )
     .unwrap_or_default()
@@ -436,7 +442,7 @@ fn a_joined_shell_has_a_controlling_terminal_and_job_control() {
         .to_string();
     term.type_text("sleep 300");
     term.press("Enter");
-    assert!(wait_until(Duration::from_secs(10), || {
+    assert!(wait_until(Duration::from_secs(30), || {
         sh(&env, &id, "ps -eo args").stdout.contains("sleep 300")
     }));
     term.press("C-z");
@@ -457,7 +463,7 @@ fn a_joined_shell_has_a_controlling_terminal_and_job_control() {
         |s| s.lines().any(|l| l.trim() == "sleep 300"),
         none,
     );
-    assert!(wait_until(Duration::from_secs(10), || {
+    assert!(wait_until(Duration::from_secs(30), || {
         sh(&env, &id, "ps -eo stat,args")
             .stdout
             .lines()
@@ -531,7 +537,7 @@ fn a_detached_agents_exit_and_time_limit_are_its_own() {
     let state = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["agent"].clone();
     env.run(["agent", &id, "--detach"]).ok();
     assert!(
-        wait_until(Duration::from_secs(20), || state(&env)["state"] == "exited"),
+        wait_until(Duration::from_secs(60), || state(&env)["state"] == "exited"),
         "{}",
         state(&env)
     );
@@ -553,18 +559,21 @@ fn a_detached_agents_exit_and_time_limit_are_its_own() {
         .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
     fs::create_dir_all(profile.parent().unwrap()).unwrap();
     fs::write(&profile, "[limits]\ntime = \"2s\"\n").unwrap();
-    let started = Instant::now();
     env.run(["agent", &id, "--detach", "--", "sleep"]).ok();
+    // Within the agent's own 60 s: whatever the machine's load, only the limit ends it
+    // sooner.
     assert!(
-        wait_until(Duration::from_secs(30), || state(&env)["code"] == 124),
+        wait_until(Duration::from_secs(60), || state(&env)["code"] == 124),
         "{}",
         state(&env)
     );
-    let took = started.elapsed();
     let last = ended(&env).unwrap();
     assert_eq!(last["cause"], "timeout", "{last}");
     assert_eq!(last["code"], 124, "{last}");
-    assert!(took < Duration::from_secs(20), "{took:?}");
+    // Ended by the limit: not before it, and before the agent's own end. The span is the
+    // supervisor's, from the agent's start, not a session's start under load.
+    let ran = last["duration_ms"].as_u64().unwrap();
+    assert!((2000..60_000).contains(&ran), "{last}");
     // Nothing of the agent is left in the session.
     assert!(!sh(&env, &id, "ps -eo args").stdout.contains("sleep 60"));
     env.run(["down", &id]).ok();
@@ -626,7 +635,7 @@ fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off(
             &[crate::common::BIN.to_string(), "attach".into(), id.clone()],
             (100, 30),
         );
-        assert!(wait_until(Duration::from_secs(20), || env
+        assert!(wait_until(Duration::from_secs(30), || env
             .run(["list", "--json"])
             .ok()
             .json()[0]["agent"]["attached"]
@@ -638,21 +647,21 @@ fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off(
             &format!("printf 'needs-input\\n' > {state_file}"),
         )
         .ok();
-        assert!(wait_until(Duration::from_secs(10), || env
+        assert!(wait_until(Duration::from_secs(30), || env
             .run(["list", "--json"])
             .ok()
             .json()[0]["agent"]["state"]
             == "needs-input"));
         if enabled {
             assert!(
-                wait_until(Duration::from_secs(10), || fs::read_to_string(&said)
+                wait_until(Duration::from_secs(30), || fs::read_to_string(&said)
                     .is_ok_and(|s| s.contains('\n'))),
                 "notify-send was not run"
             );
             let line = fs::read_to_string(&said).unwrap();
             assert_eq!(line, format!("git loop: {id} needs-input|live loop|\n"));
             assert!(
-                wait_until(Duration::from_secs(10), || term.rang()),
+                wait_until(Duration::from_secs(30), || term.rang()),
                 "no bell on the attached terminal:\n{}",
                 term.screen()
             );
