@@ -64,7 +64,7 @@ fn get(port: u16, path: &str) -> Option<String> {
 
 /// `get` until the server inside answers (it takes a moment to start).
 fn get_when_up(port: u16, path: &str) -> String {
-    let until = Instant::now() + Duration::from_secs(20);
+    let until = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(body) = get(port, path) {
             return body;

@@ -69,7 +69,7 @@ fn processes_naming(needle: &str) -> Vec<u32> {
 }
 
 fn gone(pid: u32) -> bool {
-    let until = Instant::now() + Duration::from_secs(10);
+    let until = Instant::now() + Duration::from_secs(30);
     while Instant::now() < until {
         let alive = fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| {
