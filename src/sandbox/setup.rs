@@ -136,7 +136,7 @@ pub(super) fn confined_fd(
                 .open(root)
                 .map_err(|e| cannot(root, rel, e))?
                 .ok_or_else(|| Error::failure(format!("{} is missing", root.display())))?;
-            if let Some(fd) = already_own(&tree, rel, content.as_bytes()) {
+            if let Some(fd) = already_own(tree, rel, content.as_bytes()) {
                 return Ok(Some(fd));
             }
             tree.write_atomic(rel, content.as_bytes(), 0o644)
