@@ -340,6 +340,12 @@ fn mac(secret: &[u8], body: &[u8]) -> Hmac<Sha256> {
 
 /// Writes `body` under its HMAC (first line), atomically.
 fn save(path: &Path, secret: &[u8], body: &impl Serialize) -> Option<()> {
+    let file = signed(path, secret, body)?;
+    crate::fsutil::write_atomic(path, &file).ok()
+}
+
+/// `body` under its HMAC, in `path`'s folder made the owner's if it is not yet.
+fn signed(path: &Path, secret: &[u8], body: &impl Serialize) -> Option<Vec<u8>> {
     own_dir(path.parent()?)?;
     let json = serde_json::to_vec(body).ok()?;
     let tag = hex(&mac(secret, &json).finalize().into_bytes());
@@ -347,7 +353,7 @@ fn save(path: &Path, secret: &[u8], body: &impl Serialize) -> Option<()> {
     file.extend_from_slice(tag.as_bytes());
     file.push(b'\n');
     file.extend_from_slice(&json);
-    crate::fsutil::write_atomic(path, &file).ok()
+    Some(file)
 }
 
 /// The body at `path` when the file is git-loop's: in a folder of the owner's only, not a
@@ -426,9 +432,12 @@ pub fn keep_lock_walks(
         format: FORMAT,
         walks: walks.clone(),
     };
+    // Written after most runs of a loop in use: not waited for on the disk (a file lost or
+    // torn in a crash fails its HMAC and costs one full walk).
     let _ = read_secret(&ws.plans_key())
         .or_else(|| make_secret(ws))
-        .and_then(|secret| save(&path, &secret, &body));
+        .and_then(|secret| signed(&path, &secret, &body))
+        .and_then(|file| crate::fsutil::write_replaceable(&path, &file).ok());
 }
 
 #[cfg(test)]
