@@ -16,10 +16,11 @@
 //! ends (`128 + signal` when a signal ended it), which ends the namespace and every process
 //! left in it.
 //!
-//! With `--deny-create PATTERN`s it is also the creation supervisor (creation.rs): the
-//! command's process installs the notify filter between fork and exec and sends init the
-//! listener; init answers the naming calls from a thread of its own and reports refusals
-//! on `--report-fd`. If that thread ever stops, init ends, and the sandbox with it.
+//! With `--deny-create PATTERN`s, `--watch-writes` or `--watch-reads` it is also the
+//! supervisor of the calls that make names, write or read (creation.rs): the command's
+//! process installs the notify filter between fork and exec and sends init the
+//! listener; init answers those calls from a thread of its own and reports refusals on
+//! `--report-fd`. If that thread ever stops, init ends, and the sandbox with it.
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -41,7 +42,7 @@ pub fn not_dumpable() {
 /// `git-loop __init -- COMMAND...`: never returns.
 pub fn main(args: &[OsString]) -> ! {
     not_dumpable();
-    let (patterns, report_fd) = creation::parse_init_args(args);
+    let (patterns, watch, report_fd) = creation::parse_init_args(args);
     // The report pipe is init's alone: never inherited by the command, never waited on.
     let report = report_fd.map(|fd| {
         // SAFETY: fcntl on a descriptor bwrap passed on; init owns it from here.
@@ -53,8 +54,8 @@ pub fn main(args: &[OsString]) -> ! {
         }
     });
     // Prepared before the fork: the child only makes system calls on it.
-    let supervised = (!patterns.is_empty()).then(|| {
-        let program = creation::program();
+    let supervised = (!patterns.is_empty() || watch.writes || watch.reads).then(|| {
+        let program = creation::program(watch.sent());
         let pair = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| {
             eprintln!("git-loop: cannot set up the creation supervisor: {e}");
             std::process::exit(1);
@@ -137,7 +138,7 @@ pub fn main(args: &[OsString]) -> ! {
             std::process::exit(1);
         });
         drop(init_end);
-        let supervisor = creation::Supervisor::new(listener, patterns, report);
+        let supervisor = creation::Supervisor::new(listener, patterns, watch, report);
         let started = std::thread::Builder::new()
             .name("supervisor".into())
             .spawn(move || {

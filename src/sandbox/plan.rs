@@ -376,7 +376,7 @@ impl RunPlan {
             How::Sandbox(s) => {
                 let mut fds = s.planned_fds();
                 // The creation supervisor's report pipe comes after the filters.
-                if !self.spec.deny_create.is_empty() {
+                if self.spec.supervised() {
                     fds.report = Some(3 + (fds.files.len() + fds.seccomp.len()) as i32);
                 }
                 super::bwrap::display(&super::bwrap::argv(
@@ -420,6 +420,7 @@ fn options(
         init_exe: inputs.relay_exe.clone(),
         fs_cover: inputs.fs_cover.clone(),
         deny_create: config.profile().filesystem.deny_create.clone(),
+        supervisor: super::creation::unavailable().is_none(),
     }
 }
 

@@ -43,6 +43,10 @@ pub struct RunOptions {
     pub fs_cover: Vec<crate::sandbox::fspolicy::Covered>,
     /// `[filesystem] deny_create`: names the sandbox's pid 1 refuses at creation time.
     pub deny_create: Vec<String>,
+    /// Whether the kernel has the supervisor of calls (`sandbox/creation.rs`), which then
+    /// watches every run's writes (and reads where a rule denies reading) to report the
+    /// refusals.
+    pub supervisor: bool,
 }
 
 /// The per-path policy (see `sandbox/fspolicy.rs`), last of the view so nothing covers
@@ -174,7 +178,31 @@ pub(super) fn protect_git(
     ));
 }
 
+/// What the supervisor in pid 1 watches (see `sandbox/creation.rs`): nothing without it
+/// or without git-loop's init; the writes of every run otherwise (a refusal by a
+/// read-only place or a rule is reported, the ordinary writes cost one answer each); and
+/// every open where a rule denies reading, since a filter cannot tell a read of a denied
+/// path from any other (BENCHMARKS.md has the cost of both).
+fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
+    use crate::sandbox::fspolicy::Deny;
+    if !opts.supervisor || opts.init_exe.is_none() {
+        return Default::default();
+    }
+    let read = || opts.fs_cover.iter().filter(|c| c.deny == Deny::Read);
+    crate::sandbox::creation::Watch {
+        writes: true,
+        reads: read().next().is_some(),
+        read_dirs: read().filter(|c| c.dir).map(|c| c.inside.clone()).collect(),
+    }
+}
+
 impl SandboxSpec {
+    /// Whether pid 1 supervises calls: a `deny_create` rule, or refusals to watch.
+    pub fn supervised(&self) -> bool {
+        self.init.is_some()
+            && (!self.deny_create.is_empty() || self.watch.writes || self.watch.reads)
+    }
+
     /// The sandbox of loop `rec` (DESIGN 4.1). Pure: reads nothing but its arguments.
     pub fn for_loop(
         ws: &Workspace,
@@ -433,6 +461,7 @@ impl SandboxSpec {
                     .collect()
             },
             deny_create: opts.deny_create.clone(),
+            watch: watch(opts),
             init: opts
                 .init_exe
                 .as_ref()
