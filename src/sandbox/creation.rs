@@ -1,6 +1,31 @@
 //! `[filesystem] deny_create`: names (`*.pem`, `.env*`, `id_*`) refused when a process
 //! inside makes them, wherever it makes them, by a seccomp user-notification supervisor in
-//! the sandbox's pid 1 (`git-loop __init`, see init.rs).
+//! the sandbox's pid 1 (`git-loop __init`, see init.rs); and every filesystem refusal an
+//! event, seen by the same supervisor.
+//!
+//! Refusals as events. The kernel refuses a write to a read-only place (the system's
+//! folders, the origin's store, `.git/config`, a `deny_write` cover) without telling
+//! anyone, and a filter never sees a call's result. So where the kernel has the
+//! supervisor, every run's filter also sends it the opens whose flags may write
+//! (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_TRUNC`: the filter reads the flags argument, so
+//! a read-only open never leaves the kernel) and the calls that change a file
+//! ([`changing_calls`]). init does each for the caller, as it does a creation, and what
+//! the kernel answers init is what the caller gets and what is reported
+//! ([`Supervisor::kernel_refused`]): nothing is judged anew, the kernel's checks are the
+//! whole policy, and the caller cannot make the report differ from what was done. The
+//! host names the rule from its own record of the view ([`RuleMap`]) and keeps at most
+//! 200 per run, then one line with how many more.
+//!
+//! Reads of `deny_read` paths. A filter cannot tell which path an open names (the path is
+//! behind a pointer), so it cannot send only the opens of denied paths. What else was
+//! weighed: a watch (inotify, fanotify) on the covers sees only opens that succeed, and a
+//! cover must make the open fail; fanotify's permission events, which could fail it and
+//! report it, need `CAP_SYS_ADMIN` on the host, which git-loop does not have; a cover
+//! that opens (an empty file, watched) would report, but a denied file would then read as
+//! empty rather than fail, which a program takes for content. So in a run whose rules
+//! deny reading, and only there, every open goes to the supervisor, and a refused read
+//! (`EACCES` on a covered file, a file looked for in a covered folder) is reported as
+//! `filesystem-read`; BENCHMARKS.md has what that costs.
 //!
 //! How the pieces fit:
 //!
@@ -51,6 +76,11 @@
 //! - the caller's umask applies (read from `/proc/TID/status`);
 //! - an existing FIFO (opened without `O_NONBLOCK`, so its open waits for the other end)
 //!   is opened in a thread of its own, so that wait does not stop every other call.
+//!
+//! - what init would open for the caller through its own `/proc` (a `/proc` file reached
+//!   by `/proc/self`, which is init's there) and `/dev/tty` (the caller's terminal, which
+//!   may not be init's) are left to the kernel (`CONTINUE`), but only where the call makes
+//!   no name, so no rule is judged on a path the kernel reads again.
 //!
 //! Not judged: the name a Unix socket's `bind` makes (its address is the caller's socket's,
 //! which init cannot bind for it; a socket file carries no content).
@@ -396,6 +426,9 @@ pub struct Watch {
     /// one is a read refused (the folder is an empty tmpfs there, so the kernel's answer
     /// is ENOENT).
     pub read_dirs: Vec<std::path::PathBuf>,
+    /// Names refused when made, in every folder, with the rule that refuses each (the
+    /// target of a link of the built-in list that points at nothing, `fspolicy::Deny::Made`).
+    pub names: Vec<(String, String)>,
 }
 
 impl Watch {
@@ -675,6 +708,12 @@ pub struct Refusal {
     /// The kernel's error (`Read-only file system`), where the kernel refused.
     #[serde(default)]
     pub error: String,
+    /// Its number (0: the supervisor's own refusal).
+    #[serde(default)]
+    pub errno: i32,
+    /// What a refused `rename` or `link` moved or linked.
+    #[serde(default)]
+    pub from: String,
 }
 
 impl Supervisor {
@@ -761,9 +800,8 @@ impl Supervisor {
             Err(e) => return Answer::Errno(e),
         };
         for (path, base) in call.made(&strings) {
-            if let Some(rule) = refused(&self.patterns, path) {
+            if let Some(rule) = self.judged(path) {
                 let shown = self.shown(&caller, call.dirfd(base), path);
-                let rule = format!("deny_create: {rule}");
                 self.report(&call, shown.as_bytes(), &rule);
                 return Answer::Errno(libc::EPERM);
             }
@@ -795,6 +833,10 @@ impl Supervisor {
         let refusal = match e {
             libc::EROFS | libc::EACCES | libc::EPERM => true,
             libc::EBUSY => matches!(call.kind, Kind::Rename { .. } | Kind::Unlink { .. }),
+            // Across a pinned folder (a mount point of its own) or out of a read-only
+            // place: the host keeps it only where a rule is on either side (a move between
+            // /tmp and the tree, which `mv` copies instead, is ordinary work).
+            libc::EXDEV => matches!(call.kind, Kind::Rename { .. } | Kind::Link { .. }),
             libc::ENOENT => read && !self.watch.read_dirs.is_empty(),
             _ => false,
         };
@@ -817,7 +859,32 @@ impl Supervisor {
             return;
         }
         let access = if read { "read" } else { "write" };
-        self.report_refusal(call.name, at.as_bytes(), "", access, Some(e));
+        let from = match call.kind {
+            Kind::Rename { .. } | Kind::Link { .. } => self.located(caller, call.dirfd(0), &s[0]),
+            _ => String::new(),
+        };
+        self.report_refusal(
+            call.name,
+            at.as_bytes(),
+            from.as_bytes(),
+            "",
+            access,
+            Some(e),
+        );
+    }
+
+    /// The rule refusing to make the final name of `path`, if one does: a `deny_create`
+    /// pattern, or a name of the built-in list's ([`Watch::names`]).
+    fn judged(&self, path: &[u8]) -> Option<String> {
+        if let Some(p) = refused(&self.patterns, path) {
+            return Some(format!("deny_create: {p}"));
+        }
+        let name = final_name(path);
+        self.watch
+            .names
+            .iter()
+            .find(|(n, _)| n.as_bytes() == name)
+            .map(|(_, rule)| format!("{rule} (its target, refused when made)"))
     }
 
     /// Where `path` of the caller is, its folder resolved in the caller's view (links
@@ -878,13 +945,14 @@ impl Supervisor {
     }
 
     fn report_name(&mut self, call: &str, path: &[u8], rule: &str) {
-        self.report_refusal(call, path, rule, "write", None)
+        self.report_refusal(call, path, b"", rule, "write", None)
     }
 
     fn report_refusal(
         &mut self,
         call: &str,
         path: &[u8],
+        from: &[u8],
         rule: &str,
         access: &str,
         error: Option<i32>,
@@ -904,6 +972,8 @@ impl Supervisor {
             rule: rule.to_string(),
             access: access.to_string(),
             error: error.map(strerror).unwrap_or_default(),
+            errno: error.unwrap_or(0),
+            from: String::from_utf8_lossy(&from[..from.len().min(PATH_MAX)]).into_owned(),
         };
         if let Ok(mut line) = serde_json::to_vec(&refusal) {
             line.push(b'\n');
@@ -1191,9 +1261,9 @@ impl Supervisor {
                 }
             }
             // Nothing there: made here, exactly this final name (O_EXCL follows no link).
-            if let Some(rule) = refused(&self.patterns, &path) {
+            if let Some(rule) = self.judged(&path) {
                 let shown = self.shown(caller, dirfd, &path);
-                self.report_name(name, shown.as_bytes(), &format!("deny_create: {rule}"));
+                self.report_name(name, shown.as_bytes(), &rule);
                 return Answer::Errno(libc::EPERM);
             }
             match open_raw(dir_fd(&base), &cpath, flags | libc::O_EXCL, mode) {
@@ -1814,6 +1884,9 @@ pub fn record_refusals(
         let Ok(r) = serde_json::from_slice::<Refusal>(&line) else {
             continue;
         };
+        if r.errno == libc::EXDEV && rule_of(&r, rules).is_none() {
+            continue; // a move across file systems, which tools do by copying
+        }
         count += 1;
         if count > max as u64 {
             continue;
@@ -1838,14 +1911,25 @@ pub fn record_refusals(
     count
 }
 
+/// The rule behind a refusal: the supervisor's own, or the one of the place it names
+/// (or, for a move, the place it moved from).
+fn rule_of<'a>(r: &'a Refusal, rules: &'a RuleMap) -> Option<&'a str> {
+    match r.rule.as_str() {
+        "" => rules
+            .rule(&r.path)
+            .or_else(|| (!r.from.is_empty()).then(|| rules.rule(&r.from)).flatten()),
+        given => Some(given),
+    }
+}
+
 /// The violation event of one refusal.
 fn refusal_event(r: &Refusal, rules: &RuleMap) -> serde_json::Value {
     let bound = |s: &str| s.chars().take(300).collect::<String>();
-    let path = bound(&r.path);
-    let rule = match r.rule.as_str() {
-        "" => rules.rule(&r.path).map(bound),
-        given => Some(bound(given)),
+    let path = match r.from.as_str() {
+        "" => bound(&r.path),
+        from => format!("{} (from {})", bound(&r.path), bound(from)),
     };
+    let rule = rule_of(r, rules).map(bound);
     let error = bound(&r.error);
     let call = bound(&r.call);
     let reason = match (&rule, error.is_empty()) {
@@ -1861,7 +1945,7 @@ fn refusal_event(r: &Refusal, rules: &RuleMap) -> serde_json::Value {
     serde_json::json!({
         "action": action,
         "target": path,
-        "path": path,
+        "path": bound(&r.path),
         "rule": rule.unwrap_or_default(),
         "reason": reason,
     })
@@ -1888,6 +1972,11 @@ pub fn init_args(
     for d in &watch.read_dirs {
         out.push("--deny-read-dir".into());
         out.push(d.into());
+    }
+    for (name, rule) in &watch.names {
+        out.push("--deny-name".into());
+        out.push(name.into());
+        out.push(rule.into());
     }
     if let Some(fd) = report_fd {
         out.push("--report-fd".into());
@@ -1916,6 +2005,12 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
             b"--deny-read-dir" => {
                 if let Some(d) = it.next() {
                     watch.read_dirs.push(d.into());
+                }
+            }
+            b"--deny-name" => {
+                if let (Some(n), Some(r)) = (it.next(), it.next()) {
+                    let s = |v: &std::ffi::OsString| v.to_string_lossy().into_owned();
+                    watch.names.push((s(n), s(r)));
                 }
             }
             _ => {}
@@ -1994,6 +2089,10 @@ mod tests {
             writes: true,
             reads: true,
             read_dirs: vec!["/loopat/x/secrets".into()],
+            names: vec![(
+                ".envrc.local".into(),
+                "mandatory: .envrc through a link".into(),
+            )],
         };
         let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9));
         let mut with_rest = args.clone();

@@ -190,3 +190,119 @@ print("refused", n)
     assert_eq!(lines.len(), 201, "{}", lines.last().unwrap());
     one_line(&lines, &["further refusals of this run are not recorded"]);
 }
+
+/// A link at a path of the built-in list pointing at nothing (`.envrc -> missing`): the
+/// run starts, and nothing can be written through the link nor made where it points, in
+/// any way, while a neighbour can be; each refusal is an event.
+#[test]
+fn a_dangling_link_on_the_list_stays_denied() {
+    let (env, repo, _) = setup(&[("README", "app\n")]);
+    std::os::unix::fs::symlink("missing", repo.join(".envrc")).unwrap();
+    env.git(&repo, ["add", "-A"]);
+    env.git(&repo, ["commit", "-q", "-m", "envrc link"]);
+    let id = env.new_loop(&repo, "dangling");
+    let out = inside(
+        &env,
+        &id,
+        r#"
+attempt("through-link", lambda: write(".envrc"))
+attempt("target", lambda: write("missing"))
+attempt("target-mkdir", lambda: os.mkdir("missing"))
+def renamed():
+    write("tmp.txt")
+    os.rename("tmp.txt", "missing")
+attempt("target-rename", renamed)
+attempt("target-symlink", lambda: os.symlink("README", "missing"))
+attempt("neighbour", lambda: write("other.txt"))
+"#,
+    );
+    for (label, allowed) in [
+        ("through-link", false),
+        ("target", false),
+        ("target-mkdir", false),
+        ("target-rename", false),
+        ("target-symlink", false),
+        ("neighbour", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    let work = env.workdir(&id);
+    assert!(fs::symlink_metadata(work.join("missing")).is_err());
+    assert_eq!(
+        fs::read_link(work.join(".envrc")).unwrap(),
+        std::path::Path::new("missing")
+    );
+    let lines = refusals(&env, &id);
+    assert_eq!(lines.len(), 5, "{}", lines.join("\n"));
+    assert!(
+        lines.iter().all(|l| l.contains("mandatory: .envrc")),
+        "{}",
+        lines.join("\n")
+    );
+}
+
+/// A folder above a covered path is pinned (a mount point of its own, so it cannot be
+/// moved away with its cover), and a rename across it gets EXDEV from the kernel. What
+/// tools do then: an editor's save in the folder (a temporary file renamed over the
+/// file) works; `mv` copies instead and works; `git mv` and a bare rename fail; the log
+/// has each refused rename with the rule that pinned the folder. A move between /tmp and
+/// the tree (ordinary EXDEV, copied by `mv`) is no event.
+#[test]
+fn a_move_across_a_pinned_folder_fails_plainly_and_is_an_event() {
+    let (env, _repo, id) = setup(&[
+        (".github/workflows/ci.yml", "on: push\n"),
+        (".github/CODEOWNERS", "* @a\n"),
+        ("notes.md", "notes\n"),
+    ]);
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import subprocess
+def save():
+    with open(".github/.CODEOWNERS.swp", "w") as f:
+        f.write("* @b\n")
+    os.rename(".github/.CODEOWNERS.swp", ".github/CODEOWNERS")
+attempt("editor-save", save)
+attempt("rename-out", lambda: os.rename(".github/CODEOWNERS", "CODEOWNERS"))
+def run(*argv):
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode:
+        raise OSError(0, r.stderr.strip())
+attempt("git-mv", lambda: run("git", "mv", "notes.md", ".github/notes.md"))
+attempt("mv-out", lambda: run("mv", ".github/CODEOWNERS", "CODEOWNERS"))
+attempt("tmp-in", lambda: (write("/tmp/t.txt"), run("mv", "/tmp/t.txt", "t.txt")))
+"#,
+    );
+    for (label, allowed) in [
+        ("editor-save", true),
+        ("rename-out", false),
+        ("git-mv", false),
+        ("mv-out", true),
+        ("tmp-in", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    assert!(out.contains("cross-device"), "{out}");
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join("CODEOWNERS")).unwrap(),
+        "* @b\n"
+    );
+    assert_eq!(fs::read_to_string(work.join("t.txt")).unwrap(), "x\n");
+    // The bare rename and `mv`'s first try are refused renames (mv then copies); `git
+    // mv`'s is one.
+    let lines = refusals(&env, &id);
+    let out_of_pin = lines
+        .iter()
+        .filter(|l| {
+            l.contains("/CODEOWNERS (from ")
+                && l.contains("/.github/CODEOWNERS)")
+                && l.contains("pinned")
+                && l.contains("cross-device")
+        })
+        .count();
+    assert_eq!(out_of_pin, 2, "{}", lines.join("\n"));
+    one_line(&lines, &["/.github/notes.md (from ", "pinned"]);
+    assert_eq!(lines.len(), 3, "{}", lines.join("\n"));
+}

@@ -260,7 +260,7 @@ fn print_argv_prints_and_runs_nothing() {
     );
     assert!(
         run.stdout.ends_with(&format!(
-            "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init -- touch /loopat/loop/x\n"
+            "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init --watch-writes --report-fd 27 -- touch /loopat/loop/x\n"
         )),
         "{}",
         run.stdout
@@ -277,9 +277,13 @@ fn print_argv_prints_and_runs_nothing() {
             "/loopat/loop/x",
         ])
         .ok();
-    assert!(none.stdout.contains(&format!(
-        "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init -- touch /loopat/loop/x"
-    )));
+    assert!(
+        none.stdout.contains(&format!(
+            "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init --watch-writes --report-fd "
+        )) && none.stdout.ends_with(" -- touch /loopat/loop/x\n"),
+        "{}",
+        none.stdout
+    );
     assert!(
         none.stdout
             .contains("bwrap --unshare-all --unshare-user --disable-userns"),

@@ -71,6 +71,8 @@ pub(super) fn fs_policy_mounts(
             (Deny::Pin, _) => Mount::confined(&c.root, &c.rel, &c.inside, writable, true),
             (Deny::Create, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
             (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
+            // Refused when made, by pid 1's supervisor: nothing there to lay a mount on.
+            (Deny::Made, _) => continue,
             (Deny::Read, true) => Mount::Tmpfs {
                 inside: c.inside.clone(),
                 size: Some(4096),
@@ -193,6 +195,15 @@ fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
         writes: true,
         reads: read().next().is_some(),
         read_dirs: read().filter(|c| c.dir).map(|c| c.inside.clone()).collect(),
+        names: opts
+            .fs_cover
+            .iter()
+            .filter(|c| c.deny == Deny::Made)
+            .filter_map(|c| {
+                let name = c.inside.file_name()?.to_string_lossy().into_owned();
+                Some((name, c.rule.clone()))
+            })
+            .collect(),
     }
 }
 
@@ -200,7 +211,10 @@ impl SandboxSpec {
     /// Whether pid 1 supervises calls: a `deny_create` rule, or refusals to watch.
     pub fn supervised(&self) -> bool {
         self.init.is_some()
-            && (!self.deny_create.is_empty() || self.watch.writes || self.watch.reads)
+            && (!self.deny_create.is_empty()
+                || self.watch.writes
+                || self.watch.reads
+                || !self.watch.names.is_empty())
     }
 
     /// The sandbox of loop `rec` (DESIGN 4.1). Pure: reads nothing but its arguments.
@@ -612,7 +626,20 @@ impl SandboxSpec {
                 Deny::Write => (format!("{host} ({})", c.rule), "ro".into()),
                 Deny::Create => (format!("{host}, made empty ({})", c.rule), "ro".into()),
                 Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
+                Deny::Made => continue,
             };
+        }
+        for c in self
+            .fs_policy
+            .iter()
+            .filter(|c| c.deny == crate::sandbox::fspolicy::Deny::Made)
+        {
+            let name = c.inside.file_name().unwrap_or_default().to_string_lossy();
+            rows.push((
+                format!("**/{name}"),
+                format!("refused when made ({})", c.rule),
+                "none".into(),
+            ));
         }
         // Names refused when made, in every folder (see sandbox/creation.rs).
         for p in &self.deny_create {
