@@ -658,6 +658,11 @@ fn callers_path(path: &[u8], tgid: u32, tid: u32) -> Vec<u8> {
     path.to_vec()
 }
 
+fn is_tty(fd: &OwnedFd) -> bool {
+    // SAFETY: isatty on our descriptor.
+    unsafe { libc::isatty(fd.as_raw_fd()) == 1 }
+}
+
 /// Whether `fd` (opened `O_PATH | O_NOFOLLOW`) is a symbolic link.
 fn is_link(fd: &OwnedFd) -> bool {
     // SAFETY: fstat fills the struct it is given.
@@ -783,6 +788,10 @@ impl Supervisor {
         let mem = match std::fs::File::open(format!("/proc/{}/mem", caller.tid)) {
             Ok(m) => m,
             Err(_) if !caller.valid() => return Answer::Gone,
+            // A process that made itself non-dumpable (ssh-agent, gpg-agent, git-loop's
+            // own): where no rule is judged on its call, the kernel does it (only the
+            // report of a refusal is lost); where one would be, it is refused.
+            Err(_) if !self.judges(&call) => return Answer::Continue,
             Err(_) => {
                 self.report(&call, b"", "a process whose memory cannot be read");
                 return Answer::Errno(libc::EPERM);
@@ -871,6 +880,16 @@ impl Supervisor {
             access,
             Some(e),
         );
+    }
+
+    /// Whether a rule may refuse `call`: it makes a name, and names are judged.
+    fn judges(&self, call: &Call) -> bool {
+        self.names_judged() && call.makes_names()
+    }
+
+    /// Whether any name is refused when made.
+    fn names_judged(&self) -> bool {
+        !self.patterns.is_empty() || !self.watch.names.is_empty()
     }
 
     /// The rule refusing to make the final name of `path`, if one does: a `deny_create`
@@ -1210,14 +1229,21 @@ impl Supervisor {
         tgid: u32,
     ) -> Answer {
         let cloexec = flags & libc::O_CLOEXEC != 0;
-        if path == b"/dev/tty" && (flags & libc::O_CREAT == 0 || self.patterns.is_empty()) {
+        let judged = flags & libc::O_CREAT != 0 && self.names_judged();
+        if path == b"/dev/tty" && !judged {
             // The caller's controlling terminal, which may not be init's (a process that
             // made a session of its own on a terminal it opened): the kernel's to open.
             return Answer::Continue;
         }
         if let Some(own) = own_descriptor(path, tgid, caller.tid) {
             // The caller's own open file, opened again as the kernel would for it.
-            return match open_raw(libc::AT_FDCWD, &own, flags & !libc::O_CREAT, 0) {
+            return match open_raw(
+                libc::AT_FDCWD,
+                &own,
+                (flags & !libc::O_CREAT) | libc::O_NOCTTY,
+                0,
+            ) {
+                Ok(fd) if !judged && is_tty(&fd) => Answer::Continue,
                 Ok(fd) => Answer::Fd { fd, cloexec },
                 Err(e) => Answer::Errno(e),
             };
@@ -1234,7 +1260,8 @@ impl Supervisor {
             if !excl {
                 // Something there already: opened as it is, following a link as the
                 // caller asked, without waiting on a FIFO (see below).
-                let plain = (flags & !libc::O_CREAT) | libc::O_NONBLOCK;
+                // Never a terminal made init's own (see `opened`).
+                let plain = (flags & !libc::O_CREAT) | libc::O_NONBLOCK | libc::O_NOCTTY;
                 match open_raw(dir_fd(&base), &cpath, plain, 0) {
                     Ok(fd)
                         if flags & libc::O_NONBLOCK == 0
@@ -1310,10 +1337,17 @@ impl Supervisor {
 
     /// A file opened for the caller: checked, its `O_NONBLOCK` put back as asked.
     fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8]) -> Answer {
-        if on_private_fs(&fd) && (flags & libc::O_CREAT == 0 || self.patterns.is_empty()) {
+        let judged = flags & libc::O_CREAT != 0 && self.names_judged();
+        if on_private_fs(&fd) && !judged {
             // A file of /proc, reached through init's /proc/self or as the caller's own
             // (/proc/self/status): opened again by the kernel, in the caller's view. Sound,
             // as no rule is judged on a call that makes no name.
+            return Answer::Continue;
+        }
+        if is_tty(&fd) && !judged {
+            // A terminal: opened by the kernel for the caller, so that a session leader
+            // without one gets it as its controlling terminal, as it would have (init's
+            // opens never take one: O_NOCTTY).
             return Answer::Continue;
         }
         if on_private_fs(&fd) {
@@ -1766,6 +1800,22 @@ impl Call {
                 vec![(&s[0], 0), (&s[1], 1)]
             }
             Kind::Rename { .. } | Kind::Link { .. } | Kind::Symlink { .. } => vec![(&s[1], 1)],
+        }
+    }
+
+    /// Whether the call makes a name (the calls [`Supervisor::judged`] is for).
+    fn makes_names(&self) -> bool {
+        match self.kind {
+            Kind::Open { flags, .. } => flags & libc::O_CREAT != 0,
+            Kind::Mkdir { .. }
+            | Kind::Mknod { .. }
+            | Kind::Rename { .. }
+            | Kind::Link { .. }
+            | Kind::Symlink { .. } => true,
+            Kind::Unlink { .. }
+            | Kind::Truncate { .. }
+            | Kind::Chmod { .. }
+            | Kind::Chown { .. } => false,
         }
     }
 

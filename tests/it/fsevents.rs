@@ -306,3 +306,39 @@ attempt("tmp-in", lambda: (write("/tmp/t.txt"), run("mv", "/tmp/t.txt", "t.txt")
     one_line(&lines, &["/.github/notes.md (from ", "pinned"]);
     assert_eq!(lines.len(), 3, "{}", lines.join("\n"));
 }
+
+/// A process that made itself non-dumpable (as ssh-agent does) cannot have its memory
+/// read by pid 1: its writes are left to the kernel, which still refuses a read-only
+/// place, and its ordinary writes work; where a creation rule is set, an open that may
+/// make a name cannot be judged and is refused, its other writes still work.
+#[test]
+fn a_non_dumpable_process_writes_as_the_kernel_allows() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let body = r#"
+import ctypes
+assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+def append(path):
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"y\n")
+    os.close(fd)
+attempt("append", lambda: append("README"))
+attempt("usr", lambda: append("/usr/bin/env"))
+attempt("make", lambda: write("NAME"))
+"#;
+    let out = inside(&env, &id, &body.replace("NAME", "made.txt"));
+    verdict(&out, "append", true);
+    verdict(&out, "usr", false);
+    verdict(&out, "make", true);
+    assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
+    write_profile(&env, "[filesystem]\ndeny_create = [\"*.pem\"]\n");
+    let out = inside(&env, &id, &body.replace("NAME", "made2.txt"));
+    verdict(&out, "append", true);
+    verdict(&out, "usr", false);
+    verdict(&out, "make", false);
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join("README")).unwrap(),
+        "app\ny\ny\n"
+    );
+    assert!(work.join("made.txt").is_file() && !work.join("made2.txt").exists());
+}
