@@ -1248,7 +1248,8 @@ impl Supervisor {
                 Err(e) => Answer::Errno(e),
             };
         }
-        let mut path = path.to_vec();
+        // `/proc/self/cwd/...` is the caller's working folder, not init's.
+        let mut path = callers_path(path, tgid, caller.tid);
         let mut base = match caller.base(dirfd, &path) {
             Ok(b) => b,
             Err(e) => return Answer::Errno(e),

@@ -214,6 +214,12 @@ def renamed():
 attempt("target-rename", renamed)
 attempt("target-symlink", lambda: os.symlink("README", "missing"))
 attempt("neighbour", lambda: write("other.txt"))
+def in_sub():
+    os.mkdir("sub")
+    os.chdir("sub")
+    write("/proc/self/cwd/in-sub.txt")
+    os.chdir("..")
+attempt("proc-self-cwd", in_sub)
 "#,
     );
     for (label, allowed) in [
@@ -223,10 +229,17 @@ attempt("neighbour", lambda: write("other.txt"))
         ("target-rename", false),
         ("target-symlink", false),
         ("neighbour", true),
+        ("proc-self-cwd", true),
     ] {
         verdict(&out, label, allowed);
     }
     let work = env.workdir(&id);
+    assert_eq!(fs::read_to_string(work.join("other.txt")).unwrap(), "x\n");
+    // /proc/self/cwd is the caller's working folder, not pid 1's.
+    assert_eq!(
+        fs::read_to_string(work.join("sub/in-sub.txt")).unwrap(),
+        "x\n"
+    );
     assert!(fs::symlink_metadata(work.join("missing")).is_err());
     assert_eq!(
         fs::read_link(work.join(".envrc")).unwrap(),
@@ -239,6 +252,10 @@ attempt("neighbour", lambda: write("other.txt"))
         "{}",
         lines.join("\n")
     );
+    env.run(["show", &id, "--mounts"])
+        .ok()
+        .stdout_has("**/missing")
+        .stdout_has("refused when made (mandatory: .envrc through a link)");
 }
 
 /// A folder above a covered path is pinned (a mount point of its own, so it cannot be
