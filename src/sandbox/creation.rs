@@ -1864,6 +1864,10 @@ impl RuleMap {
         let mut places = Vec::new();
         for m in &spec.mounts {
             let (inside, rule) = match m {
+                // The machine's secrets in /etc, covered with /dev/null.
+                Mount::Bind { host, inside, .. } if host == std::path::Path::new("/dev/null") => {
+                    (inside, Some(format!("hidden: {}", inside.display())))
+                }
                 Mount::Bind { inside, rw, .. } | Mount::Confined { inside, rw, .. } => (
                     inside,
                     (!rw).then(|| format!("read-only: {}", inside.display())),

@@ -79,10 +79,11 @@ fn each_refused_write_and_read_is_one_event_with_its_rule() {
         ("locked.txt", "locked\n"),
         ("secret.txt", "hunter2\n"),
         ("notes.txt", "notes\n"),
+        ("private/a.txt", "a\n"),
     ]);
     write_profile(
         &env,
-        "[filesystem]\ndeny_write = [\"locked.txt\"]\ndeny_read = [\"secret.txt\"]\n",
+        "[filesystem]\ndeny_write = [\"locked.txt\"]\ndeny_read = [\"secret.txt\", \"private/\"]\n",
     );
     let work = env.workdir(&id);
     let config_before = fs::read(work.join(".git/config")).ok();
@@ -94,6 +95,9 @@ attempt("git-config", lambda: write(".git/config"))
 attempt("usr", lambda: write("/usr/x"))
 attempt("locked", lambda: write("locked.txt"))
 attempt("secret", lambda: read("secret.txt"))
+attempt("private", lambda: read("private/a.txt"))
+attempt("absent", lambda: read("nothere.txt"))
+attempt("shadow", lambda: read("/etc/shadow"))
 attempt("usr-mkdir", lambda: os.mkdir("/usr/d"))
 attempt("usr-unlink", lambda: os.unlink("/usr/bin/env"))
 attempt("notes", lambda: write("notes.txt"))
@@ -106,6 +110,9 @@ attempt("new", lambda: write("new.txt"))
         ("usr", false),
         ("locked", false),
         ("secret", false),
+        ("private", false),
+        ("absent", false),
+        ("shadow", false),
         ("usr-mkdir", false),
         ("usr-unlink", false),
         ("notes", true),
@@ -126,8 +133,18 @@ attempt("new", lambda: write("new.txt"))
         &["filesystem-read", "/secret.txt", "deny_read: secret.txt"],
     );
     one_line(&lines, &["filesystem-write", "/usr/d", "mkdir"]);
+    one_line(
+        &lines,
+        &["filesystem-read", "/private/a.txt", "deny_read: private/"],
+    );
+    one_line(
+        &lines,
+        &["filesystem-read", "/etc/shadow", "hidden: /etc/shadow"],
+    );
     one_line(&lines, &["filesystem-write", "/usr/bin/env", "unlink"]);
-    assert_eq!(lines.len(), 6, "{}", lines.join("\n"));
+    // A file that is not there is no refusal.
+    assert!(!lines.iter().any(|l| l.contains("nothere")));
+    assert_eq!(lines.len(), 8, "{}", lines.join("\n"));
     // Nothing of the host changed.
     assert_eq!(
         fs::read_to_string(work.join("locked.txt")).unwrap(),
