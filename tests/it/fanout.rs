@@ -37,6 +37,39 @@ fn with_config(env: &TestEnv, config: &Path, args: &[&str]) -> Run {
     }
 }
 
+/// Two loops of one group made by `new --fan-out 2 TOPIC`, whose agent (the user's config)
+/// writes its loop's id to `who.txt` and commits it: the loops' ids and the group.
+fn fan_out_marking(env: &TestEnv, repo: &Path, name: &str, topic: &str) -> (Vec<String>, String) {
+    let agent = script(
+        env,
+        name,
+        "echo \"$GIT_LOOP_ID\" > who.txt && git add . && git commit -qm mark\n",
+    );
+    let path = env.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(
+        &path,
+        format!("[agent]\ncommand = [{:?}]\n", agent.display().to_string()),
+    )
+    .unwrap();
+    let ids: Vec<String> = env
+        .run_in(repo, ["new", "--fan-out", "2", topic])
+        .ok()
+        .stdout
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let group = fs::read_to_string(env.loop_dir(&ids[0]).join("loop.toml"))
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("group = \"")
+                .map(|g| g.trim_end_matches('"').to_string())
+        })
+        .expect("the group is recorded");
+    (ids, group)
+}
+
 #[test]
 fn three_agents_on_one_task_are_compared_and_one_is_picked() {
     let env = TestEnv::new();
@@ -145,33 +178,7 @@ fn three_agents_on_one_task_are_compared_and_one_is_picked() {
 fn a_group_runs_its_agents_in_turn_and_pick_keeps_the_rest_unless_told() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let agent = script(
-        &env,
-        "mark.sh",
-        "echo \"$GIT_LOOP_ID\" > who.txt && git add . && git commit -qm mark\n",
-    );
-    let path = env.home.join(".config/git-loop/config.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(
-        &path,
-        format!("[agent]\ncommand = [{:?}]\n", agent.display().to_string()),
-    )
-    .unwrap();
-    let ids: Vec<String> = env
-        .run_in(&repo, ["new", "--fan-out", "2", "mark"])
-        .ok()
-        .stdout
-        .lines()
-        .map(str::to_string)
-        .collect();
-    let group = fs::read_to_string(env.loop_dir(&ids[0]).join("loop.toml"))
-        .unwrap()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("group = \"")
-                .map(|g| g.trim_end_matches('"').to_string())
-        })
-        .expect("the group is recorded");
+    let (ids, group) = fan_out_marking(&env, &repo, "mark.sh", "mark");
     let run = env.run(["agent", &group]).ok();
     for id in &ids {
         run.stderr_has(&format!("== loop {id}"));
@@ -276,33 +283,7 @@ fn a_squash_or_rebase_merge_made_elsewhere_marks_the_loop_merged() {
 fn a_groups_agents_start_detached_in_their_sessions_at_once() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let agent = script(
-        &env,
-        "detached.sh",
-        "echo \"$GIT_LOOP_ID\" > who.txt && git add . && git commit -qm mark\n",
-    );
-    let path = env.home.join(".config/git-loop/config.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(
-        &path,
-        format!("[agent]\ncommand = [{:?}]\n", agent.display().to_string()),
-    )
-    .unwrap();
-    let ids: Vec<String> = env
-        .run_in(&repo, ["new", "--fan-out", "2", "detached"])
-        .ok()
-        .stdout
-        .lines()
-        .map(str::to_string)
-        .collect();
-    let group = fs::read_to_string(env.loop_dir(&ids[0]).join("loop.toml"))
-        .unwrap()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("group = \"")
-                .map(|g| g.trim_end_matches('"').to_string())
-        })
-        .expect("the group is recorded");
+    let (ids, group) = fan_out_marking(&env, &repo, "detached.sh", "detached");
     let run = env.run(["agent", &group, "--detach"]).ok();
     for id in &ids {
         run.stderr_has(&format!("the agent runs in loop {id}'s session"));
