@@ -426,6 +426,10 @@ pub struct Watch {
     /// one is a read refused (the folder is an empty tmpfs there, so the kernel's answer
     /// is ENOENT).
     pub read_dirs: Vec<std::path::PathBuf>,
+    /// The folders above a covered path, with the rule that covers it: renamed by
+    /// nothing (as a mount point would not be), so none can be moved away with what is
+    /// covered below it and made again without it (`fspolicy::Deny::Pin`).
+    pub pins: Vec<(std::path::PathBuf, String)>,
     /// Names refused when made, in every folder, with the rule that refuses each (the
     /// target of a link of the built-in list that points at nothing, `fspolicy::Deny::Made`).
     pub names: Vec<(String, String)>,
@@ -561,6 +565,29 @@ impl Caller {
         })
     }
 
+    /// The folder `path` (relative to `dirfd`) names its last component in, opened
+    /// (`O_PATH`), and that last component with any trailing `/` (`.` for a path that
+    /// has none, as `/`).
+    fn folder_of(&self, dirfd: i32, path: &[u8]) -> Result<(OwnedFd, Vec<u8>), i32> {
+        let name = final_name(path);
+        let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
+        let start = trimmed.saturating_sub(name.len());
+        let (folder, last): (&[u8], &[u8]) = match (&path[..start], &path[start..]) {
+            (_, b"") => (path, b"."),
+            (b"", last) => (b".", last),
+            (folder, last) => (folder, last),
+        };
+        let base = self.base(dirfd, folder)?;
+        let cfolder = CString::new(folder).map_err(|_| libc::EINVAL)?;
+        let fd = open_raw(
+            dir_fd(&base),
+            &cfolder,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )?;
+        Ok((fd, last.to_vec()))
+    }
+
     /// The caller's umask and thread group id, from `/proc/TID/status`.
     fn status(&self) -> Option<(u32, u32)> {
         let text = std::fs::read_to_string(format!("/proc/{}/status", self.tid)).ok()?;
@@ -638,6 +665,22 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
         }
     };
     CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
+}
+
+/// What `name` in the folder `fd` is open on is called in init's view (the caller's):
+/// `None` for `.` and `..`, which no rename moves.
+fn named(fd: &OwnedFd, name: &[u8]) -> Option<String> {
+    let name = final_name(name);
+    if name.is_empty() || name == b"." || name == b".." {
+        return None;
+    }
+    let folder = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let mut out = folder.into_os_string().into_encoded_bytes();
+    if out != b"/" {
+        out.push(b'/');
+    }
+    out.extend_from_slice(name);
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `path` with the forms that name the calling process (`/proc/self/...`,
@@ -882,9 +925,11 @@ impl Supervisor {
         );
     }
 
-    /// Whether a rule may refuse `call`: it makes a name, and names are judged.
+    /// Whether a rule may refuse `call`: it makes a name, and names are judged; or it is
+    /// a rename, and folders are pinned.
     fn judges(&self, call: &Call) -> bool {
-        self.names_judged() && call.makes_names()
+        (self.names_judged() && call.makes_names())
+            || (!self.watch.pins.is_empty() && matches!(call.kind, Kind::Rename { .. }))
     }
 
     /// Whether any name is refused when made.
@@ -1045,6 +1090,14 @@ impl Supervisor {
                 newdir,
                 flags,
                 ..
+            } if !self.watch.pins.is_empty() => {
+                self.rename_pinned(caller, call, s, olddir, newdir, flags, tgid)
+            }
+            Kind::Rename {
+                olddir,
+                newdir,
+                flags,
+                ..
             } => match (caller.base(olddir, &s[0]), caller.base(newdir, &s[1])) {
                 (Ok(ob), Ok(nb)) => result(unsafe {
                     // SAFETY: NUL-terminated paths.
@@ -1159,6 +1212,71 @@ impl Supervisor {
                 libc::fchownat(fd.as_raw_fd(), c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH)
             }),
         }
+    }
+
+    /// A rename where folders are pinned ([`Watch::pins`]): each side's folder opened
+    /// once and named (`/proc/self/fd/N`), a pinned folder refused as its mount point
+    /// would be (EBUSY: the one moved, or either one exchanged), then renamed by those
+    /// very descriptors and the final names, so no rename meanwhile changes which entries
+    /// they are (every rename inside comes here, one at a time, and a pinned folder's
+    /// folders are pinned too).
+    #[allow(clippy::too_many_arguments)]
+    fn rename_pinned(
+        &mut self,
+        caller: &Caller,
+        call: &Call,
+        s: &[Vec<u8>],
+        olddir: i32,
+        newdir: i32,
+        flags: u32,
+        tgid: u32,
+    ) -> Answer {
+        let old = callers_path(&s[0], tgid, caller.tid);
+        let new = callers_path(&s[1], tgid, caller.tid);
+        let (op, oname) = match caller.folder_of(olddir, &old) {
+            Ok(f) => f,
+            Err(e) => return Answer::Errno(e),
+        };
+        let (np, nname) = match caller.folder_of(newdir, &new) {
+            Ok(f) => f,
+            Err(e) => return Answer::Errno(e),
+        };
+        let old_at = named(&op, &oname);
+        let exchange = flags & libc::RENAME_EXCHANGE != 0;
+        let new_at = named(&np, &nname);
+        let pinned = |at: &Option<String>| {
+            let at = at.as_deref()?;
+            self.watch
+                .pins
+                .iter()
+                .find(|(p, _)| p.as_os_str() == at)
+                .map(|(_, rule)| rule.clone())
+        };
+        let refused = pinned(&old_at).or_else(|| exchange.then(|| pinned(&new_at)).flatten());
+        if let Some(rule) = refused {
+            let (to, from) = (new_at.unwrap_or_default(), old_at.unwrap_or_default());
+            self.report_refusal(
+                call.name,
+                to.as_bytes(),
+                from.as_bytes(),
+                &format!("{rule} (a folder above it, pinned)"),
+                "write",
+                Some(libc::EBUSY),
+            );
+            return Answer::Errno(libc::EBUSY);
+        }
+        let c = |b: &[u8]| CString::new(b).expect("read up to a NUL");
+        result(unsafe {
+            // SAFETY: NUL-terminated names in folders held open.
+            libc::syscall(
+                libc::SYS_renameat2,
+                op.as_raw_fd(),
+                c(&oname).as_ptr(),
+                np.as_raw_fd(),
+                c(&nname).as_ptr(),
+                flags,
+            ) as libc::c_int
+        })
     }
 
     /// A call that changes the file `path` names, done on that very file: opened first
@@ -2028,6 +2146,11 @@ pub fn init_args(
         out.push("--deny-read-dir".into());
         out.push(d.into());
     }
+    for (pin, rule) in &watch.pins {
+        out.push("--pin".into());
+        out.push(pin.into());
+        out.push(rule.into());
+    }
     for (name, rule) in &watch.names {
         out.push("--deny-name".into());
         out.push(name.into());
@@ -2060,6 +2183,13 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
             b"--deny-read-dir" => {
                 if let Some(d) = it.next() {
                     watch.read_dirs.push(d.into());
+                }
+            }
+            b"--pin" => {
+                if let (Some(p), Some(r)) = (it.next(), it.next()) {
+                    watch
+                        .pins
+                        .push((p.into(), r.to_string_lossy().into_owned()));
                 }
             }
             b"--deny-name" => {
@@ -2144,6 +2274,10 @@ mod tests {
             writes: true,
             reads: true,
             read_dirs: vec!["/loopat/x/secrets".into()],
+            pins: vec![(
+                "/loopat/x/.github".into(),
+                "mandatory: .github/workflows/".into(),
+            )],
             names: vec![(
                 ".envrc.local".into(),
                 "mandatory: .envrc through a link".into(),

@@ -54,17 +54,19 @@ pub fn main(args: &[OsString]) -> ! {
         }
     });
     // Prepared before the fork: the child only makes system calls on it.
-    let supervised =
-        (!patterns.is_empty() || watch.writes || watch.reads || !watch.names.is_empty()).then(
-            || {
-                let program = creation::program(watch.sent());
-                let pair = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| {
-                    eprintln!("git-loop: cannot set up the creation supervisor: {e}");
-                    std::process::exit(1);
-                });
-                (program, OwnedFd::from(pair.0), OwnedFd::from(pair.1))
-            },
-        );
+    let supervised = (!patterns.is_empty()
+        || watch.writes
+        || watch.reads
+        || !watch.names.is_empty()
+        || !watch.pins.is_empty())
+    .then(|| {
+        let program = creation::program(watch.sent());
+        let pair = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| {
+            eprintln!("git-loop: cannot set up the creation supervisor: {e}");
+            std::process::exit(1);
+        });
+        (program, OwnedFd::from(pair.0), OwnedFd::from(pair.1))
+    });
     let fprog = supervised.as_ref().map(|(p, _, _)| libc::sock_fprog {
         len: p.len() as u16,
         filter: p.as_ptr() as *mut libc::sock_filter,

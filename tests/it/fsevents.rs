@@ -275,14 +275,14 @@ attempt("proc-self-cwd", in_sub)
         .stdout_has("refused when made (mandatory: .envrc through a link)");
 }
 
-/// A folder above a covered path is pinned (a mount point of its own, so it cannot be
-/// moved away with its cover), and a rename across it gets EXDEV from the kernel. What
-/// tools do then: an editor's save in the folder (a temporary file renamed over the
-/// file) works; `mv` copies instead and works; `git mv` and a bare rename fail; the log
-/// has each refused rename with the rule that pinned the folder. A move between /tmp and
-/// the tree (ordinary EXDEV, copied by `mv`) is no event.
+/// A folder above a covered path is pinned: nothing renames it away with its cover (to
+/// make it again without one). Pid 1 refuses that rename, as a mount point would
+/// (EBUSY), with an event; a pin is no mount of its own, so moves across it work as
+/// anywhere: an editor's save in the folder, a bare rename out of it, `mv`, `git mv`
+/// into it. (Where the kernel has no supervisor, a pin is a mount point of its own and
+/// such moves get EXDEV: `mv` copies, `git mv` fails.)
 #[test]
-fn a_move_across_a_pinned_folder_fails_plainly_and_is_an_event() {
+fn a_pinned_folder_cannot_be_moved_and_moves_across_it_work() {
     let (env, _repo, id) = setup(&[
         (".github/workflows/ci.yml", "on: push\n"),
         (".github/CODEOWNERS", "* @a\n"),
@@ -292,7 +292,7 @@ fn a_move_across_a_pinned_folder_fails_plainly_and_is_an_event() {
         &env,
         &id,
         r#"
-import subprocess
+import ctypes, subprocess
 def save():
     with open(".github/.CODEOWNERS.swp", "w") as f:
         f.write("* @b\n")
@@ -304,41 +304,65 @@ def run(*argv):
     if r.returncode:
         raise OSError(0, r.stderr.strip())
 attempt("git-mv", lambda: run("git", "mv", "notes.md", ".github/notes.md"))
-attempt("mv-out", lambda: run("mv", ".github/CODEOWNERS", "CODEOWNERS"))
+attempt("mv-back", lambda: run("mv", "CODEOWNERS", ".github/CODEOWNERS"))
 attempt("tmp-in", lambda: (write("/tmp/t.txt"), run("mv", "/tmp/t.txt", "t.txt")))
+attempt("move-pinned", lambda: os.rename(".github", "gh2"))
+attempt("move-pinned-slash", lambda: os.rename("./.github/", "gh3"))
+os.mkdir("other")
+def exchange():
+    libc = ctypes.CDLL(None, use_errno=True)
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+    if libc.renameat2(AT_FDCWD, b"other", AT_FDCWD, b".github", RENAME_EXCHANGE) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+attempt("exchange-pinned", exchange)
+attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
 "#,
     );
     for (label, allowed) in [
         ("editor-save", true),
-        ("rename-out", false),
-        ("git-mv", false),
-        ("mv-out", true),
+        ("rename-out", true),
+        ("git-mv", true),
+        ("mv-back", true),
         ("tmp-in", true),
+        ("move-pinned", false),
+        ("move-pinned-slash", false),
+        ("exchange-pinned", false),
+        ("move-cover", false),
     ] {
         verdict(&out, label, allowed);
     }
-    assert!(out.contains("cross-device"), "{out}");
+    assert!(
+        out.contains("REFUSED move-pinned: Device or resource busy"),
+        "{out}"
+    );
     let work = env.workdir(&id);
     assert_eq!(
-        fs::read_to_string(work.join("CODEOWNERS")).unwrap(),
+        fs::read_to_string(work.join(".github/CODEOWNERS")).unwrap(),
         "* @b\n"
     );
+    assert!(work.join(".github/notes.md").is_file());
+    assert!(work.join(".github/workflows/ci.yml").is_file());
+    assert!(!work.join("gh2").exists() && !work.join("gh3").exists());
     assert_eq!(fs::read_to_string(work.join("t.txt")).unwrap(), "x\n");
-    // The bare rename and `mv`'s first try are refused renames (mv then copies); `git
-    // mv`'s is one.
     let lines = refusals(&env, &id);
-    let out_of_pin = lines
+    let pinned = lines
         .iter()
-        .filter(|l| {
-            l.contains("/CODEOWNERS (from ")
-                && l.contains("/.github/CODEOWNERS)")
-                && l.contains("pinned")
-                && l.contains("cross-device")
-        })
+        .filter(|l| l.contains("(a folder above it, pinned)") && l.contains("/.github"))
         .count();
-    assert_eq!(out_of_pin, 2, "{}", lines.join("\n"));
-    one_line(&lines, &["/.github/notes.md (from ", "pinned"]);
-    assert_eq!(lines.len(), 3, "{}", lines.join("\n"));
+    assert_eq!(pinned, 3, "{}", lines.join("\n"));
+    one_line(
+        &lines,
+        &[
+            "/wf (from ",
+            "/.github/workflows)",
+            "mandatory: .github/workflows/",
+        ],
+    );
+    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
+    env.run(["show", &id, "--mounts"])
+        .ok()
+        .stdout_has("renames refused by pid 1");
 }
 
 /// A process that made itself non-dumpable (as ssh-agent does) cannot have its memory

@@ -54,11 +54,14 @@ pub struct RunOptions {
 /// reading covered by `/dev/null` (a file: it does not open, `/dev/null` is on a `nodev`
 /// mount inside) or an empty read-only tmpfs (a folder); a folder of the built-in list
 /// that was not there, made empty by the run and bound read-only by descriptor; the
-/// folder holding one, pinned.
+/// folder holding one, pinned: bound onto itself, or, where pid 1's supervisor sees every
+/// rename (`pinned_by_init`), left as it is and its renames refused there, so that a
+/// rename across it is not refused by the kernel as one across mounts (EXDEV: `git mv`).
 pub(super) fn fs_policy_mounts(
     m: &mut Vec<Mount>,
     cover: &[crate::sandbox::fspolicy::Covered],
     writable: bool,
+    pinned_by_init: bool,
 ) {
     use crate::sandbox::fspolicy::Deny;
     for c in cover {
@@ -68,6 +71,7 @@ pub(super) fn fs_policy_mounts(
         }
         m.push(match (c.deny, c.dir) {
             (Deny::Write, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
+            (Deny::Pin, _) if pinned_by_init => continue,
             (Deny::Pin, _) => Mount::confined(&c.root, &c.rel, &c.inside, writable, true),
             (Deny::Create, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
             (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
@@ -180,6 +184,12 @@ pub(super) fn protect_git(
     ));
 }
 
+/// Whether pid 1's supervisor keeps the pinned folders from being renamed (so they need
+/// no mount of their own): where the kernel has it and git-loop's init runs.
+fn pinned_by_init(opts: &RunOptions) -> bool {
+    opts.supervisor && opts.init_exe.is_some()
+}
+
 /// What the supervisor in pid 1 watches (see `sandbox/creation.rs`): nothing without it
 /// or without git-loop's init; the writes of every run otherwise (a refusal by a
 /// read-only place or a rule is reported, the ordinary writes cost one answer each); and
@@ -195,6 +205,12 @@ fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
         writes: true,
         reads: read().next().is_some(),
         read_dirs: read().filter(|c| c.dir).map(|c| c.inside.clone()).collect(),
+        pins: opts
+            .fs_cover
+            .iter()
+            .filter(|c| c.deny == Deny::Pin && opts.mode.writable())
+            .map(|c| (c.inside.clone(), c.rule.clone()))
+            .collect(),
         names: opts
             .fs_cover
             .iter()
@@ -214,7 +230,8 @@ impl SandboxSpec {
             && (!self.deny_create.is_empty()
                 || self.watch.writes
                 || self.watch.reads
-                || !self.watch.names.is_empty())
+                || !self.watch.names.is_empty()
+                || !self.watch.pins.is_empty())
     }
 
     /// The sandbox of loop `rec` (DESIGN 4.1). Pure: reads nothing but its arguments.
@@ -384,7 +401,7 @@ impl SandboxSpec {
             m.push(Mount::bind(hostp, inside, *rw && w));
         }
         grant_mounts(&mut m, &rec.grants, w);
-        fs_policy_mounts(&mut m, &opts.fs_cover, w);
+        fs_policy_mounts(&mut m, &opts.fs_cover, w, pinned_by_init(opts));
 
         m.push(Mount::RemountRo {
             inside: PathBuf::from("/"),
@@ -628,6 +645,17 @@ impl SandboxSpec {
                 Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
                 Deny::Made => continue,
             };
+        }
+        for (inside, rule) in &self.watch.pins {
+            let inside = inside.display().to_string();
+            if rows.iter().any(|r| r.0 == inside) {
+                continue;
+            }
+            rows.push((
+                inside,
+                format!("pinned: {rule} (renames refused by pid 1)"),
+                "rw".into(),
+            ));
         }
         for c in self
             .fs_policy
