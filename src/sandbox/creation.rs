@@ -16,6 +16,13 @@
 //! host names the rule from its own record of the view ([`RuleMap`]) and keeps at most
 //! 200 per run, then one line with how many more.
 //!
+//! Pinned folders. A folder above a covered path must not be renamed away with its cover
+//! and made again without it. Bound onto itself it cannot be, but then it is a mount of
+//! its own and every move into or out of it fails with EXDEV (`git mv`). Since every
+//! rename comes here, the supervisor refuses renaming a pinned folder instead (EBUSY, as
+//! its mount point did), knowing it by path and by device and inode, and renames by the
+//! folders it held open while judging ([`Supervisor::rename_pinned`]).
+//!
 //! Reads of `deny_read` paths. A filter cannot tell which path an open names (the path is
 //! behind a pointer), so it cannot send only the opens of denied paths. What else was
 //! weighed: a watch (inotify, fanotify) on the covers sees only opens that succeed, and a
@@ -451,6 +458,9 @@ pub struct Supervisor {
     pub watch: Watch,
     /// Whether the call being answered was reported already (by its rule).
     reported_now: bool,
+    /// The pinned folders as files (device, inode) with their rules, found when the
+    /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
+    pin_ids: Vec<((u64, u64), String)>,
     /// A pipe to the host (non-blocking: a full pipe loses lines, never stops a call).
     pub report: Option<std::fs::File>,
     /// Lines written so far; at most [`MAX_REPORTED`].
@@ -667,6 +677,23 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
     CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
 }
 
+/// The device and inode of the folder `name` in the folder `fd` is open on (not
+/// following a link), if it is a folder.
+fn dir_id(fd: &OwnedFd, name: &[u8]) -> Option<(u64, u64)> {
+    let cname = CString::new(final_name(name)).ok()?;
+    // SAFETY: fstatat fills the struct it is given; a NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::fstatat(
+            fd.as_raw_fd(),
+            cname.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR).then_some((st.st_dev, st.st_ino))
+}
+
 /// What `name` in the folder `fd` is open on is called in init's view (the caller's):
 /// `None` for `.` and `..`, which no rename moves.
 fn named(fd: &OwnedFd, name: &[u8]) -> Option<String> {
@@ -771,11 +798,21 @@ impl Supervisor {
         watch: Watch,
         report: Option<std::fs::File>,
     ) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let pin_ids = watch
+            .pins
+            .iter()
+            .filter_map(|(p, rule)| {
+                let m = std::fs::symlink_metadata(p).ok()?;
+                m.is_dir().then(|| ((m.dev(), m.ino()), rule.clone()))
+            })
+            .collect();
         Supervisor {
             listener,
             patterns,
             watch,
             reported_now: false,
+            pin_ids,
             report,
             reported: 0,
         }
@@ -1244,15 +1281,27 @@ impl Supervisor {
         let old_at = named(&op, &oname);
         let exchange = flags & libc::RENAME_EXCHANGE != 0;
         let new_at = named(&np, &nname);
-        let pinned = |at: &Option<String>| {
-            let at = at.as_deref()?;
-            self.watch
-                .pins
-                .iter()
-                .find(|(p, _)| p.as_os_str() == at)
-                .map(|(_, rule)| rule.clone())
+        // Known by its path in the view and by what it is (device and inode, for a path
+        // that reaches it otherwise). What `name` is in its folder cannot change before
+        // the rename below: every call that could change it comes to this thread.
+        let pinned = |at: &Option<String>, folder: &OwnedFd, name: &[u8]| {
+            let by_path = at.as_deref().and_then(|at| {
+                self.watch
+                    .pins
+                    .iter()
+                    .find(|(p, _)| p.as_os_str() == at)
+                    .map(|(_, rule)| rule.clone())
+            });
+            by_path.or_else(|| {
+                let id = dir_id(folder, name)?;
+                self.pin_ids
+                    .iter()
+                    .find(|(pin, _)| *pin == id)
+                    .map(|(_, rule)| rule.clone())
+            })
         };
-        let refused = pinned(&old_at).or_else(|| exchange.then(|| pinned(&new_at)).flatten());
+        let refused = pinned(&old_at, &op, &oname)
+            .or_else(|| exchange.then(|| pinned(&new_at, &np, &nname)).flatten());
         if let Some(rule) = refused {
             let (to, from) = (new_at.unwrap_or_default(), old_at.unwrap_or_default());
             self.report_refusal(

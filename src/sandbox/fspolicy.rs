@@ -15,7 +15,9 @@
 //! the built-in list that is not there is made, empty, and bound read-only
 //! ([`Deny::Create`]), and every folder above a covered path is pinned ([`Deny::Pin`]):
 //! a mount point cannot be renamed, so no folder can be moved away with its cover and
-//! made again without it. Any other path made later is not covered by a
+//! made again without it (where pid 1's supervisor sees every rename, it refuses those
+//! renames itself and no mount is laid, so a move across the folder is no move across
+//! mounts: creation.rs). Any other path made later is not covered by a
 //! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made
 //! (but not the target of a link standing there, [`Deny::Made`]),
 //! and a name pattern refused at creation time is `deny_create`, enforced by a supervisor of

@@ -72,6 +72,40 @@ pub fn main(args: &[OsString]) -> ! {
         filter: p.as_ptr() as *mut libc::sock_filter,
     });
     let child_end = supervised.as_ref().map_or(-1, |(_, _, c)| c.as_raw_fd());
+    // The supervisor's thread starts before the command does: once the command runs, a
+    // limit on processes (`[limits] pids`) may leave no room for a thread, and every
+    // call the command sends would then wait forever. It waits for the listener the
+    // command's process sends; the forked child below makes only system calls on memory
+    // prepared before the fork, so the second thread does not trouble it.
+    let (supervised, child_end_owned) = match supervised {
+        Some((program, init_end, child_end_fd)) => {
+            let started = std::thread::Builder::new()
+                .name("supervisor".into())
+                .spawn(move || {
+                    let listener = creation::receive_listener(&init_end).unwrap_or_else(|e| {
+                        // The command runs with no one to answer: its calls would wait
+                        // or fail; ended rather than left so (pid 1 ends, and with it
+                        // every process inside).
+                        eprintln!(
+                            "git-loop: the creation supervisor did not get its listener: {e}"
+                        );
+                        std::process::exit(1);
+                    });
+                    drop(init_end);
+                    let supervisor = creation::Supervisor::new(listener, patterns, watch, report);
+                    let why = supervisor.serve();
+                    // Fail closed: pid 1 ends, and the kernel ends every process inside.
+                    eprintln!("git-loop: the creation supervisor stopped: {why}");
+                    std::process::exit(1);
+                });
+            if started.is_err() {
+                eprintln!("git-loop: cannot start the creation supervisor");
+                std::process::exit(1);
+            }
+            (Some(program), Some(child_end_fd))
+        }
+        None => (None, None),
+    };
     let command: Vec<CString> = args
         .iter()
         .skip_while(|a| a.as_bytes() != b"--")
@@ -84,8 +118,9 @@ pub fn main(args: &[OsString]) -> ! {
     }
     let mut argv: Vec<*const libc::c_char> = command.iter().map(|c| c.as_ptr()).collect();
     argv.push(std::ptr::null());
-    // SAFETY: fork in a single-threaded process; the child only makes system calls on
-    // data prepared above before it execs or exits.
+    // SAFETY: fork while the only other thread (the supervisor's) waits for its
+    // listener; the child only makes system calls on data prepared above before it
+    // execs or exits (glibc keeps its allocator usable across fork for the error paths).
     let child = unsafe { libc::fork() };
     if child < 0 {
         eprintln!(
@@ -132,31 +167,10 @@ pub fn main(args: &[OsString]) -> ! {
             });
         }
     }
-    if let Some((_, init_end, child_end)) = supervised {
-        drop(child_end);
-        let listener = creation::receive_listener(&init_end).unwrap_or_else(|e| {
-            // The command runs with no one to answer: its naming calls fail (ENOSYS);
-            // ended rather than left so.
-            eprintln!("git-loop: the creation supervisor did not get its listener: {e}");
-            // SAFETY: kill with integer arguments.
-            unsafe { libc::kill(child, libc::SIGKILL) };
-            std::process::exit(1);
-        });
-        drop(init_end);
-        let supervisor = creation::Supervisor::new(listener, patterns, watch, report);
-        let started = std::thread::Builder::new()
-            .name("supervisor".into())
-            .spawn(move || {
-                let why = supervisor.serve();
-                // Fail closed: pid 1 ends, and the kernel ends every process inside.
-                eprintln!("git-loop: the creation supervisor stopped: {why}");
-                std::process::exit(1);
-            });
-        if started.is_err() {
-            eprintln!("git-loop: cannot start the creation supervisor");
-            std::process::exit(1);
-        }
-    }
+    // The child has its copy; the supervisor's receive ends if the child ends unsent.
+    drop(child_end_owned);
+    // The filter program lives until here: the child used it before its exec.
+    drop(supervised);
     loop {
         let mut status = 0;
         // SAFETY: waitpid writes the status it is given.
