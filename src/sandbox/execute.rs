@@ -318,9 +318,9 @@ fn in_sandbox(
     // Refusals of the creation supervisor, recorded as they come (see creation.rs).
     let refusals = handed.report.map(|from| {
         let events = ws.loop_events(&rec.id);
-        let rules = super::creation::RuleMap::of(&plan.spec);
+        let rules = super::refusals::RuleMap::of(&plan.spec);
         std::thread::spawn(move || {
-            super::creation::record_refusals(from, &events, MAX_RECORDED_REFUSALS, &rules)
+            super::refusals::record_refusals(from, &events, MAX_RECORDED_REFUSALS, &rules)
         })
     });
     let applied = limits::apply(
