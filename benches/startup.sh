@@ -10,6 +10,8 @@
 #   clap-run       every `run` command line read by clap (src/cli/fast_run.rs unused)
 #   plan-cache     the git identity read afresh by every run (src/sandbox/cache.rs: a kept
 #                  plan never used)
+#   lock-walk      every folder of the loop's git folders listed at every start
+#                  (src/sandbox/execute.rs: no walk kept, so none used)
 #
 #   benches/startup.sh [RUNS]     (default 101 rounds per comparison, three comparisons each)
 set -euo pipefail
@@ -42,9 +44,10 @@ build runtime-start 'perl -0pi -e '\''s/#!\[no_main\]\n//; s/#\[no_mangle\]\n(\s
 build libm 'perl -0pi -e '\''s/#\[no_mangle\]\n(\s*pub extern "C" fn pow)/#[allow(dead_code)]\n$1/'\'' src/main.rs'
 build clap-run 'sed -i "s/fast_run::parse(&args) {/fast_run::parse(\&args).filter(|_| false) {/" src/cli/mod.rs'
 build plan-cache 'sed -i "s/load(&path, secret, &key) {/load(\&path, secret, \&key).filter(|_| false) {/" src/sandbox/cache.rs'
+build lock-walk 'sed -i "s/Some(super::cache::RACY))?/None)?/" src/sandbox/execute.rs'
 
 for round in 1 2 3; do
-  for name in runtime-start libm clap-run plan-cache; do
+  for name in runtime-start libm clap-run plan-cache lock-walk; do
     mkdir -p "$work/pair-$name"
     cp "$work/head" "$work/pair-$name/git-loop-a"
     cp "$work/$name" "$work/pair-$name/git-loop-b"

@@ -9,6 +9,18 @@ use crate::error::{Context, Error, Result};
 /// Writes `contents` to `path` so that a reader sees either the old file or the new one,
 /// never a part: temp file in the same folder, fsync, rename, fsync of the folder.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    replace(path, contents, true)
+}
+
+/// [`write_atomic`] without waiting for the disk: for a cache whose file is checked before
+/// any use (an HMAC) and whose loss or tearing in a crash costs only its recomputation,
+/// written often enough (a loop's kept walk of its git folders, after each run that
+/// changed them) that two `fsync`s each time would cost a start more than it saves.
+pub fn write_replaceable(path: &Path, contents: &[u8]) -> Result<()> {
+    replace(path, contents, false)
+}
+
+fn replace(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -27,9 +39,14 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
             .mode(0o644)
             .open(&tmp)?;
         f.write_all(contents)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
+        if durable {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

@@ -375,6 +375,12 @@ impl Workspace {
         self.plans_dir().join(format!("{id}.json"))
     }
 
+    /// `plans/<id>.locks.json`: what the last walk of loop `id`'s git folders for lock files
+    /// saw (`sandbox::cache::lock_walks`).
+    pub fn loop_lock_walk(&self, id: &str) -> PathBuf {
+        self.plans_dir().join(format!("{id}.locks.json"))
+    }
+
     /// `plans/key`: the HMAC key of the kept plans.
     pub fn plans_key(&self) -> PathBuf {
         self.plans_dir().join("key")

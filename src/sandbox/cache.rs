@@ -339,7 +339,13 @@ fn mac(secret: &[u8], body: &[u8]) -> Hmac<Sha256> {
 }
 
 /// Writes `body` under its HMAC (first line), atomically.
-fn save(path: &Path, secret: &[u8], body: &Body) -> Option<()> {
+fn save(path: &Path, secret: &[u8], body: &impl Serialize) -> Option<()> {
+    let file = signed(path, secret, body)?;
+    crate::fsutil::write_atomic(path, &file).ok()
+}
+
+/// `body` under its HMAC, in `path`'s folder made the owner's if it is not yet.
+fn signed(path: &Path, secret: &[u8], body: &impl Serialize) -> Option<Vec<u8>> {
     own_dir(path.parent()?)?;
     let json = serde_json::to_vec(body).ok()?;
     let tag = hex(&mac(secret, &json).finalize().into_bytes());
@@ -347,12 +353,12 @@ fn save(path: &Path, secret: &[u8], body: &Body) -> Option<()> {
     file.extend_from_slice(tag.as_bytes());
     file.push(b'\n');
     file.extend_from_slice(&json);
-    crate::fsutil::write_atomic(path, &file).ok()
+    Some(file)
 }
 
-/// The kept answers at `path`, when the file is git-loop's (its HMAC holds), was made for
-/// `key`, and every stamp is as it was.
-fn load(path: &Path, secret: &[u8], key: &str) -> Option<Stable> {
+/// The body at `path` when the file is git-loop's: in a folder of the owner's only, not a
+/// link, and its HMAC holds.
+fn load_signed<T: serde::de::DeserializeOwned>(path: &Path, secret: &[u8]) -> Option<T> {
     let parent = path.parent()?;
     let m = std::fs::symlink_metadata(parent).ok()?;
     if !m.is_dir() || m.mode() & 0o077 != 0 {
@@ -368,7 +374,13 @@ fn load(path: &Path, secret: &[u8], key: &str) -> Option<Stable> {
             .collect()
     });
     mac(secret, json).verify_slice(&tag?).ok()?;
-    let body: Body = serde_json::from_slice(json).ok()?;
+    serde_json::from_slice(json).ok()
+}
+
+/// The kept answers at `path`, when the file is git-loop's (its HMAC holds), was made for
+/// `key`, and every stamp is as it was.
+fn load(path: &Path, secret: &[u8], key: &str) -> Option<Stable> {
+    let body: Body = load_signed(path, secret)?;
     if body.format != FORMAT || body.key != key {
         return None;
     }
@@ -376,6 +388,56 @@ fn load(path: &Path, secret: &[u8], key: &str) -> Option<Stable> {
         .iter()
         .all(Witness::holds)
         .then_some(body.stable)
+}
+
+/// What the last walk of a loop's git folders for lock files saw, kept beside its plan
+/// (`plans/<id>.locks.json`, under the same HMAC): each folder without a lock file, with
+/// its stamp, so that the next start lists only the folders that changed
+/// ([`crate::loops::git_lock_files_since`]). A fresh loop's two git folders are sixteen
+/// folders, each an open, two reads of its entries and a close, where a stat now does.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Walks {
+    format: u32,
+    walks: crate::loops::LockWalks,
+}
+
+/// The kept walks of loop `id`'s git folders; none when there is no such file or it is
+/// not git-loop's.
+pub fn lock_walks(ws: &Workspace, id: &str) -> crate::loops::LockWalks {
+    read_secret(&ws.plans_key())
+        .and_then(|secret| load_signed::<Walks>(&ws.loop_lock_walk(id), &secret))
+        .filter(|w| w.format == FORMAT)
+        .map(|w| w.walks)
+        .unwrap_or_default()
+}
+
+/// Keeps `walks` for loop `id`'s next start when they differ from `before` (what
+/// [`lock_walks`] gave); none kept removes the file. Failing costs the next start a full
+/// walk, never a missed lock file (a kept folder is listed again once it changes).
+pub fn keep_lock_walks(
+    ws: &Workspace,
+    id: &str,
+    before: &crate::loops::LockWalks,
+    walks: &crate::loops::LockWalks,
+) {
+    if walks == before {
+        return;
+    }
+    let path = ws.loop_lock_walk(id);
+    if walks.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return;
+    }
+    let body = Walks {
+        format: FORMAT,
+        walks: walks.clone(),
+    };
+    // Written after most runs of a loop in use: not waited for on the disk (a file lost or
+    // torn in a crash fails its HMAC and costs one full walk).
+    let _ = read_secret(&ws.plans_key())
+        .or_else(|| make_secret(ws))
+        .and_then(|secret| signed(&path, &secret, &body))
+        .and_then(|file| crate::fsutil::write_replaceable(&path, &file).ok());
 }
 
 #[cfg(test)]
@@ -471,6 +533,43 @@ mod tests {
         let now = SystemTime::now();
         assert!(stamp.racy(now));
         assert!(!stamp.racy(now + RACY + Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn a_kept_lock_walk_is_read_back_only_when_it_is_git_loops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().join("ws"), "alice".into());
+        std::fs::create_dir(ws.root()).unwrap();
+        let git = tmp.path().join("repo/.git");
+        std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+        let (found, walk) =
+            crate::loops::git_lock_files_since(&git, &Default::default(), Some(Duration::ZERO));
+        assert!(found.is_empty() && !walk.folders.is_empty());
+        let walks: crate::loops::LockWalks = [(git.clone(), walk)].into();
+        // Nothing kept yet.
+        assert!(lock_walks(&ws, "l").is_empty());
+        keep_lock_walks(&ws, "l", &Default::default(), &walks);
+        assert_eq!(lock_walks(&ws, "l"), walks);
+        // Another loop's is its own.
+        assert!(lock_walks(&ws, "m").is_empty());
+        // A file changed under its tag (a walk that would hide a folder) is not read, and a
+        // tag of another key neither: the next start walks every folder.
+        let path = ws.loop_lock_walk("l");
+        let good = std::fs::read(&path).unwrap();
+        let text = String::from_utf8(good.clone()).unwrap();
+        let forged = text.replacen("\"ino\":", "\"ino\":1", 1);
+        assert_ne!(forged, text);
+        std::fs::write(&path, &forged).unwrap();
+        assert!(lock_walks(&ws, "l").is_empty());
+        let json = &good[good.iter().position(|&b| b == b'\n').unwrap() + 1..];
+        let other = hex(&mac(&[9u8; 32], json).finalize().into_bytes());
+        std::fs::write(&path, [other.as_bytes(), b"\n", json].concat()).unwrap();
+        assert!(lock_walks(&ws, "l").is_empty());
+        // The good file back; then no walk to keep removes it.
+        std::fs::write(&path, &good).unwrap();
+        assert_eq!(lock_walks(&ws, "l"), walks);
+        keep_lock_walks(&ws, "l", &walks, &Default::default());
+        assert!(!path.exists());
     }
 
     #[test]

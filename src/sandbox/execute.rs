@@ -45,7 +45,7 @@ use secrecy::SecretString;
 
 use super::plan::{Descriptor, OnHost, ProxyPlan, RunPlan, Sandboxed};
 use super::record::{self, Cause, ExitEvent};
-use super::setup::{confined_fd, data_fd, ensure_dirs, make_places, prepare_repos};
+use super::setup::{confined_fd, data_fd, ensure_dirs, make_places, prepare_repos, Roots};
 use super::spawn::EndedBy;
 use super::spec::SandboxSpec;
 use super::{bwrap, limits, seccomp, signal_name, SandboxError};
@@ -78,10 +78,15 @@ pub fn execute(
 
 /// Step 1: the loop's run lock, shared; see the module's header.
 pub fn hold_loop(report: &mut dyn Report, ws: &Workspace, rec: &LoopRecord) -> Result<Lock> {
-    let Some(stale) = loops::stale_git_locks(ws, rec)? else {
+    // Only the folders changed since the last start's walk are listed (`cache.rs`).
+    let before = super::cache::lock_walks(ws, &rec.id);
+    let Some((stale, walks)) =
+        loops::stale_git_locks_since(ws, rec, &before, Some(super::cache::RACY))?
+    else {
         // A run of the loop is alive: the lock files are its own.
         return Lock::acquire_shared(&ws.loop_run_lock(&rec.id));
     };
+    super::cache::keep_lock_walks(ws, &rec.id, &before, &walks);
     record::settle_held(ws, &rec.id, stale.hold());
     let failed = stale.remove();
     for (path, e) in &failed {
@@ -193,9 +198,10 @@ pub fn open_descriptors(
     let mut keep = Vec::new();
     let mut fds = bwrap::Fds::default();
     let mut left_out = make_places(&spec.fs_policy);
+    let mut roots = Roots::default();
     for d in &sandboxed.descriptors {
         let fd = match d {
-            Descriptor::Mount(m) => confined_fd(m, loop_id, &mut left_out)?,
+            Descriptor::Mount(m) => confined_fd(m, loop_id, &mut left_out, &mut roots)?,
             Descriptor::Data {
                 inside,
                 content,

@@ -275,6 +275,7 @@ pub fn unsupported(fs: &Filesystem, no_supervisor: Option<&str>) -> Option<Strin
 /// `allow_write` names. Looks at the host's trees without following links; a link that
 /// matches is not covered (its target is, where a rule names it).
 pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, PolicyError> {
+    let looks = Looks::default();
     let mut out: Vec<Covered> = Vec::new();
     for (key, deny, list) in [
         ("deny_read", Deny::Read, &fs.deny_read),
@@ -288,7 +289,7 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             })?;
             let rule = format!("{key}: {pattern}");
             let bounds = (MAX_MATCHES, MAX_VISITED);
-            for (rel, dir) in expand(tree, &rel, key, pattern, bounds)? {
+            for (rel, dir) in expand(tree, &rel, key, pattern, bounds, &looks)? {
                 pin_folders_above(&mut out, tree, &rel, &rule);
                 out.push(Covered {
                     inside: tree.inside.join(&rel),
@@ -317,7 +318,7 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         // the place it leads to in the tree is what a write through it reaches, and that
         // is covered. A link leading out of the tree or round in a circle leads to nothing
         // here to cover (writes through it fail or land outside the working tree).
-        let Some(real) = resolve(work, Path::new(rel)) else {
+        let Some(real) = resolve_seen(work, Path::new(rel), &looks) else {
             continue;
         };
         if real.as_os_str().is_empty() {
@@ -346,12 +347,12 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         // below it (bwrap could not make a mount point there).
         let parents_ok = real.ancestors().skip(1).all(|p| {
             p.as_os_str().is_empty()
-                || !matches!(std::fs::symlink_metadata(work.host.join(p)), Ok(meta) if !meta.is_dir())
+                || !matches!(looks.at(&work.host.join(p)), Some(Look::Link | Look::Other))
         });
         if parents_ok {
             pin_folders_above(&mut out, work, &real, &rule);
         }
-        match kind(&work.host.join(&real)) {
+        match looks.kind(&work.host.join(&real)) {
             Some(dir) => out.push(cover(&real, dir, Deny::Write)),
             // Absent (resolve followed every link): a folder is made, empty, read-only.
             None if entry.ends_with('/') && parents_ok => {
@@ -431,7 +432,13 @@ const MAX_LINKS: usize = 40;
 /// inside), spelled without links: the place a write to `rel` reaches. `None` where a
 /// link leads out of the tree or round in a circle. The parts from the first absent one
 /// on are kept as written.
+#[cfg(test)]
 fn resolve(tree: &Tree, rel: &Path) -> Option<PathBuf> {
+    resolve_seen(tree, rel, &Looks::default())
+}
+
+/// [`resolve`], looking at each path through `looks`.
+fn resolve_seen(tree: &Tree, rel: &Path, looks: &Looks) -> Option<PathBuf> {
     let mut todo: Vec<std::ffi::OsString> = Vec::new();
     let push = |todo: &mut Vec<std::ffi::OsString>, p: &Path| {
         for c in p.components().rev() {
@@ -453,8 +460,7 @@ fn resolve(tree: &Tree, rel: &Path) -> Option<PathBuf> {
             continue;
         }
         let next = real.join(&part);
-        let meta = std::fs::symlink_metadata(tree.host.join(&next));
-        if !meta.is_ok_and(|m| m.file_type().is_symlink()) {
+        if looks.at(&tree.host.join(&next)) != Some(Look::Link) {
             real = next;
             continue;
         }
@@ -490,14 +496,48 @@ fn locate<'a>(pattern: &str, work: &'a Tree, home: &'a Tree) -> Option<(&'a Tree
     Some((work, trimmed.trim_start_matches("./").to_string()))
 }
 
-/// Whether `path` is a folder (`Some(true)`), another file but a link (`Some(false)`),
-/// or absent or a link (`None`).
-fn kind(path: &Path) -> Option<bool> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if meta.file_type().is_symlink() {
-        return None;
+/// What stands at a path, not following a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Dir,
+    Link,
+    Other,
+}
+
+/// The paths [`cover`] looks at, each looked at once per run (one `lstat`): the built-in
+/// list has `.claude` and `.github` on the way to several of its entries, and each entry
+/// was looked at on its way and again for what it is, which made 40 of a start's system
+/// calls (BENCHMARKS.md). Nothing is kept past the run's planning.
+#[derive(Default)]
+struct Looks(std::cell::RefCell<std::collections::HashMap<PathBuf, Option<Look>>>);
+
+impl Looks {
+    fn at(&self, path: &Path) -> Option<Look> {
+        if let Some(look) = self.0.borrow().get(path) {
+            return *look;
+        }
+        let look = std::fs::symlink_metadata(path).ok().map(|m| {
+            let t = m.file_type();
+            if t.is_symlink() {
+                Look::Link
+            } else if t.is_dir() {
+                Look::Dir
+            } else {
+                Look::Other
+            }
+        });
+        self.0.borrow_mut().insert(path.to_path_buf(), look);
+        look
     }
-    Some(meta.is_dir())
+
+    /// Whether `path` is a folder (`Some(true)`), another file but a link
+    /// (`Some(false)`), or absent or a link (`None`).
+    fn kind(&self, path: &Path) -> Option<bool> {
+        match self.at(path)? {
+            Look::Link => None,
+            look => Some(look == Look::Dir),
+        }
+    }
 }
 
 /// The existing paths below `tree` that `rel` names (itself, or its glob's matches).
@@ -508,6 +548,7 @@ fn expand(
     pattern: &str,
     // ([`MAX_MATCHES`], [`MAX_VISITED`]), given so a test can reach them with a small tree.
     (max_matches, max_visited): (usize, usize),
+    looks: &Looks,
 ) -> Result<Vec<(PathBuf, bool)>, PolicyError> {
     if rel.is_empty() {
         return Err(PolicyError::Bad {
@@ -517,7 +558,7 @@ fn expand(
     }
     if !has_glob(rel) {
         // Through the links on the way, as for the built-in list.
-        let Some(real) = resolve(tree, Path::new(rel)) else {
+        let Some(real) = resolve_seen(tree, Path::new(rel), looks) else {
             return Ok(Vec::new());
         };
         if real.as_os_str().is_empty() {
@@ -526,7 +567,8 @@ fn expand(
                 message: format!("{pattern:?} is a link to the whole tree"),
             });
         }
-        return Ok(kind(&tree.host.join(&real))
+        return Ok(looks
+            .kind(&tree.host.join(&real))
             .map(|dir| vec![(real, dir)])
             .unwrap_or_default());
     }
@@ -534,7 +576,7 @@ fn expand(
     // literal path is (`keys/*.pem` with `keys -> vault/keys` names `vault/keys/*.pem`).
     let given: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
     let fixed = given.iter().take_while(|c| !has_glob(c)).count();
-    let Some(real) = resolve(tree, Path::new(&given[..fixed].join("/"))) else {
+    let Some(real) = resolve_seen(tree, Path::new(&given[..fixed].join("/")), looks) else {
         return Ok(Vec::new());
     };
     let mut rewritten: Vec<u8> = real.as_os_str().as_encoded_bytes().to_vec();
@@ -915,7 +957,7 @@ mod tests {
             std::fs::write(w.join(format!("a/k.d/deep{i}")), "").unwrap();
         }
         let t = tree(w, "/in/w");
-        let got = |pat: &str, bounds| expand(&t, pat, "deny_write", pat, bounds);
+        let got = |pat: &str, bounds| expand(&t, pat, "deny_write", pat, bounds, &Looks::default());
         // `a`, `a/k.d` and `a/one` looked at, nothing below `a/k.d`: within a bound of three.
         let shallow = got("a/o*", (1, 3)).unwrap();
         assert_eq!(shallow, vec![(PathBuf::from("a/one"), false)]);
@@ -951,7 +993,16 @@ mod tests {
         symlink("vault/keys", w.join("keys")).unwrap();
         symlink("/elsewhere", w.join("out")).unwrap();
         let t = tree(w, "/in/w");
-        let got = |pat: &str| expand(&t, pat, "deny_read", pat, (MAX_MATCHES, MAX_VISITED));
+        let got = |pat: &str| {
+            expand(
+                &t,
+                pat,
+                "deny_read",
+                pat,
+                (MAX_MATCHES, MAX_VISITED),
+                &Looks::default(),
+            )
+        };
         let pem = vec![(PathBuf::from("vault/keys/a.pem"), false)];
         assert_eq!(got("keys/*.pem").unwrap(), pem);
         assert_eq!(got("./keys/*.pem").unwrap(), pem);

@@ -43,6 +43,32 @@ pub(super) fn ensure_dirs(ws: &Workspace, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// The roots of one run's descriptors, each opened once ([`crate::confined::Tree::open`]):
+/// a fresh loop's twenty descriptors below its own folder opened that folder, walking its
+/// whole path, twenty times. Every descriptor below one root is then opened below the same
+/// folder. Kept only while the descriptors are opened.
+#[derive(Default)]
+pub(super) struct Roots(Vec<(std::path::PathBuf, crate::confined::Tree)>);
+
+impl Roots {
+    fn open(
+        &mut self,
+        root: &std::path::Path,
+    ) -> std::result::Result<Option<&crate::confined::Tree>, crate::confined::ConfinedError> {
+        let at = match self.0.iter().position(|(r, _)| r == root) {
+            Some(at) => at,
+            None => match crate::confined::Tree::open(root)? {
+                Some(tree) => {
+                    self.0.push((root.to_path_buf(), tree));
+                    self.0.len() - 1
+                }
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(&self.0[at].1))
+    }
+}
+
 /// The descriptor of a `Confined` or `OwnFile` mount (writing an `OwnFile` first); `None`
 /// for other mounts and for an optional one that is absent, or that is something it may
 /// not be (a link, a FIFO: then why goes to `left_out`).
@@ -50,8 +76,8 @@ pub(super) fn confined_fd(
     m: &spec::Mount,
     loop_id: &str,
     left_out: &mut Vec<String>,
+    roots: &mut Roots,
 ) -> Result<Option<std::os::fd::OwnedFd>> {
-    use crate::confined::Tree;
     let cannot =
         |root: &std::path::Path, rel: &std::path::Path, e: crate::confined::ConfinedError| {
             Error::from(super::SandboxError::Confined {
@@ -67,7 +93,7 @@ pub(super) fn confined_fd(
             expect,
             ..
         } => {
-            let fd = Tree::open(root).and_then(|t| match t {
+            let fd = roots.open(root).and_then(|t| match t {
                 Some(t) => t.path_fd(rel),
                 None => Ok(None),
             });
@@ -106,10 +132,11 @@ pub(super) fn confined_fd(
         spec::Mount::OwnFile {
             root, rel, content, ..
         } => {
-            let tree = Tree::open(root)
+            let tree = roots
+                .open(root)
                 .map_err(|e| cannot(root, rel, e))?
                 .ok_or_else(|| Error::failure(format!("{} is missing", root.display())))?;
-            if let Some(fd) = already_own(&tree, rel, content.as_bytes()) {
+            if let Some(fd) = already_own(tree, rel, content.as_bytes()) {
                 return Ok(Some(fd));
             }
             tree.write_atomic(rel, content.as_bytes(), 0o644)

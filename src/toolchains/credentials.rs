@@ -277,16 +277,29 @@ type Roots = BTreeMap<PathBuf, (Vec<(PathBuf, Stamp)>, Vec<PathBuf>)>;
 /// The cache's text; a line it cannot read drops its root (searched again).
 fn parse(text: &str) -> Roots {
     let mut roots = Roots::new();
-    let mut current: Option<PathBuf> = None;
+    // The root being read and what its lines say so far, put in the map when the next root
+    // starts: looking the root up in the map for each of its thousands of lines (comparing
+    // paths component by component) and copying its path for each cost every start with
+    // toolchains more than reading the lines did.
+    type Entry = (Vec<(PathBuf, Stamp)>, Vec<PathBuf>);
+    let mut current: Option<(PathBuf, Entry)> = None;
     let mut bad = Vec::new();
+    let put = |roots: &mut Roots, current: Option<(PathBuf, Entry)>| {
+        if let Some((root, (folders, found))) = current {
+            let entry = roots.entry(root).or_default();
+            entry.0.extend(folders);
+            entry.1.extend(found);
+        }
+    };
     for line in text.lines() {
         if let Some(r) = line.strip_prefix("root ") {
-            current = Some(PathBuf::from(r));
-            roots.entry(PathBuf::from(r)).or_default();
+            put(&mut roots, current.take());
+            current = Some((PathBuf::from(r), Entry::default()));
             continue;
         }
-        let Some(root) = &current else { continue };
-        let entry = roots.entry(root.clone()).or_default();
+        let Some((root, entry)) = &mut current else {
+            continue;
+        };
         if let Some(f) = line.strip_prefix("f ") {
             entry.1.push(PathBuf::from(f));
         } else if let Some(d) = line.strip_prefix("d ") {
@@ -309,6 +322,7 @@ fn parse(text: &str) -> Roots {
             bad.push(root.clone());
         }
     }
+    put(&mut roots, current);
     for b in bad {
         roots.remove(&b);
     }
@@ -374,5 +388,33 @@ mod tests {
             Scan::Found(vec![root.join("versions/3.12.1/pip.conf")])
         );
         assert!(again.changed);
+    }
+
+    #[test]
+    fn the_cache_text_is_read_per_root_and_a_bad_line_drops_its_root() {
+        let text = "root /a\nd 1 2 3 /a\nf /a/x/.netrc\nd 4 5 6 /a/x\nroot /b\nd 7 8 9 /b\nd zz /b/y\nroot /c\nroot /a\nd 10 11 12 /a/z\n";
+        let roots = parse(text);
+        let stamp = |ino, mtime, mtime_nsec| Stamp {
+            ino,
+            mtime,
+            mtime_nsec,
+        };
+        let mut want = Roots::new();
+        want.insert(
+            PathBuf::from("/a"),
+            (
+                vec![
+                    (PathBuf::from("/a"), stamp(1, 2, 3)),
+                    (PathBuf::from("/a/x"), stamp(4, 5, 6)),
+                    (PathBuf::from("/a/z"), stamp(10, 11, 12)),
+                ],
+                vec![PathBuf::from("/a/x/.netrc")],
+            ),
+        );
+        // `/b` had a line that cannot be read: searched again. `/c` had none.
+        want.insert(PathBuf::from("/c"), Default::default());
+        assert_eq!(roots, want);
+        // Lines before any root belong to none.
+        assert!(parse("d 1 2 3 /x\nf /x/.netrc\n").is_empty());
     }
 }

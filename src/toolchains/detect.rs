@@ -136,6 +136,9 @@ pub struct Host<'a> {
     pub files: &'a dyn Files,
     /// Besides the home folder (which no bound folder may be or hold).
     pub guarded: Vec<Guarded>,
+    /// The home folder and each of `guarded` with every link resolved, found once for this
+    /// host (see [`Host::guard`]).
+    pub reals: std::cell::OnceCell<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// One toolchain found on the host, and what binding it takes.
@@ -224,17 +227,28 @@ impl Host<'_> {
     /// Why binding `folder` would show the sandbox more than a toolchain, if it would.
     pub fn guard(&self, folder: &Path) -> Option<String> {
         let real = self.files.real(folder);
-        let home = self.files.real(&self.home);
-        if real == home || home.starts_with(&real) {
+        // Resolved once per host, not once per folder judged: each resolution reads every
+        // link on the way, and a run judges each toolchain's folders twice (for the shared
+        // caches and for the binds), which made 120 of a start's system calls with two
+        // toolchains. A host lives for one command's look at the toolchains.
+        let (home, guarded) = self.reals.get_or_init(|| {
+            (
+                self.files.real(&self.home),
+                self.guarded
+                    .iter()
+                    .map(|g| self.files.real(&g.path))
+                    .collect(),
+            )
+        });
+        if real == *home || home.starts_with(&real) {
             return Some(format!(
                 "{} is (or holds) the home folder {}",
                 folder.display(),
                 self.home.display()
             ));
         }
-        for g in &self.guarded {
-            let path = self.files.real(&g.path);
-            if path.starts_with(&real) || (g.inside_too && real.starts_with(&path)) {
+        for (g, path) in self.guarded.iter().zip(guarded) {
+            if path.starts_with(&real) || (g.inside_too && real.starts_with(path)) {
                 return Some(format!(
                     "{} holds or is inside {} ({})",
                     folder.display(),

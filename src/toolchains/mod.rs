@@ -378,6 +378,7 @@ mod tests {
                 what: "the workspace",
                 inside_too: true,
             }],
+            reals: Default::default(),
         }
     }
 

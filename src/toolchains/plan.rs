@@ -200,6 +200,7 @@ pub fn host_from_env(workspace_root: &Path) -> Option<Host<'static>> {
         env,
         files: &Disk,
         guarded,
+        reals: Default::default(),
     })
 }
 

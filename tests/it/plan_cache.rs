@@ -299,3 +299,73 @@ fn the_kept_plan_is_in_no_sandboxs_view() {
     env.run(["rm", &id]).ok();
     assert!(!plan_path(&env, &id).exists());
 }
+
+/// The walk of a loop's git folders for lock files a killed run left (issue 29) lists only
+/// the folders changed since the last start, from stamps kept in `plans/<id>.locks.json`:
+/// a lock file a sandbox leaves anywhere in them is still found and removed at the next
+/// start, a forged walk is not read, and with nothing changed the kept walk is used as it
+/// is.
+#[test]
+fn a_kept_walk_of_the_git_folders_still_finds_every_lock_a_sandbox_leaves() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "walked");
+    let walk = env.ws.join(format!("plans/{id}.locks.json"));
+    let run = |script: &str| {
+        env.run(["run", &id, "--net", "none", "--", "sh", "-c", script])
+            .ok()
+    };
+    // Kept once the folders are older than the racy window.
+    settle();
+    run("true");
+    assert!(walk.is_file(), "the walk is kept");
+    let kept = fs::symlink_metadata(&walk).unwrap().ino();
+    // Its positive twin: nothing changed, the kept walk is used and left as it is.
+    run("true");
+    assert_eq!(fs::symlink_metadata(&walk).unwrap().ino(), kept);
+
+    // Lock files left by the sandbox's own git folders, one in a folder the walk kept
+    // (refs/heads/loop) and one in a folder made after it, in both repositories.
+    let left = run(
+        "mkdir -p .git/refs/heads/loop/deep && : > .git/refs/heads/loop/deep/x.lock && : > .git/index.lock && : > /loopat/context/notes/.git/refs/heads/y.lock",
+    );
+    assert!(
+        !left.stderr.contains("removed what a killed run"),
+        "{}",
+        left.stderr
+    );
+    let next = run("true");
+    next.stderr_has("removed what a killed run");
+    for lock in [
+        "workdir/.git/index.lock",
+        "workdir/.git/refs/heads/loop/deep/x.lock",
+        "context/notes/.git/refs/heads/y.lock",
+    ] {
+        next.stderr_has(lock);
+        assert!(!env.loop_dir(&id).join(lock).exists(), "{lock} is removed");
+    }
+
+    // A walk forged to say a folder holds nothing, under the old tag: after a sandbox left
+    // a lock file in refs/heads/loop, the folder's stamp in the walk is set to what the
+    // folder is now (as someone who can write the workspace but has not the key would).
+    // Not read: the lock file is found.
+    settle();
+    run("true");
+    let text = fs::read_to_string(&walk).unwrap();
+    run(": > .git/refs/heads/loop/z.lock");
+    // Older than the racy window, so that the folder's new stamp would be taken as proof.
+    settle();
+    let (tag, body) = text.split_once('\n').unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(body).unwrap();
+    let git = env.workdir(&id).join(".git");
+    let m = fs::metadata(git.join("refs/heads/loop")).unwrap();
+    let folder = &mut v["walks"][git.to_str().unwrap()]["folders"]["refs/heads/loop"];
+    assert!(folder.is_object(), "{body}");
+    folder["stamp"] = serde_json::json!({
+        "dev": m.dev(), "ino": m.ino(), "size": m.size(),
+        "mtime": [m.mtime(), m.mtime_nsec()], "ctime": [m.ctime(), m.ctime_nsec()],
+    });
+    fs::write(&walk, format!("{tag}\n{v}")).unwrap();
+    run("true").stderr_has("refs/heads/loop/z.lock");
+    assert!(!git.join("refs/heads/loop/z.lock").exists());
+}
