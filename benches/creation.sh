@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# What `[filesystem] deny_create` (the creation supervisor in the sandbox's pid 1) costs a
-# build: a clean `cargo build --offline` of a real crate with no dependencies (regex-syntax
-# from the local cargo registry, its optional `arbitrary` dependency and its benches
-# dropped so that it builds offline) inside a loop, with and without a creation rule,
-# alternating on one workspace; medians and the median of the paired ratios.
+# What pid 1's supervisor (src/sandbox/creation.rs) costs a build: a clean
+# `cargo build --offline` of a real crate with no dependencies (regex-syntax from the local
+# cargo registry, its optional `arbitrary` dependency and its benches dropped so that it
+# builds offline) inside a loop, three ways, alternating on one workspace:
+#   base   the binary GIT_LOOP_BENCH_BASE_BIN (a build from before refusals were watched:
+#          no supervisor at all without a rule), the profile with no rule;
+#   watch  this build, the same profile: the supervisor takes every open that may write
+#          and every call that changes a file, to report refusals;
+#   rules  this build with `deny_create = ["*.pem", ".env*", "id_*"]` and a `deny_read`
+#          rule: the supervisor also judges names and takes every open.
+# Medians, and the medians of the ratios paired run by run against base.
 #
 #   benches/creation.sh [RUNS]         (default 7 each, after one warm-up of each)
-#   benches/creation.sh RUNS files     the cost of one creation: a Python loop making,
-#                                      closing and removing 5,000 files, instead of the build
+#   benches/creation.sh RUNS files     a Python loop making, closing and removing 5,000
+#                                      files, instead of the build
+#   benches/creation.sh RUNS opens     a Python loop opening and closing 20,000 existing
+#                                      files for reading, instead of the build
 #
 # Needs rustup/cargo in the home folder (the run's operator config enables the detected
-# toolchains in a throwaway home). GIT_LOOP_BENCH_BIN measures another binary (a debug
-# build, say: its supervisor is slower than the release one's, so the figure is an upper
-# bound).
+# toolchains in a throwaway home). GIT_LOOP_BENCH_BIN measures another binary than the
+# release build (a debug build, say: its supervisor is slower than the release one's, so
+# the figure is an upper bound).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
 what=${2:-build}
+base_bin=${GIT_LOOP_BENCH_BASE_BIN:?set GIT_LOOP_BENCH_BASE_BIN to a build from before refusals were watched}
 crate=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/regex-syntax-0.8.* 2>/dev/null | head -1)
 [ -n "$crate" ] || { echo "no regex-syntax-0.8 in the cargo registry: run cargo fetch in this repository" >&2; exit 1; }
 export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
@@ -48,46 +57,60 @@ work="$GIT_LOOP_HOME/loops/$id/workdir"
 profile="$GIT_LOOP_HOME/context/knowledge/.loopat/sandboxes/default/sandbox.toml"
 mkdir -p "$(dirname "$profile")"
 
-build() { # $1: with or without the rule; prints microseconds
-  if [ "$1" = with ]; then
-    printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\n' > "$profile"
-  else
-    # The same profile file with no rule: the two sides differ only by the supervisor.
-    printf '[filesystem]\ndeny_create = []\n' > "$profile"
-  fi
+build() { # $1: base, watch or rules; prints microseconds
+  local b=$bin
+  case $1 in
+    rules) printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\ndeny_read = ["secret.txt"]\n' > "$profile" ;;
+    base) b=$base_bin; printf '[filesystem]\ndeny_create = []\n' > "$profile" ;;
+    *) printf '[filesystem]\ndeny_create = []\n' > "$profile" ;;
+  esac
   rm -rf "$work/target"
   local t0=${EPOCHREALTIME/./}
-  if [ "$what" = files ]; then
-    "$bin" run -q "$id" --net none -- python3 -c '
+  case $what in
+    files) "$b" run -q "$id" --net none -- python3 -c '
 import os
 for i in range(5000):
     n = "f%d.o" % i
     os.close(os.open(n, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644))
     os.unlink(n)
-'
-  else
-    "$bin" run -q "$id" --net none -- cargo build -q --offline 2>/dev/null
-  fi
+' ;;
+    opens) "$b" run -q "$id" --net none -- python3 -c '
+import os
+names = [os.path.join(d, f) for d, _, fs in os.walk("src") for f in fs]
+for i in range(20000):
+    os.close(os.open(names[i % len(names)], os.O_RDONLY))
+' ;;
+    *) "$b" run -q "$id" --net none -- cargo build -q --offline 2>/dev/null ;;
+  esac
   local t1=${EPOCHREALTIME/./}
   echo $(( t1 - t0 ))
 }
 
-build with >/dev/null; build without >/dev/null
+echo hunter2 > "$work/secret.txt"
+for side in base watch rules; do build $side >/dev/null; done
 files=$( (find "$work/target" 2>/dev/null || true) | wc -l)
-with_t=() without_t=() ratio_t=()
+base_t=() watch_t=() rules_t=() rw=() rr=()
+loads=()
 for i in $(seq "$runs"); do
-  if (( i % 2 )); then a=$(build with); b=$(build without); else b=$(build without); a=$(build with); fi
-  with_t+=("$a"); without_t+=("$b")
-  ratio_t+=("$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.4f", a/b}')")
+  loads+=("$(cut -d' ' -f1 /proc/loadavg)")
+  case $(( i % 3 )) in
+    1) a=$(build base); b=$(build watch); c=$(build rules) ;;
+    2) b=$(build watch); c=$(build rules); a=$(build base) ;;
+    0) c=$(build rules); a=$(build base); b=$(build watch) ;;
+  esac
+  base_t+=("$a"); watch_t+=("$b"); rules_t+=("$c")
+  rw+=("$(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.4f", x/y}')")
+  rr+=("$(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.4f", x/y}')")
 done
-w=$(printf '%s\n' "${with_t[@]}" | median)
-o=$(printf '%s\n' "${without_t[@]}" | median)
-r=$(printf '%s\n' "${ratio_t[@]}" | median)
-[ "$what" = files ] && echo "what:                  5,000 files made, closed and removed" || \
-  echo "crate:                 $(basename "$crate") ($files entries in target/ after a build)"
-echo "runs:                  $runs each, alternating; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "without a rule:        $(awk -v v="$o" 'BEGIN{printf "%.2f s", v/1e6}') (median)"
-echo "with deny_create:      $(awk -v v="$w" 'BEGIN{printf "%.2f s", v/1e6}') (median)"
-echo "ratio of medians:      $(awk -v a="$w" -v b="$o" 'BEGIN{printf "%.3fx", a/b}')"
-echo "paired ratio:          ${r}x (median)"
-echo "all (s, with/without): $(for i in "${!with_t[@]}"; do awk -v a="${with_t[$i]}" -v b="${without_t[$i]}" 'BEGIN{printf "%.1f/%.1f ", a/1e6, b/1e6}'; done)"
+med() { printf '%s\n' "$@" | median; }
+a=$(med "${base_t[@]}"); b=$(med "${watch_t[@]}"); c=$(med "${rules_t[@]}")
+case $what in
+  files) echo "what:                  5,000 files made, closed and removed" ;;
+  opens) echo "what:                  20,000 files opened for reading and closed" ;;
+  *) echo "crate:                 $(basename "$crate") ($files entries in target/ after a build)" ;;
+esac
+echo "runs:                  $runs each, alternating; load (1 min) at each round: ${loads[*]}"
+echo "base (no supervisor):  $(awk -v v="$a" 'BEGIN{printf "%.2f s", v/1e6}') (median)"
+echo "watch (no rule):       $(awk -v v="$b" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rw[@]}")x"
+echo "rules (create, read):  $(awk -v v="$c" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rr[@]}")x"
+echo "all (s, base/watch/rules): $(for i in "${!base_t[@]}"; do awk -v a="${base_t[$i]}" -v b="${watch_t[$i]}" -v c="${rules_t[$i]}" 'BEGIN{printf "%.1f/%.1f/%.1f ", a/1e6, b/1e6, c/1e6}'; done)"

@@ -65,7 +65,11 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     if let Some(init) = &spec.init {
         a.push(init.into());
         a.push(super::init::ARG.into());
-        a.extend(super::creation::init_args(&spec.deny_create, fds.report));
+        a.extend(super::creation::init_args(
+            &spec.deny_create,
+            &spec.watch,
+            fds.report,
+        ));
         a.push("--".into());
     }
     a.extend(spec.command.iter().map(OsString::from));
@@ -297,6 +301,7 @@ mod tests {
             init_exe: Some("/opt/git-loop/bin/git-loop".into()),
             fs_cover: Vec::new(),
             deny_create: Vec::new(),
+            supervisor: false,
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,

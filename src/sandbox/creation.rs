@@ -1,6 +1,38 @@
 //! `[filesystem] deny_create`: names (`*.pem`, `.env*`, `id_*`) refused when a process
 //! inside makes them, wherever it makes them, by a seccomp user-notification supervisor in
-//! the sandbox's pid 1 (`git-loop __init`, see init.rs).
+//! the sandbox's pid 1 (`git-loop __init`, see init.rs); and every filesystem refusal an
+//! event, seen by the same supervisor.
+//!
+//! Refusals as events. The kernel refuses a write to a read-only place (the system's
+//! folders, the origin's store, `.git/config`, a `deny_write` cover) without telling
+//! anyone, and a filter never sees a call's result. So where the kernel has the
+//! supervisor, every run's filter also sends it the opens whose flags may write
+//! (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_TRUNC`: the filter reads the flags argument, so
+//! a read-only open never leaves the kernel) and the calls that change a file
+//! ([`changing_calls`]). init does each for the caller, as it does a creation, and what
+//! the kernel answers init is what the caller gets and what is reported
+//! ([`Supervisor::kernel_refused`]): nothing is judged anew, the kernel's checks are the
+//! whole policy, and the caller cannot make the report differ from what was done. The
+//! host names the rule from its own record of the view (refusals.rs) and keeps at most
+//! 200 per run, then one line with how many more.
+//!
+//! Pinned folders. A folder above a covered path must not be renamed away with its cover
+//! and made again without it. Bound onto itself it cannot be, but then it is a mount of
+//! its own and every move into or out of it fails with EXDEV (`git mv`). Since every
+//! rename comes here, the supervisor refuses renaming a pinned folder instead (EBUSY, as
+//! its mount point did), knowing it by path and by device and inode, and renames by the
+//! folders it held open while judging ([`Supervisor::rename_pinned`]).
+//!
+//! Reads of `deny_read` paths. A filter cannot tell which path an open names (the path is
+//! behind a pointer), so it cannot send only the opens of denied paths. What else was
+//! weighed: a watch (inotify, fanotify) on the covers sees only opens that succeed, and a
+//! cover must make the open fail; fanotify's permission events, which could fail it and
+//! report it, need `CAP_SYS_ADMIN` on the host, which git-loop does not have; a cover
+//! that opens (an empty file, watched) would report, but a denied file would then read as
+//! empty rather than fail, which a program takes for content. So in a run whose rules
+//! deny reading, and only there, every open goes to the supervisor, and a refused read
+//! (`EACCES` on a covered file, a file looked for in a covered folder) is reported as
+//! `filesystem-read`; BENCHMARKS.md has what that costs.
 //!
 //! How the pieces fit:
 //!
@@ -51,6 +83,11 @@
 //! - the caller's umask applies (read from `/proc/TID/status`);
 //! - an existing FIFO (opened without `O_NONBLOCK`, so its open waits for the other end)
 //!   is opened in a thread of its own, so that wait does not stop every other call.
+//!
+//! - what init would open for the caller through its own `/proc` (a `/proc` file reached
+//!   by `/proc/self`, which is init's there) and `/dev/tty` (the caller's terminal, which
+//!   may not be init's) are left to the kernel (`CONTINUE`), but only where the call makes
+//!   no name, so no rule is judged on a path the kernel reads again.
 //!
 //! Not judged: the name a Unix socket's `bind` makes (its address is the caller's socket's,
 //! which init cannot bind for it; a socket file carries no content).
@@ -190,7 +227,41 @@ pub fn naming_calls() -> Vec<(&'static str, i64)> {
     v
 }
 
-/// The calls that go to the supervisor when the flags argument has `O_CREAT`.
+/// The calls that change a file without making a name, sent to the supervisor when it
+/// watches writes: `unlink`, `rmdir`, `truncate`, `chmod`, `chown`, each done by init as
+/// the caller would have, so a refusal (`EROFS`, `EACCES`, `EPERM`) is seen and
+/// reported. Not sent: the calls on a descriptor (`ftruncate`, `fchmod`, ...: the
+/// descriptor's open was already watched, and a read-only file opens for writing
+/// nowhere), the extended attributes (`setxattr`), and `utimensat`: git sets the time of
+/// every object it finds in the origin's read-only store on each commit (`freshen`),
+/// expects the refusal and writes its own copy, so reporting it would fill the log with
+/// ordinary work; a time carries no content. A read-only mount refuses these as it
+/// refuses every write, unreported.
+pub fn changing_calls() -> Vec<(&'static str, i64)> {
+    #[allow(unused_mut)]
+    let mut v = vec![
+        ("unlinkat", libc::SYS_unlinkat),
+        ("truncate", libc::SYS_truncate),
+        ("fchmodat", libc::SYS_fchmodat),
+        ("fchmodat2", SYS_FCHMODAT2),
+        ("fchownat", libc::SYS_fchownat),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        ("unlink", libc::SYS_unlink),
+        ("rmdir", libc::SYS_rmdir),
+        ("chmod", libc::SYS_chmod),
+        ("chown", libc::SYS_chown),
+        ("lchown", libc::SYS_lchown),
+    ]);
+    v
+}
+
+/// fchmodat2 (Linux 6.6; the same number on every architecture), not in every libc
+/// crate release.
+const SYS_FCHMODAT2: i64 = 452;
+
+/// The calls that open a path, with the argument holding their flags.
 pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
     #[allow(unused_mut)]
     let mut v = vec![("openat", libc::SYS_openat, 2)];
@@ -199,16 +270,49 @@ pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
     v
 }
 
-/// The filter: every naming call to the supervisor, everything else allowed; another
-/// architecture's calls kill the process (as the base filter's do), x32's fail.
-pub fn program() -> Vec<libc::sock_filter> {
+/// What the supervisor is sent: the calls that make a name always; the rest by what it
+/// watches (see [`Watch`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sent {
+    /// Opens that may write, and the calls that change a file ([`changing_calls`]).
+    pub writes: bool,
+    /// Every open.
+    pub reads: bool,
+}
+
+/// The open flags that make an open the supervisor's.
+fn open_mask(sent: Sent) -> Option<u32> {
+    if sent.reads {
+        return None; // every open
+    }
+    let mut mask = libc::O_CREAT as u32;
+    if sent.writes {
+        mask |= (libc::O_WRONLY | libc::O_RDWR | libc::O_TRUNC) as u32;
+    }
+    Some(mask)
+}
+
+/// The filter: every call `sent` names to the supervisor, everything else allowed;
+/// another architecture's calls kill the process (as the base filter's do), x32's fail.
+pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
     let ins = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
-    let naming = naming_calls();
+    let mut always: Vec<i64> = naming_calls().into_iter().map(|(_, nr)| nr).collect();
+    if sent.writes || sent.reads {
+        always.extend(changing_calls().into_iter().map(|(_, nr)| nr));
+    }
     let opening = opening_calls();
-    // Layout: header (5), one JEQ per naming call, three per opening call, then the
+    let mask = open_mask(sent);
+    if mask.is_none() {
+        always.extend(opening.iter().map(|(_, nr, _)| *nr));
+    }
+    let flagged: Vec<(i64, u8)> = match mask {
+        Some(_) => opening.iter().map(|(_, nr, arg)| (*nr, *arg)).collect(),
+        None => Vec::new(),
+    };
+    // Layout: header (5), one JEQ per call always sent, three per flagged call, then the
     // returns ALLOW, NOTIFY, ENOSYS; jumps are relative to the next instruction.
     let header = 5usize;
-    let body = naming.len() + 3 * opening.len();
+    let body = always.len() + 3 * flagged.len();
     let allow = header + body;
     let notify = allow + 1;
     let enosys = allow + 2;
@@ -220,11 +324,11 @@ pub fn program() -> Vec<libc::sock_filter> {
         ins(LD_W_ABS, 0, 0, OFF_NR),
     ];
     p.push(ins(JGE_K, rel(4, enosys), 0, X32_BIT));
-    for (_, nr) in &naming {
+    for nr in &always {
         let at = p.len();
         p.push(ins(JEQ_K, rel(at, notify), 0, *nr as u32));
     }
-    for (_, nr, arg) in &opening {
+    for (nr, arg) in &flagged {
         let at = p.len();
         p.push(ins(JEQ_K, 0, 2, *nr as u32));
         p.push(ins(LD_W_ABS, 0, 0, off_arg_low(*arg)));
@@ -232,7 +336,7 @@ pub fn program() -> Vec<libc::sock_filter> {
             JSET_K,
             rel(at + 2, notify),
             rel(at + 2, allow),
-            libc::O_CREAT as u32,
+            mask.unwrap_or(0),
         ));
     }
     debug_assert_eq!(p.len(), allow);
@@ -318,10 +422,45 @@ pub fn receive_listener(sock: &OwnedFd) -> std::io::Result<OwnedFd> {
     Err(std::io::Error::other("no listener was sent"))
 }
 
+/// What the supervisor watches besides `deny_create`, as the host asks it (see the
+/// module's header): writes wherever the kernel has the supervisor, reads where a rule
+/// denies reading.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Watch {
+    pub writes: bool,
+    pub reads: bool,
+    /// The folders `deny_read` covers, as the sandbox names them: a file looked for in
+    /// one is a read refused (the folder is an empty tmpfs there, so the kernel's answer
+    /// is ENOENT).
+    pub read_dirs: Vec<std::path::PathBuf>,
+    /// The folders above a covered path, with the rule that covers it: renamed by
+    /// nothing (as a mount point would not be), so none can be moved away with what is
+    /// covered below it and made again without it (`fspolicy::Deny::Pin`).
+    pub pins: Vec<(std::path::PathBuf, String)>,
+    /// Names refused when made, in every folder, with the rule that refuses each (the
+    /// target of a link of the built-in list that points at nothing, `fspolicy::Deny::Made`).
+    pub names: Vec<(String, String)>,
+}
+
+impl Watch {
+    pub fn sent(&self) -> Sent {
+        Sent {
+            writes: self.writes,
+            reads: self.reads,
+        }
+    }
+}
+
 /// What the supervisor knows: the patterns, and where refusals are reported.
 pub struct Supervisor {
     pub listener: OwnedFd,
     pub patterns: Vec<String>,
+    pub watch: Watch,
+    /// Whether the call being answered was reported already (by its rule).
+    reported_now: bool,
+    /// The pinned folders as files (device, inode) with their rules, found when the
+    /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
+    pin_ids: Vec<((u64, u64), String)>,
     /// A pipe to the host (non-blocking: a full pipe loses lines, never stops a call).
     pub report: Option<std::fs::File>,
     /// Lines written so far; at most [`MAX_REPORTED`].
@@ -345,6 +484,10 @@ enum Answer {
     Gone,
     /// Answered from a thread of its own.
     Deferred,
+    /// Done by the kernel as the caller asked: only for a call on which the supervisor
+    /// decides nothing (no name made, so no `deny_create`), where the kernel's own checks
+    /// are the whole policy and only the report of a refusal is lost.
+    Continue,
 }
 
 /// The largest path read from a caller's memory.
@@ -432,6 +575,29 @@ impl Caller {
         })
     }
 
+    /// The folder `path` (relative to `dirfd`) names its last component in, opened
+    /// (`O_PATH`), and that last component with any trailing `/` (`.` for a path that
+    /// has none, as `/`).
+    fn folder_of(&self, dirfd: i32, path: &[u8]) -> Result<(OwnedFd, Vec<u8>), i32> {
+        let name = final_name(path);
+        let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
+        let start = trimmed.saturating_sub(name.len());
+        let (folder, last): (&[u8], &[u8]) = match (&path[..start], &path[start..]) {
+            (_, b"") => (path, b"."),
+            (b"", last) => (b".", last),
+            (folder, last) => (folder, last),
+        };
+        let base = self.base(dirfd, folder)?;
+        let cfolder = CString::new(folder).map_err(|_| libc::EINVAL)?;
+        let fd = open_raw(
+            dir_fd(&base),
+            &cfolder,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )?;
+        Ok((fd, last.to_vec()))
+    }
+
     /// The caller's umask and thread group id, from `/proc/TID/status`.
     fn status(&self) -> Option<(u32, u32)> {
         let text = std::fs::read_to_string(format!("/proc/{}/status", self.tid)).ok()?;
@@ -455,6 +621,15 @@ fn open_raw(dir: RawFd, path: &CString, flags: i32, mode: u32) -> Result<OwnedFd
     }
     // SAFETY: a descriptor the kernel just gave us.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The kernel's words for `e` (`Read-only file system`).
+fn strerror(e: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(e).to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }
 
 fn errno() -> i32 {
@@ -502,6 +677,71 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
     CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
 }
 
+/// The device and inode of the folder `name` in the folder `fd` is open on (not
+/// following a link), if it is a folder.
+fn dir_id(fd: &OwnedFd, name: &[u8]) -> Option<(u64, u64)> {
+    let cname = CString::new(final_name(name)).ok()?;
+    // SAFETY: fstatat fills the struct it is given; a NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::fstatat(
+            fd.as_raw_fd(),
+            cname.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR).then_some((st.st_dev, st.st_ino))
+}
+
+/// What `name` in the folder `fd` is open on is called in init's view (the caller's):
+/// `None` for `.` and `..`, which no rename moves.
+fn named(fd: &OwnedFd, name: &[u8]) -> Option<String> {
+    let name = final_name(name);
+    if name.is_empty() || name == b"." || name == b".." {
+        return None;
+    }
+    let folder = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let mut out = folder.into_os_string().into_encoded_bytes();
+    if out != b"/" {
+        out.push(b'/');
+    }
+    out.extend_from_slice(name);
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `path` with the forms that name the calling process (`/proc/self/...`,
+/// `/proc/thread-self/...`, `/dev/stdout`, ...) spelled as init's /proc names the caller.
+fn callers_path(path: &[u8], tgid: u32, tid: u32) -> Vec<u8> {
+    if let Some(own) = own_descriptor(path, tgid, tid) {
+        return own.into_bytes();
+    }
+    for (prefix, pid) in [(&b"/proc/self"[..], tgid), (&b"/proc/thread-self"[..], tid)] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            if rest.is_empty() || rest[0] == b'/' {
+                let mut out = format!("/proc/{pid}").into_bytes();
+                out.extend_from_slice(rest);
+                return out;
+            }
+        }
+    }
+    path.to_vec()
+}
+
+fn is_tty(fd: &OwnedFd) -> bool {
+    // SAFETY: isatty on our descriptor.
+    unsafe { libc::isatty(fd.as_raw_fd()) == 1 }
+}
+
+/// Whether `fd` (opened `O_PATH | O_NOFOLLOW`) is a symbolic link.
+fn is_link(fd: &OwnedFd) -> bool {
+    // SAFETY: fstat fills the struct it is given.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK
+    }
+}
+
 /// Whether a file init opened is on a file system where init's own files live (procfs:
 /// its memory; pipefs: its report pipe; anonymous inodes: its listener), which a path
 /// through `/proc/self` would reach as init's, never the caller's.
@@ -533,15 +773,46 @@ pub struct Refusal {
     pub call: String,
     /// The name refused, as the caller gave it, made absolute where its folder is known.
     pub path: String,
-    /// `deny_create: *.pem`, or why the call could not be judged.
+    /// `deny_create: *.pem`, or why the call could not be judged; empty where the kernel
+    /// refused (the host names the rule from the path: it knows the view).
+    #[serde(default)]
     pub rule: String,
+    /// `read` or `write` (a line without it is a write: a creation).
+    #[serde(default)]
+    pub access: String,
+    /// The kernel's error (`Read-only file system`), where the kernel refused.
+    #[serde(default)]
+    pub error: String,
+    /// Its number (0: the supervisor's own refusal).
+    #[serde(default)]
+    pub errno: i32,
+    /// What a refused `rename` or `link` moved or linked.
+    #[serde(default)]
+    pub from: String,
 }
 
 impl Supervisor {
-    pub fn new(listener: OwnedFd, patterns: Vec<String>, report: Option<std::fs::File>) -> Self {
+    pub fn new(
+        listener: OwnedFd,
+        patterns: Vec<String>,
+        watch: Watch,
+        report: Option<std::fs::File>,
+    ) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let pin_ids = watch
+            .pins
+            .iter()
+            .filter_map(|(p, rule)| {
+                let m = std::fs::symlink_metadata(p).ok()?;
+                m.is_dir().then(|| ((m.dev(), m.ino()), rule.clone()))
+            })
+            .collect();
         Supervisor {
             listener,
             patterns,
+            watch,
+            reported_now: false,
+            pin_ids,
             report,
             reported: 0,
         }
@@ -583,6 +854,7 @@ impl Supervisor {
     }
 
     fn answer(&mut self, n: &libc::seccomp_notif) -> Answer {
+        self.reported_now = false;
         let caller = Caller {
             listener: self.listener.as_raw_fd(),
             id: n.id,
@@ -596,6 +868,10 @@ impl Supervisor {
         let mem = match std::fs::File::open(format!("/proc/{}/mem", caller.tid)) {
             Ok(m) => m,
             Err(_) if !caller.valid() => return Answer::Gone,
+            // A process that made itself non-dumpable (ssh-agent, gpg-agent, git-loop's
+            // own): where no rule is judged on its call, the kernel does it (only the
+            // report of a refusal is lost); where one would be, it is refused.
+            Err(_) if !self.judges(&call) => return Answer::Continue,
             Err(_) => {
                 self.report(&call, b"", "a process whose memory cannot be read");
                 return Answer::Errno(libc::EPERM);
@@ -613,9 +889,8 @@ impl Supervisor {
             Err(e) => return Answer::Errno(e),
         };
         for (path, base) in call.made(&strings) {
-            if let Some(rule) = refused(&self.patterns, path) {
+            if let Some(rule) = self.judged(path) {
                 let shown = self.shown(&caller, call.dirfd(base), path);
-                let rule = format!("deny_create: {rule}");
                 self.report(&call, shown.as_bytes(), &rule);
                 return Answer::Errno(libc::EPERM);
             }
@@ -627,7 +902,125 @@ impl Supervisor {
                 Answer::Gone
             };
         };
-        self.act(&caller, &call, &strings, umask, tgid)
+        let answer = self.act(&caller, &call, &strings, umask, tgid);
+        if let Answer::Errno(e) = answer {
+            if !self.reported_now {
+                self.kernel_refused(&caller, &call, &strings, e);
+            }
+        }
+        answer
+    }
+
+    /// Reports what the kernel refused to a call done for the caller: a write to a
+    /// read-only place (`EROFS`), a path denied by its mode or a `deny_read` cover
+    /// (`EACCES`, `EPERM`), a mount point moved or removed (`EBUSY`), and, where reads
+    /// are watched, a file looked for in a folder `deny_read` covers. The rule is named
+    /// by the host from the path (it knows the view); the path is where the caller's
+    /// call landed, its folder resolved as the caller sees it.
+    fn kernel_refused(&mut self, caller: &Caller, call: &Call, s: &[Vec<u8>], e: i32) {
+        let read = call.reads();
+        let refusal = match e {
+            libc::EROFS | libc::EACCES | libc::EPERM => true,
+            libc::EBUSY => matches!(call.kind, Kind::Rename { .. } | Kind::Unlink { .. }),
+            // Across a pinned folder (a mount point of its own) or out of a read-only
+            // place: the host keeps it only where a rule is on either side (a move between
+            // /tmp and the tree, which `mv` copies instead, is ordinary work).
+            libc::EXDEV => matches!(call.kind, Kind::Rename { .. } | Kind::Link { .. }),
+            libc::ENOENT => read && !self.watch.read_dirs.is_empty(),
+            _ => false,
+        };
+        if !refusal || (read && !self.watch.reads) {
+            return;
+        }
+        // The name a call makes is its second path (rename, link, symlink).
+        let which = match call.kind {
+            Kind::Rename { .. } | Kind::Link { .. } | Kind::Symlink { .. } => 1,
+            _ => 0,
+        };
+        let at = self.located(caller, call.dirfd(which), &s[which]);
+        if e == libc::ENOENT
+            && !self
+                .watch
+                .read_dirs
+                .iter()
+                .any(|d| std::path::Path::new(&at).starts_with(d) && d.as_os_str() != at.as_str())
+        {
+            return;
+        }
+        let access = if read { "read" } else { "write" };
+        let from = match call.kind {
+            Kind::Rename { .. } | Kind::Link { .. } => self.located(caller, call.dirfd(0), &s[0]),
+            _ => String::new(),
+        };
+        self.report_refusal(
+            call.name,
+            at.as_bytes(),
+            from.as_bytes(),
+            "",
+            access,
+            Some(e),
+        );
+    }
+
+    /// Whether a rule may refuse `call`: it makes a name, and names are judged; or it is
+    /// a rename, and folders are pinned.
+    fn judges(&self, call: &Call) -> bool {
+        (self.names_judged() && call.makes_names())
+            || (!self.watch.pins.is_empty() && matches!(call.kind, Kind::Rename { .. }))
+    }
+
+    /// Whether any name is refused when made.
+    fn names_judged(&self) -> bool {
+        !self.patterns.is_empty() || !self.watch.names.is_empty()
+    }
+
+    /// The rule refusing to make the final name of `path`, if one does: a `deny_create`
+    /// pattern, or a name of the built-in list's ([`Watch::names`]).
+    fn judged(&self, path: &[u8]) -> Option<String> {
+        if let Some(p) = refused(&self.patterns, path) {
+            return Some(format!("deny_create: {p}"));
+        }
+        let name = final_name(path);
+        self.watch
+            .names
+            .iter()
+            .find(|(n, _)| n.as_bytes() == name)
+            .map(|(_, rule)| format!("{rule} (its target, refused when made)"))
+    }
+
+    /// Where `path` of the caller is, its folder resolved in the caller's view (links
+    /// followed, `..` gone): what the event shows and the host names the rule from.
+    /// The path as the caller gave it where its folder cannot be opened.
+    fn located(&self, caller: &Caller, dirfd: i32, path: &[u8]) -> String {
+        use std::os::unix::ffi::OsStringExt;
+        let name = final_name(path);
+        let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
+        let parent = &path[..trimmed.saturating_sub(name.len())];
+        let parent: &[u8] = if parent.is_empty() { b"." } else { parent };
+        let folder = caller.base(dirfd, parent).ok().and_then(|base| {
+            let cparent = CString::new(parent).ok()?;
+            let fd = open_raw(
+                dir_fd(&base),
+                &cparent,
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                0,
+            )
+            .ok()?;
+            std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+        });
+        match folder {
+            Some(dir) => {
+                let mut out = dir.into_os_string().into_vec();
+                if !name.is_empty() && name != b"." {
+                    if out != b"/" {
+                        out.push(b'/');
+                    }
+                    out.extend_from_slice(name);
+                }
+                String::from_utf8_lossy(&out).into_owned()
+            }
+            None => self.shown(caller, dirfd, path),
+        }
     }
 
     /// The path as the caller named it, made absolute from its folder where that can be
@@ -653,6 +1046,19 @@ impl Supervisor {
     }
 
     fn report_name(&mut self, call: &str, path: &[u8], rule: &str) {
+        self.report_refusal(call, path, b"", rule, "write", None)
+    }
+
+    fn report_refusal(
+        &mut self,
+        call: &str,
+        path: &[u8],
+        from: &[u8],
+        rule: &str,
+        access: &str,
+        error: Option<i32>,
+    ) {
+        self.reported_now = true;
         if self.reported >= MAX_REPORTED {
             return;
         }
@@ -660,10 +1066,15 @@ impl Supervisor {
         let Some(out) = self.report.as_mut() else {
             return;
         };
+        self.reported_now = true;
         let refusal = Refusal {
             call: call.to_string(),
             path: String::from_utf8_lossy(&path[..path.len().min(PATH_MAX)]).into_owned(),
             rule: rule.to_string(),
+            access: access.to_string(),
+            error: error.map(strerror).unwrap_or_default(),
+            errno: error.unwrap_or(0),
+            from: String::from_utf8_lossy(&from[..from.len().min(PATH_MAX)]).into_owned(),
         };
         if let Ok(mut line) = serde_json::to_vec(&refusal) {
             line.push(b'\n');
@@ -711,6 +1122,14 @@ impl Supervisor {
                 }),
                 Err(e) => Answer::Errno(e),
             },
+            Kind::Rename {
+                olddir,
+                newdir,
+                flags,
+                ..
+            } if !self.watch.pins.is_empty() => {
+                self.rename_pinned(caller, call, s, olddir, newdir, flags, tgid)
+            }
             Kind::Rename {
                 olddir,
                 newdir,
@@ -793,7 +1212,175 @@ impl Supervisor {
                 }),
                 Err(e) => Answer::Errno(e),
             },
+            Kind::Unlink { dirfd, flags, .. } => {
+                let p = callers_path(&s[0], tgid, caller.tid);
+                match caller.base(dirfd, &p) {
+                    Ok(b) => result(unsafe {
+                        // SAFETY: a NUL-terminated path.
+                        libc::unlinkat(dir_fd(&b), c(&p).as_ptr(), flags)
+                    }),
+                    Err(e) => Answer::Errno(e),
+                }
+            }
+            Kind::Truncate { len, .. } => {
+                self.on_file(caller, libc::AT_FDCWD, &s[0], 0, tgid, |at, _| unsafe {
+                    // SAFETY: a NUL-terminated path.
+                    libc::truncate(at.as_ptr(), len)
+                })
+            }
+            Kind::Chmod {
+                dirfd, mode, flags, ..
+            } => self.on_file(caller, dirfd, &s[0], flags, tgid, |at, fd| unsafe {
+                // SAFETY: a NUL-terminated path. A link itself has no mode to change.
+                if is_link(fd) {
+                    *libc::__errno_location() = libc::EOPNOTSUPP;
+                    return -1;
+                }
+                libc::chmod(at.as_ptr(), mode as libc::mode_t)
+            }),
+            Kind::Chown {
+                dirfd,
+                uid,
+                gid,
+                flags,
+                ..
+            } => self.on_file(caller, dirfd, &s[0], flags, tgid, |_, fd| unsafe {
+                // SAFETY: the file itself, by its descriptor.
+                libc::fchownat(fd.as_raw_fd(), c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH)
+            }),
         }
+    }
+
+    /// A rename where folders are pinned ([`Watch::pins`]): each side's folder opened
+    /// once and named (`/proc/self/fd/N`), a pinned folder refused as its mount point
+    /// would be (EBUSY: the one moved, or either one exchanged), then renamed by those
+    /// very descriptors and the final names, so no rename meanwhile changes which entries
+    /// they are (every rename inside comes here, one at a time, and a pinned folder's
+    /// folders are pinned too).
+    #[allow(clippy::too_many_arguments)]
+    fn rename_pinned(
+        &mut self,
+        caller: &Caller,
+        call: &Call,
+        s: &[Vec<u8>],
+        olddir: i32,
+        newdir: i32,
+        flags: u32,
+        tgid: u32,
+    ) -> Answer {
+        let old = callers_path(&s[0], tgid, caller.tid);
+        let new = callers_path(&s[1], tgid, caller.tid);
+        let (op, oname) = match caller.folder_of(olddir, &old) {
+            Ok(f) => f,
+            Err(e) => return Answer::Errno(e),
+        };
+        let (np, nname) = match caller.folder_of(newdir, &new) {
+            Ok(f) => f,
+            Err(e) => return Answer::Errno(e),
+        };
+        let old_at = named(&op, &oname);
+        let exchange = flags & libc::RENAME_EXCHANGE != 0;
+        let new_at = named(&np, &nname);
+        // Known by its path in the view and by what it is (device and inode, for a path
+        // that reaches it otherwise). What `name` is in its folder cannot change before
+        // the rename below: every call that could change it comes to this thread.
+        let pinned = |at: &Option<String>, folder: &OwnedFd, name: &[u8]| {
+            let by_path = at.as_deref().and_then(|at| {
+                self.watch
+                    .pins
+                    .iter()
+                    .find(|(p, _)| p.as_os_str() == at)
+                    .map(|(_, rule)| rule.clone())
+            });
+            by_path.or_else(|| {
+                let id = dir_id(folder, name)?;
+                self.pin_ids
+                    .iter()
+                    .find(|(pin, _)| *pin == id)
+                    .map(|(_, rule)| rule.clone())
+            })
+        };
+        let refused = pinned(&old_at, &op, &oname)
+            .or_else(|| exchange.then(|| pinned(&new_at, &np, &nname)).flatten());
+        if let Some(rule) = refused {
+            let (to, from) = (new_at.unwrap_or_default(), old_at.unwrap_or_default());
+            self.report_refusal(
+                call.name,
+                to.as_bytes(),
+                from.as_bytes(),
+                &format!("{rule} (a folder above it, pinned)"),
+                "write",
+                Some(libc::EBUSY),
+            );
+            return Answer::Errno(libc::EBUSY);
+        }
+        let c = |b: &[u8]| CString::new(b).expect("read up to a NUL");
+        result(unsafe {
+            // SAFETY: NUL-terminated names in folders held open.
+            libc::syscall(
+                libc::SYS_renameat2,
+                op.as_raw_fd(),
+                c(&oname).as_ptr(),
+                np.as_raw_fd(),
+                c(&nname).as_ptr(),
+                flags,
+            ) as libc::c_int
+        })
+    }
+
+    /// A call that changes the file `path` names, done on that very file: opened first
+    /// (`O_PATH`, following a link unless `flags` say not to), then changed through
+    /// init's own descriptor for it (`/proc/self/fd/N`, which names that file and
+    /// nothing else), so nothing renamed meanwhile changes which file it is. A file of
+    /// /proc (init's, through /proc/self) is left to the kernel: no rule is judged here.
+    fn on_file(
+        &mut self,
+        caller: &Caller,
+        dirfd: i32,
+        path: &[u8],
+        flags: i32,
+        tgid: u32,
+        op: impl FnOnce(&CString, &OwnedFd) -> libc::c_int,
+    ) -> Answer {
+        let fd = if path.is_empty() {
+            if flags & libc::AT_EMPTY_PATH == 0 || dirfd == libc::AT_FDCWD {
+                return Answer::Errno(libc::ENOENT);
+            }
+            // The caller's descriptor itself.
+            open_raw(
+                libc::AT_FDCWD,
+                &caller.proc(&format!("fd/{dirfd}")),
+                libc::O_PATH | libc::O_CLOEXEC,
+                0,
+            )
+            .map_err(|e| if e == libc::ENOENT { libc::EBADF } else { e })
+        } else {
+            let p = callers_path(path, tgid, caller.tid);
+            let nofollow = if flags & libc::AT_SYMLINK_NOFOLLOW != 0 {
+                libc::O_NOFOLLOW
+            } else {
+                0
+            };
+            caller.base(dirfd, &p).and_then(|base| {
+                open_raw(
+                    dir_fd(&base),
+                    &CString::new(p).expect("read up to a NUL"),
+                    libc::O_PATH | libc::O_CLOEXEC | nofollow,
+                    0,
+                )
+            })
+        };
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(e) => return Answer::Errno(e),
+        };
+        if on_private_fs(&fd) {
+            return Answer::Continue;
+        }
+        let at = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL");
+        let r = op(&at, &fd);
+        drop(fd);
+        result(r)
     }
 
     /// `open` with `O_CREAT` on the caller's behalf; see the module's header.
@@ -809,25 +1396,40 @@ impl Supervisor {
         tgid: u32,
     ) -> Answer {
         let cloexec = flags & libc::O_CLOEXEC != 0;
+        let judged = flags & libc::O_CREAT != 0 && self.names_judged();
+        if path == b"/dev/tty" && !judged {
+            // The caller's controlling terminal, which may not be init's (a process that
+            // made a session of its own on a terminal it opened): the kernel's to open.
+            return Answer::Continue;
+        }
         if let Some(own) = own_descriptor(path, tgid, caller.tid) {
             // The caller's own open file, opened again as the kernel would for it.
-            return match open_raw(libc::AT_FDCWD, &own, flags & !libc::O_CREAT, 0) {
+            return match open_raw(
+                libc::AT_FDCWD,
+                &own,
+                (flags & !libc::O_CREAT) | libc::O_NOCTTY,
+                0,
+            ) {
+                Ok(fd) if !judged && is_tty(&fd) => Answer::Continue,
                 Ok(fd) => Answer::Fd { fd, cloexec },
                 Err(e) => Answer::Errno(e),
             };
         }
-        let mut path = path.to_vec();
+        // `/proc/self/cwd/...` is the caller's working folder, not init's.
+        let mut path = callers_path(path, tgid, caller.tid);
         let mut base = match caller.base(dirfd, &path) {
             Ok(b) => b,
             Err(e) => return Answer::Errno(e),
         };
-        let excl = flags & libc::O_EXCL != 0;
+        let creating = flags & libc::O_CREAT != 0;
+        let excl = creating && flags & libc::O_EXCL != 0;
         for _ in 0..MAX_LINKS {
             let cpath = CString::new(path.clone()).expect("no NUL in a path read to its NUL");
             if !excl {
                 // Something there already: opened as it is, following a link as the
                 // caller asked, without waiting on a FIFO (see below).
-                let plain = (flags & !libc::O_CREAT) | libc::O_NONBLOCK;
+                // Never a terminal made init's own (see `opened`).
+                let plain = (flags & !libc::O_CREAT) | libc::O_NONBLOCK | libc::O_NOCTTY;
                 match open_raw(dir_fd(&base), &cpath, plain, 0) {
                     Ok(fd)
                         if flags & libc::O_NONBLOCK == 0
@@ -849,14 +1451,14 @@ impl Supervisor {
                         // A FIFO without a reader, which the caller waits for.
                         return self.fifo(caller, base, cpath, flags, None);
                     }
-                    Err(libc::ENOENT) => {}
+                    Err(libc::ENOENT) if creating => {}
                     Err(e) => return Answer::Errno(e),
                 }
             }
             // Nothing there: made here, exactly this final name (O_EXCL follows no link).
-            if let Some(rule) = refused(&self.patterns, &path) {
+            if let Some(rule) = self.judged(&path) {
                 let shown = self.shown(caller, dirfd, &path);
-                self.report_name(name, shown.as_bytes(), &format!("deny_create: {rule}"));
+                self.report_name(name, shown.as_bytes(), &rule);
                 return Answer::Errno(libc::EPERM);
             }
             match open_raw(dir_fd(&base), &cpath, flags | libc::O_EXCL, mode) {
@@ -903,6 +1505,19 @@ impl Supervisor {
 
     /// A file opened for the caller: checked, its `O_NONBLOCK` put back as asked.
     fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8]) -> Answer {
+        let judged = flags & libc::O_CREAT != 0 && self.names_judged();
+        if on_private_fs(&fd) && !judged {
+            // A file of /proc, reached through init's /proc/self or as the caller's own
+            // (/proc/self/status): opened again by the kernel, in the caller's view. Sound,
+            // as no rule is judged on a call that makes no name.
+            return Answer::Continue;
+        }
+        if is_tty(&fd) && !judged {
+            // A terminal: opened by the kernel for the caller, so that a session leader
+            // without one gets it as its controlling terminal, as it would have (init's
+            // opens never take one: O_NOCTTY).
+            return Answer::Continue;
+        }
         if on_private_fs(&fd) {
             let shown = String::from_utf8_lossy(path).into_owned();
             self.report_name(
@@ -963,6 +1578,23 @@ impl Supervisor {
 fn send(listener: RawFd, id: u64, answer: Answer) {
     let (val, error) = match answer {
         Answer::Gone | Answer::Deferred => return,
+        Answer::Continue => {
+            let mut resp = libc::seccomp_notif_resp {
+                id,
+                val: 0,
+                error: 0,
+                flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+            };
+            // SAFETY: SEND reads the struct it is pointed at.
+            unsafe {
+                libc::ioctl(
+                    listener,
+                    libc::SECCOMP_IOCTL_NOTIF_SEND as _,
+                    &mut resp as *mut libc::seccomp_notif_resp,
+                )
+            };
+            return;
+        }
         Answer::Value(v) => (v, 0),
         Answer::Errno(e) => (0, -e),
         Answer::Fd { fd, cloexec } => {
@@ -1051,6 +1683,29 @@ enum Kind {
         target: u64,
         newdir: i32,
         new: u64,
+    },
+    /// `unlinkat` (`AT_REMOVEDIR`: `rmdir`).
+    Unlink {
+        dirfd: i32,
+        path: u64,
+        flags: i32,
+    },
+    Truncate {
+        path: u64,
+        len: i64,
+    },
+    Chmod {
+        dirfd: i32,
+        path: u64,
+        mode: u32,
+        flags: i32,
+    },
+    Chown {
+        dirfd: i32,
+        path: u64,
+        uid: u32,
+        gid: u32,
+        flags: i32,
     },
 }
 
@@ -1192,6 +1847,90 @@ impl Call {
                     new: a[1],
                 },
             ),
+            libc::SYS_unlinkat => (
+                "unlinkat",
+                Kind::Unlink {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    flags: a[2] as i32,
+                },
+            ),
+            libc::SYS_truncate => (
+                "truncate",
+                Kind::Truncate {
+                    path: a[0],
+                    len: a[1] as i64,
+                },
+            ),
+            libc::SYS_fchmodat | SYS_FCHMODAT2 => (
+                if nr == SYS_FCHMODAT2 {
+                    "fchmodat2"
+                } else {
+                    "fchmodat"
+                },
+                Kind::Chmod {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    mode: a[2] as u32,
+                    flags: if nr == SYS_FCHMODAT2 { a[3] as i32 } else { 0 },
+                },
+            ),
+            libc::SYS_fchownat => (
+                "fchownat",
+                Kind::Chown {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    uid: a[2] as u32,
+                    gid: a[3] as u32,
+                    flags: a[4] as i32,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_unlink | libc::SYS_rmdir => (
+                if nr == libc::SYS_unlink {
+                    "unlink"
+                } else {
+                    "rmdir"
+                },
+                Kind::Unlink {
+                    dirfd: cwd,
+                    path: a[0],
+                    flags: if nr == libc::SYS_rmdir {
+                        libc::AT_REMOVEDIR
+                    } else {
+                        0
+                    },
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_chmod => (
+                "chmod",
+                Kind::Chmod {
+                    dirfd: cwd,
+                    path: a[0],
+                    mode: a[1] as u32,
+                    flags: 0,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_chown | libc::SYS_lchown => (
+                if nr == libc::SYS_chown {
+                    "chown"
+                } else {
+                    "lchown"
+                },
+                Kind::Chown {
+                    dirfd: cwd,
+                    path: a[0],
+                    uid: a[1] as u32,
+                    gid: a[2] as u32,
+                    flags: if nr == libc::SYS_lchown {
+                        libc::AT_SYMLINK_NOFOLLOW
+                    } else {
+                        0
+                    },
+                },
+            ),
             _ => return None,
         };
         Some(Call { name, kind })
@@ -1201,9 +1940,13 @@ impl Call {
     /// or (target, new).
     fn read(&self, caller: &Caller, mem: &std::fs::File) -> Result<Vec<Vec<u8>>, i32> {
         let addrs: Vec<u64> = match self.kind {
-            Kind::Open { path, .. } | Kind::Mkdir { path, .. } | Kind::Mknod { path, .. } => {
-                vec![path]
-            }
+            Kind::Open { path, .. }
+            | Kind::Mkdir { path, .. }
+            | Kind::Mknod { path, .. }
+            | Kind::Unlink { path, .. }
+            | Kind::Truncate { path, .. }
+            | Kind::Chmod { path, .. }
+            | Kind::Chown { path, .. } => vec![path],
             Kind::Rename { old, new, .. } | Kind::Link { old, new, .. } => vec![old, new],
             Kind::Symlink { target, new, .. } => vec![target, new],
         };
@@ -1215,7 +1958,11 @@ impl Call {
     /// file (see [`Supervisor::open`]); an exchange makes both names anew.
     fn made<'s>(&self, s: &'s [Vec<u8>]) -> Vec<(&'s [u8], usize)> {
         match self.kind {
-            Kind::Open { .. } => vec![],
+            Kind::Open { .. }
+            | Kind::Unlink { .. }
+            | Kind::Truncate { .. }
+            | Kind::Chmod { .. }
+            | Kind::Chown { .. } => vec![],
             Kind::Mkdir { .. } | Kind::Mknod { .. } => vec![(&s[0], 0)],
             Kind::Rename { flags, .. } if flags & libc::RENAME_EXCHANGE != 0 => {
                 vec![(&s[0], 0), (&s[1], 1)]
@@ -1224,12 +1971,42 @@ impl Call {
         }
     }
 
+    /// Whether the call makes a name (the calls [`Supervisor::judged`] is for).
+    fn makes_names(&self) -> bool {
+        match self.kind {
+            Kind::Open { flags, .. } => flags & libc::O_CREAT != 0,
+            Kind::Mkdir { .. }
+            | Kind::Mknod { .. }
+            | Kind::Rename { .. }
+            | Kind::Link { .. }
+            | Kind::Symlink { .. } => true,
+            Kind::Unlink { .. }
+            | Kind::Truncate { .. }
+            | Kind::Chmod { .. }
+            | Kind::Chown { .. } => false,
+        }
+    }
+
+    /// Whether the call only reads: an open without a flag that writes.
+    fn reads(&self) -> bool {
+        match self.kind {
+            Kind::Open { flags, .. } => {
+                flags & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) == 0
+            }
+            _ => false,
+        }
+    }
+
     /// The folder descriptor argument `which` (see [`Call::made`]).
     fn dirfd(&self, which: usize) -> i32 {
         match (self.kind, which) {
             (Kind::Open { dirfd, .. }, _)
             | (Kind::Mkdir { dirfd, .. }, _)
-            | (Kind::Mknod { dirfd, .. }, _) => dirfd,
+            | (Kind::Mknod { dirfd, .. }, _)
+            | (Kind::Unlink { dirfd, .. }, _)
+            | (Kind::Chmod { dirfd, .. }, _)
+            | (Kind::Chown { dirfd, .. }, _) => dirfd,
+            (Kind::Truncate { .. }, _) => libc::AT_FDCWD,
             (Kind::Rename { olddir, .. }, 0) | (Kind::Link { olddir, .. }, 0) => olddir,
             (Kind::Rename { newdir, .. }, _)
             | (Kind::Link { newdir, .. }, _)
@@ -1238,52 +2015,37 @@ impl Call {
     }
 }
 
-/// The host's side: reads the supervisor's lines from `from` (the read end of the report
-/// pipe) and appends each as a violation event to `events`, at most `max` of them, each
-/// field bounded and nothing but the three fields taken. Returns how many refusals were
-/// read (recorded or not). Runs until the pipe's write ends are all closed.
-pub fn record_refusals(from: std::fs::File, events: &std::path::Path, max: usize) -> u64 {
-    use std::io::{BufRead, Read};
-    let mut reader = std::io::BufReader::new(from);
-    let mut line = Vec::new();
-    let mut count = 0u64;
-    loop {
-        line.clear();
-        // Bounded: a line longer than this is cut, and what is left of it is not JSON.
-        match (&mut reader).take(16 * 1024).read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return count,
-            Ok(_) => {}
-        }
-        let Ok(r) = serde_json::from_slice::<Refusal>(&line) else {
-            continue;
-        };
-        count += 1;
-        if count > max as u64 {
-            continue;
-        }
-        let bound = |s: &str| s.chars().take(300).collect::<String>();
-        let mut reason = format!("[filesystem] {} ({})", bound(&r.rule), bound(&r.call));
-        if count == max as u64 {
-            reason.push_str(" (further refusals of this run are not recorded)");
-        }
-        let event = serde_json::json!({
-            "action": "filesystem-write",
-            "target": bound(&r.path),
-            "path": bound(&r.path),
-            "rule": bound(&r.rule),
-            "reason": reason,
-        });
-        let _ = super::events::append(events, "violation", event);
-    }
-}
-
-/// The command line init gets for `patterns` and the report descriptor: what init.rs
-/// parses back with [`parse_init_args`].
-pub fn init_args(patterns: &[String], report_fd: Option<i32>) -> Vec<std::ffi::OsString> {
+/// The command line init gets for `patterns`, what it watches and the report
+/// descriptor: what init.rs parses back with [`parse_init_args`].
+pub fn init_args(
+    patterns: &[String],
+    watch: &Watch,
+    report_fd: Option<i32>,
+) -> Vec<std::ffi::OsString> {
     let mut out = Vec::new();
     for p in patterns {
         out.push("--deny-create".into());
         out.push(p.into());
+    }
+    if watch.writes {
+        out.push("--watch-writes".into());
+    }
+    if watch.reads {
+        out.push("--watch-reads".into());
+    }
+    for d in &watch.read_dirs {
+        out.push("--deny-read-dir".into());
+        out.push(d.into());
+    }
+    for (pin, rule) in &watch.pins {
+        out.push("--pin".into());
+        out.push(pin.into());
+        out.push(rule.into());
+    }
+    for (name, rule) in &watch.names {
+        out.push("--deny-name".into());
+        out.push(name.into());
+        out.push(rule.into());
     }
     if let Some(fd) = report_fd {
         out.push("--report-fd".into());
@@ -1292,9 +2054,10 @@ pub fn init_args(patterns: &[String], report_fd: Option<i32>) -> Vec<std::ffi::O
     out
 }
 
-/// init's options before `--`: the patterns and the report descriptor.
-pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Option<i32>) {
+/// init's options before `--`: the patterns, what it watches and the report descriptor.
+pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Option<i32>) {
     let mut patterns = Vec::new();
+    let mut watch = Watch::default();
     let mut report = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -1306,10 +2069,30 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Option<i32>
                 }
             }
             b"--report-fd" => report = it.next().and_then(|v| v.to_str()?.parse().ok()),
+            b"--watch-writes" => watch.writes = true,
+            b"--watch-reads" => watch.reads = true,
+            b"--deny-read-dir" => {
+                if let Some(d) = it.next() {
+                    watch.read_dirs.push(d.into());
+                }
+            }
+            b"--pin" => {
+                if let (Some(p), Some(r)) = (it.next(), it.next()) {
+                    watch
+                        .pins
+                        .push((p.into(), r.to_string_lossy().into_owned()));
+                }
+            }
+            b"--deny-name" => {
+                if let (Some(n), Some(r)) = (it.next(), it.next()) {
+                    let s = |v: &std::ffi::OsString| v.to_string_lossy().into_owned();
+                    watch.names.push((s(n), s(r)));
+                }
+            }
             _ => {}
         }
     }
-    (patterns, report)
+    (patterns, watch, report)
 }
 
 #[cfg(test)]
@@ -1378,19 +2161,38 @@ mod tests {
 
     #[test]
     fn init_gets_back_what_it_was_given() {
-        let args = init_args(&pats(&["*.pem", "id_*"]), Some(9));
+        let watch = Watch {
+            writes: true,
+            reads: true,
+            read_dirs: vec!["/loopat/x/secrets".into()],
+            pins: vec![(
+                "/loopat/x/.github".into(),
+                "mandatory: .github/workflows/".into(),
+            )],
+            names: vec![(
+                ".envrc.local".into(),
+                "mandatory: .envrc through a link".into(),
+            )],
+        };
+        let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9));
         let mut with_rest = args.clone();
-        with_rest.extend(["--".into(), "--deny-create".into()]);
+        with_rest.extend(["--".into(), "--deny-create".into(), "--watch-reads".into()]);
         assert_eq!(
             parse_init_args(&with_rest),
-            (pats(&["*.pem", "id_*"]), Some(9))
+            (pats(&["*.pem", "id_*"]), watch, Some(9))
         );
+        let none = init_args(&[], &Watch::default(), None);
+        assert!(none.is_empty());
     }
 
     /// The filter's verdict for a call, by the interpreter the base filter's tests use,
     /// and the kernel's verdict over both (the most restrictive action wins).
     fn notify_verdict(nr: i64, args: [u64; 6], arch: u32) -> (u32, u32) {
-        let prog: Vec<seccompiler::sock_filter> = program()
+        sent_verdict(Sent::default(), nr, args, arch)
+    }
+
+    fn sent_verdict(sent: Sent, nr: i64, args: [u64; 6], arch: u32) -> (u32, u32) {
+        let prog: Vec<seccompiler::sock_filter> = program(sent)
             .iter()
             .map(|i| seccompiler::sock_filter {
                 code: i.code,
@@ -1456,6 +2258,67 @@ mod tests {
         );
     }
 
+    /// Watching writes sends every open that may write and every call that changes a
+    /// file, and no read-only open; watching reads sends every open.
+    #[test]
+    fn the_filter_sends_writes_when_watching_writes_and_every_open_when_watching_reads() {
+        const X86_64: u32 = 0xC000_003E;
+        let notify = libc::SECCOMP_RET_USER_NOTIF;
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let writes = Sent {
+            writes: true,
+            reads: false,
+        };
+        let reads = Sent {
+            writes: true,
+            reads: true,
+        };
+        let on = |sent, nr: i64, args: [u64; 6]| sent_verdict(sent, nr, args, X86_64).0;
+        for (_, nr, arg) in opening_calls() {
+            let mut args = [0u64; 6];
+            for (flags, sent_when_writes) in [
+                (libc::O_RDONLY, false),
+                (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_DIRECTORY, false),
+                (libc::O_PATH, false),
+                (libc::O_WRONLY, true),
+                (libc::O_RDWR, true),
+                (libc::O_RDONLY | libc::O_TRUNC, true),
+                (libc::O_WRONLY | libc::O_APPEND, true),
+                (libc::O_TMPFILE | libc::O_WRONLY, true),
+            ] {
+                args[arg as usize] = flags as u64;
+                let want = if sent_when_writes { notify } else { allow };
+                assert_eq!(on(writes, nr, args), want, "{nr} {flags:o}");
+                assert_eq!(on(reads, nr, args), notify, "{nr} {flags:o}");
+                // Nothing but creations without a watch.
+                assert_eq!(on(Sent::default(), nr, args), allow, "{nr} {flags:o}");
+            }
+        }
+        for (_, nr) in changing_calls() {
+            assert_eq!(on(writes, nr, [0; 6]), notify, "{nr}");
+            assert_eq!(on(Sent::default(), nr, [0; 6]), allow, "{nr}");
+        }
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_close,
+            libc::SYS_fstat,
+        ] {
+            assert_eq!(on(reads, nr, [0; 6]), allow, "{nr}");
+        }
+    }
+
+    #[test]
+    fn the_callers_own_paths_are_spelled_as_its_own() {
+        let p = |s: &str| String::from_utf8(callers_path(s.as_bytes(), 7, 9)).unwrap();
+        assert_eq!(p("/proc/self/cwd/x"), "/proc/7/cwd/x");
+        assert_eq!(p("/proc/self"), "/proc/7");
+        assert_eq!(p("/proc/thread-self/root/y"), "/proc/9/root/y");
+        assert_eq!(p("/proc/selfish"), "/proc/selfish");
+        assert_eq!(p("/dev/stdout"), "/proc/7/fd/1");
+        assert_eq!(p("a/b"), "a/b");
+    }
+
     /// In a child process: the filter installed with a listener nobody holds makes every
     /// naming call fail with ENOSYS (the fail-closed rule), and leaves the rest alone.
     #[test]
@@ -1463,7 +2326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let made = dir.path().join("cert.txt");
         let cmade = CString::new(made.as_os_str().as_bytes()).unwrap();
-        let prog = program();
+        let prog = program(Sent::default());
         let fprog = libc::sock_fprog {
             len: prog.len() as u16,
             filter: prog.as_ptr() as *mut libc::sock_filter,

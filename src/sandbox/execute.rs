@@ -148,9 +148,9 @@ pub fn hand_over(
     }
     // The creation supervisor's refusals come back on a pipe of their own (its write end
     // reaches init through bwrap, like every descriptor kept).
-    let report = match spec.deny_create.is_empty() {
-        true => None,
-        false => {
+    let report = match spec.supervised() {
+        false => None,
+        true => {
             let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| {
                 Error::new(
                     ErrorKind::SandboxUnavailable,
@@ -324,8 +324,9 @@ fn in_sandbox(
     // Refusals of the creation supervisor, recorded as they come (see creation.rs).
     let refusals = handed.report.map(|from| {
         let events = ws.loop_events(&rec.id);
+        let rules = super::refusals::RuleMap::of(&plan.spec);
         std::thread::spawn(move || {
-            super::creation::record_refusals(from, &events, MAX_RECORDED_REFUSALS)
+            super::refusals::record_refusals(from, &events, MAX_RECORDED_REFUSALS, &rules)
         })
     });
     let applied = limits::apply(
@@ -439,7 +440,7 @@ fn tear_down(t: TearDown<'_>) -> Result<u8> {
         }
         if let Some(n @ 1..) = created {
             report.status(&format!(
-                "git-loop: the filesystem policy refused to make {n} name{} (`git loop log {}` lists them)",
+                "git-loop: the filesystem policy refused {n} call{} (`git loop log {}` lists them)",
                 if n == 1 { "" } else { "s" },
                 rec.id
             ))?;

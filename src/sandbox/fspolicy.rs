@@ -15,8 +15,11 @@
 //! the built-in list that is not there is made, empty, and bound read-only
 //! ([`Deny::Create`]), and every folder above a covered path is pinned ([`Deny::Pin`]):
 //! a mount point cannot be renamed, so no folder can be moved away with its cover and
-//! made again without it. Any other path made later is not covered by a
-//! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made,
+//! made again without it (where pid 1's supervisor sees every rename, it refuses those
+//! renames itself and no mount is laid, so a move across the folder is no move across
+//! mounts: creation.rs). Any other path made later is not covered by a
+//! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made
+//! (but not the target of a link standing there, [`Deny::Made`]),
 //! and a name pattern refused at creation time is `deny_create`, enforced by a supervisor of
 //! the calls that make names (creation.rs) where the kernel has one, refused where it has
 //! not ([`unsupported`]). What
@@ -197,6 +200,12 @@ pub enum Deny {
     /// made where it is not there and bound onto itself as it is, so it cannot be renamed
     /// away and made again without the cover.
     Pin,
+    /// A file of the list reached through a link that points at nothing there
+    /// (`.envrc -> .envrc.local`): no mount covers what is not there, and a write through
+    /// the link would make its target, which the gate would not see as the list's. So the
+    /// target's name is refused when made, in every folder, by pid 1's supervisor
+    /// (creation.rs); a run on a kernel without it is refused.
+    Made,
 }
 
 impl Deny {
@@ -207,6 +216,7 @@ impl Deny {
             Deny::Write => 1,
             Deny::Create => 2,
             Deny::Pin => 3,
+            Deny::Made => 4,
         }
     }
 }
@@ -347,6 +357,11 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             // Absent (resolve followed every link): a folder is made, empty, read-only.
             None if entry.ends_with('/') && parents_ok => {
                 out.push(cover(&real, true, Deny::Create))
+            }
+            // A file reached through a link that leads nowhere: its target's name is
+            // refused when made.
+            None if real != Path::new(rel) && real.file_name().is_some() => {
+                out.push(cover(&real, false, Deny::Made))
             }
             None => {}
         }
@@ -663,6 +678,46 @@ mod tests {
             host: root.to_path_buf(),
             inside: inside.into(),
         }
+    }
+
+    #[test]
+    fn a_link_of_the_list_pointing_at_nothing_has_its_target_refused_when_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path().join("w");
+        let h = tmp.path().join("h");
+        std::fs::create_dir_all(w.join("conf")).unwrap();
+        std::fs::create_dir_all(&h).unwrap();
+        std::os::unix::fs::symlink(".envrc.local", w.join(".envrc")).unwrap();
+        std::os::unix::fs::symlink("conf/mcp.json", w.join(".mcp.json")).unwrap();
+        // A folder entry through a link leading nowhere is made, as any absent folder.
+        std::os::unix::fs::symlink("ide", w.join(".idea")).unwrap();
+        let got = cover(
+            &Filesystem::default(),
+            &tree(&w, "/in/w"),
+            &tree(&h, "/home/u"),
+        )
+        .unwrap();
+        let made: Vec<(String, String)> = got
+            .iter()
+            .filter(|c| c.deny == Deny::Made)
+            .map(|c| (c.inside.display().to_string(), c.rule.clone()))
+            .collect();
+        assert_eq!(
+            made,
+            vec![
+                (
+                    "/in/w/.envrc.local".into(),
+                    "mandatory: .envrc through a link".into()
+                ),
+                (
+                    "/in/w/conf/mcp.json".into(),
+                    "mandatory: .mcp.json through a link".into()
+                ),
+            ]
+        );
+        assert!(got
+            .iter()
+            .any(|c| c.inside == Path::new("/in/w/ide") && c.deny == Deny::Create));
     }
 
     #[test]

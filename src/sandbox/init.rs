@@ -16,10 +16,11 @@
 //! ends (`128 + signal` when a signal ended it), which ends the namespace and every process
 //! left in it.
 //!
-//! With `--deny-create PATTERN`s it is also the creation supervisor (creation.rs): the
-//! command's process installs the notify filter between fork and exec and sends init the
-//! listener; init answers the naming calls from a thread of its own and reports refusals
-//! on `--report-fd`. If that thread ever stops, init ends, and the sandbox with it.
+//! With `--deny-create PATTERN`s, `--watch-writes` or `--watch-reads` it is also the
+//! supervisor of the calls that make names, write or read (creation.rs): the command's
+//! process installs the notify filter between fork and exec and sends init the
+//! listener; init answers those calls from a thread of its own and reports refusals on
+//! `--report-fd`. If that thread ever stops, init ends, and the sandbox with it.
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -41,7 +42,7 @@ pub fn not_dumpable() {
 /// `git-loop __init -- COMMAND...`: never returns.
 pub fn main(args: &[OsString]) -> ! {
     not_dumpable();
-    let (patterns, report_fd) = creation::parse_init_args(args);
+    let (patterns, watch, report_fd) = creation::parse_init_args(args);
     // The report pipe is init's alone: never inherited by the command, never waited on.
     let report = report_fd.map(|fd| {
         // SAFETY: fcntl on a descriptor bwrap passed on; init owns it from here.
@@ -53,8 +54,13 @@ pub fn main(args: &[OsString]) -> ! {
         }
     });
     // Prepared before the fork: the child only makes system calls on it.
-    let supervised = (!patterns.is_empty()).then(|| {
-        let program = creation::program();
+    let supervised = (!patterns.is_empty()
+        || watch.writes
+        || watch.reads
+        || !watch.names.is_empty()
+        || !watch.pins.is_empty())
+    .then(|| {
+        let program = creation::program(watch.sent());
         let pair = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| {
             eprintln!("git-loop: cannot set up the creation supervisor: {e}");
             std::process::exit(1);
@@ -66,6 +72,40 @@ pub fn main(args: &[OsString]) -> ! {
         filter: p.as_ptr() as *mut libc::sock_filter,
     });
     let child_end = supervised.as_ref().map_or(-1, |(_, _, c)| c.as_raw_fd());
+    // The supervisor's thread starts before the command does: once the command runs, a
+    // limit on processes (`[limits] pids`) may leave no room for a thread, and every
+    // call the command sends would then wait forever. It waits for the listener the
+    // command's process sends; the forked child below makes only system calls on memory
+    // prepared before the fork, so the second thread does not trouble it.
+    let (supervised, child_end_owned) = match supervised {
+        Some((program, init_end, child_end_fd)) => {
+            let started = std::thread::Builder::new()
+                .name("supervisor".into())
+                .spawn(move || {
+                    let listener = creation::receive_listener(&init_end).unwrap_or_else(|e| {
+                        // The command runs with no one to answer: its calls would wait
+                        // or fail; ended rather than left so (pid 1 ends, and with it
+                        // every process inside).
+                        eprintln!(
+                            "git-loop: the creation supervisor did not get its listener: {e}"
+                        );
+                        std::process::exit(1);
+                    });
+                    drop(init_end);
+                    let supervisor = creation::Supervisor::new(listener, patterns, watch, report);
+                    let why = supervisor.serve();
+                    // Fail closed: pid 1 ends, and the kernel ends every process inside.
+                    eprintln!("git-loop: the creation supervisor stopped: {why}");
+                    std::process::exit(1);
+                });
+            if started.is_err() {
+                eprintln!("git-loop: cannot start the creation supervisor");
+                std::process::exit(1);
+            }
+            (Some(program), Some(child_end_fd))
+        }
+        None => (None, None),
+    };
     let command: Vec<CString> = args
         .iter()
         .skip_while(|a| a.as_bytes() != b"--")
@@ -78,8 +118,9 @@ pub fn main(args: &[OsString]) -> ! {
     }
     let mut argv: Vec<*const libc::c_char> = command.iter().map(|c| c.as_ptr()).collect();
     argv.push(std::ptr::null());
-    // SAFETY: fork in a single-threaded process; the child only makes system calls on
-    // data prepared above before it execs or exits.
+    // SAFETY: fork while the only other thread (the supervisor's) waits for its
+    // listener; the child only makes system calls on data prepared above before it
+    // execs or exits (glibc keeps its allocator usable across fork for the error paths).
     let child = unsafe { libc::fork() };
     if child < 0 {
         eprintln!(
@@ -126,31 +167,10 @@ pub fn main(args: &[OsString]) -> ! {
             });
         }
     }
-    if let Some((_, init_end, child_end)) = supervised {
-        drop(child_end);
-        let listener = creation::receive_listener(&init_end).unwrap_or_else(|e| {
-            // The command runs with no one to answer: its naming calls fail (ENOSYS);
-            // ended rather than left so.
-            eprintln!("git-loop: the creation supervisor did not get its listener: {e}");
-            // SAFETY: kill with integer arguments.
-            unsafe { libc::kill(child, libc::SIGKILL) };
-            std::process::exit(1);
-        });
-        drop(init_end);
-        let supervisor = creation::Supervisor::new(listener, patterns, report);
-        let started = std::thread::Builder::new()
-            .name("supervisor".into())
-            .spawn(move || {
-                let why = supervisor.serve();
-                // Fail closed: pid 1 ends, and the kernel ends every process inside.
-                eprintln!("git-loop: the creation supervisor stopped: {why}");
-                std::process::exit(1);
-            });
-        if started.is_err() {
-            eprintln!("git-loop: cannot start the creation supervisor");
-            std::process::exit(1);
-        }
-    }
+    // The child has its copy; the supervisor's receive ends if the child ends unsent.
+    drop(child_end_owned);
+    // The filter program lives until here: the child used it before its exec.
+    drop(supervised);
     loop {
         let mut status = 0;
         // SAFETY: waitpid writes the status it is given.

@@ -240,6 +240,7 @@ pub mod cache;
 pub mod execute;
 pub mod plan;
 pub mod record;
+pub mod refusals;
 mod run;
 mod setup;
 

@@ -142,6 +142,8 @@ pub struct Inputs {
     pub relay_exe: Option<PathBuf>,
     /// The paths the profile's `[filesystem]` and the built-in list cover ([`fs_cover`]).
     pub fs_cover: Vec<super::fspolicy::Covered>,
+    /// Whether this kernel has pid 1's supervisor of calls (`creation.rs`).
+    pub supervisor: bool,
     pub vault: VaultView,
     /// The run's CA as the sandbox trusts it, when the proxy ends TLS ([`Choices::intercepts`]).
     pub trust: Option<Trust>,
@@ -240,6 +242,7 @@ impl Inputs {
             toolchains: crate::toolchains::for_run(ws, config, &Path::new("/home").join(ws.user())),
             relay_exe: Some(relay_exe()?),
             fs_cover: fs_cover(ws, rec, config.profile())?,
+            supervisor: super::creation::unavailable().is_none(),
             vault,
             trust: None,
             fresh: Fresh::make(),
@@ -376,7 +379,7 @@ impl RunPlan {
             How::Sandbox(s) => {
                 let mut fds = s.planned_fds();
                 // The creation supervisor's report pipe comes after the filters.
-                if !self.spec.deny_create.is_empty() {
+                if self.spec.supervised() {
                     fds.report = Some(3 + (fds.files.len() + fds.seccomp.len()) as i32);
                 }
                 super::bwrap::display(&super::bwrap::argv(
@@ -420,6 +423,7 @@ fn options(
         init_exe: inputs.relay_exe.clone(),
         fs_cover: inputs.fs_cover.clone(),
         deny_create: config.profile().filesystem.deny_create.clone(),
+        supervisor: inputs.supervisor,
     }
 }
 
@@ -458,13 +462,27 @@ fn fs_cover(
         host: ws.loop_home_upper(&rec.id),
         inside: Path::new("/home").join(ws.user()),
     };
-    fspolicy::cover(&profile.filesystem, &work, &home).map_err(|e| {
-        SandboxError::FsPolicy {
+    let covered =
+        fspolicy::cover(&profile.filesystem, &work, &home).map_err(|e| SandboxError::FsPolicy {
             message: e.to_string(),
             profile: at(),
+        })?;
+    // A link of the built-in list pointing at nothing is kept so only by the supervisor
+    // refusing its target's name: without one the run is refused, never run uncovered.
+    if let Some(c) = covered.iter().find(|c| c.deny == fspolicy::Deny::Made) {
+        if let Some(why) = super::creation::unavailable() {
+            return Err(SandboxError::FsPolicy {
+                message: format!(
+                    "{} points at {}, which is not there, and nothing here can keep a write through it from making it ({why}); remove the link, or name it in allow_write",
+                    c.rule,
+                    c.rel.display()
+                ),
+                profile: at(),
+            }
+            .into());
         }
-        .into()
-    })
+    }
+    Ok(covered)
 }
 
 /// The spec, and the egress policy the proxy enforces in the proxy mode.
@@ -828,6 +846,7 @@ mod tests {
             toolchains: Default::default(),
             relay_exe: Some("/opt/git-loop".into()),
             fs_cover: Vec::new(),
+            supervisor: true,
             vault,
             trust: None,
             fresh: Fresh {
@@ -1000,7 +1019,7 @@ mod tests {
         --ro-bind-fd 14 /loopat/loop/fix-abc123/.claude/skills \
         --bind /ws/loops/fix-abc123/home/upper /home/alice --remount-ro / \
         --add-seccomp-fd 15 --add-seccomp-fd 16 --add-seccomp-fd 17 \
-        --chdir /loopat/loop/fix-abc123/workdir -- /loopat/.git-loop/git-loop __init -- make test";
+        --chdir /loopat/loop/fix-abc123/workdir -- /loopat/.git-loop/git-loop __init --watch-writes --report-fd 18 -- make test";
 
     /// The network mode is decided once, from the request over the record; a plan
     /// follows it everywhere (spec, namespace, proxy, start event, status line).

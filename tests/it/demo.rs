@@ -114,6 +114,7 @@ agent: 3 of 3 refused
 == git loop log [ID]
 [..]  start     backend bwrap · net proxy · mode work · limits [..] · sh [ROOT]/agent/demo-agent.sh http://greetings.demo.test:[PORT]/greetings.git [ROOT]/host-home/.ssh/id_ed25519 sample
 [..]  violation network-outbound exfil.example.com:443 refused: exfil.example.com is not on this sandbox's allowlist (fix: git loop config set --loop [ID] network.allow_domains '[\"greetings.demo.test\", \"exfil.example.com\"]')
+[..]  violation filesystem-write /loopat/context/repos/sample/.git/refs/heads/main.lock refused: [filesystem] read-only: /loopat/context/repos/sample/.git (openat: Read-only file system)
 [..]  exit      code 0 after [..] ms
 
 == git loop review [ID]

@@ -277,7 +277,7 @@ fn each_refusal_is_one_event_in_the_log() {
     let run = env
         .run(["run", &id, "--net", "none", "--", "python3", "-c", &program])
         .ok();
-    run.stderr_has("refused to make 2 names");
+    run.stderr_has("the filesystem policy refused 2 calls");
     let log = env.run(["log", &id]).ok();
     let lines: Vec<&str> = log
         .stdout
@@ -302,7 +302,7 @@ fn each_refusal_is_one_event_in_the_log() {
     mounts.stdout_has("refused when made (deny_create: .env*)");
 }
 
-/// A run that tries many times records a bounded number of events, and says the rest.
+/// A run that tries many times records a bounded number of events, and says how many more.
 #[test]
 fn refusals_are_recorded_up_to_a_bound() {
     let (env, id) = setup();
@@ -311,14 +311,14 @@ fn refusals_are_recorded_up_to_a_bound() {
     let run = env
         .run(["run", &id, "--net", "none", "--", "python3", "-c", &program])
         .ok();
-    run.stderr_has("refused to make 300 names");
+    run.stderr_has("the filesystem policy refused 300 calls");
     let events = fs::read_to_string(env.loop_dir(&id).join("events.jsonl")).unwrap();
     let recorded = events
         .lines()
         .filter(|l| l.contains("\"filesystem-write\""))
         .count();
     assert_eq!(recorded, 200);
-    assert!(events.contains("further refusals of this run are not recorded"));
+    assert!(events.contains("100 further refusals of this run are not recorded"));
 }
 
 /// The supervisor is pid 1's: killed from the host, the whole sandbox ends with it, and

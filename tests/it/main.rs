@@ -21,6 +21,7 @@ mod edges;
 mod egress;
 mod fanout;
 mod fscreate;
+mod fsevents;
 mod fspolicy;
 mod fspolicy_replay;
 mod gate;

@@ -259,9 +259,10 @@ fn print_argv_prints_and_runs_nothing() {
         run.stdout
     );
     assert!(
-        run.stdout.ends_with(&format!(
-            "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init -- touch /loopat/loop/x\n"
-        )),
+        run.stdout.contains(&format!(
+            "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init --watch-writes "
+        )) && run.stdout.contains(" --report-fd ")
+            && run.stdout.ends_with(" -- touch /loopat/loop/x\n"),
         "{}",
         run.stdout
     );
@@ -277,9 +278,13 @@ fn print_argv_prints_and_runs_nothing() {
             "/loopat/loop/x",
         ])
         .ok();
-    assert!(none.stdout.contains(&format!(
-        "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init -- touch /loopat/loop/x"
-    )));
+    assert!(
+        none.stdout.contains(&format!(
+            "--chdir /loopat/loop/{id}/workdir -- /loopat/.git-loop/git-loop __init --watch-writes "
+        )) && none.stdout.ends_with(" -- touch /loopat/loop/x\n"),
+        "{}",
+        none.stdout
+    );
     assert!(
         none.stdout
             .contains("bwrap --unshare-all --unshare-user --disable-userns"),

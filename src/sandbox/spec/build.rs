@@ -43,6 +43,10 @@ pub struct RunOptions {
     pub fs_cover: Vec<crate::sandbox::fspolicy::Covered>,
     /// `[filesystem] deny_create`: names the sandbox's pid 1 refuses at creation time.
     pub deny_create: Vec<String>,
+    /// Whether the kernel has the supervisor of calls (`sandbox/creation.rs`), which then
+    /// watches every run's writes (and reads where a rule denies reading) to report the
+    /// refusals.
+    pub supervisor: bool,
 }
 
 /// The per-path policy (see `sandbox/fspolicy.rs`), last of the view so nothing covers
@@ -50,11 +54,14 @@ pub struct RunOptions {
 /// reading covered by `/dev/null` (a file: it does not open, `/dev/null` is on a `nodev`
 /// mount inside) or an empty read-only tmpfs (a folder); a folder of the built-in list
 /// that was not there, made empty by the run and bound read-only by descriptor; the
-/// folder holding one, pinned.
+/// folder holding one, pinned: bound onto itself, or, where pid 1's supervisor sees every
+/// rename (`pinned_by_init`), left as it is and its renames refused there, so that a
+/// rename across it is not refused by the kernel as one across mounts (EXDEV: `git mv`).
 pub(super) fn fs_policy_mounts(
     m: &mut Vec<Mount>,
     cover: &[crate::sandbox::fspolicy::Covered],
     writable: bool,
+    pinned_by_init: bool,
 ) {
     use crate::sandbox::fspolicy::Deny;
     for c in cover {
@@ -64,9 +71,12 @@ pub(super) fn fs_policy_mounts(
         }
         m.push(match (c.deny, c.dir) {
             (Deny::Write, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
+            (Deny::Pin, _) if pinned_by_init => continue,
             (Deny::Pin, _) => Mount::confined(&c.root, &c.rel, &c.inside, writable, true),
             (Deny::Create, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
             (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
+            // Refused when made, by pid 1's supervisor: nothing there to lay a mount on.
+            (Deny::Made, _) => continue,
             (Deny::Read, true) => Mount::Tmpfs {
                 inside: c.inside.clone(),
                 size: Some(4096),
@@ -174,7 +184,56 @@ pub(super) fn protect_git(
     ));
 }
 
+/// Whether pid 1's supervisor keeps the pinned folders from being renamed (so they need
+/// no mount of their own): where the kernel has it and git-loop's init runs.
+fn pinned_by_init(opts: &RunOptions) -> bool {
+    opts.supervisor && opts.init_exe.is_some()
+}
+
+/// What the supervisor in pid 1 watches (see `sandbox/creation.rs`): nothing without it
+/// or without git-loop's init; the writes of every run otherwise (a refusal by a
+/// read-only place or a rule is reported, the ordinary writes cost one answer each); and
+/// every open where a rule denies reading, since a filter cannot tell a read of a denied
+/// path from any other (BENCHMARKS.md has the cost of both).
+fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
+    use crate::sandbox::fspolicy::Deny;
+    if !opts.supervisor || opts.init_exe.is_none() {
+        return Default::default();
+    }
+    let read = || opts.fs_cover.iter().filter(|c| c.deny == Deny::Read);
+    crate::sandbox::creation::Watch {
+        writes: true,
+        reads: read().next().is_some(),
+        read_dirs: read().filter(|c| c.dir).map(|c| c.inside.clone()).collect(),
+        pins: opts
+            .fs_cover
+            .iter()
+            .filter(|c| c.deny == Deny::Pin && opts.mode.writable())
+            .map(|c| (c.inside.clone(), c.rule.clone()))
+            .collect(),
+        names: opts
+            .fs_cover
+            .iter()
+            .filter(|c| c.deny == Deny::Made)
+            .filter_map(|c| {
+                let name = c.inside.file_name()?.to_string_lossy().into_owned();
+                Some((name, c.rule.clone()))
+            })
+            .collect(),
+    }
+}
+
 impl SandboxSpec {
+    /// Whether pid 1 supervises calls: a `deny_create` rule, or refusals to watch.
+    pub fn supervised(&self) -> bool {
+        self.init.is_some()
+            && (!self.deny_create.is_empty()
+                || self.watch.writes
+                || self.watch.reads
+                || !self.watch.names.is_empty()
+                || !self.watch.pins.is_empty())
+    }
+
     /// The sandbox of loop `rec` (DESIGN 4.1). Pure: reads nothing but its arguments.
     pub fn for_loop(
         ws: &Workspace,
@@ -342,7 +401,7 @@ impl SandboxSpec {
             m.push(Mount::bind(hostp, inside, *rw && w));
         }
         grant_mounts(&mut m, &rec.grants, w);
-        fs_policy_mounts(&mut m, &opts.fs_cover, w);
+        fs_policy_mounts(&mut m, &opts.fs_cover, w, pinned_by_init(opts));
 
         m.push(Mount::RemountRo {
             inside: PathBuf::from("/"),
@@ -433,6 +492,7 @@ impl SandboxSpec {
                     .collect()
             },
             deny_create: opts.deny_create.clone(),
+            watch: watch(opts),
             init: opts
                 .init_exe
                 .as_ref()
@@ -583,7 +643,31 @@ impl SandboxSpec {
                 Deny::Write => (format!("{host} ({})", c.rule), "ro".into()),
                 Deny::Create => (format!("{host}, made empty ({})", c.rule), "ro".into()),
                 Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
+                Deny::Made => continue,
             };
+        }
+        for (inside, rule) in &self.watch.pins {
+            let inside = inside.display().to_string();
+            if rows.iter().any(|r| r.0 == inside) {
+                continue;
+            }
+            rows.push((
+                inside,
+                format!("pinned: {rule} (renames refused by pid 1)"),
+                "rw".into(),
+            ));
+        }
+        for c in self
+            .fs_policy
+            .iter()
+            .filter(|c| c.deny == crate::sandbox::fspolicy::Deny::Made)
+        {
+            let name = c.inside.file_name().unwrap_or_default().to_string_lossy();
+            rows.push((
+                format!("**/{name}"),
+                format!("refused when made ({})", c.rule),
+                "none".into(),
+            ));
         }
         // Names refused when made, in every folder (see sandbox/creation.rs).
         for p in &self.deny_create {

@@ -184,6 +184,9 @@ pub struct SandboxSpec {
     /// `[filesystem] deny_create`: names refused when a process inside makes them, by
     /// the supervisor in the sandbox's pid 1 (see `sandbox/creation.rs`).
     pub deny_create: Vec<String>,
+    /// What that supervisor watches to report refusals: writes wherever the kernel has
+    /// it, reads where a rule denies reading (`sandbox/creation.rs`).
+    pub watch: crate::sandbox::creation::Watch,
     /// The sandbox's pid 1, `git-loop __init` at this path inside (see `sandbox/init.rs`);
     /// `None`: bwrap's own init.
     pub init: Option<PathBuf>,
@@ -371,6 +374,7 @@ mod tests {
             init_exe: None,
             fs_cover: Vec::new(),
             deny_create: Vec::new(),
+            supervisor: false,
         }
     }
 

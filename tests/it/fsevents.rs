@@ -1,0 +1,402 @@
+//! Every filesystem refusal is an event (issue 34): a write to a read-only place (the
+//! system's folders, `.git/config`, a `deny_write` path) and a read of a `deny_read`
+//! path, refused by the kernel inside a sandbox started by `git loop run`, each appear
+//! once in `git loop log` with the path as the sandbox names it and the rule that refused
+//! it; ordinary work makes none; a run that tries again and again records a bounded
+//! number and one line saying how many more there were. The supervisor that sees them is
+//! src/sandbox/creation.rs.
+
+use std::fs;
+
+use crate::common::TestEnv;
+use crate::fspolicy::{setup, write_profile};
+
+/// Runs the Python `body` inside loop `id` (with `attempt(label, f)` printing `OK label`
+/// or `REFUSED label: why`); returns its stdout.
+fn inside(env: &TestEnv, id: &str, body: &str) -> String {
+    let program = format!(
+        r#"
+import os, sys
+def attempt(label, f):
+    try:
+        f()
+        print("OK", label)
+    except OSError as e:
+        print("REFUSED", label + ":", e.strerror)
+def write(path):
+    with open(path, "a") as f:
+        f.write("x\n")
+def read(path):
+    with open(path) as f:
+        f.read()
+{body}
+"#
+    );
+    env.run([
+        "run", "-q", id, "--net", "none", "--", "python3", "-c", &program,
+    ])
+    .ok()
+    .stdout
+}
+
+#[track_caller]
+fn verdict(out: &str, label: &str, allowed: bool) {
+    let line = out
+        .lines()
+        .find(|l| {
+            l.split(':')
+                .next()
+                .unwrap_or("")
+                .ends_with(&format!(" {label}"))
+        })
+        .unwrap_or_else(|| panic!("no verdict for {label}:\n{out}"));
+    assert_eq!(line.starts_with("OK "), allowed, "{label}: {line}\n{out}");
+}
+
+/// The lines of `git loop log` that are filesystem refusals.
+fn refusals(env: &TestEnv, id: &str) -> Vec<String> {
+    env.run(["log", id])
+        .ok()
+        .stdout
+        .lines()
+        .filter(|l| l.contains("violation") && l.contains("filesystem"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[track_caller]
+fn one_line(lines: &[String], needles: &[&str]) {
+    let found: Vec<&String> = lines
+        .iter()
+        .filter(|l| needles.iter().all(|n| l.contains(n)))
+        .collect();
+    assert_eq!(found.len(), 1, "{needles:?} in:\n{}", lines.join("\n"));
+}
+
+#[test]
+fn each_refused_write_and_read_is_one_event_with_its_rule() {
+    let (env, _repo, id) = setup(&[
+        ("locked.txt", "locked\n"),
+        ("secret.txt", "hunter2\n"),
+        ("notes.txt", "notes\n"),
+        ("private/a.txt", "a\n"),
+    ]);
+    write_profile(
+        &env,
+        "[filesystem]\ndeny_write = [\"locked.txt\"]\ndeny_read = [\"secret.txt\", \"private/\"]\n",
+    );
+    let work = env.workdir(&id);
+    let config_before = fs::read(work.join(".git/config")).ok();
+    let out = inside(
+        &env,
+        &id,
+        r#"
+attempt("git-config", lambda: write(".git/config"))
+attempt("usr", lambda: write("/usr/x"))
+attempt("locked", lambda: write("locked.txt"))
+attempt("secret", lambda: read("secret.txt"))
+attempt("private", lambda: read("private/a.txt"))
+attempt("absent", lambda: read("nothere.txt"))
+attempt("shadow", lambda: read("/etc/shadow"))
+attempt("usr-mkdir", lambda: os.mkdir("/usr/d"))
+attempt("usr-unlink", lambda: os.unlink("/usr/bin/env"))
+attempt("notes", lambda: write("notes.txt"))
+attempt("readme", lambda: read("locked.txt"))
+attempt("new", lambda: write("new.txt"))
+"#,
+    );
+    for (label, allowed) in [
+        ("git-config", false),
+        ("usr", false),
+        ("locked", false),
+        ("secret", false),
+        ("private", false),
+        ("absent", false),
+        ("shadow", false),
+        ("usr-mkdir", false),
+        ("usr-unlink", false),
+        ("notes", true),
+        ("readme", true),
+        ("new", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    let lines = refusals(&env, &id);
+    one_line(&lines, &["filesystem-write", "/.git/config", "own file"]);
+    one_line(&lines, &["filesystem-write", "/usr/x", "read-only: /usr"]);
+    one_line(
+        &lines,
+        &["filesystem-write", "/locked.txt", "deny_write: locked.txt"],
+    );
+    one_line(
+        &lines,
+        &["filesystem-read", "/secret.txt", "deny_read: secret.txt"],
+    );
+    one_line(&lines, &["filesystem-write", "/usr/d", "mkdir"]);
+    one_line(
+        &lines,
+        &["filesystem-read", "/private/a.txt", "deny_read: private/"],
+    );
+    one_line(
+        &lines,
+        &["filesystem-read", "/etc/shadow", "hidden: /etc/shadow"],
+    );
+    one_line(&lines, &["filesystem-write", "/usr/bin/env", "unlink"]);
+    // A file that is not there is no refusal.
+    assert!(!lines.iter().any(|l| l.contains("nothere")));
+    assert_eq!(lines.len(), 8, "{}", lines.join("\n"));
+    // Nothing of the host changed.
+    assert_eq!(
+        fs::read_to_string(work.join("locked.txt")).unwrap(),
+        "locked\n"
+    );
+    assert_eq!(fs::read(work.join(".git/config")).ok(), config_before);
+    assert!(!std::path::Path::new("/usr/x").exists());
+    assert_eq!(
+        fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "notes\nx\n"
+    );
+}
+
+/// Ordinary work (files written, renamed, linked, their modes and times changed, folders
+/// made and removed, git committing) is done as asked and records no refusal.
+#[test]
+fn ordinary_work_records_no_refusal() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let script = "set -e
+echo a > a.txt; echo b >> a.txt; mkdir -p d/e; mv a.txt d/e/b.txt; ln -s e/b.txt d/l
+ln d/e/b.txt d/hard; chmod 600 d/e/b.txt; truncate -s 1 d/hard; touch -d @0 d/e/b.txt
+test \"$(stat -c %a d/e/b.txt)\" = 600; test \"$(stat -c %Y d/e/b.txt)\" = 0
+test \"$(cat d/l)\" = a; rm -r d; echo x > /tmp/t; rm /tmp/t
+git add README && git commit -q -m edit --allow-empty && echo done";
+    let run = env
+        .run(["run", "-q", &id, "--net", "none", "--", "sh", "-c", script])
+        .ok();
+    assert!(run.stdout.contains("done"), "{}{}", run.stdout, run.stderr);
+    assert!(!env.workdir(&id).join("d").exists());
+    let lines = refusals(&env, &id);
+    assert!(lines.is_empty(), "{}", lines.join("\n"));
+}
+
+/// A loop writing a read-only path ten thousand times records at most the bound, then one
+/// line saying how many more were not recorded.
+#[test]
+fn a_flood_of_refusals_is_bounded() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let out = inside(
+        &env,
+        &id,
+        r#"
+n = 0
+for i in range(10000):
+    try:
+        os.close(os.open("/usr/x", os.O_WRONLY | os.O_CREAT, 0o644))
+    except OSError:
+        n += 1
+print("refused", n)
+"#,
+    );
+    assert!(out.contains("refused 10000"), "{out}");
+    let events = fs::read_to_string(env.loop_dir(&id).join("events.jsonl")).unwrap();
+    let recorded = events
+        .lines()
+        .filter(|l| l.contains("\"filesystem-write\""))
+        .count();
+    assert_eq!(recorded, 200);
+    let lines = refusals(&env, &id);
+    assert_eq!(lines.len(), 201, "{}", lines.last().unwrap());
+    one_line(&lines, &["further refusals of this run are not recorded"]);
+}
+
+/// A link at a path of the built-in list pointing at nothing (`.envrc -> missing`): the
+/// run starts, and nothing can be written through the link nor made where it points, in
+/// any way, while a neighbour can be; each refusal is an event.
+#[test]
+fn a_dangling_link_on_the_list_stays_denied() {
+    let (env, repo, _) = setup(&[("README", "app\n")]);
+    std::os::unix::fs::symlink("missing", repo.join(".envrc")).unwrap();
+    env.git(&repo, ["add", "-A"]);
+    env.git(&repo, ["commit", "-q", "-m", "envrc link"]);
+    let id = env.new_loop(&repo, "dangling");
+    let out = inside(
+        &env,
+        &id,
+        r#"
+attempt("through-link", lambda: write(".envrc"))
+attempt("target", lambda: write("missing"))
+attempt("target-mkdir", lambda: os.mkdir("missing"))
+def renamed():
+    write("tmp.txt")
+    os.rename("tmp.txt", "missing")
+attempt("target-rename", renamed)
+attempt("target-symlink", lambda: os.symlink("README", "missing"))
+attempt("neighbour", lambda: write("other.txt"))
+def in_sub():
+    os.mkdir("sub")
+    os.chdir("sub")
+    write("/proc/self/cwd/in-sub.txt")
+    os.chdir("..")
+attempt("proc-self-cwd", in_sub)
+"#,
+    );
+    for (label, allowed) in [
+        ("through-link", false),
+        ("target", false),
+        ("target-mkdir", false),
+        ("target-rename", false),
+        ("target-symlink", false),
+        ("neighbour", true),
+        ("proc-self-cwd", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    let work = env.workdir(&id);
+    assert_eq!(fs::read_to_string(work.join("other.txt")).unwrap(), "x\n");
+    // /proc/self/cwd is the caller's working folder, not pid 1's.
+    assert_eq!(
+        fs::read_to_string(work.join("sub/in-sub.txt")).unwrap(),
+        "x\n"
+    );
+    assert!(fs::symlink_metadata(work.join("missing")).is_err());
+    assert_eq!(
+        fs::read_link(work.join(".envrc")).unwrap(),
+        std::path::Path::new("missing")
+    );
+    let lines = refusals(&env, &id);
+    assert_eq!(lines.len(), 5, "{}", lines.join("\n"));
+    assert!(
+        lines.iter().all(|l| l.contains("mandatory: .envrc")),
+        "{}",
+        lines.join("\n")
+    );
+    env.run(["show", &id, "--mounts"])
+        .ok()
+        .stdout_has("**/missing")
+        .stdout_has("refused when made (mandatory: .envrc through a link)");
+}
+
+/// A folder above a covered path is pinned: nothing renames it away with its cover (to
+/// make it again without one). Pid 1 refuses that rename, as a mount point would
+/// (EBUSY), with an event; a pin is no mount of its own, so moves across it work as
+/// anywhere: an editor's save in the folder, a bare rename out of it, `mv`, `git mv`
+/// into it. (Where the kernel has no supervisor, a pin is a mount point of its own and
+/// such moves get EXDEV: `mv` copies, `git mv` fails.)
+#[test]
+fn a_pinned_folder_cannot_be_moved_and_moves_across_it_work() {
+    let (env, _repo, id) = setup(&[
+        (".github/workflows/ci.yml", "on: push\n"),
+        (".github/CODEOWNERS", "* @a\n"),
+        ("notes.md", "notes\n"),
+    ]);
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import ctypes, subprocess
+def save():
+    with open(".github/.CODEOWNERS.swp", "w") as f:
+        f.write("* @b\n")
+    os.rename(".github/.CODEOWNERS.swp", ".github/CODEOWNERS")
+attempt("editor-save", save)
+attempt("rename-out", lambda: os.rename(".github/CODEOWNERS", "CODEOWNERS"))
+def run(*argv):
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode:
+        raise OSError(0, r.stderr.strip())
+attempt("git-mv", lambda: run("git", "mv", "notes.md", ".github/notes.md"))
+attempt("mv-back", lambda: run("mv", "CODEOWNERS", ".github/CODEOWNERS"))
+attempt("tmp-in", lambda: (write("/tmp/t.txt"), run("mv", "/tmp/t.txt", "t.txt")))
+attempt("move-pinned", lambda: os.rename(".github", "gh2"))
+attempt("move-pinned-slash", lambda: os.rename("./.github/", "gh3"))
+os.mkdir("other")
+def exchange():
+    libc = ctypes.CDLL(None, use_errno=True)
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+    if libc.renameat2(AT_FDCWD, b"other", AT_FDCWD, b".github", RENAME_EXCHANGE) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+attempt("exchange-pinned", exchange)
+attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
+"#,
+    );
+    for (label, allowed) in [
+        ("editor-save", true),
+        ("rename-out", true),
+        ("git-mv", true),
+        ("mv-back", true),
+        ("tmp-in", true),
+        ("move-pinned", false),
+        ("move-pinned-slash", false),
+        ("exchange-pinned", false),
+        ("move-cover", false),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    assert!(
+        out.contains("REFUSED move-pinned: Device or resource busy"),
+        "{out}"
+    );
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join(".github/CODEOWNERS")).unwrap(),
+        "* @b\n"
+    );
+    assert!(work.join(".github/notes.md").is_file());
+    assert!(work.join(".github/workflows/ci.yml").is_file());
+    assert!(!work.join("gh2").exists() && !work.join("gh3").exists());
+    assert_eq!(fs::read_to_string(work.join("t.txt")).unwrap(), "x\n");
+    let lines = refusals(&env, &id);
+    let pinned = lines
+        .iter()
+        .filter(|l| l.contains("(a folder above it, pinned)") && l.contains("/.github"))
+        .count();
+    assert_eq!(pinned, 3, "{}", lines.join("\n"));
+    one_line(
+        &lines,
+        &[
+            "/wf (from ",
+            "/.github/workflows)",
+            "mandatory: .github/workflows/",
+        ],
+    );
+    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
+    env.run(["show", &id, "--mounts"])
+        .ok()
+        .stdout_has("renames refused by pid 1");
+}
+
+/// A process that made itself non-dumpable (as ssh-agent does) cannot have its memory
+/// read by pid 1: its writes are left to the kernel, which still refuses a read-only
+/// place, and its ordinary writes work; where a creation rule is set, an open that may
+/// make a name cannot be judged and is refused, its other writes still work.
+#[test]
+fn a_non_dumpable_process_writes_as_the_kernel_allows() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let body = r#"
+import ctypes
+assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+def append(path):
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"y\n")
+    os.close(fd)
+attempt("append", lambda: append("README"))
+attempt("usr", lambda: append("/usr/bin/env"))
+attempt("make", lambda: write("NAME"))
+"#;
+    let out = inside(&env, &id, &body.replace("NAME", "made.txt"));
+    verdict(&out, "append", true);
+    verdict(&out, "usr", false);
+    verdict(&out, "make", true);
+    assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
+    write_profile(&env, "[filesystem]\ndeny_create = [\"*.pem\"]\n");
+    let out = inside(&env, &id, &body.replace("NAME", "made2.txt"));
+    verdict(&out, "append", true);
+    verdict(&out, "usr", false);
+    verdict(&out, "make", false);
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join("README")).unwrap(),
+        "app\ny\ny\n"
+    );
+    assert!(work.join("made.txt").is_file() && !work.join("made2.txt").exists());
+}
