@@ -2298,6 +2298,16 @@ mod tests {
             assert_eq!(on(writes, nr, [0; 6]), notify, "{nr}");
             assert_eq!(on(Sent::default(), nr, [0; 6]), allow, "{nr}");
         }
+        // The calls that change a file are named, not only whatever the list holds.
+        for nr in [
+            libc::SYS_unlinkat,
+            libc::SYS_truncate,
+            libc::SYS_fchmodat,
+            libc::SYS_fchownat,
+            SYS_FCHMODAT2,
+        ] {
+            assert_eq!(on(writes, nr, [0; 6]), notify, "{nr}");
+        }
         for nr in [
             libc::SYS_read,
             libc::SYS_write,
