@@ -57,20 +57,27 @@ fn inside(env: &TestEnv, id: &str, body: &str) -> String {
 #[track_caller]
 fn verdicts(out: &str, expected: &[(&str, bool)]) {
     for (label, allowed) in expected {
-        let line = out
-            .lines()
-            .find(|l| {
-                l.split(':')
-                    .next()
-                    .unwrap_or("")
-                    .ends_with(&format!(" {label}"))
-            })
-            .unwrap_or_else(|| panic!("no verdict for {label}:\n{out}"));
-        assert_eq!(line.starts_with("OK "), *allowed, "{label}: {line}\n{out}");
+        let line = verdict(out, label, *allowed);
         if !allowed {
             assert!(line.contains("Operation not permitted"), "{line}");
         }
     }
+}
+
+/// The line of `out` that gives `label`'s verdict, checked to be `allowed` (`OK ...`) or not.
+#[track_caller]
+pub(crate) fn verdict<'a>(out: &'a str, label: &str, allowed: bool) -> &'a str {
+    let line = out
+        .lines()
+        .find(|l| {
+            l.split(':')
+                .next()
+                .unwrap_or("")
+                .ends_with(&format!(" {label}"))
+        })
+        .unwrap_or_else(|| panic!("no verdict for {label}:\n{out}"));
+    assert_eq!(line.starts_with("OK "), allowed, "{label}: {line}\n{out}");
+    line
 }
 
 /// No file of the loop's trees (working tree, home) has a denied name.
@@ -249,16 +256,7 @@ try twin-fifo-reader-first timeout 20 sh -c 'mkfifo r && { cat r > got2.txt & } 
         ("twin-fifo-waits-alone", true),
         ("twin-fifo-reader-first", true),
     ] {
-        let line = out
-            .lines()
-            .find(|l| {
-                l.split(':')
-                    .next()
-                    .unwrap_or("")
-                    .ends_with(&format!(" {label}"))
-            })
-            .unwrap_or_else(|| panic!("no verdict for {label}:\n{out}"));
-        assert_eq!(line.starts_with("OK "), allowed, "{line}\n{out}");
+        verdict(&out, label, allowed);
     }
     let work = env.workdir(&id);
     assert_eq!(fs::read_to_string(work.join("b.txt")).unwrap(), "a\n");

@@ -9,6 +9,7 @@
 use std::fs;
 
 use crate::common::TestEnv;
+use crate::fscreate::verdict;
 use crate::fspolicy::{setup, write_profile};
 
 /// Runs the Python `body` inside loop `id` (with `attempt(label, f)` printing `OK label`
@@ -37,20 +38,6 @@ def read(path):
     ])
     .ok()
     .stdout
-}
-
-#[track_caller]
-fn verdict(out: &str, label: &str, allowed: bool) {
-    let line = out
-        .lines()
-        .find(|l| {
-            l.split(':')
-                .next()
-                .unwrap_or("")
-                .ends_with(&format!(" {label}"))
-        })
-        .unwrap_or_else(|| panic!("no verdict for {label}:\n{out}"));
-    assert_eq!(line.starts_with("OK "), allowed, "{label}: {line}\n{out}");
 }
 
 /// The lines of `git loop log` that are filesystem refusals.
