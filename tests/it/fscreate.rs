@@ -256,7 +256,7 @@ try twin-fifo-reader-first timeout 20 sh -c 'mkfifo r && { cat r > got2.txt & } 
         ("twin-fifo-waits-alone", true),
         ("twin-fifo-reader-first", true),
     ] {
-        verdict(&out, label, allowed);
+        verdict(out, label, allowed);
     }
     let work = env.workdir(&id);
     assert_eq!(fs::read_to_string(work.join("b.txt")).unwrap(), "a\n");
