@@ -36,13 +36,13 @@ sleep 2.1
 # Sets $l and $r: the medians of `git loop run -q ID -- true` and of the raw baseline,
 # the same bwrap command line, alternating. `--net none` throughout: this measures the
 # sandbox itself; benches/proxy.sh measures the proxy network mode. Descriptors only
-# git-loop can hand over (the seccomp programs, the sandbox's resolv.conf, and the binds it
+# git-loop can hand over (the seccomp programs, init's refusal report pipe, the sandbox's resolv.conf, and the binds it
 # makes by descriptor: a loop repository's pinned .git, its config, commondir and hooks,
 # the personal config, grants) are left out of the raw command line, so the baseline does
 # less than the sandbox and the ratio errs against git-loop.
 measure() {
   local id=$1 raw
-  raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+  raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
   for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
   local loop_t=() raw_t=() t0 t1 t2
   for _ in $(seq "$runs"); do
@@ -80,7 +80,7 @@ same_mounts() {
   local id=$1 user
   user=$(id -un)
   "$bin" run "$id" --net none --print-argv -- true | sed -E \
-    -e 's/ --add-seccomp-fd [0-9]+//g' \
+    -e 's/ --add-seccomp-fd [0-9]+//g' -e 's/ --report-fd [0-9]+//g' \
     -e 's# --ro-bind-data [0-9]+ (/etc/resolv.conf)# --ro-bind \1 \1#g' \
     -e "s#--(ro-)?bind-fd [0-9]+ /loopat/loop/$id/([^ ]*)#--\1bind-try $GIT_LOOP_HOME/loops/$id/\2 /loopat/loop/$id/\2#g" \
     -e "s#--(ro-)?bind-fd [0-9]+ /loopat/context/notes/([^ ]*)#--\1bind-try $GIT_LOOP_HOME/loops/$id/context/notes/\2 /loopat/context/notes/\2#g" \
@@ -93,7 +93,7 @@ l1=$l r1=$r
 
 # CPU time: git loop and raw bwrap in blocks, twice each, alternating (the median of
 # two is their mean).
-raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
 cl=() cr=()
 for _ in 1 2; do
   cpu_of "$bin" run -q "$id" --net none -- true; cl+=("$cpu")
@@ -159,7 +159,7 @@ l=$l1 r=$r1
 # A command joined into the loop's live session (`git loop up`), against the same raw
 # bwrap (goal: at most 0.5x), alternating; and the session's supervisor's resident memory
 # while the session is idle (goal: under 8 MiB).
-raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
 "$bin" up -q "$id" --net none
 for _ in 1 2 3; do "$bin" run -q "$id" -- true; eval "$raw"; done
 join_t=() jraw_t=()
