@@ -505,6 +505,66 @@ fn what_a_teammate_pushes_to_the_comments_is_read_as_data() {
     assert!(!review.stdout.contains('\x1b'), "{:?}", review.stdout);
 }
 
+/// A teammate pushes to the comments' branch a commit larger than `import.max_object_size`
+/// (its message: nothing reads a comment's commit bounded, so it is judged before it is
+/// taken, as a fetched trunk is, ATTACKS 43). `sync` refuses it and the local branch stays
+/// where it was; raised as the hint says, the same push comes in.
+#[test]
+fn a_comments_commit_over_the_object_limit_is_refused_by_sync() {
+    let (remote, url) = notes_remote();
+    let a = TestEnv::new();
+    a.run(["init", "--notes", &url]).ok();
+    let (_repo, id) = proposing(&a);
+    let good = comment(&a, &id, "main.c:2", "fine");
+    a.run(["sync"]).ok();
+    let before = comments_branch(&a, &a.notes()).unwrap();
+    let mate = remote.path().join("mate");
+    a.git(remote.path(), ["clone", "-q", &url, "mate"]);
+    a.git(
+        &mate,
+        [
+            "checkout",
+            "-q",
+            "-b",
+            "git-loop/comments",
+            "origin/git-loop/comments",
+        ],
+    );
+    let message = remote.path().join("message");
+    fs::write(&message, "x".repeat(3 << 20)).unwrap();
+    let message = message.to_str().unwrap();
+    a.git(
+        &mate,
+        [
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--cleanup=verbatim",
+            "-F",
+            message,
+        ],
+    );
+    a.git(&mate, ["push", "-q", "origin", "git-loop/comments"]);
+    let operator = a.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(operator.parent().unwrap()).unwrap();
+    fs::write(&operator, "[import]\nmax_object_size = \"1M\"\n").unwrap();
+    let refused = a.run(["sync"]).fails(1);
+    let big = a.git(&mate, ["rev-parse", "HEAD"]).trim().to_string();
+    refused.stderr_has(&format!("notes: the remote {url} holds commit {big} of"));
+    refused.stderr_has("import.max_object_size");
+    assert_eq!(comments_branch(&a, &a.notes()).unwrap(), before);
+    assert!(!refused.stderr.contains("review comments: took"));
+    // The good comment is still read, from the branch as it was.
+    assert_eq!(state(&list(&a, &id), &good)["text"], "fine");
+
+    // Raised as the hint says: taken.
+    fs::write(&operator, "[import]\nmax_object_size = \"4M\"\n").unwrap();
+    a.run(["sync"])
+        .ok()
+        .stderr_has("review comments: took the remote's");
+    assert_eq!(comments_branch(&a, &a.notes()).unwrap(), big);
+}
+
 /// The same with the real Claude Code CLI against a stand-in for the Messages API (see
 /// `agent_e2e.rs`): the comment, its place and its hunk reach the model in the agent's
 /// prompt; the Bash tool call the stand-in answers with commits the change, which makes
