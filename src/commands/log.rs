@@ -84,6 +84,18 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                 s(e, "hook"),
                 s(e, "code")
             ),
+            "state" => format!(
+                "the agent is {}{}{}",
+                s(e, "state"),
+                e.get("code")
+                    .map(|c| format!(" (code {c})"))
+                    .unwrap_or_default(),
+                if e.get("notified") == Some(&serde_json::Value::Bool(true)) {
+                    ", the person was told"
+                } else {
+                    ""
+                }
+            ),
             "upstream" => format!("{} could not be reached: {}", s(e, "target"), s(e, "error")),
             "violation" => format!(
                 "{} {} refused: {}{}",

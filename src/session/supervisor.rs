@@ -885,7 +885,8 @@ fn inside(shared: &Shared, argv: Vec<String>) -> Option<(u8, String)> {
 }
 
 /// Records the agent's new state, tells `list` and `watch` (the state file), and the
-/// person (notifications) when it is one to tell.
+/// person (notifications) when it is one to tell; then the loop's events, last (what reads
+/// them knows that everything before was done).
 fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
     {
         let mut s = shared.state.lock().expect("not poisoned");
@@ -894,10 +895,16 @@ fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
         s.since = crate::loops::now_rfc3339();
     }
     write_state(shared);
+    let told = kind.notifies() && shared.notify.enabled;
     if kind.notifies() {
         let label = shared.state.lock().expect("not poisoned").label();
         notify(shared, &label);
     }
+    let mut event = json!({"state": kind.as_str(), "notified": told});
+    if let Some(code) = code {
+        event["code"] = json!(code);
+    }
+    let _ = events::append(&shared.ws.loop_events(&shared.rec.id), "state", event);
 }
 
 /// Writes the state file, with the count of attached terminals.
@@ -908,15 +915,32 @@ fn write_state(shared: &Shared) {
     super::state::write(&shared.ws, &shared.rec.id, &s);
 }
 
-/// What the hooks inside write, read every 100 ms (see `session::state`): a new write (a
-/// new time or a new word) is a change of state.
+/// What the hooks inside write, looked at every 100 ms (see `session::state`): a new write
+/// (a new time or a new word) is a change of state; something new there that is no state
+/// (a link, a FIFO, an oversized file, a word not of the vocabulary) is refused, once, as
+/// a violation event.
 fn watch_inside(shared: &Arc<Shared>) {
-    let mut last = super::state::read_inside(&shared.ws, &shared.rec.id);
+    use super::state::Inside;
+    let mut last = super::state::look_inside(&shared.ws, &shared.rec.id);
     loop {
         std::thread::sleep(Duration::from_millis(100));
-        let now = super::state::read_inside(&shared.ws, &shared.rec.id);
-        if let Some(((kind, code), _)) = now.filter(|_| now != last) {
-            set_state(shared, kind, code);
+        let now = super::state::look_inside(&shared.ws, &shared.rec.id);
+        if now != last {
+            match &now {
+                Some(Inside::State((kind, code), _)) => set_state(shared, *kind, *code),
+                Some(Inside::Refused { why, .. }) => {
+                    let _ = events::append(
+                        &shared.ws.loop_events(&shared.rec.id),
+                        "violation",
+                        json!({
+                            "action": "agent-state",
+                            "target": super::state::inside_path_in_sandbox(&shared.rec.id),
+                            "reason": why,
+                        }),
+                    );
+                }
+                None => {}
+            }
         }
         last = now;
     }
