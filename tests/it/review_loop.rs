@@ -217,6 +217,42 @@ mkfifo "$dir/fifo.md"
         .exists());
 }
 
+/// An agent that fills its replies folder with more names than a reply folder holds: the
+/// host stops listing it at the bound, records no reply from it, and leaves it as it is
+/// (its twin above: a folder of a few odd files is read, its good reply recorded).
+#[test]
+fn a_replies_folder_flooded_with_names_is_not_read() {
+    let env = TestEnv::new();
+    let agent = script(
+        &env,
+        "flood.sh",
+        r#"dir=/loopat/loop/$GIT_LOOP_ID/.claude/review-replies
+id=$(printf '%s\n' "$1" | sed -n 's/^## Comment \([0-9a-f]*\) on .*/\1/p' | head -1)
+printf 'a real reply\n' > "$dir/$id.md"
+cd "$dir" && seq 1 1000 | sed 's/$/.junk/' | xargs touch
+"#,
+    );
+    operator(
+        &env,
+        &format!("[agent]\ncommand = [{:?}]\n", agent.display().to_string()),
+    );
+    let (_repo, id) = proposing(&env);
+    let first = comment(&env, &id, "main.c:2", "one");
+    let run = env.run(["agent", &id, "--address-review"]).ok();
+    run.stderr_has("the agent's replies cannot be read: ");
+    run.stderr_has("review-replies holds more than 1000 entries");
+    let comments = list(&env, &id);
+    assert_eq!(
+        state(&comments, &first)["events"].as_array().unwrap().len(),
+        0,
+        "{comments}"
+    );
+    let left = fs::read_dir(env.loop_dir(&id).join(".claude/review-replies"))
+        .unwrap()
+        .count();
+    assert_eq!(left, 1001);
+}
+
 /// Comments stay anchored when the code moves: lines added above move the comment with
 /// its lines, a block cut and put elsewhere is followed, a renamed file too; a changed
 /// line makes the comment outdated, and a comment on the whole loop never is.
