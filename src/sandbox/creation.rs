@@ -1640,13 +1640,53 @@ fn send(listener: RawFd, id: u64, answer: Answer) {
     };
 }
 
+/// The x86_64 calls older than the `*at` family, each rewritten as its `*at` twin from the
+/// caller's working folder (`AT_FDCWD`) with the flags its name implies: `creat` is an
+/// `openat` that creates and truncates, `rmdir` an `unlinkat` with `AT_REMOVEDIR`,
+/// `lchown` a `fchownat` that does not follow a link. Decoded through the twin, each kind
+/// of call is read from its arguments in one place.
+#[cfg(target_arch = "x86_64")]
+fn legacy(nr: i64, a: &[u64; 6]) -> Option<(&'static str, i64, [u64; 6])> {
+    let cwd = libc::AT_FDCWD as u64;
+    let flag = |f: i32| f as u64;
+    Some(match nr {
+        libc::SYS_open => ("open", libc::SYS_openat, [cwd, a[0], a[1], a[2], 0, 0]),
+        libc::SYS_creat => {
+            let flags = flag(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC);
+            ("creat", libc::SYS_openat, [cwd, a[0], flags, a[1], 0, 0])
+        }
+        libc::SYS_mkdir => ("mkdir", libc::SYS_mkdirat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_mknod => ("mknod", libc::SYS_mknodat, [cwd, a[0], a[1], a[2], 0, 0]),
+        libc::SYS_rename => ("rename", libc::SYS_renameat, [cwd, a[0], cwd, a[1], 0, 0]),
+        libc::SYS_link => ("link", libc::SYS_linkat, [cwd, a[0], cwd, a[1], 0, 0]),
+        libc::SYS_symlink => ("symlink", libc::SYS_symlinkat, [a[0], cwd, a[1], 0, 0, 0]),
+        libc::SYS_unlink => ("unlink", libc::SYS_unlinkat, [cwd, a[0], 0, 0, 0, 0]),
+        libc::SYS_rmdir => {
+            let flags = flag(libc::AT_REMOVEDIR);
+            ("rmdir", libc::SYS_unlinkat, [cwd, a[0], flags, 0, 0, 0])
+        }
+        libc::SYS_chmod => ("chmod", libc::SYS_fchmodat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_chown => ("chown", libc::SYS_fchownat, [cwd, a[0], a[1], a[2], 0, 0]),
+        libc::SYS_lchown => {
+            let flags = flag(libc::AT_SYMLINK_NOFOLLOW);
+            (
+                "lchown",
+                libc::SYS_fchownat,
+                [cwd, a[0], a[1], a[2], flags, 0],
+            )
+        }
+        _ => return None,
+    })
+}
+
 /// A naming call, decoded from its number and arguments.
+#[derive(Debug, PartialEq, Eq)]
 struct Call {
     name: &'static str,
     kind: Kind,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Open {
         dirfd: i32,
@@ -1711,9 +1751,11 @@ enum Kind {
 
 impl Call {
     fn decode(nr: i64, a: &[u64; 6]) -> Option<Call> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some((name, at, args)) = legacy(nr, a) {
+            return Call::decode(at, &args).map(|c| Call { name, ..c });
+        }
         let fd = |v: u64| v as i32;
-        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
-        let cwd = libc::AT_FDCWD;
         let (name, kind) = match nr {
             libc::SYS_openat => (
                 "openat",
@@ -1777,76 +1819,6 @@ impl Call {
                     new: a[2],
                 },
             ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_open => (
-                "open",
-                Kind::Open {
-                    dirfd: cwd,
-                    path: a[0],
-                    flags: a[1] as i32,
-                    mode: a[2] as u32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_creat => (
-                "creat",
-                Kind::Open {
-                    dirfd: cwd,
-                    path: a[0],
-                    flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
-                    mode: a[1] as u32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_mkdir => (
-                "mkdir",
-                Kind::Mkdir {
-                    dirfd: cwd,
-                    path: a[0],
-                    mode: a[1] as u32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_mknod => (
-                "mknod",
-                Kind::Mknod {
-                    dirfd: cwd,
-                    path: a[0],
-                    mode: a[1] as u32,
-                    dev: a[2],
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_rename => (
-                "rename",
-                Kind::Rename {
-                    olddir: cwd,
-                    old: a[0],
-                    newdir: cwd,
-                    new: a[1],
-                    flags: 0,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_link => (
-                "link",
-                Kind::Link {
-                    olddir: cwd,
-                    old: a[0],
-                    newdir: cwd,
-                    new: a[1],
-                    flags: 0,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_symlink => (
-                "symlink",
-                Kind::Symlink {
-                    target: a[0],
-                    newdir: cwd,
-                    new: a[1],
-                },
-            ),
             libc::SYS_unlinkat => (
                 "unlinkat",
                 Kind::Unlink {
@@ -1883,52 +1855,6 @@ impl Call {
                     uid: a[2] as u32,
                     gid: a[3] as u32,
                     flags: a[4] as i32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_unlink | libc::SYS_rmdir => (
-                if nr == libc::SYS_unlink {
-                    "unlink"
-                } else {
-                    "rmdir"
-                },
-                Kind::Unlink {
-                    dirfd: cwd,
-                    path: a[0],
-                    flags: if nr == libc::SYS_rmdir {
-                        libc::AT_REMOVEDIR
-                    } else {
-                        0
-                    },
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_chmod => (
-                "chmod",
-                Kind::Chmod {
-                    dirfd: cwd,
-                    path: a[0],
-                    mode: a[1] as u32,
-                    flags: 0,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_chown | libc::SYS_lchown => (
-                if nr == libc::SYS_chown {
-                    "chown"
-                } else {
-                    "lchown"
-                },
-                Kind::Chown {
-                    dirfd: cwd,
-                    path: a[0],
-                    uid: a[1] as u32,
-                    gid: a[2] as u32,
-                    flags: if nr == libc::SYS_lchown {
-                        libc::AT_SYMLINK_NOFOLLOW
-                    } else {
-                        0
-                    },
                 },
             ),
             _ => return None,
@@ -2101,6 +2027,150 @@ mod tests {
 
     fn pats(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Each call older than the `*at` family decodes as the kernel runs it: its `*at`
+    /// twin from the working folder, with the flags its name implies, under its own name.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_calls_without_a_folder_argument_decode_as_their_at_twins() {
+        let cwd = libc::AT_FDCWD;
+        let a = [11, 22, 33, 44, 55, 66];
+        let call = |nr| Call::decode(nr, &a).unwrap();
+        let is = |nr, name, kind| assert_eq!(call(nr), Call { name, kind }, "{name}");
+        is(
+            libc::SYS_open,
+            "open",
+            Kind::Open {
+                dirfd: cwd,
+                path: 11,
+                flags: 22,
+                mode: 33,
+            },
+        );
+        let creating = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC;
+        is(
+            libc::SYS_creat,
+            "creat",
+            Kind::Open {
+                dirfd: cwd,
+                path: 11,
+                flags: creating,
+                mode: 22,
+            },
+        );
+        is(
+            libc::SYS_mkdir,
+            "mkdir",
+            Kind::Mkdir {
+                dirfd: cwd,
+                path: 11,
+                mode: 22,
+            },
+        );
+        is(
+            libc::SYS_mknod,
+            "mknod",
+            Kind::Mknod {
+                dirfd: cwd,
+                path: 11,
+                mode: 22,
+                dev: 33,
+            },
+        );
+        is(
+            libc::SYS_rename,
+            "rename",
+            Kind::Rename {
+                olddir: cwd,
+                old: 11,
+                newdir: cwd,
+                new: 22,
+                flags: 0,
+            },
+        );
+        is(
+            libc::SYS_link,
+            "link",
+            Kind::Link {
+                olddir: cwd,
+                old: 11,
+                newdir: cwd,
+                new: 22,
+                flags: 0,
+            },
+        );
+        is(
+            libc::SYS_symlink,
+            "symlink",
+            Kind::Symlink {
+                target: 11,
+                newdir: cwd,
+                new: 22,
+            },
+        );
+        is(
+            libc::SYS_unlink,
+            "unlink",
+            Kind::Unlink {
+                dirfd: cwd,
+                path: 11,
+                flags: 0,
+            },
+        );
+        let rmdir = libc::AT_REMOVEDIR;
+        is(
+            libc::SYS_rmdir,
+            "rmdir",
+            Kind::Unlink {
+                dirfd: cwd,
+                path: 11,
+                flags: rmdir,
+            },
+        );
+        is(
+            libc::SYS_chmod,
+            "chmod",
+            Kind::Chmod {
+                dirfd: cwd,
+                path: 11,
+                mode: 22,
+                flags: 0,
+            },
+        );
+        let chown = |flags| Kind::Chown {
+            dirfd: cwd,
+            path: 11,
+            uid: 22,
+            gid: 33,
+            flags,
+        };
+        is(libc::SYS_chown, "chown", chown(0));
+        is(libc::SYS_lchown, "lchown", chown(libc::AT_SYMLINK_NOFOLLOW));
+        // The twins themselves, with a folder argument and flags of their own.
+        is(
+            libc::SYS_renameat2,
+            "renameat2",
+            Kind::Rename {
+                olddir: 11,
+                old: 22,
+                newdir: 33,
+                new: 44,
+                flags: 55,
+            },
+        );
+        is(
+            libc::SYS_fchownat,
+            "fchownat",
+            Kind::Chown {
+                dirfd: 11,
+                path: 22,
+                uid: 33,
+                gid: 44,
+                flags: 55,
+            },
+        );
+        assert_eq!(Call::decode(libc::SYS_read, &a), None);
     }
 
     #[test]
