@@ -11,23 +11,12 @@ use std::time::{Duration, Instant};
 
 use crate::common::TestEnv;
 
-fn write_profile(env: &TestEnv, body: &str) {
-    let path = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, body).unwrap();
-}
-
 fn setup() -> (TestEnv, String) {
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.commit_file(&repo, "README", "app\n", "add README");
     let id = env.new_loop(&repo, "creation rules");
-    write_profile(
-        &env,
-        "[filesystem]\ndeny_create = [\"*.pem\", \".env*\", \"id_*\"]\n",
-    );
+    env.write_profile("[filesystem]\ndeny_create = [\"*.pem\", \".env*\", \"id_*\"]\n");
     (env, id)
 }
 
@@ -380,12 +369,12 @@ fn killing_the_supervisor_fails_closed() {
 #[test]
 fn a_bad_creation_rule_is_refused() {
     let (env, id) = setup();
-    write_profile(&env, "[filesystem]\ndeny_create = [\"certs/*.pem\"]\n");
+    env.write_profile("[filesystem]\ndeny_create = [\"certs/*.pem\"]\n");
     env.run(["run", &id, "--", "true"])
         .fails(1)
         .stderr_has("deny_create")
         .stderr_has("has a '/'");
-    write_profile(&env, "[filesystem]\ndeny_create = [\"*.pem\"]\n");
+    env.write_profile("[filesystem]\ndeny_create = [\"*.pem\"]\n");
     env.run(["run", &id, "--backend", "none", "--", "true"])
         .fails(3)
         .stderr_has("[filesystem]");

@@ -10,7 +10,7 @@ use std::fs;
 
 use crate::common::TestEnv;
 use crate::fscreate::verdict;
-use crate::fspolicy::{setup, write_profile};
+use crate::fspolicy::setup;
 
 /// Runs the Python `body` inside loop `id` (with `attempt(label, f)` printing `OK label`
 /// or `REFUSED label: why`); returns its stdout.
@@ -68,8 +68,7 @@ fn each_refused_write_and_read_is_one_event_with_its_rule() {
         ("notes.txt", "notes\n"),
         ("private/a.txt", "a\n"),
     ]);
-    write_profile(
-        &env,
+    env.write_profile(
         "[filesystem]\ndeny_write = [\"locked.txt\"]\ndeny_read = [\"secret.txt\", \"private/\"]\n",
     );
     let work = env.workdir(&id);
@@ -375,7 +374,7 @@ attempt("make", lambda: write("NAME"))
     verdict(&out, "usr", false);
     verdict(&out, "make", true);
     assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
-    write_profile(&env, "[filesystem]\ndeny_create = [\"*.pem\"]\n");
+    env.write_profile("[filesystem]\ndeny_create = [\"*.pem\"]\n");
     let out = inside(&env, &id, &body.replace("NAME", "made2.txt"));
     verdict(&out, "append", true);
     verdict(&out, "usr", false);

@@ -585,11 +585,7 @@ fn a_detached_agents_exit_and_time_limit_are_its_own() {
     // The agent's session is gone: a new detached agent starts.
     env.run(["down", &id]).ok();
 
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(profile.parent().unwrap()).unwrap();
-    fs::write(&profile, "[limits]\ntime = \"2s\"\n").unwrap();
+    env.write_profile("[limits]\ntime = \"2s\"\n");
     env.run(["agent", &id, "--detach", "--", "sleep"]).ok();
     // Within the agent's own 60 s: whatever the machine's load, only the limit ends it
     // sooner.
