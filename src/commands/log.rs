@@ -109,6 +109,11 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
             ),
             _ => e.to_string(),
         };
+        // A bounded kind's last event says that later ones were not recorded.
+        let detail = match e.get("more").and_then(|m| m.as_str()) {
+            Some(more) => format!("{detail} ({more})"),
+            None => detail,
+        };
         // Every field may hold what a sandbox chose (a proxy target, a command): shown
         // with its control characters visible, so none can rewrite the lines around it.
         writeln!(

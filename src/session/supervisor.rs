@@ -44,6 +44,10 @@ struct Shared {
     script: Option<String>,
     /// The agent's state, as `list` and `watch` read it from `locks/live/<id>.state`.
     state: Mutex<AgentState>,
+    /// The events written of the agent's state ([`set_state`]) and of refused state files
+    /// ([`watch_inside`]): each bounded per session, since what the sandbox writes decides
+    /// how many there are.
+    recorded: [Recorded; 2],
     /// The stdout of each attached terminal (by joined command), for the bell.
     attached: Mutex<Vec<(u64, OwnedFd)>>,
     notify: crate::config::schema::NotifySettings,
@@ -159,6 +163,7 @@ pub fn supervise(
             attached: 0,
         }),
         attached: Mutex::default(),
+        recorded: Default::default(),
         notify: config.settings().notify.clone(),
         agent_time: config.profile().time,
         services: config.profile().services.clone(),
@@ -904,7 +909,39 @@ fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
     if let Some(code) = code {
         event["code"] = json!(code);
     }
-    let _ = events::append(&shared.ws.loop_events(&shared.rec.id), "state", event);
+    record(shared, STATES, "state", event);
+}
+
+/// Which of [`Shared::recorded`] counts an event.
+const STATES: usize = 0;
+const REFUSED_STATES: usize = 1;
+/// Events of each kind written per session: an agent that rewrites its state file as fast
+/// as it is looked at cannot fill the disk with them.
+const MAX_RECORDED: u64 = 10_000;
+
+/// Appends `event` to the loop's events unless [`MAX_RECORDED`] of its kind were written
+/// in this session; the last one says so.
+fn record(shared: &Shared, which: usize, kind: &str, mut event: serde_json::Value) {
+    let Some(last) = shared.recorded[which].next(MAX_RECORDED) else {
+        return;
+    };
+    if last {
+        event["more"] = json!("further events of this kind in this session are not recorded");
+    }
+    let _ = events::append(&shared.ws.loop_events(&shared.rec.id), kind, event);
+}
+
+/// How many events of one kind a session wrote.
+#[derive(Default)]
+struct Recorded(AtomicU64);
+
+impl Recorded {
+    /// Counts one more: `None` when `max` were written already, else whether it is the
+    /// last that may be.
+    fn next(&self, max: u64) -> Option<bool> {
+        let n = self.0.fetch_add(1, Ordering::Relaxed);
+        (n < max).then_some(n + 1 == max)
+    }
 }
 
 /// Writes the state file, with the count of attached terminals.
@@ -928,17 +965,16 @@ fn watch_inside(shared: &Arc<Shared>) {
         if now != last {
             match &now {
                 Some(Inside::State((kind, code), _)) => set_state(shared, *kind, *code),
-                Some(Inside::Refused { why, .. }) => {
-                    let _ = events::append(
-                        &shared.ws.loop_events(&shared.rec.id),
-                        "violation",
-                        json!({
-                            "action": "agent-state",
-                            "target": super::state::inside_path_in_sandbox(&shared.rec.id),
-                            "reason": why,
-                        }),
-                    );
-                }
+                Some(Inside::Refused { why, .. }) => record(
+                    shared,
+                    REFUSED_STATES,
+                    "violation",
+                    json!({
+                        "action": "agent-state",
+                        "target": super::state::inside_path_in_sandbox(&shared.rec.id),
+                        "reason": why,
+                    }),
+                ),
                 None => {}
             }
         }
@@ -1312,5 +1348,17 @@ fn stop_services(shared: &Shared) {
             "service",
             json!({"name": name, "state": "stopped", "killed": !ended}),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recorded;
+
+    #[test]
+    fn events_of_a_kind_are_counted_up_to_their_bound_and_the_last_says_so() {
+        let r = Recorded::default();
+        let taken: Vec<Option<bool>> = (0..5).map(|_| r.next(3)).collect();
+        assert_eq!(taken, [Some(false), Some(false), Some(true), None, None]);
     }
 }
