@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -48,6 +48,9 @@ struct Shared {
     /// ([`watch_inside`]): each bounded per session, since what the sandbox writes decides
     /// how many there are.
     recorded: [Recorded; 2],
+    /// The latest state to tell the person, for [`notifier`] (a newer one replaces it).
+    notice: Mutex<Option<String>>,
+    notice_ready: Condvar,
     /// The stdout of each attached terminal (by joined command), for the bell.
     attached: Mutex<Vec<(u64, OwnedFd)>>,
     notify: crate::config::schema::NotifySettings,
@@ -164,6 +167,8 @@ pub fn supervise(
         }),
         attached: Mutex::default(),
         recorded: Default::default(),
+        notice: Mutex::default(),
+        notice_ready: Condvar::new(),
         notify: config.settings().notify.clone(),
         agent_time: config.profile().time,
         services: config.profile().services.clone(),
@@ -180,6 +185,10 @@ pub fn supervise(
     {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || watch_inside(&shared));
+    }
+    if shared.notify.enabled {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || notifier(&shared));
     }
     {
         let shared = Arc::clone(&shared);
@@ -901,9 +910,10 @@ fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
     }
     write_state(shared);
     let told = kind.notifies() && shared.notify.enabled;
-    if kind.notifies() {
+    if told {
         let label = shared.state.lock().expect("not poisoned").label();
-        notify(shared, &label);
+        *shared.notice.lock().expect("not poisoned") = Some(label);
+        shared.notice_ready.notify_one();
     }
     let mut event = json!({"state": kind.as_str(), "notified": told});
     if let Some(code) = code {
@@ -982,13 +992,37 @@ fn watch_inside(shared: &Arc<Shared>) {
     }
 }
 
+/// The shortest time between two notifications of a session: an agent that rewrites its
+/// state file as fast as it is looked at gets the person told at most this often, of its
+/// latest state.
+const NOTIFY_INTERVAL: Duration = Duration::from_secs(2);
+/// The longest a notification's command may run; it is ended then.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Tells the person each state [`set_state`] leaves in [`Shared::notice`], one at a time
+/// and at most every [`NOTIFY_INTERVAL`]: states that came meanwhile are replaced by the
+/// latest, so however often the sandbox changes its state the host runs one command at a
+/// time, and a bounded number of them.
+fn notifier(shared: &Arc<Shared>) {
+    loop {
+        let label = {
+            let mut pending = shared.notice.lock().expect("not poisoned");
+            loop {
+                if let Some(label) = pending.take() {
+                    break label;
+                }
+                pending = shared.notice_ready.wait(pending).expect("not poisoned");
+            }
+        };
+        notify(shared, &label);
+        std::thread::sleep(NOTIFY_INTERVAL);
+    }
+}
+
 /// Tells the person: the operator's `notify.command` with the loop's id, title and state
 /// as arguments (never through a shell), else `notify-send` where it exists; and a bell on
-/// every attached terminal. Nothing with `notify.enabled = false`.
-fn notify(shared: &Arc<Shared>, label: &str) {
-    if !shared.notify.enabled {
-        return;
-    }
+/// every attached terminal. The command is waited for, at most [`NOTIFY_TIMEOUT`].
+fn notify(shared: &Shared, label: &str) {
     for (_, out) in shared.attached.lock().expect("not poisoned").iter() {
         let _ = nix::unistd::write(out, b"\x07");
     }
@@ -1016,10 +1050,23 @@ fn notify(shared: &Arc<Shared>, label: &str) {
         }
     };
     cmd.stdin(std::process::Stdio::null());
-    std::thread::spawn(move || match cmd.status() {
-        Ok(_) => {}
-        Err(e) => eprintln!("git-loop: cannot notify: {e}"),
-    });
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!("git-loop: cannot notify: {e}");
+            return;
+        }
+    };
+    let until = Instant::now() + NOTIFY_TIMEOUT;
+    while matches!(child.try_wait(), Ok(None)) {
+        if Instant::now() >= until {
+            eprintln!("git-loop: the notification command ran past {NOTIFY_TIMEOUT:?}: ended");
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Lets go of the pages of program code the start touched (reading the config layers, the

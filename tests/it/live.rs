@@ -693,6 +693,31 @@ fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off(
                 "no bell on the attached terminal:\n{}",
                 term.screen()
             );
+            // The sandbox rewrites its state as fast as the session looks (forty changes):
+            // the person is told at most every two seconds, one command at a time, and
+            // of the latest state in the end.
+            let started = Instant::now();
+            sh(
+                &env,
+                &id,
+                &format!(
+                    "for i in $(seq 20); do printf 'done\\n' > {state_file}; sleep 0.12; printf 'needs-input\\n' > {state_file}; sleep 0.12; done; printf 'exited 5\\n' > {state_file}"
+                ),
+            )
+            .ok();
+            let last = format!("git loop: {id} exited 5|live loop|");
+            assert!(
+                wait_until(Duration::from_secs(30), || fs::read_to_string(&said)
+                    .is_ok_and(|s| s.lines().last() == Some(last.as_str()))),
+                "the last state was not told: {:?}",
+                fs::read_to_string(&said)
+            );
+            let told = fs::read_to_string(&said).unwrap().lines().count() - 1;
+            let bound = started.elapsed().as_secs() as usize / 2 + 1;
+            assert!(
+                (1..=bound).contains(&told),
+                "{told} notifications for the flood, more than {bound}"
+            );
         } else {
             // The session records the new state once it has told the person (or, as here,
             // decided not to): nothing can be started to tell them after that event.
