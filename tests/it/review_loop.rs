@@ -480,31 +480,64 @@ fn comments_survive_sync_to_a_second_workspace() {
     );
 }
 
+/// A workspace `a` synced with a bare notes remote (`url`), its loop `id` with one comment
+/// (`good`, "fine") pushed there, and a teammate's clone of the remote (`mate`) on the
+/// comments' branch.
+struct Teammate {
+    remote: tempfile::TempDir,
+    url: String,
+    a: TestEnv,
+    id: String,
+    good: String,
+    mate: std::path::PathBuf,
+}
+
+impl Teammate {
+    fn of_comments() -> Teammate {
+        let (remote, url) = notes_remote();
+        let a = TestEnv::new();
+        a.run(["init", "--notes", &url]).ok();
+        let (_repo, id) = proposing(&a);
+        let good = comment(&a, &id, "main.c:2", "fine");
+        a.run(["sync"]).ok();
+        let mate = remote.path().join("mate");
+        a.git(remote.path(), ["clone", "-q", &url, "mate"]);
+        a.git(
+            &mate,
+            [
+                "checkout",
+                "-q",
+                "-b",
+                "git-loop/comments",
+                "origin/git-loop/comments",
+            ],
+        );
+        Teammate {
+            remote,
+            url,
+            a,
+            id,
+            good,
+            mate,
+        }
+    }
+}
+
 /// A teammate pushes to the comments' branch what git loop would never write: a path
 /// with control characters, a file that is not a comment, a huge text. After sync, the
 /// good comments are shown, the rest is named and left out, and nothing reaches the
 /// terminal unescaped.
 #[test]
 fn what_a_teammate_pushes_to_the_comments_is_read_as_data() {
-    let (remote, url) = notes_remote();
-    let a = TestEnv::new();
-    a.run(["init", "--notes", &url]).ok();
-    let (_repo, id) = proposing(&a);
-    let good = comment(&a, &id, "main.c:2", "fine");
-    a.run(["sync"]).ok();
-    // The teammate's clone of the remote.
-    let mate = remote.path().join("mate");
-    a.git(remote.path(), ["clone", "-q", &url, "mate"]);
-    a.git(
-        &mate,
-        [
-            "checkout",
-            "-q",
-            "-b",
-            "git-loop/comments",
-            "origin/git-loop/comments",
-        ],
-    );
+    // The remote's folder lives as long as the binding.
+    let Teammate {
+        remote: _remote,
+        a,
+        id,
+        good,
+        mate,
+        ..
+    } = Teammate::of_comments();
     let dir = mate.join(&id);
     fs::create_dir_all(dir.join("abcdef")).unwrap();
     fs::write(
@@ -547,25 +580,15 @@ fn what_a_teammate_pushes_to_the_comments_is_read_as_data() {
 /// where it was; raised as the hint says, the same push comes in.
 #[test]
 fn a_comments_commit_over_the_object_limit_is_refused_by_sync() {
-    let (remote, url) = notes_remote();
-    let a = TestEnv::new();
-    a.run(["init", "--notes", &url]).ok();
-    let (_repo, id) = proposing(&a);
-    let good = comment(&a, &id, "main.c:2", "fine");
-    a.run(["sync"]).ok();
+    let Teammate {
+        remote,
+        url,
+        a,
+        id,
+        good,
+        mate,
+    } = Teammate::of_comments();
     let before = comments_branch(&a, &a.notes()).unwrap();
-    let mate = remote.path().join("mate");
-    a.git(remote.path(), ["clone", "-q", &url, "mate"]);
-    a.git(
-        &mate,
-        [
-            "checkout",
-            "-q",
-            "-b",
-            "git-loop/comments",
-            "origin/git-loop/comments",
-        ],
-    );
     let message = remote.path().join("message");
     fs::write(&message, "x".repeat(3 << 20)).unwrap();
     let message = message.to_str().unwrap();
