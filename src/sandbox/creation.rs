@@ -165,6 +165,17 @@ pub fn unavailable() -> Option<String> {
             std::io::Error::last_os_error()
         ));
     }
+    let (release, version) = kernel_version();
+    if version < (5, 14) {
+        return Some(format!(
+            "Linux {release} cannot hand a file to a process whose call it answers (SECCOMP_ADDFD_FLAG_SEND needs 5.14)"
+        ));
+    }
+    None
+}
+
+/// The running kernel's release and its (major, minor) version.
+fn kernel_version() -> (String, (u32, u32)) {
     let release = nix::sys::utsname::uname()
         .map(|u| u.release().to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -172,12 +183,16 @@ pub fn unavailable() -> Option<String> {
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|p| p.parse::<u32>().ok());
     let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if version < (5, 14) {
-        return Some(format!(
-            "Linux {release} cannot hand a file to a process whose call it answers (SECCOMP_ADDFD_FLAG_SEND needs 5.14)"
-        ));
-    }
-    None
+    (release, version)
+}
+
+/// Whether a process whose call the supervisor has received waits for the answer
+/// killable only (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`, Linux 5.19): no other signal
+/// can then interrupt the call between the file the supervisor installs in it and the
+/// answer, so the two can be separate steps (see [`send`]). Asked once per process.
+pub fn killable_wait() -> bool {
+    static KILLABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KILLABLE.get_or_init(|| kernel_version().1 >= (5, 19))
 }
 
 // Classic BPF, as the kernel's uapi spells it (linux/filter.h, linux/bpf_common.h).
@@ -352,18 +367,24 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
 }
 
 /// Between fork and exec, in the command's process: installs `prog` with a new listener
-/// and sends the listener over `sock`, then closes both. Returns 0, or the errno.
+/// (its calls waiting killable only once the supervisor has them when `killable`, which
+/// is [`killable_wait`], asked before the fork) and sends the listener over `sock`, then
+/// closes both. Returns 0, or the errno.
 ///
 /// # Safety
 /// Only system calls on memory the caller prepared; sound in a forked child.
-pub unsafe fn install_and_send(prog: &libc::sock_fprog, sock: RawFd) -> i32 {
+pub unsafe fn install_and_send(prog: &libc::sock_fprog, sock: RawFd, killable: bool) -> i32 {
     // bwrap set no_new_privs already; asking again costs nothing and makes the filter's
     // installation independent of that.
     libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    let mut flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    if killable {
+        flags |= libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    }
     let listener = libc::syscall(
         libc::SYS_seccomp,
         libc::SECCOMP_SET_MODE_FILTER,
-        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+        flags,
         prog as *const libc::sock_fprog,
     ) as i32;
     if listener < 0 {
@@ -1598,9 +1619,21 @@ fn send(listener: RawFd, id: u64, answer: Answer) {
         Answer::Value(v) => (v, 0),
         Answer::Errno(e) => (0, -e),
         Answer::Fd { fd, cloexec } => {
+            // Where the caller waits for the answer killable only (see [`killable_wait`]),
+            // the file is installed in it first and the answer sent once this process let
+            // go of its own copy: a copy kept past the answer holds the file open for
+            // writing while the caller goes on, and a file it writes, closes and runs at
+            // once would be "Text file busy". Elsewhere the answer goes with the file
+            // (FLAG_SEND), since a caller interrupted between the two would keep a file
+            // it never asked for.
+            let send = !killable_wait();
             let add = libc::seccomp_notif_addfd {
                 id,
-                flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+                flags: if send {
+                    libc::SECCOMP_ADDFD_FLAG_SEND as u32
+                } else {
+                    0
+                },
                 srcfd: fd.as_raw_fd() as u32,
                 newfd: 0,
                 newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
@@ -1614,12 +1647,14 @@ fn send(listener: RawFd, id: u64, answer: Answer) {
                     &add as *const libc::seccomp_notif_addfd,
                 )
             };
-            if r >= 0 {
-                return;
-            }
-            match errno() {
-                libc::ENOENT => return, // the caller is gone
-                e => (0, -e),           // EMFILE and the like: the caller's error
+            drop(fd);
+            match (r, send) {
+                (r, false) if r >= 0 => (i64::from(r), 0),
+                (r, true) if r >= 0 => return,
+                _ => match errno() {
+                    libc::ENOENT => return, // the caller is gone
+                    e => (0, -e),           // EMFILE and the like: the caller's error
+                },
             }
         }
     };
@@ -2418,7 +2453,7 @@ mod tests {
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             unsafe {
-                if install_and_send(&fprog, theirs.as_raw_fd()) != 0 {
+                if install_and_send(&fprog, theirs.as_raw_fd(), false) != 0 {
                     libc::_exit(10);
                 }
                 // Wait until the parent has closed the listener: then nobody listens.

@@ -1306,7 +1306,7 @@ echo END"#
             .lines()
             .filter(|l| l.starts_with(&format!("{cap}:")))
             .collect();
-        assert!(lines.len() >= 3, "{}", run.stdout);
+        assert!(lines.len() >= 3, "{}\nSTDERR:\n{}", run.stdout, run.stderr);
         for l in lines {
             assert!(l.ends_with("0000000000000000"), "capability gained: {l}");
         }
