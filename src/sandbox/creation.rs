@@ -189,7 +189,10 @@ fn kernel_version() -> (String, (u32, u32)) {
 /// Whether a process whose call the supervisor has received waits for the answer
 /// killable only (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`, Linux 5.19): no other signal
 /// can then interrupt the call between the file the supervisor installs in it and the
-/// answer, so the two can be separate steps (see [`send`]). Asked once per process.
+/// answer, so the two can be separate steps (see [`send`]). The price: a call that blocks
+/// while the supervisor makes it (opening a FIFO no one reads yet) holds the caller's
+/// other signals until it returns; a fatal one still ends it at once. Asked once per
+/// process.
 pub fn killable_wait() -> bool {
     static KILLABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *KILLABLE.get_or_init(|| kernel_version().1 >= (5, 19))
