@@ -3,6 +3,11 @@
 //! the sandbox's pid 1 (`git-loop __init`, see init.rs); and every filesystem refusal an
 //! event, seen by the same supervisor.
 //!
+//! Names of the built-in list (fspolicy.rs) not in the working tree when the run starts
+//! (`.envrc`, `.bashrc`) are refused in their folder only ([`Watch::places`]): the
+//! folder a call names is opened and known by its device and inode, whatever path
+//! reaches it ([`Supervisor::placed`]); only a name cheaply matching one of them costs that.
+//!
 //! Refusals as events. The kernel refuses a write to a read-only place (the system's
 //! folders, the origin's store, `.git/config`, a `deny_write` cover) without telling
 //! anyone, and a filter never sees a call's result. So where the kernel has the
@@ -440,6 +445,11 @@ pub struct Watch {
     /// Names refused when made, in every folder, with the rule that refuses each (the
     /// target of a link of the built-in list that points at nothing, `fspolicy::Deny::Made`).
     pub names: Vec<(String, String)>,
+    /// Names refused when made in one folder, as the sandbox names the name's place, with
+    /// the rule that refuses each: a file of the built-in list not in the working tree
+    /// when the run starts (`fspolicy::Deny::Absent`). Judged by the folder's device and
+    /// inode, whatever path reaches it.
+    pub places: Vec<(std::path::PathBuf, String)>,
 }
 
 impl Watch {
@@ -461,6 +471,10 @@ pub struct Supervisor {
     /// The pinned folders as files (device, inode) with their rules, found when the
     /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
     pin_ids: Vec<((u64, u64), String)>,
+    /// [`Watch::places`] as (the folder as a file (device, inode), the name, the rule),
+    /// found when the supervisor starts (a place whose folder is not there then is not
+    /// kept: `fspolicy::cover` names only places in folders that are).
+    place_ids: Vec<((u64, u64), Vec<u8>, String)>,
     /// A pipe to the host (non-blocking: a full pipe loses lines, never stops a call).
     pub report: Option<std::fs::File>,
     /// Lines written so far; at most [`MAX_REPORTED`].
@@ -694,6 +708,24 @@ fn dir_id(fd: &OwnedFd, name: &[u8]) -> Option<(u64, u64)> {
     (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR).then_some((st.st_dev, st.st_ino))
 }
 
+/// Whether anything (a link included, not followed) is called `name` in the folder `fd`
+/// is open on.
+fn exists(fd: &OwnedFd, name: &[u8]) -> bool {
+    let Ok(cname) = CString::new(name) else {
+        return false;
+    };
+    // SAFETY: fstatat fills the struct it is given; a NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::fstatat(
+            fd.as_raw_fd(),
+            cname.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) == 0
+    }
+}
+
 /// What `name` in the folder `fd` is open on is called in init's view (the caller's):
 /// `None` for `.` and `..`, which no rename moves.
 fn named(fd: &OwnedFd, name: &[u8]) -> Option<String> {
@@ -758,6 +790,46 @@ fn on_private_fs(fd: &OwnedFd) -> bool {
     matches!(st.f_type as i64, PROC | PIPEFS | ANON_INODE | SOCKFS)
 }
 
+/// Whether a file init opened on one of [`on_private_fs`]'s file systems is a file of
+/// procfs below the caller's own process (`/proc/TGID/...`: its thread group is the
+/// caller's) or below none (`/proc/meminfo`), which the caller may have as the kernel
+/// would open it. Not any other process's: init, as every process's ancestor, passes
+/// ptrace checks (Yama) a caller would not. A pipe, socket or anonymous inode cannot be
+/// told apart from init's own (reached through `/proc/1/fd/N`): never.
+fn callers_proc(fd: &OwnedFd, tgid: u32) -> bool {
+    const PROC: i64 = 0x9fa0;
+    // SAFETY: fstatfs fills the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) } != 0 || st.f_type as i64 != PROC {
+        return false;
+    }
+    let Ok(at) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
+        return false;
+    };
+    let Some(first) = at
+        .strip_prefix("/proc")
+        .ok()
+        .and_then(|rest| rest.components().next())
+    else {
+        return false;
+    };
+    let Some(pid) = first
+        .as_os_str()
+        .to_str()
+        .and_then(|p| p.parse::<u32>().ok())
+    else {
+        // Not below a process (`/proc/meminfo`, `/proc/sys/...`): no one's own.
+        return true;
+    };
+    // The thread group of `pid`, as /proc names it (a thread is a folder of its own too).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let group = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse::<u32>().ok());
+    group == Some(tgid) && tgid != 1
+}
+
 fn is_fifo(fd: &OwnedFd) -> bool {
     // SAFETY: fstat fills the struct it is given.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -807,12 +879,22 @@ impl Supervisor {
                 m.is_dir().then(|| ((m.dev(), m.ino()), rule.clone()))
             })
             .collect();
+        let place_ids = watch
+            .places
+            .iter()
+            .filter_map(|(p, rule)| {
+                let name = p.file_name()?.as_bytes().to_vec();
+                let m = std::fs::metadata(p.parent()?).ok()?;
+                m.is_dir().then(|| ((m.dev(), m.ino()), name, rule.clone()))
+            })
+            .collect();
         Supervisor {
             listener,
             patterns,
             watch,
             reported_now: false,
             pin_ids,
+            place_ids,
             report,
             reported: 0,
         }
@@ -902,6 +984,24 @@ impl Supervisor {
                 Answer::Gone
             };
         };
+        // A name of the list refused in its folder (`open` is judged where it makes its
+        // file, in `open`): the folder as the caller's path reaches it.
+        let replaces = matches!(call.kind, Kind::Rename { .. });
+        for (path, which) in call.made(&strings) {
+            if self.place_ids.is_empty() {
+                break;
+            }
+            let path = callers_path(path, tgid, caller.tid);
+            let base = match caller.base(call.dirfd(which), &path) {
+                Ok(b) => b,
+                Err(e) => return Answer::Errno(e),
+            };
+            if let Some(rule) = self.placed(dir_fd(&base), &path, replaces) {
+                let at = self.located(&caller, call.dirfd(which), &path);
+                self.report(&call, at.as_bytes(), &rule);
+                return Answer::Errno(libc::EPERM);
+            }
+        }
         let answer = self.act(&caller, &call, &strings, umask, tgid);
         if let Answer::Errno(e) = answer {
             if !self.reported_now {
@@ -971,7 +1071,43 @@ impl Supervisor {
 
     /// Whether any name is refused when made.
     fn names_judged(&self) -> bool {
-        !self.patterns.is_empty() || !self.watch.names.is_empty()
+        !self.patterns.is_empty() || !self.watch.names.is_empty() || !self.place_ids.is_empty()
+    }
+
+    /// The rule refusing to make the final name of `path` (relative to `base`) in the
+    /// folder it names ([`Watch::places`]), if one does. Only a name not there is made
+    /// (a call that would replace it, `rename`, is refused as well): an existing name's
+    /// `mkdir` gets EEXIST from the kernel, as `mkdir -p` expects. Nothing changes the
+    /// folder's entries meanwhile: every call that could comes to this thread.
+    fn placed(&self, base: RawFd, path: &[u8], replaces: bool) -> Option<String> {
+        let name = final_name(path);
+        if !self.place_ids.iter().any(|(_, n, _)| n == name) {
+            return None; // the common case: no folder opened
+        }
+        let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
+        let folder = &path[..trimmed - name.len()];
+        let folder = CString::new(if folder.is_empty() { b"." } else { folder }).ok()?;
+        let fd = open_raw(
+            base,
+            &folder,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )
+        .ok()?;
+        // SAFETY: fstat fills the struct it is given.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+            return None;
+        }
+        let id = (st.st_dev, st.st_ino);
+        let (_, _, rule) = self
+            .place_ids
+            .iter()
+            .find(|(at, n, _)| *at == id && n == name)?;
+        if !replaces && exists(&fd, name) {
+            return None;
+        }
+        Some(rule.clone())
     }
 
     /// The rule refusing to make the final name of `path`, if one does: a `deny_create`
@@ -1446,7 +1582,7 @@ impl Supervisor {
                     // this descriptor is the caller's, its O_NONBLOCK put back as asked.
                     // Opening again would wake the waiting reader with this open and
                     // leave the second waiting for a reader that is gone.
-                    Ok(fd) => return self.opened(fd, flags, &path),
+                    Ok(fd) => return self.opened(fd, flags, &path, tgid),
                     Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => {
                         // A FIFO without a reader, which the caller waits for.
                         return self.fifo(caller, base, cpath, flags, None);
@@ -1461,8 +1597,13 @@ impl Supervisor {
                 self.report_name(name, shown.as_bytes(), &rule);
                 return Answer::Errno(libc::EPERM);
             }
+            if let Some(rule) = self.placed(dir_fd(&base), &path, false) {
+                let at = self.located(caller, dirfd, &path);
+                self.report_name(name, at.as_bytes(), &rule);
+                return Answer::Errno(libc::EPERM);
+            }
             match open_raw(dir_fd(&base), &cpath, flags | libc::O_EXCL, mode) {
-                Ok(fd) => return self.opened(fd, flags, &path),
+                Ok(fd) => return self.opened(fd, flags, &path, tgid),
                 Err(libc::EEXIST) if !excl => {}
                 Err(e) => return Answer::Errno(e),
             }
@@ -1504,7 +1645,7 @@ impl Supervisor {
     }
 
     /// A file opened for the caller: checked, its `O_NONBLOCK` put back as asked.
-    fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8]) -> Answer {
+    fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8], tgid: u32) -> Answer {
         let judged = flags & libc::O_CREAT != 0 && self.names_judged();
         if on_private_fs(&fd) && !judged {
             // A file of /proc, reached through init's /proc/self or as the caller's own
@@ -1517,6 +1658,15 @@ impl Supervisor {
             // without one gets it as its controlling terminal, as it would have (init's
             // opens never take one: O_NOCTTY).
             return Answer::Continue;
+        }
+        if on_private_fs(&fd) && callers_proc(&fd, tgid) {
+            // A file of /proc of the caller's own (`echo 500 > /proc/self/oom_score_adj`)
+            // or of no process: opened as the kernel would for the caller, which has
+            // init's credentials and domain.
+            return Answer::Fd {
+                fd,
+                cloexec: flags & libc::O_CLOEXEC != 0,
+            };
         }
         if on_private_fs(&fd) {
             let shown = String::from_utf8_lossy(path).into_owned();
@@ -2047,6 +2197,11 @@ pub fn init_args(
         out.push(name.into());
         out.push(rule.into());
     }
+    for (place, rule) in &watch.places {
+        out.push("--deny-place".into());
+        out.push(place.into());
+        out.push(rule.into());
+    }
     if let Some(fd) = report_fd {
         out.push("--report-fd".into());
         out.push(fd.to_string().into());
@@ -2080,6 +2235,13 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
                 if let (Some(p), Some(r)) = (it.next(), it.next()) {
                     watch
                         .pins
+                        .push((p.into(), r.to_string_lossy().into_owned()));
+                }
+            }
+            b"--deny-place" => {
+                if let (Some(p), Some(r)) = (it.next(), it.next()) {
+                    watch
+                        .places
                         .push((p.into(), r.to_string_lossy().into_owned()));
                 }
             }
@@ -2173,6 +2335,7 @@ mod tests {
                 ".envrc.local".into(),
                 "mandatory: .envrc through a link".into(),
             )],
+            places: vec![("/loopat/x/.bashrc".into(), "mandatory: .bashrc".into())],
         };
         let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9));
         let mut with_rest = args.clone();

@@ -354,11 +354,18 @@ attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
 
 /// A process that made itself non-dumpable (as ssh-agent does) cannot have its memory
 /// read by pid 1: its writes are left to the kernel, which still refuses a read-only
-/// place, and its ordinary writes work; where a creation rule is set, an open that may
-/// make a name cannot be judged and is refused, its other writes still work.
+/// place, and its ordinary writes work; where a name is refused when made (a
+/// `deny_create` rule, or a file of the built-in list not in the working tree, as in
+/// most), a call that may make a name cannot be judged and is refused, its other writes
+/// still work.
 #[test]
 fn a_non_dumpable_process_writes_as_the_kernel_allows() {
     let (env, _repo, id) = setup(&[("README", "app\n")]);
+    // Every file of the list writable: no name is judged.
+    write_profile(
+        &env,
+        "[filesystem]\nallow_write = [\".bashrc\", \".bash_profile\", \".zshrc\", \".zprofile\", \".profile\", \".ripgreprc\", \".gitconfig\", \".gitmodules\", \".mcp.json\", \".envrc\", \".pre-commit-config.yaml\"]\n",
+    );
     let body = r#"
 import ctypes
 assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
@@ -375,15 +382,155 @@ attempt("make", lambda: write("NAME"))
     verdict(&out, "usr", false);
     verdict(&out, "make", true);
     assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
-    write_profile(&env, "[filesystem]\ndeny_create = [\"*.pem\"]\n");
-    let out = inside(&env, &id, &body.replace("NAME", "made2.txt"));
-    verdict(&out, "append", true);
-    verdict(&out, "usr", false);
-    verdict(&out, "make", false);
+    for (profile, name) in [
+        ("[filesystem]\ndeny_create = [\"*.pem\"]\n", "made2.txt"),
+        ("", "made3.txt"),
+    ] {
+        write_profile(&env, profile);
+        let out = inside(&env, &id, &body.replace("NAME", name));
+        verdict(&out, "append", true);
+        verdict(&out, "usr", false);
+        verdict(&out, "make", false);
+    }
     let work = env.workdir(&id);
     assert_eq!(
         fs::read_to_string(work.join("README")).unwrap(),
-        "app\ny\ny\n"
+        "app\ny\ny\ny\n"
     );
     assert!(work.join("made.txt").is_file() && !work.join("made2.txt").exists());
+    assert!(!work.join("made3.txt").exists());
+}
+
+/// A file of the built-in list that is not in the working tree when the run starts
+/// (`.envrc`, `.bashrc`, `.mcp.json`, ...) cannot be made there during the run: not by
+/// `open`, `rename`, `link`, `symlink`, `mkdir` or `mknod`, by any path reaching the tree's
+/// root (`sub/..`, `/proc/self/cwd`, its absolute path, a folder descriptor, a link
+/// pointing there); each refusal is one event naming the rule. The twins: names that
+/// are not the list's, a folder of the list that stands in already (`mkdir -p .vscode`),
+/// the same names below the root (the gate flags those: gate.rs), and the names the
+/// profile's `allow_write` gives.
+#[test]
+fn a_file_of_the_list_not_there_cannot_be_made() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let work = env.workdir(&id);
+    let body = format!(
+        r#"
+import stat
+os.mkdir("sub")
+def excl(path):
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+def renamed():
+    write("tmp.txt")
+    os.rename("tmp.txt", ".mcp.json")
+def at_dirfd():
+    d = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.close(os.open(".gitconfig", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
+    finally:
+        os.close(d)
+def through_link():
+    os.symlink("../.envrc", "sub/l")
+    write("sub/l")
+attempt("open", lambda: write(".envrc"))
+attempt("excl", lambda: excl(".bashrc"))
+attempt("rename", renamed)
+attempt("link", lambda: os.link("README", ".gitmodules"))
+attempt("symlink", lambda: os.symlink("README", ".profile"))
+attempt("mkdir", lambda: os.mkdir(".zshrc"))
+attempt("mknod", lambda: os.mknod(".ripgreprc", stat.S_IFIFO | 0o644))
+attempt("dotdot", lambda: write("sub/../.envrc"))
+attempt("proc-cwd", lambda: write("/proc/self/cwd/.envrc"))
+attempt("absolute", lambda: write("/loopat/loop/{id}/workdir/.pre-commit-config.yaml"))
+attempt("dirfd", at_dirfd)
+attempt("through-link", through_link)
+attempt("neighbour", lambda: write(".envrc.example"))
+attempt("nested", lambda: write("sub/.envrc"))
+attempt("vscode", lambda: os.makedirs(".vscode", exist_ok=True))
+attempt("rename-neighbour", lambda: os.rename("tmp.txt", "moved.txt"))
+"#
+    );
+    let out = inside(&env, &id, &body);
+    for (label, allowed) in [
+        ("open", false),
+        ("excl", false),
+        ("rename", false),
+        ("link", false),
+        ("symlink", false),
+        ("mkdir", false),
+        ("mknod", false),
+        ("dotdot", false),
+        ("proc-cwd", false),
+        ("absolute", false),
+        ("dirfd", false),
+        ("through-link", false),
+        ("neighbour", true),
+        ("nested", true),
+        ("vscode", true),
+        ("rename-neighbour", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    assert!(
+        out.contains("REFUSED open: Operation not permitted"),
+        "{out}"
+    );
+    for name in [
+        ".envrc",
+        ".bashrc",
+        ".mcp.json",
+        ".gitmodules",
+        ".profile",
+        ".zshrc",
+        ".ripgreprc",
+        ".pre-commit-config.yaml",
+        ".gitconfig",
+    ] {
+        assert!(
+            fs::symlink_metadata(work.join(name)).is_err(),
+            "{name} was made"
+        );
+    }
+    assert!(work.join("sub/.envrc").is_file() && work.join("moved.txt").is_file());
+    let lines = refusals(&env, &id);
+    for (call, path, rule) in [
+        ("(open", "/.bashrc", "mandatory: .bashrc"),
+        ("(rename", "/.mcp.json", "mandatory: .mcp.json"),
+        ("(link", "/.gitmodules", "mandatory: .gitmodules"),
+        ("(symlink", "/.profile", "mandatory: .profile"),
+        ("(mkdir", "/.zshrc", "mandatory: .zshrc"),
+        ("(mknod", "/.ripgreprc", "mandatory: .ripgreprc"),
+        ("(open", "/.gitconfig", "mandatory: .gitconfig"),
+        (
+            "(open",
+            "/.pre-commit-config.yaml",
+            "mandatory: .pre-commit-config.yaml",
+        ),
+    ] {
+        one_line(
+            &lines,
+            &["filesystem-write", &format!("workdir{path} "), rule, call],
+        );
+    }
+    // `.envrc`: by name, through `sub/..`, `/proc/self/cwd` and the link.
+    let envrc = lines
+        .iter()
+        .filter(|l| l.contains("workdir/.envrc ") && l.contains("mandatory: .envrc"))
+        .count();
+    assert_eq!(envrc, 4, "{}", lines.join("\n"));
+    assert_eq!(lines.len(), 12, "{}", lines.join("\n"));
+    env.run(["show", &id, "--mounts"])
+        .ok()
+        .stdout_has(&format!("/loopat/loop/{id}/workdir/.envrc"))
+        .stdout_has("refused when made (mandatory: .envrc)");
+    // With the profile's word, `.envrc` is made; `.bashrc` still is not.
+    write_profile(&env, "[filesystem]\nallow_write = [\".envrc\"]\n");
+    let out = inside(
+        &env,
+        &id,
+        "attempt(\"envrc\", lambda: write(\".envrc\"))\nattempt(\"bashrc\", lambda: write(\".bashrc\"))\n",
+    );
+    verdict(&out, "envrc", true);
+    verdict(&out, "bashrc", false);
+    assert_eq!(fs::read_to_string(work.join(".envrc")).unwrap(), "x\n");
+    assert!(!work.join(".bashrc").exists());
 }
