@@ -534,3 +534,113 @@ attempt("rename-neighbour", lambda: os.rename("tmp.txt", "moved.txt"))
     assert_eq!(fs::read_to_string(work.join(".envrc")).unwrap(), "x\n");
     assert!(!work.join(".bashrc").exists());
 }
+
+/// The calls that change a file without writing it are events too when refused: on a
+/// descriptor (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`, done on the caller's very
+/// open file), its extended attributes by path, and its times where a per-path rule
+/// covers it (once a file a run: a read-only mount's refused times are ordinary work,
+/// git's on the origin's objects at each commit, and are not recorded). The twins: the
+/// same calls on the loop's own files work and record nothing.
+#[test]
+fn changes_by_descriptor_attributes_and_times_are_events() {
+    let (env, _repo, id) = setup(&[
+        ("locked.txt", "locked\n"),
+        ("stamped.txt", "stamped\n"),
+        ("notes.txt", "notes\n"),
+    ]);
+    write_profile(
+        &env,
+        "[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n",
+    );
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import subprocess
+def on_fd(path, f, flags=os.O_RDONLY):
+    fd = os.open(path, flags)
+    try:
+        f(fd)
+    finally:
+        os.close(fd)
+attempt("fchmod-usr", lambda: on_fd("/usr/bin/env", lambda fd: os.fchmod(fd, 0o700)))
+attempt("fchown-locked", lambda: on_fd("locked.txt", lambda fd: os.fchown(fd, os.getuid(), os.getgid())))
+attempt("fsetxattr-locked", lambda: on_fd("locked.txt", lambda fd: os.setxattr(fd, "user.x", b"1")))
+attempt("setxattr-locked", lambda: os.setxattr("locked.txt", "user.y", b"1"))
+attempt("removexattr-locked", lambda: os.removexattr("locked.txt", "user.z"))
+attempt("times-locked", lambda: os.utime("locked.txt", (0, 0)))
+attempt("times-locked-again", lambda: os.utime("locked.txt"))
+attempt("futimens-stamped", lambda: on_fd("stamped.txt", lambda fd: os.utime(fd, (5, 5))))
+attempt("times-usr", lambda: os.utime("/usr/bin/env"))
+attempt("fchmod-own", lambda: on_fd("notes.txt", lambda fd: os.fchmod(fd, 0o600)))
+attempt("ftruncate-own", lambda: on_fd("notes.txt", lambda fd: os.ftruncate(fd, 3), os.O_RDWR))
+attempt("setxattr-own", lambda: os.setxattr("notes.txt", "user.k", b"v"))
+attempt("fsetxattr-own", lambda: on_fd("notes.txt", lambda fd: os.setxattr(fd, "user.f", b"w")))
+attempt("removexattr-own", lambda: os.removexattr("notes.txt", "user.k"))
+attempt("times-own", lambda: os.utime("notes.txt", (7, 7)))
+attempt("futimens-own", lambda: on_fd("notes.txt", lambda fd: os.utime(fd, (9, 9))))
+def check():
+    st = os.stat("notes.txt")
+    assert (oct(st.st_mode & 0o777), st.st_size, int(st.st_mtime)) == ("0o600", 3, 9), st
+    assert os.getxattr("notes.txt", "user.f") == b"w"
+    assert "user.k" not in os.listxattr("notes.txt")
+attempt("own-changed", check)
+def commit():
+    r = subprocess.run(["sh", "-c", "echo more >> notes.txt && git add notes.txt && git commit -q -m n && git commit -q --allow-empty -m again"], capture_output=True, text=True)
+    if r.returncode:
+        raise OSError(0, r.stderr)
+attempt("commit", commit)
+"#,
+    );
+    for (label, allowed) in [
+        ("fchmod-usr", false),
+        ("fchown-locked", false),
+        ("fsetxattr-locked", false),
+        ("setxattr-locked", false),
+        ("removexattr-locked", false),
+        ("times-locked", false),
+        ("times-locked-again", false),
+        ("futimens-stamped", false),
+        ("times-usr", false),
+        ("fchmod-own", true),
+        ("ftruncate-own", true),
+        ("setxattr-own", true),
+        ("fsetxattr-own", true),
+        ("removexattr-own", true),
+        ("times-own", true),
+        ("futimens-own", true),
+        ("own-changed", true),
+        ("commit", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/usr/bin/env",
+            "read-only: /usr",
+            "(fchmod",
+        ],
+    );
+    for (call, file) in [
+        ("(fchown", "/locked.txt"),
+        ("(fsetxattr", "/locked.txt"),
+        ("(setxattr", "/locked.txt"),
+        ("(removexattr", "/locked.txt"),
+        ("(utimensat", "/locked.txt"),
+        ("(utimensat", "/stamped.txt"),
+    ] {
+        let rule = format!("deny_write: {}", &file[1..]);
+        one_line(&lines, &["filesystem-write", file, &rule, call]);
+    }
+    assert_eq!(lines.len(), 7, "{}", lines.join("\n"));
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join("locked.txt")).unwrap(),
+        "locked\n"
+    );
+    use std::os::unix::fs::MetadataExt;
+    assert_ne!(fs::metadata(work.join("stamped.txt")).unwrap().mtime(), 5);
+}

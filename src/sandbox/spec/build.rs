@@ -226,6 +226,12 @@ fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
             .filter(|c| c.deny == Deny::Absent && opts.mode.writable())
             .map(|c| (c.inside.clone(), c.rule.clone()))
             .collect(),
+        covers: opts
+            .fs_cover
+            .iter()
+            .filter(|c| matches!(c.deny, Deny::Write | Deny::Read | Deny::Create))
+            .map(|c| c.inside.clone())
+            .collect(),
     }
 }
 
