@@ -103,6 +103,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
 use super::fspolicy::component_matches;
+use super::refusals::{Refusal, MAX_REPORTED};
 
 /// The final component of `path`: what a call that makes a name there makes. Trailing
 /// `/` are ignored (`mkdir("key.pem/")` makes `key.pem`).
@@ -505,10 +506,6 @@ pub struct Supervisor {
     times_reported: std::collections::HashSet<String>,
 }
 
-/// At most this many refusals are reported per run by the supervisor (the host bounds
-/// what it records again, never trusting this).
-pub const MAX_REPORTED: usize = 1000;
-
 /// What the supervisor answers a notification with.
 enum Answer {
     Value(i64),
@@ -884,31 +881,6 @@ fn is_fifo(fd: &OwnedFd) -> bool {
     unsafe {
         libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO
     }
-}
-
-/// One refusal, as the host reads it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Refusal {
-    /// The call (`openat`, `rename`, ...).
-    pub call: String,
-    /// The name refused, as the caller gave it, made absolute where its folder is known.
-    pub path: String,
-    /// `deny_create: *.pem`, or why the call could not be judged; empty where the kernel
-    /// refused (the host names the rule from the path: it knows the view).
-    #[serde(default)]
-    pub rule: String,
-    /// `read` or `write` (a line without it is a write: a creation).
-    #[serde(default)]
-    pub access: String,
-    /// The kernel's error (`Read-only file system`), where the kernel refused.
-    #[serde(default)]
-    pub error: String,
-    /// Its number (0: the supervisor's own refusal).
-    #[serde(default)]
-    pub errno: i32,
-    /// What a refused `rename` or `link` moved or linked.
-    #[serde(default)]
-    pub from: String,
 }
 
 impl Supervisor {
@@ -2734,10 +2706,29 @@ mod tests {
         with_rest.extend(["--".into(), "--deny-create".into(), "--watch-reads".into()]);
         assert_eq!(
             parse_init_args(&with_rest),
-            (pats(&["*.pem", "id_*"]), watch, Some(9))
+            (pats(&["*.pem", "id_*"]), watch.clone(), Some(9))
         );
         let none = init_args(&[], &Watch::default(), None);
         assert!(none.is_empty());
+        // What the filter sends follows what is watched.
+        assert_eq!(
+            watch.sent(),
+            Sent {
+                writes: true,
+                reads: true
+            }
+        );
+        let writes = Watch {
+            writes: true,
+            ..Watch::default()
+        };
+        assert_eq!(
+            writes.sent(),
+            Sent {
+                writes: true,
+                reads: false
+            }
+        );
     }
 
     /// The filter's verdict for a call, by the interpreter the base filter's tests use,

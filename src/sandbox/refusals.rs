@@ -4,7 +4,34 @@
 //! supervisor wrote is taken but its known fields, each bounded; the supervisor runs
 //! inside the sandbox, so its lines are read as the sandbox's.
 
-use super::creation::{Refusal, MAX_REPORTED};
+/// One refusal, as the supervisor writes it and the host reads it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Refusal {
+    /// The call (`openat`, `rename`, ...).
+    pub call: String,
+    /// The name refused, as the caller gave it, made absolute where its folder is known.
+    pub path: String,
+    /// `deny_create: *.pem`, or why the call could not be judged; empty where the kernel
+    /// refused (the host names the rule from the path: it knows the view).
+    #[serde(default)]
+    pub rule: String,
+    /// `read` or `write` (a line without it is a write: a creation).
+    #[serde(default)]
+    pub access: String,
+    /// The kernel's error (`Read-only file system`), where the kernel refused.
+    #[serde(default)]
+    pub error: String,
+    /// Its number (0: the supervisor's own refusal).
+    #[serde(default)]
+    pub errno: i32,
+    /// What a refused `rename` or `link` moved or linked.
+    #[serde(default)]
+    pub from: String,
+}
+
+/// At most this many refusals are reported per run by the supervisor (the host bounds
+/// what it records again, never trusting this).
+pub const MAX_REPORTED: usize = 1000;
 
 /// Names the rule behind a refusal the kernel made, from the run's view (the host's
 /// own record of it, never the sandbox's word): the paths the per-path policy covers,
@@ -22,7 +49,7 @@ impl RuleMap {
 
     /// The map of a view: its mounts in order (a later one at the same place replaces an
     /// earlier), then the per-path policy's covers.
-    fn of_view(mounts: &[super::spec::Mount], fs_policy: &[super::fspolicy::Covered]) -> Self {
+    pub fn of_view(mounts: &[super::spec::Mount], fs_policy: &[super::fspolicy::Covered]) -> Self {
         use super::fspolicy::Deny;
         use super::spec::Mount;
         let mut places = Vec::new();
@@ -432,6 +459,11 @@ mod tests {
             assert_eq!(last["action"], "filesystem");
             assert!(last["reason"].as_str().unwrap().starts_with(text), "{last}");
         }
+        // Exactly as many as kept: no line about more.
+        let events = tmp.path().join("exact.jsonl");
+        let (n, got) = read(5, &events);
+        assert_eq!((n, got.len()), (5, 5));
+        assert!(got.iter().all(|e| e.get("dropped").is_none()));
         // Each field is bounded.
         let long = tmp.path().join("long");
         let path = format!("/w/{}", "p".repeat(1000));
