@@ -146,5 +146,5 @@ esac
 echo "runs:                  $runs each, alternating; load (1 min) at each round: ${loads[*]}"
 [ -n "$base_bin" ] && echo "base (no supervisor):  $(awk -v v="$a" 'BEGIN{printf "%.2f s", v/1e6}') (median)"
 echo "watch (no rule):       $(awk -v v="$b" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rw[@]}")x"
-echo "rules (create, read):  $(awk -v v="$c" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rr[@]}")x"
+echo "rules:                 $(awk -v v="$c" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rr[@]}")x"
 echo "all (s, base/watch/rules): $(for i in "${!base_t[@]}"; do awk -v a="${base_t[$i]}" -v b="${watch_t[$i]}" -v c="${rules_t[$i]}" 'BEGIN{printf "%.1f/%.1f/%.1f ", a/1e6, b/1e6, c/1e6}'; done)"
