@@ -1172,6 +1172,19 @@ mod tests {
         assert!(!allowed
             .iter()
             .any(|c| c.rel == Path::new(".envrc") || c.rel.starts_with(".github")));
+        // What stands in the way is a link anywhere, or a file before the end; a file at
+        // the end is the entry itself, and nothing absent blocks.
+        std::fs::create_dir_all(w.join("d/e")).unwrap();
+        std::fs::write(w.join("d/f"), "x").unwrap();
+        std::os::unix::fs::symlink("nowhere", w.join("d/l")).unwrap();
+        let t = tree(&w, "/in/w");
+        let blocked = |rel: &str| first_blocked(&t, Path::new(rel), &Looks::default());
+        assert_eq!(blocked("d/f"), None);
+        assert_eq!(blocked("d/f/x"), Some(PathBuf::from("d/f")));
+        assert_eq!(blocked("d/l"), Some(PathBuf::from("d/l")));
+        assert_eq!(blocked("d/l/x"), Some(PathBuf::from("d/l")));
+        assert_eq!(blocked("d/e/x"), None);
+        assert_eq!(blocked("d/absent/f"), None);
         // Without the supervisor a run needing it is refused, naming what and how.
         let why = unenforced(&got, Some("no notify")).unwrap();
         assert!(
