@@ -25,6 +25,145 @@ pub struct Fds {
     pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
     /// The write end of the pipe on which the creation supervisor reports refusals.
     pub report: Option<i32>,
+    /// The descriptor mounts the spawner lays itself before bwrap starts ([`laid`]), by
+    /// their path inside: bwrap is not asked to bind them.
+    pub laid: std::collections::BTreeSet<std::path::PathBuf>,
+}
+
+/// A descriptor mount (`Confined`, `OwnFile`) the spawner makes itself instead of bwrap,
+/// in a mount namespace of its own, before bwrap starts (spawn.rs): the descriptor's file
+/// or folder bound onto itself, where it stands below a folder the spec binds by path.
+/// bwrap's binds are recursive, so the bind of that folder carries it to the same place
+/// inside. bwrap reads the whole mount table back after every bind it makes, so each bind
+/// it is spared saves it that read (BENCHMARKS.md: about a millisecond for the twenty of
+/// a fresh loop). Nothing is weaker: the mount is of the descriptor the host opened, on the
+/// very file or folder the descriptor holds (not on a path resolved later), read-only where
+/// the spec says so, `nosuid` and `nodev` as bwrap makes its own; and the spawner checks,
+/// after its mounts and before exec'ing bwrap, that the carrier's path leads, without a
+/// link, to each one's mount (spawn.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Laid {
+    pub inside: std::path::PathBuf,
+    pub rw: bool,
+    /// The host folder bwrap binds by path that carries the mount, and the path below it.
+    pub carrier: std::path::PathBuf,
+    pub rel: std::path::PathBuf,
+}
+
+/// The descriptor mounts of `mounts` the spawner can lay itself with the same view as
+/// bwrap would build ([`Laid`]), in the spec's order. One is laid where:
+/// - the last mount before it whose inside holds its path, descriptor mounts and
+///   remounts aside, is a
+///   `Bind` of the host folder that holds its source at the same relative path (the
+///   carrier), and no other bind by path has a source holding it (that view would carry
+///   it too);
+/// - no mount bwrap makes after the carrier lies on the way to it (it would hide the laid
+///   mount, or be hidden by it in bwrap's order: one before it below its path), nor one
+///   at its path after it (a `--remount-ro` of another path is no mount of its own);
+/// - its path inside is no other laid mount's.
+///
+/// Laid mounts of one carrier keep the spec's order among themselves: the spawner lays
+/// them last first, each bound onto the file or folder of the host's own mount, so one
+/// laid later below an earlier one is carried by the earlier one's recursive bind, and one
+/// laid later above an earlier one hides it, as in bwrap.
+pub fn laid(mounts: &[Mount]) -> Vec<Laid> {
+    use std::path::{Component, Path};
+    let clean = |p: &Path| {
+        p.components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::RootDir))
+    };
+    // Each descriptor mount with its carrier's index.
+    let mut found: Vec<(usize, usize, Laid)> = Vec::new();
+    for (i, m) in mounts.iter().enumerate() {
+        let (root, rel, inside, rw) = match m {
+            Mount::Confined {
+                root,
+                rel,
+                inside,
+                rw,
+                ..
+            } => (root, rel, inside, *rw),
+            Mount::OwnFile {
+                root, rel, inside, ..
+            } => (root, rel, inside, false),
+            _ => continue,
+        };
+        let source = root.join(rel);
+        if !clean(&source) || !clean(inside) {
+            continue;
+        }
+        // Descriptor mounts on the way are looked through: laid too, with this carrier,
+        // or they are bwrap's and meet this one (below).
+        let carrier = mounts[..i].iter().enumerate().rev().find(|(_, b)| {
+            let on_the_way = inside.starts_with(b.inside()) && inside != b.inside();
+            on_the_way
+                && !matches!(
+                    b,
+                    Mount::Confined { .. } | Mount::OwnFile { .. } | Mount::RemountRo { .. }
+                )
+        });
+        let Some((
+            j,
+            Mount::Bind {
+                host,
+                inside: at,
+                optional: false,
+                ..
+            },
+        )) = carrier
+        else {
+            continue;
+        };
+        let below = inside.strip_prefix(at).expect("the carrier holds it");
+        if host.join(below) != source || !clean(host) {
+            continue;
+        }
+        let elsewhere = mounts.iter().enumerate().any(|(k, b)| {
+            k != j && matches!(b, Mount::Bind { host, .. } if source.starts_with(host))
+        });
+        if elsewhere {
+            continue;
+        }
+        found.push((
+            i,
+            j,
+            Laid {
+                inside: inside.clone(),
+                rw,
+                carrier: host.clone(),
+                rel: below.to_path_buf(),
+            },
+        ));
+    }
+    // What bwrap still makes after each one's carrier must not meet it (see above); a
+    // descriptor mount of another carrier, or none, counts as bwrap's.
+    let meets = |(i, j, d): &(usize, usize, Laid), found: &[(usize, usize, Laid)]| {
+        mounts.iter().enumerate().skip(j + 1).any(|(k, m)| {
+            if k == *i || found.iter().any(|(f, c, _)| *f == k && c == j) {
+                return false;
+            }
+            let at = m.inside();
+            match m {
+                Mount::RemountRo { .. } => at == d.inside,
+                _ => d.inside.starts_with(at) || (k < *i && at.starts_with(&d.inside)),
+            }
+        }) || found
+            .iter()
+            .any(|(f, _, other)| f != i && other.inside == d.inside)
+    };
+    loop {
+        let before = found.len();
+        let kept: Vec<_> = found
+            .iter()
+            .filter(|f| !meets(f, &found))
+            .cloned()
+            .collect();
+        found = kept;
+        if found.len() == before {
+            break;
+        }
+    }
+    found.into_iter().map(|(_, _, d)| d).collect()
 }
 
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
@@ -139,6 +278,8 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push(inside.clone().into());
             }
         }
+        Mount::Confined { inside, .. } | Mount::OwnFile { inside, .. }
+            if fds.laid.contains(inside) => {}
         Mount::Confined { inside, rw, .. } => {
             if let Some(fd) = fds.files.get(inside) {
                 a.push(if *rw { "--bind-fd" } else { "--ro-bind-fd" }.into());
@@ -959,6 +1100,143 @@ mod tests {
             "status",
         ];
         assert_eq!(argv, expected);
+    }
+
+    fn confined(root: &str, rel: &str, inside: &str, rw: bool) -> Mount {
+        Mount::Confined {
+            root: root.into(),
+            rel: rel.into(),
+            inside: inside.into(),
+            rw,
+            optional: false,
+            expect: None,
+        }
+    }
+
+    fn insides(laid: &[Laid]) -> Vec<&str> {
+        laid.iter().map(|l| l.inside.to_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn descriptors_below_a_folder_bound_by_path_are_laid_in_order_with_their_carrier() {
+        let m = vec![
+            Mount::bind("/ws/loops/x/workdir", "/in/w", true),
+            confined("/ws/loops/x", "workdir/.git", "/in/w/.git", true),
+            Mount::OwnFile {
+                root: "/ws/loops/x".into(),
+                rel: "workdir/.git/config".into(),
+                inside: "/in/w/.git/config".into(),
+                content: String::new(),
+            },
+            confined("/ws/loops/x", "workdir/.vscode", "/in/w/.vscode", false),
+            // Not below the carrier's source at the same path: bwrap binds it.
+            confined("/elsewhere", "grant", "/in/w/grant", false),
+            // No carrier at all: bwrap binds it.
+            confined("/", "home/me/grant", "/home/me/grant", true),
+            Mount::RemountRo { inside: "/".into() },
+        ];
+        let laid = laid(&m);
+        assert_eq!(
+            insides(&laid),
+            ["/in/w/.git", "/in/w/.git/config", "/in/w/.vscode"]
+        );
+        assert_eq!(
+            laid[1],
+            Laid {
+                inside: "/in/w/.git/config".into(),
+                rw: false,
+                carrier: "/ws/loops/x/workdir".into(),
+                rel: ".git/config".into(),
+            }
+        );
+        assert!(laid[0].rw && !laid[2].rw);
+        // bwrap is not asked to bind what is laid; it still binds the rest by descriptor.
+        let fds = Fds {
+            files: [
+                ("/in/w/.git", 5),
+                ("/in/w/.git/config", 6),
+                ("/in/w/.vscode", 7),
+                ("/in/w/grant", 8),
+                ("/home/me/grant", 9),
+            ]
+            .into_iter()
+            .map(|(p, fd)| (PathBuf::from(p), fd))
+            .collect(),
+            laid: laid.iter().map(|l| l.inside.clone()).collect(),
+            ..Default::default()
+        };
+        let mut a = Vec::new();
+        for mount in &m {
+            mount_args(&mut a, mount, &fds);
+        }
+        assert_eq!(
+            strings(a).join(" "),
+            "--bind /ws/loops/x/workdir /in/w --ro-bind-fd 8 /in/w/grant \
+             --bind-fd 9 /home/me/grant --remount-ro /"
+        );
+    }
+
+    #[test]
+    fn nothing_is_laid_where_bwraps_own_mounts_would_meet_it() {
+        let carrier = Mount::bind("/ws/w", "/in/w", true);
+        let cover = confined("/ws", "w/a/b", "/in/w/a/b", false);
+        // A mount on the way after the carrier: it would hide what was laid.
+        let on_the_way = Mount::Tmpfs {
+            inside: "/in/w/a".into(),
+            size: None,
+            ro: false,
+        };
+        assert!(laid(&[carrier.clone(), on_the_way.clone(), cover.clone()]).is_empty());
+        assert!(laid(&[carrier.clone(), cover.clone(), on_the_way]).is_empty());
+        // One below it before it: bwrap's order hides that one under the cover.
+        let below = Mount::ro("/x", "/in/w/a/b/c");
+        assert!(laid(&[carrier.clone(), below.clone(), cover.clone()]).is_empty());
+        // ...but after it, bwrap lays that one on top either way.
+        assert_eq!(laid(&[carrier.clone(), cover.clone(), below]).len(), 1);
+        // A remount of another path makes no mount of its own.
+        let remount = Mount::RemountRo {
+            inside: "/in/w".into(),
+        };
+        assert_eq!(laid(&[carrier.clone(), remount, cover.clone()]).len(), 1);
+        // Another bind by path whose source holds it would carry it there too.
+        let also = Mount::ro("/ws", "/in/all");
+        assert!(laid(&[carrier.clone(), cover.clone(), also]).is_empty());
+        // An optional carrier may be absent.
+        let maybe = Mount::Bind {
+            host: "/ws/w".into(),
+            inside: "/in/w".into(),
+            rw: true,
+            optional: true,
+        };
+        assert!(laid(&[maybe, cover.clone()]).is_empty());
+        // Two at one path: bwrap's later one wins, which laying cannot keep apart.
+        assert!(laid(&[carrier.clone(), cover.clone(), cover.clone()]).is_empty());
+        // A path with `..` is never laid.
+        assert!(laid(&[carrier, confined("/ws", "w/../w/a", "/in/w/a", false)]).is_empty());
+    }
+
+    #[test]
+    fn a_loops_own_files_and_the_built_in_list_are_laid_the_rest_bound_by_bwrap() {
+        let s = spec(RunMode::Work, NetMode::None);
+        let laid = laid(&s.mounts);
+        let laid = insides(&laid);
+        for inside in [
+            "/loopat/loop/fix-abc123/workdir/.git",
+            "/loopat/loop/fix-abc123/workdir/.git/config",
+            "/loopat/loop/fix-abc123/workdir/.git/commondir",
+            "/loopat/loop/fix-abc123/workdir/.git/hooks",
+            "/loopat/context/notes/.git/hooks",
+            "/loopat/context/personal/.loopat",
+        ] {
+            assert!(laid.contains(&inside), "{inside} not laid: {laid:?}");
+        }
+        // Every one laid is a descriptor mount of the spec.
+        for inside in &laid {
+            assert!(s.mounts.iter().any(|m| matches!(
+                m,
+                Mount::Confined { .. } | Mount::OwnFile { .. }
+            ) && m.inside() == std::path::Path::new(inside)));
+        }
     }
 
     #[test]

@@ -241,6 +241,32 @@ pub fn open_descriptors(
     Ok((keep, fds, left_out))
 }
 
+/// The descriptor mounts the spawner lays itself ([`bwrap::Laid`]), taken out of what
+/// bwrap is handed: their descriptors (which never reach bwrap nor the sandbox), each with
+/// what it is. None where the spawner cannot ([`super::spawn::can_lay`]).
+pub fn lay_aside(
+    spec: &SandboxSpec,
+    bwrap: &std::path::Path,
+    handed: &mut Handed,
+) -> Vec<(OwnedFd, bwrap::Laid)> {
+    let planned = bwrap::laid(&spec.mounts);
+    if planned.is_empty() || !super::spawn::can_lay(bwrap) {
+        return Vec::new();
+    }
+    let mut laid = Vec::new();
+    for l in planned {
+        let Some(fd) = handed.fds.files.get(&l.inside).copied() else {
+            continue; // an optional source found absent
+        };
+        let Some(at) = handed.keep.iter().position(|k| k.as_raw_fd() == fd) else {
+            continue;
+        };
+        handed.fds.laid.insert(l.inside.clone());
+        laid.push((handed.keep.swap_remove(at), l));
+    }
+    laid
+}
+
 /// The seccomp programs, one descriptor each, for bwrap to apply last.
 pub fn seccomp_fds() -> Result<Vec<OwnedFd>> {
     seccomp::fds().map_err(|e| {
@@ -299,10 +325,11 @@ fn in_sandbox(
     tls: Option<Arc<Tls>>,
 ) -> Result<u8> {
     prepare_host(report, ws, rec)?;
-    let handed = hand_over(&rec.id, &plan.spec, sandboxed, &delivery)?;
+    let mut handed = hand_over(&rec.id, &plan.spec, sandboxed, &delivery)?;
     for why in &handed.left_out {
         report.warn(why)?;
     }
+    let laid = lay_aside(&plan.spec, &sandboxed.bwrap, &mut handed);
     let argv = bwrap::argv(&sandboxed.bwrap.to_string_lossy(), &plan.spec, &handed.fds);
     let (channel, spawner_end) = match handed.channel {
         Some((host, spawner)) => (Some(host), Some(spawner)),
@@ -353,6 +380,7 @@ fn in_sandbox(
         &applied,
         ws.root(),
         &delivery.env,
+        &laid,
         // The sandbox takes milliseconds to set itself up, which this process would spend
         // waiting: the sweep of killed runs' cgroups is done then.
         || applied.sweep_killed(),
