@@ -30,17 +30,19 @@ pub struct Fds {
     pub laid: std::collections::BTreeSet<std::path::PathBuf>,
 }
 
-/// A descriptor mount (`Confined`, `OwnFile`) the spawner makes itself instead of bwrap,
-/// in a mount namespace of its own, before bwrap starts (spawn.rs): the descriptor's file
-/// or folder bound onto itself, where it stands below a folder the spec binds by path.
-/// bwrap's binds are recursive, so the bind of that folder carries it to the same place
-/// inside. bwrap reads the whole mount table back after every bind it makes, so each bind
-/// it is spared saves it that read (BENCHMARKS.md: about a millisecond for the twenty of
-/// a fresh loop). Nothing is weaker: the mount is of the descriptor the host opened, on the
-/// very file or folder the descriptor holds (not on a path resolved later), read-only where
-/// the spec says so, `nosuid` and `nodev` as bwrap makes its own; and the spawner checks,
-/// after its mounts and before exec'ing bwrap, that the carrier's path leads, without a
-/// link, to each one's mount (spawn.rs).
+/// A mount the spawner makes itself instead of bwrap, in a mount namespace of its own,
+/// before bwrap starts (spawn.rs), where it stands below a folder the spec binds by path:
+/// a descriptor mount (`Confined`, `OwnFile`), the descriptor's file or folder bound onto
+/// itself, or a bind by path (`/dev/null` over `/etc/shadow`). bwrap's binds are
+/// recursive, so its bind of that folder carries it to the same place inside. bwrap reads
+/// the whole mount table back after every bind it makes, so each bind it is spared saves
+/// it that read (BENCHMARKS.md: about a millisecond for the twenty of a fresh loop).
+/// Nothing is weaker: a descriptor's mount is of the file or folder the host opened, found
+/// again below the carrier without a link and compared by device and inode (as bwrap's
+/// `--bind-fd` does), and a bind by path resolves its source as bwrap's would; each is
+/// read-only where the spec says so, `nosuid` and `nodev` as bwrap makes its own; and the
+/// spawner checks, after its mounts and before exec'ing bwrap, that the carrier's path
+/// leads, without a link, to each one's mount (spawn.rs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Laid {
     pub inside: std::path::PathBuf,
@@ -48,15 +50,20 @@ pub struct Laid {
     /// The host folder bwrap binds by path that carries the mount, and the path below it.
     pub carrier: std::path::PathBuf,
     pub rel: std::path::PathBuf,
+    /// A bind by path: its source (followed through links, as bwrap's `mount` follows
+    /// them), and whether it may be absent (`--ro-bind-try`). `None` for a descriptor
+    /// mount, whose source is what stands at `rel`.
+    pub source: Option<(std::path::PathBuf, bool)>,
 }
 
-/// The descriptor mounts of `mounts` the spawner can lay itself with the same view as
-/// bwrap would build ([`Laid`]), in the spec's order. One is laid where:
+/// The mounts of `mounts` the spawner can lay itself with the same view as bwrap would
+/// build ([`Laid`]), in the spec's order, among those `usable` accepts with their
+/// carrier's folder on the host and the path below it (a descriptor mount whose descriptor the run holds; a bind by path whose
+/// place below its carrier is there, without a link). One is laid where:
 /// - the last mount before it whose inside holds its path, descriptor mounts and
-///   remounts aside, is a
-///   `Bind` of the host folder that holds its source at the same relative path (the
-///   carrier), and no other bind by path has a source holding it (that view would carry
-///   it too);
+///   remounts aside, is a `Bind` of the host folder that holds its place at the same
+///   relative path (the carrier), and no other bind by path has a source holding that
+///   place (that view would carry it too); a bind by path that carries another is not laid;
 /// - no mount bwrap makes after the carrier lies on the way to it (it would hide the laid
 ///   mount, or be hidden by it in bwrap's order: one before it below its path), nor one
 ///   at its path after it (a `--remount-ro` of another path is no mount of its own);
@@ -66,42 +73,56 @@ pub struct Laid {
 /// them last first, each bound onto the file or folder of the host's own mount, so one
 /// laid later below an earlier one is carried by the earlier one's recursive bind, and one
 /// laid later above an earlier one hides it, as in bwrap.
-pub fn laid(mounts: &[Mount]) -> Vec<Laid> {
+pub fn laid(
+    mounts: &[Mount],
+    usable: impl Fn(&Mount, &std::path::Path, &std::path::Path) -> bool,
+) -> Vec<Laid> {
     use std::path::{Component, Path};
     let clean = |p: &Path| {
         p.components()
             .all(|c| matches!(c, Component::Normal(_) | Component::RootDir))
     };
-    // Each descriptor mount with its carrier's index.
-    let mut found: Vec<(usize, usize, Laid)> = Vec::new();
-    for (i, m) in mounts.iter().enumerate() {
-        let (root, rel, inside, rw) = match m {
-            Mount::Confined {
-                root,
-                rel,
-                inside,
-                rw,
-                ..
-            } => (root, rel, inside, *rw),
-            Mount::OwnFile {
-                root, rel, inside, ..
-            } => (root, rel, inside, false),
-            _ => continue,
-        };
-        let source = root.join(rel);
-        if !clean(&source) || !clean(inside) {
-            continue;
-        }
-        // Descriptor mounts on the way are looked through: laid too, with this carrier,
-        // or they are bwrap's and meet this one (below).
-        let carrier = mounts[..i].iter().enumerate().rev().find(|(_, b)| {
+    // Descriptor mounts on the way are looked through: laid too, with this carrier, or
+    // they are bwrap's and meet this one (below).
+    let carrier_of = |i: usize| {
+        let inside = mounts[i].inside();
+        mounts[..i].iter().enumerate().rev().find(|(_, b)| {
             let on_the_way = inside.starts_with(b.inside()) && inside != b.inside();
             on_the_way
                 && !matches!(
                     b,
                     Mount::Confined { .. } | Mount::OwnFile { .. } | Mount::RemountRo { .. }
                 )
-        });
+        })
+    };
+    let carriers: Vec<usize> = (0..mounts.len())
+        .filter_map(|i| carrier_of(i).map(|(j, _)| j))
+        .collect();
+    // Each one that could be laid with its carrier's index.
+    let mut found: Vec<(usize, usize, Laid)> = Vec::new();
+    for (i, m) in mounts.iter().enumerate() {
+        let (place, inside, rw, source) = match m {
+            Mount::Confined {
+                root,
+                rel,
+                inside,
+                rw,
+                ..
+            } => (Some(root.join(rel)), inside, *rw, None),
+            Mount::OwnFile {
+                root, rel, inside, ..
+            } => (Some(root.join(rel)), inside, false, None),
+            Mount::Bind {
+                host,
+                inside,
+                rw,
+                optional,
+            } if !carriers.contains(&i) => (None, inside, *rw, Some((host.clone(), *optional))),
+            _ => continue,
+        };
+        if !clean(inside) {
+            continue;
+        }
         let Some((
             j,
             Mount::Bind {
@@ -110,16 +131,17 @@ pub fn laid(mounts: &[Mount]) -> Vec<Laid> {
                 optional: false,
                 ..
             },
-        )) = carrier
+        )) = carrier_of(i)
         else {
             continue;
         };
         let below = inside.strip_prefix(at).expect("the carrier holds it");
-        if host.join(below) != source || !clean(host) {
+        let target = host.join(below);
+        if place.is_some_and(|p| p != target) || !clean(&target) || !usable(m, host, below) {
             continue;
         }
         let elsewhere = mounts.iter().enumerate().any(|(k, b)| {
-            k != j && matches!(b, Mount::Bind { host, .. } if source.starts_with(host))
+            k != j && matches!(b, Mount::Bind { host, .. } if target.starts_with(host))
         });
         if elsewhere {
             continue;
@@ -132,24 +154,34 @@ pub fn laid(mounts: &[Mount]) -> Vec<Laid> {
                 rw,
                 carrier: host.clone(),
                 rel: below.to_path_buf(),
+                source,
             },
         ));
     }
     // What bwrap still makes after each one's carrier must not meet it (see above); a
-    // descriptor mount of another carrier, or none, counts as bwrap's.
+    // mount laid with another carrier, or not laid, counts as bwrap's. Two laid with one
+    // carrier may meet only as the spawner can keep them: the later one below the earlier
+    // (laid first, then carried by the earlier one's recursive copy). The other way round
+    // the spawner, finding each one's place through those laid before it, would lay the
+    // earlier one on top of the later instead of under it.
     let meets = |(i, j, d): &(usize, usize, Laid), found: &[(usize, usize, Laid)]| {
         mounts.iter().enumerate().skip(j + 1).any(|(k, m)| {
-            if k == *i || found.iter().any(|(f, c, _)| *f == k && c == j) {
+            let at = m.inside();
+            let strictly_below = |a: &Path, b: &Path| a.starts_with(b) && a != b;
+            if k == *i {
                 return false;
             }
-            let at = m.inside();
+            if found.iter().any(|(f, c, _)| *f == k && c == j) {
+                let apart = !at.starts_with(&d.inside) && !d.inside.starts_with(at);
+                return !(apart
+                    || (k > *i && strictly_below(at, &d.inside))
+                    || (k < *i && strictly_below(&d.inside, at)));
+            }
             match m {
                 Mount::RemountRo { .. } => at == d.inside,
                 _ => d.inside.starts_with(at) || (k < *i && at.starts_with(&d.inside)),
             }
-        }) || found
-            .iter()
-            .any(|(f, _, other)| f != i && other.inside == d.inside)
+        })
     };
     loop {
         let before = found.len();
@@ -294,6 +326,7 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push(inside.clone().into());
             }
         }
+        Mount::Bind { inside, .. } if fds.laid.contains(inside) => {}
         Mount::Bind {
             host,
             inside,
@@ -1113,6 +1146,10 @@ mod tests {
         }
     }
 
+    fn laid_all(m: &[Mount]) -> Vec<Laid> {
+        laid(m, |_, _, _| true)
+    }
+
     fn insides(laid: &[Laid]) -> Vec<&str> {
         laid.iter().map(|l| l.inside.to_str().unwrap()).collect()
     }
@@ -1135,7 +1172,7 @@ mod tests {
             confined("/", "home/me/grant", "/home/me/grant", true),
             Mount::RemountRo { inside: "/".into() },
         ];
-        let laid = laid(&m);
+        let laid = laid(&m, |_, _, _| true);
         assert_eq!(
             insides(&laid),
             ["/in/w/.git", "/in/w/.git/config", "/in/w/.vscode"]
@@ -1147,6 +1184,7 @@ mod tests {
                 rw: false,
                 carrier: "/ws/loops/x/workdir".into(),
                 rel: ".git/config".into(),
+                source: None,
             }
         );
         assert!(laid[0].rw && !laid[2].rw);
@@ -1186,21 +1224,30 @@ mod tests {
             size: None,
             ro: false,
         };
-        assert!(laid(&[carrier.clone(), on_the_way.clone(), cover.clone()]).is_empty());
-        assert!(laid(&[carrier.clone(), cover.clone(), on_the_way]).is_empty());
+        assert!(laid_all(&[carrier.clone(), on_the_way.clone(), cover.clone()]).is_empty());
+        assert!(laid_all(&[carrier.clone(), cover.clone(), on_the_way]).is_empty());
         // One below it before it: bwrap's order hides that one under the cover.
         let below = Mount::ro("/x", "/in/w/a/b/c");
-        assert!(laid(&[carrier.clone(), below.clone(), cover.clone()]).is_empty());
-        // ...but after it, bwrap lays that one on top either way.
-        assert_eq!(laid(&[carrier.clone(), cover.clone(), below]).len(), 1);
+        assert!(laid_all(&[carrier.clone(), below.clone(), cover.clone()]).is_empty());
+        // ...but after it, it is laid on top of the cover, as bwrap would.
+        let both = laid_all(&[carrier.clone(), cover.clone(), below]);
+        assert_eq!(insides(&both), ["/in/w/a/b", "/in/w/a/b/c"]);
+        assert_eq!(both[1].source, Some(("/x".into(), false)));
+        // A bind by path that carries another is bwrap's.
+        let inner = Mount::ro("/y", "/in/w/a/b/c/d");
+        let with_inner = laid_all(&[carrier.clone(), Mount::ro("/x", "/in/w/a/b/c"), inner]);
+        assert_eq!(insides(&with_inner), ["/in/w/a/b/c/d"]);
         // A remount of another path makes no mount of its own.
         let remount = Mount::RemountRo {
             inside: "/in/w".into(),
         };
-        assert_eq!(laid(&[carrier.clone(), remount, cover.clone()]).len(), 1);
+        assert_eq!(
+            laid_all(&[carrier.clone(), remount, cover.clone()]).len(),
+            1
+        );
         // Another bind by path whose source holds it would carry it there too.
         let also = Mount::ro("/ws", "/in/all");
-        assert!(laid(&[carrier.clone(), cover.clone(), also]).is_empty());
+        assert!(laid_all(&[carrier.clone(), cover.clone(), also]).is_empty());
         // An optional carrier may be absent.
         let maybe = Mount::Bind {
             host: "/ws/w".into(),
@@ -1208,17 +1255,40 @@ mod tests {
             rw: true,
             optional: true,
         };
-        assert!(laid(&[maybe, cover.clone()]).is_empty());
+        assert!(laid_all(&[maybe, cover.clone()]).is_empty());
         // Two at one path: bwrap's later one wins, which laying cannot keep apart.
-        assert!(laid(&[carrier.clone(), cover.clone(), cover.clone()]).is_empty());
+        assert!(laid_all(&[carrier.clone(), cover.clone(), cover.clone()]).is_empty());
         // A path with `..` is never laid.
-        assert!(laid(&[carrier, confined("/ws", "w/../w/a", "/in/w/a", false)]).is_empty());
+        assert!(laid_all(&[carrier, confined("/ws", "w/../w/a", "/in/w/a", false)]).is_empty());
+    }
+
+    #[test]
+    fn a_bind_by_path_below_another_is_laid_unless_its_place_is_not_usable() {
+        let m = vec![
+            Mount::ro("/etc", "/etc"),
+            Mount::ro("/dev/null", "/etc/shadow"),
+            Mount::Bind {
+                host: "/dev/null".into(),
+                inside: "/etc/ssh/key".into(),
+                rw: false,
+                optional: true,
+            },
+        ];
+        let all = laid_all(&m);
+        assert_eq!(insides(&all), ["/etc/shadow", "/etc/ssh/key"]);
+        assert_eq!(all[1].source, Some(("/dev/null".into(), true)));
+        assert_eq!(
+            (all[1].carrier.to_str(), all[1].rel.to_str()),
+            (Some("/etc"), Some("ssh/key"))
+        );
+        let some = laid(&m, |_, _, rel| rel != std::path::Path::new("shadow"));
+        assert_eq!(insides(&some), ["/etc/ssh/key"]);
     }
 
     #[test]
     fn a_loops_own_files_and_the_built_in_list_are_laid_the_rest_bound_by_bwrap() {
         let s = spec(RunMode::Work, NetMode::None);
-        let laid = laid(&s.mounts);
+        let laid = laid_all(&s.mounts);
         let laid = insides(&laid);
         for inside in [
             "/loopat/loop/fix-abc123/workdir/.git",
@@ -1230,11 +1300,11 @@ mod tests {
         ] {
             assert!(laid.contains(&inside), "{inside} not laid: {laid:?}");
         }
-        // Every one laid is a descriptor mount of the spec.
+        // Every one laid is a descriptor mount or a bind of the spec.
         for inside in &laid {
             assert!(s.mounts.iter().any(|m| matches!(
                 m,
-                Mount::Confined { .. } | Mount::OwnFile { .. }
+                Mount::Confined { .. } | Mount::OwnFile { .. } | Mount::Bind { .. }
             ) && m.inside() == std::path::Path::new(inside)));
         }
     }

@@ -241,28 +241,46 @@ pub fn open_descriptors(
     Ok((keep, fds, left_out))
 }
 
-/// The descriptor mounts the spawner lays itself ([`bwrap::Laid`]), taken out of what
-/// bwrap is handed: their descriptors (which never reach bwrap nor the sandbox), each with
-/// what it is. None where the spawner cannot ([`super::spawn::can_lay`]).
+/// The mounts the spawner lays itself ([`bwrap::Laid`]), taken out of what bwrap is
+/// handed: each with its descriptor where it is a descriptor mount (which then never
+/// reaches bwrap nor the sandbox). A bind by path is laid only where its place on the host
+/// is there without a link below its carrier (bwrap would make a missing one). None where
+/// the spawner cannot ([`super::spawn::can_lay`]).
 pub fn lay_aside(
     spec: &SandboxSpec,
     bwrap: &std::path::Path,
     handed: &mut Handed,
-) -> Vec<(OwnedFd, bwrap::Laid)> {
-    let planned = bwrap::laid(&spec.mounts);
-    if planned.is_empty() || !super::spawn::can_lay(bwrap) {
+) -> Vec<(Option<OwnedFd>, bwrap::Laid)> {
+    use super::spec::Mount;
+    if !super::spawn::can_lay(bwrap) {
         return Vec::new();
     }
+    let planned = bwrap::laid(&spec.mounts, |m, carrier, rel| match m {
+        Mount::Confined { inside, .. } | Mount::OwnFile { inside, .. } => {
+            handed.fds.files.contains_key(inside)
+        }
+        // The place and each folder on the way to it below the carrier.
+        Mount::Bind { .. } => {
+            let mut at = carrier.to_path_buf();
+            rel.components().all(|c| {
+                at.push(c);
+                std::fs::symlink_metadata(&at).is_ok_and(|m| !m.file_type().is_symlink())
+            })
+        }
+        _ => false,
+    });
     let mut laid = Vec::new();
     for l in planned {
-        let Some(fd) = handed.fds.files.get(&l.inside).copied() else {
-            continue; // an optional source found absent
-        };
-        let Some(at) = handed.keep.iter().position(|k| k.as_raw_fd() == fd) else {
+        if l.source.is_some() {
+            handed.fds.laid.insert(l.inside.clone());
+            laid.push((None, l));
             continue;
-        };
+        }
+        let fd = handed.fds.files.get(&l.inside).copied();
+        let at = fd.and_then(|fd| handed.keep.iter().position(|k| k.as_raw_fd() == fd));
+        let Some(at) = at else { continue };
         handed.fds.laid.insert(l.inside.clone());
-        laid.push((handed.keep.swap_remove(at), l));
+        laid.push((Some(handed.keep.swap_remove(at)), l));
     }
     laid
 }

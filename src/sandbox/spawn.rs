@@ -65,16 +65,18 @@ struct ChildPlan {
     laid: Vec<LaidChild>,
 }
 
-/// One descriptor mount the child lays, prepared in the parent.
+/// One mount the child lays, prepared in the parent (see [`lay`]).
 struct LaidChild {
     /// The folder bwrap binds by path that carries it, and the path below it.
     carrier: CString,
     rel: CString,
     /// The mount's attributes (`MOUNT_ATTR_*`).
     attr: u64,
-    /// What the host's descriptor holds: the file or folder found at `rel` must be it.
-    dev: (u32, u32),
-    ino: u64,
+    /// A descriptor mount: what the host's descriptor holds, which the file or folder
+    /// found at `rel` must be. `None` for a bind by path.
+    held: Option<((u32, u32), u64)>,
+    /// A bind by path: its source, and whether it may be absent.
+    source: Option<(CString, bool)>,
 }
 
 /// The `$HOME` overlay the child mounts on `merged` in its `home/` folder.
@@ -138,7 +140,7 @@ pub fn run(
     limits: &Applied,
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
-    laid: &[(OwnedFd, super::bwrap::Laid)],
+    laid: &[(Option<OwnedFd>, super::bwrap::Laid)],
     meanwhile: impl FnOnce(),
 ) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
@@ -186,18 +188,28 @@ pub fn run(
         laid: laid
             .iter()
             .map(|(fd, l)| {
-                let (dev, ino) = identity(fd.as_raw_fd()).map_err(|source| SpawnError::Start {
-                    bwrap: bwrap.clone(),
-                    source,
-                })?;
+                let held = match fd {
+                    Some(fd) => {
+                        Some(
+                            identity(fd.as_raw_fd()).map_err(|source| SpawnError::Start {
+                                bwrap: bwrap.clone(),
+                                source,
+                            })?,
+                        )
+                    }
+                    None => None,
+                };
                 Ok(LaidChild {
                     carrier: cstr(l.carrier.as_os_str()),
                     rel: cstr(l.rel.as_os_str()),
                     attr: libc::MOUNT_ATTR_NOSUID
                         | libc::MOUNT_ATTR_NODEV
                         | if l.rw { 0 } else { libc::MOUNT_ATTR_RDONLY },
-                    dev,
-                    ino,
+                    held,
+                    source: l
+                        .source
+                        .as_ref()
+                        .map(|(path, optional)| (cstr(path.as_os_str()), *optional)),
                 })
             })
             .collect::<Result<_, SpawnError>>()?,
@@ -411,13 +423,13 @@ fn statx(dir: i32, path: &std::ffi::CStr, flags: libc::c_int) -> std::io::Result
     }
 }
 
-/// What stands at `l.rel` below its carrier, opened without following a link (`O_PATH`),
-/// and checked to be what the host's descriptor holds: the descriptor itself cannot be
-/// bound here, in a mount namespace other than the one it was opened in (the kernel
-/// refuses to clone a mount of another namespace; bwrap's `--bind-fd` resolves and
-/// compares the same way). Anything else there (a link, another file put in its place
+/// What stands at `l.rel` below its carrier, opened without following a link (`O_PATH`).
+/// For a descriptor mount it must be what the host's descriptor holds: the descriptor
+/// itself cannot be bound here, in a mount namespace other than the one it was opened in
+/// (the kernel refuses to clone a mount of another namespace; bwrap's `--bind-fd` resolves
+/// and compares the same way), and anything else there (another file put in its place
 /// since the host opened it) fails the run (`ESTALE`).
-fn open_laid(l: &LaidChild) -> std::io::Result<i32> {
+fn open_place(l: &LaidChild) -> std::io::Result<i32> {
     // SAFETY: system calls on NUL-terminated strings prepared before the fork and on a
     // local, correctly laid out struct; every descriptor opened here is closed here or
     // returned.
@@ -443,11 +455,12 @@ fn open_laid(l: &LaidChild) -> std::io::Result<i32> {
         if fd < 0 {
             return Err(err);
         }
-        match identity(fd) {
-            Ok((dev, ino)) if dev == l.dev && ino == l.ino => Ok(fd),
-            other => {
+        match (l.held, identity(fd)) {
+            (None, Ok(_)) => Ok(fd),
+            (Some(held), Ok(found)) if held == found => Ok(fd),
+            (_, found) => {
                 libc::close(fd);
-                Err(other
+                Err(found
                     .err()
                     .unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE)))
             }
@@ -455,25 +468,52 @@ fn open_laid(l: &LaidChild) -> std::io::Result<i32> {
     }
 }
 
-/// Lays the descriptor mounts of [`super::bwrap::Laid`] in this (the child's own) mount
-/// namespace: each file or folder bound onto itself, recursively, `nosuid`, `nodev` and
-/// read-only as the spec says, as bwrap would bind it. The last first: each is bound onto
-/// the file or folder of the host's own mount, so one laid later below an earlier one is
-/// in the earlier one's recursive copy, and one later above an earlier one hides it, as in
-/// bwrap's order. Then each is checked once more to be where bwrap's bind of its carrier
-/// will find it: its path below the carrier leads, without a link, to the root of a mount
-/// holding the same file or folder (`ESTALE` otherwise).
+/// A bind by path's source, opened as bwrap's `mount` would find it (links followed);
+/// `Ok(None)` where an optional one is absent.
+fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
+    let Some((source, optional)) = &l.source else {
+        return Ok(None);
+    };
+    // SAFETY: open of a NUL-terminated string prepared before the fork.
+    let fd = unsafe { libc::open(source.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    match check(fd) {
+        Ok(()) => Ok(Some(fd)),
+        Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Lays the mounts of [`super::bwrap::Laid`] in this (the child's own) mount namespace: a
+/// descriptor's file or folder bound onto itself, a bind by path's source onto its place,
+/// recursively, `nosuid`, `nodev` and read-only as the spec says, as bwrap would bind
+/// them. The last first: where two meet, the later is below the earlier
+/// ([`super::bwrap::laid`]), so it is laid on the host's own mount and then carried by the
+/// earlier one's recursive copy. Then each is checked once more to be where bwrap's bind
+/// of its carrier will find it: its path below the carrier leads, without a link, to the
+/// root of a mount holding what was laid (`ESTALE` otherwise).
 fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
     const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
     for l in laid.iter().rev() {
-        let at = open_laid(l)?;
+        let source = open_source(l)?;
+        if l.source.is_some() && source.is_none() {
+            continue; // an optional source that is absent, as `--ro-bind-try` leaves it
+        }
+        let at = match open_place(l) {
+            Ok(at) => at,
+            Err(e) => {
+                // SAFETY: closes this function's descriptor.
+                source.map(|fd| unsafe { libc::close(fd) });
+                return Err(e);
+            }
+        };
+        let from = source.unwrap_or(at);
         // SAFETY: system calls on descriptors of this function and a local struct.
         let done = unsafe {
             let tree = libc::syscall(
                 libc::SYS_open_tree,
-                at,
+                from,
                 c"".as_ptr(),
                 OPEN_TREE_CLONE
                     | libc::O_CLOEXEC as libc::c_uint
@@ -505,18 +545,34 @@ fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
                 done
             })
         };
-        // SAFETY: closes this function's descriptor.
-        unsafe { libc::close(at) };
+        // SAFETY: closes this function's descriptors.
+        unsafe {
+            libc::close(at);
+            if from != at {
+                libc::close(from);
+            }
+        }
         done?;
     }
     for l in laid {
-        let at = open_laid(l)?;
+        let source = open_source(l)?;
+        if l.source.is_some() && source.is_none() {
+            continue;
+        }
+        let laid_here = source.map(identity).transpose();
+        // SAFETY: closes this function's descriptor.
+        source.map(|fd| unsafe { libc::close(fd) });
+        let at = open_place(l)?;
         let st = statx(at, c"", libc::AT_EMPTY_PATH);
         // SAFETY: closes this function's descriptor.
         unsafe { libc::close(at) };
-        let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
         let st = st?;
-        if st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
+        let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
+        let same = match laid_here? {
+            Some(want) => want == ((st.stx_dev_major, st.stx_dev_minor), st.stx_ino),
+            None => true, // open_place compared it with the host's descriptor
+        };
+        if !same || st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
             return Err(std::io::Error::from_raw_os_error(libc::ESTALE));
         }
     }
@@ -974,8 +1030,8 @@ mod tests {
             carrier: CString::new("/ws/loops/x/workdir").unwrap(),
             rel: CString::new(".vscode").unwrap(),
             attr: libc::MOUNT_ATTR_RDONLY,
-            dev: (0, 0),
-            ino: 0,
+            held: Some(((0, 0), 0)),
+            source: None,
         });
         assert_eq!(p.unshares(), libc::CLONE_NEWNS | libc::CLONE_NEWUSER);
     }
