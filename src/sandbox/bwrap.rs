@@ -77,29 +77,58 @@ pub fn laid(
     mounts: &[Mount],
     usable: impl Fn(&Mount, &std::path::Path, &std::path::Path) -> bool,
 ) -> Vec<Laid> {
+    use std::os::unix::ffi::OsStrExt;
     use std::path::{Component, Path};
-    let clean = |p: &Path| {
-        p.components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::RootDir))
+    // Each path as bytes, `/a/b`, compared byte-wise: this runs on every start, and
+    // comparing `Path`s component by component over every pair of mounts cost more than
+    // what laying saved. `None` for a path with `.`, `..` or no root: nothing is laid then.
+    let key = |p: &Path| -> Option<Vec<u8>> {
+        let mut k = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::RootDir => {}
+                Component::Normal(n) => {
+                    k.push(b'/');
+                    k.extend_from_slice(n.as_bytes());
+                }
+                _ => return None,
+            }
+        }
+        p.has_root()
+            .then(|| if k.is_empty() { b"/".to_vec() } else { k })
+    };
+    // `a` is `b` or below it.
+    let under = |a: &[u8], b: &[u8]| {
+        a == b || b == b"/" || (a.len() > b.len() && a.starts_with(b) && a[b.len()] == b'/')
+    };
+    let Some(at): Option<Vec<Vec<u8>>> = mounts.iter().map(|m| key(m.inside())).collect() else {
+        return Vec::new();
     };
     // Descriptor mounts on the way are looked through: laid too, with this carrier, or
     // they are bwrap's and meet this one (below).
-    let carrier_of = |i: usize| {
-        let inside = mounts[i].inside();
-        mounts[..i].iter().enumerate().rev().find(|(_, b)| {
-            let on_the_way = inside.starts_with(b.inside()) && inside != b.inside();
-            on_the_way
-                && !matches!(
-                    b,
-                    Mount::Confined { .. } | Mount::OwnFile { .. } | Mount::RemountRo { .. }
-                )
+    let carrier: Vec<Option<usize>> = (0..mounts.len())
+        .map(|i| {
+            (0..i).rev().find(|&j| {
+                at[j] != at[i]
+                    && under(&at[i], &at[j])
+                    && !matches!(
+                        mounts[j],
+                        Mount::Confined { .. } | Mount::OwnFile { .. } | Mount::RemountRo { .. }
+                    )
+            })
         })
-    };
-    let carriers: Vec<usize> = (0..mounts.len())
-        .filter_map(|i| carrier_of(i).map(|(j, _)| j))
         .collect();
-    // Each one that could be laid with its carrier's index.
-    let mut found: Vec<(usize, usize, Laid)> = Vec::new();
+    // The source of each bind by path.
+    let sources: Vec<Option<Option<Vec<u8>>>> = mounts
+        .iter()
+        .map(|m| match m {
+            Mount::Bind { host, .. } => Some(key(host)),
+            _ => None,
+        })
+        .collect();
+    // Each one that could be laid, by index: its carrier's index.
+    let mut found: Vec<Option<usize>> = vec![None; mounts.len()];
+    let mut laid: Vec<Option<Laid>> = vec![None; mounts.len()];
     for (i, m) in mounts.iter().enumerate() {
         let (place, inside, rw, source) = match m {
             Mount::Confined {
@@ -117,46 +146,48 @@ pub fn laid(
                 inside,
                 rw,
                 optional,
-            } if !carriers.contains(&i) => (None, inside, *rw, Some((host.clone(), *optional))),
+            } if !carrier.contains(&Some(i)) => {
+                (None, inside, *rw, Some((host.clone(), *optional)))
+            }
             _ => continue,
         };
-        if !clean(inside) {
-            continue;
-        }
-        let Some((
-            j,
-            Mount::Bind {
-                host,
-                inside: at,
-                optional: false,
-                ..
-            },
-        )) = carrier_of(i)
+        let Some(j) = carrier[i] else { continue };
+        let Mount::Bind {
+            host,
+            inside: outer,
+            optional: false,
+            ..
+        } = &mounts[j]
         else {
             continue;
         };
-        let below = inside.strip_prefix(at).expect("the carrier holds it");
+        let below = inside.strip_prefix(outer).expect("the carrier holds it");
         let target = host.join(below);
-        if place.is_some_and(|p| p != target) || !clean(&target) || !usable(m, host, below) {
+        let Some(target_key) = key(&target) else {
+            continue;
+        };
+        if place.is_some_and(|p| key(&p).as_ref() != Some(&target_key)) {
             continue;
         }
-        let elsewhere = mounts.iter().enumerate().any(|(k, b)| {
-            k != j && matches!(b, Mount::Bind { host, .. } if target.starts_with(host))
+        let elsewhere = sources.iter().enumerate().any(|(k, h)| {
+            k != j
+                && match h {
+                    Some(Some(h)) => under(&target_key, h),
+                    Some(None) => true,
+                    None => false,
+                }
         });
-        if elsewhere {
+        if elsewhere || !usable(m, host, below) {
             continue;
         }
-        found.push((
-            i,
-            j,
-            Laid {
-                inside: inside.clone(),
-                rw,
-                carrier: host.clone(),
-                rel: below.to_path_buf(),
-                source,
-            },
-        ));
+        found[i] = Some(j);
+        laid[i] = Some(Laid {
+            inside: inside.clone(),
+            rw,
+            carrier: host.clone(),
+            rel: below.to_path_buf(),
+            source,
+        });
     }
     // What bwrap still makes after each one's carrier must not meet it (see above); a
     // mount laid with another carrier, or not laid, counts as bwrap's. Two laid with one
@@ -164,38 +195,41 @@ pub fn laid(
     // (laid first, then carried by the earlier one's recursive copy). The other way round
     // the spawner, finding each one's place through those laid before it, would lay the
     // earlier one on top of the later instead of under it.
-    let meets = |(i, j, d): &(usize, usize, Laid), found: &[(usize, usize, Laid)]| {
-        mounts.iter().enumerate().skip(j + 1).any(|(k, m)| {
-            let at = m.inside();
-            let strictly_below = |a: &Path, b: &Path| a.starts_with(b) && a != b;
-            if k == *i {
+    let meets = |i: usize, j: usize, found: &[Option<usize>]| {
+        let d = &at[i];
+        (j + 1..mounts.len()).any(|k| {
+            let a = &at[k];
+            let strictly_below = |x: &[u8], y: &[u8]| x != y && under(x, y);
+            if k == i {
                 return false;
             }
-            if found.iter().any(|(f, c, _)| *f == k && c == j) {
-                let apart = !at.starts_with(&d.inside) && !d.inside.starts_with(at);
+            if found[k] == Some(j) {
+                let apart = !under(a, d) && !under(d, a);
                 return !(apart
-                    || (k > *i && strictly_below(at, &d.inside))
-                    || (k < *i && strictly_below(&d.inside, at)));
+                    || (k > i && strictly_below(a, d))
+                    || (k < i && strictly_below(d, a)));
             }
-            match m {
-                Mount::RemountRo { .. } => at == d.inside,
-                _ => d.inside.starts_with(at) || (k < *i && at.starts_with(&d.inside)),
+            match mounts[k] {
+                Mount::RemountRo { .. } => a == d,
+                _ => under(d, a) || (k < i && under(a, d)),
             }
         })
     };
     loop {
-        let before = found.len();
-        let kept: Vec<_> = found
-            .iter()
-            .filter(|f| !meets(f, &found))
-            .cloned()
+        let out: Vec<usize> = (0..mounts.len())
+            .filter(|&i| found[i].is_some_and(|j| meets(i, j, &found)))
             .collect();
-        found = kept;
-        if found.len() == before {
+        if out.is_empty() {
             break;
         }
+        for i in out {
+            found[i] = None;
+        }
     }
-    found.into_iter().map(|(_, _, d)| d).collect()
+    laid.into_iter()
+        .zip(&found)
+        .filter_map(|(l, f)| f.and(l))
+        .collect()
 }
 
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {

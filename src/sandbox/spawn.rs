@@ -429,16 +429,11 @@ fn statx(dir: i32, path: &std::ffi::CStr, flags: libc::c_int) -> std::io::Result
 /// (the kernel refuses to clone a mount of another namespace; bwrap's `--bind-fd` resolves
 /// and compares the same way), and anything else there (another file put in its place
 /// since the host opened it) fails the run (`ESTALE`).
-fn open_place(l: &LaidChild) -> std::io::Result<i32> {
+fn open_place(l: &LaidChild, carrier: i32) -> std::io::Result<i32> {
     // SAFETY: system calls on NUL-terminated strings prepared before the fork and on a
-    // local, correctly laid out struct; every descriptor opened here is closed here or
+    // local, correctly laid out struct; the descriptor opened here is closed here or
     // returned.
     unsafe {
-        let carrier = libc::open(
-            l.carrier.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        );
-        check(carrier)?;
         let mut how: libc::open_how = std::mem::zeroed();
         how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
         how.resolve =
@@ -450,10 +445,8 @@ fn open_place(l: &LaidChild) -> std::io::Result<i32> {
             &how as *const libc::open_how,
             std::mem::size_of::<libc::open_how>(),
         ) as libc::c_int;
-        let err = std::io::Error::last_os_error();
-        libc::close(carrier);
         if fd < 0 {
-            return Err(err);
+            return Err(std::io::Error::last_os_error());
         }
         match (l.held, identity(fd)) {
             (None, Ok(_)) => Ok(fd),
@@ -465,6 +458,44 @@ fn open_place(l: &LaidChild) -> std::io::Result<i32> {
                     .unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE)))
             }
         }
+    }
+}
+
+/// The carrier folder of the laid mounts being handled, opened once for all of its own
+/// (they come grouped by carrier); closed when dropped.
+struct Carrier<'a> {
+    open: Option<(&'a std::ffi::CStr, i32)>,
+}
+
+impl<'a> Carrier<'a> {
+    fn of(&mut self, l: &'a LaidChild) -> std::io::Result<i32> {
+        match self.open {
+            Some((name, fd)) if name == l.carrier.as_c_str() => return Ok(fd),
+            _ => self.close(),
+        }
+        // SAFETY: open of a NUL-terminated string prepared before the fork.
+        let fd = unsafe {
+            libc::open(
+                l.carrier.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        check(fd)?;
+        self.open = Some((l.carrier.as_c_str(), fd));
+        Ok(fd)
+    }
+
+    fn close(&mut self) {
+        if let Some((_, fd)) = self.open.take() {
+            // SAFETY: closes a descriptor this value opened.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+impl Drop for Carrier<'_> {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
@@ -495,12 +526,13 @@ fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
     const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+    let mut carrier = Carrier { open: None };
     for l in laid.iter().rev() {
         let source = open_source(l)?;
         if l.source.is_some() && source.is_none() {
             continue; // an optional source that is absent, as `--ro-bind-try` leaves it
         }
-        let at = match open_place(l) {
+        let at = match carrier.of(l).and_then(|c| open_place(l, c)) {
             Ok(at) => at,
             Err(e) => {
                 // SAFETY: closes this function's descriptor.
@@ -554,6 +586,8 @@ fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
         }
         done?;
     }
+    // The carriers opened again, as bwrap will find them after what was laid.
+    let mut carrier = Carrier { open: None };
     for l in laid {
         let source = open_source(l)?;
         if l.source.is_some() && source.is_none() {
@@ -562,7 +596,7 @@ fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
         let laid_here = source.map(identity).transpose();
         // SAFETY: closes this function's descriptor.
         source.map(|fd| unsafe { libc::close(fd) });
-        let at = open_place(l)?;
+        let at = open_place(l, carrier.of(l)?)?;
         let st = statx(at, c"", libc::AT_EMPTY_PATH);
         // SAFETY: closes this function's descriptor.
         unsafe { libc::close(at) };
