@@ -366,7 +366,7 @@ impl Sandboxed {
         super::bwrap::Fds {
             seccomp,
             files,
-            report: None,
+            ..Default::default()
         }
     }
 }
