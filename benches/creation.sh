@@ -20,14 +20,22 @@
 # Needs rustup/cargo in the home folder (the run's operator config enables the detected
 # toolchains in a throwaway home). GIT_LOOP_BENCH_BIN measures another binary than the
 # release build (a debug build, say: its supervisor is slower than the release one's, so
-# the figure is an upper bound).
+# the figure is an upper bound). Without GIT_LOOP_BENCH_BASE_BIN the base side is left
+# out: watch against rules. GIT_LOOP_BENCH_RULES=create leaves the `deny_read` rule out
+# of the rules side: the cost of a creation rule alone.
+# GIT_LOOP_BENCH_CRATE=regex builds `regex` 1.10 with its four dependencies
+# (aho-corasick, memchr, regex-automata, regex-syntax; its tests, benches and
+# dev-dependencies dropped) instead: a build of some 55 CPU seconds, not 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
 what=${2:-build}
-base_bin=${GIT_LOOP_BENCH_BASE_BIN:?set GIT_LOOP_BENCH_BASE_BIN to a build from before refusals were watched}
-crate=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/regex-syntax-0.8.* 2>/dev/null | head -1)
-[ -n "$crate" ] || { echo "no regex-syntax-0.8 in the cargo registry: run cargo fetch in this repository" >&2; exit 1; }
+base_bin=${GIT_LOOP_BENCH_BASE_BIN:-}
+case ${GIT_LOOP_BENCH_CRATE:-regex-syntax} in
+  regex) crate=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/regex-1.10.* 2>/dev/null | head -1) ;;
+  *) crate=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/regex-syntax-0.8.* 2>/dev/null | head -1) ;;
+esac
+[ -n "$crate" ] || { echo "no ${GIT_LOOP_BENCH_CRATE:-regex-syntax} in the cargo registry: run cargo fetch in this repository" >&2; exit 1; }
 export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 
 source benches/lib.sh
@@ -42,13 +50,23 @@ cp -r "$crate"/. "$tmp/repo/"
 python3 - "$tmp/repo/Cargo.toml" <<'PY'
 import re, sys
 p = sys.argv[1]
-s = open(p).read()
-s = re.sub(r'\[dependencies\.arbitrary\][^\[]*', '', s)
-s = s.replace('arbitrary = ["dep:arbitrary"]\n', '')
-s = re.sub(r'\[\[bench\]\][^\[]*', '', s)
-open(p, 'w').write(s)
+out, drop = [], False
+# Whole sections at a time (a value's own '[' lines are no section header).
+for line in open(p):
+    if re.match(r'^\[\[?[^\]]+\]\]?\s*$', line):
+        drop = bool(re.match(r'^\[(dev-dependencies|dependencies\.arbitrary\]|\[test\]|\[bench\]|\[example\])', line))
+    if not drop and line != 'arbitrary = ["dep:arbitrary"]\n':
+        out.append(line)
+open(p, 'w').write(''.join(out))
 PY
-rm -rf "$tmp/repo/benches"
+rm -rf "$tmp/repo/benches" "$tmp/repo/tests" "$tmp/repo/examples"
+if [ "${GIT_LOOP_BENCH_CRATE:-}" = regex ]; then
+  # Its dependencies vendored from the local registry, which the sandbox does not see.
+  (cd "$tmp/repo" && CARGO_TARGET_DIR="$tmp/vendor-target" cargo vendor --offline -q vendor >/dev/null)
+  mkdir -p "$tmp/repo/.cargo"
+  printf '[source.crates-io]\nreplace-with = "vendored-sources"\n[source.vendored-sources]\ndirectory = "vendor"\n' \
+    > "$tmp/repo/.cargo/config.toml"
+fi
 echo target > "$tmp/repo/.gitignore"
 git -C "$tmp/repo" add -A && git -C "$tmp/repo" commit -q -m crate
 id=$(cd "$tmp/repo" && "$bin" new -q bench)
@@ -60,7 +78,12 @@ mkdir -p "$(dirname "$profile")"
 build() { # $1: base, watch or rules; prints microseconds
   local b=$bin
   case $1 in
-    rules) printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\ndeny_read = ["secret.txt"]\n' > "$profile" ;;
+    rules)
+      if [ "${GIT_LOOP_BENCH_RULES:-}" = create ]; then
+        printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\n' > "$profile"
+      else
+        printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\ndeny_read = ["secret.txt"]\n' > "$profile"
+      fi ;;
     base) b=$base_bin; printf '[filesystem]\ndeny_create = []\n' > "$profile" ;;
     *) printf '[filesystem]\ndeny_create = []\n' > "$profile" ;;
   esac
@@ -87,17 +110,28 @@ for i in range(20000):
 }
 
 echo hunter2 > "$work/secret.txt"
-for side in base watch rules; do build $side >/dev/null; done
+sides="watch rules"
+[ -n "$base_bin" ] && sides="base $sides"
+for side in $sides; do build $side >/dev/null; done
 files=$( (find "$work/target" 2>/dev/null || true) | wc -l)
 base_t=() watch_t=() rules_t=() rw=() rr=()
 loads=()
 for i in $(seq "$runs"); do
   loads+=("$(cut -d' ' -f1 /proc/loadavg)")
-  case $(( i % 3 )) in
-    1) a=$(build base); b=$(build watch); c=$(build rules) ;;
-    2) b=$(build watch); c=$(build rules); a=$(build base) ;;
-    0) c=$(build rules); a=$(build base); b=$(build watch) ;;
-  esac
+  if [ -z "$base_bin" ]; then
+    # Two sides: the one without a rule is the base.
+    case $(( i % 2 )) in
+      1) b=$(build watch); c=$(build rules) ;;
+      0) c=$(build rules); b=$(build watch) ;;
+    esac
+    a=$b
+  else
+    case $(( i % 3 )) in
+      1) a=$(build base); b=$(build watch); c=$(build rules) ;;
+      2) b=$(build watch); c=$(build rules); a=$(build base) ;;
+      0) c=$(build rules); a=$(build base); b=$(build watch) ;;
+    esac
+  fi
   base_t+=("$a"); watch_t+=("$b"); rules_t+=("$c")
   rw+=("$(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.4f", x/y}')")
   rr+=("$(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.4f", x/y}')")
@@ -110,7 +144,7 @@ case $what in
   *) echo "crate:                 $(basename "$crate") ($files entries in target/ after a build)" ;;
 esac
 echo "runs:                  $runs each, alternating; load (1 min) at each round: ${loads[*]}"
-echo "base (no supervisor):  $(awk -v v="$a" 'BEGIN{printf "%.2f s", v/1e6}') (median)"
+[ -n "$base_bin" ] && echo "base (no supervisor):  $(awk -v v="$a" 'BEGIN{printf "%.2f s", v/1e6}') (median)"
 echo "watch (no rule):       $(awk -v v="$b" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rw[@]}")x"
-echo "rules (create, read):  $(awk -v v="$c" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rr[@]}")x"
+echo "rules:                 $(awk -v v="$c" 'BEGIN{printf "%.2f s", v/1e6}') (median), ratio of medians $(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.3fx", x/y}'), paired $(med "${rr[@]}")x"
 echo "all (s, base/watch/rules): $(for i in "${!base_t[@]}"; do awk -v a="${base_t[$i]}" -v b="${watch_t[$i]}" -v c="${rules_t[$i]}" 'BEGIN{printf "%.1f/%.1f/%.1f ", a/1e6, b/1e6, c/1e6}'; done)"

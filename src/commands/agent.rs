@@ -26,7 +26,8 @@ pub struct AgentArgs {
     pub id: Option<String>,
     #[command(flatten)]
     pub sandbox: super::SandboxFlags,
-    /// Print the exact bwrap command line instead of running it.
+    /// Print the bwrap command line that builds the sandbox instead of running it (a run
+    /// makes the binds below a folder bound by path itself, just before bwrap: the same view).
     #[arg(long)]
     pub print_argv: bool,
     /// Start the agent in the loop's live session (starting the session if needed) and

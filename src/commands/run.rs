@@ -15,7 +15,8 @@ pub struct RunArgs {
     pub id: String,
     #[command(flatten)]
     pub sandbox: super::SandboxFlags,
-    /// Print the exact bwrap command line instead of running it.
+    /// Print the bwrap command line that builds the sandbox instead of running it (a run
+    /// makes the binds below a folder bound by path itself, just before bwrap: the same view).
     #[arg(long)]
     pub print_argv: bool,
     /// End the command after this long (90s, 5m, 1h30m; a number is seconds): it exits

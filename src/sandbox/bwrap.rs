@@ -25,6 +25,211 @@ pub struct Fds {
     pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
     /// The write end of the pipe on which the creation supervisor reports refusals.
     pub report: Option<i32>,
+    /// The descriptor mounts the spawner lays itself before bwrap starts ([`laid`]), by
+    /// their path inside: bwrap is not asked to bind them.
+    pub laid: std::collections::BTreeSet<std::path::PathBuf>,
+}
+
+/// A mount the spawner makes itself instead of bwrap, in a mount namespace of its own,
+/// before bwrap starts (spawn.rs), where it stands below a folder the spec binds by path:
+/// a descriptor mount (`Confined`, `OwnFile`), the descriptor's file or folder bound onto
+/// itself, or a bind by path (`/dev/null` over `/etc/shadow`). bwrap's binds are
+/// recursive, so its bind of that folder carries it to the same place inside. bwrap reads
+/// the whole mount table back after every bind it makes, so each bind it is spared saves
+/// it that read (BENCHMARKS.md: about a millisecond for the twenty of a fresh loop).
+/// Nothing is weaker: a descriptor's mount is of the file or folder the host opened, found
+/// again below the carrier without a link and compared by device and inode (as bwrap's
+/// `--bind-fd` does), and a bind by path resolves its source as bwrap's would; each is
+/// read-only where the spec says so, `nosuid` and `nodev` as bwrap makes its own; and the
+/// spawner checks, after its mounts and before exec'ing bwrap, that the carrier's path
+/// leads, without a link, to each one's mount (spawn.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Laid {
+    pub inside: std::path::PathBuf,
+    pub rw: bool,
+    /// The host folder bwrap binds by path that carries the mount, and the path below it.
+    pub carrier: std::path::PathBuf,
+    pub rel: std::path::PathBuf,
+    /// A bind by path: its source (followed through links, as bwrap's `mount` follows
+    /// them), and whether it may be absent (`--ro-bind-try`). `None` for a descriptor
+    /// mount, whose source is what stands at `rel`.
+    pub source: Option<(std::path::PathBuf, bool)>,
+}
+
+/// The mounts of `mounts` the spawner can lay itself with the same view as bwrap would
+/// build ([`Laid`]), in the spec's order, among those `usable` accepts with their
+/// carrier's folder on the host and the path below it (a descriptor mount whose descriptor the run holds; a bind by path whose
+/// place below its carrier is there, without a link). One is laid where:
+/// - the last mount before it whose inside holds its path, descriptor mounts and
+///   remounts aside, is a `Bind` of the host folder that holds its place at the same
+///   relative path (the carrier), and no other bind by path has a source holding that
+///   place (that view would carry it too); a bind by path that carries another is not laid;
+/// - no mount bwrap makes after the carrier lies on the way to it (it would hide the laid
+///   mount, or be hidden by it in bwrap's order: one before it below its path), nor one
+///   at its path after it (a `--remount-ro` of another path is no mount of its own);
+/// - its path inside is no other laid mount's.
+///
+/// Laid mounts of one carrier keep the spec's order among themselves: the spawner lays
+/// them last first, each bound onto the file or folder of the host's own mount, so one
+/// laid later below an earlier one is carried by the earlier one's recursive bind, and one
+/// laid later above an earlier one hides it, as in bwrap.
+pub fn laid(
+    mounts: &[Mount],
+    usable: impl Fn(&Mount, &std::path::Path, &std::path::Path) -> bool,
+) -> Vec<Laid> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Component, Path};
+    // Each path as bytes, `/a/b`, compared byte-wise: this runs on every start, and
+    // comparing `Path`s component by component over every pair of mounts cost more than
+    // what laying saved. `None` for a path with `.`, `..` or no root: nothing is laid then.
+    let key = |p: &Path| -> Option<Vec<u8>> {
+        let mut k = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::RootDir => {}
+                Component::Normal(n) => {
+                    k.push(b'/');
+                    k.extend_from_slice(n.as_bytes());
+                }
+                _ => return None,
+            }
+        }
+        p.has_root()
+            .then(|| if k.is_empty() { b"/".to_vec() } else { k })
+    };
+    // `a` is `b` or below it.
+    let under = |a: &[u8], b: &[u8]| {
+        a == b || b == b"/" || (a.len() > b.len() && a.starts_with(b) && a[b.len()] == b'/')
+    };
+    let Some(at): Option<Vec<Vec<u8>>> = mounts.iter().map(|m| key(m.inside())).collect() else {
+        return Vec::new();
+    };
+    // Descriptor mounts on the way are looked through: laid too, with this carrier, or
+    // they are bwrap's and meet this one (below).
+    let carrier: Vec<Option<usize>> = (0..mounts.len())
+        .map(|i| {
+            (0..i).rev().find(|&j| {
+                at[j] != at[i]
+                    && under(&at[i], &at[j])
+                    && !matches!(
+                        mounts[j],
+                        Mount::Confined { .. } | Mount::OwnFile { .. } | Mount::RemountRo { .. }
+                    )
+            })
+        })
+        .collect();
+    // The source of each bind by path.
+    let sources: Vec<Option<Option<Vec<u8>>>> = mounts
+        .iter()
+        .map(|m| match m {
+            Mount::Bind { host, .. } => Some(key(host)),
+            _ => None,
+        })
+        .collect();
+    // Each one that could be laid, by index: its carrier's index.
+    let mut found: Vec<Option<usize>> = vec![None; mounts.len()];
+    let mut laid: Vec<Option<Laid>> = vec![None; mounts.len()];
+    for (i, m) in mounts.iter().enumerate() {
+        let (place, inside, rw, source) = match m {
+            Mount::Confined {
+                root,
+                rel,
+                inside,
+                rw,
+                ..
+            } => (Some(root.join(rel)), inside, *rw, None),
+            Mount::OwnFile {
+                root, rel, inside, ..
+            } => (Some(root.join(rel)), inside, false, None),
+            Mount::Bind {
+                host,
+                inside,
+                rw,
+                optional,
+            } if !carrier.contains(&Some(i)) => {
+                (None, inside, *rw, Some((host.clone(), *optional)))
+            }
+            _ => continue,
+        };
+        let Some(j) = carrier[i] else { continue };
+        let Mount::Bind {
+            host,
+            inside: outer,
+            optional: false,
+            ..
+        } = &mounts[j]
+        else {
+            continue;
+        };
+        let below = inside.strip_prefix(outer).expect("the carrier holds it");
+        let target = host.join(below);
+        let Some(target_key) = key(&target) else {
+            continue;
+        };
+        if place.is_some_and(|p| key(&p).as_ref() != Some(&target_key)) {
+            continue;
+        }
+        let elsewhere = sources.iter().enumerate().any(|(k, h)| {
+            k != j
+                && match h {
+                    Some(Some(h)) => under(&target_key, h),
+                    Some(None) => true,
+                    None => false,
+                }
+        });
+        if elsewhere || !usable(m, host, below) {
+            continue;
+        }
+        found[i] = Some(j);
+        laid[i] = Some(Laid {
+            inside: inside.clone(),
+            rw,
+            carrier: host.clone(),
+            rel: below.to_path_buf(),
+            source,
+        });
+    }
+    // What bwrap still makes after each one's carrier must not meet it (see above); a
+    // mount laid with another carrier, or not laid, counts as bwrap's. Two laid with one
+    // carrier may meet only as the spawner can keep them: the later one below the earlier
+    // (laid first, then carried by the earlier one's recursive copy). The other way round
+    // the spawner, finding each one's place through those laid before it, would lay the
+    // earlier one on top of the later instead of under it.
+    let meets = |i: usize, j: usize, found: &[Option<usize>]| {
+        let d = &at[i];
+        (j + 1..mounts.len()).any(|k| {
+            let a = &at[k];
+            let strictly_below = |x: &[u8], y: &[u8]| x != y && under(x, y);
+            if k == i {
+                return false;
+            }
+            if found[k] == Some(j) {
+                let apart = !under(a, d) && !under(d, a);
+                return !(apart
+                    || (k > i && strictly_below(a, d))
+                    || (k < i && strictly_below(d, a)));
+            }
+            match mounts[k] {
+                Mount::RemountRo { .. } => a == d,
+                _ => under(d, a) || (k < i && under(a, d)),
+            }
+        })
+    };
+    loop {
+        let out: Vec<usize> = (0..mounts.len())
+            .filter(|&i| found[i].is_some_and(|j| meets(i, j, &found)))
+            .collect();
+        if out.is_empty() {
+            break;
+        }
+        for i in out {
+            found[i] = None;
+        }
+    }
+    laid.into_iter()
+        .zip(&found)
+        .filter_map(|(l, f)| f.and(l))
+        .collect()
 }
 
 pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
@@ -139,6 +344,8 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push(inside.clone().into());
             }
         }
+        Mount::Confined { inside, .. } | Mount::OwnFile { inside, .. }
+            if fds.laid.contains(inside) => {}
         Mount::Confined { inside, rw, .. } => {
             if let Some(fd) = fds.files.get(inside) {
                 a.push(if *rw { "--bind-fd" } else { "--ro-bind-fd" }.into());
@@ -153,6 +360,7 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push(inside.clone().into());
             }
         }
+        Mount::Bind { inside, .. } if fds.laid.contains(inside) => {}
         Mount::Bind {
             host,
             inside,
@@ -959,6 +1167,180 @@ mod tests {
             "status",
         ];
         assert_eq!(argv, expected);
+    }
+
+    fn confined(root: &str, rel: &str, inside: &str, rw: bool) -> Mount {
+        Mount::Confined {
+            root: root.into(),
+            rel: rel.into(),
+            inside: inside.into(),
+            rw,
+            optional: false,
+            expect: None,
+        }
+    }
+
+    fn laid_all(m: &[Mount]) -> Vec<Laid> {
+        laid(m, |_, _, _| true)
+    }
+
+    fn insides(laid: &[Laid]) -> Vec<&str> {
+        laid.iter().map(|l| l.inside.to_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn descriptors_below_a_folder_bound_by_path_are_laid_in_order_with_their_carrier() {
+        let m = vec![
+            Mount::bind("/ws/loops/x/workdir", "/in/w", true),
+            confined("/ws/loops/x", "workdir/.git", "/in/w/.git", true),
+            Mount::OwnFile {
+                root: "/ws/loops/x".into(),
+                rel: "workdir/.git/config".into(),
+                inside: "/in/w/.git/config".into(),
+                content: String::new(),
+            },
+            confined("/ws/loops/x", "workdir/.vscode", "/in/w/.vscode", false),
+            // Not below the carrier's source at the same path: bwrap binds it.
+            confined("/elsewhere", "grant", "/in/w/grant", false),
+            // No carrier at all: bwrap binds it.
+            confined("/", "home/me/grant", "/home/me/grant", true),
+            Mount::RemountRo { inside: "/".into() },
+        ];
+        let laid = laid(&m, |_, _, _| true);
+        assert_eq!(
+            insides(&laid),
+            ["/in/w/.git", "/in/w/.git/config", "/in/w/.vscode"]
+        );
+        assert_eq!(
+            laid[1],
+            Laid {
+                inside: "/in/w/.git/config".into(),
+                rw: false,
+                carrier: "/ws/loops/x/workdir".into(),
+                rel: ".git/config".into(),
+                source: None,
+            }
+        );
+        assert!(laid[0].rw && !laid[2].rw);
+        // bwrap is not asked to bind what is laid; it still binds the rest by descriptor.
+        let fds = Fds {
+            files: [
+                ("/in/w/.git", 5),
+                ("/in/w/.git/config", 6),
+                ("/in/w/.vscode", 7),
+                ("/in/w/grant", 8),
+                ("/home/me/grant", 9),
+            ]
+            .into_iter()
+            .map(|(p, fd)| (PathBuf::from(p), fd))
+            .collect(),
+            laid: laid.iter().map(|l| l.inside.clone()).collect(),
+            ..Default::default()
+        };
+        let mut a = Vec::new();
+        for mount in &m {
+            mount_args(&mut a, mount, &fds);
+        }
+        assert_eq!(
+            strings(a).join(" "),
+            "--bind /ws/loops/x/workdir /in/w --ro-bind-fd 8 /in/w/grant \
+             --bind-fd 9 /home/me/grant --remount-ro /"
+        );
+    }
+
+    #[test]
+    fn nothing_is_laid_where_bwraps_own_mounts_would_meet_it() {
+        let carrier = Mount::bind("/ws/w", "/in/w", true);
+        let cover = confined("/ws", "w/a/b", "/in/w/a/b", false);
+        // A mount on the way after the carrier: it would hide what was laid.
+        let on_the_way = Mount::Tmpfs {
+            inside: "/in/w/a".into(),
+            size: None,
+            ro: false,
+        };
+        assert!(laid_all(&[carrier.clone(), on_the_way.clone(), cover.clone()]).is_empty());
+        assert!(laid_all(&[carrier.clone(), cover.clone(), on_the_way]).is_empty());
+        // One below it before it: bwrap's order hides that one under the cover.
+        let below = Mount::ro("/x", "/in/w/a/b/c");
+        assert!(laid_all(&[carrier.clone(), below.clone(), cover.clone()]).is_empty());
+        // ...but after it, it is laid on top of the cover, as bwrap would.
+        let both = laid_all(&[carrier.clone(), cover.clone(), below]);
+        assert_eq!(insides(&both), ["/in/w/a/b", "/in/w/a/b/c"]);
+        assert_eq!(both[1].source, Some(("/x".into(), false)));
+        // A bind by path that carries another is bwrap's.
+        let inner = Mount::ro("/y", "/in/w/a/b/c/d");
+        let with_inner = laid_all(&[carrier.clone(), Mount::ro("/x", "/in/w/a/b/c"), inner]);
+        assert_eq!(insides(&with_inner), ["/in/w/a/b/c/d"]);
+        // A remount of another path makes no mount of its own.
+        let remount = Mount::RemountRo {
+            inside: "/in/w".into(),
+        };
+        assert_eq!(
+            laid_all(&[carrier.clone(), remount, cover.clone()]).len(),
+            1
+        );
+        // Another bind by path whose source holds it would carry it there too.
+        let also = Mount::ro("/ws", "/in/all");
+        assert!(laid_all(&[carrier.clone(), cover.clone(), also]).is_empty());
+        // An optional carrier may be absent.
+        let maybe = Mount::Bind {
+            host: "/ws/w".into(),
+            inside: "/in/w".into(),
+            rw: true,
+            optional: true,
+        };
+        assert!(laid_all(&[maybe, cover.clone()]).is_empty());
+        // Two at one path: bwrap's later one wins, which laying cannot keep apart.
+        assert!(laid_all(&[carrier.clone(), cover.clone(), cover.clone()]).is_empty());
+        // A path with `..` is never laid.
+        assert!(laid_all(&[carrier, confined("/ws", "w/../w/a", "/in/w/a", false)]).is_empty());
+    }
+
+    #[test]
+    fn a_bind_by_path_below_another_is_laid_unless_its_place_is_not_usable() {
+        let m = vec![
+            Mount::ro("/etc", "/etc"),
+            Mount::ro("/dev/null", "/etc/shadow"),
+            Mount::Bind {
+                host: "/dev/null".into(),
+                inside: "/etc/ssh/key".into(),
+                rw: false,
+                optional: true,
+            },
+        ];
+        let all = laid_all(&m);
+        assert_eq!(insides(&all), ["/etc/shadow", "/etc/ssh/key"]);
+        assert_eq!(all[1].source, Some(("/dev/null".into(), true)));
+        assert_eq!(
+            (all[1].carrier.to_str(), all[1].rel.to_str()),
+            (Some("/etc"), Some("ssh/key"))
+        );
+        let some = laid(&m, |_, _, rel| rel != std::path::Path::new("shadow"));
+        assert_eq!(insides(&some), ["/etc/ssh/key"]);
+    }
+
+    #[test]
+    fn a_loops_own_files_and_the_built_in_list_are_laid_the_rest_bound_by_bwrap() {
+        let s = spec(RunMode::Work, NetMode::None);
+        let laid = laid_all(&s.mounts);
+        let laid = insides(&laid);
+        for inside in [
+            "/loopat/loop/fix-abc123/workdir/.git",
+            "/loopat/loop/fix-abc123/workdir/.git/config",
+            "/loopat/loop/fix-abc123/workdir/.git/commondir",
+            "/loopat/loop/fix-abc123/workdir/.git/hooks",
+            "/loopat/context/notes/.git/hooks",
+            "/loopat/context/personal/.loopat",
+        ] {
+            assert!(laid.contains(&inside), "{inside} not laid: {laid:?}");
+        }
+        // Every one laid is a descriptor mount or a bind of the spec.
+        for inside in &laid {
+            assert!(s.mounts.iter().any(|m| matches!(
+                m,
+                Mount::Confined { .. } | Mount::OwnFile { .. } | Mount::Bind { .. }
+            ) && m.inside() == std::path::Path::new(inside)));
+        }
     }
 
     #[test]

@@ -3,6 +3,11 @@
 //! the sandbox's pid 1 (`git-loop __init`, see init.rs); and every filesystem refusal an
 //! event, seen by the same supervisor.
 //!
+//! Names of the built-in list (fspolicy.rs) not in the working tree when the run starts
+//! (`.envrc`, `.bashrc`) are refused in their folder only ([`Watch::places`]): the
+//! folder a call names is opened and known by its device and inode, whatever path
+//! reaches it ([`Supervisor::placed`]); only a name cheaply matching one of them costs that.
+//!
 //! Refusals as events. The kernel refuses a write to a read-only place (the system's
 //! folders, the origin's store, `.git/config`, a `deny_write` cover) without telling
 //! anyone, and a filter never sees a call's result. So where the kernel has the
@@ -98,6 +103,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
 use super::fspolicy::component_matches;
+use super::refusals::{Refusal, MAX_REPORTED};
 
 /// The final component of `path`: what a call that makes a name there makes. Trailing
 /// `/` are ignored (`mkdir("key.pem/")` makes `key.pem`).
@@ -246,15 +252,21 @@ pub fn naming_calls() -> Vec<(&'static str, i64)> {
 }
 
 /// The calls that change a file without making a name, sent to the supervisor when it
-/// watches writes: `unlink`, `rmdir`, `truncate`, `chmod`, `chown`, each done by init as
-/// the caller would have, so a refusal (`EROFS`, `EACCES`, `EPERM`) is seen and
-/// reported. Not sent: the calls on a descriptor (`ftruncate`, `fchmod`, ...: the
-/// descriptor's open was already watched, and a read-only file opens for writing
-/// nowhere), the extended attributes (`setxattr`), and `utimensat`: git sets the time of
-/// every object it finds in the origin's read-only store on each commit (`freshen`),
-/// expects the refusal and writes its own copy, so reporting it would fill the log with
-/// ordinary work; a time carries no content. A read-only mount refuses these as it
-/// refuses every write, unreported.
+/// watches writes: `unlink`, `rmdir`, `truncate`, `chmod`, `chown`, the same on a
+/// descriptor (`fchmod`, `fchown`: done on the file it is open on, reached through the
+/// caller's /proc), the extended attributes (`setxattr`, `removexattr` and their `l`/`f`
+/// forms) and a file's times (`utimensat`, `utimes`, `utime`, `futimesat`), each done by
+/// init as the caller would have, so a refusal (`EROFS`, `EACCES`, `EPERM`) is seen and
+/// reported. `ftruncate` is not sent: it needs a descriptor open for writing, whose open
+/// was sent, and a read-only place gives none.
+///
+/// A time refused is reported only where a per-path rule covers the file, once per
+/// file a run ([`Watch::covers`]): git sets the time of every object it finds in the
+/// origin's read-only store on each commit (`freshen`), expects the refusal and writes
+/// its own copy, so reporting what a read-only mount refuses would fill the log (and
+/// its bound) with ordinary work; a time carries no content. `setxattrat` and
+/// `removexattrat` (Linux 6.13) are not sent: the kernel refuses them as it refuses every
+/// write, unreported.
 pub fn changing_calls() -> Vec<(&'static str, i64)> {
     #[allow(unused_mut)]
     let mut v = vec![
@@ -263,6 +275,15 @@ pub fn changing_calls() -> Vec<(&'static str, i64)> {
         ("fchmodat", libc::SYS_fchmodat),
         ("fchmodat2", SYS_FCHMODAT2),
         ("fchownat", libc::SYS_fchownat),
+        ("fchmod", libc::SYS_fchmod),
+        ("fchown", libc::SYS_fchown),
+        ("setxattr", libc::SYS_setxattr),
+        ("lsetxattr", libc::SYS_lsetxattr),
+        ("fsetxattr", libc::SYS_fsetxattr),
+        ("removexattr", libc::SYS_removexattr),
+        ("lremovexattr", libc::SYS_lremovexattr),
+        ("fremovexattr", libc::SYS_fremovexattr),
+        ("utimensat", libc::SYS_utimensat),
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
@@ -271,6 +292,9 @@ pub fn changing_calls() -> Vec<(&'static str, i64)> {
         ("chmod", libc::SYS_chmod),
         ("chown", libc::SYS_chown),
         ("lchown", libc::SYS_lchown),
+        ("utime", libc::SYS_utime),
+        ("utimes", libc::SYS_utimes),
+        ("futimesat", libc::SYS_futimesat),
     ]);
     v
 }
@@ -464,6 +488,15 @@ pub struct Watch {
     /// Names refused when made, in every folder, with the rule that refuses each (the
     /// target of a link of the built-in list that points at nothing, `fspolicy::Deny::Made`).
     pub names: Vec<(String, String)>,
+    /// Names refused when made in one folder, as the sandbox names the name's place, with
+    /// the rule that refuses each: a file of the built-in list not in the working tree
+    /// when the run starts (`fspolicy::Deny::Absent`). Judged by the folder's device and
+    /// inode, whatever path reaches it.
+    pub places: Vec<(std::path::PathBuf, String)>,
+    /// The paths a per-path rule covers (`deny_write`, `deny_read`, the built-in list),
+    /// as the sandbox names them: a time change refused at or below one is reported
+    /// (see [`changing_calls`]).
+    pub covers: Vec<std::path::PathBuf>,
 }
 
 impl Watch {
@@ -485,15 +518,17 @@ pub struct Supervisor {
     /// The pinned folders as files (device, inode) with their rules, found when the
     /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
     pin_ids: Vec<((u64, u64), String)>,
+    /// [`Watch::places`] as (the folder as a file (device, inode), the name, the rule),
+    /// found when the supervisor starts (a place whose folder is not there then is not
+    /// kept: `fspolicy::cover` names only places in folders that are).
+    place_ids: Vec<((u64, u64), Vec<u8>, String)>,
     /// A pipe to the host (non-blocking: a full pipe loses lines, never stops a call).
     pub report: Option<std::fs::File>,
     /// Lines written so far; at most [`MAX_REPORTED`].
     reported: usize,
+    /// The files whose refused time change was reported (once each).
+    times_reported: std::collections::HashSet<String>,
 }
-
-/// At most this many refusals are reported per run by the supervisor (the host bounds
-/// what it records again, never trusting this).
-pub const MAX_REPORTED: usize = 1000;
 
 /// What the supervisor answers a notification with.
 enum Answer {
@@ -570,6 +605,22 @@ impl Caller {
             at += n as u64;
         }
         Err(libc::ENAMETOOLONG)
+    }
+
+    /// `len` bytes at `addr` in the caller's memory (an attribute's value: at most
+    /// 64 KiB, as the kernel's bound).
+    fn bytes(&self, mem: &std::fs::File, addr: u64, len: u64) -> Result<Vec<u8>, i32> {
+        use std::os::unix::fs::FileExt;
+        if len > 65536 {
+            return Err(libc::E2BIG);
+        }
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let mut buf = vec![0u8; len as usize];
+        mem.read_exact_at(&mut buf, addr)
+            .map_err(|_| libc::EFAULT)?;
+        Ok(buf)
     }
 
     /// The folder a relative path of the caller starts from: its working folder, or the
@@ -718,6 +769,24 @@ fn dir_id(fd: &OwnedFd, name: &[u8]) -> Option<(u64, u64)> {
     (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR).then_some((st.st_dev, st.st_ino))
 }
 
+/// Whether anything (a link included, not followed) is called `name` in the folder `fd`
+/// is open on.
+fn exists(fd: &OwnedFd, name: &[u8]) -> bool {
+    let Ok(cname) = CString::new(name) else {
+        return false;
+    };
+    // SAFETY: fstatat fills the struct it is given; a NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::fstatat(
+            fd.as_raw_fd(),
+            cname.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) == 0
+    }
+}
+
 /// What `name` in the folder `fd` is open on is called in init's view (the caller's):
 /// `None` for `.` and `..`, which no rename moves.
 fn named(fd: &OwnedFd, name: &[u8]) -> Option<String> {
@@ -752,6 +821,14 @@ fn callers_path(path: &[u8], tgid: u32, tid: u32) -> Vec<u8> {
     path.to_vec()
 }
 
+/// Where the caller's descriptor `fd` is open, as its /proc names it (empty where that
+/// cannot be read).
+fn caller_fd_path(caller: &Caller, fd: i32) -> String {
+    std::fs::read_link(format!("/proc/{}/fd/{fd}", caller.tid))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 fn is_tty(fd: &OwnedFd) -> bool {
     // SAFETY: isatty on our descriptor.
     unsafe { libc::isatty(fd.as_raw_fd()) == 1 }
@@ -782,37 +859,52 @@ fn on_private_fs(fd: &OwnedFd) -> bool {
     matches!(st.f_type as i64, PROC | PIPEFS | ANON_INODE | SOCKFS)
 }
 
+/// Whether a file init opened on one of [`on_private_fs`]'s file systems is a file of
+/// procfs below the caller's own process (`/proc/TGID/...`: its thread group is the
+/// caller's) or below none (`/proc/meminfo`), which the caller may have as the kernel
+/// would open it. Not any other process's: init, as every process's ancestor, passes
+/// ptrace checks (Yama) a caller would not. A pipe, socket or anonymous inode cannot be
+/// told apart from init's own (reached through `/proc/1/fd/N`): never.
+fn callers_proc(fd: &OwnedFd, tgid: u32) -> bool {
+    const PROC: i64 = 0x9fa0;
+    // SAFETY: fstatfs fills the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) } != 0 || st.f_type as i64 != PROC {
+        return false;
+    }
+    let Ok(at) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
+        return false;
+    };
+    let Some(first) = at
+        .strip_prefix("/proc")
+        .ok()
+        .and_then(|rest| rest.components().next())
+    else {
+        return false;
+    };
+    let Some(pid) = first
+        .as_os_str()
+        .to_str()
+        .and_then(|p| p.parse::<u32>().ok())
+    else {
+        // Not below a process (`/proc/meminfo`, `/proc/sys/...`): no one's own.
+        return true;
+    };
+    // The thread group of `pid`, as /proc names it (a thread is a folder of its own too).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let group = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse::<u32>().ok());
+    group == Some(tgid) && tgid != 1
+}
+
 fn is_fifo(fd: &OwnedFd) -> bool {
     // SAFETY: fstat fills the struct it is given.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     unsafe {
         libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO
     }
-}
-
-/// One refusal, as the host reads it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Refusal {
-    /// The call (`openat`, `rename`, ...).
-    pub call: String,
-    /// The name refused, as the caller gave it, made absolute where its folder is known.
-    pub path: String,
-    /// `deny_create: *.pem`, or why the call could not be judged; empty where the kernel
-    /// refused (the host names the rule from the path: it knows the view).
-    #[serde(default)]
-    pub rule: String,
-    /// `read` or `write` (a line without it is a write: a creation).
-    #[serde(default)]
-    pub access: String,
-    /// The kernel's error (`Read-only file system`), where the kernel refused.
-    #[serde(default)]
-    pub error: String,
-    /// Its number (0: the supervisor's own refusal).
-    #[serde(default)]
-    pub errno: i32,
-    /// What a refused `rename` or `link` moved or linked.
-    #[serde(default)]
-    pub from: String,
 }
 
 impl Supervisor {
@@ -831,14 +923,25 @@ impl Supervisor {
                 m.is_dir().then(|| ((m.dev(), m.ino()), rule.clone()))
             })
             .collect();
+        let place_ids = watch
+            .places
+            .iter()
+            .filter_map(|(p, rule)| {
+                let name = p.file_name()?.as_bytes().to_vec();
+                let m = std::fs::metadata(p.parent()?).ok()?;
+                m.is_dir().then(|| ((m.dev(), m.ino()), name, rule.clone()))
+            })
+            .collect();
         Supervisor {
             listener,
             patterns,
             watch,
             reported_now: false,
             pin_ids,
+            place_ids,
             report,
             reported: 0,
+            times_reported: Default::default(),
         }
     }
 
@@ -926,6 +1029,24 @@ impl Supervisor {
                 Answer::Gone
             };
         };
+        // A name of the list refused in its folder (`open` is judged where it makes its
+        // file, in `open`): the folder as the caller's path reaches it.
+        let replaces = matches!(call.kind, Kind::Rename { .. });
+        for (path, which) in call.made(&strings) {
+            if self.place_ids.is_empty() {
+                break;
+            }
+            let path = callers_path(path, tgid, caller.tid);
+            let base = match caller.base(call.dirfd(which), &path) {
+                Ok(b) => b,
+                Err(e) => return Answer::Errno(e),
+            };
+            if let Some(rule) = self.placed(dir_fd(&base), &path, replaces) {
+                let at = self.located(&caller, call.dirfd(which), &path);
+                self.report(&call, at.as_bytes(), &rule);
+                return Answer::Errno(libc::EPERM);
+            }
+        }
         let answer = self.act(&caller, &call, &strings, umask, tgid);
         if let Answer::Errno(e) = answer {
             if !self.reported_now {
@@ -961,7 +1082,25 @@ impl Supervisor {
             Kind::Rename { .. } | Kind::Link { .. } | Kind::Symlink { .. } => 1,
             _ => 0,
         };
-        let at = self.located(caller, call.dirfd(which), &s[which]);
+        let at = match call.kind {
+            // A descriptor of the caller's: where it is open, as the caller's /proc says.
+            Kind::OnFd { fd, .. } => caller_fd_path(caller, fd),
+            Kind::Times { dirfd, path, .. } if path == 0 || s[0].is_empty() => {
+                caller_fd_path(caller, dirfd)
+            }
+            _ => self.located(caller, call.dirfd(which), &s[which]),
+        };
+        if matches!(call.kind, Kind::Times { .. }) {
+            // A time: only where a rule covers the file, once a run (see changing_calls).
+            let covered = self
+                .watch
+                .covers
+                .iter()
+                .any(|c| std::path::Path::new(&at).starts_with(c));
+            if !covered || !self.times_reported.insert(at.clone()) {
+                return;
+            }
+        }
         if e == libc::ENOENT
             && !self
                 .watch
@@ -995,7 +1134,43 @@ impl Supervisor {
 
     /// Whether any name is refused when made.
     fn names_judged(&self) -> bool {
-        !self.patterns.is_empty() || !self.watch.names.is_empty()
+        !self.patterns.is_empty() || !self.watch.names.is_empty() || !self.place_ids.is_empty()
+    }
+
+    /// The rule refusing to make the final name of `path` (relative to `base`) in the
+    /// folder it names ([`Watch::places`]), if one does. Only a name not there is made
+    /// (a call that would replace it, `rename`, is refused as well): an existing name's
+    /// `mkdir` gets EEXIST from the kernel, as `mkdir -p` expects. Nothing changes the
+    /// folder's entries meanwhile: every call that could comes to this thread.
+    fn placed(&self, base: RawFd, path: &[u8], replaces: bool) -> Option<String> {
+        let name = final_name(path);
+        if !self.place_ids.iter().any(|(_, n, _)| n == name) {
+            return None; // the common case: no folder opened
+        }
+        let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
+        let folder = &path[..trimmed - name.len()];
+        let folder = CString::new(if folder.is_empty() { b"." } else { folder }).ok()?;
+        let fd = open_raw(
+            base,
+            &folder,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )
+        .ok()?;
+        // SAFETY: fstat fills the struct it is given.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+            return None;
+        }
+        let id = (st.st_dev, st.st_ino);
+        let (_, _, rule) = self
+            .place_ids
+            .iter()
+            .find(|(at, n, _)| *at == id && n == name)?;
+        if !replaces && exists(&fd, name) {
+            return None;
+        }
+        Some(rule.clone())
     }
 
     /// The rule refusing to make the final name of `path`, if one does: a `deny_create`
@@ -1272,6 +1447,91 @@ impl Supervisor {
                 // SAFETY: the file itself, by its descriptor.
                 libc::fchownat(fd.as_raw_fd(), c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH)
             }),
+            // On the file the caller's descriptor is open on, reached through the caller's
+            // /proc (the same file; what these calls may do depends on the file and the
+            // caller's credentials, which are init's, not on how the descriptor was opened).
+            Kind::OnFd { fd, op } => {
+                self.on_file(caller, fd, b"", libc::AT_EMPTY_PATH, tgid, |at, f| unsafe {
+                    // SAFETY: the file itself, by its descriptor; the name NUL-terminated,
+                    // the value as long as given.
+                    match op {
+                        FdOp::Chmod(mode) => libc::chmod(at.as_ptr(), mode as libc::mode_t),
+                        FdOp::Chown(uid, gid) => libc::fchownat(
+                            f.as_raw_fd(),
+                            c"".as_ptr(),
+                            uid,
+                            gid,
+                            libc::AT_EMPTY_PATH,
+                        ),
+                        FdOp::SetXattr { flags, .. } => libc::setxattr(
+                            at.as_ptr(),
+                            c(&s[0]).as_ptr(),
+                            s[1].as_ptr().cast(),
+                            s[1].len(),
+                            flags,
+                        ),
+                        FdOp::RemoveXattr { .. } => {
+                            libc::removexattr(at.as_ptr(), c(&s[0]).as_ptr())
+                        }
+                    }
+                })
+            }
+            Kind::Xattr {
+                flags,
+                follow,
+                remove,
+                ..
+            } => {
+                let name = c(&s[1]);
+                let nofollow = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+                self.on_file(
+                    caller,
+                    libc::AT_FDCWD,
+                    &s[0],
+                    nofollow,
+                    tgid,
+                    |at, fd| unsafe {
+                        // SAFETY: NUL-terminated names, the value as long as given.
+                        if is_link(fd) {
+                            // `lsetxattr` on a link itself: a user attribute is not allowed
+                            // on one, the others need privileges the sandbox has not.
+                            *libc::__errno_location() = libc::EPERM;
+                            return -1;
+                        }
+                        if remove {
+                            libc::removexattr(at.as_ptr(), name.as_ptr())
+                        } else {
+                            libc::setxattr(
+                                at.as_ptr(),
+                                name.as_ptr(),
+                                s[2].as_ptr().cast(),
+                                s[2].len(),
+                                flags,
+                            )
+                        }
+                    },
+                )
+            }
+            Kind::Times {
+                dirfd,
+                path,
+                flags,
+                form,
+                ..
+            } => {
+                let times = (!s[1].is_empty()).then(|| form.spec(&s[1]));
+                let ptr = times.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+                // No path: the descriptor `dirfd` itself (`futimens`).
+                let flags = if path == 0 {
+                    libc::AT_EMPTY_PATH
+                } else {
+                    flags
+                };
+                self.on_file(caller, dirfd, &s[0], flags, tgid, |_, fd| unsafe {
+                    // SAFETY: the file itself, by its descriptor; `ptr` null or two times.
+                    libc::utimensat(fd.as_raw_fd(), c"".as_ptr(), ptr, libc::AT_EMPTY_PATH)
+                })
+            }
         }
     }
 
@@ -1470,7 +1730,7 @@ impl Supervisor {
                     // this descriptor is the caller's, its O_NONBLOCK put back as asked.
                     // Opening again would wake the waiting reader with this open and
                     // leave the second waiting for a reader that is gone.
-                    Ok(fd) => return self.opened(fd, flags, &path),
+                    Ok(fd) => return self.opened(fd, flags, &path, tgid),
                     Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => {
                         // A FIFO without a reader, which the caller waits for.
                         return self.fifo(caller, base, cpath, flags, None);
@@ -1485,8 +1745,13 @@ impl Supervisor {
                 self.report_name(name, shown.as_bytes(), &rule);
                 return Answer::Errno(libc::EPERM);
             }
+            if let Some(rule) = self.placed(dir_fd(&base), &path, false) {
+                let at = self.located(caller, dirfd, &path);
+                self.report_name(name, at.as_bytes(), &rule);
+                return Answer::Errno(libc::EPERM);
+            }
             match open_raw(dir_fd(&base), &cpath, flags | libc::O_EXCL, mode) {
-                Ok(fd) => return self.opened(fd, flags, &path),
+                Ok(fd) => return self.opened(fd, flags, &path, tgid),
                 Err(libc::EEXIST) if !excl => {}
                 Err(e) => return Answer::Errno(e),
             }
@@ -1528,7 +1793,7 @@ impl Supervisor {
     }
 
     /// A file opened for the caller: checked, its `O_NONBLOCK` put back as asked.
-    fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8]) -> Answer {
+    fn opened(&mut self, fd: OwnedFd, flags: i32, path: &[u8], tgid: u32) -> Answer {
         let judged = flags & libc::O_CREAT != 0 && self.names_judged();
         if on_private_fs(&fd) && !judged {
             // A file of /proc, reached through init's /proc/self or as the caller's own
@@ -1541,6 +1806,15 @@ impl Supervisor {
             // without one gets it as its controlling terminal, as it would have (init's
             // opens never take one: O_NOCTTY).
             return Answer::Continue;
+        }
+        if on_private_fs(&fd) && callers_proc(&fd, tgid) {
+            // A file of /proc of the caller's own (`echo 500 > /proc/self/oom_score_adj`)
+            // or of no process: opened as the kernel would for the caller, which has
+            // init's credentials and domain.
+            return Answer::Fd {
+                fd,
+                cloexec: flags & libc::O_CLOEXEC != 0,
+            };
         }
         if on_private_fs(&fd) {
             let shown = String::from_utf8_lossy(path).into_owned();
@@ -1785,6 +2059,79 @@ enum Kind {
         gid: u32,
         flags: i32,
     },
+    /// A call on a descriptor of the caller's.
+    OnFd {
+        fd: i32,
+        op: FdOp,
+    },
+    /// `setxattr`, `lsetxattr` (`follow` false), `removexattr`, `lremovexattr`.
+    Xattr {
+        path: u64,
+        name: u64,
+        value: u64,
+        size: u64,
+        flags: i32,
+        follow: bool,
+        remove: bool,
+    },
+    /// A file's times: `utimensat` (`timespec[2]`), `futimesat` and `utimes`
+    /// (`timeval[2]`), `utime` (`utimbuf`); a null path is the descriptor `dirfd` itself.
+    Times {
+        dirfd: i32,
+        path: u64,
+        times: u64,
+        flags: i32,
+        form: TimeForm,
+    },
+}
+
+/// What a call on a descriptor does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FdOp {
+    Chmod(u32),
+    Chown(u32, u32),
+    SetXattr {
+        name: u64,
+        value: u64,
+        size: u64,
+        flags: i32,
+    },
+    RemoveXattr {
+        name: u64,
+    },
+}
+
+/// How a call spells the times it sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimeForm {
+    Spec,
+    Val,
+    Buf,
+}
+
+impl TimeForm {
+    /// The size of the times argument.
+    fn size(self) -> usize {
+        match self {
+            TimeForm::Spec | TimeForm::Val => 32,
+            TimeForm::Buf => 16,
+        }
+    }
+
+    /// The times as `utimensat` takes them (`raw` as read from the caller).
+    fn spec(self, raw: &[u8]) -> [libc::timespec; 2] {
+        let word =
+            |i: usize| i64::from_ne_bytes(raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let at = |sec: i64, nsec: i64| libc::timespec {
+            tv_sec: sec,
+            tv_nsec: nsec,
+        };
+        match self {
+            TimeForm::Spec => [at(word(0), word(1)), at(word(2), word(3))],
+            TimeForm::Val => [at(word(0), word(1) * 1000), at(word(2), word(3) * 1000)],
+            TimeForm::Buf => [at(word(0), 0), at(word(1), 0)],
+        }
+    }
 }
 
 impl Call {
@@ -1794,6 +2141,8 @@ impl Call {
             return Call::decode(at, &args).map(|c| Call { name, ..c });
         }
         let fd = |v: u64| v as i32;
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+        let cwd = libc::AT_FDCWD;
         let (name, kind) = match nr {
             libc::SYS_openat => (
                 "openat",
@@ -1895,6 +2244,111 @@ impl Call {
                     flags: a[4] as i32,
                 },
             ),
+            libc::SYS_fchmod => (
+                "fchmod",
+                Kind::OnFd {
+                    fd: fd(a[0]),
+                    op: FdOp::Chmod(a[1] as u32),
+                },
+            ),
+            libc::SYS_fchown => (
+                "fchown",
+                Kind::OnFd {
+                    fd: fd(a[0]),
+                    op: FdOp::Chown(a[1] as u32, a[2] as u32),
+                },
+            ),
+            libc::SYS_fsetxattr => (
+                "fsetxattr",
+                Kind::OnFd {
+                    fd: fd(a[0]),
+                    op: FdOp::SetXattr {
+                        name: a[1],
+                        value: a[2],
+                        size: a[3],
+                        flags: a[4] as i32,
+                    },
+                },
+            ),
+            libc::SYS_fremovexattr => (
+                "fremovexattr",
+                Kind::OnFd {
+                    fd: fd(a[0]),
+                    op: FdOp::RemoveXattr { name: a[1] },
+                },
+            ),
+            libc::SYS_setxattr | libc::SYS_lsetxattr => (
+                if nr == libc::SYS_setxattr {
+                    "setxattr"
+                } else {
+                    "lsetxattr"
+                },
+                Kind::Xattr {
+                    path: a[0],
+                    name: a[1],
+                    value: a[2],
+                    size: a[3],
+                    flags: a[4] as i32,
+                    follow: nr == libc::SYS_setxattr,
+                    remove: false,
+                },
+            ),
+            libc::SYS_removexattr | libc::SYS_lremovexattr => (
+                if nr == libc::SYS_removexattr {
+                    "removexattr"
+                } else {
+                    "lremovexattr"
+                },
+                Kind::Xattr {
+                    path: a[0],
+                    name: a[1],
+                    value: 0,
+                    size: 0,
+                    flags: 0,
+                    follow: nr == libc::SYS_removexattr,
+                    remove: true,
+                },
+            ),
+            libc::SYS_utimensat => (
+                "utimensat",
+                Kind::Times {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    times: a[2],
+                    flags: a[3] as i32,
+                    form: TimeForm::Spec,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_futimesat => (
+                "futimesat",
+                Kind::Times {
+                    dirfd: fd(a[0]),
+                    path: a[1],
+                    times: a[2],
+                    flags: 0,
+                    form: TimeForm::Val,
+                },
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_utimes | libc::SYS_utime => (
+                if nr == libc::SYS_utimes {
+                    "utimes"
+                } else {
+                    "utime"
+                },
+                Kind::Times {
+                    dirfd: cwd,
+                    path: a[0],
+                    times: a[1],
+                    flags: 0,
+                    form: if nr == libc::SYS_utimes {
+                        TimeForm::Val
+                    } else {
+                        TimeForm::Buf
+                    },
+                },
+            ),
             _ => return None,
         };
         Some(Call { name, kind })
@@ -1903,7 +2357,53 @@ impl Call {
     /// The call's path arguments, read from the caller's memory: the path, or (old, new),
     /// or (target, new).
     fn read(&self, caller: &Caller, mem: &std::fs::File) -> Result<Vec<Vec<u8>>, i32> {
+        // The calls with more than paths: a name, then a value's bytes (an attribute),
+        // or the path (empty where none), then the times' bytes (empty: now).
+        let bytes = |addr: u64, len: u64| caller.bytes(mem, addr, len);
+        match self.kind {
+            Kind::OnFd {
+                op: FdOp::SetXattr {
+                    name, value, size, ..
+                },
+                ..
+            } => return Ok(vec![caller.string(mem, name)?, bytes(value, size)?]),
+            Kind::OnFd {
+                op: FdOp::RemoveXattr { name },
+                ..
+            } => return Ok(vec![caller.string(mem, name)?]),
+            Kind::OnFd { .. } => return Ok(vec![]),
+            Kind::Xattr {
+                path,
+                name,
+                value,
+                size,
+                ..
+            } => {
+                return Ok(vec![
+                    caller.string(mem, path)?,
+                    caller.string(mem, name)?,
+                    bytes(value, size)?,
+                ])
+            }
+            Kind::Times {
+                path, times, form, ..
+            } => {
+                let path = if path == 0 {
+                    Vec::new()
+                } else {
+                    caller.string(mem, path)?
+                };
+                let times = if times == 0 {
+                    Vec::new()
+                } else {
+                    bytes(times, form.size() as u64)?
+                };
+                return Ok(vec![path, times]);
+            }
+            _ => {}
+        }
         let addrs: Vec<u64> = match self.kind {
+            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::Times { .. } => vec![],
             Kind::Open { path, .. }
             | Kind::Mkdir { path, .. }
             | Kind::Mknod { path, .. }
@@ -1922,6 +2422,7 @@ impl Call {
     /// file (see [`Supervisor::open`]); an exchange makes both names anew.
     fn made<'s>(&self, s: &'s [Vec<u8>]) -> Vec<(&'s [u8], usize)> {
         match self.kind {
+            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::Times { .. } => vec![],
             Kind::Open { .. }
             | Kind::Unlink { .. }
             | Kind::Truncate { .. }
@@ -1947,7 +2448,10 @@ impl Call {
             Kind::Unlink { .. }
             | Kind::Truncate { .. }
             | Kind::Chmod { .. }
-            | Kind::Chown { .. } => false,
+            | Kind::Chown { .. }
+            | Kind::OnFd { .. }
+            | Kind::Xattr { .. }
+            | Kind::Times { .. } => false,
         }
     }
 
@@ -1970,7 +2474,9 @@ impl Call {
             | (Kind::Unlink { dirfd, .. }, _)
             | (Kind::Chmod { dirfd, .. }, _)
             | (Kind::Chown { dirfd, .. }, _) => dirfd,
-            (Kind::Truncate { .. }, _) => libc::AT_FDCWD,
+            (Kind::Truncate { .. }, _) | (Kind::Xattr { .. }, _) => libc::AT_FDCWD,
+            (Kind::OnFd { fd, .. }, _) => fd,
+            (Kind::Times { dirfd, .. }, _) => dirfd,
             (Kind::Rename { olddir, .. }, 0) | (Kind::Link { olddir, .. }, 0) => olddir,
             (Kind::Rename { newdir, .. }, _)
             | (Kind::Link { newdir, .. }, _)
@@ -2011,6 +2517,15 @@ pub fn init_args(
         out.push(name.into());
         out.push(rule.into());
     }
+    for (place, rule) in &watch.places {
+        out.push("--deny-place".into());
+        out.push(place.into());
+        out.push(rule.into());
+    }
+    for cover in &watch.covers {
+        out.push("--cover".into());
+        out.push(cover.into());
+    }
     if let Some(fd) = report_fd {
         out.push("--report-fd".into());
         out.push(fd.to_string().into());
@@ -2044,6 +2559,18 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
                 if let (Some(p), Some(r)) = (it.next(), it.next()) {
                     watch
                         .pins
+                        .push((p.into(), r.to_string_lossy().into_owned()));
+                }
+            }
+            b"--cover" => {
+                if let Some(c) = it.next() {
+                    watch.covers.push(c.into());
+                }
+            }
+            b"--deny-place" => {
+                if let (Some(p), Some(r)) = (it.next(), it.next()) {
+                    watch
+                        .places
                         .push((p.into(), r.to_string_lossy().into_owned()));
                 }
             }
@@ -2281,16 +2808,37 @@ mod tests {
                 ".envrc.local".into(),
                 "mandatory: .envrc through a link".into(),
             )],
+            places: vec![("/loopat/x/.bashrc".into(), "mandatory: .bashrc".into())],
+            covers: vec!["/loopat/x/.vscode".into(), "/loopat/x/locked.txt".into()],
         };
         let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9));
         let mut with_rest = args.clone();
         with_rest.extend(["--".into(), "--deny-create".into(), "--watch-reads".into()]);
         assert_eq!(
             parse_init_args(&with_rest),
-            (pats(&["*.pem", "id_*"]), watch, Some(9))
+            (pats(&["*.pem", "id_*"]), watch.clone(), Some(9))
         );
         let none = init_args(&[], &Watch::default(), None);
         assert!(none.is_empty());
+        // What the filter sends follows what is watched.
+        assert_eq!(
+            watch.sent(),
+            Sent {
+                writes: true,
+                reads: true
+            }
+        );
+        let writes = Watch {
+            writes: true,
+            ..Watch::default()
+        };
+        assert_eq!(
+            writes.sent(),
+            Sent {
+                writes: true,
+                reads: false
+            }
+        );
     }
 
     /// The filter's verdict for a call, by the interpreter the base filter's tests use,
@@ -2413,14 +2961,29 @@ mod tests {
             libc::SYS_fchmodat,
             libc::SYS_fchownat,
             SYS_FCHMODAT2,
+            libc::SYS_fchmod,
+            libc::SYS_fchown,
+            libc::SYS_setxattr,
+            libc::SYS_lsetxattr,
+            libc::SYS_fsetxattr,
+            libc::SYS_removexattr,
+            libc::SYS_lremovexattr,
+            libc::SYS_fremovexattr,
+            libc::SYS_utimensat,
+            libc::SYS_utime,
+            libc::SYS_utimes,
+            libc::SYS_futimesat,
         ] {
             assert_eq!(on(writes, nr, [0; 6]), notify, "{nr}");
         }
+        // A descriptor open for writing was an open sent already.
+        assert_eq!(on(writes, libc::SYS_ftruncate, [0; 6]), allow);
         for nr in [
             libc::SYS_read,
             libc::SYS_write,
             libc::SYS_close,
             libc::SYS_fstat,
+            libc::SYS_getxattr,
         ] {
             assert_eq!(on(reads, nr, [0; 6]), allow, "{nr}");
         }
@@ -2488,5 +3051,29 @@ mod tests {
         assert!(libc::WIFEXITED(status), "{status}");
         assert_eq!(libc::WEXITSTATUS(status), 0);
         assert!(!made.exists());
+    }
+
+    #[test]
+    fn times_are_read_as_each_call_spells_them() {
+        let words = |w: &[i64]| w.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
+        let pair =
+            |t: [libc::timespec; 2]| [(t[0].tv_sec, t[0].tv_nsec), (t[1].tv_sec, t[1].tv_nsec)];
+        assert_eq!(
+            pair(TimeForm::Spec.spec(&words(&[1, 2, 3, libc::UTIME_OMIT]))),
+            [(1, 2), (3, libc::UTIME_OMIT)]
+        );
+        assert_eq!(
+            pair(TimeForm::Val.spec(&words(&[1, 2, 3, 4]))),
+            [(1, 2000), (3, 4000)]
+        );
+        assert_eq!(pair(TimeForm::Buf.spec(&words(&[5, 6]))), [(5, 0), (6, 0)]);
+        assert_eq!(
+            (
+                TimeForm::Spec.size(),
+                TimeForm::Val.size(),
+                TimeForm::Buf.size()
+            ),
+            (32, 32, 16)
+        );
     }
 }

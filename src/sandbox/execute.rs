@@ -241,6 +241,50 @@ pub fn open_descriptors(
     Ok((keep, fds, left_out))
 }
 
+/// The mounts the spawner lays itself ([`bwrap::Laid`]), taken out of what bwrap is
+/// handed: each with its descriptor where it is a descriptor mount (which then never
+/// reaches bwrap nor the sandbox). A bind by path is laid only where its place on the host
+/// is there without a link below its carrier (bwrap would make a missing one). None where
+/// the spawner cannot ([`super::spawn::can_lay`]).
+pub fn lay_aside(
+    spec: &SandboxSpec,
+    bwrap: &std::path::Path,
+    handed: &mut Handed,
+) -> Vec<(Option<OwnedFd>, bwrap::Laid)> {
+    use super::spec::Mount;
+    if !super::spawn::can_lay(bwrap) {
+        return Vec::new();
+    }
+    let planned = bwrap::laid(&spec.mounts, |m, carrier, rel| match m {
+        Mount::Confined { inside, .. } | Mount::OwnFile { inside, .. } => {
+            handed.fds.files.contains_key(inside)
+        }
+        // The place and each folder on the way to it below the carrier.
+        Mount::Bind { .. } => {
+            let mut at = carrier.to_path_buf();
+            rel.components().all(|c| {
+                at.push(c);
+                std::fs::symlink_metadata(&at).is_ok_and(|m| !m.file_type().is_symlink())
+            })
+        }
+        _ => false,
+    });
+    let mut laid = Vec::new();
+    for l in planned {
+        if l.source.is_some() {
+            handed.fds.laid.insert(l.inside.clone());
+            laid.push((None, l));
+            continue;
+        }
+        let fd = handed.fds.files.get(&l.inside).copied();
+        let at = fd.and_then(|fd| handed.keep.iter().position(|k| k.as_raw_fd() == fd));
+        let Some(at) = at else { continue };
+        handed.fds.laid.insert(l.inside.clone());
+        laid.push((Some(handed.keep.swap_remove(at)), l));
+    }
+    laid
+}
+
 /// The seccomp programs, one descriptor each, for bwrap to apply last.
 pub fn seccomp_fds() -> Result<Vec<OwnedFd>> {
     seccomp::fds().map_err(|e| {
@@ -299,10 +343,11 @@ fn in_sandbox(
     tls: Option<Arc<Tls>>,
 ) -> Result<u8> {
     prepare_host(report, ws, rec)?;
-    let handed = hand_over(&rec.id, &plan.spec, sandboxed, &delivery)?;
+    let mut handed = hand_over(&rec.id, &plan.spec, sandboxed, &delivery)?;
     for why in &handed.left_out {
         report.warn(why)?;
     }
+    let laid = lay_aside(&plan.spec, &sandboxed.bwrap, &mut handed);
     let argv = bwrap::argv(&sandboxed.bwrap.to_string_lossy(), &plan.spec, &handed.fds);
     let (channel, spawner_end) = match handed.channel {
         Some((host, spawner)) => (Some(host), Some(spawner)),
@@ -353,6 +398,7 @@ fn in_sandbox(
         &applied,
         ws.root(),
         &delivery.env,
+        &laid,
         // The sandbox takes milliseconds to set itself up, which this process would spend
         // waiting: the sweep of killed runs' cgroups is done then.
         || applied.sweep_killed(),

@@ -18,11 +18,13 @@
 //! made again without it (where pid 1's supervisor sees every rename, it refuses those
 //! renames itself and no mount is laid, so a move across the folder is no move across
 //! mounts: creation.rs). Any other path made later is not covered by a
-//! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...) can be made
-//! (but not the target of a link standing there, [`Deny::Made`]),
-//! and a name pattern refused at creation time is `deny_create`, enforced by a supervisor of
-//! the calls that make names (creation.rs) where the kernel has one, refused where it has
-//! not ([`unsupported`]). What
+//! mount: a *file* of the list absent at start (`.envrc`, `.mcp.json`, ...), and a link of
+//! the list leading out of the tree that could be replaced by what it stands for, are
+//! refused when made in their folder ([`Deny::Absent`]), the target of a link of the
+//! list pointing at nothing in every folder ([`Deny::Made`]), and a name pattern refused
+//! at creation time is `deny_create`; all by a supervisor of the calls that make names
+//! (creation.rs) where the kernel has one, a run refused where it has not ([`unsupported`],
+//! [`unenforced`]). Names of the list below the root (`web/.envrc`) are not refused. What
 //! remains is caught on the way out: `review` flags a branch that changes a path of the list, and
 //! `merge` and `publish` refuse it without `--accept-policy` (gate.rs).
 //!
@@ -206,6 +208,13 @@ pub enum Deny {
     /// target's name is refused when made, in every folder, by pid 1's supervisor
     /// (creation.rs); a run on a kernel without it is refused.
     Made,
+    /// A file of the list that is not there when the run starts (`.envrc`, `.bashrc`),
+    /// or what stands in the way of one and could be replaced by it (a link leading out
+    /// of the tree, a file where a folder of the way should be): no mount covers what is
+    /// not there, so pid 1's supervisor refuses making this name in this folder
+    /// (creation.rs, `Watch::places`); a run on a kernel without it is refused
+    /// ([`unenforced`]).
+    Absent,
 }
 
 impl Deny {
@@ -217,6 +226,7 @@ impl Deny {
             Deny::Create => 2,
             Deny::Pin => 3,
             Deny::Made => 4,
+            Deny::Absent => 5,
         }
     }
 }
@@ -269,6 +279,53 @@ pub fn unsupported(fs: &Filesystem, no_supervisor: Option<&str>) -> Option<Strin
     }
 }
 
+/// What of `cover` only pid 1's supervisor can keep (a name refused when made: the
+/// target of a link of the list pointing at nothing, a file of the list not there), and
+/// so what a sandbox without it must refuse to run, never run uncovered; `no_supervisor`
+/// says why there is none. `None` where nothing is left unenforced.
+pub fn unenforced(cover: &[Covered], no_supervisor: Option<&str>) -> Option<String> {
+    let why = no_supervisor?;
+    if let Some(c) = cover.iter().find(|c| c.deny == Deny::Made) {
+        return Some(format!(
+            "{} points at {}, which is not there, and nothing here can keep a write through it from making it ({why}); remove the link, or name it in allow_write",
+            c.rule,
+            c.rel.display()
+        ));
+    }
+    let absent: Vec<String> = cover
+        .iter()
+        .filter(|c| c.deny == Deny::Absent)
+        .map(|c| c.rel.display().to_string())
+        .collect();
+    if absent.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} of the built-in list {} not in the working tree, and nothing here can keep a process inside from making {} ({why}); name {} in [filesystem] allow_write (review and merge still flag a change to them), or run on Linux 5.14 or later",
+        absent.join(", "),
+        if absent.len() == 1 { "is" } else { "are" },
+        if absent.len() == 1 { "it" } else { "them" },
+        if absent.len() == 1 { "it" } else { "them" },
+    ))
+}
+
+/// The first part of `rel` (itself included) that is a link, or, on the way to it,
+/// another file than a folder: what a process inside could replace by the entry `rel`
+/// stands for. `None` where the way is clear or something on it is absent.
+fn first_blocked(tree: &Tree, rel: &Path, looks: &Looks) -> Option<PathBuf> {
+    let parts = rel.components().count();
+    let mut at = PathBuf::new();
+    for (i, c) in rel.components().enumerate() {
+        at.push(c);
+        match looks.at(&tree.host.join(&at))? {
+            Look::Link => return Some(at),
+            Look::Other if i + 1 < parts => return Some(at),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The paths the rules cover when a run starts: the profile's `deny_read` and
 /// `deny_write` in `work` (the working tree: relative patterns) and `home` (`~/`
 /// patterns; absolute ones inside either), and the built-in list in `work` less what
@@ -319,6 +376,19 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         // is covered. A link leading out of the tree or round in a circle leads to nothing
         // here to cover (writes through it fail or land outside the working tree).
         let Some(real) = resolve_seen(work, Path::new(rel), &looks) else {
+            // But the link itself can be replaced by what it stands for (`rm .vscode &&
+            // mkdir .vscode`): the first link on the way is refused when made again.
+            if let Some(at) = first_blocked(work, Path::new(rel), &looks) {
+                pin_folders_above(&mut out, work, &at, &format!("mandatory: {entry}"));
+                out.push(Covered {
+                    root: work.host.clone(),
+                    inside: work.inside.join(&at),
+                    rel: at,
+                    dir: false,
+                    deny: Deny::Absent,
+                    rule: format!("mandatory: {entry}"),
+                });
+            }
             continue;
         };
         if real.as_os_str().is_empty() {
@@ -351,6 +421,12 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
         });
         if parents_ok {
             pin_folders_above(&mut out, work, &real, &rule);
+        } else if let Some(at) = first_blocked(work, &real, &looks) {
+            // A file where a folder of the way should be (`.github` a file): replaced by
+            // a folder, the entry could be made below it uncovered; so it is refused when
+            // made again.
+            pin_folders_above(&mut out, work, &at, &rule);
+            out.push(cover(&at, false, Deny::Absent));
         }
         match looks.kind(&work.host.join(&real)) {
             Some(dir) => out.push(cover(&real, dir, Deny::Write)),
@@ -363,6 +439,9 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             None if real != Path::new(rel) && real.file_name().is_some() => {
                 out.push(cover(&real, false, Deny::Made))
             }
+            // A file of the list that is not there: its name is refused when made in
+            // its folder.
+            None if !entry.ends_with('/') => out.push(cover(&real, false, Deny::Absent)),
             None => {}
         }
     }
@@ -752,8 +831,30 @@ mod tests {
             deny_create: vec![],
         };
         let got = cover(&fs, &tree(&w, "/in/w"), &tree(&h, "/home/u")).unwrap();
+        // The files of the list that are not there are refused when made, each in its
+        // place; `.envrc` is there (covered read-only), `.github/` allowed.
+        let absent: Vec<(String, &str)> = got
+            .iter()
+            .filter(|c| c.deny == Deny::Absent)
+            .map(|c| (c.inside.display().to_string(), c.rule.as_str()))
+            .collect();
+        let files = MANDATORY
+            .iter()
+            .filter(|e| !e.ends_with('/') && !e.starts_with(".git/") && **e != ".envrc");
+        let mut expected: Vec<(String, String)> = files
+            .map(|e| (format!("/in/w/{e}"), format!("mandatory: {e}")))
+            .collect();
+        expected.sort();
+        assert_eq!(
+            absent,
+            expected
+                .iter()
+                .map(|(a, b)| (a.clone(), b.as_str()))
+                .collect::<Vec<_>>()
+        );
         let shown: Vec<(String, Deny, bool)> = got
             .iter()
+            .filter(|c| c.deny != Deny::Absent)
             .map(|c| (c.inside.display().to_string(), c.deny, c.dir))
             .collect();
         assert_eq!(
@@ -775,7 +876,11 @@ mod tests {
                 ("/in/w/keys/deep/b.pem".into(), Deny::Read, false),
             ]
         );
-        assert_eq!(got[3].rule, "mandatory: .envrc");
+        let envrc = got.iter().find(|c| c.rel == Path::new(".envrc")).unwrap();
+        assert_eq!(
+            (envrc.deny, envrc.rule.as_str()),
+            (Deny::Write, "mandatory: .envrc")
+        );
         // Outside both trees, or climbing out: refused.
         let outside = Filesystem {
             deny_read: vec!["/etc/passwd".into()],
@@ -826,8 +931,28 @@ mod tests {
             ..Filesystem::default()
         };
         let got = cover(&fs, &tree(&w, "/in/w"), &tree(&h, "/home/u")).unwrap();
+        // A link of the list leading out of the tree or round in a circle covers nothing,
+        // but is refused when made again (`rm .idea && mkdir .idea`).
+        let blocked: Vec<(String, &str)> = got
+            .iter()
+            .filter(|c| {
+                c.deny == Deny::Absent
+                    && c.rel
+                        .to_str()
+                        .is_some_and(|r| r.starts_with(".idea") || r.starts_with(".husky"))
+            })
+            .map(|c| (c.rel.display().to_string(), c.rule.as_str()))
+            .collect();
+        assert_eq!(
+            blocked,
+            vec![
+                (".husky".into(), "mandatory: .husky/"),
+                (".idea".into(), "mandatory: .idea/")
+            ]
+        );
         let shown: Vec<(String, Deny, &str)> = got
             .iter()
+            .filter(|c| c.deny != Deny::Absent)
             .map(|c| (c.rel.display().to_string(), c.deny, c.rule.as_str()))
             .collect();
         let through = "mandatory: .claude/commands/ through a link";
@@ -1009,5 +1134,85 @@ mod tests {
         assert_eq!(got("*/keys/*.pem").unwrap(), pem);
         assert_eq!(got("vault/keys/*.pem").unwrap(), pem);
         assert_eq!(got("out/*.pem").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn what_stands_in_the_way_of_the_list_is_refused_when_made_and_needs_the_supervisor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path().join("w");
+        let h = tmp.path().join("h");
+        std::fs::create_dir_all(&w).unwrap();
+        std::fs::create_dir_all(&h).unwrap();
+        // A file where the folder `.github` of `.github/workflows/` should be: nothing
+        // can be laid below it, so it is refused when made again (a folder in its place).
+        std::fs::write(w.join(".github"), "x").unwrap();
+        let every = |fs: &Filesystem| cover(fs, &tree(&w, "/in/w"), &tree(&h, "/home/u")).unwrap();
+        let got = every(&Filesystem::default());
+        let github: Vec<(&Path, Deny, &str)> = got
+            .iter()
+            .filter(|c| c.rel.starts_with(".github"))
+            .map(|c| (c.rel.as_path(), c.deny, c.rule.as_str()))
+            .collect();
+        assert_eq!(
+            github,
+            vec![(
+                Path::new(".github"),
+                Deny::Absent,
+                "mandatory: .github/workflows/"
+            )]
+        );
+        assert!(got
+            .iter()
+            .any(|c| c.rel == Path::new(".envrc") && c.deny == Deny::Absent));
+        // Named in allow_write: not refused.
+        let allowed = every(&Filesystem {
+            allow_write: vec![".envrc".into(), ".github/".into()],
+            ..Filesystem::default()
+        });
+        assert!(!allowed
+            .iter()
+            .any(|c| c.rel == Path::new(".envrc") || c.rel.starts_with(".github")));
+        // What stands in the way is a link anywhere, or a file before the end; a file at
+        // the end is the entry itself, and nothing absent blocks.
+        std::fs::create_dir_all(w.join("d/e")).unwrap();
+        std::fs::write(w.join("d/f"), "x").unwrap();
+        std::os::unix::fs::symlink("nowhere", w.join("d/l")).unwrap();
+        let t = tree(&w, "/in/w");
+        let blocked = |rel: &str| first_blocked(&t, Path::new(rel), &Looks::default());
+        assert_eq!(blocked("d/f"), None);
+        assert_eq!(blocked("d/f/x"), Some(PathBuf::from("d/f")));
+        assert_eq!(blocked("d/l"), Some(PathBuf::from("d/l")));
+        assert_eq!(blocked("d/l/x"), Some(PathBuf::from("d/l")));
+        assert_eq!(blocked("d/e/x"), None);
+        assert_eq!(blocked("d/absent/f"), None);
+        // Without the supervisor a run needing it is refused, naming what and how.
+        let why = unenforced(&got, Some("no notify")).unwrap();
+        assert!(
+            why.contains(".envrc") && why.contains("(no notify)"),
+            "{why}"
+        );
+        assert!(why.contains("allow_write") && why.contains("5.14"), "{why}");
+        assert_eq!(unenforced(&got, None), None);
+        let one = [got
+            .iter()
+            .find(|c| c.rel == Path::new(".envrc"))
+            .unwrap()
+            .clone()];
+        assert!(unenforced(&one, Some("x"))
+            .unwrap()
+            .starts_with(".envrc of the built-in list is not"));
+        let written: Vec<Covered> = got
+            .iter()
+            .filter(|c| c.deny != Deny::Absent)
+            .cloned()
+            .collect();
+        assert_eq!(unenforced(&written, Some("no notify")), None);
+        let made = Covered {
+            deny: Deny::Made,
+            ..one[0].clone()
+        };
+        assert!(unenforced(&[made], Some("x"))
+            .unwrap()
+            .contains("points at"));
     }
 }

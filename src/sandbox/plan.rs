@@ -142,8 +142,8 @@ pub struct Inputs {
     pub relay_exe: Option<PathBuf>,
     /// The paths the profile's `[filesystem]` and the built-in list cover ([`fs_cover`]).
     pub fs_cover: Vec<super::fspolicy::Covered>,
-    /// Whether this kernel has pid 1's supervisor of calls (`creation.rs`).
-    pub supervisor: bool,
+    /// Why this kernel has no pid 1's supervisor of calls (`creation.rs`), if it has none.
+    pub no_supervisor: Option<String>,
     pub vault: VaultView,
     /// The run's CA as the sandbox trusts it, when the proxy ends TLS ([`Choices::intercepts`]).
     pub trust: Option<Trust>,
@@ -242,7 +242,7 @@ impl Inputs {
             toolchains: crate::toolchains::for_run(ws, config, &Path::new("/home").join(ws.user())),
             relay_exe: Some(relay_exe()?),
             fs_cover: fs_cover(ws, rec, config.profile())?,
-            supervisor: super::creation::unavailable().is_none(),
+            no_supervisor: super::creation::unavailable(),
             vault,
             trust: None,
             fresh: Fresh::make(),
@@ -366,7 +366,7 @@ impl Sandboxed {
         super::bwrap::Fds {
             seccomp,
             files,
-            report: None,
+            ..Default::default()
         }
     }
 }
@@ -423,7 +423,7 @@ fn options(
         init_exe: inputs.relay_exe.clone(),
         fs_cover: inputs.fs_cover.clone(),
         deny_create: config.profile().filesystem.deny_create.clone(),
-        supervisor: inputs.supervisor,
+        supervisor: inputs.no_supervisor.is_none(),
     }
 }
 
@@ -467,21 +467,6 @@ fn fs_cover(
             message: e.to_string(),
             profile: at(),
         })?;
-    // A link of the built-in list pointing at nothing is kept so only by the supervisor
-    // refusing its target's name: without one the run is refused, never run uncovered.
-    if let Some(c) = covered.iter().find(|c| c.deny == fspolicy::Deny::Made) {
-        if let Some(why) = super::creation::unavailable() {
-            return Err(SandboxError::FsPolicy {
-                message: format!(
-                    "{} points at {}, which is not there, and nothing here can keep a write through it from making it ({why}); remove the link, or name it in allow_write",
-                    c.rule,
-                    c.rel.display()
-                ),
-                profile: at(),
-            }
-            .into());
-        }
-    }
     Ok(covered)
 }
 
@@ -576,18 +561,36 @@ pub fn plan(
             }
             How::Host(on_host(ws, rec, &spec))
         }
-        _ => How::Sandbox(Sandboxed {
-            bwrap: inputs
-                .bwrap
-                .clone()
-                .ok_or_else(|| Error::new(ErrorKind::SandboxUnavailable, "bwrap is not on PATH"))?,
-            descriptors: descriptors(&spec),
-            proxy: policy.map(|policy| ProxyPlan {
-                policy,
-                token: inputs.fresh.token.clone(),
-                intercept,
-            }),
-            status: status_line(&spec, vault),
+        _ => How::Sandbox({
+            // What only pid 1's supervisor keeps (a name of the built-in list refused when
+            // made) is refused without one, never run uncovered.
+            let no_supervisor = match (&inputs.no_supervisor, &inputs.relay_exe) {
+                (Some(why), _) => Some(why.as_str()),
+                (None, None) => Some("git-loop's pid 1 does not run in this sandbox"),
+                (None, Some(_)) => None,
+            };
+            if let Some(message) = super::fspolicy::unenforced(&spec.fs_policy, no_supervisor) {
+                let profile = config.profile().path.as_ref();
+                return Err(SandboxError::FsPolicy {
+                    message,
+                    profile: profile
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_else(|| "the profile".into()),
+                }
+                .into());
+            }
+            Sandboxed {
+                bwrap: inputs.bwrap.clone().ok_or_else(|| {
+                    Error::new(ErrorKind::SandboxUnavailable, "bwrap is not on PATH")
+                })?,
+                descriptors: descriptors(&spec),
+                proxy: policy.map(|policy| ProxyPlan {
+                    policy,
+                    token: inputs.fresh.token.clone(),
+                    intercept,
+                }),
+                status: status_line(&spec, vault),
+            }
         }),
     };
     Ok(RunPlan {
@@ -846,7 +849,7 @@ mod tests {
             toolchains: Default::default(),
             relay_exe: Some("/opt/git-loop".into()),
             fs_cover: Vec::new(),
-            supervisor: true,
+            no_supervisor: None,
             vault,
             trust: None,
             fresh: Fresh {
@@ -887,6 +890,51 @@ mod tests {
             )],
             files: Vec::new(),
         }
+    }
+
+    /// A file of the built-in list not in the working tree is kept from being made only by
+    /// pid 1's supervisor: a sandbox on a kernel without one is refused, naming the file
+    /// and both ways out, never run uncovered; with one, pid 1 is told the place; a run on
+    /// the host (which enforces no `[filesystem]` rule, loudly) and a review-mode run
+    /// (nothing writable) are not refused.
+    #[test]
+    fn a_name_only_the_supervisor_keeps_is_refused_without_it() {
+        use crate::sandbox::fspolicy::{Covered, Deny};
+        let mut i = inputs(VaultView::default());
+        i.fs_cover = vec![Covered {
+            root: "/ws/loops/fix-abc123/workdir".into(),
+            rel: ".envrc".into(),
+            inside: "/loopat/loop/fix-abc123/workdir/.envrc".into(),
+            dir: false,
+            deny: Deny::Absent,
+            rule: "mandatory: .envrc".into(),
+        }];
+        let p = planned(Backend::Bwrap, NetMode::None, &i).unwrap();
+        assert_eq!(
+            p.spec.watch.places,
+            vec![(
+                "/loopat/loop/fix-abc123/workdir/.envrc".into(),
+                "mandatory: .envrc".to_string()
+            )]
+        );
+        i.no_supervisor = Some("this kernel has no seccomp user notification".into());
+        let e = planned(Backend::Bwrap, NetMode::None, &i).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains(".envrc of the built-in list is not in the working tree")
+                && text.contains("(this kernel has no seccomp user notification)")
+                && text.contains("allow_write")
+                && text.contains("5.14"),
+            "{text}"
+        );
+        assert!(planned(Backend::None, NetMode::None, &i).is_ok());
+        let rec = record(NetMode::Proxy);
+        let review = Choices {
+            mode: RunMode::Review,
+            ..choices(Backend::Bwrap, NetMode::None)
+        };
+        let req = request(Some(NetMode::None));
+        assert!(plan(&ws(), &rec, &config(), &req, &review, &i).is_ok());
     }
 
     /// The plan of a sandboxed run without a network, whole: its start event, its

@@ -4,7 +4,34 @@
 //! supervisor wrote is taken but its known fields, each bounded; the supervisor runs
 //! inside the sandbox, so its lines are read as the sandbox's.
 
-use super::creation::{Refusal, MAX_REPORTED};
+/// One refusal, as the supervisor writes it and the host reads it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Refusal {
+    /// The call (`openat`, `rename`, ...).
+    pub call: String,
+    /// The name refused, as the caller gave it, made absolute where its folder is known.
+    pub path: String,
+    /// `deny_create: *.pem`, or why the call could not be judged; empty where the kernel
+    /// refused (the host names the rule from the path: it knows the view).
+    #[serde(default)]
+    pub rule: String,
+    /// `read` or `write` (a line without it is a write: a creation).
+    #[serde(default)]
+    pub access: String,
+    /// The kernel's error (`Read-only file system`), where the kernel refused.
+    #[serde(default)]
+    pub error: String,
+    /// Its number (0: the supervisor's own refusal).
+    #[serde(default)]
+    pub errno: i32,
+    /// What a refused `rename` or `link` moved or linked.
+    #[serde(default)]
+    pub from: String,
+}
+
+/// At most this many refusals are reported per run by the supervisor (the host bounds
+/// what it records again, never trusting this).
+pub const MAX_REPORTED: usize = 1000;
 
 /// Names the rule behind a refusal the kernel made, from the run's view (the host's
 /// own record of it, never the sandbox's word): the paths the per-path policy covers,
@@ -17,10 +44,16 @@ pub struct RuleMap {
 
 impl RuleMap {
     pub fn of(spec: &super::spec::SandboxSpec) -> Self {
+        Self::of_view(&spec.mounts, &spec.fs_policy)
+    }
+
+    /// The map of a view: its mounts in order (a later one at the same place replaces an
+    /// earlier), then the per-path policy's covers.
+    pub fn of_view(mounts: &[super::spec::Mount], fs_policy: &[super::fspolicy::Covered]) -> Self {
         use super::fspolicy::Deny;
         use super::spec::Mount;
         let mut places = Vec::new();
-        for m in &spec.mounts {
+        for m in mounts {
             let (inside, rule) = match m {
                 // The machine's secrets in /etc, covered with /dev/null.
                 Mount::Bind { host, inside, .. } if host == std::path::Path::new("/dev/null") => {
@@ -50,7 +83,7 @@ impl RuleMap {
             places.retain(|(p, _)| p != inside);
             places.push((inside.clone(), rule));
         }
-        for c in &spec.fs_policy {
+        for c in fs_policy {
             let rule = match c.deny {
                 Deny::Pin => format!("{} (a folder above it, pinned)", c.rule),
                 _ => c.rule.clone(),
@@ -196,5 +229,257 @@ mod tests {
         assert_eq!(rules.rule("/w/a.txt"), None);
         assert_eq!(rules.rule("/w/.vscodex"), None);
         assert_eq!(rules.rule("/etc/x"), Some("read-only: /"));
+    }
+
+    /// Each kind of mount names its rule (or none, where the place is writable); a later
+    /// mount at the same place replaces the earlier; the per-path policy's covers come
+    /// last and win, a pinned folder's rule saying so.
+    #[test]
+    fn the_map_names_each_kind_of_place() {
+        use crate::sandbox::fspolicy::{Covered, Deny};
+        use crate::sandbox::spec::Mount;
+        let p = |s: &str| std::path::PathBuf::from(s);
+        let bind = |host: &str, inside: &str, rw: bool| Mount::Bind {
+            host: p(host),
+            inside: p(inside),
+            rw,
+            optional: false,
+        };
+        let mounts = vec![
+            Mount::Tmpfs {
+                inside: p("/"),
+                size: None,
+                ro: false,
+            },
+            bind("/usr", "/usr", false),
+            bind("/dev/null", "/etc/shadow", false),
+            bind("/srv", "/srv", true),
+            bind("/srv", "/srv", false),
+            Mount::Confined {
+                root: p("/ws"),
+                rel: p("w"),
+                inside: p("/w"),
+                rw: true,
+                optional: false,
+                expect: None,
+            },
+            Mount::Confined {
+                root: p("/ws"),
+                rel: p("o"),
+                inside: p("/o"),
+                rw: false,
+                optional: false,
+                expect: None,
+            },
+            Mount::OwnFile {
+                root: p("/ws"),
+                rel: p("w/.git/config"),
+                inside: p("/w/.git/config"),
+                content: String::new(),
+            },
+            Mount::Tmpfs {
+                inside: p("/tmp"),
+                size: None,
+                ro: false,
+            },
+            Mount::Tmpfs {
+                inside: p("/w/hidden"),
+                size: None,
+                ro: true,
+            },
+            Mount::Data {
+                inside: p("/etc/resolv.conf"),
+                content: String::new(),
+            },
+            Mount::Secret {
+                inside: p("/home/u/.netrc"),
+            },
+            Mount::Proc { inside: p("/proc") },
+            Mount::Dev { inside: p("/dev") },
+            Mount::Symlink {
+                target: p("usr/bin"),
+                inside: p("/bin"),
+            },
+            Mount::RemountRo { inside: p("/") },
+        ];
+        let cover = |rel: &str, deny: Deny, rule: &str| Covered {
+            root: p("/ws/w"),
+            rel: p(rel),
+            inside: p("/w").join(rel),
+            dir: false,
+            deny,
+            rule: rule.into(),
+        };
+        let policy = vec![
+            cover("keys", Deny::Write, "deny_write: keys"),
+            cover(".github", Deny::Pin, "mandatory: .github/workflows/"),
+            cover(".envrc", Deny::Absent, "mandatory: .envrc"),
+        ];
+        let rules = RuleMap::of_view(&mounts, &policy);
+        for (path, rule) in [
+            ("/usr/bin/env", Some("read-only: /usr")),
+            ("/etc/shadow", Some("hidden: /etc/shadow")),
+            ("/srv/x", Some("read-only: /srv")),
+            ("/w/a.txt", None),
+            ("/o/x", Some("read-only: /o")),
+            (
+                "/w/.git/config",
+                Some("git-loop's own file: /w/.git/config"),
+            ),
+            ("/tmp/x", None),
+            ("/w/hidden/x", Some("read-only: /w/hidden")),
+            ("/etc/resolv.conf", Some("read-only: /etc/resolv.conf")),
+            ("/home/u/.netrc", Some("read-only: /home/u/.netrc")),
+            ("/proc/1/mem", None),
+            ("/dev/null", None),
+            ("/bin/sh", Some("read-only: /")),
+            ("/etc/passwd", Some("read-only: /")),
+            ("/w/keys/a.pem", Some("deny_write: keys")),
+            (
+                "/w/.github",
+                Some("mandatory: .github/workflows/ (a folder above it, pinned)"),
+            ),
+            ("/w/.envrc", Some("mandatory: .envrc")),
+        ] {
+            assert_eq!(rules.rule(path), rule, "{path}");
+        }
+    }
+
+    /// What the supervisor wrote, recorded: each refusal one event with its rule (its
+    /// own, or the place's, or the place it moved from), a move across file systems with
+    /// no rule on either side left out, a line that is not a refusal skipped, at most
+    /// `max` kept and then one line with how many more.
+    #[test]
+    fn refusals_are_recorded_with_their_rules_and_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let rules = RuleMap {
+            places: vec![
+                ("/usr".into(), Some("read-only: /usr".into())),
+                ("/w".into(), None),
+                ("/w/keys".into(), Some("deny_write: keys".into())),
+            ],
+        };
+        let line = |r: serde_json::Value| format!("{r}\n");
+        let mut input = String::new();
+        input.push_str(&line(serde_json::json!({
+            "call": "openat", "path": "/w/a.pem", "rule": "deny_create: *.pem"
+        })));
+        input.push_str(&line(serde_json::json!({
+            "call": "openat", "path": "/usr/x", "access": "write",
+            "error": "Read-only file system", "errno": libc::EROFS
+        })));
+        input.push_str("not json\n");
+        input.push_str(&format!("{}\n", "x".repeat(20_000)));
+        input.push_str(&line(serde_json::json!({
+            "call": "rename", "path": "/tmp/k", "from": "/w/a.txt",
+            "error": "Invalid cross-device link", "errno": libc::EXDEV
+        })));
+        input.push_str(&line(serde_json::json!({
+            "call": "rename", "path": "/tmp/k", "from": "/w/keys/k",
+            "error": "Invalid cross-device link", "errno": libc::EXDEV
+        })));
+        input.push_str(&line(serde_json::json!({
+            "call": "openat", "path": "/w/keys/s", "access": "read",
+            "error": "Permission denied", "errno": libc::EACCES
+        })));
+        input.push_str(&line(serde_json::json!({
+            "call": "unlinkat", "path": "/w/b", "error": "Busy", "errno": libc::EBUSY
+        })));
+        let from = tmp.path().join("in");
+        std::fs::write(&from, &input).unwrap();
+        let events = tmp.path().join("events.jsonl");
+        let read = |max: usize, events: &std::path::Path| {
+            let n = record_refusals(std::fs::File::open(&from).unwrap(), events, max, &rules);
+            let text = std::fs::read_to_string(events).unwrap();
+            let got: Vec<serde_json::Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            (n, got)
+        };
+        let (n, got) = read(10, &events);
+        assert_eq!(n, 5);
+        let shown: Vec<(String, String, String, String)> = got
+            .iter()
+            .map(|e| {
+                let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+                assert_eq!(s("kind"), "violation");
+                (s("action"), s("target"), s("rule"), s("reason"))
+            })
+            .collect();
+        let row = |a: &str, t: &str, r: &str, why: &str| {
+            (a.to_string(), t.to_string(), r.to_string(), why.to_string())
+        };
+        assert_eq!(
+            shown,
+            vec![
+                row(
+                    "filesystem-write",
+                    "/w/a.pem",
+                    "deny_create: *.pem",
+                    "[filesystem] deny_create: *.pem (openat)"
+                ),
+                row(
+                    "filesystem-write",
+                    "/usr/x",
+                    "read-only: /usr",
+                    "[filesystem] read-only: /usr (openat: Read-only file system)"
+                ),
+                row(
+                    "filesystem-write",
+                    "/tmp/k (from /w/keys/k)",
+                    "deny_write: keys",
+                    "[filesystem] deny_write: keys (rename: Invalid cross-device link)"
+                ),
+                row(
+                    "filesystem-read",
+                    "/w/keys/s",
+                    "deny_write: keys",
+                    "[filesystem] deny_write: keys (openat: Permission denied)"
+                ),
+                row(
+                    "filesystem-write",
+                    "/w/b",
+                    "",
+                    "[filesystem] Busy (unlinkat)"
+                ),
+            ]
+        );
+        assert_eq!(got[2]["path"], "/tmp/k");
+        // Bounded: three kept, then one line for the two more; one more says "is".
+        for (max, more, text) in [
+            (3, 2, "2 further refusals of this run are not recorded"),
+            (4, 1, "1 further refusal of this run is not recorded"),
+        ] {
+            let events = tmp.path().join(format!("bounded-{max}.jsonl"));
+            let (n, got) = read(max, &events);
+            assert_eq!((n, got.len()), (5, max + 1));
+            let last = &got[max];
+            assert_eq!(last["dropped"], more);
+            assert_eq!(last["action"], "filesystem");
+            assert!(last["reason"].as_str().unwrap().starts_with(text), "{last}");
+        }
+        // Exactly as many as kept: no line about more.
+        let events = tmp.path().join("exact.jsonl");
+        let (n, got) = read(5, &events);
+        assert_eq!((n, got.len()), (5, 5));
+        assert!(got.iter().all(|e| e.get("dropped").is_none()));
+        // Each field is bounded.
+        let long = tmp.path().join("long");
+        let path = format!("/w/{}", "p".repeat(1000));
+        std::fs::write(
+            &long,
+            line(
+                serde_json::json!({"call": "c".repeat(500), "path": path, "rule": "r".repeat(500)}),
+            ),
+        )
+        .unwrap();
+        let events = tmp.path().join("long.jsonl");
+        record_refusals(std::fs::File::open(&long).unwrap(), &events, 5, &rules);
+        let e: serde_json::Value =
+            serde_json::from_str(std::fs::read_to_string(&events).unwrap().trim()).unwrap();
+        for k in ["target", "path", "rule"] {
+            assert_eq!(e[k].as_str().unwrap().chars().count(), 300, "{k}");
+        }
     }
 }

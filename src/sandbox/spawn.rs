@@ -11,7 +11,9 @@
 //! 3. with an overlay: make every mount private, then mount the loop's `$HOME` overlay
 //!    (lower `sandbox-home-skel/`, upper `home/upper`, `volatile`: see [`mount_home`]) on
 //!    `home/merged` — visible only in this private namespace, which bwrap inherits and
-//!    binds at `$HOME`;
+//!    binds at `$HOME`; with descriptor mounts to lay ([`super::bwrap::Laid`]), lay them
+//!    (see [`lay`]), in this namespace too, so bwrap's binds of the folders holding them
+//!    carry them;
 //! 4. mark every inherited descriptor above 2 close-on-exec except the ones bwrap is
 //!    meant to read (the seccomp programs), so nothing of `git-loop` leaks inside;
 //! 5. where the kernel has Landlock scopes (6.12+), confine the whole tree so it can
@@ -59,6 +61,22 @@ struct ChildPlan {
     proxy_channel: Option<i32>,
     /// The Landlock scopes, as the kernel's bits (see [`landlock_bits`]).
     landlock: u64,
+    /// The descriptor mounts the child lays before bwrap, in the spec's order (see [`lay`]).
+    laid: Vec<LaidChild>,
+}
+
+/// One mount the child lays, prepared in the parent (see [`lay`]).
+struct LaidChild {
+    /// The folder bwrap binds by path that carries it, and the path below it.
+    carrier: CString,
+    rel: CString,
+    /// The mount's attributes (`MOUNT_ATTR_*`).
+    attr: u64,
+    /// A descriptor mount: what the host's descriptor holds, which the file or folder
+    /// found at `rel` must be. `None` for a bind by path.
+    held: Option<((u32, u32), u64)>,
+    /// A bind by path: its source, and whether it may be absent.
+    source: Option<(CString, bool)>,
 }
 
 /// The `$HOME` overlay the child mounts on `merged` in its `home/` folder.
@@ -73,7 +91,7 @@ impl ChildPlan {
     /// Whether the child makes namespaces of its own before bwrap.
     fn unshares(&self) -> libc::c_int {
         let mut flags = 0;
-        if self.overlay.is_some() {
+        if self.overlay.is_some() || !self.laid.is_empty() {
             flags |= libc::CLONE_NEWNS;
         }
         if self.proxy_channel.is_some() {
@@ -122,6 +140,7 @@ pub fn run(
     limits: &Applied,
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
+    laid: &[(Option<OwnedFd>, super::bwrap::Laid)],
     meanwhile: impl FnOnce(),
 ) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
@@ -166,6 +185,34 @@ pub fn run(
             .collect(),
         proxy_channel: proxy_channel.map(AsRawFd::as_raw_fd),
         landlock: landlock_bits(spec.landlock),
+        laid: laid
+            .iter()
+            .map(|(fd, l)| {
+                let held = match fd {
+                    Some(fd) => {
+                        Some(
+                            identity(fd.as_raw_fd()).map_err(|source| SpawnError::Start {
+                                bwrap: bwrap.clone(),
+                                source,
+                            })?,
+                        )
+                    }
+                    None => None,
+                };
+                Ok(LaidChild {
+                    carrier: cstr(l.carrier.as_os_str()),
+                    rel: cstr(l.rel.as_os_str()),
+                    attr: libc::MOUNT_ATTR_NOSUID
+                        | libc::MOUNT_ATTR_NODEV
+                        | if l.rw { 0 } else { libc::MOUNT_ATTR_RDONLY },
+                    held,
+                    source: l
+                        .source
+                        .as_ref()
+                        .map(|(path, optional)| (cstr(path.as_os_str()), *optional)),
+                })
+            })
+            .collect::<Result<_, SpawnError>>()?,
     };
 
     // A relative bwrap path would be resolved after the child's chdir: fix it first.
@@ -193,7 +240,7 @@ pub fn run(
             child_setup(&plan)
         });
     }
-    let own_mounts = spec.home.overlay;
+    let own_mounts = spec.home.overlay || !laid.is_empty();
     let signals = EndOnSignals::install();
     let child = cmd.spawn();
     drop(start_here);
@@ -315,18 +362,22 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
     if let Some(channel) = plan.proxy_channel {
         proxy_network(channel)?;
     }
-    if let Some(overlay) = &plan.overlay {
-        // SAFETY: plain system calls on NUL-terminated strings prepared before the fork.
-        unsafe {
-            check(libc::mount(
+    if plan.unshares() & libc::CLONE_NEWNS != 0 {
+        // SAFETY: a plain system call on NUL-terminated strings.
+        check(unsafe {
+            libc::mount(
                 c"none".as_ptr(),
                 c"/".as_ptr(),
                 std::ptr::null(),
                 libc::MS_REC | libc::MS_PRIVATE,
                 std::ptr::null(),
-            ))?;
-            check(libc::chdir(overlay.home_dir.as_ptr()))?;
-        }
+            )
+        })?;
+    }
+    lay(&plan.laid)?;
+    if let Some(overlay) = &plan.overlay {
+        // SAFETY: chdir with a NUL-terminated string prepared before the fork.
+        check(unsafe { libc::chdir(overlay.home_dir.as_ptr()) })?;
         mount_home(overlay)?;
     }
     // SAFETY: plain system calls on data prepared before the fork.
@@ -348,6 +399,239 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
         libc::signal(libc::SIGQUIT, libc::SIG_DFL);
     }
     Ok(())
+}
+
+/// The device and inode of what `fd` holds.
+fn identity(fd: i32) -> std::io::Result<((u32, u32), u64)> {
+    let st = statx(fd, c"", libc::AT_EMPTY_PATH)?;
+    Ok(((st.stx_dev_major, st.stx_dev_minor), st.stx_ino))
+}
+
+/// `statx` of `path` from `dir` for its inode (no allocation: the child calls it).
+fn statx(dir: i32, path: &std::ffi::CStr, flags: libc::c_int) -> std::io::Result<libc::statx> {
+    // SAFETY: statx writes the struct it is given; a zeroed statx is a valid value.
+    unsafe {
+        let mut st: libc::statx = std::mem::zeroed();
+        check(libc::statx(
+            dir,
+            path.as_ptr(),
+            flags,
+            libc::STATX_INO,
+            &mut st,
+        ))?;
+        Ok(st)
+    }
+}
+
+/// What stands at `l.rel` below its carrier, opened without following a link (`O_PATH`).
+/// For a descriptor mount it must be what the host's descriptor holds: the descriptor
+/// itself cannot be bound here, in a mount namespace other than the one it was opened in
+/// (the kernel refuses to clone a mount of another namespace; bwrap's `--bind-fd` resolves
+/// and compares the same way), and anything else there (another file put in its place
+/// since the host opened it) fails the run (`ESTALE`).
+fn open_place(l: &LaidChild, carrier: i32) -> std::io::Result<i32> {
+    // SAFETY: system calls on NUL-terminated strings prepared before the fork and on a
+    // local, correctly laid out struct; the descriptor opened here is closed here or
+    // returned.
+    unsafe {
+        let mut how: libc::open_how = std::mem::zeroed();
+        how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+        how.resolve =
+            libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+        let fd = libc::syscall(
+            libc::SYS_openat2,
+            carrier,
+            l.rel.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        ) as libc::c_int;
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        match (l.held, identity(fd)) {
+            (None, Ok(_)) => Ok(fd),
+            (Some(held), Ok(found)) if held == found => Ok(fd),
+            (_, found) => {
+                libc::close(fd);
+                Err(found
+                    .err()
+                    .unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ESTALE)))
+            }
+        }
+    }
+}
+
+/// The carrier folder of the laid mounts being handled, opened once for all of its own
+/// (they come grouped by carrier); closed when dropped.
+struct Carrier<'a> {
+    open: Option<(&'a std::ffi::CStr, i32)>,
+}
+
+impl<'a> Carrier<'a> {
+    fn of(&mut self, l: &'a LaidChild) -> std::io::Result<i32> {
+        match self.open {
+            Some((name, fd)) if name == l.carrier.as_c_str() => return Ok(fd),
+            _ => self.close(),
+        }
+        // SAFETY: open of a NUL-terminated string prepared before the fork.
+        let fd = unsafe {
+            libc::open(
+                l.carrier.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        check(fd)?;
+        self.open = Some((l.carrier.as_c_str(), fd));
+        Ok(fd)
+    }
+
+    fn close(&mut self) {
+        if let Some((_, fd)) = self.open.take() {
+            // SAFETY: closes a descriptor this value opened.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+impl Drop for Carrier<'_> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// A bind by path's source, opened as bwrap's `mount` would find it (links followed);
+/// `Ok(None)` where an optional one is absent.
+fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
+    let Some((source, optional)) = &l.source else {
+        return Ok(None);
+    };
+    // SAFETY: open of a NUL-terminated string prepared before the fork.
+    let fd = unsafe { libc::open(source.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    match check(fd) {
+        Ok(()) => Ok(Some(fd)),
+        Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Lays the mounts of [`super::bwrap::Laid`] in this (the child's own) mount namespace: a
+/// descriptor's file or folder bound onto itself, a bind by path's source onto its place,
+/// recursively, `nosuid`, `nodev` and read-only as the spec says, as bwrap would bind
+/// them. The last first: where two meet, the later is below the earlier
+/// ([`super::bwrap::laid`]), so it is laid on the host's own mount and then carried by the
+/// earlier one's recursive copy. Then each is checked once more to be where bwrap's bind
+/// of its carrier will find it: its path below the carrier leads, without a link, to the
+/// root of a mount holding what was laid (`ESTALE` otherwise).
+fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+    const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+    let mut carrier = Carrier { open: None };
+    for l in laid.iter().rev() {
+        let source = open_source(l)?;
+        if l.source.is_some() && source.is_none() {
+            continue; // an optional source that is absent, as `--ro-bind-try` leaves it
+        }
+        let at = match carrier.of(l).and_then(|c| open_place(l, c)) {
+            Ok(at) => at,
+            Err(e) => {
+                // SAFETY: closes this function's descriptor.
+                source.map(|fd| unsafe { libc::close(fd) });
+                return Err(e);
+            }
+        };
+        let from = source.unwrap_or(at);
+        // SAFETY: system calls on descriptors of this function and a local struct.
+        let done = unsafe {
+            let tree = libc::syscall(
+                libc::SYS_open_tree,
+                from,
+                c"".as_ptr(),
+                OPEN_TREE_CLONE
+                    | libc::O_CLOEXEC as libc::c_uint
+                    | libc::AT_EMPTY_PATH as libc::c_uint
+                    | libc::AT_RECURSIVE as libc::c_uint,
+            ) as libc::c_int;
+            check(tree).and_then(|()| {
+                let mut attr: libc::mount_attr = std::mem::zeroed();
+                attr.attr_set = l.attr;
+                let done = check(libc::syscall(
+                    libc::SYS_mount_setattr,
+                    tree,
+                    c"".as_ptr(),
+                    (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
+                    &attr as *const libc::mount_attr,
+                    std::mem::size_of::<libc::mount_attr>(),
+                ) as libc::c_int)
+                .and_then(|()| {
+                    check(libc::syscall(
+                        libc::SYS_move_mount,
+                        tree,
+                        c"".as_ptr(),
+                        at,
+                        c"".as_ptr(),
+                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+                    ) as libc::c_int)
+                });
+                libc::close(tree);
+                done
+            })
+        };
+        // SAFETY: closes this function's descriptors.
+        unsafe {
+            libc::close(at);
+            if from != at {
+                libc::close(from);
+            }
+        }
+        done?;
+    }
+    // The carriers opened again, as bwrap will find them after what was laid.
+    let mut carrier = Carrier { open: None };
+    for l in laid {
+        let source = open_source(l)?;
+        if l.source.is_some() && source.is_none() {
+            continue;
+        }
+        let laid_here = source.map(identity).transpose();
+        // SAFETY: closes this function's descriptor.
+        source.map(|fd| unsafe { libc::close(fd) });
+        let at = open_place(l, carrier.of(l)?)?;
+        let st = statx(at, c"", libc::AT_EMPTY_PATH);
+        // SAFETY: closes this function's descriptor.
+        unsafe { libc::close(at) };
+        let st = st?;
+        let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
+        let same = match laid_here? {
+            Some(want) => want == ((st.stx_dev_major, st.stx_dev_minor), st.stx_ino),
+            None => true, // open_place compared it with the host's descriptor
+        };
+        if !same || st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::ESTALE));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the child can lay descriptor mounts itself ([`lay`]): the kernel has the mount
+/// API's `open_tree`, `mount_setattr` (5.12) and `move_mount`, and bwrap is not setuid (a
+/// setuid bwrap is where a user namespace of the child's own cannot be made).
+pub fn can_lay(bwrap: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: mount_setattr on no descriptor touches nothing: EBADF where the kernel
+    // has it, ENOSYS where not.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            -1,
+            c"".as_ptr(),
+            0,
+            std::ptr::null::<libc::mount_attr>(),
+            0,
+        )
+    };
+    let has_api = ret == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS);
+    has_api && std::fs::metadata(bwrap).is_ok_and(|m| m.permissions().mode() & 0o4000 == 0)
 }
 
 /// In the child, in the sandbox's new network namespace: brings the loopback up (which
@@ -699,6 +983,7 @@ pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
         keep_fds: Vec::new(),
         proxy_channel: None,
         landlock: landlock_bits(LandlockScopes::ALL),
+        laid: Vec::new(),
     };
     let merged = scratch.join("home/merged");
     let mut cmd = Command::new(bwrap);
@@ -768,7 +1053,21 @@ mod tests {
             keep_fds: Vec::new(),
             proxy_channel: proxy.then_some(7),
             landlock: 0,
+            laid: Vec::new(),
         }
+    }
+
+    #[test]
+    fn mounts_to_lay_make_a_mount_namespace_of_the_childs_own() {
+        let mut p = plan(false, false);
+        p.laid.push(LaidChild {
+            carrier: CString::new("/ws/loops/x/workdir").unwrap(),
+            rel: CString::new(".vscode").unwrap(),
+            attr: libc::MOUNT_ATTR_RDONLY,
+            held: Some(((0, 0), 0)),
+            source: None,
+        });
+        assert_eq!(p.unshares(), libc::CLONE_NEWNS | libc::CLONE_NEWUSER);
     }
 
     #[test]

@@ -353,11 +353,16 @@ attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
 
 /// A process that made itself non-dumpable (as ssh-agent does) cannot have its memory
 /// read by pid 1: its writes are left to the kernel, which still refuses a read-only
-/// place, and its ordinary writes work; where a creation rule is set, an open that may
-/// make a name cannot be judged and is refused, its other writes still work.
+/// place, and its ordinary writes work; where a name is refused when made (a
+/// `deny_create` rule, or a file of the built-in list not in the working tree, as in
+/// most), a call that may make a name cannot be judged and is refused, its other writes
+/// still work.
 #[test]
 fn a_non_dumpable_process_writes_as_the_kernel_allows() {
     let (env, _repo, id) = setup(&[("README", "app\n")]);
+    // Every file of the list writable: no name is judged.
+    env.write_profile("[filesystem]\nallow_write = [\".bashrc\", \".bash_profile\", \".zshrc\", \".zprofile\", \".profile\", \".ripgreprc\", \".gitconfig\", \".gitmodules\", \".mcp.json\", \".envrc\", \".pre-commit-config.yaml\"]\n",
+    );
     let body = r#"
 import ctypes
 assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
@@ -374,15 +379,262 @@ attempt("make", lambda: write("NAME"))
     verdict(&out, "usr", false);
     verdict(&out, "make", true);
     assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
-    env.write_profile("[filesystem]\ndeny_create = [\"*.pem\"]\n");
-    let out = inside(&env, &id, &body.replace("NAME", "made2.txt"));
-    verdict(&out, "append", true);
-    verdict(&out, "usr", false);
-    verdict(&out, "make", false);
+    for (profile, name) in [
+        ("[filesystem]\ndeny_create = [\"*.pem\"]\n", "made2.txt"),
+        ("", "made3.txt"),
+    ] {
+        env.write_profile(profile);
+        let out = inside(&env, &id, &body.replace("NAME", name));
+        verdict(&out, "append", true);
+        verdict(&out, "usr", false);
+        verdict(&out, "make", false);
+    }
     let work = env.workdir(&id);
     assert_eq!(
         fs::read_to_string(work.join("README")).unwrap(),
-        "app\ny\ny\n"
+        "app\ny\ny\ny\n"
     );
     assert!(work.join("made.txt").is_file() && !work.join("made2.txt").exists());
+    assert!(!work.join("made3.txt").exists());
+}
+
+/// A file of the built-in list that is not in the working tree when the run starts
+/// (`.envrc`, `.bashrc`, `.mcp.json`, ...) cannot be made there during the run: not by
+/// `open`, `rename`, `link`, `symlink`, `mkdir` or `mknod`, by any path reaching the tree's
+/// root (`sub/..`, `/proc/self/cwd`, its absolute path, a folder descriptor, a link
+/// pointing there); each refusal is one event naming the rule. The twins: names that
+/// are not the list's, a folder of the list that stands in already (`mkdir -p .vscode`),
+/// the same names below the root (the gate flags those: gate.rs), and the names the
+/// profile's `allow_write` gives.
+#[test]
+fn a_file_of_the_list_not_there_cannot_be_made() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let work = env.workdir(&id);
+    let body = format!(
+        r#"
+import stat
+os.mkdir("sub")
+def excl(path):
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+def renamed():
+    write("tmp.txt")
+    os.rename("tmp.txt", ".mcp.json")
+def at_dirfd():
+    d = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.close(os.open(".gitconfig", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
+    finally:
+        os.close(d)
+def through_link():
+    os.symlink("../.envrc", "sub/l")
+    write("sub/l")
+attempt("open", lambda: write(".envrc"))
+attempt("excl", lambda: excl(".bashrc"))
+attempt("rename", renamed)
+attempt("link", lambda: os.link("README", ".gitmodules"))
+attempt("symlink", lambda: os.symlink("README", ".profile"))
+attempt("mkdir", lambda: os.mkdir(".zshrc"))
+attempt("mknod", lambda: os.mknod(".ripgreprc", stat.S_IFIFO | 0o644))
+attempt("dotdot", lambda: write("sub/../.envrc"))
+attempt("proc-cwd", lambda: write("/proc/self/cwd/.envrc"))
+attempt("absolute", lambda: write("/loopat/loop/{id}/workdir/.pre-commit-config.yaml"))
+attempt("dirfd", at_dirfd)
+attempt("through-link", through_link)
+attempt("neighbour", lambda: write(".envrc.example"))
+attempt("nested", lambda: write("sub/.envrc"))
+attempt("vscode", lambda: os.makedirs(".vscode", exist_ok=True))
+attempt("rename-neighbour", lambda: os.rename("tmp.txt", "moved.txt"))
+"#
+    );
+    let out = inside(&env, &id, &body);
+    for (label, allowed) in [
+        ("open", false),
+        ("excl", false),
+        ("rename", false),
+        ("link", false),
+        ("symlink", false),
+        ("mkdir", false),
+        ("mknod", false),
+        ("dotdot", false),
+        ("proc-cwd", false),
+        ("absolute", false),
+        ("dirfd", false),
+        ("through-link", false),
+        ("neighbour", true),
+        ("nested", true),
+        ("vscode", true),
+        ("rename-neighbour", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    assert!(
+        out.contains("REFUSED open: Operation not permitted"),
+        "{out}"
+    );
+    for name in [
+        ".envrc",
+        ".bashrc",
+        ".mcp.json",
+        ".gitmodules",
+        ".profile",
+        ".zshrc",
+        ".ripgreprc",
+        ".pre-commit-config.yaml",
+        ".gitconfig",
+    ] {
+        assert!(
+            fs::symlink_metadata(work.join(name)).is_err(),
+            "{name} was made"
+        );
+    }
+    assert!(work.join("sub/.envrc").is_file() && work.join("moved.txt").is_file());
+    let lines = refusals(&env, &id);
+    for (call, path, rule) in [
+        ("(open", "/.bashrc", "mandatory: .bashrc"),
+        ("(rename", "/.mcp.json", "mandatory: .mcp.json"),
+        ("(link", "/.gitmodules", "mandatory: .gitmodules"),
+        ("(symlink", "/.profile", "mandatory: .profile"),
+        ("(mkdir", "/.zshrc", "mandatory: .zshrc"),
+        ("(mknod", "/.ripgreprc", "mandatory: .ripgreprc"),
+        ("(open", "/.gitconfig", "mandatory: .gitconfig"),
+        (
+            "(open",
+            "/.pre-commit-config.yaml",
+            "mandatory: .pre-commit-config.yaml",
+        ),
+    ] {
+        one_line(
+            &lines,
+            &["filesystem-write", &format!("workdir{path} "), rule, call],
+        );
+    }
+    // `.envrc`: by name, through `sub/..`, `/proc/self/cwd` and the link.
+    let envrc = lines
+        .iter()
+        .filter(|l| l.contains("workdir/.envrc ") && l.contains("mandatory: .envrc"))
+        .count();
+    assert_eq!(envrc, 4, "{}", lines.join("\n"));
+    assert_eq!(lines.len(), 12, "{}", lines.join("\n"));
+    env.run(["show", &id, "--mounts"])
+        .ok()
+        .stdout_has(&format!("/loopat/loop/{id}/workdir/.envrc"))
+        .stdout_has("refused when made (mandatory: .envrc)");
+    // With the profile's word, `.envrc` is made; `.bashrc` still is not.
+    env.write_profile("[filesystem]\nallow_write = [\".envrc\"]\n");
+    let out = inside(
+        &env,
+        &id,
+        "attempt(\"envrc\", lambda: write(\".envrc\"))\nattempt(\"bashrc\", lambda: write(\".bashrc\"))\n",
+    );
+    verdict(&out, "envrc", true);
+    verdict(&out, "bashrc", false);
+    assert_eq!(fs::read_to_string(work.join(".envrc")).unwrap(), "x\n");
+    assert!(!work.join(".bashrc").exists());
+}
+
+/// The calls that change a file without writing it are events too when refused: on a
+/// descriptor (`fchmod`, `fchown`, `fsetxattr`, `fremovexattr`, done on the caller's very
+/// open file), its extended attributes by path, and its times where a per-path rule
+/// covers it (once a file a run: a read-only mount's refused times are ordinary work,
+/// git's on the origin's objects at each commit, and are not recorded). The twins: the
+/// same calls on the loop's own files work and record nothing.
+#[test]
+fn changes_by_descriptor_attributes_and_times_are_events() {
+    let (env, _repo, id) = setup(&[
+        ("locked.txt", "locked\n"),
+        ("stamped.txt", "stamped\n"),
+        ("notes.txt", "notes\n"),
+    ]);
+    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import subprocess
+def on_fd(path, f, flags=os.O_RDONLY):
+    fd = os.open(path, flags)
+    try:
+        f(fd)
+    finally:
+        os.close(fd)
+attempt("fchmod-usr", lambda: on_fd("/usr/bin/env", lambda fd: os.fchmod(fd, 0o700)))
+attempt("fchown-locked", lambda: on_fd("locked.txt", lambda fd: os.fchown(fd, os.getuid(), os.getgid())))
+attempt("fsetxattr-locked", lambda: on_fd("locked.txt", lambda fd: os.setxattr(fd, "user.x", b"1")))
+attempt("setxattr-locked", lambda: os.setxattr("locked.txt", "user.y", b"1"))
+attempt("removexattr-locked", lambda: os.removexattr("locked.txt", "user.z"))
+attempt("times-locked", lambda: os.utime("locked.txt", (0, 0)))
+attempt("times-locked-again", lambda: os.utime("locked.txt"))
+attempt("futimens-stamped", lambda: on_fd("stamped.txt", lambda fd: os.utime(fd, (5, 5))))
+attempt("times-usr", lambda: os.utime("/usr/bin/env"))
+attempt("fchmod-own", lambda: on_fd("notes.txt", lambda fd: os.fchmod(fd, 0o600)))
+attempt("ftruncate-own", lambda: on_fd("notes.txt", lambda fd: os.ftruncate(fd, 3), os.O_RDWR))
+attempt("setxattr-own", lambda: os.setxattr("notes.txt", "user.k", b"v"))
+attempt("fsetxattr-own", lambda: on_fd("notes.txt", lambda fd: os.setxattr(fd, "user.f", b"w")))
+attempt("removexattr-own", lambda: os.removexattr("notes.txt", "user.k"))
+attempt("times-own", lambda: os.utime("notes.txt", (7, 7)))
+attempt("futimens-own", lambda: on_fd("notes.txt", lambda fd: os.utime(fd, (9, 9))))
+def check():
+    st = os.stat("notes.txt")
+    assert (oct(st.st_mode & 0o777), st.st_size, int(st.st_mtime)) == ("0o600", 3, 9), st
+    assert os.getxattr("notes.txt", "user.f") == b"w"
+    assert "user.k" not in os.listxattr("notes.txt")
+attempt("own-changed", check)
+def commit():
+    r = subprocess.run(["sh", "-c", "echo more >> notes.txt && git add notes.txt && git commit -q -m n && git commit -q --allow-empty -m again"], capture_output=True, text=True)
+    if r.returncode:
+        raise OSError(0, r.stderr)
+attempt("commit", commit)
+"#,
+    );
+    for (label, allowed) in [
+        ("fchmod-usr", false),
+        ("fchown-locked", false),
+        ("fsetxattr-locked", false),
+        ("setxattr-locked", false),
+        ("removexattr-locked", false),
+        ("times-locked", false),
+        ("times-locked-again", false),
+        ("futimens-stamped", false),
+        ("times-usr", false),
+        ("fchmod-own", true),
+        ("ftruncate-own", true),
+        ("setxattr-own", true),
+        ("fsetxattr-own", true),
+        ("removexattr-own", true),
+        ("times-own", true),
+        ("futimens-own", true),
+        ("own-changed", true),
+        ("commit", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/usr/bin/env",
+            "read-only: /usr",
+            "(fchmod",
+        ],
+    );
+    for (call, file) in [
+        ("(fchown", "/locked.txt"),
+        ("(fsetxattr", "/locked.txt"),
+        ("(setxattr", "/locked.txt"),
+        ("(removexattr", "/locked.txt"),
+        ("(utimensat", "/locked.txt"),
+        ("(utimensat", "/stamped.txt"),
+    ] {
+        let rule = format!("deny_write: {}", &file[1..]);
+        one_line(&lines, &["filesystem-write", file, &rule, call]);
+    }
+    assert_eq!(lines.len(), 7, "{}", lines.join("\n"));
+    let work = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(work.join("locked.txt")).unwrap(),
+        "locked\n"
+    );
+    use std::os::unix::fs::MetadataExt;
+    assert_ne!(fs::metadata(work.join("stamped.txt")).unwrap().mtime(), 5);
 }

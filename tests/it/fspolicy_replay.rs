@@ -112,9 +112,10 @@ try git-init-inside sh -c "git init -q /tmp/fresh && git -C /tmp/fresh status --
 /// (`.codex` a link to a decoy folder, a write to `.codex/config.toml` refused), with the
 /// place the link leads to refused under its own name too. srt's "e2e: a cyclic .claude
 /// stops the sandbox instead of leaving the path writable" plays differently here: a
-/// cyclic link leads nowhere a write can land, the run starts, the link can be replaced by
-/// a real folder (its parent is the writable working tree), and what is planted there is
-/// flagged by `review` and refused by `merge` without the person's word.
+/// cyclic link leads nowhere a write can land, so the run starts; the link can be removed
+/// (its parent is the writable working tree) but not replaced by a real folder, which
+/// pid 1 refuses to make there; removing it is flagged by `review` and refused by `merge`
+/// without the person's word.
 #[test]
 fn srt_and_codex_links_into_protected_folders() {
     let (env, repo, _) = setup(&[
@@ -165,7 +166,7 @@ try commit sh -c "git add -A && git commit -q -m work"
             ("codex-target", false),
             ("area-neighbour", true),
             ("husky-cycle", false),
-            ("husky-replaced", true),
+            ("husky-replaced", false),
             ("commit", true),
         ],
     );
@@ -181,13 +182,14 @@ try commit sh -c "git add -A && git commit -q -m work"
     mounts.stdout_has("(mandatory: .codex/ through a link)");
     mounts.stdout_has("(mandatory: .claude/commands/ through a link)");
 
-    env.run(["review", &id])
-        .ok()
-        .stdout_has("policy   .husky/pre-commit  runs when the project is opened or built, added");
+    assert!(fs::symlink_metadata(work.join(".husky")).is_err());
+    let review = env.run(["review", &id]).ok();
+    review.stdout_has("policy   .husky  runs when the project is opened or built");
+    assert!(!review.stdout.contains("pre-commit"), "{}", review.stdout);
     let main_before = env.rev(&repo, "main");
     env.run(["merge", &id])
         .fails(1)
-        .stderr_has("--accept-policy .husky/pre-commit");
+        .stderr_has("--accept-policy .husky");
     assert_eq!(env.rev(&repo, "main"), main_before);
 }
 

@@ -66,7 +66,7 @@ pub(super) fn fs_policy_mounts(
     use crate::sandbox::fspolicy::Deny;
     for c in cover {
         // Where nothing is writable (review mode) nothing can be made or renamed away.
-        if !writable && matches!(c.deny, Deny::Create | Deny::Pin) {
+        if !writable && matches!(c.deny, Deny::Create | Deny::Pin | Deny::Absent) {
             continue;
         }
         m.push(match (c.deny, c.dir) {
@@ -76,7 +76,7 @@ pub(super) fn fs_policy_mounts(
             (Deny::Create, _) => Mount::confined(&c.root, &c.rel, &c.inside, false, true),
             (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
             // Refused when made, by pid 1's supervisor: nothing there to lay a mount on.
-            (Deny::Made, _) => continue,
+            (Deny::Made | Deny::Absent, _) => continue,
             (Deny::Read, true) => Mount::Tmpfs {
                 inside: c.inside.clone(),
                 size: Some(4096),
@@ -220,6 +220,18 @@ fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
                 Some((name, c.rule.clone()))
             })
             .collect(),
+        places: opts
+            .fs_cover
+            .iter()
+            .filter(|c| c.deny == Deny::Absent && opts.mode.writable())
+            .map(|c| (c.inside.clone(), c.rule.clone()))
+            .collect(),
+        covers: opts
+            .fs_cover
+            .iter()
+            .filter(|c| matches!(c.deny, Deny::Write | Deny::Read | Deny::Create))
+            .map(|c| c.inside.clone())
+            .collect(),
     }
 }
 
@@ -231,6 +243,7 @@ impl SandboxSpec {
                 || self.watch.writes
                 || self.watch.reads
                 || !self.watch.names.is_empty()
+                || !self.watch.places.is_empty()
                 || !self.watch.pins.is_empty())
     }
 
@@ -486,6 +499,7 @@ impl SandboxSpec {
                             c.deny,
                             crate::sandbox::fspolicy::Deny::Create
                                 | crate::sandbox::fspolicy::Deny::Pin
+                                | crate::sandbox::fspolicy::Deny::Absent
                         )
                     })
                     .cloned()
@@ -643,7 +657,7 @@ impl SandboxSpec {
                 Deny::Write => (format!("{host} ({})", c.rule), "ro".into()),
                 Deny::Create => (format!("{host}, made empty ({})", c.rule), "ro".into()),
                 Deny::Pin => (format!("{host} (pinned: {})", c.rule), row.2.clone()),
-                Deny::Made => continue,
+                Deny::Made | Deny::Absent => continue,
             };
         }
         for (inside, rule) in &self.watch.pins {
@@ -666,6 +680,14 @@ impl SandboxSpec {
             rows.push((
                 format!("**/{name}"),
                 format!("refused when made ({})", c.rule),
+                "none".into(),
+            ));
+        }
+        // Names of the built-in list refused when made where they are not (creation.rs).
+        for (inside, rule) in &self.watch.places {
+            rows.push((
+                inside.display().to_string(),
+                format!("refused when made ({rule})"),
                 "none".into(),
             ));
         }

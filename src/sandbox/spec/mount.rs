@@ -92,7 +92,7 @@ impl Mount {
         }
     }
 
-    pub(super) fn ro(host: impl Into<PathBuf>, inside: impl Into<PathBuf>) -> Mount {
+    pub(crate) fn ro(host: impl Into<PathBuf>, inside: impl Into<PathBuf>) -> Mount {
         Mount::Bind {
             host: host.into(),
             inside: inside.into(),
@@ -118,7 +118,7 @@ impl Mount {
         }
     }
 
-    pub(super) fn bind(host: impl Into<PathBuf>, inside: impl Into<PathBuf>, rw: bool) -> Mount {
+    pub(crate) fn bind(host: impl Into<PathBuf>, inside: impl Into<PathBuf>, rw: bool) -> Mount {
         Mount::Bind {
             host: host.into(),
             inside: inside.into(),
