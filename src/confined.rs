@@ -44,6 +44,8 @@ pub enum ConfinedError {
         size: u64,
         limit: u64,
     },
+    #[error("{path} holds more than {limit} entries, more than are read from such a folder")]
+    TooMany { path: PathBuf, limit: usize },
     #[error("{0} is not a plain relative path")]
     BadPath(PathBuf),
     #[error("cannot {what} {path}")]
@@ -462,6 +464,18 @@ impl Tree {
         &self,
         rel: impl AsRef<Path>,
     ) -> Result<Option<Vec<(std::ffi::OsString, Kind)>>, ConfinedError> {
+        self.entries_at_most(rel, usize::MAX)
+    }
+
+    /// [`Tree::entries`] of a folder that may hold at most `limit` entries: one holding
+    /// more is refused ([`ConfinedError::TooMany`]) as soon as the one past the limit is
+    /// read, so a folder a sandbox filled with millions of names costs no more than
+    /// `limit` of them.
+    pub fn entries_at_most(
+        &self,
+        rel: impl AsRef<Path>,
+        limit: usize,
+    ) -> Result<Option<Vec<(std::ffi::OsString, Kind)>>, ConfinedError> {
         use nix::dir::Type;
         let rel = rel.as_ref();
         let Some(dir) = self.open_at(rel, OFlag::O_RDONLY | OFlag::O_DIRECTORY)? else {
@@ -474,6 +488,12 @@ impl Tree {
             let entry = entry.map_err(|e| ConfinedError::io("list", self.show(rel), e))?;
             let name = OsStr::from_bytes(entry.file_name().to_bytes());
             if name != "." && name != ".." {
+                if typed.len() == limit {
+                    return Err(ConfinedError::TooMany {
+                        path: self.show(rel),
+                        limit,
+                    });
+                }
                 typed.push((name.to_owned(), entry.file_type()));
             }
         }
@@ -572,6 +592,21 @@ mod tests {
         assert_eq!(t.kind("a").unwrap(), Some(Kind::Dir));
         assert_eq!(t.kind("a/b/file").unwrap(), Some(Kind::File));
         assert_eq!(t.kind("nothing").unwrap(), None);
+    }
+
+    #[test]
+    fn a_folder_of_more_entries_than_its_limit_is_refused() {
+        let (_tmp, t) = tree();
+        for i in 0..5 {
+            std::fs::write(t.path().join(format!("a/{i}")), "").unwrap();
+        }
+        // `b` and the five files.
+        assert_eq!(t.entries_at_most("a", 6).unwrap().unwrap().len(), 6);
+        assert!(matches!(
+            t.entries_at_most("a", 5),
+            Err(ConfinedError::TooMany { limit: 5, .. })
+        ));
+        assert_eq!(t.entries("a").unwrap().unwrap().len(), 6);
     }
 
     #[test]

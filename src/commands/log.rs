@@ -84,6 +84,18 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                 s(e, "hook"),
                 s(e, "code")
             ),
+            "state" => format!(
+                "the agent is {}{}{}",
+                s(e, "state"),
+                e.get("code")
+                    .map(|c| format!(" (code {c})"))
+                    .unwrap_or_default(),
+                if e.get("notified") == Some(&serde_json::Value::Bool(true)) {
+                    ", the person was told"
+                } else {
+                    ""
+                }
+            ),
             "upstream" => format!("{} could not be reached: {}", s(e, "target"), s(e, "error")),
             "violation" => format!(
                 "{} {} refused: {}{}",
@@ -96,6 +108,11 @@ pub fn run(ui: &mut Ui, args: LogArgs) -> Result<u8> {
                 }
             ),
             _ => e.to_string(),
+        };
+        // A bounded kind's last event says that later ones were not recorded.
+        let detail = match e.get("more").and_then(|m| m.as_str()) {
+            Some(more) => format!("{detail} ({more})"),
+            None => detail,
         };
         // Every field may hold what a sandbox chose (a proxy target, a command): shown
         // with its control characters visible, so none can rewrite the lines around it.

@@ -143,7 +143,7 @@ fn sync_locked(ui: &mut Ui, ws: &Workspace, role: Role, opts: &Options) -> Resul
     let mut report = sync::sync_one(ws, role, opts)?;
     if role == Role::Notes && !matches!(report.state, State::Offline { .. } | State::NoRemote) {
         // The review comments travel with the notes, on a branch of their own.
-        let comments = sync::sync_comments(ws, opts.dry_run)?;
+        let comments = sync::sync_comments(ws, opts)?;
         report.notices.extend(comments.line(opts.dry_run));
     }
     Ok(report)

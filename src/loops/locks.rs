@@ -117,17 +117,20 @@ fn walk_since(
                 continue;
             }
         }
-        let Ok(Some(entries)) = tree.entries(&dir) else {
-            continue;
-        };
-        let mut folders = Vec::new();
-        let mut locks = false;
-        for (name, kind) in entries {
-            seen += 1;
-            if seen > MAX_ENTRIES {
+        // At most the entries still allowed: a folder the agent filled with millions of
+        // names is not read past them.
+        let entries = match tree.entries_at_most(&dir, MAX_ENTRIES - seen) {
+            Ok(Some(entries)) => entries,
+            Err(crate::confined::ConfinedError::TooMany { .. }) => {
                 found.sort();
                 return (found, LockWalk::default());
             }
+            _ => continue,
+        };
+        let mut folders = Vec::new();
+        let mut locks = false;
+        seen += entries.len();
+        for (name, kind) in entries {
             let rel = dir.join(&name);
             match kind {
                 Kind::Dir if rel != Path::new("objects") => {

@@ -215,6 +215,10 @@ pub fn task_args(profile: Profile, command: &[String], id: &str, task: &str) -> 
     }
 }
 
+/// The most entries of the replies folder that are read: one the agent filled with more is
+/// not read at all (its listing stops there), and left as it is.
+const MAX_REPLIES: usize = 1000;
+
 /// The most of one reply file that is read.
 const MAX_REPLY: u64 = super::comments::MAX_TEXT as u64;
 
@@ -234,7 +238,7 @@ pub fn take_replies(
         Some(t) => t,
         None => return (replies, notes),
     };
-    let entries = match tree.entries("review-replies") {
+    let entries = match tree.entries_at_most("review-replies", MAX_REPLIES) {
         Ok(Some(e)) => e,
         Ok(None) => return (replies, notes),
         Err(e) => {
@@ -243,7 +247,7 @@ pub fn take_replies(
         }
     };
     let shown = |n: &std::ffi::OsStr| crate::terminal::visible(n.as_encoded_bytes()).into_owned();
-    for (name, kind) in entries.into_iter().take(1000) {
+    for (name, kind) in entries {
         let rel = Path::new("review-replies").join(&name);
         let comment = name
             .to_str()

@@ -171,6 +171,17 @@ pub fn unavailable() -> Option<String> {
             std::io::Error::last_os_error()
         ));
     }
+    let (release, version) = kernel_version();
+    if version < (5, 14) {
+        return Some(format!(
+            "Linux {release} cannot hand a file to a process whose call it answers (SECCOMP_ADDFD_FLAG_SEND needs 5.14)"
+        ));
+    }
+    None
+}
+
+/// The running kernel's release and its (major, minor) version.
+fn kernel_version() -> (String, (u32, u32)) {
     let release = nix::sys::utsname::uname()
         .map(|u| u.release().to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -178,12 +189,19 @@ pub fn unavailable() -> Option<String> {
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|p| p.parse::<u32>().ok());
     let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if version < (5, 14) {
-        return Some(format!(
-            "Linux {release} cannot hand a file to a process whose call it answers (SECCOMP_ADDFD_FLAG_SEND needs 5.14)"
-        ));
-    }
-    None
+    (release, version)
+}
+
+/// Whether a process whose call the supervisor has received waits for the answer
+/// killable only (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`, Linux 5.19): no other signal
+/// can then interrupt the call between the file the supervisor installs in it and the
+/// answer, so the two can be separate steps (see [`send`]). The price: a call that blocks
+/// while the supervisor makes it (opening a FIFO no one reads yet) holds the caller's
+/// other signals until it returns; a fatal one still ends it at once. Asked once per
+/// process.
+pub fn killable_wait() -> bool {
+    static KILLABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KILLABLE.get_or_init(|| kernel_version().1 >= (5, 19))
 }
 
 // Classic BPF, as the kernel's uapi spells it (linux/filter.h, linux/bpf_common.h).
@@ -376,18 +394,24 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
 }
 
 /// Between fork and exec, in the command's process: installs `prog` with a new listener
-/// and sends the listener over `sock`, then closes both. Returns 0, or the errno.
+/// (its calls waiting killable only once the supervisor has them when `killable`, which
+/// is [`killable_wait`], asked before the fork) and sends the listener over `sock`, then
+/// closes both. Returns 0, or the errno.
 ///
 /// # Safety
 /// Only system calls on memory the caller prepared; sound in a forked child.
-pub unsafe fn install_and_send(prog: &libc::sock_fprog, sock: RawFd) -> i32 {
+pub unsafe fn install_and_send(prog: &libc::sock_fprog, sock: RawFd, killable: bool) -> i32 {
     // bwrap set no_new_privs already; asking again costs nothing and makes the filter's
     // installation independent of that.
     libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    let mut flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    if killable {
+        flags |= libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    }
     let listener = libc::syscall(
         libc::SYS_seccomp,
         libc::SECCOMP_SET_MODE_FILTER,
-        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+        flags,
         prog as *const libc::sock_fprog,
     ) as i32;
     if listener < 0 {
@@ -1872,9 +1896,21 @@ fn send(listener: RawFd, id: u64, answer: Answer) {
         Answer::Value(v) => (v, 0),
         Answer::Errno(e) => (0, -e),
         Answer::Fd { fd, cloexec } => {
+            // Where the caller waits for the answer killable only (see [`killable_wait`]),
+            // the file is installed in it first and the answer sent once this process let
+            // go of its own copy: a copy kept past the answer holds the file open for
+            // writing while the caller goes on, and a file it writes, closes and runs at
+            // once would be "Text file busy". Elsewhere the answer goes with the file
+            // (FLAG_SEND), since a caller interrupted between the two would keep a file
+            // it never asked for.
+            let send = !killable_wait();
             let add = libc::seccomp_notif_addfd {
                 id,
-                flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+                flags: if send {
+                    libc::SECCOMP_ADDFD_FLAG_SEND as u32
+                } else {
+                    0
+                },
                 srcfd: fd.as_raw_fd() as u32,
                 newfd: 0,
                 newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
@@ -1888,12 +1924,14 @@ fn send(listener: RawFd, id: u64, answer: Answer) {
                     &add as *const libc::seccomp_notif_addfd,
                 )
             };
-            if r >= 0 {
-                return;
-            }
-            match errno() {
-                libc::ENOENT => return, // the caller is gone
-                e => (0, -e),           // EMFILE and the like: the caller's error
+            drop(fd);
+            match (r, send) {
+                (r, false) if r >= 0 => (i64::from(r), 0),
+                (r, true) if r >= 0 => return,
+                _ => match errno() {
+                    libc::ENOENT => return, // the caller is gone
+                    e => (0, -e),           // EMFILE and the like: the caller's error
+                },
             }
         }
     };
@@ -1914,13 +1952,53 @@ fn send(listener: RawFd, id: u64, answer: Answer) {
     };
 }
 
+/// The x86_64 calls older than the `*at` family, each rewritten as its `*at` twin from the
+/// caller's working folder (`AT_FDCWD`) with the flags its name implies: `creat` is an
+/// `openat` that creates and truncates, `rmdir` an `unlinkat` with `AT_REMOVEDIR`,
+/// `lchown` a `fchownat` that does not follow a link. Decoded through the twin, each kind
+/// of call is read from its arguments in one place.
+#[cfg(target_arch = "x86_64")]
+fn legacy(nr: i64, a: &[u64; 6]) -> Option<(&'static str, i64, [u64; 6])> {
+    let cwd = libc::AT_FDCWD as u64;
+    let flag = |f: i32| f as u64;
+    Some(match nr {
+        libc::SYS_open => ("open", libc::SYS_openat, [cwd, a[0], a[1], a[2], 0, 0]),
+        libc::SYS_creat => {
+            let flags = flag(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC);
+            ("creat", libc::SYS_openat, [cwd, a[0], flags, a[1], 0, 0])
+        }
+        libc::SYS_mkdir => ("mkdir", libc::SYS_mkdirat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_mknod => ("mknod", libc::SYS_mknodat, [cwd, a[0], a[1], a[2], 0, 0]),
+        libc::SYS_rename => ("rename", libc::SYS_renameat, [cwd, a[0], cwd, a[1], 0, 0]),
+        libc::SYS_link => ("link", libc::SYS_linkat, [cwd, a[0], cwd, a[1], 0, 0]),
+        libc::SYS_symlink => ("symlink", libc::SYS_symlinkat, [a[0], cwd, a[1], 0, 0, 0]),
+        libc::SYS_unlink => ("unlink", libc::SYS_unlinkat, [cwd, a[0], 0, 0, 0, 0]),
+        libc::SYS_rmdir => {
+            let flags = flag(libc::AT_REMOVEDIR);
+            ("rmdir", libc::SYS_unlinkat, [cwd, a[0], flags, 0, 0, 0])
+        }
+        libc::SYS_chmod => ("chmod", libc::SYS_fchmodat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_chown => ("chown", libc::SYS_fchownat, [cwd, a[0], a[1], a[2], 0, 0]),
+        libc::SYS_lchown => {
+            let flags = flag(libc::AT_SYMLINK_NOFOLLOW);
+            (
+                "lchown",
+                libc::SYS_fchownat,
+                [cwd, a[0], a[1], a[2], flags, 0],
+            )
+        }
+        _ => return None,
+    })
+}
+
 /// A naming call, decoded from its number and arguments.
+#[derive(Debug, PartialEq, Eq)]
 struct Call {
     name: &'static str,
     kind: Kind,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Open {
         dirfd: i32,
@@ -2008,7 +2086,7 @@ enum Kind {
 }
 
 /// What a call on a descriptor does.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FdOp {
     Chmod(u32),
     Chown(u32, u32),
@@ -2024,7 +2102,7 @@ enum FdOp {
 }
 
 /// How a call spells the times it sets.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TimeForm {
     Spec,
     Val,
@@ -2058,6 +2136,10 @@ impl TimeForm {
 
 impl Call {
     fn decode(nr: i64, a: &[u64; 6]) -> Option<Call> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some((name, at, args)) = legacy(nr, a) {
+            return Call::decode(at, &args).map(|c| Call { name, ..c });
+        }
         let fd = |v: u64| v as i32;
         #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
         let cwd = libc::AT_FDCWD;
@@ -2124,76 +2206,6 @@ impl Call {
                     new: a[2],
                 },
             ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_open => (
-                "open",
-                Kind::Open {
-                    dirfd: cwd,
-                    path: a[0],
-                    flags: a[1] as i32,
-                    mode: a[2] as u32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_creat => (
-                "creat",
-                Kind::Open {
-                    dirfd: cwd,
-                    path: a[0],
-                    flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
-                    mode: a[1] as u32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_mkdir => (
-                "mkdir",
-                Kind::Mkdir {
-                    dirfd: cwd,
-                    path: a[0],
-                    mode: a[1] as u32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_mknod => (
-                "mknod",
-                Kind::Mknod {
-                    dirfd: cwd,
-                    path: a[0],
-                    mode: a[1] as u32,
-                    dev: a[2],
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_rename => (
-                "rename",
-                Kind::Rename {
-                    olddir: cwd,
-                    old: a[0],
-                    newdir: cwd,
-                    new: a[1],
-                    flags: 0,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_link => (
-                "link",
-                Kind::Link {
-                    olddir: cwd,
-                    old: a[0],
-                    newdir: cwd,
-                    new: a[1],
-                    flags: 0,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_symlink => (
-                "symlink",
-                Kind::Symlink {
-                    target: a[0],
-                    newdir: cwd,
-                    new: a[1],
-                },
-            ),
             libc::SYS_unlinkat => (
                 "unlinkat",
                 Kind::Unlink {
@@ -2230,52 +2242,6 @@ impl Call {
                     uid: a[2] as u32,
                     gid: a[3] as u32,
                     flags: a[4] as i32,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_unlink | libc::SYS_rmdir => (
-                if nr == libc::SYS_unlink {
-                    "unlink"
-                } else {
-                    "rmdir"
-                },
-                Kind::Unlink {
-                    dirfd: cwd,
-                    path: a[0],
-                    flags: if nr == libc::SYS_rmdir {
-                        libc::AT_REMOVEDIR
-                    } else {
-                        0
-                    },
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_chmod => (
-                "chmod",
-                Kind::Chmod {
-                    dirfd: cwd,
-                    path: a[0],
-                    mode: a[1] as u32,
-                    flags: 0,
-                },
-            ),
-            #[cfg(target_arch = "x86_64")]
-            libc::SYS_chown | libc::SYS_lchown => (
-                if nr == libc::SYS_chown {
-                    "chown"
-                } else {
-                    "lchown"
-                },
-                Kind::Chown {
-                    dirfd: cwd,
-                    path: a[0],
-                    uid: a[1] as u32,
-                    gid: a[2] as u32,
-                    flags: if nr == libc::SYS_lchown {
-                        libc::AT_SYMLINK_NOFOLLOW
-                    } else {
-                        0
-                    },
                 },
             ),
             libc::SYS_fchmod => (
@@ -2628,6 +2594,150 @@ mod tests {
         p.iter().map(|s| s.to_string()).collect()
     }
 
+    /// Each call older than the `*at` family decodes as the kernel runs it: its `*at`
+    /// twin from the working folder, with the flags its name implies, under its own name.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_calls_without_a_folder_argument_decode_as_their_at_twins() {
+        let cwd = libc::AT_FDCWD;
+        let a = [11, 22, 33, 44, 55, 66];
+        let call = |nr| Call::decode(nr, &a).unwrap();
+        let is = |nr, name, kind| assert_eq!(call(nr), Call { name, kind }, "{name}");
+        is(
+            libc::SYS_open,
+            "open",
+            Kind::Open {
+                dirfd: cwd,
+                path: 11,
+                flags: 22,
+                mode: 33,
+            },
+        );
+        let creating = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC;
+        is(
+            libc::SYS_creat,
+            "creat",
+            Kind::Open {
+                dirfd: cwd,
+                path: 11,
+                flags: creating,
+                mode: 22,
+            },
+        );
+        is(
+            libc::SYS_mkdir,
+            "mkdir",
+            Kind::Mkdir {
+                dirfd: cwd,
+                path: 11,
+                mode: 22,
+            },
+        );
+        is(
+            libc::SYS_mknod,
+            "mknod",
+            Kind::Mknod {
+                dirfd: cwd,
+                path: 11,
+                mode: 22,
+                dev: 33,
+            },
+        );
+        is(
+            libc::SYS_rename,
+            "rename",
+            Kind::Rename {
+                olddir: cwd,
+                old: 11,
+                newdir: cwd,
+                new: 22,
+                flags: 0,
+            },
+        );
+        is(
+            libc::SYS_link,
+            "link",
+            Kind::Link {
+                olddir: cwd,
+                old: 11,
+                newdir: cwd,
+                new: 22,
+                flags: 0,
+            },
+        );
+        is(
+            libc::SYS_symlink,
+            "symlink",
+            Kind::Symlink {
+                target: 11,
+                newdir: cwd,
+                new: 22,
+            },
+        );
+        is(
+            libc::SYS_unlink,
+            "unlink",
+            Kind::Unlink {
+                dirfd: cwd,
+                path: 11,
+                flags: 0,
+            },
+        );
+        let rmdir = libc::AT_REMOVEDIR;
+        is(
+            libc::SYS_rmdir,
+            "rmdir",
+            Kind::Unlink {
+                dirfd: cwd,
+                path: 11,
+                flags: rmdir,
+            },
+        );
+        is(
+            libc::SYS_chmod,
+            "chmod",
+            Kind::Chmod {
+                dirfd: cwd,
+                path: 11,
+                mode: 22,
+                flags: 0,
+            },
+        );
+        let chown = |flags| Kind::Chown {
+            dirfd: cwd,
+            path: 11,
+            uid: 22,
+            gid: 33,
+            flags,
+        };
+        is(libc::SYS_chown, "chown", chown(0));
+        is(libc::SYS_lchown, "lchown", chown(libc::AT_SYMLINK_NOFOLLOW));
+        // The twins themselves, with a folder argument and flags of their own.
+        is(
+            libc::SYS_renameat2,
+            "renameat2",
+            Kind::Rename {
+                olddir: 11,
+                old: 22,
+                newdir: 33,
+                new: 44,
+                flags: 55,
+            },
+        );
+        is(
+            libc::SYS_fchownat,
+            "fchownat",
+            Kind::Chown {
+                dirfd: 11,
+                path: 22,
+                uid: 33,
+                gid: 44,
+                flags: 55,
+            },
+        );
+        assert_eq!(Call::decode(libc::SYS_read, &a), None);
+    }
+
     #[test]
     fn the_final_name_is_judged_wherever_it_is() {
         let p = pats(&["*.pem", ".env*", "id_*"]);
@@ -2909,7 +3019,7 @@ mod tests {
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             unsafe {
-                if install_and_send(&fprog, theirs.as_raw_fd()) != 0 {
+                if install_and_send(&fprog, theirs.as_raw_fd(), false) != 0 {
                     libc::_exit(10);
                 }
                 // Wait until the parent has closed the listener: then nobody listens.

@@ -118,6 +118,8 @@ pub fn main(args: &[OsString]) -> ! {
     }
     let mut argv: Vec<*const libc::c_char> = command.iter().map(|c| c.as_ptr()).collect();
     argv.push(std::ptr::null());
+    // Asked before the fork: the child only makes system calls.
+    let killable = creation::killable_wait();
     // SAFETY: fork while the only other thread (the supervisor's) waits for its
     // listener; the child only makes system calls on data prepared above before it
     // execs or exits (glibc keeps its allocator usable across fork for the error paths).
@@ -143,7 +145,7 @@ pub fn main(args: &[OsString]) -> ! {
             // The creation filter, last before exec: nothing of the command runs without
             // it, and a filter that cannot be had ends the run here.
             if let Some(fprog) = &fprog {
-                let errno = creation::install_and_send(fprog, child_end);
+                let errno = creation::install_and_send(fprog, child_end, killable);
                 if errno != 0 {
                     let msg = format!(
                         "git-loop: cannot install the creation filter: {}\n",

@@ -99,21 +99,65 @@ pub fn inside_path_in_sandbox(id: &str) -> String {
     format!("/loopat/loop/{id}/.claude/{INSIDE_FILE}")
 }
 
-/// Reads the state file a sandbox wrote: bounded, never through a link, a regular file
-/// only; with its modification time (which tells a new write of the same word).
+/// What stands at the state file a sandbox writes, as the host takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inside {
+    /// A word of the vocabulary, with the file's modification time (which tells a new
+    /// write of the same word).
+    State((Kind, Option<u8>), std::time::SystemTime),
+    /// Something that is no state, and why; told from the next such thing by what stands
+    /// there (its inode and modification time), so each is refused once.
+    Refused {
+        why: &'static str,
+        stamp: (u64, i64, i64),
+    },
+}
+
+/// Looks at the state file a sandbox wrote: bounded, never through a link, a regular file
+/// only. `None` when nothing is there.
+pub fn look_inside(ws: &Workspace, id: &str) -> Option<Inside> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let path = inside_path(ws, id);
+    let stamp = |m: &std::fs::Metadata| (m.ino(), m.mtime(), m.mtime_nsec());
+    // Only to say why a file is refused: what is read is what `open_regular` opened.
+    let seen = std::fs::symlink_metadata(&path).ok()?;
+    let refused = |why, m: &std::fs::Metadata| {
+        Some(Inside::Refused {
+            why,
+            stamp: stamp(m),
+        })
+    };
+    if seen.file_type().is_symlink() {
+        return refused("it is a symlink, never followed", &seen);
+    }
+    if !seen.is_file() {
+        return refused("it is not a regular file", &seen);
+    }
+    // Replaced since it was looked at: the next look says what stands there then.
+    let file = crate::fsutil::open_regular(&path).ok()??;
+    let meta = file.metadata().ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_INSIDE + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_INSIDE {
+        return refused("it holds more than a state's word", &meta);
+    }
+    match parse_inside(&bytes) {
+        Some(state) => Some(Inside::State(state, meta.modified().ok()?)),
+        None => refused("it is not a word of the vocabulary", &meta),
+    }
+}
+
+/// The state a sandbox wrote, when what stands there is one ([`look_inside`]); with its
+/// file's modification time.
 pub fn read_inside(
     ws: &Workspace,
     id: &str,
 ) -> Option<((Kind, Option<u8>), std::time::SystemTime)> {
-    use std::io::Read;
-    let file = crate::fsutil::open_regular(&inside_path(ws, id)).ok()??;
-    let mtime = file.metadata().ok()?.modified().ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_INSIDE + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_INSIDE {
-        return None;
+    match look_inside(ws, id)? {
+        Inside::State(state, mtime) => Some((state, mtime)),
+        Inside::Refused { .. } => None,
     }
-    Some((parse_inside(&bytes)?, mtime))
 }
 
 /// The host-only state of loop `id`'s session.

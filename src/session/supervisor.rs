@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -44,6 +44,13 @@ struct Shared {
     script: Option<String>,
     /// The agent's state, as `list` and `watch` read it from `locks/live/<id>.state`.
     state: Mutex<AgentState>,
+    /// The events written of the agent's state ([`set_state`]) and of refused state files
+    /// ([`watch_inside`]): each bounded per session, since what the sandbox writes decides
+    /// how many there are.
+    recorded: [Recorded; 2],
+    /// The latest state to tell the person, for [`notifier`] (a newer one replaces it).
+    notice: Mutex<Option<String>>,
+    notice_ready: Condvar,
     /// The stdout of each attached terminal (by joined command), for the bell.
     attached: Mutex<Vec<(u64, OwnedFd)>>,
     notify: crate::config::schema::NotifySettings,
@@ -159,6 +166,9 @@ pub fn supervise(
             attached: 0,
         }),
         attached: Mutex::default(),
+        recorded: Default::default(),
+        notice: Mutex::default(),
+        notice_ready: Condvar::new(),
         notify: config.settings().notify.clone(),
         agent_time: config.profile().time,
         services: config.profile().services.clone(),
@@ -175,6 +185,10 @@ pub fn supervise(
     {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || watch_inside(&shared));
+    }
+    if shared.notify.enabled {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || notifier(&shared));
     }
     {
         let shared = Arc::clone(&shared);
@@ -885,7 +899,8 @@ fn inside(shared: &Shared, argv: Vec<String>) -> Option<(u8, String)> {
 }
 
 /// Records the agent's new state, tells `list` and `watch` (the state file), and the
-/// person (notifications) when it is one to tell.
+/// person (notifications) when it is one to tell; then the loop's events, last (what reads
+/// them knows that everything before was done).
 fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
     {
         let mut s = shared.state.lock().expect("not poisoned");
@@ -894,9 +909,48 @@ fn set_state(shared: &Arc<Shared>, kind: Kind, code: Option<u8>) {
         s.since = crate::loops::now_rfc3339();
     }
     write_state(shared);
-    if kind.notifies() {
+    let told = kind.notifies() && shared.notify.enabled;
+    if told {
         let label = shared.state.lock().expect("not poisoned").label();
-        notify(shared, &label);
+        *shared.notice.lock().expect("not poisoned") = Some(label);
+        shared.notice_ready.notify_one();
+    }
+    let mut event = json!({"state": kind.as_str(), "notified": told});
+    if let Some(code) = code {
+        event["code"] = json!(code);
+    }
+    record(shared, STATES, "state", event);
+}
+
+/// Which of [`Shared::recorded`] counts an event.
+const STATES: usize = 0;
+const REFUSED_STATES: usize = 1;
+/// Events of each kind written per session: an agent that rewrites its state file as fast
+/// as it is looked at cannot fill the disk with them.
+const MAX_RECORDED: u64 = 10_000;
+
+/// Appends `event` to the loop's events unless [`MAX_RECORDED`] of its kind were written
+/// in this session; the last one says so.
+fn record(shared: &Shared, which: usize, kind: &str, mut event: serde_json::Value) {
+    let Some(last) = shared.recorded[which].next(MAX_RECORDED) else {
+        return;
+    };
+    if last {
+        event["more"] = json!("further events of this kind in this session are not recorded");
+    }
+    let _ = events::append(&shared.ws.loop_events(&shared.rec.id), kind, event);
+}
+
+/// How many events of one kind a session wrote.
+#[derive(Default)]
+struct Recorded(AtomicU64);
+
+impl Recorded {
+    /// Counts one more: `None` when `max` were written already, else whether it is the
+    /// last that may be.
+    fn next(&self, max: u64) -> Option<bool> {
+        let n = self.0.fetch_add(1, Ordering::Relaxed);
+        (n < max).then_some(n + 1 == max)
     }
 }
 
@@ -908,27 +962,67 @@ fn write_state(shared: &Shared) {
     super::state::write(&shared.ws, &shared.rec.id, &s);
 }
 
-/// What the hooks inside write, read every 100 ms (see `session::state`): a new write (a
-/// new time or a new word) is a change of state.
+/// What the hooks inside write, looked at every 100 ms (see `session::state`): a new write
+/// (a new time or a new word) is a change of state; something new there that is no state
+/// (a link, a FIFO, an oversized file, a word not of the vocabulary) is refused, once, as
+/// a violation event.
 fn watch_inside(shared: &Arc<Shared>) {
-    let mut last = super::state::read_inside(&shared.ws, &shared.rec.id);
+    use super::state::Inside;
+    let mut last = super::state::look_inside(&shared.ws, &shared.rec.id);
     loop {
         std::thread::sleep(Duration::from_millis(100));
-        let now = super::state::read_inside(&shared.ws, &shared.rec.id);
-        if let Some(((kind, code), _)) = now.filter(|_| now != last) {
-            set_state(shared, kind, code);
+        let now = super::state::look_inside(&shared.ws, &shared.rec.id);
+        if now != last {
+            match &now {
+                Some(Inside::State((kind, code), _)) => set_state(shared, *kind, *code),
+                Some(Inside::Refused { why, .. }) => record(
+                    shared,
+                    REFUSED_STATES,
+                    "violation",
+                    json!({
+                        "action": "agent-state",
+                        "target": super::state::inside_path_in_sandbox(&shared.rec.id),
+                        "reason": why,
+                    }),
+                ),
+                None => {}
+            }
         }
         last = now;
     }
 }
 
+/// The shortest time between two notifications of a session: an agent that rewrites its
+/// state file as fast as it is looked at gets the person told at most this often, of its
+/// latest state.
+const NOTIFY_INTERVAL: Duration = Duration::from_secs(2);
+/// The longest a notification's command may run; it is ended then.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Tells the person each state [`set_state`] leaves in [`Shared::notice`], one at a time
+/// and at most every [`NOTIFY_INTERVAL`]: states that came meanwhile are replaced by the
+/// latest, so however often the sandbox changes its state the host runs one command at a
+/// time, and a bounded number of them.
+fn notifier(shared: &Arc<Shared>) {
+    loop {
+        let label = {
+            let mut pending = shared.notice.lock().expect("not poisoned");
+            loop {
+                if let Some(label) = pending.take() {
+                    break label;
+                }
+                pending = shared.notice_ready.wait(pending).expect("not poisoned");
+            }
+        };
+        notify(shared, &label);
+        std::thread::sleep(NOTIFY_INTERVAL);
+    }
+}
+
 /// Tells the person: the operator's `notify.command` with the loop's id, title and state
 /// as arguments (never through a shell), else `notify-send` where it exists; and a bell on
-/// every attached terminal. Nothing with `notify.enabled = false`.
-fn notify(shared: &Arc<Shared>, label: &str) {
-    if !shared.notify.enabled {
-        return;
-    }
+/// every attached terminal. The command is waited for, at most [`NOTIFY_TIMEOUT`].
+fn notify(shared: &Shared, label: &str) {
     for (_, out) in shared.attached.lock().expect("not poisoned").iter() {
         let _ = nix::unistd::write(out, b"\x07");
     }
@@ -956,10 +1050,23 @@ fn notify(shared: &Arc<Shared>, label: &str) {
         }
     };
     cmd.stdin(std::process::Stdio::null());
-    std::thread::spawn(move || match cmd.status() {
-        Ok(_) => {}
-        Err(e) => eprintln!("git-loop: cannot notify: {e}"),
-    });
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!("git-loop: cannot notify: {e}");
+            return;
+        }
+    };
+    let until = Instant::now() + NOTIFY_TIMEOUT;
+    while matches!(child.try_wait(), Ok(None)) {
+        if Instant::now() >= until {
+            eprintln!("git-loop: the notification command ran past {NOTIFY_TIMEOUT:?}: ended");
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Lets go of the pages of program code the start touched (reading the config layers, the
@@ -1288,5 +1395,17 @@ fn stop_services(shared: &Shared) {
             "service",
             json!({"name": name, "state": "stopped", "killed": !ended}),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recorded;
+
+    #[test]
+    fn events_of_a_kind_are_counted_up_to_their_bound_and_the_last_says_so() {
+        let r = Recorded::default();
+        let taken: Vec<Option<bool>> = (0..5).map(|_| r.next(3)).collect();
+        assert_eq!(taken, [Some(false), Some(false), Some(true), None, None]);
     }
 }

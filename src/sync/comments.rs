@@ -6,8 +6,12 @@
 //! with the fetched tip as the expected old value; someone pushing meanwhile makes it try
 //! again, a bounded number of times.
 //!
-//! What arrives is a teammate's (DESIGN 4.0): the union reads tree entries only, at most
-//! [`MAX_FILES`] of them, and the comments are read later as data, bounded and escaped.
+//! What arrives is a teammate's (DESIGN 4.0): before the remote's side is taken (fast-forward
+//! or union) every object it brings is judged by its header against
+//! `import.max_object_size`, as a fetched trunk is, so no commit or tree of it is inflated
+//! past that bound by the union or by any later read of the branch; the union reads tree
+//! entries only, at most [`MAX_FILES`] of them, and the comments are read later as data,
+//! bounded and escaped.
 
 use super::*;
 use crate::review::store::{self, Committer, Store};
@@ -69,7 +73,8 @@ impl CommentsSync {
 
 /// Syncs the comments' branch of the notes repository. The caller holds the workspace
 /// lock; the comments' lock is taken here.
-pub fn sync_comments(ws: &Workspace, dry_run: bool) -> Result<CommentsSync, SyncError> {
+pub fn sync_comments(ws: &Workspace, opts: &Options) -> Result<CommentsSync, SyncError> {
+    let dry_run = opts.dry_run;
     let role = Role::Notes;
     let dir = role.path(ws);
     let mut out = CommentsSync::default();
@@ -101,6 +106,10 @@ pub fn sync_comments(ws: &Workspace, dry_run: bool) -> Result<CommentsSync, Sync
             Err(FetchFailure::Error(e)) => return Err(e),
         };
         let local = st.tip().map_err(store_err)?;
+        if let Some(r) = remote.filter(|r| Some(*r) != local) {
+            // What it brings is judged before anything of it is read (ATTACKS 43).
+            refuse_oversized(role, &dir, r, local, opts.max_object_size)?;
+        }
         let new = match (local, remote) {
             (None, None) => return Ok(out),
             (None, Some(r)) => {

@@ -510,19 +510,20 @@ fn integrate(
     }
 }
 
-/// Refuses a fetched trunk that brings an object larger than `limit` (ATTACKS 43): each
-/// object `remote` has and `local` lacks is judged by its header, before any merge or
+/// Refuses a fetched branch that brings an object larger than `limit` (ATTACKS 43): each
+/// object `remote` has and `local` (when there is one) lacks is judged by its header, before any merge or
 /// checkout inflates it. The fetch itself streams large blobs (`core.bigFileThreshold`,
 /// see `remote::git`), so what arrived sits compressed in a pack and nothing moves.
 fn refuse_oversized(
     role: Role,
     dir: &Path,
     remote: ObjectId,
-    local: ObjectId,
+    local: impl Into<Option<ObjectId>>,
     limit: u64,
 ) -> Result<(), SyncError> {
     let repo = objects::open_trusted(dir).map_err(read_err(role))?;
-    match crate::checkout::bound::oversized_since(&repo, remote, &[local], limit) {
+    let hidden: Vec<ObjectId> = local.into().into_iter().collect();
+    match crate::checkout::bound::oversized_since(&repo, remote, &hidden, limit) {
         Ok(None) => Ok(()),
         Ok(Some(found)) => Err(SyncError::TooLarge {
             role: role.name(),

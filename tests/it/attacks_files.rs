@@ -994,7 +994,7 @@ fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
     let id = env.new_loop(&repo, "own git");
     // The working tree's `.gitmodules` is refused when made unless the profile says so
     // (tests/it/fsevents.rs); said here, so what the person's git does with it is tried.
-    crate::fspolicy::write_profile(&env, "[filesystem]\nallow_write = [\".gitmodules\"]\n");
+    env.write_profile("[filesystem]\nallow_write = [\".gitmodules\"]\n");
     let marker = env.root.join("PWNED-own-git");
     let cmd = format!("touch {}", q(&marker));
     let script = format!(

@@ -58,15 +58,6 @@ fn nonce() -> String {
     )
 }
 
-/// Writes the `default` sandbox profile of the workspace (the loop's profile).
-fn write_profile(env: &TestEnv, body: &str) {
-    let path = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, body).unwrap();
-}
-
 /// Polls `f` every 50 ms until it is true or `limit` passed; returns its last answer.
 fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
@@ -1315,7 +1306,7 @@ echo END"#
             .lines()
             .filter(|l| l.starts_with(&format!("{cap}:")))
             .collect();
-        assert!(lines.len() >= 3, "{}", run.stdout);
+        assert!(lines.len() >= 3, "{}\nSTDERR:\n{}", run.stdout, run.stderr);
         for l in lines {
             assert!(l.ends_with("0000000000000000"), "capability gained: {l}");
         }
@@ -1745,7 +1736,7 @@ except OSError as e:
 #[test]
 fn a_fork_bomb_stays_inside_its_pids_limit() {
     let (env, id) = setup();
-    write_profile(&env, "[limits]\npids = 64\n");
+    env.write_profile("[limits]\npids = 64\n");
     let n = nonce();
     // The marker is assembled by the shell, so only the bomb's processes carry it.
     let marker = format!("glkbomb-{n}");
@@ -1803,7 +1794,7 @@ fn a_fork_bomb_stays_inside_its_pids_limit() {
 #[test]
 fn a_memory_bomb_is_contained_by_the_memory_limit() {
     let (env, id) = setup();
-    write_profile(&env, "[limits]\nmemory = \"256M\"\n");
+    env.write_profile("[limits]\nmemory = \"256M\"\n");
     let bomb = py(
         &env,
         &id,
@@ -1835,7 +1826,7 @@ print("ALLOCATED 2 GiB")
 #[test]
 fn filling_tmp_is_bounded() {
     let (env, id) = setup();
-    write_profile(&env, "[limits]\nmemory = \"256M\"\n");
+    env.write_profile("[limits]\nmemory = \"256M\"\n");
     // Positive twin first: /tmp is a finite tmpfs, and 100 MiB fit.
     let ok = sh(
         &env,

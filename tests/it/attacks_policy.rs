@@ -29,11 +29,6 @@ fn team(env: &TestEnv) -> PathBuf {
     env.ws.join("context/knowledge/.loopat/config.toml")
 }
 
-fn team_profile(env: &TestEnv) -> PathBuf {
-    env.ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml")
-}
-
 fn write(path: &Path, body: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, body).unwrap();
@@ -275,7 +270,7 @@ fn attack_36_the_team_layer_cannot_allow_a_public_suffix() {
         &team,
         "[network]\nallow_domains = [\"*.com\", \"*.example.com\"]\n",
     );
-    let profile = team_profile(&env);
+    let profile = env.profile_path("default");
     write(&profile, "[network]\nallow_domains = [\"*.co.uk\"]\n");
     let id = env.new_loop(&repo, "domains");
 
@@ -408,7 +403,7 @@ fn attack_36_a_team_profile_cannot_make_limits_best_effort() {
         .fails(3)
         .stderr_has("the sandbox's limits cannot be enforced here");
 
-    let profile = team_profile(&env);
+    let profile = env.profile_path("default");
     for body in [
         "limits = \"best-effort\"\n",
         "[limits]\npids = 256\nenforce = \"best-effort\"\n",
@@ -458,7 +453,7 @@ fn the_operator_may_make_limits_best_effort_and_the_team_may_narrow_it_back() {
     assert!(!run.stderr.contains("NO LIMITS"), "{}", run.stderr);
 
     // A team profile (or the team config) that asks for strict limits narrows it back.
-    let profile = team_profile(&env);
+    let profile = env.profile_path("default");
     write(&profile, "[limits]\nenforce = \"strict\"\n");
     run_where_limits_cannot_be_enforced(&env, &id)
         .fails(3)

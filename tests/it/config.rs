@@ -2,18 +2,6 @@ use std::fs;
 
 use crate::common::TestEnv;
 
-/// Writes `knowledge/.loopat/sandboxes/NAME/sandbox.toml`.
-fn write_profile(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
-    let path = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes")
-        .join(name)
-        .join("sandbox.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(&path, body).unwrap();
-    path
-}
-
 #[test]
 fn layers_and_origins() {
     let env = TestEnv::new();
@@ -21,7 +9,7 @@ fn layers_and_origins() {
         .ok()
         .stdout_has("default");
     for name in ["ops", "mine"] {
-        write_profile(&env, name, "");
+        env.write_sandbox_profile(name, "");
     }
     env.run(["config", "set", "--operator", "sandbox.profile", "ops"])
         .ok();
@@ -271,12 +259,12 @@ fn a_bad_key_in_any_layer_names_the_file_and_the_line() {
     fs::write(&record, &text).unwrap();
 
     // A sandbox profile.
-    let profile = write_profile(&env, "default", "[limits]\npids = 64\nmemroy = \"1G\"\n");
+    let profile = env.write_sandbox_profile("default", "[limits]\npids = 64\nmemroy = \"1G\"\n");
     env.run(["run", &id, "--", "true"])
         .fails(1)
         .stderr_has(&format!("error: {}:", profile.display()))
         .stderr_has("unknown field `memroy`");
-    write_profile(&env, "default", "\nsetpu = \"make\"\n");
+    env.write_sandbox_profile("default", "\nsetpu = \"make\"\n");
     env.run(["run", &id, "--", "true"])
         .fails(1)
         .stderr_has(&format!(
@@ -284,7 +272,7 @@ fn a_bad_key_in_any_layer_names_the_file_and_the_line() {
             profile.display()
         ))
         .stderr_has("hint: did you mean `setup`?");
-    write_profile(&env, "default", "[limits]\npids = 64\n");
+    env.write_sandbox_profile("default", "[limits]\npids = 64\n");
     env.run(["run", &id, "--", "true"]).ok();
 }
 
@@ -295,7 +283,7 @@ fn an_unknown_sandbox_profile_is_an_error() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.run(["init"]).ok();
-    write_profile(&env, "node", "[limits]\npids = 512\n");
+    env.write_sandbox_profile("node", "[limits]\npids = 512\n");
     let nothing_left = || {
         assert_eq!(
             env.loop_entries(),

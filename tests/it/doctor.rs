@@ -193,15 +193,7 @@ fn doctor_judges_the_names_sandboxes_need_as_the_proxy_does() {
     )
     .unwrap();
     // The team's default sandbox profile allows the mirror.
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(profile.parent().unwrap()).unwrap();
-    fs::write(
-        &profile,
-        "[network]\nallow_domains = [\"mirror.corp.test\"]\n",
-    )
-    .unwrap();
+    env.write_profile("[network]\nallow_domains = [\"mirror.corp.test\"]\n");
     let run = env.run(["doctor"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     run.stdout_has(

@@ -1301,11 +1301,7 @@ fn proxy_is_the_default_and_show_net_lists_the_allowlist() {
         run.stderr
     );
     assert!(run.stderr.contains(" domains) · "), "{}", run.stderr);
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(profile.parent().unwrap()).unwrap();
-    fs::write(&profile, "[network]\nallow_domains = [\"team.example\"]\n").unwrap();
+    let profile = env.write_profile("[network]\nallow_domains = [\"team.example\"]\n");
     env.run([
         "config",
         "set",

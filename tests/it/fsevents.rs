@@ -10,7 +10,7 @@ use std::fs;
 
 use crate::common::TestEnv;
 use crate::fscreate::verdict;
-use crate::fspolicy::{setup, write_profile};
+use crate::fspolicy::setup;
 
 /// Runs the Python `body` inside loop `id` (with `attempt(label, f)` printing `OK label`
 /// or `REFUSED label: why`); returns its stdout.
@@ -68,8 +68,7 @@ fn each_refused_write_and_read_is_one_event_with_its_rule() {
         ("notes.txt", "notes\n"),
         ("private/a.txt", "a\n"),
     ]);
-    write_profile(
-        &env,
+    env.write_profile(
         "[filesystem]\ndeny_write = [\"locked.txt\"]\ndeny_read = [\"secret.txt\", \"private/\"]\n",
     );
     let work = env.workdir(&id);
@@ -362,9 +361,7 @@ attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
 fn a_non_dumpable_process_writes_as_the_kernel_allows() {
     let (env, _repo, id) = setup(&[("README", "app\n")]);
     // Every file of the list writable: no name is judged.
-    write_profile(
-        &env,
-        "[filesystem]\nallow_write = [\".bashrc\", \".bash_profile\", \".zshrc\", \".zprofile\", \".profile\", \".ripgreprc\", \".gitconfig\", \".gitmodules\", \".mcp.json\", \".envrc\", \".pre-commit-config.yaml\"]\n",
+    env.write_profile("[filesystem]\nallow_write = [\".bashrc\", \".bash_profile\", \".zshrc\", \".zprofile\", \".profile\", \".ripgreprc\", \".gitconfig\", \".gitmodules\", \".mcp.json\", \".envrc\", \".pre-commit-config.yaml\"]\n",
     );
     let body = r#"
 import ctypes
@@ -386,7 +383,7 @@ attempt("make", lambda: write("NAME"))
         ("[filesystem]\ndeny_create = [\"*.pem\"]\n", "made2.txt"),
         ("", "made3.txt"),
     ] {
-        write_profile(&env, profile);
+        env.write_profile(profile);
         let out = inside(&env, &id, &body.replace("NAME", name));
         verdict(&out, "append", true);
         verdict(&out, "usr", false);
@@ -523,7 +520,7 @@ attempt("rename-neighbour", lambda: os.rename("tmp.txt", "moved.txt"))
         .stdout_has(&format!("/loopat/loop/{id}/workdir/.envrc"))
         .stdout_has("refused when made (mandatory: .envrc)");
     // With the profile's word, `.envrc` is made; `.bashrc` still is not.
-    write_profile(&env, "[filesystem]\nallow_write = [\".envrc\"]\n");
+    env.write_profile("[filesystem]\nallow_write = [\".envrc\"]\n");
     let out = inside(
         &env,
         &id,
@@ -548,10 +545,7 @@ fn changes_by_descriptor_attributes_and_times_are_events() {
         ("stamped.txt", "stamped\n"),
         ("notes.txt", "notes\n"),
     ]);
-    write_profile(
-        &env,
-        "[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n",
-    );
+    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
     let out = inside(
         &env,
         &id,

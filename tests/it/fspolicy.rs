@@ -11,15 +11,6 @@ use std::path::Path;
 
 use crate::common::{Run, TestEnv};
 
-/// Writes the workspace's `default` sandbox profile (the loop's profile).
-pub(crate) fn write_profile(env: &TestEnv, body: &str) {
-    let path = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, body).unwrap();
-}
-
 /// A repository with `files` committed, and a loop on it.
 pub(crate) fn setup(files: &[(&str, &str)]) -> (TestEnv, std::path::PathBuf, String) {
     let env = TestEnv::new();
@@ -70,9 +61,7 @@ fn a_denied_file_cannot_be_written_or_read_while_its_neighbours_can() {
         ("src/main.rs", "fn main() {}\n"),
         ("src/signing.key", "KEY\n"),
     ]);
-    write_profile(
-        &env,
-        "[filesystem]\ndeny_read = [\"secrets/\", \"**/*.key\"]\ndeny_write = [\"config/prod.toml\"]\n",
+    env.write_profile("[filesystem]\ndeny_read = [\"secrets/\", \"**/*.key\"]\ndeny_write = [\"config/prod.toml\"]\n",
     );
     let run = attempts(
         &env,
@@ -190,7 +179,7 @@ try status sh -c 'test -z \"$(git status --porcelain -- .claude .github/workflow
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n");
     assert!(!env.workdir(&id).join(".vscode/tasks.json").exists());
 
-    write_profile(&env, "[filesystem]\nallow_write = [\".vscode/\"]\n");
+    env.write_profile("[filesystem]\nallow_write = [\".vscode/\"]\n");
     let run = attempts(&env, &id, script);
     verdicts(
         &run,
@@ -202,7 +191,7 @@ try status sh -c 'test -z \"$(git status --porcelain -- .claude .github/workflow
 #[test]
 fn a_branch_changing_what_runs_when_the_project_is_opened_is_flagged_and_merged_only_when_named() {
     let (env, repo, id) = setup(&[(".vscode/settings.json", "{}\n")]);
-    write_profile(&env, "[filesystem]\nallow_write = [\".vscode/\"]\n");
+    env.write_profile("[filesystem]\nallow_write = [\".vscode/\"]\n");
     // A `.envrc` below the tree's root is no file the sandbox refuses making (only the
     // root's are: tests/it/fsevents.rs); the gate flags the list's names at any depth.
     attempts(
@@ -267,10 +256,7 @@ fn the_peers_per_path_scenarios_hold() {
         ("private/a.txt", "a\n"),
         ("src/ok.txt", "ok\n"),
     ]);
-    write_profile(
-        &env,
-        "[filesystem]\ndeny_write = [\"build\"]\ndeny_read = [\"private\"]\n",
-    );
+    env.write_profile("[filesystem]\ndeny_write = [\"build\"]\ndeny_read = [\"private\"]\n");
     let run = attempts(
         &env,
         &id,
@@ -350,11 +336,11 @@ try envrc-new sh -c 'echo x > .envrc'
 #[test]
 fn a_profile_asking_what_the_backend_cannot_enforce_is_refused() {
     let (env, _repo, id) = setup(&[]);
-    write_profile(&env, "[filesystem]\ndeny_write = [\"src\"]\n");
+    env.write_profile("[filesystem]\ndeny_write = [\"src\"]\n");
     env.run(["run", &id, "--backend", "none", "--", "true"])
         .fails(3)
         .stderr_has("[filesystem]");
-    write_profile(&env, "[filesystem]\ndeny_read = [\"../outside\"]\n");
+    env.write_profile("[filesystem]\ndeny_read = [\"../outside\"]\n");
     env.run(["run", &id, "--", "true"])
         .fails(1)
         .stderr_has("climbs out");
@@ -370,8 +356,7 @@ fn paths_made_after_the_start_are_covered_from_the_next_run_on() {
         ("secret/README", "keys live here\n"),
         ("config/dev.toml", "dev\n"),
     ]);
-    write_profile(
-        &env,
+    env.write_profile(
         "[filesystem]\ndeny_read = [\"secret/*.key\"]\ndeny_write = [\"config/later.toml\"]\n",
     );
     let first = attempts(
@@ -448,9 +433,7 @@ fn renames_hard_links_and_links_do_not_get_around_a_denied_path() {
         ("config/dev.toml", "dev\n"),
         ("src/main.rs", "fn main() {}\n"),
     ]);
-    write_profile(
-        &env,
-        "[filesystem]\ndeny_read = [\"deep/secret/\", \"keys/*.key\"]\ndeny_write = [\"config/prod.toml\"]\n",
+    env.write_profile("[filesystem]\ndeny_read = [\"deep/secret/\", \"keys/*.key\"]\ndeny_write = [\"config/prod.toml\"]\n",
     );
     let run = attempts(
         &env,

@@ -12,7 +12,7 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use crate::common::TestEnv;
-use crate::fspolicy::{attempts, setup, verdicts, write_profile};
+use crate::fspolicy::{attempts, setup, verdicts};
 
 /// Commits links (name, target) in `repo`, as a project can carry them.
 fn commit_links(env: &TestEnv, repo: &Path, links: &[(&str, &str)]) {
@@ -59,10 +59,7 @@ fn srt_mandatory_deny_paths() {
     ]);
     let (env, _repo, id) = setup(&files);
     // The profile's word for every entry it may name does not reach git's own files.
-    write_profile(
-        &env,
-        "[filesystem]\nallow_write = [\".git/hooks/\", \".git/config\"]\n",
-    );
+    env.write_profile("[filesystem]\nallow_write = [\".git/hooks/\", \".git/config\"]\n");
     let mut script = String::new();
     for f in dangerous
         .iter()
@@ -215,9 +212,7 @@ fn srt_user_written_deny_globs() {
         ("outside/abs-read.txt", ORIGINAL),
     ]);
     let inside = format!("/loopat/loop/{id}/workdir");
-    write_profile(
-        &env,
-        &format!(
+    env.write_profile(&format!(
             "[filesystem]\ndeny_write = [\"**/.env\", \"{inside}/outside/abs.txt\"]\ndeny_read = [\"**/secret.txt\", \"{inside}/outside/abs-read.txt\"]\n"
         ),
     );

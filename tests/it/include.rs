@@ -100,11 +100,7 @@ fn a_profile_asks_for_secrets_and_only_the_operator_can_let_it() {
     let repo = project(&env, ".env\n");
     fs::write(repo.join(".env"), format!("GITHUB_TOKEN={TOKEN}\n")).unwrap();
     env.run_in(&repo, ["new", "first"]).fails(1);
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(profile.parent().unwrap()).unwrap();
-    fs::write(&profile, "include_secrets = true\n").unwrap();
+    let profile = env.write_profile("include_secrets = true\n");
     // A teammate's profile alone cannot send the person's secrets into a sandbox.
     env.run_in(&repo, ["new", "asks"])
         .fails(1)

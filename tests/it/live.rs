@@ -353,16 +353,47 @@ fn the_agent_state_a_sandbox_writes_is_read_strictly() {
     let state = |env: &TestEnv| env.run(["list", "--json"]).ok().json()[0]["agent"].clone();
     assert!(wait_until(Duration::from_secs(30), || state(&env)["state"]
         == "working"));
-    // Escape sequences, an oversized file, a link to a host file: no state is taken.
-    for bad in [
-        format!("printf 'done\\033[2J' > {file}"),
-        format!("head -c 100000 /dev/zero | tr '\\0' d > {file}"),
-        format!("rm -f {file}; ln -s /etc/hostname {file}"),
+    // Escape sequences, an oversized file, a link to a host file, a FIFO: no state is
+    // taken. Each is put in place whole (a rename), and each is waited for until the
+    // session says it refused it: the refusal is written after the point where a state
+    // would have been taken, so the state looked at then is the one that check left.
+    let refusals = |env: &TestEnv| {
+        events(env, &id)
+            .into_iter()
+            .filter(|e| e["kind"] == "violation" && e["action"] == "agent-state")
+            .map(|e| e["reason"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    for (bad, why) in [
+        (
+            format!("printf 'done\\033[2J' > {file}.new && mv {file}.new {file}"),
+            "it is not a word of the vocabulary",
+        ),
+        (
+            format!("head -c 100000 /dev/zero | tr '\\0' d > {file}.new && mv {file}.new {file}"),
+            "it holds more than a state's word",
+        ),
+        (
+            format!("ln -s /etc/hostname {file}.new && mv -T {file}.new {file}"),
+            "it is a symlink, never followed",
+        ),
+        (
+            format!("rm {file} && mkfifo {file}"),
+            "it is not a regular file",
+        ),
     ] {
+        let before = refusals(&env).len();
         sh(&env, &id, &bad).ok();
-        std::thread::sleep(Duration::from_millis(400));
+        assert!(
+            wait_until(Duration::from_secs(30), || refusals(&env).len() > before),
+            "the session did not refuse what {bad} left"
+        );
+        assert_eq!(refusals(&env)[before..], [why], "after {bad}");
         assert_eq!(state(&env)["state"], "working", "after {bad}");
     }
+    env.run(["log", &id]).ok().stdout_has(&format!(
+        "agent-state {file} refused: it is a symlink, never followed"
+    ));
     sh(
         &env,
         &id,
@@ -554,11 +585,7 @@ fn a_detached_agents_exit_and_time_limit_are_its_own() {
     // The agent's session is gone: a new detached agent starts.
     env.run(["down", &id]).ok();
 
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(profile.parent().unwrap()).unwrap();
-    fs::write(&profile, "[limits]\ntime = \"2s\"\n").unwrap();
+    env.write_profile("[limits]\ntime = \"2s\"\n");
     env.run(["agent", &id, "--detach", "--", "sleep"]).ok();
     // Within the agent's own 60 s: whatever the machine's load, only the limit ends it
     // sooner.
@@ -610,6 +637,7 @@ fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off(
     let base = fs::read_to_string(&config).unwrap();
 
     for enabled in [true, false] {
+        let earlier = events(&env, &id).len();
         fs::write(&config, format!("{base}\n[notify]\nenabled = {enabled}\n")).unwrap();
         let _ = fs::remove_file(&said);
         // The session starts with the stand-in on its PATH (the host's, never a shell's).
@@ -665,9 +693,43 @@ fn notifications_reach_the_desktop_and_the_attached_terminals_unless_turned_off(
                 "no bell on the attached terminal:\n{}",
                 term.screen()
             );
+            // The sandbox rewrites its state as fast as the session looks (forty changes):
+            // the person is told at most every two seconds, one command at a time, and
+            // of the latest state in the end.
+            let started = Instant::now();
+            sh(
+                &env,
+                &id,
+                &format!(
+                    "for i in $(seq 20); do printf 'done\\n' > {state_file}; sleep 0.12; printf 'needs-input\\n' > {state_file}; sleep 0.12; done; printf 'exited 5\\n' > {state_file}"
+                ),
+            )
+            .ok();
+            let last = format!("git loop: {id} exited 5|live loop|");
+            assert!(
+                wait_until(Duration::from_secs(30), || fs::read_to_string(&said)
+                    .is_ok_and(|s| s.lines().last() == Some(last.as_str()))),
+                "the last state was not told: {:?}",
+                fs::read_to_string(&said)
+            );
+            let told = fs::read_to_string(&said).unwrap().lines().count() - 1;
+            let bound = started.elapsed().as_secs() as usize / 2 + 1;
+            assert!(
+                (1..=bound).contains(&told),
+                "{told} notifications for the flood, more than {bound}"
+            );
         } else {
-            // Given the time a notification takes when it is on.
-            std::thread::sleep(Duration::from_millis(1500));
+            // The session records the new state once it has told the person (or, as here,
+            // decided not to): nothing can be started to tell them after that event.
+            let told = || {
+                events(&env, &id)[earlier..]
+                    .iter()
+                    .filter(|e| e["kind"] == "state" && e["state"] == "needs-input")
+                    .map(|e| e["notified"].clone())
+                    .collect::<Vec<_>>()
+            };
+            assert!(wait_until(Duration::from_secs(30), || !told().is_empty()));
+            assert_eq!(told(), [serde_json::json!(false)]);
             assert!(
                 !said.exists(),
                 "notify-send ran with notify.enabled = false"

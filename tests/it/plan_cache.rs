@@ -158,10 +158,7 @@ fn a_kept_plan_is_used_until_an_input_changes() {
     warm(&env, &id);
 
     // The profile narrows the toolchains to none.
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    write(&profile, "[toolchains]\nenable = []\n");
+    let profile = env.write_profile("[toolchains]\nenable = []\n");
     let now = inside(&env, &id);
     assert!(!now.contains("v18.19.0"), "{now}");
     fs::remove_file(&profile).unwrap();

@@ -9,15 +9,6 @@ use std::time::{Duration, Instant};
 
 use crate::common::{Run, TestEnv};
 
-/// Writes the default sandbox profile of `env`'s workspace.
-fn profile(env: &TestEnv, body: &str) {
-    let path = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, body).unwrap();
-}
-
 fn up(env: &TestEnv, id: &str) -> Run {
     let run = env.run(["up", id]).ok();
     run.stderr_has("session is up");
@@ -90,7 +81,7 @@ fn a_web_server_inside_is_reached_from_the_host_and_two_loops_get_two_ports() {
     let repo = env.repo("app");
     let a = env.new_loop(&repo, "site a");
     let b = env.new_loop(&repo, "site b");
-    profile(&env, "ports = [3000]\n");
+    env.write_profile("ports = [3000]\n");
     // Nothing is forwarded before a session is up.
     assert_eq!(ports(&env, &a), vec![]);
     up(&env, &a).stderr_has("port 3000 is at http://127.0.0.1:");
@@ -251,7 +242,7 @@ fn bad_ports_get_one_line_and_a_hint() {
         .fails(1)
         .stderr_has("has no session up");
     // A profile's port that is not one is the profile's error, with its line.
-    profile(&env, "ports = [3000, 70000]\n");
+    env.write_profile("ports = [3000, 70000]\n");
     env.run(["up", &id])
         .fails(1)
         .stderr_has("70000 is not a port");
@@ -263,7 +254,7 @@ fn open_runs_the_browser_with_the_url_as_an_argument_never_a_shell() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "open me");
-    profile(&env, "ports = [5173, 3000]\n");
+    env.write_profile("ports = [5173, 3000]\n");
     up(&env, &id);
     let hosts = ports(&env, &id);
     let record = env.root.join("browser-argv");
@@ -329,7 +320,7 @@ fn the_relay_gives_the_sandbox_no_way_to_the_host() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "attack the relay");
-    profile(&env, "ports = [3000]\n");
+    env.write_profile("ports = [3000]\n");
     // A host-only server, which must see no connection.
     let host_server = TcpListener::bind("127.0.0.1:0").unwrap();
     let host_only = host_server.local_addr().unwrap().port();

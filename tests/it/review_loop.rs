@@ -217,6 +217,42 @@ mkfifo "$dir/fifo.md"
         .exists());
 }
 
+/// An agent that fills its replies folder with more names than a reply folder holds: the
+/// host stops listing it at the bound, records no reply from it, and leaves it as it is
+/// (its twin above: a folder of a few odd files is read, its good reply recorded).
+#[test]
+fn a_replies_folder_flooded_with_names_is_not_read() {
+    let env = TestEnv::new();
+    let agent = script(
+        &env,
+        "flood.sh",
+        r#"dir=/loopat/loop/$GIT_LOOP_ID/.claude/review-replies
+id=$(printf '%s\n' "$1" | sed -n 's/^## Comment \([0-9a-f]*\) on .*/\1/p' | head -1)
+printf 'a real reply\n' > "$dir/$id.md"
+cd "$dir" && seq 1 1000 | sed 's/$/.junk/' | xargs touch
+"#,
+    );
+    operator(
+        &env,
+        &format!("[agent]\ncommand = [{:?}]\n", agent.display().to_string()),
+    );
+    let (_repo, id) = proposing(&env);
+    let first = comment(&env, &id, "main.c:2", "one");
+    let run = env.run(["agent", &id, "--address-review"]).ok();
+    run.stderr_has("the agent's replies cannot be read: ");
+    run.stderr_has("review-replies holds more than 1000 entries");
+    let comments = list(&env, &id);
+    assert_eq!(
+        state(&comments, &first)["events"].as_array().unwrap().len(),
+        0,
+        "{comments}"
+    );
+    let left = fs::read_dir(env.loop_dir(&id).join(".claude/review-replies"))
+        .unwrap()
+        .count();
+    assert_eq!(left, 1001);
+}
+
 /// Comments stay anchored when the code moves: lines added above move the comment with
 /// its lines, a block cut and put elsewhere is followed, a renamed file too; a changed
 /// line makes the comment outdated, and a comment on the whole loop never is.
@@ -444,31 +480,64 @@ fn comments_survive_sync_to_a_second_workspace() {
     );
 }
 
+/// A workspace `a` synced with a bare notes remote (`url`), its loop `id` with one comment
+/// (`good`, "fine") pushed there, and a teammate's clone of the remote (`mate`) on the
+/// comments' branch.
+struct Teammate {
+    remote: tempfile::TempDir,
+    url: String,
+    a: TestEnv,
+    id: String,
+    good: String,
+    mate: std::path::PathBuf,
+}
+
+impl Teammate {
+    fn of_comments() -> Teammate {
+        let (remote, url) = notes_remote();
+        let a = TestEnv::new();
+        a.run(["init", "--notes", &url]).ok();
+        let (_repo, id) = proposing(&a);
+        let good = comment(&a, &id, "main.c:2", "fine");
+        a.run(["sync"]).ok();
+        let mate = remote.path().join("mate");
+        a.git(remote.path(), ["clone", "-q", &url, "mate"]);
+        a.git(
+            &mate,
+            [
+                "checkout",
+                "-q",
+                "-b",
+                "git-loop/comments",
+                "origin/git-loop/comments",
+            ],
+        );
+        Teammate {
+            remote,
+            url,
+            a,
+            id,
+            good,
+            mate,
+        }
+    }
+}
+
 /// A teammate pushes to the comments' branch what git loop would never write: a path
 /// with control characters, a file that is not a comment, a huge text. After sync, the
 /// good comments are shown, the rest is named and left out, and nothing reaches the
 /// terminal unescaped.
 #[test]
 fn what_a_teammate_pushes_to_the_comments_is_read_as_data() {
-    let (remote, url) = notes_remote();
-    let a = TestEnv::new();
-    a.run(["init", "--notes", &url]).ok();
-    let (_repo, id) = proposing(&a);
-    let good = comment(&a, &id, "main.c:2", "fine");
-    a.run(["sync"]).ok();
-    // The teammate's clone of the remote.
-    let mate = remote.path().join("mate");
-    a.git(remote.path(), ["clone", "-q", &url, "mate"]);
-    a.git(
-        &mate,
-        [
-            "checkout",
-            "-q",
-            "-b",
-            "git-loop/comments",
-            "origin/git-loop/comments",
-        ],
-    );
+    // The remote's folder lives as long as the binding.
+    let Teammate {
+        remote: _remote,
+        a,
+        id,
+        good,
+        mate,
+        ..
+    } = Teammate::of_comments();
     let dir = mate.join(&id);
     fs::create_dir_all(dir.join("abcdef")).unwrap();
     fs::write(
@@ -503,6 +572,56 @@ fn what_a_teammate_pushes_to_the_comments_is_read_as_data() {
     listed.stderr_has("cccccc/comment.toml: the text is");
     let review = a.run(["review", &id]).ok();
     assert!(!review.stdout.contains('\x1b'), "{:?}", review.stdout);
+}
+
+/// A teammate pushes to the comments' branch a commit larger than `import.max_object_size`
+/// (its message: nothing reads a comment's commit bounded, so it is judged before it is
+/// taken, as a fetched trunk is, ATTACKS 43). `sync` refuses it and the local branch stays
+/// where it was; raised as the hint says, the same push comes in.
+#[test]
+fn a_comments_commit_over_the_object_limit_is_refused_by_sync() {
+    let Teammate {
+        remote,
+        url,
+        a,
+        id,
+        good,
+        mate,
+    } = Teammate::of_comments();
+    let before = comments_branch(&a, &a.notes()).unwrap();
+    let message = remote.path().join("message");
+    fs::write(&message, "x".repeat(3 << 20)).unwrap();
+    let message = message.to_str().unwrap();
+    a.git(
+        &mate,
+        [
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--cleanup=verbatim",
+            "-F",
+            message,
+        ],
+    );
+    a.git(&mate, ["push", "-q", "origin", "git-loop/comments"]);
+    let operator = a.home.join(".config/git-loop/config.toml");
+    fs::create_dir_all(operator.parent().unwrap()).unwrap();
+    fs::write(&operator, "[import]\nmax_object_size = \"1M\"\n").unwrap();
+    let refused = a.run(["sync"]).fails(1);
+    let big = a.git(&mate, ["rev-parse", "HEAD"]).trim().to_string();
+    refused.stderr_has(&format!("notes: the remote {url} holds commit {big} of"));
+    refused.stderr_has("import.max_object_size");
+    assert_eq!(comments_branch(&a, &a.notes()).unwrap(), before);
+    assert!(!refused.stderr.contains("review comments: took"));
+    // The good comment is still read, from the branch as it was.
+    assert_eq!(state(&list(&a, &id), &good)["text"], "fine");
+
+    // Raised as the hint says: taken.
+    fs::write(&operator, "[import]\nmax_object_size = \"4M\"\n").unwrap();
+    a.run(["sync"])
+        .ok()
+        .stderr_has("review comments: took the remote's");
+    assert_eq!(comments_branch(&a, &a.notes()).unwrap(), big);
 }
 
 /// The same with the real Claude Code CLI against a stand-in for the Messages API (see

@@ -372,11 +372,7 @@ fn backend_none_runs_on_the_host_and_always_says_so() {
 #[test]
 fn profile_limits_are_read_and_core_dumps_are_off() {
     let (env, id) = setup();
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(profile.parent().unwrap()).unwrap();
-    fs::write(&profile, "[limits]\nmemory = \"lots\"\n").unwrap();
+    let profile = env.write_profile("[limits]\nmemory = \"lots\"\n");
     env.run(["run", &id, "--", "true"])
         .fails(1)
         .stderr_has("is not a size");
@@ -604,12 +600,8 @@ fn grants_add_a_host_path_and_once_grants_are_spent() {
 fn the_profiles_setup_runs_once_in_the_new_loops_sandbox() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let profile = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
     env.run(["init"]).ok();
-    fs::create_dir_all(profile.parent().unwrap()).unwrap();
-    fs::write(&profile, "setup = \"pwd > setup.out; echo installing\"\n").unwrap();
+    let profile = env.write_profile("setup = \"pwd > setup.out; echo installing\"\n");
     let run = env.run_in(&repo, ["new", "with setup"]).ok();
     let id = run.stdout.trim().to_string();
     run.stderr_has("setup: running")

@@ -14,14 +14,6 @@ use std::time::{Duration, Instant};
 use crate::common::netns::require;
 use crate::common::TestEnv;
 
-fn write_profile(env: &TestEnv, body: &str) {
-    let path = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, body).unwrap();
-}
-
 /// The folder of the installed PostgreSQL's server programs.
 fn postgres_bin() -> PathBuf {
     let found = fs::read_dir("/usr/lib/postgresql")
@@ -108,9 +100,7 @@ fn postgres_runs_as_a_service_and_keeps_its_data_across_sessions() {
     // PostgreSQL refuses to run as root, which the sandbox's user is where loops run as
     // root (CI): the profile's `uid` names another user inside.
     let b = bin.display();
-    write_profile(
-        &env,
-        &format!(
+    env.write_profile(&format!(
             r#"uid = 1000
 [services.db]
 command = ["sh", "-c", "test -d \"$HOME/pg\" || {b}/initdb -D \"$HOME/pg\" -U postgres -A trust >/dev/null && exec {b}/postgres -D \"$HOME/pg\" -k /tmp -h 127.0.0.1 -p 5432"]
@@ -192,9 +182,7 @@ fn redis_runs_as_a_service_and_start_runs_after_it() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "with redis");
-    write_profile(
-        &env,
-        r#"start = "redis-cli -s /tmp/redis.sock set started yes && echo start ran"
+    env.write_profile(r#"start = "redis-cli -s /tmp/redis.sock set started yes && echo start ran"
 [services.cache]
 command = ["redis-server", "--port", "6379", "--bind", "127.0.0.1", "--unixsocket", "/tmp/redis.sock", "--save", "", "--appendonly", "no"]
 ready = ["redis-cli", "-s", "/tmp/redis.sock", "ping"]
@@ -250,8 +238,7 @@ fn a_service_not_ready_in_time_fails_up_with_its_log_and_leaves_nothing() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "slow service");
-    write_profile(
-        &env,
+    env.write_profile(
         r#"[services.first]
 command = ["sleep", "1000"]
 [services.slow]
@@ -271,9 +258,7 @@ timeout = "2s"
     assert!(shown.contains("bad ") && !shown.contains('\x1b'), "{shown}");
 
     // A service that ends before it is ready fails at once, with its code.
-    write_profile(
-        &env,
-        "[services.broken]\ncommand = [\"sh\", \"-c\", \"echo no config >&2; exit 3\"]\nready = 4999\n",
+    env.write_profile("[services.broken]\ncommand = [\"sh\", \"-c\", \"echo no config >&2; exit 3\"]\nready = 4999\n",
     );
     let run = env.run(["up", &id]).fails(1);
     run.stderr_has("service broken exited (code 3) before it was ready");
@@ -281,14 +266,14 @@ timeout = "2s"
     session_is_down(&env, &id);
 
     // A start hook that fails is up's failure too.
-    write_profile(&env, "start = \"echo seeding; exit 4\"\n");
+    env.write_profile("start = \"echo seeding; exit 4\"\n");
     let run = env.run(["up", &id]).fails(1);
     run.stderr_has("the profile's start failed (exit code 4)");
     run.stderr_has("seeding");
     session_is_down(&env, &id);
 
     // The positive twin: a service with no readiness check comes up.
-    write_profile(&env, "[services.idle]\ncommand = [\"sleep\", \"1000\"]\n");
+    env.write_profile("[services.idle]\ncommand = [\"sleep\", \"1000\"]\n");
     env.run(["up", &id]).ok();
     env.run(["down", &id]).ok();
     env.run(["logs", &id, "nosuch"])
@@ -317,7 +302,7 @@ fn a_bad_services_table_is_refused_with_its_line() {
         ),
         ("uid = 0\n", "uid takes a user id"),
     ] {
-        write_profile(&env, body);
+        env.write_profile(body);
         env.run(["up", &id]).fails(1).stderr_has(says);
     }
 }
@@ -328,16 +313,13 @@ fn teardown_runs_in_the_sandbox_before_rm_and_only_force_gets_past_its_failure()
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "torn down");
     let other = env.new_loop(&repo, "fails to tear down");
-    write_profile(&env, "teardown = \"echo tearing down in $(pwd)\"\n");
+    env.write_profile("teardown = \"echo tearing down in $(pwd)\"\n");
     let run = env.run(["rm", &id]).ok();
     // It ran inside: the working tree at its path in the sandbox.
     run.stderr_has(&format!("tearing down in /loopat/loop/{id}/workdir"));
     assert!(!env.loop_dir(&id).exists());
 
-    write_profile(
-        &env,
-        "teardown = [\"sh\", \"-c\", \"echo bucket busy; exit 5\"]\n",
-    );
+    env.write_profile("teardown = [\"sh\", \"-c\", \"echo bucket busy; exit 5\"]\n");
     let run = env.run(["rm", &other]).fails(1);
     run.stderr_has("the profile's teardown failed (exit 5)");
     run.stderr_has("bucket busy");
@@ -356,8 +338,7 @@ fn list_and_show_give_the_services_of_an_up_session() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "services shown");
-    write_profile(
-        &env,
+    env.write_profile(
         r#"[services.web]
 command = ["python3", "-m", "http.server", "8000", "--bind", "127.0.0.1"]
 ready = 8000

@@ -27,14 +27,6 @@ fn operator(env: &TestEnv, text: &str) {
     write(&env.home.join(".config/git-loop/config.toml"), text);
 }
 
-fn profile(env: &TestEnv, text: &str) -> PathBuf {
-    let path = env
-        .ws
-        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
-    write(&path, text);
-    path
-}
-
 /// A tool that says who it is, where it runs from, and its arguments.
 fn tool(path: &Path, marker: &str) {
     executable(path, &format!("#!/bin/sh\necho \"{marker} $0 $*\"\n"));
@@ -176,8 +168,7 @@ fn home_toolchains_run_inside_read_only_without_their_credentials() {
     fake_toolchains(&env);
     operator(&env, "[toolchains]\nenable = \"detected\"\n");
     let id = env.new_loop(&repo, "tools");
-    profile(
-        &env,
+    env.write_profile(
         "[toolchains]\nenable = [\"rustup\", \"pyenv\", \"nvm\", \"mise\", \"npm-prefix\"]\n",
     );
     let before: Vec<_> = toolchain_dirs(&env).iter().map(|d| snapshot(d)).collect();
@@ -437,7 +428,7 @@ fn caches_are_the_loops_own_unless_the_operator_shares_them() {
 
     // A profile may keep its caches per loop; asking for shared ones where the operator
     // shares none is ignored, with a warning naming its line.
-    let path = profile(&env, "[toolchains]\ncaches = \"loop\"\n");
+    let path = env.write_profile("[toolchains]\ncaches = \"loop\"\n");
     let run = sh(&env, &second, "echo PIP=$PIP_CACHE_DIR", &[]).ok();
     run.stdout_has("PIP=/home/tester/.cache/pip");
     operator(
@@ -494,7 +485,7 @@ fn without_the_operators_toolchains_none_are_inside() {
         .collect();
     check(sh(&env, &id, &script, &vars));
     // A profile alone enables nothing.
-    let path = profile(&env, "[toolchains]\nenable = [\"rustup\", \"pyenv\"]\n");
+    let path = env.write_profile("[toolchains]\nenable = [\"rustup\", \"pyenv\"]\n");
     let run = check(sh(&env, &id, &script, &[]));
     run.stderr_has(&format!(
         "{}:2: toolchains.enable = \"rustup\" (team layer) is ignored: only the operator config may show sandboxes the host's toolchains",
@@ -553,7 +544,7 @@ fn doctor_lists_the_toolchains() {
         &env,
         "[toolchains]\nenable = [\"rustup\", \"pyenv\", \"mise\"]\n",
     );
-    profile(&env, "[toolchains]\nenable = [\"rustup\", \"mise\"]\n");
+    env.write_profile("[toolchains]\nenable = [\"rustup\", \"mise\"]\n");
     let run = env.run(["doctor"]).ok();
     for expected in [
         format!("ok      toolchains: rustup at {h}/.rustup, {h}/.cargo: in view, read-only, in sandboxes of profile 'default' (package caches the loop's own)"),
@@ -575,11 +566,7 @@ fn doctor_lists_the_toolchains() {
     // A prefix that is the home folder itself is never bound, and says why.
     write(&env.home.join(".npmrc"), "prefix=${HOME}\n");
     operator(&env, "[toolchains]\nenable = \"detected\"\n");
-    fs::remove_file(
-        env.ws
-            .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml"),
-    )
-    .unwrap();
+    fs::remove_file(env.profile_path("default")).unwrap();
     let run = env.run(["doctor"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     run.stdout_has(&format!(

@@ -359,6 +359,27 @@ impl TestEnv {
         self.ws.join("loops").join(id)
     }
 
+    /// The workspace's sandbox profile `name`: `knowledge/.loopat/sandboxes/NAME/sandbox.toml`.
+    pub fn profile_path(&self, name: &str) -> PathBuf {
+        self.ws
+            .join("context/knowledge/.loopat/sandboxes")
+            .join(name)
+            .join("sandbox.toml")
+    }
+
+    /// Writes the sandbox profile `name` (its folder made); returns its path.
+    pub fn write_sandbox_profile(&self, name: &str, body: &str) -> PathBuf {
+        let path = self.profile_path(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, body).unwrap();
+        path
+    }
+
+    /// Writes the `default` sandbox profile (every loop's, unless one names another).
+    pub fn write_profile(&self, body: &str) -> PathBuf {
+        self.write_sandbox_profile("default", body)
+    }
+
     pub fn workdir(&self, id: &str) -> PathBuf {
         self.loop_dir(id).join("workdir")
     }
