@@ -171,8 +171,12 @@ pub fn unavailable() -> Option<String> {
             std::io::Error::last_os_error()
         ));
     }
-    let (release, version) = kernel_version();
-    if version < (5, 14) {
+    too_old(&running_release())
+}
+
+/// Why a kernel of this release (`uname -r`) cannot run the supervisor, `None` if it can.
+fn too_old(release: &str) -> Option<String> {
+    if kernel_version(release) < (5, 14) {
         return Some(format!(
             "Linux {release} cannot hand a file to a process whose call it answers (SECCOMP_ADDFD_FLAG_SEND needs 5.14)"
         ));
@@ -180,16 +184,13 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
-/// The running kernel's release and its (major, minor) version.
-fn kernel_version() -> (String, (u32, u32)) {
-    let release = nix::sys::utsname::uname()
-        .map(|u| u.release().to_string_lossy().into_owned())
-        .unwrap_or_default();
+/// The (major, minor) version of a kernel release (`6.1.0-28-amd64`); (0, 0) if it names
+/// none.
+fn kernel_version(release: &str) -> (u32, u32) {
     let mut parts = release
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|p| p.parse::<u32>().ok());
-    let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    (release, version)
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
 /// Whether a process whose call the supervisor has received waits for the answer
@@ -201,7 +202,14 @@ fn kernel_version() -> (String, (u32, u32)) {
 /// process.
 pub fn killable_wait() -> bool {
     static KILLABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *KILLABLE.get_or_init(|| kernel_version().1 >= (5, 19))
+    *KILLABLE.get_or_init(|| kernel_version(&running_release()) >= (5, 19))
+}
+
+/// The running kernel's release (`uname -r`), empty if it cannot be read.
+fn running_release() -> String {
+    nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 // Classic BPF, as the kernel's uapi spells it (linux/filter.h, linux/bpf_common.h).
@@ -2589,6 +2597,26 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernel's release names its version; the supervisor needs 5.14, and a release
+    /// that names no version is taken as too old, never as new enough.
+    #[test]
+    fn the_supervisor_needs_linux_5_14_by_the_release() {
+        assert_eq!(kernel_version("6.1.0-28-amd64"), (6, 1));
+        assert_eq!(kernel_version("5.14.21-150400.24-default"), (5, 14));
+        assert_eq!(kernel_version("4.19"), (4, 19));
+        assert_eq!(kernel_version("unknown"), (0, 0));
+        assert_eq!(too_old("5.14.0"), None);
+        assert_eq!(too_old("6.18.3"), None);
+        assert_eq!(too_old("10.0"), None);
+        let old = too_old("5.13.19-arch1").expect("5.13 is refused");
+        assert!(
+            old.contains("Linux 5.13.19-arch1") && old.contains("5.14"),
+            "{old}"
+        );
+        assert!(too_old("4.19.0").is_some());
+        assert!(too_old("").is_some());
+    }
 
     fn pats(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| s.to_string()).collect()
