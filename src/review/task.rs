@@ -375,6 +375,46 @@ mod tests {
         }
     }
 
+    /// The agent's replies are taken for the comments it was given only, each file removed
+    /// once read; what is not a reply is said and never followed, and a folder is left.
+    #[test]
+    fn the_replies_to_given_comments_are_taken_and_the_rest_said() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().join("ws"), "alice".into());
+        let id = "fix-abc123";
+        let given = ["c1".to_string(), "c2".to_string(), "c3".to_string()];
+        assert_eq!(take_replies(&ws, id, &given), (vec![], vec![]));
+        let dir = ws.loop_review_replies(id);
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("c1.md"), "done in \x1b[31mabc\n").unwrap();
+        std::fs::write(dir.join("c2.md"), "").unwrap();
+        std::fs::write(dir.join("zz.md"), "to no one").unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::write(&outside, "host file").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("c3.md")).unwrap();
+
+        let (replies, mut notes) = take_replies(&ws, id, &given);
+        // Kept as written (trimmed); a terminal shows its control characters made visible.
+        assert_eq!(
+            replies,
+            vec![("c1".to_string(), "done in \x1b[31mabc".to_string())]
+        );
+        notes.sort();
+        let said = notes.join("\n");
+        assert_eq!(notes.len(), 4, "{said}");
+        assert!(said.contains("reply to #c2 is empty"), "{said}");
+        assert!(said.contains("zz.md: names no comment"), "{said}");
+        assert!(said.contains("sub: a folder, not a reply"), "{said}");
+        assert!(said.contains("c3.md: not a regular file"), "{said}");
+        let mut left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, vec![std::ffi::OsString::from("sub")]);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "host file");
+    }
+
     #[test]
     fn the_review_task_gives_each_comment_with_its_place_thread_and_hunk() {
         let rec = LoopRecord::read_str_for_tests();
