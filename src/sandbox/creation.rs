@@ -1008,7 +1008,8 @@ impl Supervisor {
             // report of a refusal is lost); where one would be, it is refused.
             Err(_) if !self.judges(&call) => return Answer::Continue,
             Err(_) => {
-                self.report(&call, b"", "a process whose memory cannot be read");
+                let rule = self.unreadable(&call);
+                self.report(&call, b"", rule);
                 return Answer::Errno(libc::EPERM);
             }
         };
@@ -1138,6 +1139,19 @@ impl Supervisor {
     fn judges(&self, call: &Call) -> bool {
         (self.names_judged() && call.makes_names())
             || (!self.watch.pins.is_empty() && matches!(call.kind, Kind::Rename { .. }))
+    }
+
+    /// The rule of a refusal of [`Self::judges`]'s call by a process whose memory pid 1
+    /// cannot read (it made itself non-dumpable, as ssh-agent does): why its call is judged,
+    /// and what lifts it.
+    fn unreadable(&self, call: &Call) -> &'static str {
+        if !self.patterns.is_empty() {
+            "not dumpable: the name it makes cannot be read, and deny_create judges every name"
+        } else if self.names_judged() && call.makes_names() {
+            "not dumpable: the name it makes cannot be read, and files of the built-in list not in the working tree are refused by name (allow_write naming them lifts it)"
+        } else {
+            "not dumpable: the names of its rename cannot be read, and pinned folders are kept by judging renames"
+        }
     }
 
     /// Whether any name is refused when made.

@@ -379,15 +379,24 @@ attempt("make", lambda: write("NAME"))
     verdict(&out, "usr", false);
     verdict(&out, "make", true);
     assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
-    for (profile, name) in [
-        ("[filesystem]\ndeny_create = [\"*.pem\"]\n", "made2.txt"),
-        ("", "made3.txt"),
+    for (profile, name, why) in [
+        (
+            "[filesystem]\ndeny_create = [\"*.pem\"]\n",
+            "made2.txt",
+            "deny_create judges every name",
+        ),
+        ("", "made3.txt", "allow_write naming them lifts it"),
     ] {
         env.write_profile(profile);
         let out = inside(&env, &id, &body.replace("NAME", name));
         verdict(&out, "append", true);
         verdict(&out, "usr", false);
         verdict(&out, "make", false);
+        // The refusal says why and what lifts it.
+        env.run(["log", &id])
+            .ok()
+            .stdout_has("not dumpable: the name it makes cannot be read, and")
+            .stdout_has(why);
     }
     let work = env.workdir(&id);
     assert_eq!(
