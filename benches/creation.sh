@@ -26,12 +26,19 @@
 # GIT_LOOP_BENCH_CRATE=regex builds `regex` 1.10 with its four dependencies
 # (aho-corasick, memchr, regex-automata, regex-syntax; its tests, benches and
 # dev-dependencies dropped) instead: a build of some 55 CPU seconds, not 5.
+# GIT_LOOP_BENCH_CRATE=self builds this repository as committed (HEAD; every dependency
+# vendored from the local registry). With it, `benches/creation.sh RUNS touch` keeps the
+# dependencies built (after the warm-up) and times the rebuild of this crate after a
+# change to src/lib.rs (a new function appended): the build an agent runs again and
+# again while it works. The sandbox runs `cargo build --offline` and its output is not
+# shown: a build that fails shows as a run of a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
 what=${2:-build}
 base_bin=${GIT_LOOP_BENCH_BASE_BIN:-}
 case ${GIT_LOOP_BENCH_CRATE:-regex-syntax} in
+  self) crate=$PWD ;;
   regex) crate=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/regex-1.10.* 2>/dev/null | head -1) ;;
   *) crate=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/regex-syntax-0.8.* 2>/dev/null | head -1) ;;
 esac
@@ -46,7 +53,10 @@ mkdir -p "$HOME"
 "$bin" config set --operator toolchains.enable detected >/dev/null
 
 git init -q -b main "$tmp/repo"
-cp -r "$crate"/. "$tmp/repo/"
+if [ "${GIT_LOOP_BENCH_CRATE:-}" = self ]; then
+  git archive HEAD | tar -x -C "$tmp/repo"
+else
+  cp -r "$crate"/. "$tmp/repo/"
 python3 - "$tmp/repo/Cargo.toml" <<'PY'
 import re, sys
 p = sys.argv[1]
@@ -59,15 +69,20 @@ for line in open(p):
         out.append(line)
 open(p, 'w').write(''.join(out))
 PY
-rm -rf "$tmp/repo/benches" "$tmp/repo/tests" "$tmp/repo/examples"
-if [ "${GIT_LOOP_BENCH_CRATE:-}" = regex ]; then
+  rm -rf "$tmp/repo/benches" "$tmp/repo/tests" "$tmp/repo/examples"
+fi
+if [ "${GIT_LOOP_BENCH_CRATE:-}" = regex ] || [ "${GIT_LOOP_BENCH_CRATE:-}" = self ]; then
   # Its dependencies vendored from the local registry, which the sandbox does not see.
-  (cd "$tmp/repo" && CARGO_TARGET_DIR="$tmp/vendor-target" cargo vendor --offline -q vendor >/dev/null)
+  # This repository's lock names crates of other platforms the local registry may not hold:
+  # those are fetched from the registry.
+  offline=--offline
+  [ "${GIT_LOOP_BENCH_CRATE:-}" = self ] && offline=
+  (cd "$tmp/repo" && CARGO_TARGET_DIR="$tmp/vendor-target" cargo vendor $offline -q vendor >/dev/null)
   mkdir -p "$tmp/repo/.cargo"
   printf '[source.crates-io]\nreplace-with = "vendored-sources"\n[source.vendored-sources]\ndirectory = "vendor"\n' \
     > "$tmp/repo/.cargo/config.toml"
 fi
-echo target > "$tmp/repo/.gitignore"
+echo /target > "$tmp/repo/.gitignore"
 git -C "$tmp/repo" add -A && git -C "$tmp/repo" commit -q -m crate
 id=$(cd "$tmp/repo" && "$bin" new -q bench)
 work="$GIT_LOOP_HOME/loops/$id/workdir"
@@ -87,7 +102,11 @@ build() { # $1: base, watch or rules; prints microseconds
     base) b=$base_bin; printf '[filesystem]\ndeny_create = []\n' > "$profile" ;;
     *) printf '[filesystem]\ndeny_create = []\n' > "$profile" ;;
   esac
-  rm -rf "$work/target"
+  if [ "$what" = touch ]; then
+    echo "pub fn bench_$1_$RANDOM() -> u32 { $RANDOM }" >> "$work/src/lib.rs"
+  else
+    rm -rf "$work/target"
+  fi
   local t0=${EPOCHREALTIME/./}
   case $what in
     files) "$b" run -q "$id" --net none -- python3 -c '
@@ -140,6 +159,7 @@ med() { printf '%s\n' "$@" | median; }
 a=$(med "${base_t[@]}"); b=$(med "${watch_t[@]}"); c=$(med "${rules_t[@]}")
 case $what in
   files) echo "what:                  5,000 files made, closed and removed" ;;
+  touch) echo "crate:                 $(basename "$crate"), rebuilt after a change to src/lib.rs (dependencies built)" ;;
   opens) echo "what:                  20,000 files opened for reading and closed" ;;
   *) echo "crate:                 $(basename "$crate") ($files entries in target/ after a build)" ;;
 esac
