@@ -273,8 +273,9 @@ pub fn naming_calls() -> Vec<(&'static str, i64)> {
 /// origin's read-only store on each commit (`freshen`), expects the refusal and writes
 /// its own copy, so reporting what a read-only mount refuses would fill the log (and
 /// its bound) with ordinary work; a time carries no content. `setxattrat` and
-/// `removexattrat` (Linux 6.13) are not sent: the kernel refuses them as it refuses every
-/// write, unreported.
+/// `removexattrat` (Linux 6.13) are sent as their path forms are: a path from a folder
+/// descriptor (`AT_SYMLINK_NOFOLLOW` as `lsetxattr`), or the descriptor itself
+/// (`AT_EMPTY_PATH`), the value behind `struct xattr_args` read once ([`xattr_args`]).
 pub fn changing_calls() -> Vec<(&'static str, i64)> {
     #[allow(unused_mut)]
     let mut v = vec![
@@ -291,6 +292,8 @@ pub fn changing_calls() -> Vec<(&'static str, i64)> {
         ("removexattr", libc::SYS_removexattr),
         ("lremovexattr", libc::SYS_lremovexattr),
         ("fremovexattr", libc::SYS_fremovexattr),
+        ("setxattrat", SYS_SETXATTRAT),
+        ("removexattrat", SYS_REMOVEXATTRAT),
         ("utimensat", libc::SYS_utimensat),
     ];
     #[cfg(target_arch = "x86_64")]
@@ -310,6 +313,30 @@ pub fn changing_calls() -> Vec<(&'static str, i64)> {
 /// fchmodat2 (Linux 6.6; the same number on every architecture), not in every libc
 /// crate release.
 const SYS_FCHMODAT2: i64 = 452;
+/// setxattrat and removexattrat (Linux 6.13; the same numbers on every architecture).
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+
+/// The size of `struct xattr_args` as Linux 6.13 first defined it (`value`, `size`,
+/// `flags`): `setxattrat` refuses a smaller one (EINVAL).
+const XATTR_ARGS_SIZE: u64 = 16;
+
+/// What `setxattrat`'s `struct xattr_args` says, from its `usize` bytes as read from the
+/// caller: (the value's address, its size, the `XATTR_CREATE`/`XATTR_REPLACE` flags).
+/// Refused as the kernel refuses it (`copy_struct_from_user`): fewer than 16 bytes is
+/// EINVAL, more than a page or a byte past the known fields that is not zero is E2BIG.
+fn xattr_args(raw: &[u8]) -> Result<(u64, u64, i32), i32> {
+    if (raw.len() as u64) < XATTR_ARGS_SIZE {
+        return Err(libc::EINVAL);
+    }
+    if raw.len() > 4096 || raw[XATTR_ARGS_SIZE as usize..].iter().any(|&b| b != 0) {
+        return Err(libc::E2BIG);
+    }
+    let value = u64::from_ne_bytes(raw[0..8].try_into().expect("8 bytes"));
+    let size = u32::from_ne_bytes(raw[8..12].try_into().expect("4 bytes"));
+    let flags = u32::from_ne_bytes(raw[12..16].try_into().expect("4 bytes"));
+    Ok((value, u64::from(size), flags as i32))
+}
 
 /// The calls that open a path, with the argument holding their flags.
 pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
@@ -679,6 +706,20 @@ impl Caller {
             0,
         )?;
         Ok((fd, last.to_vec()))
+    }
+
+    /// Whether the caller's descriptor `fd` is open `O_PATH` (its `/proc/TID/fdinfo`
+    /// says): a call on the descriptor itself (`fchmod`, `fsetxattr`, `futimens`) gets
+    /// EBADF for one from the kernel, while the file it names, reached through /proc,
+    /// could be changed.
+    fn path_only(&self, fd: i32) -> bool {
+        let info = std::fs::read_to_string(format!("/proc/{}/fdinfo/{fd}", self.tid));
+        info.ok()
+            .and_then(|text| {
+                let flags = text.lines().find_map(|l| l.strip_prefix("flags:"))?;
+                u32::from_str_radix(flags.trim(), 8).ok()
+            })
+            .is_some_and(|flags| flags & libc::O_PATH as u32 != 0)
     }
 
     /// The caller's umask and thread group id, from `/proc/TID/status`.
@@ -1097,6 +1138,10 @@ impl Supervisor {
             Kind::Times { dirfd, path, .. } if path == 0 || s[0].is_empty() => {
                 caller_fd_path(caller, dirfd)
             }
+            Kind::XattrAt { dirfd, .. } if s[0].is_empty() && dirfd != libc::AT_FDCWD => {
+                caller_fd_path(caller, dirfd)
+            }
+            Kind::XattrAt { dirfd, .. } if s[0].is_empty() => self.located(caller, dirfd, b"."),
             _ => self.located(caller, call.dirfd(which), &s[which]),
         };
         if matches!(call.kind, Kind::Times { .. }) {
@@ -1472,6 +1517,7 @@ impl Supervisor {
             // On the file the caller's descriptor is open on, reached through the caller's
             // /proc (the same file; what these calls may do depends on the file and the
             // caller's credentials, which are init's, not on how the descriptor was opened).
+            Kind::OnFd { fd, .. } if caller.path_only(fd) => Answer::Errno(libc::EBADF),
             Kind::OnFd { fd, op } => {
                 self.on_file(caller, fd, b"", libc::AT_EMPTY_PATH, tgid, |at, f| unsafe {
                     // SAFETY: the file itself, by its descriptor; the name NUL-terminated,
@@ -1504,35 +1550,37 @@ impl Supervisor {
                 remove,
                 ..
             } => {
-                let name = c(&s[1]);
                 let nofollow = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
-                self.on_file(
-                    caller,
-                    libc::AT_FDCWD,
-                    &s[0],
-                    nofollow,
-                    tgid,
-                    |at, fd| unsafe {
-                        // SAFETY: NUL-terminated names, the value as long as given.
-                        if is_link(fd) {
-                            // `lsetxattr` on a link itself: a user attribute is not allowed
-                            // on one, the others need privileges the sandbox has not.
-                            *libc::__errno_location() = libc::EPERM;
-                            return -1;
-                        }
-                        if remove {
-                            libc::removexattr(at.as_ptr(), name.as_ptr())
-                        } else {
-                            libc::setxattr(
-                                at.as_ptr(),
-                                name.as_ptr(),
-                                s[2].as_ptr().cast(),
-                                s[2].len(),
-                                flags,
-                            )
-                        }
-                    },
-                )
+                let value = if remove {
+                    None
+                } else {
+                    Some((&s[2][..], flags))
+                };
+                self.xattr(caller, libc::AT_FDCWD, &s[0], nofollow, tgid, &s[1], value)
+            }
+            Kind::XattrAt {
+                dirfd,
+                at_flags,
+                remove,
+                ..
+            } => {
+                let at_flags = at_flags as i32;
+                // No path with AT_EMPTY_PATH: the descriptor itself, or the working
+                // folder for AT_FDCWD (as the kernel resolves it).
+                let path: &[u8] = match &s[0][..] {
+                    b"" if at_flags & libc::AT_EMPTY_PATH != 0 && dirfd == libc::AT_FDCWD => b".",
+                    p => p,
+                };
+                let value = if remove {
+                    None
+                } else {
+                    let flags = i32::from_ne_bytes(s[3][..4].try_into().expect("4 bytes"));
+                    Some((&s[2][..], flags))
+                };
+                if path.is_empty() && caller.path_only(dirfd) {
+                    return Answer::Errno(libc::EBADF);
+                }
+                self.xattr(caller, dirfd, path, at_flags, tgid, &s[1], value)
             }
             Kind::Times {
                 dirfd,
@@ -1544,6 +1592,9 @@ impl Supervisor {
                 let times = (!s[1].is_empty()).then(|| form.spec(&s[1]));
                 let ptr = times.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
                 // No path: the descriptor `dirfd` itself (`futimens`).
+                if path == 0 && caller.path_only(dirfd) {
+                    return Answer::Errno(libc::EBADF);
+                }
                 let flags = if path == 0 {
                     libc::AT_EMPTY_PATH
                 } else {
@@ -1555,6 +1606,42 @@ impl Supervisor {
                 })
             }
         }
+    }
+
+    /// An extended attribute set (`value`: its bytes and `XATTR_CREATE`/`XATTR_REPLACE`)
+    /// or removed (`None`) on the file `path` from `dirfd` names (`flags`:
+    /// `AT_SYMLINK_NOFOLLOW`, `AT_EMPTY_PATH`), on that very file ([`Self::on_file`]).
+    #[allow(clippy::too_many_arguments)]
+    fn xattr(
+        &mut self,
+        caller: &Caller,
+        dirfd: i32,
+        path: &[u8],
+        flags: i32,
+        tgid: u32,
+        name: &[u8],
+        value: Option<(&[u8], i32)>,
+    ) -> Answer {
+        let name = CString::new(name).expect("read up to a NUL");
+        self.on_file(caller, dirfd, path, flags, tgid, |at, fd| unsafe {
+            // SAFETY: NUL-terminated names, the value as long as given.
+            if is_link(fd) {
+                // On a link itself (not followed): a user attribute is not allowed on
+                // one, the others need privileges the sandbox has not.
+                *libc::__errno_location() = libc::EPERM;
+                return -1;
+            }
+            match value {
+                None => libc::removexattr(at.as_ptr(), name.as_ptr()),
+                Some((v, flags)) => libc::setxattr(
+                    at.as_ptr(),
+                    name.as_ptr(),
+                    v.as_ptr().cast(),
+                    v.len(),
+                    flags,
+                ),
+            }
+        })
     }
 
     /// A rename where folders are pinned ([`Watch::pins`]): each side's folder opened
@@ -2096,6 +2183,17 @@ enum Kind {
         follow: bool,
         remove: bool,
     },
+    /// `setxattrat` and `removexattrat`: `path` from `dirfd` (the descriptor itself
+    /// with `AT_EMPTY_PATH` and an empty or null path), the value behind `args`.
+    XattrAt {
+        dirfd: i32,
+        path: u64,
+        at_flags: u32,
+        name: u64,
+        args: u64,
+        usize: u64,
+        remove: bool,
+    },
     /// A file's times: `utimensat` (`timespec[2]`), `futimesat` and `utimes`
     /// (`timeval[2]`), `utime` (`utimbuf`); a null path is the descriptor `dirfd` itself.
     Times {
@@ -2331,6 +2429,25 @@ impl Call {
                     remove: true,
                 },
             ),
+            SYS_SETXATTRAT | SYS_REMOVEXATTRAT => {
+                let remove = nr == SYS_REMOVEXATTRAT;
+                (
+                    if remove {
+                        "removexattrat"
+                    } else {
+                        "setxattrat"
+                    },
+                    Kind::XattrAt {
+                        dirfd: fd(a[0]),
+                        path: a[1],
+                        at_flags: a[2] as u32,
+                        name: a[3],
+                        args: if remove { 0 } else { a[4] },
+                        usize: if remove { 0 } else { a[5] },
+                        remove,
+                    },
+                )
+            }
             libc::SYS_utimensat => (
                 "utimensat",
                 Kind::Times {
@@ -2407,6 +2524,42 @@ impl Call {
                     bytes(value, size)?,
                 ])
             }
+            Kind::XattrAt {
+                path,
+                at_flags,
+                name,
+                args,
+                usize,
+                remove,
+                ..
+            } => {
+                // Each error as the kernel gives it, in its order: the flags, the
+                // arguments' struct, the name, the value, the path.
+                if at_flags & !((libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH) as u32) != 0 {
+                    return Err(libc::EINVAL);
+                }
+                let path = || {
+                    if path == 0 && at_flags & libc::AT_EMPTY_PATH as u32 != 0 {
+                        Ok(Vec::new()) // the descriptor itself
+                    } else {
+                        caller.string(mem, path)
+                    }
+                };
+                if remove {
+                    let name = caller.string(mem, name)?;
+                    return Ok(vec![path()?, name]);
+                }
+                if usize < XATTR_ARGS_SIZE {
+                    return Err(libc::EINVAL);
+                }
+                if usize > 4096 {
+                    return Err(libc::E2BIG);
+                }
+                let (value, size, flags) = xattr_args(&bytes(args, usize)?)?;
+                let name = caller.string(mem, name)?;
+                let value = bytes(value, size)?;
+                return Ok(vec![path()?, name, value, flags.to_ne_bytes().to_vec()]);
+            }
             Kind::Times {
                 path, times, form, ..
             } => {
@@ -2425,7 +2578,9 @@ impl Call {
             _ => {}
         }
         let addrs: Vec<u64> = match self.kind {
-            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::Times { .. } => vec![],
+            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::XattrAt { .. } | Kind::Times { .. } => {
+                vec![]
+            }
             Kind::Open { path, .. }
             | Kind::Mkdir { path, .. }
             | Kind::Mknod { path, .. }
@@ -2444,7 +2599,9 @@ impl Call {
     /// file (see [`Supervisor::open`]); an exchange makes both names anew.
     fn made<'s>(&self, s: &'s [Vec<u8>]) -> Vec<(&'s [u8], usize)> {
         match self.kind {
-            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::Times { .. } => vec![],
+            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::XattrAt { .. } | Kind::Times { .. } => {
+                vec![]
+            }
             Kind::Open { .. }
             | Kind::Unlink { .. }
             | Kind::Truncate { .. }
@@ -2473,6 +2630,7 @@ impl Call {
             | Kind::Chown { .. }
             | Kind::OnFd { .. }
             | Kind::Xattr { .. }
+            | Kind::XattrAt { .. }
             | Kind::Times { .. } => false,
         }
     }
@@ -2498,7 +2656,7 @@ impl Call {
             | (Kind::Chown { dirfd, .. }, _) => dirfd,
             (Kind::Truncate { .. }, _) | (Kind::Xattr { .. }, _) => libc::AT_FDCWD,
             (Kind::OnFd { fd, .. }, _) => fd,
-            (Kind::Times { dirfd, .. }, _) => dirfd,
+            (Kind::Times { dirfd, .. }, _) | (Kind::XattrAt { dirfd, .. }, _) => dirfd,
             (Kind::Rename { olddir, .. }, 0) | (Kind::Link { olddir, .. }, 0) => olddir,
             (Kind::Rename { newdir, .. }, _)
             | (Kind::Link { newdir, .. }, _)
@@ -2780,6 +2938,76 @@ mod tests {
         assert_eq!(Call::decode(libc::SYS_read, &a), None);
     }
 
+    /// `setxattrat` and `removexattrat` decode with their folder, `at_flags` and name,
+    /// `setxattrat` with its arguments' struct and its size (`removexattrat` has none);
+    /// the same numbers on every architecture.
+    #[test]
+    fn the_attribute_calls_from_a_folder_decode_with_their_flags() {
+        let a = [11, 22, 33, 44, 55, 66];
+        let call = |nr| Call::decode(nr, &a).unwrap();
+        let at = |remove, args, usize| Kind::XattrAt {
+            dirfd: 11,
+            path: 22,
+            at_flags: 33,
+            name: 44,
+            args,
+            usize,
+            remove,
+        };
+        assert_eq!(
+            call(463),
+            Call {
+                name: "setxattrat",
+                kind: at(false, 55, 66)
+            }
+        );
+        assert_eq!(
+            call(466),
+            Call {
+                name: "removexattrat",
+                kind: at(true, 0, 0)
+            }
+        );
+        // A descriptor and the working folder as the folder argument.
+        let cwd = Call::decode(463, &[libc::AT_FDCWD as u64, 0, 0x1000, 1, 2, 16]).unwrap();
+        assert_eq!(cwd.dirfd(0), libc::AT_FDCWD);
+        assert_eq!(call(466).dirfd(0), 11);
+        for c in [call(463), call(466)] {
+            assert!(!c.makes_names() && !c.reads());
+            assert!(c.made(&[b"a".to_vec(), b"user.x".to_vec()]).is_empty());
+        }
+        // getxattrat and listxattrat (464, 465) read and are not the supervisor's.
+        assert_eq!(Call::decode(464, &a), None);
+        assert_eq!(Call::decode(465, &a), None);
+    }
+
+    /// `struct xattr_args` as the kernel reads it: value address, size and flags; a
+    /// struct shorter than the first one is EINVAL, a longer one passes only with zeros
+    /// past the known fields, and never past a page.
+    #[test]
+    fn an_attributes_struct_is_read_as_the_kernel_reads_it() {
+        let raw = |value: u64, size: u32, flags: u32, tail: &[u8]| {
+            let mut v = value.to_ne_bytes().to_vec();
+            v.extend(size.to_ne_bytes());
+            v.extend(flags.to_ne_bytes());
+            v.extend_from_slice(tail);
+            v
+        };
+        assert_eq!(
+            xattr_args(&raw(0x7f00_1000, 5, 1, &[])),
+            Ok((0x7f00_1000, 5, 1))
+        );
+        assert_eq!(
+            xattr_args(&raw(u64::MAX, u32::MAX, 2, &[0; 8])),
+            Ok((u64::MAX, u64::from(u32::MAX), 2))
+        );
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[0, 0, 1])), Err(libc::E2BIG));
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[0; 4080])), Ok((1, 2, 3)));
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[0; 4081])), Err(libc::E2BIG));
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[])[..15]), Err(libc::EINVAL));
+        assert_eq!(xattr_args(&[]), Err(libc::EINVAL));
+    }
+
     #[test]
     fn the_final_name_is_judged_wherever_it_is() {
         let p = pats(&["*.pem", ".env*", "id_*"]);
@@ -3011,6 +3239,8 @@ mod tests {
             libc::SYS_removexattr,
             libc::SYS_lremovexattr,
             libc::SYS_fremovexattr,
+            463, // setxattrat
+            466, // removexattrat
             libc::SYS_utimensat,
             libc::SYS_utime,
             libc::SYS_utimes,
@@ -3026,6 +3256,8 @@ mod tests {
             libc::SYS_close,
             libc::SYS_fstat,
             libc::SYS_getxattr,
+            464, // getxattrat
+            465, // listxattrat
         ] {
             assert_eq!(on(reads, nr, [0; 6]), allow, "{nr}");
         }

@@ -647,3 +647,136 @@ attempt("commit", commit)
     use std::os::unix::fs::MetadataExt;
     assert_ne!(fs::metadata(work.join("stamped.txt")).unwrap().mtime(), 5);
 }
+
+/// `setxattrat` and `removexattrat` (Linux 6.13, called by number: no libc wraps them
+/// yet) are done by pid 1 as the `setxattr` family is, so a refused one is an event:
+/// by path from the working folder, from a folder descriptor without following the link
+/// (`AT_SYMLINK_NOFOLLOW`) and on a descriptor itself (`AT_EMPTY_PATH`). The twins: a
+/// `user.*` attribute set on a file of the tree each way works and reads back, a larger
+/// `struct xattr_args` with zeros past its fields is taken, one removed is gone, and
+/// none records a refusal; an `O_PATH` descriptor is refused (EBADF) as the kernel
+/// refuses it.
+#[test]
+fn attributes_set_from_a_folder_are_events() {
+    let (env, _repo, id) = setup(&[
+        ("locked.txt", "locked\n"),
+        ("stamped.txt", "stamped\n"),
+        ("notes.txt", "notes\n"),
+    ]);
+    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+AT_FDCWD, NOFOLLOW, EMPTY = -100, 0x100, 0x1000
+def check(r):
+    if r < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+def setat(dfd, path, flags, name, value, usize=16):
+    buf = ctypes.create_string_buffer(value, len(value))
+    raw = struct.pack("QII", ctypes.addressof(buf), len(value), 0) + bytes(usize - 16)
+    args = ctypes.create_string_buffer(raw, len(raw))
+    check(libc.syscall(463, ctypes.c_long(dfd), path, ctypes.c_uint(flags), name, args, ctypes.c_size_t(usize)))
+def removeat(dfd, path, flags, name):
+    check(libc.syscall(466, ctypes.c_long(dfd), path, ctypes.c_uint(flags), name))
+def on_fd(path, f, flags=os.O_RDONLY):
+    fd = os.open(path, flags)
+    try:
+        f(fd)
+    finally:
+        os.close(fd)
+attempt("setat-locked", lambda: setat(AT_FDCWD, b"locked.txt", 0, b"user.a", b"1"))
+attempt("setat-fd-stamped", lambda: on_fd("stamped.txt", lambda fd: setat(fd, b"", EMPTY, b"user.b", b"2")))
+attempt("removeat-locked", lambda: removeat(AT_FDCWD, b"locked.txt", 0, b"user.c"))
+attempt("setat-usr", lambda: on_fd("/usr", lambda fd: setat(fd, b"bin/env", NOFOLLOW, b"user.d", b"3")))
+attempt("setat-own", lambda: setat(AT_FDCWD, b"notes.txt", 0, b"user.k", b"value"))
+attempt("setat-own-fd", lambda: on_fd("notes.txt", lambda fd: setat(fd, None, EMPTY, b"user.f", b"fd", usize=24)))
+os.mkdir("sub")
+os.symlink("../notes.txt", "sub/l")
+attempt("setat-own-link", lambda: on_fd("sub", lambda fd: setat(fd, b"l", 0, b"user.l", b"via link")))
+attempt("removeat-own", lambda: removeat(AT_FDCWD, b"notes.txt", 0, b"user.k"))
+attempt("setat-opath", lambda: on_fd("notes.txt", lambda fd: setat(fd, b"", EMPTY, b"user.p", b"p"), os.O_PATH))
+def check_own():
+    got = {n: os.getxattr("notes.txt", n) for n in os.listxattr("notes.txt")}
+    assert got == {"user.f": b"fd", "user.l": b"via link"}, got
+attempt("own-read-back", check_own)
+"#,
+    );
+    for (label, allowed) in [
+        ("setat-locked", false),
+        ("setat-fd-stamped", false),
+        ("removeat-locked", false),
+        ("setat-usr", false),
+        ("setat-own", true),
+        ("setat-own-fd", true),
+        ("setat-own-link", true),
+        ("removeat-own", true),
+        ("setat-opath", false),
+        ("own-read-back", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    assert!(
+        out.contains("REFUSED setat-locked: Read-only file system")
+            && out.contains("REFUSED setat-opath: Bad file descriptor"),
+        "{out}"
+    );
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/locked.txt",
+            "deny_write: locked.txt",
+            "(setxattrat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/stamped.txt",
+            "deny_write: stamped.txt",
+            "(setxattrat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/locked.txt",
+            "deny_write: locked.txt",
+            "(removexattrat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/usr/bin/env",
+            "read-only: /usr",
+            "(setxattrat",
+        ],
+    );
+    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
+    // On the host: the tree's file has what was set, the covered ones nothing.
+    let work = env.workdir(&id);
+    let listed = |name: &str| {
+        let out = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import os, sys; print(sorted(os.listxattr(sys.argv[1])))",
+            ])
+            .arg(work.join(name))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(listed("notes.txt"), "['user.f', 'user.l']");
+    assert_eq!(listed("locked.txt"), "[]");
+    assert_eq!(listed("stamped.txt"), "[]");
+}
