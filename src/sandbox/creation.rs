@@ -316,6 +316,9 @@ const SYS_FCHMODAT2: i64 = 452;
 /// setxattrat and removexattrat (Linux 6.13; the same numbers on every architecture).
 const SYS_SETXATTRAT: i64 = 463;
 const SYS_REMOVEXATTRAT: i64 = 466;
+/// getxattrat and listxattrat (Linux 6.13), which only read.
+const SYS_GETXATTRAT: i64 = 464;
+const SYS_LISTXATTRAT: i64 = 465;
 
 /// The size of `struct xattr_args` as Linux 6.13 first defined it (`value`, `size`,
 /// `flags`): `setxattrat` refuses a smaller one (EINVAL).
@@ -347,6 +350,38 @@ pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
     v
 }
 
+/// The calls that look a path up without opening or changing it, sent to the supervisor
+/// where a `deny_read` rule covers a folder (see [`Watch::read_dirs`]): a lookup refused
+/// there is reported as a read. With the argument holding their `AT_*` flags where a
+/// call on a descriptor itself (`AT_EMPTY_PATH`: glibc's `fstat`) is not sent, as it
+/// looks nothing up; the same flag on a path only loses the report of a refusal (the
+/// kernel still refuses it).
+pub fn looking_calls() -> Vec<(&'static str, i64, Option<u8>)> {
+    #[allow(unused_mut)]
+    let mut v = vec![
+        ("newfstatat", libc::SYS_newfstatat, Some(3)),
+        ("statx", libc::SYS_statx, Some(2)),
+        ("faccessat", libc::SYS_faccessat, None),
+        ("faccessat2", libc::SYS_faccessat2, None),
+        ("readlinkat", libc::SYS_readlinkat, None),
+        ("getxattr", libc::SYS_getxattr, None),
+        ("lgetxattr", libc::SYS_lgetxattr, None),
+        ("listxattr", libc::SYS_listxattr, None),
+        ("llistxattr", libc::SYS_llistxattr, None),
+        ("getxattrat", SYS_GETXATTRAT, None),
+        ("listxattrat", SYS_LISTXATTRAT, None),
+        ("chdir", libc::SYS_chdir, None),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        ("stat", libc::SYS_stat, None),
+        ("lstat", libc::SYS_lstat, None),
+        ("access", libc::SYS_access, None),
+        ("readlink", libc::SYS_readlink, None),
+    ]);
+    v
+}
+
 /// What the supervisor is sent: the calls that make a name always; the rest by what it
 /// watches (see [`Watch`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -355,6 +390,8 @@ pub struct Sent {
     pub writes: bool,
     /// Every open.
     pub reads: bool,
+    /// The calls that look a path up ([`looking_calls`]).
+    pub lookups: bool,
 }
 
 /// The open flags that make an open the supervisor's.
@@ -386,10 +423,20 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
         Some(_) => opening.iter().map(|(_, nr, arg)| (*nr, *arg)).collect(),
         None => Vec::new(),
     };
+    // Lookups: sent unless they name a descriptor itself (`AT_EMPTY_PATH`).
+    let mut unless_empty: Vec<(i64, u8)> = Vec::new();
+    if sent.lookups {
+        for (_, nr, arg) in looking_calls() {
+            match arg {
+                Some(arg) => unless_empty.push((nr, arg)),
+                None => always.push(nr),
+            }
+        }
+    }
     // Layout: header (5), one JEQ per call always sent, three per flagged call, then the
     // returns ALLOW, NOTIFY, ENOSYS; jumps are relative to the next instruction.
     let header = 5usize;
-    let body = always.len() + 3 * flagged.len();
+    let body = always.len() + 3 * flagged.len() + 3 * unless_empty.len();
     let allow = header + body;
     let notify = allow + 1;
     let enosys = allow + 2;
@@ -414,6 +461,17 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
             rel(at + 2, notify),
             rel(at + 2, allow),
             mask.unwrap_or(0),
+        ));
+    }
+    for (nr, arg) in &unless_empty {
+        let at = p.len();
+        p.push(ins(JEQ_K, 0, 2, *nr as u32));
+        p.push(ins(LD_W_ABS, 0, 0, off_arg_low(*arg)));
+        p.push(ins(
+            JSET_K,
+            rel(at + 2, allow),
+            rel(at + 2, notify),
+            libc::AT_EMPTY_PATH as u32,
         ));
     }
     debug_assert_eq!(p.len(), allow);
@@ -512,9 +570,10 @@ pub fn receive_listener(sock: &OwnedFd) -> std::io::Result<OwnedFd> {
 pub struct Watch {
     pub writes: bool,
     pub reads: bool,
-    /// The folders `deny_read` covers, as the sandbox names them: a file looked for in
-    /// one is a read refused (the folder is an empty tmpfs there, so the kernel's answer
-    /// is ENOENT).
+    /// The folders `deny_read` covers, as the sandbox names them: an empty tmpfs no one
+    /// may list or look into (`Mount::Unreadable`), so listing one, opening a file in
+    /// it or looking one up there (`stat`, `access`, `chdir`: [`looking_calls`]) is
+    /// refused by the kernel (EACCES) and reported as a read.
     pub read_dirs: Vec<std::path::PathBuf>,
     /// The folders above a covered path, with the rule that covers it: renamed by
     /// nothing (as a mount point would not be), so none can be moved away with what is
@@ -539,6 +598,7 @@ impl Watch {
         Sent {
             writes: self.writes,
             reads: self.reads,
+            lookups: self.reads && !self.read_dirs.is_empty(),
         }
     }
 }
@@ -563,6 +623,10 @@ pub struct Supervisor {
     reported: usize,
     /// The files whose refused time change was reported (once each).
     times_reported: std::collections::HashSet<String>,
+    /// The reads refused in a `deny_read` cover that were reported, as (call, path): once
+    /// each a run, so that a tool going over the tree again and again (git refreshing its
+    /// index at each command) neither fills the log nor uses up its bound.
+    reads_reported: std::collections::HashSet<(&'static str, String)>,
 }
 
 /// What the supervisor answers a notification with.
@@ -991,6 +1055,7 @@ impl Supervisor {
             report,
             reported: 0,
             times_reported: Default::default(),
+            reads_reported: Default::default(),
         }
     }
 
@@ -1065,6 +1130,9 @@ impl Supervisor {
             Ok(s) => s,
             Err(e) => return Answer::Errno(e),
         };
+        if let Kind::Lookup { .. } = call.kind {
+            return self.look(&caller, &call, &strings[0]);
+        }
         for (path, base) in call.made(&strings) {
             if let Some(rule) = self.judged(path) {
                 let shown = self.shown(&caller, call.dirfd(base), path);
@@ -1108,8 +1176,8 @@ impl Supervisor {
 
     /// Reports what the kernel refused to a call done for the caller: a write to a
     /// read-only place (`EROFS`), a path denied by its mode or a `deny_read` cover
-    /// (`EACCES`, `EPERM`), a mount point moved or removed (`EBUSY`), and, where reads
-    /// are watched, a file looked for in a folder `deny_read` covers. The rule is named
+    /// (`EACCES`, `EPERM`: a file or folder there, or a name in such a folder, where
+    /// reads are watched), a mount point moved or removed (`EBUSY`). The rule is named
     /// by the host from the path (it knows the view); the path is where the caller's
     /// call landed, its folder resolved as the caller sees it.
     fn kernel_refused(&mut self, caller: &Caller, call: &Call, s: &[Vec<u8>], e: i32) {
@@ -1121,7 +1189,6 @@ impl Supervisor {
             // place: the host keeps it only where a rule is on either side (a move between
             // /tmp and the tree, which `mv` copies instead, is ordinary work).
             libc::EXDEV => matches!(call.kind, Kind::Rename { .. } | Kind::Link { .. }),
-            libc::ENOENT => read && !self.watch.read_dirs.is_empty(),
             _ => false,
         };
         if !refusal || (read && !self.watch.reads) {
@@ -1155,13 +1222,7 @@ impl Supervisor {
                 return;
             }
         }
-        if e == libc::ENOENT
-            && !self
-                .watch
-                .read_dirs
-                .iter()
-                .any(|d| std::path::Path::new(&at).starts_with(d) && d.as_os_str() != at.as_str())
-        {
+        if read && !self.reads_reported.insert((call.name, at.clone())) {
             return;
         }
         let access = if read { "read" } else { "write" };
@@ -1177,6 +1238,69 @@ impl Supervisor {
             access,
             Some(e),
         );
+    }
+
+    /// A lookup ([`looking_calls`]): done by the kernel for the caller (`CONTINUE`: it
+    /// writes what it finds into the caller's memory), unless the same lookup done here,
+    /// in the caller's view with the caller's credentials, is refused in a folder
+    /// `deny_read` covers: then that refusal is the answer, and reported. No rule is
+    /// judged here, so the kernel reading the path again decides nothing new; a caller
+    /// changing it meanwhile can only lose the report of its own refusal.
+    fn look(&mut self, caller: &Caller, call: &Call, path: &[u8]) -> Answer {
+        let Kind::Lookup {
+            dirfd,
+            flags,
+            access,
+            ..
+        } = call.kind
+        else {
+            return Answer::Continue;
+        };
+        if path.is_empty() {
+            return Answer::Continue; // the descriptor itself: nothing looked up
+        }
+        let Ok(base) = caller.base(dirfd, path) else {
+            return Answer::Continue;
+        };
+        let cpath = CString::new(path).expect("read up to a NUL");
+        let follow = flags & libc::AT_SYMLINK_NOFOLLOW;
+        // SAFETY: a NUL-terminated path; fstatat fills the struct it is given.
+        let r = unsafe {
+            match access {
+                None => {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    libc::fstatat(dir_fd(&base), cpath.as_ptr(), &mut st, follow)
+                }
+                Some(mode) => {
+                    let how = follow | (flags & libc::AT_EACCESS);
+                    libc::faccessat(dir_fd(&base), cpath.as_ptr(), mode, how)
+                }
+            }
+        };
+        if r == 0 || errno() != libc::EACCES {
+            return Answer::Continue;
+        }
+        let at = self.located(caller, dirfd, path);
+        let covered = self
+            .watch
+            .read_dirs
+            .iter()
+            .any(|d| std::path::Path::new(&at).starts_with(d));
+        if !covered {
+            return Answer::Continue;
+        }
+        if !self.reads_reported.insert((call.name, at.clone())) {
+            return Answer::Errno(libc::EACCES);
+        }
+        self.report_refusal(
+            call.name,
+            at.as_bytes(),
+            b"",
+            "",
+            "read",
+            Some(libc::EACCES),
+        );
+        Answer::Errno(libc::EACCES)
     }
 
     /// Whether a rule may refuse `call`: it makes a name, and names are judged; or it is
@@ -1367,6 +1491,7 @@ impl Supervisor {
             Kind::Open {
                 dirfd, flags, mode, ..
             } => self.open(caller, call.name, dirfd, &s[0], flags, mode, tgid),
+            Kind::Lookup { .. } => self.look(caller, call, &s[0]),
             Kind::Mkdir { dirfd, mode, .. } => match caller.base(dirfd, &s[0]) {
                 Ok(base) => result(unsafe {
                     // SAFETY: a NUL-terminated path.
@@ -2087,6 +2212,21 @@ fn legacy(nr: i64, a: &[u64; 6]) -> Option<(&'static str, i64, [u64; 6])> {
             ("rmdir", libc::SYS_unlinkat, [cwd, a[0], flags, 0, 0, 0])
         }
         libc::SYS_chmod => ("chmod", libc::SYS_fchmodat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_stat => ("stat", libc::SYS_newfstatat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_lstat => {
+            let flags = flag(libc::AT_SYMLINK_NOFOLLOW);
+            (
+                "lstat",
+                libc::SYS_newfstatat,
+                [cwd, a[0], a[1], flags, 0, 0],
+            )
+        }
+        libc::SYS_access => ("access", libc::SYS_faccessat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_readlink => (
+            "readlink",
+            libc::SYS_readlinkat,
+            [cwd, a[0], a[1], a[2], 0, 0],
+        ),
         libc::SYS_chown => ("chown", libc::SYS_fchownat, [cwd, a[0], a[1], a[2], 0, 0]),
         libc::SYS_lchown => {
             let flags = flag(libc::AT_SYMLINK_NOFOLLOW);
@@ -2194,6 +2334,15 @@ enum Kind {
         usize: u64,
         remove: bool,
     },
+    /// A call that looks `path` up and changes nothing ([`looking_calls`]): `flags` as
+    /// `fstatat` takes them (`AT_SYMLINK_NOFOLLOW`, `AT_EMPTY_PATH`), and for the calls
+    /// that check the file itself (`faccessat`, `chdir`) the access asked.
+    Lookup {
+        dirfd: i32,
+        path: u64,
+        flags: i32,
+        access: Option<i32>,
+    },
     /// A file's times: `utimensat` (`timespec[2]`), `futimesat` and `utimes`
     /// (`timeval[2]`), `utime` (`utimbuf`); a null path is the descriptor `dirfd` itself.
     Times {
@@ -2261,6 +2410,12 @@ impl Call {
             return Call::decode(at, &args).map(|c| Call { name, ..c });
         }
         let fd = |v: u64| v as i32;
+        let lookup = |dirfd, path, flags, access| Kind::Lookup {
+            dirfd,
+            path,
+            flags,
+            access,
+        };
         #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
         let cwd = libc::AT_FDCWD;
         let (name, kind) = match nr {
@@ -2429,6 +2584,51 @@ impl Call {
                     remove: true,
                 },
             ),
+            libc::SYS_newfstatat | libc::SYS_statx => {
+                let stat = nr == libc::SYS_newfstatat;
+                let flags = if stat { a[3] } else { a[2] };
+                (
+                    if stat { "newfstatat" } else { "statx" },
+                    lookup(fd(a[0]), a[1], flags as i32, None),
+                )
+            }
+            libc::SYS_faccessat | libc::SYS_faccessat2 => {
+                let two = nr == libc::SYS_faccessat2;
+                let flags = if two { a[3] as i32 } else { 0 };
+                (
+                    if two { "faccessat2" } else { "faccessat" },
+                    lookup(fd(a[0]), a[1], flags, Some(a[2] as i32)),
+                )
+            }
+            libc::SYS_readlinkat => (
+                "readlinkat",
+                lookup(fd(a[0]), a[1], libc::AT_SYMLINK_NOFOLLOW, None),
+            ),
+            libc::SYS_getxattr | libc::SYS_listxattr => (
+                if nr == libc::SYS_getxattr {
+                    "getxattr"
+                } else {
+                    "listxattr"
+                },
+                lookup(libc::AT_FDCWD, a[0], 0, None),
+            ),
+            libc::SYS_lgetxattr | libc::SYS_llistxattr => (
+                if nr == libc::SYS_lgetxattr {
+                    "lgetxattr"
+                } else {
+                    "llistxattr"
+                },
+                lookup(libc::AT_FDCWD, a[0], libc::AT_SYMLINK_NOFOLLOW, None),
+            ),
+            SYS_GETXATTRAT | SYS_LISTXATTRAT => (
+                if nr == SYS_GETXATTRAT {
+                    "getxattrat"
+                } else {
+                    "listxattrat"
+                },
+                lookup(fd(a[0]), a[1], a[2] as i32, None),
+            ),
+            libc::SYS_chdir => ("chdir", lookup(libc::AT_FDCWD, a[0], 0, Some(libc::X_OK))),
             SYS_SETXATTRAT | SYS_REMOVEXATTRAT => {
                 let remove = nr == SYS_REMOVEXATTRAT;
                 (
@@ -2560,6 +2760,13 @@ impl Call {
                 let value = bytes(value, size)?;
                 return Ok(vec![path()?, name, value, flags.to_ne_bytes().to_vec()]);
             }
+            Kind::Lookup { path, flags, .. } => {
+                return Ok(vec![if path == 0 && flags & libc::AT_EMPTY_PATH != 0 {
+                    Vec::new() // a descriptor itself
+                } else {
+                    caller.string(mem, path)?
+                }]);
+            }
             Kind::Times {
                 path, times, form, ..
             } => {
@@ -2578,9 +2785,11 @@ impl Call {
             _ => {}
         }
         let addrs: Vec<u64> = match self.kind {
-            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::XattrAt { .. } | Kind::Times { .. } => {
-                vec![]
-            }
+            Kind::OnFd { .. }
+            | Kind::Xattr { .. }
+            | Kind::XattrAt { .. }
+            | Kind::Lookup { .. }
+            | Kind::Times { .. } => vec![],
             Kind::Open { path, .. }
             | Kind::Mkdir { path, .. }
             | Kind::Mknod { path, .. }
@@ -2599,9 +2808,11 @@ impl Call {
     /// file (see [`Supervisor::open`]); an exchange makes both names anew.
     fn made<'s>(&self, s: &'s [Vec<u8>]) -> Vec<(&'s [u8], usize)> {
         match self.kind {
-            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::XattrAt { .. } | Kind::Times { .. } => {
-                vec![]
-            }
+            Kind::OnFd { .. }
+            | Kind::Xattr { .. }
+            | Kind::XattrAt { .. }
+            | Kind::Lookup { .. }
+            | Kind::Times { .. } => vec![],
             Kind::Open { .. }
             | Kind::Unlink { .. }
             | Kind::Truncate { .. }
@@ -2631,13 +2842,15 @@ impl Call {
             | Kind::OnFd { .. }
             | Kind::Xattr { .. }
             | Kind::XattrAt { .. }
+            | Kind::Lookup { .. }
             | Kind::Times { .. } => false,
         }
     }
 
-    /// Whether the call only reads: an open without a flag that writes.
+    /// Whether the call only reads: an open without a flag that writes, a lookup.
     fn reads(&self) -> bool {
         match self.kind {
+            Kind::Lookup { .. } => true,
             Kind::Open { flags, .. } => {
                 flags & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) == 0
             }
@@ -2656,7 +2869,9 @@ impl Call {
             | (Kind::Chown { dirfd, .. }, _) => dirfd,
             (Kind::Truncate { .. }, _) | (Kind::Xattr { .. }, _) => libc::AT_FDCWD,
             (Kind::OnFd { fd, .. }, _) => fd,
-            (Kind::Times { dirfd, .. }, _) | (Kind::XattrAt { dirfd, .. }, _) => dirfd,
+            (Kind::Times { dirfd, .. }, _)
+            | (Kind::XattrAt { dirfd, .. }, _)
+            | (Kind::Lookup { dirfd, .. }, _) => dirfd,
             (Kind::Rename { olddir, .. }, 0) | (Kind::Link { olddir, .. }, 0) => olddir,
             (Kind::Rename { newdir, .. }, _)
             | (Kind::Link { newdir, .. }, _)
@@ -2976,9 +3191,54 @@ mod tests {
             assert!(!c.makes_names() && !c.reads());
             assert!(c.made(&[b"a".to_vec(), b"user.x".to_vec()]).is_empty());
         }
-        // getxattrat and listxattrat (464, 465) read and are not the supervisor's.
-        assert_eq!(Call::decode(464, &a), None);
-        assert_eq!(Call::decode(465, &a), None);
+    }
+
+    /// Each call that looks a path up decodes as the lookup it does: its folder, its
+    /// path, whether it follows a final link or names a descriptor itself (as `fstatat`
+    /// takes those), and for `access` and `chdir` what is checked of the file itself.
+    #[test]
+    fn the_calls_that_look_a_path_up_decode_as_lookups() {
+        let cwd = libc::AT_FDCWD;
+        let nofollow = libc::AT_SYMLINK_NOFOLLOW;
+        let a = [11, 22, 33, 44, 55, 66];
+        let is = |nr, name, dirfd, path, flags, access| {
+            let want = Call {
+                name,
+                kind: Kind::Lookup {
+                    dirfd,
+                    path,
+                    flags,
+                    access,
+                },
+            };
+            let got = Call::decode(nr, &a).unwrap();
+            assert_eq!(got, want, "{name}");
+            assert!(got.reads() && !got.makes_names(), "{name}");
+            assert_eq!(got.dirfd(0), dirfd, "{name}");
+        };
+        is(libc::SYS_newfstatat, "newfstatat", 11, 22, 44, None);
+        is(libc::SYS_statx, "statx", 11, 22, 33, None);
+        is(libc::SYS_faccessat, "faccessat", 11, 22, 0, Some(33));
+        is(libc::SYS_faccessat2, "faccessat2", 11, 22, 44, Some(33));
+        is(libc::SYS_readlinkat, "readlinkat", 11, 22, nofollow, None);
+        is(libc::SYS_getxattr, "getxattr", cwd, 11, 0, None);
+        is(libc::SYS_lgetxattr, "lgetxattr", cwd, 11, nofollow, None);
+        is(libc::SYS_listxattr, "listxattr", cwd, 11, 0, None);
+        is(libc::SYS_llistxattr, "llistxattr", cwd, 11, nofollow, None);
+        is(464, "getxattrat", 11, 22, 33, None);
+        is(465, "listxattrat", 11, 22, 33, None);
+        is(libc::SYS_chdir, "chdir", cwd, 11, 0, Some(libc::X_OK));
+        #[cfg(target_arch = "x86_64")]
+        {
+            is(libc::SYS_stat, "stat", cwd, 11, 0, None);
+            is(libc::SYS_lstat, "lstat", cwd, 11, nofollow, None);
+            is(libc::SYS_access, "access", cwd, 11, 0, Some(22));
+            is(libc::SYS_readlink, "readlink", cwd, 11, nofollow, None);
+        }
+        // Every call of the list decodes.
+        for (name, nr, _) in looking_calls() {
+            assert!(Call::decode(nr, &a).is_some(), "{name}");
+        }
     }
 
     /// `struct xattr_args` as the kernel reads it: value address, size and flags; a
@@ -3095,9 +3355,16 @@ mod tests {
             watch.sent(),
             Sent {
                 writes: true,
-                reads: true
+                reads: true,
+                lookups: true,
             }
         );
+        // Lookups only where a folder is unreadable.
+        let files_only = Watch {
+            read_dirs: vec![],
+            ..watch.clone()
+        };
+        assert!(!files_only.sent().lookups && files_only.sent().reads);
         let writes = Watch {
             writes: true,
             ..Watch::default()
@@ -3106,7 +3373,8 @@ mod tests {
             writes.sent(),
             Sent {
                 writes: true,
-                reads: false
+                reads: false,
+                lookups: false,
             }
         );
     }
@@ -3193,11 +3461,12 @@ mod tests {
         let allow = libc::SECCOMP_RET_ALLOW;
         let writes = Sent {
             writes: true,
-            reads: false,
+            ..Sent::default()
         };
         let reads = Sent {
             writes: true,
             reads: true,
+            lookups: false,
         };
         let on = |sent, nr: i64, args: [u64; 6]| sent_verdict(sent, nr, args, X86_64).0;
         for (_, nr, arg) in opening_calls() {
@@ -3261,6 +3530,51 @@ mod tests {
         ] {
             assert_eq!(on(reads, nr, [0; 6]), allow, "{nr}");
         }
+    }
+
+    /// Where a folder is unreadable every lookup goes to the supervisor, but not one on a
+    /// descriptor itself (`fstat` is `newfstatat(fd, "", AT_EMPTY_PATH)` in glibc); and
+    /// none elsewhere.
+    #[test]
+    fn the_filter_sends_lookups_only_where_a_folder_is_unreadable() {
+        const X86_64: u32 = 0xC000_003E;
+        let notify = libc::SECCOMP_RET_USER_NOTIF;
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let lookups = Sent {
+            writes: true,
+            reads: true,
+            lookups: true,
+        };
+        let reads = Sent {
+            lookups: false,
+            ..lookups
+        };
+        let on = |sent, nr: i64, args: [u64; 6]| sent_verdict(sent, nr, args, X86_64).0;
+        for (name, nr, flags_arg) in looking_calls() {
+            assert_eq!(on(lookups, nr, [0; 6]), notify, "{name}");
+            assert_eq!(on(reads, nr, [0; 6]), allow, "{name}");
+            let Some(arg) = flags_arg else { continue };
+            let mut args = [0u64; 6];
+            for (flags, sent) in [
+                (libc::AT_SYMLINK_NOFOLLOW, true),
+                (libc::AT_EMPTY_PATH, false),
+                (libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW, false),
+                (libc::AT_NO_AUTOMOUNT, true),
+            ] {
+                args[arg as usize] = flags as u64;
+                let want = if sent { notify } else { allow };
+                assert_eq!(on(lookups, nr, args), want, "{name} {flags:x}");
+            }
+        }
+        assert_eq!(
+            on(lookups, libc::SYS_newfstatat, [3, 0, 0, 0x1000, 0, 0]),
+            allow
+        );
+        // The rest of the program is as without lookups.
+        assert_eq!(on(lookups, libc::SYS_read, [0; 6]), allow);
+        assert_eq!(on(lookups, libc::SYS_fstat, [0; 6]), allow);
+        assert_eq!(on(lookups, libc::SYS_unlinkat, [0; 6]), notify);
+        assert_eq!(on(lookups, libc::SYS_openat, [0; 6]), notify);
     }
 
     #[test]

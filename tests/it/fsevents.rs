@@ -780,3 +780,121 @@ attempt("own-read-back", check_own)
     assert_eq!(listed("locked.txt"), "[]");
     assert_eq!(listed("stamped.txt"), "[]");
 }
+
+/// A folder `deny_read` covers refuses being listed and looked into, rather than listing
+/// as empty (which a program takes for content: `git add -A` recorded its files as
+/// deleted): `ls`, `find`, `opendir`, `stat`, `access`, `readlink`, `cd` and an open of a
+/// name in it each fail with EACCES and are one `filesystem-read` event naming the rule,
+/// once per call and path a run, so a tool going over the tree again and again (git at
+/// each command) makes no more of them. The twins: the folder itself can be seen, its
+/// neighbours list and stat, `git add -A` and commits leave its files alone.
+#[test]
+fn a_denied_folder_refuses_listing_and_lookups_with_one_event_each() {
+    let (env, _repo, id) = setup(&[
+        ("private/a.txt", "a\n"),
+        ("private/sub/b.txt", "b\n"),
+        ("open/c.txt", "c\n"),
+    ]);
+    env.write_profile("[filesystem]\ndeny_read = [\"private/\"]\n");
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import subprocess
+def run(*argv):
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode:
+        raise OSError(0, r.stderr.strip())
+def accessible(path):
+    if not os.access(path, os.R_OK):
+        raise PermissionError(13, "Permission denied")
+def expect(cond):
+    if not cond:
+        raise OSError(0, "unexpected")
+attempt("listdir", lambda: os.listdir("private"))
+attempt("listdir-sub", lambda: os.listdir("private/sub"))
+attempt("stat-inside", lambda: os.stat("private/a.txt"))
+attempt("lstat-deeper", lambda: os.lstat("private/sub/b.txt"))
+attempt("access-inside", lambda: accessible("private/a.txt"))
+attempt("readlink-inside", lambda: os.readlink("private/l"))
+attempt("chdir", lambda: os.chdir("private"))
+attempt("read-inside", lambda: read("private/a.txt"))
+attempt("ls-inside", lambda: run("ls", "private/a.txt"))
+attempt("find", lambda: run("find", "private"))
+attempt("stat-again", lambda: os.stat("private/a.txt"))
+attempt("stat-folder", lambda: expect(os.stat("private").st_mode & 0o777 == 0))
+attempt("list-neighbour", lambda: expect(os.listdir("open") == ["c.txt"]))
+attempt("stat-neighbour", lambda: os.stat("open/c.txt"))
+attempt("find-neighbour", lambda: run("find", "open"))
+attempt("ls-root", lambda: run("ls", "-la"))
+def commits():
+    for i in range(5):
+        write("open/c.txt")
+        run("git", "add", "-A")
+        run("git", "commit", "-q", "-m", "work %d" % i)
+    out = subprocess.run(["git", "show", "--stat", "--format=", "HEAD~4..HEAD"], capture_output=True, text=True).stdout
+    expect("private" not in out and "open/c.txt" in out)
+attempt("commits", commits)
+"#,
+    );
+    for (label, allowed) in [
+        ("listdir", false),
+        ("listdir-sub", false),
+        ("stat-inside", false),
+        ("lstat-deeper", false),
+        ("access-inside", false),
+        ("readlink-inside", false),
+        ("chdir", false),
+        ("read-inside", false),
+        ("ls-inside", false),
+        ("find", false),
+        ("stat-again", false),
+        ("stat-folder", true),
+        ("list-neighbour", true),
+        ("stat-neighbour", true),
+        ("find-neighbour", true),
+        ("ls-root", true),
+        ("commits", true),
+    ] {
+        let line = verdict(&out, label, allowed);
+        if !allowed {
+            assert!(line.contains("Permission denied"), "{line}");
+        }
+    }
+    let lines = refusals(&env, &id);
+    let work = format!("/loopat/loop/{id}/workdir");
+    for (call, path) in [
+        ("(openat", "private "),
+        ("(openat", "private/sub "),
+        ("(newfstatat", "private/a.txt "),
+        ("(newfstatat", "private/sub/b.txt "),
+        ("access", "private/a.txt "),
+        ("(readlink", "private/l "),
+        ("(chdir", "private "),
+        ("(openat", "private/a.txt "),
+        ("(statx", "private/a.txt "),
+        // git's look at the folder below it, once for five commits.
+        ("(newfstatat", "private/sub "),
+    ] {
+        one_line(
+            &lines,
+            &[
+                "filesystem-read",
+                &format!("{work}/{path}"),
+                "deny_read: private/",
+                call,
+            ],
+        );
+    }
+    // `find` opened the folder as `os.listdir` did, `stat-again` and five commits
+    // looked again at what was looked at: nothing more.
+    assert_eq!(lines.len(), 10, "{}", lines.join("\n"));
+    // Nothing of the host changed, and no commit touched the folder.
+    let tree = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(tree.join("private/a.txt")).unwrap(),
+        "a\n"
+    );
+    let log = env.git(&tree, ["log", "--stat", "--format=", "-5"]);
+    assert!(!log.contains("private"), "{log}");
+}
