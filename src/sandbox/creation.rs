@@ -34,10 +34,15 @@
 //! cover must make the open fail; fanotify's permission events, which could fail it and
 //! report it, need `CAP_SYS_ADMIN` on the host, which git-loop does not have; a cover
 //! that opens (an empty file, watched) would report, but a denied file would then read as
-//! empty rather than fail, which a program takes for content. So in a run whose rules
-//! deny reading, and only there, every open goes to the supervisor, and a refused read
-//! (`EACCES` on a covered file, a file looked for in a covered folder) is reported as
-//! `filesystem-read`; BENCHMARKS.md has what that costs.
+//! empty rather than fail, which a program takes for content. For the same reason a
+//! covered folder is no empty folder but one no one may list or look into (mode 000 on a
+//! read-only tmpfs: EACCES, where an empty listing would have `git add -A` record its
+//! files as deleted). So in a run whose rules deny reading, and only there, every open
+//! goes to the supervisor, and where a folder is covered so do the calls that look a path
+//! up ([`looking_calls`]: `stat`, `access`, `readlink`, `getxattr`, `chdir`); a refused
+//! read (`EACCES` on a covered file, on a covered folder or a name in it) is reported as
+//! `filesystem-read`, once per call and path a run (git looks again at each command);
+//! BENCHMARKS.md has what that costs.
 //!
 //! How the pieces fit:
 //!
@@ -93,6 +98,27 @@
 //!   by `/proc/self`, which is init's there) and `/dev/tty` (the caller's terminal, which
 //!   may not be init's) are left to the kernel (`CONTINUE`), but only where the call makes
 //!   no name, so no rule is judged on a path the kernel reads again.
+//!
+//! What the kernel refuses unreported, because init cannot do the call with the caller's
+//! rights and no more (it never acts through its own `/proc/self`):
+//!
+//! - a file of `/proc` that is pid 1's own or another process's, reached by a path
+//!   (`/proc/1/mem`, `/proc/1/comm`, a link to `/proc/self/...`, which is init's there),
+//!   and a pipe, socket or anonymous inode reached so: init could only open or change it
+//!   as itself, so the kernel does it for the caller (`CONTINUE`) and its refusal
+//!   (`EACCES` opening `/proc/1/mem` for writing, `EPERM` on `chmod /proc/1/comm`) is not
+//!   seen. Where a name is judged, such an `O_CREAT` open is refused by init instead, with
+//!   an event. A file of the caller's own process or of none (`/proc/self/...` named so,
+//!   `/proc/sys/...`, read-only) is opened or changed by init, and its refusal reported;
+//! - `/dev/tty`, and a terminal reopened through the caller's own descriptor: the only
+//!   failure there is `ENXIO` (no controlling terminal), no refusal of a rule;
+//! - a refusal by `write` itself after an open that succeeded (`/proc/self/attr/current`
+//!   `EINVAL`, `/proc/self/uid_map` `EPERM`): a call on an open descriptor is not sent;
+//! - the calls of a process whose memory init cannot read (non-dumpable) where no rule
+//!   judges them;
+//! - a lookup given `AT_EMPTY_PATH` and a path (the filter passes that form as the
+//!   `fstat` it usually is), and one whose path the caller changes between init's look
+//!   and the kernel's: refused by the kernel all the same.
 //!
 //! Not judged: the name a Unix socket's `bind` makes (its address is the caller's socket's,
 //! which init cannot bind for it; a socket file carries no content).
@@ -1194,6 +1220,10 @@ impl Supervisor {
         if !refusal || (read && !self.watch.reads) {
             return;
         }
+        // Paths through `/proc/self` as the caller's, not init's (`/proc/self/environ`
+        // is the caller's file, not `/proc/1/environ`).
+        let tgid = caller.status().map_or(caller.tid, |(_, tgid)| tgid);
+        let own = |which: usize| callers_path(&s[which], tgid, caller.tid);
         // The name a call makes is its second path (rename, link, symlink).
         let which = match call.kind {
             Kind::Rename { .. } | Kind::Link { .. } | Kind::Symlink { .. } => 1,
@@ -1209,7 +1239,7 @@ impl Supervisor {
                 caller_fd_path(caller, dirfd)
             }
             Kind::XattrAt { dirfd, .. } if s[0].is_empty() => self.located(caller, dirfd, b"."),
-            _ => self.located(caller, call.dirfd(which), &s[which]),
+            _ => self.located(caller, call.dirfd(which), &own(which)),
         };
         if matches!(call.kind, Kind::Times { .. }) {
             // A time: only where a rule covers the file, once a run (see changing_calls).
@@ -1227,7 +1257,7 @@ impl Supervisor {
         }
         let access = if read { "read" } else { "write" };
         let from = match call.kind {
-            Kind::Rename { .. } | Kind::Link { .. } => self.located(caller, call.dirfd(0), &s[0]),
+            Kind::Rename { .. } | Kind::Link { .. } => self.located(caller, call.dirfd(0), &own(0)),
             _ => String::new(),
         };
         self.report_refusal(
@@ -1892,7 +1922,13 @@ impl Supervisor {
             Ok(fd) => fd,
             Err(e) => return Answer::Errno(e),
         };
-        if on_private_fs(&fd) {
+        // A file of /proc of the caller's own or of no process (`chmod` of
+        // `/proc/sys/...`) is changed here as any file is, so a refusal is seen: procfs
+        // decides by the credentials alone, and the caller's are init's. Any other (pid 1's
+        // own, another process's; a pipe, socket or anonymous inode, which cannot be told
+        // from init's own) is the kernel's to change for the caller: its refusal
+        // (`EPERM`) is not reported.
+        if on_private_fs(&fd) && !callers_proc(&fd, tgid) {
             return Answer::Continue;
         }
         let at = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL");

@@ -898,3 +898,82 @@ attempt("commits", commits)
     let log = env.git(&tree, ["log", "--stat", "--format=", "-5"]);
     assert!(!log.contains("private"), "{log}");
 }
+
+/// Refusals on /proc are events where pid 1 can do the call with the caller's rights: a
+/// file of the caller's own process or of none (`/proc/sys`, read-only), opened for
+/// writing or its mode changed; `/proc/self` named as the caller's, never as pid 1's. The
+/// twins: the caller's own files that may be written are, and record nothing.
+#[test]
+fn proc_refusals_are_events_named_as_the_callers() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let out = inside(
+        &env,
+        &id,
+        r#"
+def wronly(path, flags=os.O_WRONLY):
+    os.close(os.open(path, flags))
+attempt("open-sys", lambda: wronly("/proc/sys/kernel/hostname"))
+attempt("chmod-sys", lambda: os.chmod("/proc/sys/kernel/hostname", 0o666))
+attempt("chmod-own-status", lambda: os.chmod("/proc/self/status", 0o777))
+attempt("open-own-environ", lambda: wronly("/proc/self/environ", os.O_RDWR))
+def comm():
+    with open("/proc/self/comm", "w") as f:
+        f.write("renamed")
+    with open("/proc/self/comm") as f:
+        if f.read().strip() != "renamed":
+            raise OSError(0, "not renamed")
+attempt("own-comm", comm)
+def oom():
+    with open("/proc/self/oom_score_adj", "w") as f:
+        f.write("500")
+attempt("own-oom", oom)
+attempt("dev-null", lambda: wronly("/dev/null"))
+r, w = os.pipe()
+attempt("fchmod-pipe", lambda: os.fchmod(w, 0o600))
+print("pid", os.getpid())
+"#,
+    );
+    for (label, allowed) in [
+        ("open-sys", false),
+        ("chmod-sys", false),
+        ("chmod-own-status", false),
+        ("open-own-environ", false),
+        ("own-comm", true),
+        ("own-oom", true),
+        ("dev-null", true),
+        ("fchmod-pipe", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    let pid = out
+        .lines()
+        .find_map(|l| l.strip_prefix("pid "))
+        .expect("the caller's pid");
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "/proc/sys/kernel/hostname",
+            "read-only: /proc/sys",
+            "(openat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "/proc/sys/kernel/hostname",
+            "read-only: /proc/sys",
+            "(chmod",
+        ],
+    );
+    one_line(
+        &lines,
+        &[&format!("/proc/{pid}/status"), "Operation not permitted"],
+    );
+    one_line(
+        &lines,
+        &[&format!("/proc/{pid}/environ"), "Permission denied"],
+    );
+    assert!(!lines.iter().any(|l| l.contains("/proc/1/")), "{lines:?}");
+    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
+}
