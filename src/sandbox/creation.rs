@@ -445,16 +445,20 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
     if mask.is_none() {
         always.extend(opening.iter().map(|(_, nr, _)| *nr));
     }
-    let flagged: Vec<(i64, u8)> = match mask {
-        Some(_) => opening.iter().map(|(_, nr, arg)| (*nr, *arg)).collect(),
+    // (call, the argument holding its flags, the flags looked at, whether one of them set
+    // sends the call (else: whether none is)).
+    let mut flagged: Vec<(i64, u8, u32, bool)> = match mask {
+        Some(mask) => opening
+            .iter()
+            .map(|(_, nr, arg)| (*nr, *arg, mask, true))
+            .collect(),
         None => Vec::new(),
     };
     // Lookups: sent unless they name a descriptor itself (`AT_EMPTY_PATH`).
-    let mut unless_empty: Vec<(i64, u8)> = Vec::new();
     if sent.lookups {
         for (_, nr, arg) in looking_calls() {
             match arg {
-                Some(arg) => unless_empty.push((nr, arg)),
+                Some(arg) => flagged.push((nr, arg, libc::AT_EMPTY_PATH as u32, false)),
                 None => always.push(nr),
             }
         }
@@ -462,7 +466,7 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
     // Layout: header (5), one JEQ per call always sent, three per flagged call, then the
     // returns ALLOW, NOTIFY, ENOSYS; jumps are relative to the next instruction.
     let header = 5usize;
-    let body = always.len() + 3 * flagged.len() + 3 * unless_empty.len();
+    let body = always.len() + 3 * flagged.len();
     let allow = header + body;
     let notify = allow + 1;
     let enosys = allow + 2;
@@ -478,27 +482,16 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
         let at = p.len();
         p.push(ins(JEQ_K, rel(at, notify), 0, *nr as u32));
     }
-    for (nr, arg) in &flagged {
+    for &(nr, arg, flags, set_sends) in &flagged {
         let at = p.len();
-        p.push(ins(JEQ_K, 0, 2, *nr as u32));
-        p.push(ins(LD_W_ABS, 0, 0, off_arg_low(*arg)));
-        p.push(ins(
-            JSET_K,
-            rel(at + 2, notify),
-            rel(at + 2, allow),
-            mask.unwrap_or(0),
-        ));
-    }
-    for (nr, arg) in &unless_empty {
-        let at = p.len();
-        p.push(ins(JEQ_K, 0, 2, *nr as u32));
-        p.push(ins(LD_W_ABS, 0, 0, off_arg_low(*arg)));
-        p.push(ins(
-            JSET_K,
-            rel(at + 2, allow),
-            rel(at + 2, notify),
-            libc::AT_EMPTY_PATH as u32,
-        ));
+        let (set, unset) = if set_sends {
+            (notify, allow)
+        } else {
+            (allow, notify)
+        };
+        p.push(ins(JEQ_K, 0, 2, nr as u32));
+        p.push(ins(LD_W_ABS, 0, 0, off_arg_low(arg)));
+        p.push(ins(JSET_K, rel(at + 2, set), rel(at + 2, unset), flags));
     }
     debug_assert_eq!(p.len(), allow);
     p.push(ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW));

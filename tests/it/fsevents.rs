@@ -8,8 +8,7 @@
 
 use std::fs;
 
-use crate::common::TestEnv;
-use crate::fscreate::verdict;
+use crate::common::{verdict, TestEnv};
 use crate::fspolicy::setup;
 
 /// Runs the Python `body` inside loop `id` (with `attempt(label, f)` printing `OK label`
@@ -30,6 +29,12 @@ def write(path):
 def read(path):
     with open(path) as f:
         f.read()
+def on_fd(path, f, flags=os.O_RDONLY):
+    fd = os.open(path, flags)
+    try:
+        f(fd)
+    finally:
+        os.close(fd)
 {body}
 "#
     );
@@ -38,6 +43,18 @@ def read(path):
     ])
     .ok()
     .stdout
+}
+
+/// A loop whose tree has `locked.txt` and `stamped.txt`, which `deny_write` covers, and
+/// `notes.txt`, which it may change.
+fn two_locked_files() -> (TestEnv, String) {
+    let (env, _repo, id) = setup(&[
+        ("locked.txt", "locked\n"),
+        ("stamped.txt", "stamped\n"),
+        ("notes.txt", "notes\n"),
+    ]);
+    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
+    (env, id)
 }
 
 /// The lines of `git loop log` that are filesystem refusals.
@@ -549,23 +566,12 @@ attempt("rename-neighbour", lambda: os.rename("tmp.txt", "moved.txt"))
 /// same calls on the loop's own files work and record nothing.
 #[test]
 fn changes_by_descriptor_attributes_and_times_are_events() {
-    let (env, _repo, id) = setup(&[
-        ("locked.txt", "locked\n"),
-        ("stamped.txt", "stamped\n"),
-        ("notes.txt", "notes\n"),
-    ]);
-    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
+    let (env, id) = two_locked_files();
     let out = inside(
         &env,
         &id,
         r#"
 import subprocess
-def on_fd(path, f, flags=os.O_RDONLY):
-    fd = os.open(path, flags)
-    try:
-        f(fd)
-    finally:
-        os.close(fd)
 attempt("fchmod-usr", lambda: on_fd("/usr/bin/env", lambda fd: os.fchmod(fd, 0o700)))
 attempt("fchown-locked", lambda: on_fd("locked.txt", lambda fd: os.fchown(fd, os.getuid(), os.getgid())))
 attempt("fsetxattr-locked", lambda: on_fd("locked.txt", lambda fd: os.setxattr(fd, "user.x", b"1")))
@@ -658,12 +664,7 @@ attempt("commit", commit)
 /// refuses it.
 #[test]
 fn attributes_set_from_a_folder_are_events() {
-    let (env, _repo, id) = setup(&[
-        ("locked.txt", "locked\n"),
-        ("stamped.txt", "stamped\n"),
-        ("notes.txt", "notes\n"),
-    ]);
-    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
+    let (env, id) = two_locked_files();
     let out = inside(
         &env,
         &id,
@@ -683,12 +684,6 @@ def setat(dfd, path, flags, name, value, usize=16):
     check(libc.syscall(463, ctypes.c_long(dfd), path, ctypes.c_uint(flags), name, args, ctypes.c_size_t(usize)))
 def removeat(dfd, path, flags, name):
     check(libc.syscall(466, ctypes.c_long(dfd), path, ctypes.c_uint(flags), name))
-def on_fd(path, f, flags=os.O_RDONLY):
-    fd = os.open(path, flags)
-    try:
-        f(fd)
-    finally:
-        os.close(fd)
 attempt("setat-locked", lambda: setat(AT_FDCWD, b"locked.txt", 0, b"user.a", b"1"))
 attempt("setat-fd-stamped", lambda: on_fd("stamped.txt", lambda fd: setat(fd, b"", EMPTY, b"user.b", b"2")))
 attempt("removeat-locked", lambda: removeat(AT_FDCWD, b"locked.txt", 0, b"user.c"))
