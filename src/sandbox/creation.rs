@@ -3595,10 +3595,32 @@ mod tests {
                 assert_eq!(on(lookups, nr, args), want, "{name} {flags:x}");
             }
         }
+        // The calls named, not only whatever the list holds.
+        for nr in [
+            libc::SYS_newfstatat,
+            libc::SYS_statx,
+            libc::SYS_faccessat,
+            libc::SYS_faccessat2,
+            libc::SYS_readlinkat,
+            libc::SYS_getxattr,
+            libc::SYS_lgetxattr,
+            libc::SYS_listxattr,
+            libc::SYS_llistxattr,
+            464, // getxattrat
+            465, // listxattrat
+            libc::SYS_chdir,
+            libc::SYS_stat,
+            libc::SYS_lstat,
+            libc::SYS_access,
+            libc::SYS_readlink,
+        ] {
+            assert_eq!(on(lookups, nr, [0; 6]), notify, "{nr}");
+        }
         assert_eq!(
             on(lookups, libc::SYS_newfstatat, [3, 0, 0, 0x1000, 0, 0]),
             allow
         );
+        assert_eq!(on(lookups, libc::SYS_statx, [3, 0, 0x1000, 0, 0, 0]), allow);
         // The rest of the program is as without lookups.
         assert_eq!(on(lookups, libc::SYS_read, [0; 6]), allow);
         assert_eq!(on(lookups, libc::SYS_fstat, [0; 6]), allow);
