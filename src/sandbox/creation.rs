@@ -1245,7 +1245,7 @@ impl Supervisor {
                 return;
             }
         }
-        if read && !self.reads_reported.insert((call.name, at.clone())) {
+        if read && !self.first_read(call.name, &at) {
             return;
         }
         let access = if read { "read" } else { "write" };
@@ -1312,7 +1312,7 @@ impl Supervisor {
         if !covered {
             return Answer::Continue;
         }
-        if !self.reads_reported.insert((call.name, at.clone())) {
+        if !self.first_read(call.name, &at) {
             return Answer::Errno(libc::EACCES);
         }
         self.report_refusal(
@@ -1324,6 +1324,12 @@ impl Supervisor {
             Some(libc::EACCES),
         );
         Answer::Errno(libc::EACCES)
+    }
+
+    /// Whether a read refused at `at` by `call` is to be reported: the first time a run,
+    /// while the bound leaves room (so what is kept to know that is bounded too).
+    fn first_read(&mut self, call: &'static str, at: &str) -> bool {
+        self.reported < MAX_REPORTED && self.reads_reported.insert((call, at.to_string()))
     }
 
     /// Whether a rule may refuse `call`: it makes a name, and names are judged; or it is
