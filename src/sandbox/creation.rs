@@ -3634,6 +3634,30 @@ mod tests {
         assert_eq!(on(lookups, libc::SYS_openat, [0; 6]), notify);
     }
 
+    /// A descriptor open `O_PATH` is told from one open for reading or writing by the
+    /// caller's fdinfo (here this process's own): a call on it itself gets EBADF.
+    #[test]
+    fn a_descriptor_open_only_as_a_path_is_known_by_its_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let cfile = CString::new(file.as_os_str().as_bytes()).unwrap();
+        let open = |flags| open_raw(libc::AT_FDCWD, &cfile, flags | libc::O_CLOEXEC, 0).unwrap();
+        let me = Caller {
+            listener: -1,
+            id: 0,
+            tid: std::process::id(),
+        };
+        let path = open(libc::O_PATH);
+        let read = open(libc::O_RDONLY);
+        let write = open(libc::O_WRONLY);
+        assert!(me.path_only(path.as_raw_fd()));
+        assert!(!me.path_only(read.as_raw_fd()));
+        assert!(!me.path_only(write.as_raw_fd()));
+        // A descriptor that is not open: not one (the call then fails as it would).
+        assert!(!me.path_only(-5));
+    }
+
     #[test]
     fn the_callers_own_paths_are_spelled_as_its_own() {
         let p = |s: &str| String::from_utf8(callers_path(s.as_bytes(), 7, 9)).unwrap();
