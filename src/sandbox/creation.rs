@@ -3634,6 +3634,79 @@ mod tests {
         assert_eq!(on(lookups, libc::SYS_openat, [0; 6]), notify);
     }
 
+    /// What a call's arguments point at is read as the kernel reads it, here from a file
+    /// standing for the caller's memory (an address is an offset): `setxattrat`'s path,
+    /// name, `struct xattr_args` and value, with the kernel's errors for a bad size, bad
+    /// flags, a struct with bytes past its fields and a null path; a lookup's path, none
+    /// for a descriptor itself.
+    #[test]
+    fn the_arguments_behind_pointers_are_read_as_the_kernel_reads_them() {
+        use std::os::unix::fs::FileExt;
+        let mem = tempfile::tempfile().unwrap();
+        mem.write_all_at(&[0u8; 0x1000], 0).unwrap();
+        mem.write_all_at(b"a.txt\0", 0x100).unwrap();
+        mem.write_all_at(b"user.x\0", 0x200).unwrap();
+        let mut args = 0x400u64.to_ne_bytes().to_vec();
+        args.extend(3u32.to_ne_bytes());
+        args.extend(1u32.to_ne_bytes());
+        mem.write_all_at(&args, 0x300).unwrap();
+        mem.write_all_at(b"abc", 0x400).unwrap();
+        mem.write_all_at(&[7], 0x31f).unwrap(); // past a 24-byte struct: not zero
+        let me = Caller {
+            listener: -1,
+            id: 0,
+            tid: std::process::id(),
+        };
+        let empty = libc::AT_EMPTY_PATH as u64;
+        let read = |nr: i64, a: [u64; 6]| Call::decode(nr, &a).unwrap().read(&me, &mem);
+        let set = |path, flags, usize| read(463, [3, path, flags, 0x200, 0x300, usize]);
+        let v = |b: &[&[u8]]| Ok(b.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
+        let flags = 1i32.to_ne_bytes();
+        assert_eq!(set(0x100, 0, 16), v(&[b"a.txt", b"user.x", b"abc", &flags]));
+        assert_eq!(set(0x100, 0, 24), v(&[b"a.txt", b"user.x", b"abc", &flags]));
+        assert_eq!(set(0x100, 0, 32), Err(libc::E2BIG));
+        assert_eq!(set(0x100, 0, 15), Err(libc::EINVAL));
+        assert_eq!(set(0x100, 0, 4097), Err(libc::E2BIG));
+        assert_eq!(set(0x100, 1, 16), Err(libc::EINVAL));
+        let nofollow = libc::AT_SYMLINK_NOFOLLOW as u64;
+        assert_eq!(set(0x100, nofollow | empty, 16).unwrap()[0], b"a.txt");
+        assert_eq!(set(0, empty, 16).unwrap()[0], b"");
+        assert_eq!(set(0, 0, 16), Err(libc::EFAULT));
+        assert_eq!(
+            read(466, [3, 0x100, 0, 0x200, 0, 0]),
+            v(&[b"a.txt", b"user.x"])
+        );
+        assert_eq!(read(466, [3, 0, empty, 0x200, 0, 0]), v(&[b"", b"user.x"]));
+        assert_eq!(read(466, [3, 0, 0, 0x200, 0, 0]), Err(libc::EFAULT));
+        assert_eq!(read(466, [3, 0x100, 4, 0x200, 0, 0]), Err(libc::EINVAL));
+        // Lookups: the path, none for a descriptor itself.
+        let stat = libc::SYS_newfstatat;
+        assert_eq!(read(stat, [3, 0x100, 0, 0, 0, 0]), v(&[b"a.txt"]));
+        assert_eq!(read(stat, [3, 0, 0, empty, 0, 0]), v(&[b""]));
+        assert_eq!(read(stat, [3, 0, 0, 0, 0, 0]), Err(libc::EFAULT));
+        assert_eq!(
+            read(libc::SYS_chdir, [0x200, 0, 0, 0, 0, 0]),
+            v(&[b"user.x"])
+        );
+    }
+
+    /// The calls that make a name say so and which; the others make none.
+    #[test]
+    fn the_calls_that_make_names_are_known_by_their_kind() {
+        let a = [11, 22, 33, 44, 55, 66];
+        let s = [b"old".to_vec(), b"new".to_vec()];
+        let call = |nr| Call::decode(nr, &a).unwrap();
+        assert!(call(libc::SYS_mkdirat).makes_names());
+        assert_eq!(call(libc::SYS_mkdirat).made(&s), vec![(&b"old"[..], 0)]);
+        assert_eq!(call(libc::SYS_linkat).made(&s), vec![(&b"new"[..], 1)]);
+        for nr in [libc::SYS_unlinkat, libc::SYS_statx, 463] {
+            assert!(
+                !call(nr).makes_names() && call(nr).made(&s).is_empty(),
+                "{nr}"
+            );
+        }
+    }
+
     /// A descriptor open `O_PATH` is told from one open for reading or writing by the
     /// caller's fdinfo (here this process's own): a call on it itself gets EBADF.
     #[test]
