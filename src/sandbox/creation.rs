@@ -3652,6 +3652,9 @@ mod tests {
         mem.write_all_at(&args, 0x300).unwrap();
         mem.write_all_at(b"abc", 0x400).unwrap();
         mem.write_all_at(&[7], 0x31f).unwrap(); // past a 24-byte struct: not zero
+                                                // The same struct where a whole page of it can be read, zeros past its fields.
+        mem.write_all_at(&[0u8; 0x1100], 0x1000).unwrap();
+        mem.write_all_at(&args, 0x1000).unwrap();
         let me = Caller {
             listener: -1,
             id: 0,
@@ -3667,6 +3670,12 @@ mod tests {
         assert_eq!(set(0x100, 0, 32), Err(libc::E2BIG));
         assert_eq!(set(0x100, 0, 15), Err(libc::EINVAL));
         assert_eq!(set(0x100, 0, 4097), Err(libc::E2BIG));
+        let page = read(463, [3, 0x100, 0, 0x200, 0x1000, 4096]);
+        assert_eq!(page, v(&[b"a.txt", b"user.x", b"abc", &flags]));
+        assert_eq!(
+            read(463, [3, 0x100, 0, 0x200, 0x1000, 4097]),
+            Err(libc::E2BIG)
+        );
         assert_eq!(set(0x100, 1, 16), Err(libc::EINVAL));
         let nofollow = libc::AT_SYMLINK_NOFOLLOW as u64;
         assert_eq!(set(0x100, nofollow | empty, 16).unwrap()[0], b"a.txt");
