@@ -109,7 +109,12 @@
 //!   (`EACCES` opening `/proc/1/mem` for writing, `EPERM` on `chmod /proc/1/comm`) is not
 //!   seen. Where a name is judged, such an `O_CREAT` open is refused by init instead, with
 //!   an event. A file of the caller's own process or of none (`/proc/self/...` named so,
-//!   `/proc/sys/...`, read-only) is opened or changed by init, and its refusal reported;
+//!   `/proc/sys/...`, read-only) is changed by init, and opened by it first: a refusal
+//!   there is init's answer and reported (`/proc/self/environ` for writing: `EACCES`;
+//!   `/proc/sys/...`: `EROFS`); one it may open is opened again by the kernel for the
+//!   caller (`CONTINUE`, so that a file of procfs is the caller's own as it would be),
+//!   which cannot refuse what the same credentials were just given on the caller's own
+//!   file;
 //! - `/dev/tty`, and a terminal reopened through the caller's own descriptor: the only
 //!   failure there is `ENXIO` (no controlling terminal), no refusal of a rule;
 //! - a refusal by `write` itself after an open that succeeded (`/proc/self/attr/current`
@@ -1879,7 +1884,8 @@ impl Supervisor {
     /// (`O_PATH`, following a link unless `flags` say not to), then changed through
     /// init's own descriptor for it (`/proc/self/fd/N`, which names that file and
     /// nothing else), so nothing renamed meanwhile changes which file it is. A file of
-    /// /proc (init's, through /proc/self) is left to the kernel: no rule is judged here.
+    /// /proc that is not the caller's own or no process's is left to the kernel (see
+    /// below): no rule is judged here.
     fn on_file(
         &mut self,
         caller: &Caller,
@@ -2090,7 +2096,7 @@ impl Supervisor {
             self.report_name(
                 "open",
                 shown.as_bytes(),
-                "a path to the supervisor's own files (through /proc/self), never opened for a process",
+                "not the caller's own: a file of /proc of pid 1 or another process (by /proc/N, or a link to /proc/self), or a pipe or socket reached through /proc, never opened for a process while names are judged",
             );
             return Answer::Errno(libc::EPERM);
         }
