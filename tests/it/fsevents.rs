@@ -778,8 +778,8 @@ attempt("own-read-back", check_own)
 
 /// A folder `deny_read` covers refuses being listed and looked into, rather than listing
 /// as empty (which a program takes for content: `git add -A` recorded its files as
-/// deleted): `ls`, `find`, `opendir`, `stat`, `access`, `readlink`, `cd` and an open of a
-/// name in it each fail with EACCES and are one `filesystem-read` event naming the rule,
+/// deleted): `ls`, `find`, `opendir`, `stat`, `access`, `readlink`, `getxattrat`,
+/// `listxattr`, `cd` and an open of a name in it each fail with EACCES and are one `filesystem-read` event naming the rule,
 /// once per call and path a run, so a tool going over the tree again and again (git at
 /// each command) makes no more of them. The twins: the folder itself can be seen, its
 /// neighbours list and stat, `git add -A` and commits leave its files alone.
@@ -813,6 +813,18 @@ attempt("lstat-deeper", lambda: os.lstat("private/sub/b.txt"))
 attempt("access-inside", lambda: accessible("private/a.txt"))
 attempt("readlink-inside", lambda: os.readlink("private/l"))
 attempt("chdir", lambda: os.chdir("private"))
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def getxattrat(path, name):
+    buf = ctypes.create_string_buffer(64)
+    raw = struct.pack("QII", ctypes.addressof(buf), 64, 0)
+    args = ctypes.create_string_buffer(raw, len(raw))
+    if libc.syscall(464, ctypes.c_long(-100), path, ctypes.c_uint(0), name, args, ctypes.c_size_t(16)) < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+attempt("getxattrat-inside", lambda: getxattrat(b"private/a.txt", b"user.x"))
+attempt("listxattr-inside", lambda: os.listxattr("private/sub"))
 attempt("read-inside", lambda: read("private/a.txt"))
 attempt("ls-inside", lambda: run("ls", "private/a.txt"))
 attempt("find", lambda: run("find", "private"))
@@ -839,6 +851,8 @@ attempt("commits", commits)
         ("lstat-deeper", false),
         ("access-inside", false),
         ("readlink-inside", false),
+        ("getxattrat-inside", false),
+        ("listxattr-inside", false),
         ("chdir", false),
         ("read-inside", false),
         ("ls-inside", false),
@@ -868,6 +882,8 @@ attempt("commits", commits)
         ("(chdir", "private "),
         ("(openat", "private/a.txt "),
         ("(statx", "private/a.txt "),
+        ("(getxattrat", "private/a.txt "),
+        ("(listxattr", "private/sub "),
         // git's look at the folder below it, once for five commits.
         ("(newfstatat", "private/sub "),
     ] {
@@ -883,7 +899,7 @@ attempt("commits", commits)
     }
     // `find` opened the folder as `os.listdir` did, `stat-again` and five commits
     // looked again at what was looked at: nothing more.
-    assert_eq!(lines.len(), 10, "{}", lines.join("\n"));
+    assert_eq!(lines.len(), 12, "{}", lines.join("\n"));
     // Nothing of the host changed, and no commit touched the folder.
     let tree = env.workdir(&id);
     assert_eq!(
