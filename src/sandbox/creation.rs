@@ -39,7 +39,7 @@
 //! read-only tmpfs: EACCES, where an empty listing would have `git add -A` record its
 //! files as deleted). So in a run whose rules deny reading, and only there, every open
 //! goes to the supervisor, and where a folder is covered so do the calls that look a path
-//! up ([`looking_calls`]: `stat`, `access`, `readlink`, `getxattr`, `chdir`); a refused
+//! up ([`looking_calls`]: `stat`, `access`, `readlink`, `getxattr`, `chdir`, `execve`); a refused
 //! read (`EACCES` on a covered file, on a covered folder or a name in it) is reported as
 //! `filesystem-read`, once per call and path a run (git looks again at each command);
 //! BENCHMARKS.md has what that costs.
@@ -381,7 +381,8 @@ pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
     v
 }
 
-/// The calls that look a path up without opening or changing it, sent to the supervisor
+/// The calls that look a path up without opening or changing it (running a program
+/// looks its file up), sent to the supervisor
 /// where a `deny_read` rule covers a folder (see [`Watch::read_dirs`]): a lookup refused
 /// there is reported as a read. With the argument holding their `AT_*` flags where a
 /// call on a descriptor itself (`AT_EMPTY_PATH`: glibc's `fstat`) is not sent, as it
@@ -402,6 +403,9 @@ pub fn looking_calls() -> Vec<(&'static str, i64, Option<u8>)> {
         ("getxattrat", SYS_GETXATTRAT, None),
         ("listxattrat", SYS_LISTXATTRAT, None),
         ("chdir", libc::SYS_chdir, None),
+        ("statfs", libc::SYS_statfs, None),
+        ("execve", libc::SYS_execve, None),
+        ("execveat", libc::SYS_execveat, None),
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
@@ -2670,6 +2674,14 @@ impl Call {
                 lookup(fd(a[0]), a[1], a[2] as i32, None),
             ),
             libc::SYS_chdir => ("chdir", lookup(libc::AT_FDCWD, a[0], 0, Some(libc::X_OK))),
+            libc::SYS_statfs => ("statfs", lookup(libc::AT_FDCWD, a[0], 0, None)),
+            // A program run: its file looked up and checked for running; the kernel runs
+            // it (or refuses) as it would have.
+            libc::SYS_execve => ("execve", lookup(libc::AT_FDCWD, a[0], 0, Some(libc::X_OK))),
+            libc::SYS_execveat => (
+                "execveat",
+                lookup(fd(a[0]), a[1], a[4] as i32, Some(libc::X_OK)),
+            ),
             SYS_SETXATTRAT | SYS_REMOVEXATTRAT => {
                 let remove = nr == SYS_REMOVEXATTRAT;
                 (
@@ -3269,6 +3281,9 @@ mod tests {
         is(464, "getxattrat", 11, 22, 33, None);
         is(465, "listxattrat", 11, 22, 33, None);
         is(libc::SYS_chdir, "chdir", cwd, 11, 0, Some(libc::X_OK));
+        is(libc::SYS_statfs, "statfs", cwd, 11, 0, None);
+        is(libc::SYS_execve, "execve", cwd, 11, 0, Some(libc::X_OK));
+        is(libc::SYS_execveat, "execveat", 11, 22, 55, Some(libc::X_OK));
         #[cfg(target_arch = "x86_64")]
         {
             is(libc::SYS_stat, "stat", cwd, 11, 0, None);
@@ -3621,6 +3636,9 @@ mod tests {
             464, // getxattrat
             465, // listxattrat
             libc::SYS_chdir,
+            libc::SYS_statfs,
+            libc::SYS_execve,
+            libc::SYS_execveat,
             libc::SYS_stat,
             libc::SYS_lstat,
             libc::SYS_access,

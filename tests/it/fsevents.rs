@@ -779,7 +779,8 @@ attempt("own-read-back", check_own)
 /// A folder `deny_read` covers refuses being listed and looked into, rather than listing
 /// as empty (which a program takes for content: `git add -A` recorded its files as
 /// deleted): `ls`, `find`, `opendir`, `stat`, `access`, `readlink`, `getxattrat`,
-/// `listxattr`, `cd` and an open of a name in it each fail with EACCES and are one `filesystem-read` event naming the rule,
+/// `listxattr`, `statfs`, `cd`, running a program and an open of a name in it each fail
+/// with EACCES and are one `filesystem-read` event naming the rule,
 /// once per call and path a run, so a tool going over the tree again and again (git at
 /// each command) makes no more of them. The twins: the folder itself can be seen, its
 /// neighbours list and stat, `git add -A` and commits leave its files alone.
@@ -825,6 +826,8 @@ def getxattrat(path, name):
         raise OSError(e, os.strerror(e))
 attempt("getxattrat-inside", lambda: getxattrat(b"private/a.txt", b"user.x"))
 attempt("listxattr-inside", lambda: os.listxattr("private/sub"))
+attempt("run-inside", lambda: subprocess.run(["private/run.sh"]))
+attempt("statvfs-inside", lambda: os.statvfs("private/sub/b.txt"))
 attempt("read-inside", lambda: read("private/a.txt"))
 attempt("ls-inside", lambda: run("ls", "private/a.txt"))
 attempt("find", lambda: run("find", "private"))
@@ -853,6 +856,8 @@ attempt("commits", commits)
         ("readlink-inside", false),
         ("getxattrat-inside", false),
         ("listxattr-inside", false),
+        ("run-inside", false),
+        ("statvfs-inside", false),
         ("chdir", false),
         ("read-inside", false),
         ("ls-inside", false),
@@ -884,6 +889,8 @@ attempt("commits", commits)
         ("(statx", "private/a.txt "),
         ("(getxattrat", "private/a.txt "),
         ("(listxattr", "private/sub "),
+        ("(execve", "private/run.sh "),
+        ("(statfs", "private/sub/b.txt "),
         // git's look at the folder below it, once for five commits.
         ("(newfstatat", "private/sub "),
     ] {
@@ -899,7 +906,7 @@ attempt("commits", commits)
     }
     // `find` opened the folder as `os.listdir` did, `stat-again` and five commits
     // looked again at what was looked at: nothing more.
-    assert_eq!(lines.len(), 12, "{}", lines.join("\n"));
+    assert_eq!(lines.len(), 14, "{}", lines.join("\n"));
     // Nothing of the host changed, and no commit touched the folder.
     let tree = env.workdir(&id);
     assert_eq!(
