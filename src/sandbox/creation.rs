@@ -102,6 +102,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
+use super::caps;
 use super::fspolicy::component_matches;
 use super::refusals::{Refusal, MAX_REPORTED};
 
@@ -589,6 +590,13 @@ impl Caller {
         CString::new(format!("/proc/{}/{rest}", self.tid)).expect("no NUL")
     }
 
+    /// The caller's own /proc entry `rest` (`fd/N`), opened `O_PATH` as a tracer (see
+    /// [`caps::as_tracer`]): what the caller opens as itself, even non-dumpable.
+    fn entry(&self, rest: &str) -> Result<OwnedFd, i32> {
+        let link = self.proc(rest);
+        caps::as_tracer(|| open_raw(libc::AT_FDCWD, &link, libc::O_PATH | libc::O_CLOEXEC, 0))
+    }
+
     /// A NUL-terminated string at `addr` in the caller's memory, read page by page (the
     /// string may end just before an unmapped page). Errno as the kernel would give it.
     fn string(&self, mem: &std::fs::File, addr: u64) -> Result<Vec<u8>, i32> {
@@ -643,16 +651,20 @@ impl Caller {
         } else {
             self.proc(&format!("fd/{dirfd}"))
         };
-        open_raw(
-            libc::AT_FDCWD,
-            &link,
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            0,
-        )
+        // The caller's own entry, nothing after it: what the caller opens as itself.
+        caps::as_tracer(|| {
+            open_raw(
+                libc::AT_FDCWD,
+                &link,
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                0,
+            )
+        })
         .map(Some)
         .map_err(|e| match e {
             libc::ENOENT if dirfd != libc::AT_FDCWD => libc::EBADF,
-            // A caller init may not look at (non-dumpable): refused.
+            // A caller init may not look at (non-dumpable, where init holds no
+            // CAP_SYS_PTRACE): refused.
             libc::EACCES | libc::EPERM => libc::EPERM,
             e => e,
         })
@@ -760,6 +772,22 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
     CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
 }
 
+/// A caller's own descriptor, `/proc/TGID/fd/N` as [`own_descriptor`] spells it, held
+/// open (`O_PATH`) by init: opened as a tracer (the caller may always open its own, and
+/// the path is that one magic link, nothing after it), then reached through init's own
+/// `/proc/self/fd` for what is done with it, with no capability effective.
+struct Own(OwnedFd);
+
+impl Own {
+    fn path(&self) -> CString {
+        CString::new(format!("/proc/self/fd/{}", self.0.as_raw_fd())).expect("no NUL")
+    }
+}
+
+fn own_entry(own: &CString) -> Result<Own, i32> {
+    caps::as_tracer(|| open_raw(libc::AT_FDCWD, own, libc::O_PATH | libc::O_CLOEXEC, 0)).map(Own)
+}
+
 /// The device and inode of the folder `name` in the folder `fd` is open on (not
 /// following a link), if it is a folder.
 fn dir_id(fd: &OwnedFd, name: &[u8]) -> Option<(u64, u64)> {
@@ -832,7 +860,7 @@ fn callers_path(path: &[u8], tgid: u32, tid: u32) -> Vec<u8> {
 /// Where the caller's descriptor `fd` is open, as its /proc names it (empty where that
 /// cannot be read).
 fn caller_fd_path(caller: &Caller, fd: i32) -> String {
-    std::fs::read_link(format!("/proc/{}/fd/{fd}", caller.tid))
+    caps::as_tracer(|| std::fs::read_link(format!("/proc/{}/fd/{fd}", caller.tid)))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
@@ -1000,12 +1028,16 @@ impl Supervisor {
             // The filter sends nothing else.
             return Answer::Errno(libc::ENOSYS);
         };
-        let mem = match std::fs::File::open(format!("/proc/{}/mem", caller.tid)) {
+        // Read-only, opened with CAP_SYS_PTRACE raised in this thread where init holds it
+        // (caps.rs), so a process that made itself non-dumpable (ssh-agent, gpg-agent) is
+        // read, judged and acted for as any other.
+        let mem = match caps::as_tracer(|| std::fs::File::open(format!("/proc/{}/mem", caller.tid)))
+        {
             Ok(m) => m,
             Err(_) if !caller.valid() => return Answer::Gone,
-            // A process that made itself non-dumpable (ssh-agent, gpg-agent, git-loop's
-            // own): where no rule is judged on its call, the kernel does it (only the
-            // report of a refusal is lost); where one would be, it is refused.
+            // Where init holds no CAP_SYS_PTRACE (a setuid bwrap): where no rule is judged
+            // on its call, the kernel does it (only the report of a refusal is lost);
+            // where one would be, it is refused.
             Err(_) if !self.judges(&call) => return Answer::Continue,
             Err(_) => {
                 let rule = self.unreadable(&call);
@@ -1256,7 +1288,7 @@ impl Supervisor {
         } else {
             format!("/proc/{}/fd/{dirfd}", caller.tid)
         };
-        match std::fs::read_link(link) {
+        match caps::as_tracer(|| std::fs::read_link(link)) {
             Ok(dir) => format!("{}/{path}", dir.display()),
             Err(_) => path.into_owned(),
         }
@@ -1383,7 +1415,11 @@ impl Supervisor {
                 if s[0].is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
                     // The caller's descriptor itself (an O_TMPFILE file given a name):
                     // linked through the caller's own /proc entry, as `open(2)` documents.
-                    let own = c(format!("/proc/{tgid}/fd/{olddir}").as_bytes());
+                    let held = match own_entry(&c(format!("/proc/{tgid}/fd/{olddir}").as_bytes())) {
+                        Ok(held) => held,
+                        Err(e) => return Answer::Errno(e),
+                    };
+                    let own = held.path();
                     return result(unsafe {
                         // SAFETY: NUL-terminated paths.
                         libc::linkat(
@@ -1399,6 +1435,11 @@ impl Supervisor {
                     // `/proc/self/fd/N`, the way `open(2)` gives an O_TMPFILE file a
                     // name without privileges: the caller's descriptor, not init's.
                     if let Some(own) = own_descriptor(&s[0], tgid, caller.tid) {
+                        let held = match own_entry(&own) {
+                            Ok(held) => held,
+                            Err(e) => return Answer::Errno(e),
+                        };
+                        let own = held.path();
                         return result(unsafe {
                             // SAFETY: NUL-terminated paths.
                             libc::linkat(
@@ -1653,13 +1694,13 @@ impl Supervisor {
                 return Answer::Errno(libc::ENOENT);
             }
             // The caller's descriptor itself.
-            open_raw(
-                libc::AT_FDCWD,
-                &caller.proc(&format!("fd/{dirfd}")),
-                libc::O_PATH | libc::O_CLOEXEC,
-                0,
-            )
-            .map_err(|e| if e == libc::ENOENT { libc::EBADF } else { e })
+            caller.entry(&format!("fd/{dirfd}")).map_err(|e| {
+                if e == libc::ENOENT {
+                    libc::EBADF
+                } else {
+                    e
+                }
+            })
         } else {
             let p = callers_path(path, tgid, caller.tid);
             let nofollow = if flags & libc::AT_SYMLINK_NOFOLLOW != 0 {
@@ -1710,18 +1751,21 @@ impl Supervisor {
         }
         if let Some(own) = own_descriptor(path, tgid, caller.tid) {
             // The caller's own open file, opened again as the kernel would for it.
-            return match open_raw(
-                libc::AT_FDCWD,
-                &own,
-                (flags & !libc::O_CREAT) | libc::O_NOCTTY,
-                0,
-            ) {
+            return match own_entry(&own).and_then(|held| {
+                open_raw(
+                    libc::AT_FDCWD,
+                    &held.path(),
+                    (flags & !libc::O_CREAT) | libc::O_NOCTTY,
+                    0,
+                )
+            }) {
                 Ok(fd) if !judged && is_tty(&fd) => Answer::Continue,
                 Ok(fd) => Answer::Fd { fd, cloexec },
                 Err(e) => Answer::Errno(e),
             };
         }
         // `/proc/self/cwd/...` is the caller's working folder, not init's.
+        let given = path;
         let mut path = callers_path(path, tgid, caller.tid);
         let mut base = match caller.base(dirfd, &path) {
             Ok(b) => b,
@@ -1758,6 +1802,13 @@ impl Supervisor {
                         return self.fifo(caller, base, cpath, flags, None);
                     }
                     Err(libc::ENOENT) if creating => {}
+                    // A /proc entry of the caller's own below its /proc/self (`mem`), which
+                    // init opens only as itself: a non-dumpable caller's is then refused
+                    // to init where the caller may open it. Where no name is judged, the
+                    // kernel opens it as the caller (as `opened` leaves /proc files).
+                    Err(libc::EACCES | libc::EPERM) if path != given && !judged => {
+                        return Answer::Continue
+                    }
                     Err(e) => return Answer::Errno(e),
                 }
             }

@@ -26,7 +26,7 @@ use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
-use super::creation;
+use super::{caps, creation};
 
 /// The hidden subcommand bwrap runs as pid 1.
 pub const ARG: &str = "__init";
@@ -43,6 +43,18 @@ pub fn not_dumpable() {
 pub fn main(args: &[OsString]) -> ! {
     not_dumpable();
     let (patterns, watch, report_fd) = creation::parse_init_args(args);
+    let supervises = !patterns.is_empty()
+        || watch.writes
+        || watch.reads
+        || !watch.names.is_empty()
+        || !watch.pins.is_empty();
+    // Before any other thread: every capability bwrap granted is dropped from every set,
+    // but CAP_SYS_PTRACE kept permitted for the supervisor (caps.rs).
+    if let Err(why) = caps::settle(supervises) {
+        eprintln!("git-loop: the sandbox's init {why}");
+        std::process::exit(1);
+    }
+    not_dumpable();
     // The report pipe is init's alone: never inherited by the command, never waited on.
     let report = report_fd.map(|fd| {
         // SAFETY: fcntl on a descriptor bwrap passed on; init owns it from here.
@@ -54,12 +66,7 @@ pub fn main(args: &[OsString]) -> ! {
         }
     });
     // Prepared before the fork: the child only makes system calls on it.
-    let supervised = (!patterns.is_empty()
-        || watch.writes
-        || watch.reads
-        || !watch.names.is_empty()
-        || !watch.pins.is_empty())
-    .then(|| {
+    let supervised = supervises.then(|| {
         let program = creation::program(watch.sent());
         let pair = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| {
             eprintln!("git-loop: cannot set up the creation supervisor: {e}");
@@ -142,6 +149,16 @@ pub fn main(args: &[OsString]) -> ! {
             libc::sigemptyset(&mut none);
             libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            // No capability in any set: the one init keeps is init's alone.
+            let errno = caps::drop_in_child();
+            if errno != 0 {
+                let msg = format!(
+                    "git-loop: cannot drop the capabilities of the command: {}\n",
+                    std::io::Error::from_raw_os_error(errno)
+                );
+                libc::write(2, msg.as_ptr().cast(), msg.len());
+                libc::_exit(126);
+            }
             // The creation filter, last before exec: nothing of the command runs without
             // it, and a filter that cannot be had ends the run here.
             if let Some(fprog) = &fprog {

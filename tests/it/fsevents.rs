@@ -351,60 +351,75 @@ attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
         .stdout_has("renames refused by pid 1");
 }
 
-/// A process that made itself non-dumpable (as ssh-agent does) cannot have its memory
-/// read by pid 1: its writes are left to the kernel, which still refuses a read-only
-/// place, and its ordinary writes work; where a name is refused when made (a
-/// `deny_create` rule, or a file of the built-in list not in the working tree, as in
-/// most), a call that may make a name cannot be judged and is refused, its other writes
-/// still work.
+/// A process that made itself non-dumpable (as ssh-agent does) is read, judged and acted
+/// for by pid 1 as any other (pid 1 raises CAP_SYS_PTRACE to open its /proc entries:
+/// src/sandbox/caps.rs): its ordinary writes and names work, relative to its working
+/// folder and through its own descriptors (`/dev/stderr`); a `deny_create` name and a
+/// file of the built-in list not in the tree are refused with their ordinary rule; its
+/// writes to read-only places are refused by the kernel and each is an event. No event
+/// says `not dumpable`.
 #[test]
-fn a_non_dumpable_process_writes_as_the_kernel_allows() {
+fn a_non_dumpable_process_is_judged_and_its_refusals_are_events() {
     let (env, _repo, id) = setup(&[("README", "app\n")]);
-    // Every file of the list writable: no name is judged.
-    env.write_profile("[filesystem]\nallow_write = [\".bashrc\", \".bash_profile\", \".zshrc\", \".zprofile\", \".profile\", \".ripgreprc\", \".gitconfig\", \".gitmodules\", \".mcp.json\", \".envrc\", \".pre-commit-config.yaml\"]\n",
-    );
+    env.write_profile("[filesystem]\ndeny_create = [\"*.pem\"]\n");
+    let work = env.workdir(&id);
+    let config_before = fs::read(work.join(".git/config")).ok();
     let body = r#"
 import ctypes
 assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
 def append(path):
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     os.write(fd, b"y\n")
     os.close(fd)
+def own_stderr():
+    fd = os.open("/dev/stderr", os.O_WRONLY | os.O_CREAT)
+    os.write(fd, b"to stderr\n")
+    os.close(fd)
 attempt("append", lambda: append("README"))
-attempt("usr", lambda: append("/usr/bin/env"))
-attempt("make", lambda: write("NAME"))
+attempt("cert", lambda: write("cert.txt"))
+attempt("mkdir", lambda: os.mkdir("sub"))
+attempt("deep", lambda: write("sub/deep.txt"))
+attempt("rename", lambda: os.rename("cert.txt", "cert2.txt"))
+attempt("stderr", own_stderr)
+attempt("pem", lambda: write("key.pem"))
+attempt("envrc", lambda: write(".envrc"))
+attempt("usr", lambda: write("/usr/x"))
+attempt("git-config", lambda: append(".git/config"))
 "#;
-    let out = inside(&env, &id, &body.replace("NAME", "made.txt"));
-    verdict(&out, "append", true);
-    verdict(&out, "usr", false);
-    verdict(&out, "make", true);
-    assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
-    for (profile, name, why) in [
-        (
-            "[filesystem]\ndeny_create = [\"*.pem\"]\n",
-            "made2.txt",
-            "deny_create judges every name",
-        ),
-        ("", "made3.txt", "allow_write naming them lifts it"),
+    let out = inside(&env, &id, body);
+    for (label, allowed) in [
+        ("append", true),
+        ("cert", true),
+        ("mkdir", true),
+        ("deep", true),
+        ("rename", true),
+        ("stderr", true),
+        ("pem", false),
+        ("envrc", false),
+        ("usr", false),
+        ("git-config", false),
     ] {
-        env.write_profile(profile);
-        let out = inside(&env, &id, &body.replace("NAME", name));
-        verdict(&out, "append", true);
-        verdict(&out, "usr", false);
-        verdict(&out, "make", false);
-        // The refusal says why and what lifts it.
-        env.run(["log", &id])
-            .ok()
-            .stdout_has("not dumpable: the name it makes cannot be read, and")
-            .stdout_has(why);
+        verdict(&out, label, allowed);
     }
-    let work = env.workdir(&id);
-    assert_eq!(
-        fs::read_to_string(work.join("README")).unwrap(),
-        "app\ny\ny\ny\n"
+    assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &["filesystem-write", "/key.pem", "deny_create: *.pem"],
     );
-    assert!(work.join("made.txt").is_file() && !work.join("made2.txt").exists());
-    assert!(!work.join("made3.txt").exists());
+    one_line(&lines, &["filesystem-write", "/.envrc", "mandatory"]);
+    one_line(&lines, &["filesystem-write", "/usr/x", "read-only: /usr"]);
+    one_line(&lines, &["filesystem-write", "/.git/config", "own file"]);
+    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
+    let log = env.run(["log", &id]).ok().stdout;
+    assert!(!log.contains("not dumpable"), "{log}");
+    // On the host: what was allowed, nothing else.
+    assert_eq!(fs::read_to_string(work.join("README")).unwrap(), "app\ny\n");
+    assert!(work.join("cert2.txt").is_file() && work.join("sub/deep.txt").is_file());
+    assert!(!work.join("key.pem").exists() && !work.join(".envrc").exists());
+    assert_eq!(fs::read(work.join(".git/config")).ok(), config_before);
+    assert!(!std::path::Path::new("/usr/x").exists());
 }
 
 /// A file of the built-in list that is not in the working tree when the run starts
