@@ -2341,15 +2341,30 @@ print("sib-dirfd-creat", tryopen("mem", os.O_RDWR | os.O_CREAT, dir_fd=d))
 print("sib-selffd-creat", tryopen("/proc/self/fd/%d/mem" % d, os.O_RDWR | os.O_CREAT))
 print("sib-devfd-creat", tryopen("/dev/fd/%d/mem" % d, os.O_RDWR | os.O_CREAT))
 print("sib-cwd-creat", tryopen("/proc/self/cwd/../../../proc/%d/mem" % sib.pid, os.O_RDWR | os.O_CREAT))
+# A file made through the sibling's working folder: not on /proc, so only the ptrace
+# check on its cwd link stands in the way, as it does for the caller.
+print("sib-cwd-file", tryopen("/proc/%d/cwd/deputy.txt" % sib.pid, os.O_WRONLY | os.O_CREAT))
+print("sib-root-file", tryopen("/proc/%d/root/tmp/deputy.txt" % sib.pid, os.O_WRONLY | os.O_CREAT))
+def trymkdir(path):
+    try:
+        os.mkdir(path)
+        return "opened"
+    except OSError as e:
+        return "refused " + str(e.strerror)
+print("sib-cwd-mkdir", trymkdir("/proc/%d/cwd/deputy-dir" % sib.pid))
 sib.kill()
 print("own-mem", tryopen("/proc/self/mem", os.O_RDWR | os.O_CREAT))
+print("own-cwd-file", tryopen("/proc/self/cwd/own.txt", os.O_WRONLY | os.O_CREAT))
+print("deputy-files", os.path.exists("deputy.txt"), os.path.exists("/tmp/deputy.txt"), os.path.exists("deputy-dir"))
 "#;
     let run = py(&env, &id, code, &[]).ok();
     let zero = "['CapAmb=0000000000000000', 'CapBnd=0000000000000000', 'CapEff=0000000000000000', 'CapInh=0000000000000000', 'CapPrm=0000000000000000']";
     run.stdout_has(&format!("self {zero}"))
         .stdout_has(&format!("descendant {zero}"))
         .stdout_has("sibling ready own-mem 4")
-        .stdout_has("own-mem opened");
+        .stdout_has("own-mem opened")
+        .stdout_has("own-cwd-file opened")
+        .stdout_has("deputy-files False False False");
     for label in [
         "pid1-mem-ro",
         "pid1-mem-rw",
@@ -2364,6 +2379,9 @@ print("own-mem", tryopen("/proc/self/mem", os.O_RDWR | os.O_CREAT))
         "sib-selffd-creat",
         "sib-devfd-creat",
         "sib-cwd-creat",
+        "sib-cwd-file",
+        "sib-root-file",
+        "sib-cwd-mkdir",
     ] {
         let line = run
             .stdout
