@@ -68,8 +68,18 @@
 //!   could not — except through its own `/proc/self`, which is why the rules below exist.
 //! - Fail closed: if init's supervisor ends, init aborts (and with pid 1 the whole sandbox
 //!   ends); if the listener is closed while the command runs, every notifying call fails
-//!   with ENOSYS (the kernel's rule for a filter whose listener is gone). A caller whose
-//!   memory init cannot read (a process that made itself non-dumpable) is refused.
+//!   with ENOSYS (the kernel's rule for a filter whose listener is gone).
+//! - A caller that made itself non-dumpable (ssh-agent, gpg-agent) fails the ptrace check
+//!   that opening its `/proc/TID/mem`, `cwd` and `fd/N` makes. init keeps `CAP_SYS_PTRACE`
+//!   permitted only and raises it in this thread around exactly those opens (the path is
+//!   the caller's own entry, nothing after it: [`caps::as_tracer`], `Caller::entry`,
+//!   `own_entry`), so such a caller is read, judged and acted for as any other, and what
+//!   init then does for it runs with no effective capability. Where init holds none (a
+//!   setuid bwrap, see caps.rs), such a caller's judged calls are refused
+//!   (`not dumpable: ...`, [`Supervisor::unreadable`]) and its other calls left to the
+//!   kernel, unreported. Paths through its own `/proc/self/cwd/...` or `/root/...`
+//!   are opened by init as itself (the capability is never raised for a path the caller
+//!   chose), so they fail for such a caller where a name is judged.
 //!
 //! What init does on a caller's behalf, so that the result is the one the kernel would
 //! have given the caller:

@@ -7,9 +7,15 @@
 //! `/proc/1/fd/*` and `/proc/1/environ` open too. bwrap has no option that changes this,
 //! and `PR_SET_DUMPABLE` does not survive an exec, so pid 1 must be a process that sets it
 //! itself and then never execs: this one. Non-dumpable, it fails every ptrace-mode check
-//! made by a process without `CAP_SYS_PTRACE` (the sandbox has no capability), which closes
-//! all of those files at once rather than one bind mount per file. What it costs is one
-//! exec of this binary per run (BENCHMARKS.md, "Sandbox start").
+//! made by a process without `CAP_SYS_PTRACE` (no process inside has a capability), which
+//! closes all of those files at once rather than one bind mount per file. What it costs is
+//! one exec of this binary per run (BENCHMARKS.md, "Sandbox start").
+//!
+//! Its capabilities: bwrap grants it `CAP_SYS_PTRACE` and `CAP_SETPCAP` of the sandbox's
+//! user namespace; before anything else it empties every set but `CAP_SYS_PTRACE`
+//! permitted, which only the supervisor's thread raises, around the open of a caller's
+//! /proc entries, and the command's process drops between fork and exec (caps.rs). Holding
+//! a capability the others lack is one more reason their ptrace checks against it fail.
 //!
 //! What it does is what bwrap's init did: start the command as its only child, reap every
 //! orphan the pid namespace hands it, and end with the command's status when the command
@@ -20,7 +26,8 @@
 //! supervisor of the calls that make names, write or read (creation.rs): the command's
 //! process installs the notify filter between fork and exec and sends init the
 //! listener; init answers those calls from a thread of its own and reports refusals on
-//! `--report-fd`. If that thread ever stops, init ends, and the sandbox with it.
+//! `--report-fd`. If that thread ever stops, init ends, and the sandbox with it. Without
+//! a supervisor it keeps no capability at all.
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
