@@ -24,7 +24,9 @@
 //! `CAP_SYS_PTRACE` *permitted only*: no thread of pid 1 has an effective capability.
 //! Capabilities are a thread's own, so [`as_tracer`] raises it in the calling thread
 //! only, around one open of a caller's /proc entry (the access check is made at open:
-//! the descriptor then reads as any other), and lowers it before returning; if it cannot
+//! the descriptor then reads as any other), where that open failed without it
+//! ([`tracing_if_refused`]: a dumpable caller's never needs it), and lowers it before
+//! returning; if it cannot
 //! be lowered, pid 1 aborts, and the sandbox ends. Everything pid 1 does *for* a caller
 //! (opens, `mkdir`, `rename`, ...) therefore runs with no effective capability: the
 //! kernel's checks are the caller's. The command's process drops it from every set
@@ -197,6 +199,33 @@ pub fn as_tracer<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// A refusal an open of a caller's /proc entry gets from the ptrace check.
+pub trait Refusal {
+    fn refused(&self) -> bool;
+}
+
+impl Refusal for i32 {
+    fn refused(&self) -> bool {
+        matches!(*self, libc::EACCES | libc::EPERM)
+    }
+}
+
+impl Refusal for std::io::Error {
+    fn refused(&self) -> bool {
+        self.raw_os_error().is_some_and(|e| e.refused())
+    }
+}
+
+/// `f` as it is, and again with [`as_tracer`] only where the ptrace check refused it (a
+/// non-dumpable caller): a dumpable caller's entries open without the capability, so it
+/// is raised only where it is needed, and the common call costs nothing more.
+pub fn tracing_if_refused<T, E: Refusal>(f: impl Fn() -> Result<T, E>) -> Result<T, E> {
+    match f() {
+        Err(e) if e.refused() && held() => as_tracer(f),
+        done => done,
+    }
+}
+
 /// In the command's process between fork and exec: every set emptied (bounding and
 /// ambient are already, by [`settle`]). Returns 0 or the errno. Only system calls on
 /// stack memory: sound in a forked child.
@@ -236,6 +265,21 @@ mod tests {
         assert_eq!(bit(CAP_SYS_PTRACE), (0, 1 << 19));
         assert_eq!(bit(CAP_SETPCAP), (0, 1 << 8));
         assert_eq!(bit(40), (1, 1 << 8));
+    }
+
+    #[test]
+    fn only_the_ptrace_checks_refusals_are_tried_again() {
+        assert!(libc::EACCES.refused() && libc::EPERM.refused());
+        assert!(!libc::ENOENT.refused() && !libc::EBADF.refused());
+        assert!(std::io::Error::from_raw_os_error(libc::EACCES).refused());
+        assert!(!std::io::Error::other("no errno").refused());
+        let tries = std::cell::Cell::new(0);
+        let r: Result<(), i32> = tracing_if_refused(|| {
+            tries.set(tries.get() + 1);
+            Err(libc::EACCES)
+        });
+        // Not held here: tried once, the refusal as it is.
+        assert_eq!((r, tries.get()), (Err(libc::EACCES), 1));
     }
 
     #[test]

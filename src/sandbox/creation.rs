@@ -71,9 +71,9 @@
 //!   with ENOSYS (the kernel's rule for a filter whose listener is gone).
 //! - A caller that made itself non-dumpable (ssh-agent, gpg-agent) fails the ptrace check
 //!   that opening its `/proc/TID/mem`, `cwd` and `fd/N` makes. init keeps `CAP_SYS_PTRACE`
-//!   permitted only and raises it in this thread around exactly those opens (the path is
-//!   the caller's own entry, nothing after it: [`caps::as_tracer`], `Caller::entry`,
-//!   `own_entry`), so such a caller is read, judged and acted for as any other, and what
+//!   permitted only and raises it in this thread around exactly those opens, where they
+//!   failed without it (the path is the caller's own entry, nothing after it:
+//!   [`caps::tracing_if_refused`], `Caller::entry`, `own_entry`), so such a caller is read, judged and acted for as any other, and what
 //!   init then does for it runs with no effective capability. Where init holds none (a
 //!   setuid bwrap, see caps.rs), such a caller's judged calls are refused
 //!   (`not dumpable: ...`, [`Supervisor::unreadable`]) and its other calls left to the
@@ -604,7 +604,9 @@ impl Caller {
     /// [`caps::as_tracer`]): what the caller opens as itself, even non-dumpable.
     fn entry(&self, rest: &str) -> Result<OwnedFd, i32> {
         let link = self.proc(rest);
-        caps::as_tracer(|| open_raw(libc::AT_FDCWD, &link, libc::O_PATH | libc::O_CLOEXEC, 0))
+        caps::tracing_if_refused(|| {
+            open_raw(libc::AT_FDCWD, &link, libc::O_PATH | libc::O_CLOEXEC, 0)
+        })
     }
 
     /// A NUL-terminated string at `addr` in the caller's memory, read page by page (the
@@ -662,7 +664,7 @@ impl Caller {
             self.proc(&format!("fd/{dirfd}"))
         };
         // The caller's own entry, nothing after it: what the caller opens as itself.
-        caps::as_tracer(|| {
+        caps::tracing_if_refused(|| {
             open_raw(
                 libc::AT_FDCWD,
                 &link,
@@ -795,7 +797,8 @@ impl Own {
 }
 
 fn own_entry(own: &CString) -> Result<Own, i32> {
-    caps::as_tracer(|| open_raw(libc::AT_FDCWD, own, libc::O_PATH | libc::O_CLOEXEC, 0)).map(Own)
+    caps::tracing_if_refused(|| open_raw(libc::AT_FDCWD, own, libc::O_PATH | libc::O_CLOEXEC, 0))
+        .map(Own)
 }
 
 /// The device and inode of the folder `name` in the folder `fd` is open on (not
@@ -870,7 +873,7 @@ fn callers_path(path: &[u8], tgid: u32, tid: u32) -> Vec<u8> {
 /// Where the caller's descriptor `fd` is open, as its /proc names it (empty where that
 /// cannot be read).
 fn caller_fd_path(caller: &Caller, fd: i32) -> String {
-    caps::as_tracer(|| std::fs::read_link(format!("/proc/{}/fd/{fd}", caller.tid)))
+    caps::tracing_if_refused(|| std::fs::read_link(format!("/proc/{}/fd/{fd}", caller.tid)))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
@@ -1041,8 +1044,9 @@ impl Supervisor {
         // Read-only, opened with CAP_SYS_PTRACE raised in this thread where init holds it
         // (caps.rs), so a process that made itself non-dumpable (ssh-agent, gpg-agent) is
         // read, judged and acted for as any other.
-        let mem = match caps::as_tracer(|| std::fs::File::open(format!("/proc/{}/mem", caller.tid)))
-        {
+        let mem = match caps::tracing_if_refused(|| {
+            std::fs::File::open(format!("/proc/{}/mem", caller.tid))
+        }) {
             Ok(m) => m,
             Err(_) if !caller.valid() => return Answer::Gone,
             // Where init holds no CAP_SYS_PTRACE (a setuid bwrap): where no rule is judged
@@ -1298,7 +1302,7 @@ impl Supervisor {
         } else {
             format!("/proc/{}/fd/{dirfd}", caller.tid)
         };
-        match caps::as_tracer(|| std::fs::read_link(link)) {
+        match caps::tracing_if_refused(|| std::fs::read_link(&link)) {
             Ok(dir) => format!("{}/{path}", dir.display()),
             Err(_) => path.into_owned(),
         }
