@@ -2315,6 +2315,8 @@ def caps(text):
 print("self", caps(open("/proc/self/status").read()))
 deep = subprocess.run(["sh", "-c", "sh -c 'cat /proc/self/status'"], capture_output=True, text=True).stdout
 print("descendant", caps(deep))
+print("pid1", caps(open("/proc/1/status").read()))
+print("pid1-threads", sorted(set(l.split()[1] for t in os.listdir("/proc/1/task") for l in open("/proc/1/task/%s/status" % t) if l.startswith("CapEff"))))
 def tryopen(path, flags, **kw):
     try:
         os.close(os.open(path, flags, **kw))
@@ -2361,6 +2363,10 @@ print("deputy-files", os.path.exists("deputy.txt"), os.path.exists("/tmp/deputy.
     let zero = "['CapAmb=0000000000000000', 'CapBnd=0000000000000000', 'CapEff=0000000000000000', 'CapInh=0000000000000000', 'CapPrm=0000000000000000']";
     run.stdout_has(&format!("self {zero}"))
         .stdout_has(&format!("descendant {zero}"))
+        // Pid 1 holds CAP_SYS_PTRACE permitted only, effective in no thread, and nothing
+        // else (CAP_SETPCAP, used to empty the bounding set, is gone).
+        .stdout_has("pid1 ['CapAmb=0000000000000000', 'CapBnd=0000000000000000', 'CapEff=0000000000000000', 'CapInh=0000000000000000', 'CapPrm=0000000000080000']")
+        .stdout_has("pid1-threads ['0000000000000000']")
         .stdout_has("sibling ready own-mem 4")
         .stdout_has("own-mem opened")
         .stdout_has("own-cwd-file opened")
@@ -2392,6 +2398,10 @@ print("deputy-files", os.path.exists("deputy.txt"), os.path.exists("/tmp/deputy.
     }
     // ptrace is refused outright (-1), attach and seize.
     run.stdout_has("pid1-ptrace -1 seize -1");
+    // The working tree on the host has the twin's file and nothing the deputy would have made.
+    let work = env.workdir(&id);
+    assert!(work.join("own.txt").is_file());
+    assert!(!work.join("deputy.txt").exists() && !work.join("deputy-dir").exists());
 }
 
 /// The daily case the capability is for: `ssh-agent` makes itself non-dumpable, then
