@@ -73,8 +73,9 @@
 //!   that opening its `/proc/TID/mem`, `cwd` and `fd/N` makes. init keeps `CAP_SYS_PTRACE`
 //!   permitted only and raises it in this thread around exactly those opens, where they
 //!   failed without it (the path is the caller's own entry, nothing after it:
-//!   [`caps::tracing_if_refused`], `Caller::entry`, `own_entry`), so such a caller is read, judged and acted for as any other, and what
-//!   init then does for it runs with no effective capability. Where init holds none (a
+//!   [`caps::tracing_if_refused`], `Caller::open_own`, which then checks the call is still
+//!   pending, so the pid was the caller's), so such a caller is read, judged and acted for
+//!   as any other, and what init then does for it runs with no effective capability. Where init holds none (a
 //!   setuid bwrap, see caps.rs), such a caller's judged calls are refused
 //!   (`not dumpable: ...`, [`Supervisor::unreadable`]) and its other calls left to the
 //!   kernel, unreported. Paths through its own `/proc/self/cwd/...` or `/root/...`
@@ -600,13 +601,43 @@ impl Caller {
         CString::new(format!("/proc/{}/{rest}", self.tid)).expect("no NUL")
     }
 
-    /// The caller's own /proc entry `rest` (`fd/N`), opened `O_PATH` as a tracer (see
-    /// [`caps::as_tracer`]): what the caller opens as itself, even non-dumpable.
+    /// The caller's own /proc entry `rest` (`fd/N`), opened `O_PATH` ([`Self::open_own`]).
     fn entry(&self, rest: &str) -> Result<OwnedFd, i32> {
-        let link = self.proc(rest);
-        caps::tracing_if_refused(|| {
-            open_raw(libc::AT_FDCWD, &link, libc::O_PATH | libc::O_CLOEXEC, 0)
-        })
+        self.open_own(&self.proc(rest), 0)
+    }
+
+    /// The caller's own /proc entry `link` (`/proc/TID/cwd`, `/proc/TGID/fd/N`: one magic
+    /// link, nothing after it) opened `O_PATH`, as the caller may always open its own.
+    /// Where the caller is non-dumpable that takes CAP_SYS_PTRACE
+    /// ([`caps::tracing_if_refused`]), and the entry is then checked to be still the
+    /// caller's: its call still pending after the open, so its pid named no other process
+    /// meanwhile (the capability must never open another process's entry).
+    fn open_own(&self, link: &CString, flags: i32) -> Result<OwnedFd, i32> {
+        use caps::Refusal;
+        let open = || {
+            open_raw(
+                libc::AT_FDCWD,
+                link,
+                flags | libc::O_PATH | libc::O_CLOEXEC,
+                0,
+            )
+        };
+        match open() {
+            Err(e) if e.refused() && caps::held() => {
+                let fd = caps::as_tracer(open)?;
+                if self.valid() {
+                    Ok(fd)
+                } else {
+                    Err(libc::ESRCH)
+                }
+            }
+            done => done,
+        }
+    }
+
+    /// The caller's own descriptor `own` ([`own_descriptor`]'s form), held ([`Own`]).
+    fn own(&self, own: &CString) -> Result<Own, i32> {
+        self.open_own(own, 0).map(Own)
     }
 
     /// A NUL-terminated string at `addr` in the caller's memory, read page by page (the
@@ -663,23 +694,15 @@ impl Caller {
         } else {
             self.proc(&format!("fd/{dirfd}"))
         };
-        // The caller's own entry, nothing after it: what the caller opens as itself.
-        caps::tracing_if_refused(|| {
-            open_raw(
-                libc::AT_FDCWD,
-                &link,
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                0,
-            )
-        })
-        .map(Some)
-        .map_err(|e| match e {
-            libc::ENOENT if dirfd != libc::AT_FDCWD => libc::EBADF,
-            // A caller init may not look at (non-dumpable, where init holds no
-            // CAP_SYS_PTRACE): refused.
-            libc::EACCES | libc::EPERM => libc::EPERM,
-            e => e,
-        })
+        self.open_own(&link, libc::O_DIRECTORY)
+            .map(Some)
+            .map_err(|e| match e {
+                libc::ENOENT if dirfd != libc::AT_FDCWD => libc::EBADF,
+                // A caller init may not look at (non-dumpable, where init holds no
+                // CAP_SYS_PTRACE): refused.
+                libc::EACCES | libc::EPERM => libc::EPERM,
+                e => e,
+            })
     }
 
     /// The folder `path` (relative to `dirfd`) names its last component in, opened
@@ -794,11 +817,6 @@ impl Own {
     fn path(&self) -> CString {
         CString::new(format!("/proc/self/fd/{}", self.0.as_raw_fd())).expect("no NUL")
     }
-}
-
-fn own_entry(own: &CString) -> Result<Own, i32> {
-    caps::tracing_if_refused(|| open_raw(libc::AT_FDCWD, own, libc::O_PATH | libc::O_CLOEXEC, 0))
-        .map(Own)
 }
 
 /// The device and inode of the folder `name` in the folder `fd` is open on (not
@@ -1429,7 +1447,8 @@ impl Supervisor {
                 if s[0].is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
                     // The caller's descriptor itself (an O_TMPFILE file given a name):
                     // linked through the caller's own /proc entry, as `open(2)` documents.
-                    let held = match own_entry(&c(format!("/proc/{tgid}/fd/{olddir}").as_bytes())) {
+                    let held = match caller.own(&c(format!("/proc/{tgid}/fd/{olddir}").as_bytes()))
+                    {
                         Ok(held) => held,
                         Err(e) => return Answer::Errno(e),
                     };
@@ -1449,7 +1468,7 @@ impl Supervisor {
                     // `/proc/self/fd/N`, the way `open(2)` gives an O_TMPFILE file a
                     // name without privileges: the caller's descriptor, not init's.
                     if let Some(own) = own_descriptor(&s[0], tgid, caller.tid) {
-                        let held = match own_entry(&own) {
+                        let held = match caller.own(&own) {
                             Ok(held) => held,
                             Err(e) => return Answer::Errno(e),
                         };
@@ -1765,7 +1784,7 @@ impl Supervisor {
         }
         if let Some(own) = own_descriptor(path, tgid, caller.tid) {
             // The caller's own open file, opened again as the kernel would for it.
-            return match own_entry(&own).and_then(|held| {
+            return match caller.own(&own).and_then(|held| {
                 open_raw(
                     libc::AT_FDCWD,
                     &held.path(),
