@@ -354,7 +354,8 @@ attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
 /// A process that made itself non-dumpable (as ssh-agent does) is read, judged and acted
 /// for by pid 1 as any other (pid 1 raises CAP_SYS_PTRACE to open its /proc entries:
 /// src/sandbox/caps.rs): its ordinary writes and names work, relative to its working
-/// folder and through its own descriptors (`/dev/stderr`); a `deny_create` name and a
+/// folder, a folder descriptor and its own descriptors (`/dev/stderr`, an `O_TMPFILE` file
+/// named through `/proc/self/fd`, `fchmod`); a `deny_create` name and a
 /// file of the built-in list not in the tree are refused with their ordinary rule; its
 /// writes to read-only places are refused by the kernel and each is an event. No event
 /// says `not dumpable`.
@@ -382,6 +383,27 @@ attempt("mkdir", lambda: os.mkdir("sub"))
 attempt("deep", lambda: write("sub/deep.txt"))
 attempt("rename", lambda: os.rename("cert.txt", "cert2.txt"))
 attempt("stderr", own_stderr)
+def at_dirfd():
+    d = os.open("sub", os.O_RDONLY | os.O_DIRECTORY)
+    os.close(os.open("by-dirfd.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
+    os.close(d)
+def tmpfile_named():
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600)
+    os.write(fd, b"tmp\n")
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    os.link("/proc/self/fd/%d" % fd, "from-tmpfile.txt", dst_dir_fd=here, follow_symlinks=True)
+    os.close(fd)
+    os.close(here)
+def on_fd(path, f):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        f(fd)
+    finally:
+        os.close(fd)
+attempt("dirfd", at_dirfd)
+attempt("tmpfile", tmpfile_named)
+attempt("fchmod-own", lambda: on_fd("README", lambda fd: os.fchmod(fd, 0o600)))
+attempt("fchmod-usr", lambda: on_fd("/usr/bin/env", lambda fd: os.fchmod(fd, 0o700)))
 attempt("pem", lambda: write("key.pem"))
 attempt("envrc", lambda: write(".envrc"))
 attempt("usr", lambda: write("/usr/x"))
@@ -395,6 +417,10 @@ attempt("git-config", lambda: append(".git/config"))
         ("deep", true),
         ("rename", true),
         ("stderr", true),
+        ("dirfd", true),
+        ("tmpfile", true),
+        ("fchmod-own", true),
+        ("fchmod-usr", false),
         ("pem", false),
         ("envrc", false),
         ("usr", false),
@@ -411,12 +437,34 @@ attempt("git-config", lambda: append(".git/config"))
     one_line(&lines, &["filesystem-write", "/.envrc", "mandatory"]);
     one_line(&lines, &["filesystem-write", "/usr/x", "read-only: /usr"]);
     one_line(&lines, &["filesystem-write", "/.git/config", "own file"]);
-    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/usr/bin/env",
+            "read-only: /usr",
+            "(fchmod",
+        ],
+    );
+    assert_eq!(lines.len(), 5, "{}", lines.join("\n"));
     let log = env.run(["log", &id]).ok().stdout;
     assert!(!log.contains("not dumpable"), "{log}");
     // On the host: what was allowed, nothing else.
     assert_eq!(fs::read_to_string(work.join("README")).unwrap(), "app\ny\n");
     assert!(work.join("cert2.txt").is_file() && work.join("sub/deep.txt").is_file());
+    assert!(work.join("sub/by-dirfd.txt").is_file());
+    assert_eq!(
+        fs::read_to_string(work.join("from-tmpfile.txt")).unwrap(),
+        "tmp\n"
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(work.join("README"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
     assert!(!work.join("key.pem").exists() && !work.join(".envrc").exists());
     assert_eq!(fs::read(work.join(".git/config")).ok(), config_before);
     assert!(!std::path::Path::new("/usr/x").exists());
