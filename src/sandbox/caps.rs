@@ -273,22 +273,87 @@ mod tests {
         assert!(!libc::ENOENT.refused() && !libc::EBADF.refused());
         assert!(std::io::Error::from_raw_os_error(libc::EACCES).refused());
         assert!(!std::io::Error::other("no errno").refused());
-        let tries = std::cell::Cell::new(0);
-        let r: Result<(), i32> = tracing_if_refused(|| {
-            tries.set(tries.get() + 1);
-            Err(libc::EACCES)
-        });
-        // Not held here: tried once, the refusal as it is.
-        assert_eq!((r, tries.get()), (Err(libc::EACCES), 1));
     }
 
+    fn effective_ptrace() -> bool {
+        let (w, b) = bit(CAP_SYS_PTRACE);
+        get().expect("capget")[w].effective & b != 0
+    }
+
+    /// What pid 1 does, in a thread of its own (capabilities are a thread's): where the
+    /// thread has what bwrap grants (root, here), only CAP_SYS_PTRACE permitted is left,
+    /// raised around `as_tracer`'s function only, and the forked command's drop empties it;
+    /// where it has not, nothing is held and nothing is raised.
     #[test]
-    fn without_the_capability_as_tracer_only_runs_what_it_is_given() {
-        // Not held in the test process: nothing is raised.
-        assert!(!held());
-        let before = get().expect("capget");
-        assert_eq!(as_tracer(|| 7), 7);
-        let after = get().expect("capget");
-        assert_eq!(before[0].effective, after[0].effective);
+    fn a_settled_thread_keeps_ptrace_permitted_only_and_raises_it_only_around_an_open() {
+        std::thread::spawn(|| {
+            let granted = get().is_some_and(|d| has(&d, CAP_SYS_PTRACE) && has(&d, CAP_SETPCAP));
+            assert_eq!(settle(true), Ok(granted));
+            assert_eq!(held(), granted);
+            let now = get().unwrap();
+            let expected = if granted { bit(CAP_SYS_PTRACE).1 } else { 0 };
+            assert_eq!((now[0].permitted | now[1].permitted), expected);
+            assert_eq!(now[0].effective | now[1].effective, 0);
+            assert_eq!(now[0].inheritable | now[1].inheritable, 0);
+            assert!(bounding_empty() || !granted);
+            // SAFETY: prctl with integer arguments.
+            let ambient = unsafe {
+                libc::prctl(
+                    libc::PR_CAP_AMBIENT,
+                    libc::PR_CAP_AMBIENT_IS_SET,
+                    CAP_SYS_PTRACE,
+                    0,
+                    0,
+                )
+            };
+            assert!(ambient <= 0);
+            assert_eq!(as_tracer(effective_ptrace), granted);
+            assert!(!effective_ptrace());
+            // A refusal is tried again as a tracer, once, only where held.
+            let tries = std::cell::Cell::new(0);
+            let r: Result<bool, i32> = tracing_if_refused(|| {
+                tries.set(tries.get() + 1);
+                if effective_ptrace() {
+                    Ok(true)
+                } else {
+                    Err(libc::EACCES)
+                }
+            });
+            assert_eq!(r, if granted { Ok(true) } else { Err(libc::EACCES) });
+            assert_eq!(tries.get(), if granted { 2 } else { 1 });
+            assert!(!effective_ptrace());
+            // The command's process: nothing left.
+            // SAFETY: capset and prctl on this thread only.
+            assert_eq!(unsafe { drop_in_child() }, 0);
+            let after = get().unwrap();
+            assert_eq!(after[0].permitted | after[1].permitted, 0);
+            HELD.store(false, Ordering::SeqCst);
+        })
+        .join()
+        .unwrap();
+        without_setpcap_nothing_is_kept();
+    }
+
+    /// A thread without CAP_SETPCAP (bwrap granting CAP_SYS_PTRACE alone) cannot empty its
+    /// bounding set, so it keeps nothing. Run after the test above, in the same test: the
+    /// two set the process's [`HELD`].
+    fn without_setpcap_nothing_is_kept() {
+        std::thread::spawn(|| {
+            let mut d = get().expect("capget");
+            let (w, b) = bit(CAP_SETPCAP);
+            d[w].permitted &= !b;
+            d[w].effective &= !b;
+            d[w].inheritable &= !b;
+            set(&d).unwrap();
+            let had_bounding = !bounding_empty();
+            assert_eq!(settle(true), Ok(false));
+            assert!(!held());
+            let now = get().unwrap();
+            assert_eq!(now[0].permitted | now[1].permitted, 0);
+            // Where the bounding set was not empty, it could not be emptied.
+            assert_eq!(!bounding_empty(), had_bounding);
+        })
+        .join()
+        .unwrap();
     }
 }
