@@ -77,7 +77,7 @@
 //!   pending, so the pid was the caller's), so such a caller is read, judged and acted for
 //!   as any other, and what init then does for it runs with no effective capability. Where init holds none (a
 //!   setuid bwrap, see caps.rs), such a caller's judged calls are refused
-//!   (`not dumpable: ...`, [`Supervisor::unreadable`]) and its other calls left to the
+//!   (`not dumpable, ...`, [`Supervisor::unreadable`]) and its other calls left to the
 //!   kernel, unreported. Paths through its own `/proc/self/cwd/...` or `/root/...`
 //!   are opened by init as itself (the capability is never raised for a path the caller
 //!   chose), so they fail for such a caller where a name is judged.
@@ -1206,15 +1206,16 @@ impl Supervisor {
     }
 
     /// The rule of a refusal of [`Self::judges`]'s call by a process whose memory pid 1
-    /// cannot read (it made itself non-dumpable, as ssh-agent does): why its call is judged,
-    /// and what lifts it.
+    /// cannot read (it made itself non-dumpable, as ssh-agent does, and pid 1 holds no
+    /// CAP_SYS_PTRACE: a setuid bwrap, see caps.rs): why its call is judged, and what
+    /// lifts it.
     fn unreadable(&self, call: &Call) -> &'static str {
         if !self.patterns.is_empty() {
-            "not dumpable: the name it makes cannot be read, and deny_create judges every name"
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the name it makes cannot be read, and deny_create judges every name"
         } else if self.names_judged() && call.makes_names() {
-            "not dumpable: the name it makes cannot be read, and files of the built-in list not in the working tree are refused by name (allow_write naming them lifts it)"
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the name it makes cannot be read, and files of the built-in list not in the working tree are refused by name (allow_write naming them lifts it)"
         } else {
-            "not dumpable: the names of its rename cannot be read, and pinned folders are kept by judging renames"
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the names of its rename cannot be read, and pinned folders are kept by judging renames"
         }
     }
 

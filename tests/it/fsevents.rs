@@ -470,6 +470,76 @@ attempt("git-config", lambda: append(".git/config"))
     assert!(!std::path::Path::new("/usr/x").exists());
 }
 
+/// Where pid 1 cannot have CAP_SYS_PTRACE (a setuid bwrap takes `--cap-add` from root
+/// only, so it is not asked), pid 1 and the command hold no capability, and a
+/// non-dumpable process is refused as before: a name it makes, with an event saying why
+/// and naming the setuid bwrap; its other writes are left to the kernel. The twin: a
+/// dumpable process makes the same name there.
+#[test]
+fn without_the_capability_a_non_dumpable_process_is_refused_and_told_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    // A setuid copy of bwrap first on PATH (its owner running it runs it unprivileged).
+    let path = std::env::var("PATH").unwrap();
+    let bwrap = std::env::split_paths(&path)
+        .map(|d| d.join("bwrap"))
+        .find(|f| f.is_file())
+        .expect("bwrap on PATH");
+    let dir = env.root.join("setuid-bwrap");
+    fs::create_dir_all(&dir).unwrap();
+    fs::copy(&bwrap, dir.join("bwrap")).unwrap();
+    fs::set_permissions(dir.join("bwrap"), fs::Permissions::from_mode(0o4755)).unwrap();
+    let program = r#"
+import ctypes, os, sys
+caps = sorted(l.split()[1] for l in open("/proc/self/status") if l.startswith("Cap"))
+print("caps", caps, sorted(l.split()[1] for l in open("/proc/1/status") if l.startswith("Cap")))
+try:
+    open("twin.txt", "w").close()
+    print("OK twin")
+except OSError as e:
+    print("REFUSED twin:", e.strerror)
+assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0
+for label, path, flags in [("cert", "cert.txt", os.O_WRONLY | os.O_CREAT), ("usr", "/usr/bin/env", os.O_WRONLY | os.O_APPEND)]:
+    try:
+        os.close(os.open(path, flags))
+        print("OK", label)
+    except OSError as e:
+        print("REFUSED", label + ":", e.strerror)
+"#;
+    let run = env
+        .command()
+        .env("PATH", format!("{}:{path}", dir.display()))
+        .current_dir(&env.root)
+        .args([
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", program,
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    let zero = "0000000000000000";
+    assert!(
+        out.contains(&format!("caps {:?} {:?}", [zero; 5], [zero; 5]).replace('"', "'")),
+        "{out}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    verdict(&out, "twin", true);
+    verdict(&out, "cert", false);
+    assert!(verdict(&out, "usr", false).contains("Read-only file system"));
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap)",
+            "allow_write naming them lifts it",
+        ],
+    );
+    // Its write to /usr was the kernel's to refuse, unseen.
+    assert_eq!(lines.len(), 1, "{}", lines.join("\n"));
+    let work = env.workdir(&id);
+    assert!(work.join("twin.txt").is_file() && !work.join("cert.txt").exists());
+}
+
 /// A file of the built-in list that is not in the working tree when the run starts
 /// (`.envrc`, `.bashrc`, `.mcp.json`, ...) cannot be made there during the run: not by
 /// `open`, `rename`, `link`, `symlink`, `mkdir` or `mknod`, by any path reaching the tree's
