@@ -19,7 +19,10 @@
 //!
 //! How it is held. bwrap grants it with `--cap-add` (with `CAP_SETPCAP`, which is what
 //! emptying the bounding set takes); it is the namespace's capability, worth nothing
-//! outside it. [`settle`], first thing in pid 1 before any other thread exists, empties
+//! outside it. bwrap 0.8 unprivileged (not setuid) takes `--cap-add` after
+//! `--cap-drop ALL` from any user, and puts what it adds in every set of the process it
+//! execs, the bounding and ambient ones included, so they survive that exec whatever the
+//! uid inside (`--uid 1000` as well as 0). [`settle`], first thing in pid 1 before any other thread exists, empties
 //! the bounding, ambient and inheritable sets, gives up `CAP_SETPCAP`, and keeps
 //! `CAP_SYS_PTRACE` *permitted only*: no thread of pid 1 has an effective capability.
 //! Capabilities are a thread's own, so [`as_tracer`] raises it in the calling thread
