@@ -535,6 +535,9 @@ pub struct Supervisor {
     pub watch: Watch,
     /// Whether the call being answered was reported already (by its rule).
     reported_now: bool,
+    /// Whether the caller of the call being answered is non-dumpable (its memory opened
+    /// only with CAP_SYS_PTRACE).
+    non_dumpable: bool,
     /// The pinned folders as files (device, inode) with their rules, found when the
     /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
     pin_ids: Vec<((u64, u64), String)>,
@@ -1004,6 +1007,7 @@ impl Supervisor {
             patterns,
             watch,
             reported_now: false,
+            non_dumpable: false,
             pin_ids,
             place_ids,
             report,
@@ -1059,11 +1063,21 @@ impl Supervisor {
             // The filter sends nothing else.
             return Answer::Errno(libc::ENOSYS);
         };
-        // Read-only, opened with CAP_SYS_PTRACE raised in this thread where init holds it
-        // (caps.rs), so a process that made itself non-dumpable (ssh-agent, gpg-agent) is
-        // read, judged and acted for as any other.
-        let mem = match caps::tracing_if_refused(|| {
-            std::fs::File::open(format!("/proc/{}/mem", caller.tid))
+        // Read-only; where the ptrace check refuses it (a process that made itself
+        // non-dumpable: ssh-agent, gpg-agent), opened again with CAP_SYS_PTRACE raised in
+        // this thread where init holds it (caps.rs), so that process is read, judged and
+        // acted for as any other.
+        let open_mem = || std::fs::File::open(format!("/proc/{}/mem", caller.tid));
+        let plain = open_mem();
+        self.non_dumpable = plain
+            .as_ref()
+            .is_err_and(|e| caps::Refusal::refused(e) && caps::held());
+        let mem = match plain.or_else(|e| {
+            if self.non_dumpable {
+                caps::as_tracer(open_mem)
+            } else {
+                Err(e)
+            }
         }) {
             Ok(m) => m,
             Err(_) if !caller.valid() => return Answer::Gone,
@@ -1840,7 +1854,9 @@ impl Supervisor {
                     // init opens only as itself: a non-dumpable caller's is then refused
                     // to init where the caller may open it. Where no name is judged, the
                     // kernel opens it as the caller (as `opened` leaves /proc files).
-                    Err(libc::EACCES | libc::EPERM) if path != given && !judged => {
+                    Err(libc::EACCES | libc::EPERM)
+                        if self.non_dumpable && path != given && !judged =>
+                    {
                         return Answer::Continue
                     }
                     Err(e) => return Answer::Errno(e),
