@@ -2355,6 +2355,13 @@ def trymkdir(path):
         return "refused " + str(e.strerror)
 print("sib-cwd-mkdir", trymkdir("/proc/%d/cwd/deputy-dir" % sib.pid))
 sib.kill()
+# The parent: pid 1 in a fresh run, the session's init (non-dumpable, holding its socket to
+# the host) in a joined one. None of its own descriptors (past the standard three, which
+# the command shares in a fresh run) opens through the supervisor.
+parent = os.getppid()
+got = [n for n in range(3, 64) if tryopen("/proc/%d/fd/%d" % (parent, n), os.O_RDWR | os.O_CREAT) == "opened"]
+got += [n for n in range(3, 64) if tryopen("/proc/%d/fd/%d" % (parent, n), os.O_WRONLY) == "opened"]
+print("parent-fds-opened", got)
 print("own-mem", tryopen("/proc/self/mem", os.O_RDWR | os.O_CREAT))
 print("own-cwd-file", tryopen("/proc/self/cwd/own.txt", os.O_WRONLY | os.O_CREAT))
 print("deputy-files", os.path.exists("deputy.txt"), os.path.exists("/tmp/deputy.txt"), os.path.exists("deputy-dir"))
@@ -2368,6 +2375,7 @@ print("deputy-files", os.path.exists("deputy.txt"), os.path.exists("/tmp/deputy.
         .stdout_has("pid1 ['CapAmb=0000000000000000', 'CapBnd=0000000000000000', 'CapEff=0000000000000000', 'CapInh=0000000000000000', 'CapPrm=0000000000080000']")
         .stdout_has("pid1-threads ['0000000000000000']")
         .stdout_has("sibling ready own-mem 4")
+        .stdout_has("parent-fds-opened []")
         .stdout_has("own-mem opened")
         .stdout_has("own-cwd-file opened")
         .stdout_has("deputy-files False False False");
