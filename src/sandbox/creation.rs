@@ -75,12 +75,13 @@
 //!   failed without it (the path is the caller's own entry, nothing after it:
 //!   [`caps::tracing_if_refused`], `Caller::open_own`, which then checks the call is still
 //!   pending, so the pid was the caller's), so such a caller is read, judged and acted for
-//!   as any other, and what init then does for it runs with no effective capability. Where init holds none (a
-//!   setuid bwrap, see caps.rs), such a caller's judged calls are refused
-//!   (`not dumpable, ...`, [`Supervisor::unreadable`]) and its other calls left to the
-//!   kernel, unreported. Paths through its own `/proc/self/cwd/...` or `/root/...`
+//!   as any other, and what init then does for it runs with no effective capability.
+//!   Where init holds none (a setuid bwrap, see caps.rs), such a caller's judged calls are
+//!   refused (`not dumpable, ...`, [`Supervisor::unreadable`]) and its other calls left to
+//!   the kernel, unreported. Paths through its own `/proc/self/cwd/...` or `/root/...`
 //!   are opened by init as itself (the capability is never raised for a path the caller
-//!   chose), so they fail for such a caller where a name is judged.
+//!   chose), so they fail for such a caller where a name is judged, and are left to the
+//!   kernel where none is.
 //!
 //! What init does on a caller's behalf, so that the result is the one the kernel would
 //! have given the caller:
@@ -811,9 +812,10 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
 }
 
 /// A caller's own descriptor, `/proc/TGID/fd/N` as [`own_descriptor`] spells it, held
-/// open (`O_PATH`) by init: opened as a tracer (the caller may always open its own, and
-/// the path is that one magic link, nothing after it), then reached through init's own
-/// `/proc/self/fd` for what is done with it, with no capability effective.
+/// open (`O_PATH`) by init: opened by `Caller::open_own` (as a tracer where the caller is
+/// non-dumpable: the caller may always open its own, and the path is that one magic link,
+/// nothing after it), then reached through init's own `/proc/self/fd` for what is done
+/// with it, with no capability effective.
 struct Own(OwnedFd);
 
 impl Own {
