@@ -127,6 +127,7 @@ pub fn sync_options(ui: &mut Ui, ws: &Workspace) -> Result<crate::sync::Options>
     Ok(crate::sync::Options {
         union: settings.publish.union.clone(),
         max_object_size: settings.import.max_object_size.0,
+        max_pack_size: settings.import.max_pack_size.0,
         ..Default::default()
     })
 }

@@ -33,10 +33,12 @@ use crate::workspace::Workspace;
 
 mod comments;
 mod personal;
+mod quarantine;
 mod remote;
 mod report;
 
 pub use comments::{sync_comments, CommentsSync};
+pub use quarantine::{Bounds, Exceeded, MEMORY_SLACK};
 pub use remote::*;
 pub use report::*;
 
@@ -95,6 +97,18 @@ pub struct Options {
     /// The largest object taken from a remote (`import.max_object_size`): a fetched trunk
     /// that brings a larger one is refused before anything of it is inflated.
     pub max_object_size: u64,
+    /// The largest pack a fetch may write (`import.max_pack_size`), see [`Bounds`].
+    pub max_pack_size: u64,
+}
+
+impl Options {
+    /// What one fetch from the remote may cost (`quarantine`).
+    pub fn bounds(&self) -> Bounds {
+        Bounds {
+            max_object_size: self.max_object_size,
+            max_pack_size: self.max_pack_size,
+        }
+    }
 }
 
 impl Default for Options {
@@ -104,6 +118,7 @@ impl Default for Options {
             loops: false,
             union: Vec::new(),
             max_object_size: crate::git::objects::Limits::DEFAULT_MAX_OBJECT_SIZE,
+            max_pack_size: crate::git::objects::Limits::DEFAULT_MAX_PACK_SIZE,
         }
     }
 }
@@ -203,12 +218,40 @@ pub enum SyncError {
         found: crate::checkout::bound::Oversized,
         limit: u64,
     },
+    /// A fetch stopped at its memory or disk bound (`quarantine`): nothing was taken.
+    #[error("{role}: {}", bounded_message(remote, exceeded, bounds))]
+    Bounded {
+        role: &'static str,
+        remote: String,
+        exceeded: Exceeded,
+        bounds: Bounds,
+    },
     /// A killed command's checkout update that cannot be finished or undone.
     #[error("{role}: an interrupted update of its checkout cannot be finished: {source}")]
     Interrupted {
         role: &'static str,
         source: Box<crate::checkout::CheckoutError>,
     },
+}
+
+fn bounded_message(remote: &str, exceeded: &Exceeded, bounds: &Bounds) -> String {
+    let remote = shown(remote);
+    match exceeded {
+        Exceeded::Memory { tried: Some(size) } if *size > bounds.max_object_size => format!(
+            "the remote {remote} sends an object of {size} bytes, over the limit of {} bytes (import.max_object_size); git was stopped at the fetch's memory bound of {} bytes before it held it, and nothing was taken",
+            bounds.max_object_size,
+            bounds.memory()
+        ),
+        Exceeded::Memory { .. } => format!(
+            "the fetch from the remote {remote} needed more than its memory bound of {} bytes (3 × import.max_object_size of {} bytes, and 256 MiB); nothing was taken",
+            bounds.memory(),
+            bounds.max_object_size
+        ),
+        Exceeded::Disk => format!(
+            "the remote {remote} sends a pack larger than the limit of {} bytes (import.max_pack_size); nothing was taken",
+            bounds.max_pack_size
+        ),
+    }
 }
 
 /// The repositories of the workspace that exist (every one can be given a remote).
@@ -298,7 +341,7 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
         } else {
             tracking_ref(&trunk)
         };
-        let remote = match fetch(role, &dir, &trunk, &into) {
+        let remote = match quarantine::fetch(role, &dir, &trunk, &into, &opts.bounds()) {
             Ok(tip) => tip,
             Err(FetchFailure::Offline(reason)) => {
                 report.state = State::Offline { reason };
