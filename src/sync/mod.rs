@@ -38,7 +38,9 @@ mod remote;
 mod report;
 
 pub use comments::{sync_comments, CommentsSync};
-pub use quarantine::{Bounds, Exceeded, MEMORY_SLACK};
+pub use quarantine::{
+    bounded, bounded_hint, bounded_message, stopped_at_bounds, Bounds, Exceeded, MEMORY_SLACK,
+};
 pub use remote::*;
 pub use report::*;
 
@@ -219,7 +221,7 @@ pub enum SyncError {
         limit: u64,
     },
     /// A fetch stopped at its memory or disk bound (`quarantine`): nothing was taken.
-    #[error("{role}: {}", bounded_message(remote, exceeded, bounds))]
+    #[error("{role}: {}", quarantine::bounded_message(remote, exceeded, bounds))]
     Bounded {
         role: &'static str,
         remote: String,
@@ -232,26 +234,6 @@ pub enum SyncError {
         role: &'static str,
         source: Box<crate::checkout::CheckoutError>,
     },
-}
-
-fn bounded_message(remote: &str, exceeded: &Exceeded, bounds: &Bounds) -> String {
-    let remote = shown(remote);
-    match exceeded {
-        Exceeded::Memory { tried: Some(size) } if *size > bounds.max_object_size => format!(
-            "the remote {remote} sends an object of {size} bytes, over the limit of {} bytes (import.max_object_size); git was stopped at the fetch's memory bound of {} bytes before it held it, and nothing was taken",
-            bounds.max_object_size,
-            bounds.memory()
-        ),
-        Exceeded::Memory { .. } => format!(
-            "the fetch from the remote {remote} needed more than its memory bound of {} bytes (3 × import.max_object_size of {} bytes, and 256 MiB); nothing was taken",
-            bounds.memory(),
-            bounds.max_object_size
-        ),
-        Exceeded::Disk => format!(
-            "the remote {remote} sends a pack larger than the limit of {} bytes (import.max_pack_size); nothing was taken",
-            bounds.max_pack_size
-        ),
-    }
 }
 
 /// The repositories of the workspace that exist (every one can be given a remote).

@@ -83,8 +83,22 @@ pub enum Exceeded {
     Disk,
 }
 
+/// Whether a failed fetch into the object folder `objects` stopped at its bounds: by what
+/// git said, or by a pack it was writing cut off at the disk bound (the kernel kills
+/// `index-pack` with SIGXFSZ, and fetch then says only that its output was invalid).
+pub fn stopped_at_bounds(stderr: &str, objects: &Path, bounds: &Bounds) -> Option<Exceeded> {
+    exceeded(stderr).or_else(|| {
+        let cut_off = std::fs::read_dir(objects.join("pack"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.metadata().is_ok_and(|m| m.len() >= bounds.max_pack_size));
+        cut_off.then_some(Exceeded::Disk)
+    })
+}
+
 /// What git said when a fetch stopped at its bounds; `None` for any other failure.
-pub fn exceeded(stderr: &str) -> Option<Exceeded> {
+fn exceeded(stderr: &str) -> Option<Exceeded> {
     if stderr.contains("Out of memory")
         || stderr.contains("malloc failed")
         || stderr.contains("mmap failed")
@@ -105,6 +119,63 @@ pub fn exceeded(stderr: &str) -> Option<Exceeded> {
         return Some(Exceeded::Disk);
     }
     None
+}
+
+/// What the person reads of a fetch stopped at its bounds (the error's message).
+pub fn bounded_message(remote: &str, exceeded: &Exceeded, bounds: &Bounds) -> String {
+    let remote = shown(remote);
+    match exceeded {
+        Exceeded::Memory { tried: Some(size) } if *size > bounds.max_object_size => format!(
+            "the remote {remote} sends an object of {size} bytes, over the limit of {} bytes (import.max_object_size); git was stopped at the fetch's memory bound of {} bytes before it held it, and nothing was taken",
+            bounds.max_object_size,
+            bounds.memory()
+        ),
+        Exceeded::Memory { .. } => format!(
+            "the fetch from the remote {remote} needed more than its memory bound of {} bytes (3 × import.max_object_size of {} bytes, and 256 MiB); nothing was taken",
+            bounds.memory(),
+            bounds.max_object_size
+        ),
+        Exceeded::Disk => format!(
+            "the remote {remote} sends a pack larger than the limit of {} bytes (import.max_pack_size); nothing was taken",
+            bounds.max_pack_size
+        ),
+    }
+}
+
+/// The hint that lets what was refused in: the limit to raise, to a value that holds it.
+pub fn bounded_hint(exceeded: &Exceeded, bounds: &Bounds) -> String {
+    match exceeded {
+        Exceeded::Disk => format!(
+            "if the pack is meant to come, raise the limit above its size: git loop config set --operator import.max_pack_size {}",
+            bound::raise_to(bounds.max_pack_size.saturating_mul(2))
+        ),
+        Exceeded::Memory { tried } => format!(
+            "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
+            bound::raise_to(
+                tried
+                    .filter(|t| *t > bounds.max_object_size)
+                    .unwrap_or(bounds.max_object_size.saturating_mul(2))
+            )
+        ),
+    }
+}
+
+/// `git` (a fetch or a clone from a synced remote) run under `bounds`, with the settings
+/// that keep git's own memory small and what arrives in one pack.
+pub fn bounded(mut git: crate::git::cmd::Git, bounds: &Bounds) -> crate::git::cmd::Git {
+    git = git.rlimits(&bounds.rlimits());
+    for setting in [
+        // Always a pack, never loose objects: one file to judge and to move.
+        "fetch.unpackLimit=1",
+        "transfer.unpackLimit=1",
+        "core.packedGitWindowSize=16m",
+        "core.packedGitLimit=128m",
+        "core.deltaBaseCacheLimit=16m",
+        "pack.threads=1",
+    ] {
+        git = git.arg("-c").arg(setting);
+    }
+    git
 }
 
 /// Fetches the remote's `trunk` into `into` (see the module header): its tip, or `None`
@@ -151,18 +222,7 @@ fn fetch_into_scratch(
     let url = remote_url(dir).ok_or_else(|| other(format!("{REMOTE} has no URL")))?;
     make_scratch(&git_dir, scratch)
         .map_err(|e| other(format!("cannot make {}: {e}", scratch.display())))?;
-    let mut cmd = git(dir).env("GIT_DIR", scratch).rlimits(&bounds.rlimits());
-    for setting in [
-        // Always a pack, never loose objects: one file to judge and to move.
-        "fetch.unpackLimit=1",
-        "transfer.unpackLimit=1",
-        "core.packedGitWindowSize=16m",
-        "core.packedGitLimit=128m",
-        "core.deltaBaseCacheLimit=16m",
-        "pack.threads=1",
-    ] {
-        cmd = cmd.arg("-c").arg(setting);
-    }
+    let cmd = bounded(git(dir).env("GIT_DIR", scratch), bounds);
     let out = cmd
         .args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])
         // The scratch repository has no remote of its own: the repository's URL, taken
@@ -179,7 +239,7 @@ fn fetch_into_scratch(
             let _ = git(dir).args(["update-ref", "-d"]).arg(into).run();
             return Ok(None);
         }
-        if let Some(exceeded) = exceeded(&stderr) {
+        if let Some(exceeded) = stopped_at_bounds(&stderr, &scratch.join("objects"), bounds) {
             return Err(FetchFailure::Error(SyncError::Bounded {
                 role: role.name(),
                 remote: url,

@@ -462,6 +462,21 @@ fn a_commit_of_300_mb_is_refused_within_bounded_memory_and_the_raised_limit_take
         "the other repositories are synced: {stdout}"
     );
 
+    // A new machine of the team: its clone runs under the same bounds.
+    let newcomer = TestEnv::new();
+    operator_config(&newcomer, "[import]\nmax_object_size = \"10M\"\n");
+    let args = remotes.init_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, stderr, peak_kib) = run_measured(&newcomer, &args);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&said.replacen("notes: ", "", 1)),
+        "{stderr}\n{said}"
+    );
+    assert!(stderr.contains(hint), "{stderr}");
+    assert!(peak_kib < 150 << 10, "init peaked at {peak_kib} KiB");
+    assert!(!newcomer.notes().exists() || !has_object(&newcomer, &newcomer.notes(), &big));
+
     // The hint's command, as given: the commit comes in.
     let command = hint.split("raise the limit: git loop ").nth(1).unwrap();
     victim.run(command.split(' ')).ok();
@@ -507,4 +522,53 @@ fn a_vaults_commit_over_the_object_limit_is_named_and_never_enters_the_store() {
     operator_config(&victim, "[import]\nmax_object_size = \"39M\"\n");
     victim.run(["sync"]).ok();
     assert!(has_object(&victim, &vaults, &big));
+}
+
+/// A teammate's push whose pack is larger than `import.max_pack_size`: the kernel cuts
+/// git's pack off at that size (RLIMIT_FSIZE), and `sync` refuses it with the limit to
+/// raise, nothing taken; raised as the hint says, it comes in.
+#[test]
+fn a_pack_over_the_disk_bound_is_cut_off_and_the_raised_limit_takes_it() {
+    let remotes = Remotes::new();
+    let victim = machine(&remotes);
+    sync(&victim).ok();
+    // Three megabytes of hexadecimal digits from a fixed sequence: about half of it stays
+    // after compression.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let noise: String = (0..3 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from_digit((state % 16) as u32, 16).unwrap()
+        })
+        .collect();
+    push_as_teammate(
+        &victim,
+        &remotes,
+        "knowledge",
+        &[("noise.txt", &noise, false)],
+    );
+    operator_config(&victim, "[import]\nmax_pack_size = \"1M\"\n");
+    let knowledge = victim.ws.join("context/knowledge");
+    let refs_before = victim.refs(&knowledge);
+
+    let refused = victim.run(["sync"]).fails(1);
+    refused.stderr_has(&format!(
+        "knowledge: the remote {} sends a pack larger than the limit of 1048576 bytes (import.max_pack_size); nothing was taken",
+        remotes.url("knowledge")
+    ));
+    refused.stderr_has("hint: if the pack is meant to come, raise the limit above its size: git loop config set --operator import.max_pack_size 2M");
+    assert_eq!(victim.refs(&knowledge), refs_before);
+    assert!(!knowledge.join("noise.txt").exists());
+    assert!(!knowledge.join(".git/git-loop-incoming").exists());
+
+    victim
+        .run(["config", "set", "--operator", "import.max_pack_size", "2M"])
+        .ok();
+    victim.run(["sync"]).ok();
+    assert_eq!(
+        fs::read_to_string(knowledge.join("noise.txt")).unwrap(),
+        noise
+    );
 }

@@ -22,22 +22,8 @@ impl From<SyncError> for Error {
             SyncError::Bounded {
                 exceeded, bounds, ..
             } => {
-                let hint = match exceeded {
-                    crate::sync::Exceeded::Disk => format!(
-                        "if the pack is meant to come, raise the limit: git loop config set --operator import.max_pack_size {}",
-                        crate::checkout::bound::raise_to(bounds.max_pack_size.saturating_mul(2))
-                    ),
-                    crate::sync::Exceeded::Memory { tried } => format!(
-                        "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
-                        crate::checkout::bound::raise_to(
-                            tried
-                                .filter(|t| *t > bounds.max_object_size)
-                                .unwrap_or(bounds.max_object_size.saturating_mul(2))
-                        )
-                    ),
-                };
                 return Error::failure(e.to_string())
-                    .hint(hint)
+                    .hint(crate::sync::bounded_hint(exceeded, bounds))
                     .hint("otherwise ask whoever pushed it to take it out of the remote's history");
             }
             SyncError::Interrupted { .. } => {
