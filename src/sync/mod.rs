@@ -14,8 +14,8 @@
 //! reads or writes the files (the merge's attributes, the checkout) runs in a jail that
 //! sees only that tree (`crate::sandbox::task::jail`).
 //!
-//! Here: the rounds of a sync. `remote.rs` speaks to the remote (fetch, push),
-//! `personal.rs` merges the personal repository in its jail, `report.rs` says what happened.
+//! Here: the rounds of a sync. `quarantine.rs` fetches (bounded, into a scratch
+//! repository, judged before anything is moved in), `remote.rs` pushes, `personal.rs` merges the personal repository in its jail, `report.rs` says what happened.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -536,9 +536,9 @@ fn integrate(
 }
 
 /// Refuses a fetched branch that brings an object larger than `limit` (ATTACKS 43): each
-/// object `remote` has and `local` (when there is one) lacks is judged by its header, before any merge or
-/// checkout inflates it. The fetch itself streams large blobs (`core.bigFileThreshold`,
-/// see `remote::git`), so what arrived sits compressed in a pack and nothing moves.
+/// object `remote` has and `local` (when there is one) lacks is judged by its header, before
+/// any merge or checkout inflates it. The fetch judged what it brought already
+/// (`quarantine`); this also judges what an earlier fetch took under a larger limit.
 fn refuse_oversized(
     role: Role,
     dir: &Path,

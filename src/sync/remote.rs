@@ -1,4 +1,4 @@
-//! git toward the remote: fetch into a ref of its own, push with the trunk just fetched as the expected old value.
+//! git toward the remote: the settings every git of a sync runs with, and the push with the trunk just fetched as the expected old value.
 
 use super::*;
 
@@ -29,7 +29,7 @@ pub(super) fn git(dir: &Path) -> Git {
         "transfer.fsckObjects=true",
         // Blobs larger than this are streamed by index-pack as they arrive, never held
         // whole in memory: a teammate's blob that inflates to gigabytes costs a pack on
-        // disk, and is refused by its header before anything inflates it (`sync::bound`).
+        // disk, and is refused by its header before anything inflates it (`quarantine`).
         "core.bigFileThreshold=16m",
         "gc.auto=0",
         "maintenance.auto=false",
