@@ -462,6 +462,28 @@ fn a_commit_of_300_mb_is_refused_within_bounded_memory_and_the_raised_limit_take
         "the other repositories are synced: {stdout}"
     );
 
+    // The same remote served over the network (git daemon on loopback, its upload-pack
+    // outside the victim's processes, as a forge's is): the victim's own index-pack is
+    // what would inflate the commit, and it is stopped at the same bound.
+    let served = ServedRemotes::start(&remotes);
+    let notes_url = remotes.url("notes");
+    let set_url = |url: &str| {
+        victim.git(&victim.notes(), ["remote", "set-url", "origin", url]);
+    };
+    set_url(&served.url("notes"));
+    let (code, stdout, stderr, peak_kib) = run_measured(&victim, &["sync"]);
+    eprintln!("sync from git daemon peaked at {peak_kib} KiB");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&said.replace(&notes_url, &served.url("notes"))),
+        "{stderr}\n{said}"
+    );
+    assert!(peak_kib < 150 << 10, "sync peaked at {peak_kib} KiB");
+    assert_eq!(victim.refs(&victim.notes()), refs_before);
+    assert!(!has_object(&victim, &victim.notes(), &big));
+    set_url(&notes_url);
+    drop(served);
+
     // A new machine of the team: its clone runs under the same bounds.
     let newcomer = TestEnv::new();
     operator_config(&newcomer, "[import]\nmax_object_size = \"10M\"\n");
@@ -571,4 +593,58 @@ fn a_pack_over_the_disk_bound_is_cut_off_and_the_raised_limit_takes_it() {
         fs::read_to_string(knowledge.join("noise.txt")).unwrap(),
         noise
     );
+}
+
+/// The remotes served by `git daemon` on a loopback port of the test's own: each
+/// connection is handed to a `git daemon --inetd` of its own, ended with the test.
+struct ServedRemotes {
+    port: u16,
+    children: std::sync::Arc<std::sync::Mutex<Vec<std::process::Child>>>,
+}
+
+impl ServedRemotes {
+    fn start(remotes: &Remotes) -> ServedRemotes {
+        use std::os::fd::{AsRawFd as _, FromRawFd as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let children = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let held = std::sync::Arc::clone(&children);
+        let base = remotes.dir.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let dup = |s: &std::net::TcpStream| {
+                    let s = s.try_clone().unwrap();
+                    let fd = s.as_raw_fd();
+                    std::mem::forget(s);
+                    // SAFETY: `fd` is a descriptor this thread owns (the clone forgotten above).
+                    unsafe { std::process::Stdio::from_raw_fd(fd) }
+                };
+                let child = std::process::Command::new("git")
+                    .args(["daemon", "--inetd", "--export-all"])
+                    .arg(format!("--base-path={}", base.display()))
+                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .stdin(dup(&stream))
+                    .stdout(dup(&stream))
+                    .spawn()
+                    .unwrap();
+                held.lock().unwrap().push(child);
+            }
+        });
+        ServedRemotes { port, children }
+    }
+
+    fn url(&self, name: &str) -> String {
+        format!("git://127.0.0.1:{}/{name}.git", self.port)
+    }
+}
+
+impl Drop for ServedRemotes {
+    fn drop(&mut self) {
+        for child in self.children.lock().unwrap().iter_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
