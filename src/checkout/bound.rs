@@ -351,4 +351,39 @@ mod tests {
         assert_eq!((found.path.as_str(), found.size), ("memory/old.md", 5000));
         assert_eq!(oversized_in_tree(&repo, new, 5000).unwrap(), None);
     }
+
+    #[test]
+    fn a_store_is_judged_by_its_headers_commits_and_trees_before_blobs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("big.md"), "b".repeat(6000)).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", &"m".repeat(5000)]);
+        let commit = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD"]).as_bytes()).unwrap();
+        let blob = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD:big.md"]).as_bytes()).unwrap();
+        let objects = dir.join(".git/objects");
+        let judged = |limit| oversized_in_store(&objects, limit).unwrap();
+        // Loose: the commit (5000 bytes and its header) comes before the larger blob.
+        let found = judged(5000).unwrap();
+        assert_eq!((found.kind, found.id), ("commit", commit));
+        assert!(found.size > 5000 && found.path.is_empty());
+        let found = judged(5500).unwrap();
+        assert_eq!((found.kind, found.id, found.size), ("blob", blob, 6000));
+        assert_eq!(judged(6000), None);
+        // Packed, the same; a delta is judged by the size of what it makes.
+        std::fs::write(dir.join("big.md"), format!("{}c", "b".repeat(6000))).unwrap();
+        git(dir, &["commit", "-q", "-am", "again"]);
+        git(dir, &["repack", "-a", "-d", "-q"]);
+        let grown = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD:big.md"]).as_bytes()).unwrap();
+        let found = judged(5000).unwrap();
+        assert_eq!((found.kind, found.id), ("commit", commit));
+        let found = judged(6000).unwrap();
+        assert_eq!((found.kind, found.id, found.size), ("blob", grown, 6001));
+        assert_eq!(judged(6001), None);
+        // A folder with no objects holds nothing over any limit; no folder is an error.
+        std::fs::create_dir(dir.join("empty")).unwrap();
+        assert_eq!(oversized_in_store(&dir.join("empty"), 0).unwrap(), None);
+        assert!(oversized_in_store(&dir.join("none"), 0).is_err());
+    }
 }
