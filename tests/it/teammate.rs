@@ -648,3 +648,26 @@ impl Drop for ServedRemotes {
         }
     }
 }
+
+/// A teammate's file over the object limit whose name carries control characters: the
+/// refusal names it with them made visible, and nothing of it reaches the terminal raw.
+#[test]
+fn an_oversized_file_named_with_control_characters_is_named_escaped() {
+    let remotes = Remotes::new();
+    let victim = machine(&remotes);
+    sync(&victim).ok();
+    let text = "x".repeat(2 << 20);
+    push_as_teammate(
+        &victim,
+        &remotes,
+        "knowledge",
+        &[("big\x1b[2J\x07.md", &text, false)],
+    );
+    operator_config(&victim, "[import]\nmax_object_size = \"1M\"\n");
+    let refused = victim.run(["sync"]).fails(1);
+    refused.stderr_has(
+        "of 2097152 bytes (big\\x1b[2J\\x07.md), over the limit of 1048576 bytes (import.max_object_size); nothing was taken",
+    );
+    assert!(!refused.stderr.contains('\x1b') && !refused.stdout.contains('\x1b'));
+    assert!(!refused.stderr.contains('\x07'));
+}
