@@ -378,9 +378,9 @@ fn push_large_commit(env: &TestEnv, remotes: &Remotes, name: &str, size: u64) ->
          tree=$(git rev-parse 'HEAD^{{tree}}')\n\
          parent=$(git rev-parse HEAD)\n\
          id=$({{ printf 'tree %s\\nparent %s\\nauthor T <t@example.com> 1700000000 +0000\\ncommitter T <t@example.com> 1700000000 +0000\\n\\n' \"$tree\" \"$parent\"; \
-                head -c {size} /dev/zero | tr '\\0' a; }} | git hash-object -t commit -w --stdin --literally)\n\
+                head -c {size} /dev/zero | tr '\\0' a; }} | git -c core.compression=1 hash-object -t commit -w --stdin --literally)\n\
          git update-ref refs/heads/main \"$id\"\n\
-         git push -q origin main\n\
+         git -c pack.compression=1 push -q origin main\n\
          echo \"$id\"\n"
     );
     let out = std::process::Command::new("sh")
@@ -438,7 +438,9 @@ fn a_commit_of_300_mb_is_refused_within_bounded_memory_and_the_raised_limit_take
         "ordinary\n",
         "ordinary teammate work is taken"
     );
+    let started = std::time::Instant::now();
     let (big, size) = push_large_commit(&victim, &remotes, "notes", 300_000_000);
+    eprintln!("the teammate's push took {:?}", started.elapsed());
     operator_config(&victim, "[import]\nmax_object_size = \"10M\"\n");
     let refs_before = victim.refs(&victim.notes());
 
@@ -502,7 +504,9 @@ fn a_commit_of_300_mb_is_refused_within_bounded_memory_and_the_raised_limit_take
     // The hint's command, as given: the commit comes in.
     let command = hint.split("raise the limit: git loop ").nth(1).unwrap();
     victim.run(command.split(' ')).ok();
+    let started = std::time::Instant::now();
     let (code, stdout, stderr, _) = run_measured(&victim, &["sync"]);
+    eprintln!("the sync that takes it took {:?}", started.elapsed());
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(
         victim.rev(&victim.notes(), "main").as_deref(),
