@@ -224,11 +224,18 @@ fn fetch_into_scratch(
         .map_err(|e| other(format!("cannot make {}: {e}", scratch.display())))?;
     let cmd = bounded(git(dir).env("GIT_DIR", scratch), bounds);
     let out = cmd
-        .args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])
-        // The scratch repository has no remote of its own: the repository's URL, taken
-        // as given (a relative path is relative to `.git`, where git ran before).
-        .arg("--")
-        .arg(&url)
+        .args([
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            // Only the refspec below: no opportunistic update of the remote-tracking refs
+            // the remote's configuration names.
+            "--refmap=",
+        ])
+        // The repository's remote, from its configuration (included); git runs in `.git`
+        // as before, so a relative path is relative to the same folder.
+        .arg(REMOTE)
         .arg(format!("+refs/heads/{trunk}:{FETCHED}"))
         .output_any()
         .map_err(|e| FetchFailure::Error(git_err(role)(e)))?;
@@ -322,21 +329,46 @@ fn judged(
     Ok(Some(named.unwrap_or(found)))
 }
 
-/// A bare repository at `scratch` that borrows the objects of `git_dir`.
+/// A bare repository at `scratch` that borrows the objects of `git_dir` and reads its
+/// configuration (the workspace's own: the remote, its credentials and URL rewrites apply
+/// as in a fetch of the repository itself), with its own `core.bare` and format.
 fn make_scratch(git_dir: &Path, scratch: &Path) -> std::io::Result<()> {
     use std::fs;
     fs::create_dir_all(scratch.join("objects/pack"))?;
     fs::create_dir_all(scratch.join("objects/info"))?;
     fs::create_dir_all(scratch.join("refs/heads"))?;
     fs::write(scratch.join("HEAD"), "ref: refs/heads/main\n")?;
-    fs::write(
-        scratch.join("config"),
-        "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
-    )?;
+    let config = std::path::absolute(git_dir.join("config"))?;
+    fs::write(scratch.join("config"), scratch_config(&config)?)?;
     let store = std::path::absolute(git_dir.join("objects"))?;
     let mut line = store.into_os_string().into_encoded_bytes();
+    if line.contains(&b'\n') {
+        return Err(std::io::Error::other(
+            "the repository's path holds a line break, which git's alternates cannot name",
+        ));
+    }
     line.push(b'\n');
     fs::write(scratch.join("objects/info/alternates"), line)
+}
+
+/// The scratch repository's config: the repository's own, included, then what makes it a
+/// bare repository of the default format (git reads the format from this file alone).
+fn scratch_config(included: &Path) -> std::io::Result<Vec<u8>> {
+    let path = included.as_os_str().as_encoded_bytes();
+    if path.contains(&b'\n') {
+        return Err(std::io::Error::other(
+            "the repository's path holds a line break, which git's config cannot name",
+        ));
+    }
+    let mut text = b"[include]\n\tpath = \"".to_vec();
+    for &b in path {
+        if b == b'"' || b == b'\\' {
+            text.push(b'\\');
+        }
+        text.push(b);
+    }
+    text.extend_from_slice(b"\"\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n");
+    Ok(text)
 }
 
 fn read_fetched(scratch: &Path) -> Option<ObjectId> {
@@ -390,6 +422,20 @@ fn take_objects(from: &Path, store: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scratch_config_includes_the_repositorys_and_is_bare() {
+        assert_eq!(
+            String::from_utf8(scratch_config(Path::new("/ws/notes/.git/config")).unwrap())
+                .unwrap(),
+            "[include]\n\tpath = \"/ws/notes/.git/config\"\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+        );
+        assert_eq!(
+            String::from_utf8(scratch_config(Path::new("/a \"b\\c/config")).unwrap()).unwrap(),
+            "[include]\n\tpath = \"/a \\\"b\\\\c/config\"\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+        );
+        assert!(scratch_config(Path::new("/a\nb/config")).is_err());
+    }
 
     #[test]
     fn what_git_says_at_its_bounds_is_told_apart() {
