@@ -290,6 +290,10 @@ fn fetch_into_scratch(
     }
     take_objects(&objects, &git_dir.join("objects"))
         .map_err(|e| other(format!("cannot move the fetched objects in: {e}")))?;
+    if resolve(dir, into).ok().flatten() == Some(tip) {
+        // Nothing new (most syncs): no git started to set what is set.
+        return Ok(Some(tip));
+    }
     git(dir)
         .args(["update-ref"])
         .arg(into)
