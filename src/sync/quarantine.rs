@@ -220,9 +220,19 @@ fn fetch_into_scratch(
     };
     let git_dir = dir.join(".git");
     let url = remote_url(dir).ok_or_else(|| other(format!("{REMOTE} has no URL")))?;
-    make_scratch(&git_dir, scratch)
+    // What the fetch tells the remote it has: the local branch and what was fetched last.
+    let mut haves = Vec::new();
+    for spec in [format!("refs/heads/{trunk}"), into.to_string()] {
+        if let Some(id) = resolve(dir, &spec).map_err(|e| FetchFailure::Error(read_err(role)(e)))? {
+            haves.push(id);
+        }
+    }
+    make_scratch(&git_dir, scratch, &haves)
         .map_err(|e| other(format!("cannot make {}: {e}", scratch.display())))?;
-    let cmd = bounded(git(dir).env("GIT_DIR", scratch), bounds);
+    let cmd = bounded(git(dir).env("GIT_DIR", scratch), bounds)
+        // The haves above are the scratch repository's own refs: git need not list every
+        // ref of the repository it borrows from (a `for-each-ref` there on every fetch).
+        .args(["-c", "core.alternateRefsCommand=true"]);
     let out = cmd
         .args([
             "fetch",
@@ -333,15 +343,22 @@ fn judged(
     Ok(Some(named.unwrap_or(found)))
 }
 
-/// A bare repository at `scratch` that borrows the objects of `git_dir` and reads its
+/// A bare repository at `scratch` that borrows the objects of `git_dir`, holds `haves` as
+/// refs of its own (what the fetch negotiates from), and reads its
 /// configuration (the workspace's own: the remote, its credentials and URL rewrites apply
 /// as in a fetch of the repository itself), with its own `core.bare` and format.
-fn make_scratch(git_dir: &Path, scratch: &Path) -> std::io::Result<()> {
+fn make_scratch(git_dir: &Path, scratch: &Path, haves: &[ObjectId]) -> std::io::Result<()> {
     use std::fs;
     fs::create_dir_all(scratch.join("objects/pack"))?;
     fs::create_dir_all(scratch.join("objects/info"))?;
     fs::create_dir_all(scratch.join("refs/heads"))?;
     fs::write(scratch.join("HEAD"), "ref: refs/heads/main\n")?;
+    let packed: String = haves
+        .iter()
+        .enumerate()
+        .map(|(i, id)| format!("{id} refs/have/{i}\n"))
+        .collect();
+    fs::write(scratch.join("packed-refs"), packed)?;
     let config = std::path::absolute(git_dir.join("config"))?;
     fs::write(scratch.join("config"), scratch_config(&config)?)?;
     let store = std::path::absolute(git_dir.join("objects"))?;
