@@ -256,6 +256,13 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
         push(&["--new-session"]);
     }
     push(&["--cap-drop", "ALL"]);
+    if spec.init.is_some() && !setuid(bwrap) {
+        // For git-loop's init alone, which keeps CAP_SYS_PTRACE permitted only, raises it
+        // only to open a non-dumpable caller's /proc entries, and drops both from every
+        // set before anything else runs (caps.rs): the command gets neither. A setuid
+        // bwrap refuses --cap-add; init then holds nothing.
+        push(&["--cap-add", "CAP_SYS_PTRACE", "--cap-add", "CAP_SETPCAP"]);
+    }
     push(&["--hostname", &spec.hostname]);
     for m in &spec.mounts {
         mount_args(&mut a, m, fds);
@@ -279,6 +286,22 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
     }
     a.extend(spec.command.iter().map(OsString::from));
     a
+}
+
+/// Whether `bwrap` is installed setuid (it then takes no `--cap-add` from anyone but root).
+fn setuid(bwrap: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = if bwrap.contains('/') {
+        Some(std::path::PathBuf::from(bwrap))
+    } else {
+        std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(bwrap))
+                .find(|f| f.is_file())
+        })
+    };
+    path.and_then(|p| std::fs::metadata(p).ok())
+        .is_some_and(|m| m.permissions().mode() & 0o4000 != 0)
 }
 
 /// The argv of a jail (see `task.rs`): every namespace, the network's too; the system
@@ -607,6 +630,11 @@ mod tests {
             "--new-session",
             "--cap-drop",
             "ALL",
+            // init's, dropped by it from the command's sets (caps.rs).
+            "--cap-add",
+            "CAP_SYS_PTRACE",
+            "--cap-add",
+            "CAP_SETPCAP",
             "--hostname",
             "loop",
             "--ro-bind",

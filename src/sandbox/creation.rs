@@ -68,8 +68,20 @@
 //!   could not — except through its own `/proc/self`, which is why the rules below exist.
 //! - Fail closed: if init's supervisor ends, init aborts (and with pid 1 the whole sandbox
 //!   ends); if the listener is closed while the command runs, every notifying call fails
-//!   with ENOSYS (the kernel's rule for a filter whose listener is gone). A caller whose
-//!   memory init cannot read (a process that made itself non-dumpable) is refused.
+//!   with ENOSYS (the kernel's rule for a filter whose listener is gone).
+//! - A caller that made itself non-dumpable (ssh-agent, gpg-agent) fails the ptrace check
+//!   that opening its `/proc/TID/mem`, `cwd` and `fd/N` makes. init keeps `CAP_SYS_PTRACE`
+//!   permitted only and raises it in this thread around exactly those opens, where they
+//!   failed without it (the path is the caller's own entry, nothing after it:
+//!   [`caps::tracing_if_refused`], `Caller::open_own`, which then checks the call is still
+//!   pending, so the pid was the caller's), so such a caller is read, judged and acted for
+//!   as any other, and what init then does for it runs with no effective capability.
+//!   Where init holds none (a setuid bwrap, see caps.rs), such a caller's judged calls are
+//!   refused (`not dumpable, ...`, [`Supervisor::unreadable`]) and its other calls left to
+//!   the kernel, unreported. Paths through its own `/proc/self/cwd/...` or `/root/...`
+//!   are opened by init as itself (the capability is never raised for a path the caller
+//!   chose), so they fail for such a caller where a name is judged, and are left to the
+//!   kernel where none is.
 //!
 //! What init does on a caller's behalf, so that the result is the one the kernel would
 //! have given the caller:
@@ -102,6 +114,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
+use super::caps;
 use super::fspolicy::component_matches;
 use super::refusals::{Refusal, MAX_REPORTED};
 
@@ -523,6 +536,9 @@ pub struct Supervisor {
     pub watch: Watch,
     /// Whether the call being answered was reported already (by its rule).
     reported_now: bool,
+    /// Whether the caller of the call being answered is non-dumpable (its memory opened
+    /// only with CAP_SYS_PTRACE).
+    non_dumpable: bool,
     /// The pinned folders as files (device, inode) with their rules, found when the
     /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
     pin_ids: Vec<((u64, u64), String)>,
@@ -589,6 +605,45 @@ impl Caller {
         CString::new(format!("/proc/{}/{rest}", self.tid)).expect("no NUL")
     }
 
+    /// The caller's own /proc entry `rest` (`fd/N`), opened `O_PATH` ([`Self::open_own`]).
+    fn entry(&self, rest: &str) -> Result<OwnedFd, i32> {
+        self.open_own(&self.proc(rest), 0)
+    }
+
+    /// The caller's own /proc entry `link` (`/proc/TID/cwd`, `/proc/TGID/fd/N`: one magic
+    /// link, nothing after it) opened `O_PATH`, as the caller may always open its own.
+    /// Where the caller is non-dumpable that takes CAP_SYS_PTRACE
+    /// ([`caps::tracing_if_refused`]), and the entry is then checked to be still the
+    /// caller's: its call still pending after the open, so its pid named no other process
+    /// meanwhile (the capability must never open another process's entry).
+    fn open_own(&self, link: &CString, flags: i32) -> Result<OwnedFd, i32> {
+        use caps::Refusal;
+        let open = || {
+            open_raw(
+                libc::AT_FDCWD,
+                link,
+                flags | libc::O_PATH | libc::O_CLOEXEC,
+                0,
+            )
+        };
+        match open() {
+            Err(e) if e.refused() && caps::held() => {
+                let fd = caps::as_tracer(open)?;
+                if self.valid() {
+                    Ok(fd)
+                } else {
+                    Err(libc::ESRCH)
+                }
+            }
+            done => done,
+        }
+    }
+
+    /// The caller's own descriptor `own` ([`own_descriptor`]'s form), held ([`Own`]).
+    fn own(&self, own: &CString) -> Result<Own, i32> {
+        self.open_own(own, 0).map(Own)
+    }
+
     /// A NUL-terminated string at `addr` in the caller's memory, read page by page (the
     /// string may end just before an unmapped page). Errno as the kernel would give it.
     fn string(&self, mem: &std::fs::File, addr: u64) -> Result<Vec<u8>, i32> {
@@ -643,19 +698,15 @@ impl Caller {
         } else {
             self.proc(&format!("fd/{dirfd}"))
         };
-        open_raw(
-            libc::AT_FDCWD,
-            &link,
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            0,
-        )
-        .map(Some)
-        .map_err(|e| match e {
-            libc::ENOENT if dirfd != libc::AT_FDCWD => libc::EBADF,
-            // A caller init may not look at (non-dumpable): refused.
-            libc::EACCES | libc::EPERM => libc::EPERM,
-            e => e,
-        })
+        self.open_own(&link, libc::O_DIRECTORY)
+            .map(Some)
+            .map_err(|e| match e {
+                libc::ENOENT if dirfd != libc::AT_FDCWD => libc::EBADF,
+                // A caller init may not look at (non-dumpable, where init holds no
+                // CAP_SYS_PTRACE): refused.
+                libc::EACCES | libc::EPERM => libc::EPERM,
+                e => e,
+            })
     }
 
     /// The folder `path` (relative to `dirfd`) names its last component in, opened
@@ -760,6 +811,19 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
     CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
 }
 
+/// A caller's own descriptor, `/proc/TGID/fd/N` as [`own_descriptor`] spells it, held
+/// open (`O_PATH`) by init: opened by `Caller::open_own` (as a tracer where the caller is
+/// non-dumpable: the caller may always open its own, and the path is that one magic link,
+/// nothing after it), then reached through init's own `/proc/self/fd` for what is done
+/// with it, with no capability effective.
+struct Own(OwnedFd);
+
+impl Own {
+    fn path(&self) -> CString {
+        CString::new(format!("/proc/self/fd/{}", self.0.as_raw_fd())).expect("no NUL")
+    }
+}
+
 /// The device and inode of the folder `name` in the folder `fd` is open on (not
 /// following a link), if it is a folder.
 fn dir_id(fd: &OwnedFd, name: &[u8]) -> Option<(u64, u64)> {
@@ -832,7 +896,7 @@ fn callers_path(path: &[u8], tgid: u32, tid: u32) -> Vec<u8> {
 /// Where the caller's descriptor `fd` is open, as its /proc names it (empty where that
 /// cannot be read).
 fn caller_fd_path(caller: &Caller, fd: i32) -> String {
-    std::fs::read_link(format!("/proc/{}/fd/{fd}", caller.tid))
+    caps::tracing_if_refused(|| std::fs::read_link(format!("/proc/{}/fd/{fd}", caller.tid)))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
@@ -945,6 +1009,7 @@ impl Supervisor {
             patterns,
             watch,
             reported_now: false,
+            non_dumpable: false,
             pin_ids,
             place_ids,
             report,
@@ -1000,12 +1065,27 @@ impl Supervisor {
             // The filter sends nothing else.
             return Answer::Errno(libc::ENOSYS);
         };
-        let mem = match std::fs::File::open(format!("/proc/{}/mem", caller.tid)) {
+        // Read-only; where the ptrace check refuses it (a process that made itself
+        // non-dumpable: ssh-agent, gpg-agent), opened again with CAP_SYS_PTRACE raised in
+        // this thread where init holds it (caps.rs), so that process is read, judged and
+        // acted for as any other.
+        let open_mem = || std::fs::File::open(format!("/proc/{}/mem", caller.tid));
+        let plain = open_mem();
+        self.non_dumpable = plain
+            .as_ref()
+            .is_err_and(|e| caps::Refusal::refused(e) && caps::held());
+        let mem = match plain.or_else(|e| {
+            if self.non_dumpable {
+                caps::as_tracer(open_mem)
+            } else {
+                Err(e)
+            }
+        }) {
             Ok(m) => m,
             Err(_) if !caller.valid() => return Answer::Gone,
-            // A process that made itself non-dumpable (ssh-agent, gpg-agent, git-loop's
-            // own): where no rule is judged on its call, the kernel does it (only the
-            // report of a refusal is lost); where one would be, it is refused.
+            // Where init holds no CAP_SYS_PTRACE (a setuid bwrap): where no rule is judged
+            // on its call, the kernel does it (only the report of a refusal is lost);
+            // where one would be, it is refused.
             Err(_) if !self.judges(&call) => return Answer::Continue,
             Err(_) => {
                 let rule = self.unreadable(&call);
@@ -1142,15 +1222,16 @@ impl Supervisor {
     }
 
     /// The rule of a refusal of [`Self::judges`]'s call by a process whose memory pid 1
-    /// cannot read (it made itself non-dumpable, as ssh-agent does): why its call is judged,
-    /// and what lifts it.
+    /// cannot read (it made itself non-dumpable, as ssh-agent does, and pid 1 holds no
+    /// CAP_SYS_PTRACE: a setuid bwrap, see caps.rs): why its call is judged, and what
+    /// lifts it.
     fn unreadable(&self, call: &Call) -> &'static str {
         if !self.patterns.is_empty() {
-            "not dumpable: the name it makes cannot be read, and deny_create judges every name"
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the name it makes cannot be read, and deny_create judges every name"
         } else if self.names_judged() && call.makes_names() {
-            "not dumpable: the name it makes cannot be read, and files of the built-in list not in the working tree are refused by name (allow_write naming them lifts it)"
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the name it makes cannot be read, and files of the built-in list not in the working tree are refused by name (allow_write naming them lifts it)"
         } else {
-            "not dumpable: the names of its rename cannot be read, and pinned folders are kept by judging renames"
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the names of its rename cannot be read, and pinned folders are kept by judging renames"
         }
     }
 
@@ -1256,7 +1337,7 @@ impl Supervisor {
         } else {
             format!("/proc/{}/fd/{dirfd}", caller.tid)
         };
-        match std::fs::read_link(link) {
+        match caps::tracing_if_refused(|| std::fs::read_link(&link)) {
             Ok(dir) => format!("{}/{path}", dir.display()),
             Err(_) => path.into_owned(),
         }
@@ -1383,7 +1464,12 @@ impl Supervisor {
                 if s[0].is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
                     // The caller's descriptor itself (an O_TMPFILE file given a name):
                     // linked through the caller's own /proc entry, as `open(2)` documents.
-                    let own = c(format!("/proc/{tgid}/fd/{olddir}").as_bytes());
+                    let held = match caller.own(&c(format!("/proc/{tgid}/fd/{olddir}").as_bytes()))
+                    {
+                        Ok(held) => held,
+                        Err(e) => return Answer::Errno(e),
+                    };
+                    let own = held.path();
                     return result(unsafe {
                         // SAFETY: NUL-terminated paths.
                         libc::linkat(
@@ -1399,6 +1485,11 @@ impl Supervisor {
                     // `/proc/self/fd/N`, the way `open(2)` gives an O_TMPFILE file a
                     // name without privileges: the caller's descriptor, not init's.
                     if let Some(own) = own_descriptor(&s[0], tgid, caller.tid) {
+                        let held = match caller.own(&own) {
+                            Ok(held) => held,
+                            Err(e) => return Answer::Errno(e),
+                        };
+                        let own = held.path();
                         return result(unsafe {
                             // SAFETY: NUL-terminated paths.
                             libc::linkat(
@@ -1653,13 +1744,13 @@ impl Supervisor {
                 return Answer::Errno(libc::ENOENT);
             }
             // The caller's descriptor itself.
-            open_raw(
-                libc::AT_FDCWD,
-                &caller.proc(&format!("fd/{dirfd}")),
-                libc::O_PATH | libc::O_CLOEXEC,
-                0,
-            )
-            .map_err(|e| if e == libc::ENOENT { libc::EBADF } else { e })
+            caller.entry(&format!("fd/{dirfd}")).map_err(|e| {
+                if e == libc::ENOENT {
+                    libc::EBADF
+                } else {
+                    e
+                }
+            })
         } else {
             let p = callers_path(path, tgid, caller.tid);
             let nofollow = if flags & libc::AT_SYMLINK_NOFOLLOW != 0 {
@@ -1710,18 +1801,21 @@ impl Supervisor {
         }
         if let Some(own) = own_descriptor(path, tgid, caller.tid) {
             // The caller's own open file, opened again as the kernel would for it.
-            return match open_raw(
-                libc::AT_FDCWD,
-                &own,
-                (flags & !libc::O_CREAT) | libc::O_NOCTTY,
-                0,
-            ) {
+            return match caller.own(&own).and_then(|held| {
+                open_raw(
+                    libc::AT_FDCWD,
+                    &held.path(),
+                    (flags & !libc::O_CREAT) | libc::O_NOCTTY,
+                    0,
+                )
+            }) {
                 Ok(fd) if !judged && is_tty(&fd) => Answer::Continue,
                 Ok(fd) => Answer::Fd { fd, cloexec },
                 Err(e) => Answer::Errno(e),
             };
         }
         // `/proc/self/cwd/...` is the caller's working folder, not init's.
+        let given = path;
         let mut path = callers_path(path, tgid, caller.tid);
         let mut base = match caller.base(dirfd, &path) {
             Ok(b) => b,
@@ -1758,6 +1852,15 @@ impl Supervisor {
                         return self.fifo(caller, base, cpath, flags, None);
                     }
                     Err(libc::ENOENT) if creating => {}
+                    // A /proc entry of the caller's own below its /proc/self (`mem`), which
+                    // init opens only as itself: a non-dumpable caller's is then refused
+                    // to init where the caller may open it. Where no name is judged, the
+                    // kernel opens it as the caller (as `opened` leaves /proc files).
+                    Err(libc::EACCES | libc::EPERM)
+                        if self.non_dumpable && path != given && !judged =>
+                    {
+                        return Answer::Continue
+                    }
                     Err(e) => return Answer::Errno(e),
                 }
             }

@@ -7,9 +7,15 @@
 //! `/proc/1/fd/*` and `/proc/1/environ` open too. bwrap has no option that changes this,
 //! and `PR_SET_DUMPABLE` does not survive an exec, so pid 1 must be a process that sets it
 //! itself and then never execs: this one. Non-dumpable, it fails every ptrace-mode check
-//! made by a process without `CAP_SYS_PTRACE` (the sandbox has no capability), which closes
-//! all of those files at once rather than one bind mount per file. What it costs is one
-//! exec of this binary per run (BENCHMARKS.md, "Sandbox start").
+//! made by a process without `CAP_SYS_PTRACE` (no process inside has a capability), which
+//! closes all of those files at once rather than one bind mount per file. What it costs is
+//! one exec of this binary per run (BENCHMARKS.md, "Sandbox start").
+//!
+//! Its capabilities: bwrap grants it `CAP_SYS_PTRACE` and `CAP_SETPCAP` of the sandbox's
+//! user namespace; before anything else it empties every set but `CAP_SYS_PTRACE`
+//! permitted, which only the supervisor's thread raises, around the open of a caller's
+//! /proc entries, and the command's process drops between fork and exec (caps.rs). Holding
+//! a capability the others lack is one more reason their ptrace checks against it fail.
 //!
 //! What it does is what bwrap's init did: start the command as its only child, reap every
 //! orphan the pid namespace hands it, and end with the command's status when the command
@@ -20,13 +26,14 @@
 //! supervisor of the calls that make names, write or read (creation.rs): the command's
 //! process installs the notify filter between fork and exec and sends init the
 //! listener; init answers those calls from a thread of its own and reports refusals on
-//! `--report-fd`. If that thread ever stops, init ends, and the sandbox with it.
+//! `--report-fd`. If that thread ever stops, init ends, and the sandbox with it. Without
+//! a supervisor it keeps no capability at all.
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
-use super::creation;
+use super::{caps, creation};
 
 /// The hidden subcommand bwrap runs as pid 1.
 pub const ARG: &str = "__init";
@@ -43,6 +50,18 @@ pub fn not_dumpable() {
 pub fn main(args: &[OsString]) -> ! {
     not_dumpable();
     let (patterns, watch, report_fd) = creation::parse_init_args(args);
+    let supervises = !patterns.is_empty()
+        || watch.writes
+        || watch.reads
+        || !watch.names.is_empty()
+        || !watch.pins.is_empty();
+    // Before any other thread: every capability bwrap granted is dropped from every set,
+    // but CAP_SYS_PTRACE kept permitted for the supervisor (caps.rs).
+    if let Err(why) = caps::settle(supervises) {
+        eprintln!("git-loop: the sandbox's init {why}");
+        std::process::exit(1);
+    }
+    not_dumpable();
     // The report pipe is init's alone: never inherited by the command, never waited on.
     let report = report_fd.map(|fd| {
         // SAFETY: fcntl on a descriptor bwrap passed on; init owns it from here.
@@ -54,12 +73,7 @@ pub fn main(args: &[OsString]) -> ! {
         }
     });
     // Prepared before the fork: the child only makes system calls on it.
-    let supervised = (!patterns.is_empty()
-        || watch.writes
-        || watch.reads
-        || !watch.names.is_empty()
-        || !watch.pins.is_empty())
-    .then(|| {
+    let supervised = supervises.then(|| {
         let program = creation::program(watch.sent());
         let pair = std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| {
             eprintln!("git-loop: cannot set up the creation supervisor: {e}");
@@ -142,6 +156,16 @@ pub fn main(args: &[OsString]) -> ! {
             libc::sigemptyset(&mut none);
             libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            // No capability in any set: the one init keeps is init's alone.
+            let errno = caps::drop_in_child();
+            if errno != 0 {
+                let msg = format!(
+                    "git-loop: cannot drop the capabilities of the command: {}\n",
+                    std::io::Error::from_raw_os_error(errno)
+                );
+                libc::write(2, msg.as_ptr().cast(), msg.len());
+                libc::_exit(126);
+            }
             // The creation filter, last before exec: nothing of the command runs without
             // it, and a filter that cannot be had ends the run here.
             if let Some(fprog) = &fprog {

@@ -15,6 +15,7 @@
 //! Here: the request, the refusals, the backend's selection and the limits.
 
 pub mod bwrap;
+pub mod caps;
 pub mod creation;
 pub mod events;
 pub mod fspolicy;

@@ -1041,7 +1041,8 @@ mod tests {
     }
 
     const PRINTED: &str = "/usr/bin/bwrap --unshare-all --unshare-user --disable-userns \
-        --die-with-parent --as-pid-1 --new-session --cap-drop ALL --hostname loop --ro-bind /usr /usr \
+        --die-with-parent --as-pid-1 --new-session --cap-drop ALL --cap-add CAP_SYS_PTRACE \
+        --cap-add CAP_SETPCAP --hostname loop --ro-bind /usr /usr \
         --ro-bind /etc /etc --proc /proc --ro-bind-try /proc/sys /proc/sys \
         --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --dev /dev \
         --size 4294967296 --tmpfs /tmp --ro-bind-data 3 /etc/resolv.conf \

@@ -7,7 +7,9 @@
 //! is close-on-exec here, so no joined command inherits it). It makes itself
 //! non-dumpable first, so no other process inside (same uid, no capabilities) can open
 //! its descriptors through /proc/PID/fd, read its memory or ptrace it; a joined command
-//! is dumpable again once it execs.
+//! is dumpable again once it execs. (Pid 1's supervisor, which holds CAP_SYS_PTRACE, opens
+//! only the /proc entries of the process whose call it answers, checked to be alive: see
+//! sandbox/caps.rs.)
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -351,60 +351,193 @@ attempt("move-cover", lambda: os.rename(".github/workflows", "wf"))
         .stdout_has("renames refused by pid 1");
 }
 
-/// A process that made itself non-dumpable (as ssh-agent does) cannot have its memory
-/// read by pid 1: its writes are left to the kernel, which still refuses a read-only
-/// place, and its ordinary writes work; where a name is refused when made (a
-/// `deny_create` rule, or a file of the built-in list not in the working tree, as in
-/// most), a call that may make a name cannot be judged and is refused, its other writes
-/// still work.
+/// A process that made itself non-dumpable (as ssh-agent does) is read, judged and acted
+/// for by pid 1 as any other (pid 1 raises CAP_SYS_PTRACE to open its /proc entries:
+/// src/sandbox/caps.rs): its ordinary writes and names work, relative to its working
+/// folder, a folder descriptor and its own descriptors (`/dev/stderr`, an `O_TMPFILE` file
+/// named through `/proc/self/fd`, `fchmod`); a `deny_create` name and a
+/// file of the built-in list not in the tree are refused with their ordinary rule; its
+/// writes to read-only places are refused by the kernel and each is an event. No event
+/// says `not dumpable`.
 #[test]
-fn a_non_dumpable_process_writes_as_the_kernel_allows() {
+fn a_non_dumpable_process_is_judged_and_its_refusals_are_events() {
     let (env, _repo, id) = setup(&[("README", "app\n")]);
-    // Every file of the list writable: no name is judged.
-    env.write_profile("[filesystem]\nallow_write = [\".bashrc\", \".bash_profile\", \".zshrc\", \".zprofile\", \".profile\", \".ripgreprc\", \".gitconfig\", \".gitmodules\", \".mcp.json\", \".envrc\", \".pre-commit-config.yaml\"]\n",
-    );
+    env.write_profile("[filesystem]\ndeny_create = [\"*.pem\"]\n");
+    let work = env.workdir(&id);
+    let config_before = fs::read(work.join(".git/config")).ok();
     let body = r#"
 import ctypes
 assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
 def append(path):
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     os.write(fd, b"y\n")
     os.close(fd)
+def own_stderr():
+    fd = os.open("/dev/stderr", os.O_WRONLY | os.O_CREAT)
+    os.write(fd, b"to stderr\n")
+    os.close(fd)
 attempt("append", lambda: append("README"))
-attempt("usr", lambda: append("/usr/bin/env"))
-attempt("make", lambda: write("NAME"))
+attempt("cert", lambda: write("cert.txt"))
+attempt("mkdir", lambda: os.mkdir("sub"))
+attempt("deep", lambda: write("sub/deep.txt"))
+attempt("rename", lambda: os.rename("cert.txt", "cert2.txt"))
+attempt("stderr", own_stderr)
+def at_dirfd():
+    d = os.open("sub", os.O_RDONLY | os.O_DIRECTORY)
+    os.close(os.open("by-dirfd.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
+    os.close(d)
+def tmpfile_named():
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600)
+    os.write(fd, b"tmp\n")
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    os.link("/proc/self/fd/%d" % fd, "from-tmpfile.txt", dst_dir_fd=here, follow_symlinks=True)
+    os.close(fd)
+    os.close(here)
+def on_fd(path, f):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        f(fd)
+    finally:
+        os.close(fd)
+attempt("dirfd", at_dirfd)
+attempt("tmpfile", tmpfile_named)
+attempt("fchmod-own", lambda: on_fd("README", lambda fd: os.fchmod(fd, 0o600)))
+attempt("fchmod-usr", lambda: on_fd("/usr/bin/env", lambda fd: os.fchmod(fd, 0o700)))
+attempt("pem", lambda: write("key.pem"))
+attempt("envrc", lambda: write(".envrc"))
+attempt("usr", lambda: write("/usr/x"))
+attempt("git-config", lambda: append(".git/config"))
 "#;
-    let out = inside(&env, &id, &body.replace("NAME", "made.txt"));
-    verdict(&out, "append", true);
-    verdict(&out, "usr", false);
-    verdict(&out, "make", true);
-    assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
-    for (profile, name, why) in [
-        (
-            "[filesystem]\ndeny_create = [\"*.pem\"]\n",
-            "made2.txt",
-            "deny_create judges every name",
-        ),
-        ("", "made3.txt", "allow_write naming them lifts it"),
+    let out = inside(&env, &id, body);
+    for (label, allowed) in [
+        ("append", true),
+        ("cert", true),
+        ("mkdir", true),
+        ("deep", true),
+        ("rename", true),
+        ("stderr", true),
+        ("dirfd", true),
+        ("tmpfile", true),
+        ("fchmod-own", true),
+        ("fchmod-usr", false),
+        ("pem", false),
+        ("envrc", false),
+        ("usr", false),
+        ("git-config", false),
     ] {
-        env.write_profile(profile);
-        let out = inside(&env, &id, &body.replace("NAME", name));
-        verdict(&out, "append", true);
-        verdict(&out, "usr", false);
-        verdict(&out, "make", false);
-        // The refusal says why and what lifts it.
-        env.run(["log", &id])
-            .ok()
-            .stdout_has("not dumpable: the name it makes cannot be read, and")
-            .stdout_has(why);
+        verdict(&out, label, allowed);
     }
-    let work = env.workdir(&id);
-    assert_eq!(
-        fs::read_to_string(work.join("README")).unwrap(),
-        "app\ny\ny\ny\n"
+    assert!(out.contains("REFUSED usr: Read-only file system"), "{out}");
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &["filesystem-write", "/key.pem", "deny_create: *.pem"],
     );
-    assert!(work.join("made.txt").is_file() && !work.join("made2.txt").exists());
-    assert!(!work.join("made3.txt").exists());
+    one_line(&lines, &["filesystem-write", "/.envrc", "mandatory"]);
+    one_line(&lines, &["filesystem-write", "/usr/x", "read-only: /usr"]);
+    one_line(&lines, &["filesystem-write", "/.git/config", "own file"]);
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/usr/bin/env",
+            "read-only: /usr",
+            "(fchmod",
+        ],
+    );
+    assert_eq!(lines.len(), 5, "{}", lines.join("\n"));
+    let log = env.run(["log", &id]).ok().stdout;
+    assert!(!log.contains("not dumpable"), "{log}");
+    // On the host: what was allowed, nothing else.
+    assert_eq!(fs::read_to_string(work.join("README")).unwrap(), "app\ny\n");
+    assert!(work.join("cert2.txt").is_file() && work.join("sub/deep.txt").is_file());
+    assert!(work.join("sub/by-dirfd.txt").is_file());
+    assert_eq!(
+        fs::read_to_string(work.join("from-tmpfile.txt")).unwrap(),
+        "tmp\n"
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(work.join("README"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(!work.join("key.pem").exists() && !work.join(".envrc").exists());
+    assert_eq!(fs::read(work.join(".git/config")).ok(), config_before);
+    assert!(!std::path::Path::new("/usr/x").exists());
+}
+
+/// Where pid 1 cannot have CAP_SYS_PTRACE (a setuid bwrap takes `--cap-add` from root
+/// only, so it is not asked), pid 1 and the command hold no capability, and a
+/// non-dumpable process is refused as before: a name it makes, with an event saying why
+/// and naming the setuid bwrap; its other writes are left to the kernel. The twin: a
+/// dumpable process makes the same name there.
+#[test]
+fn without_the_capability_a_non_dumpable_process_is_refused_and_told_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    // A setuid copy of bwrap first on PATH (its owner running it runs it unprivileged).
+    let path = std::env::var("PATH").unwrap();
+    let bwrap = std::env::split_paths(&path)
+        .map(|d| d.join("bwrap"))
+        .find(|f| f.is_file())
+        .expect("bwrap on PATH");
+    let dir = env.root.join("setuid-bwrap");
+    fs::create_dir_all(&dir).unwrap();
+    fs::copy(&bwrap, dir.join("bwrap")).unwrap();
+    fs::set_permissions(dir.join("bwrap"), fs::Permissions::from_mode(0o4755)).unwrap();
+    let program = r#"
+import ctypes, os, sys
+caps = sorted(l.split()[1] for l in open("/proc/self/status") if l.startswith("Cap"))
+print("caps", caps, sorted(l.split()[1] for l in open("/proc/1/status") if l.startswith("Cap")))
+try:
+    open("twin.txt", "w").close()
+    print("OK twin")
+except OSError as e:
+    print("REFUSED twin:", e.strerror)
+assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0
+for label, path, flags in [("cert", "cert.txt", os.O_WRONLY | os.O_CREAT), ("usr", "/usr/bin/env", os.O_WRONLY | os.O_APPEND)]:
+    try:
+        os.close(os.open(path, flags))
+        print("OK", label)
+    except OSError as e:
+        print("REFUSED", label + ":", e.strerror)
+"#;
+    let run = env
+        .command()
+        .env("PATH", format!("{}:{path}", dir.display()))
+        .current_dir(&env.root)
+        .args([
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", program,
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    let zero = "0000000000000000";
+    assert!(
+        out.contains(&format!("caps {:?} {:?}", [zero; 5], [zero; 5]).replace('"', "'")),
+        "{out}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    verdict(&out, "twin", true);
+    verdict(&out, "cert", false);
+    assert!(verdict(&out, "usr", false).contains("Read-only file system"));
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap)",
+            "allow_write naming them lifts it",
+        ],
+    );
+    // Its write to /usr was the kernel's to refuse, unseen.
+    assert_eq!(lines.len(), 1, "{}", lines.join("\n"));
+    let work = env.workdir(&id);
+    assert!(work.join("twin.txt").is_file() && !work.join("cert.txt").exists());
 }
 
 /// A file of the built-in list that is not in the working tree when the run starts
