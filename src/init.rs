@@ -79,6 +79,14 @@ pub enum InitError {
         found: crate::checkout::bound::Oversized,
         limit: u64,
     },
+    /// The clone stopped at its memory or disk bound (`sync::quarantine`); nothing was
+    /// cloned.
+    #[error("{}", crate::sync::bounded_message(url, exceeded, bounds))]
+    Bounded {
+        url: String,
+        exceeded: crate::sync::Exceeded,
+        bounds: crate::sync::Bounds,
+    },
 }
 
 pub fn init(ws: &Workspace, sources: &Sources) -> Result<Report> {
@@ -252,14 +260,39 @@ fn clone_into(
             "--no-recurse-submodules",
             "--no-checkout",
         ]);
-        git.arg("--")
+        // Under the bounds of a sync's fetch: what the team's remote sends is a
+        // teammate's, and the staging folder is its quarantine.
+        let limits = crate::loops::read_limits()?;
+        let bounds = crate::sync::Bounds {
+            max_object_size: limits.max_object_size,
+            max_pack_size: limits.max_pack_size,
+        };
+        let out = crate::sync::bounded(git, &bounds)
+            .arg("--")
             .arg(url)
             .arg(&tmp)
-            .run()
-            .map_err(|source| InitError::Clone {
+            .output_any()?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if let Some(exceeded) =
+                crate::sync::stopped_at_bounds(&stderr, &tmp.join(".git/objects"), &bounds)
+            {
+                return Err(InitError::Bounded {
+                    url: url.to_string(),
+                    exceeded,
+                    bounds,
+                }
+                .into());
+            }
+            return Err(InitError::Clone {
                 url: url.to_string(),
-                source,
-            })?;
+                source: crate::git::cmd::GitError::Failed {
+                    argv: format!("git clone -- {url}"),
+                    stderr: stderr.trim().to_string(),
+                },
+            }
+            .into());
+        }
         let empty = crate::sync::trunk_of(&tmp).is_none()
             || Git::in_dir(&tmp)
                 .args(["rev-parse", "--verify", "--quiet", "HEAD"])
@@ -272,7 +305,7 @@ fn clone_into(
                 .run()?;
             commit_files(&tmp, files, message)?;
         } else {
-            refuse_oversized(url, &tmp)?;
+            refuse_oversized(url, &tmp, &bounds)?;
             if jailed {
                 checkout_in_jail(&tmp)?;
             } else {
@@ -289,28 +322,44 @@ fn clone_into(
     result
 }
 
-/// Refuses a clone whose trunk holds an object over `import.max_object_size` (of the
-/// operator config), judged by the objects' headers before the checkout would inflate it
-/// (ATTACKS 43): a teammate's push reaches a new machine this way.
-fn refuse_oversized(url: &str, dir: &Path) -> Result<()> {
-    let limit = crate::loops::read_limits()?.max_object_size;
+/// Refuses a clone that holds an object over `import.max_object_size` (of the operator
+/// config) anywhere in its history, judged by the objects' headers before the checkout
+/// would inflate it (ATTACKS 43): a teammate's push reaches a new machine this way.
+fn refuse_oversized(url: &str, dir: &Path, bounds: &crate::sync::Bounds) -> Result<()> {
+    let limit = bounds.max_object_size;
     let read = |e: crate::git::objects::GitReadError| {
         Error::failure(format!("cannot read the clone in {}", dir.display())).with_source(e)
     };
-    let repo = crate::git::objects::open_trusted(dir).map_err(read)?;
-    let Some(tip) = crate::git::objects::resolve_rev(&repo, "HEAD").map_err(read)? else {
-        return Ok(());
-    };
-    let Some(found) = crate::checkout::bound::oversized_in_tree(&repo, tip, limit).map_err(read)?
-    else {
-        return Ok(());
-    };
-    Err(InitError::TooLarge {
-        url: url.to_string(),
-        found,
-        limit,
+    // Every object of the clone, by its header: one over the limit anywhere in the
+    // history is refused as in the tree (an object over the limit never enters the
+    // workspace's store). A blob is named by its path below, when the tree has it.
+    if let Some(found) =
+        crate::checkout::bound::oversized_in_store(&dir.join(".git/objects"), limit)
+            .map_err(read)?
+    {
+        if found.kind != "blob" {
+            return Err(InitError::TooLarge {
+                url: url.to_string(),
+                found,
+                limit,
+            }
+            .into());
+        }
+        let repo = crate::git::objects::open_trusted(dir).map_err(read)?;
+        let tip = crate::git::objects::resolve_rev(&repo, "HEAD").map_err(read)?;
+        let named = tip.and_then(|tip| {
+            crate::checkout::bound::oversized_in_tree(&repo, tip, limit)
+                .ok()
+                .flatten()
+        });
+        return Err(InitError::TooLarge {
+            url: url.to_string(),
+            found: named.unwrap_or(found),
+            limit,
+        }
+        .into());
     }
-    .into())
+    Ok(())
 }
 
 /// Checks out a fresh clone's trunk in a jail that sees only the clone.

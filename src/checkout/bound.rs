@@ -93,6 +93,100 @@ pub fn oversized_in_tree(
     judge.tree(tree, &[], &BString::default())
 }
 
+/// The first object of the object folder `objects` itself (its packs and loose objects,
+/// never its alternates) whose size is over `limit`, judged by its header alone: a pack
+/// entry's header and, for a delta, the result size its delta data starts with; a loose
+/// object's first bytes. Commits, trees and tags come before blobs, so that a blob over the
+/// limit is reported only when every commit and tree fits, and can then be named by its
+/// path ([`oversized_since`]). For the quarantine of a fetch: what it holds is exactly what
+/// arrived, and nothing of it is inflated here.
+pub fn oversized_in_store(
+    objects: &std::path::Path,
+    limit: u64,
+) -> Result<Option<Oversized>, GitReadError> {
+    use gix::odb::pack;
+    let hash = gix::hash::Kind::Sha1;
+    let decode = |id: ObjectId, source: gix::Error| GitReadError::Decode {
+        repo: objects.to_owned(),
+        id,
+        source,
+    };
+    let mut found: Vec<Oversized> = Vec::new();
+    let mut note = |id: ObjectId, kind: gix::objs::Kind, size: u64| {
+        if size > limit {
+            found.push(Oversized {
+                id,
+                path: String::new(),
+                kind: kind_name(kind),
+                size,
+            });
+        }
+    };
+    let mut indices: Vec<std::path::PathBuf> = match std::fs::read_dir(objects.join("pack")) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => {
+            return Err(GitReadError::Io {
+                path: objects.join("pack"),
+                source,
+            })
+        }
+    };
+    indices.sort();
+    for idx in indices {
+        let bundle = pack::Bundle::at(&idx, hash).map_err(|source| GitReadError::Git {
+            repo: objects.to_owned(),
+            action: format!("could not open the pack {}", idx.display()),
+            source,
+        })?;
+        let mut inflate = gix::zlib::Inflate::default();
+        let base =
+            |id: &gix::oid| -> gix::Result<Option<pack::data::decode::header::ResolvedBase>> {
+                match bundle.index.lookup(id) {
+                    Some(at) => Ok(Some(pack::data::decode::header::ResolvedBase::InPack(
+                        bundle.pack.entry(bundle.index.pack_offset_at_index(at))?,
+                    ))),
+                    None => Ok(None),
+                }
+            };
+        for entry in bundle.index.iter() {
+            let id = entry.oid;
+            let header = bundle
+                .pack
+                .entry(entry.pack_offset)
+                .and_then(|e| bundle.pack.decode_header(e, &mut inflate, &base))
+                .map_err(|source| decode(id, source))?;
+            note(id, header.kind, header.object_size);
+        }
+    }
+    let loose = gix::odb::loose::Store::at(objects, hash);
+    for id in loose.iter() {
+        let id = id.map_err(|e| GitReadError::Git {
+            repo: objects.to_owned(),
+            action: "could not list the loose objects".into(),
+            source: gix::Error::from_error(e),
+        })?;
+        if let Some((size, kind)) = loose.try_header(&id).map_err(|source| decode(id, source))? {
+            note(id, kind, size);
+        }
+    }
+    found.sort_by_key(|o| (o.kind == "blob", o.id));
+    Ok(found.into_iter().next())
+}
+
+fn kind_name(kind: gix::objs::Kind) -> &'static str {
+    match kind {
+        gix::objs::Kind::Commit => "commit",
+        gix::objs::Kind::Tree => "tree",
+        gix::objs::Kind::Blob => "blob",
+        gix::objs::Kind::Tag => "tag",
+    }
+}
+
 /// A value of `import.max_object_size` that lets an object of `size` bytes in: the size
 /// rounded up to whole mebibytes ("200M").
 pub fn raise_to(size: u64) -> String {
@@ -256,5 +350,40 @@ mod tests {
         let found = oversized_in_tree(&repo, new, 4000).unwrap().unwrap();
         assert_eq!((found.path.as_str(), found.size), ("memory/old.md", 5000));
         assert_eq!(oversized_in_tree(&repo, new, 5000).unwrap(), None);
+    }
+
+    #[test]
+    fn a_store_is_judged_by_its_headers_commits_and_trees_before_blobs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("big.md"), "b".repeat(6000)).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", &"m".repeat(5000)]);
+        let commit = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD"]).as_bytes()).unwrap();
+        let blob = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD:big.md"]).as_bytes()).unwrap();
+        let objects = dir.join(".git/objects");
+        let judged = |limit| oversized_in_store(&objects, limit).unwrap();
+        // Loose: the commit (5000 bytes and its header) comes before the larger blob.
+        let found = judged(5000).unwrap();
+        assert_eq!((found.kind, found.id), ("commit", commit));
+        assert!(found.size > 5000 && found.path.is_empty());
+        let found = judged(5500).unwrap();
+        assert_eq!((found.kind, found.id, found.size), ("blob", blob, 6000));
+        assert_eq!(judged(6000), None);
+        // Packed, the same; a delta is judged by the size of what it makes.
+        std::fs::write(dir.join("big.md"), format!("{}c", "b".repeat(6000))).unwrap();
+        git(dir, &["commit", "-q", "-am", "again"]);
+        git(dir, &["repack", "-a", "-d", "-q"]);
+        let grown = ObjectId::from_hex(git(dir, &["rev-parse", "HEAD:big.md"]).as_bytes()).unwrap();
+        let found = judged(5000).unwrap();
+        assert_eq!((found.kind, found.id), ("commit", commit));
+        let found = judged(6000).unwrap();
+        assert_eq!((found.kind, found.id, found.size), ("blob", grown, 6001));
+        assert_eq!(judged(6001), None);
+        // A folder with no objects holds nothing over any limit; no folder is an error.
+        std::fs::create_dir(dir.join("empty")).unwrap();
+        assert_eq!(oversized_in_store(&dir.join("empty"), 0).unwrap(), None);
+        assert!(oversized_in_store(&dir.join("none"), 0).is_err());
     }
 }

@@ -120,13 +120,15 @@ pub fn operator_guard_allowlist() -> Result<crate::guard::Allowlist> {
 }
 
 /// What a sync takes from the configuration: the notes files merged as a union and the
-/// bound on the objects it takes from a remote (`import.max_object_size`, the operator's).
+/// bounds on what it fetches from a remote (`import.max_object_size` and
+/// `import.max_pack_size`, the operator's).
 pub fn sync_options(ui: &mut Ui, ws: &Workspace) -> Result<crate::sync::Options> {
     let config = load_config(ui, ws, None)?;
     let settings = config.settings();
     Ok(crate::sync::Options {
         union: settings.publish.union.clone(),
         max_object_size: settings.import.max_object_size.0,
+        max_pack_size: settings.import.max_pack_size.0,
         ..Default::default()
     })
 }

@@ -99,14 +99,15 @@ pub struct PublishSettings {
     pub union: Vec<String>,
 }
 
-/// `[import]`: bounds on what the host reads from a loop's repository (operator only; see
-/// `crate::git::untrusted::Limits`, which they become).
+/// `[import]`: bounds on what the host reads from a loop's repository and fetches from
+/// the team's remotes (operator only; see `crate::git::untrusted::Limits` and
+/// `crate::sync::Bounds`, which they become).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImportSettings {
-    /// The largest object inflated from a loop's store.
+    /// The largest object inflated from a loop's store or taken from a remote.
     pub max_object_size: Size,
-    /// The most of a loop's packs held in memory at once.
+    /// The most of a loop's packs held in memory at once; the largest pack a fetch writes.
     pub max_pack_size: Size,
     /// Seconds one read of a loop's worktree and repository may take.
     pub read_timeout: std::num::NonZeroU64,

@@ -66,6 +66,15 @@ pub struct Git {
     outlive_parent: bool,
 }
 
+/// A resource limit a git command and every process it starts run under (`setrlimit`,
+/// inherited across fork and exec): soft and hard, lowered to the current hard limit where
+/// that is lower already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rlimit {
+    pub resource: libc::__rlimit_resource_t,
+    pub value: u64,
+}
+
 impl Git {
     /// `git -C dir ...`
     pub fn in_dir(dir: &Path) -> Git {
@@ -129,6 +138,38 @@ impl Git {
                 Ok(())
             });
         }
+    }
+
+    /// Runs git, and every process it starts, under `limits`. A limit that cannot be set
+    /// fails the start of the command with the system's reason: git never runs unbounded
+    /// when it was meant to be bounded.
+    pub fn rlimits(mut self, limits: &[Rlimit]) -> Git {
+        let limits = limits.to_vec();
+        // SAFETY: the closure makes only async-signal-safe system calls (getrlimit,
+        // setrlimit) on values allocated before the fork, as pre_exec requires.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                for limit in &limits {
+                    let mut current = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    if libc::getrlimit(limit.resource, &mut current) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let value = limit.value.min(current.rlim_max);
+                    let wanted = libc::rlimit {
+                        rlim_cur: value,
+                        rlim_max: value,
+                    };
+                    if libc::setrlimit(limit.resource, &wanted) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        self
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Git {

@@ -97,7 +97,7 @@ pub fn sync_comments(ws: &Workspace, opts: &Options) -> Result<CommentsSync, Syn
         tracking_ref(store::BRANCH)
     };
     for round in 1..=ROUNDS {
-        let remote = match fetch(role, &dir, store::BRANCH, &into) {
+        let remote = match quarantine::fetch(role, &dir, store::BRANCH, &into, &opts.bounds()) {
             Ok(tip) => tip,
             Err(FetchFailure::Offline(reason)) => {
                 out.offline = Some(reason);

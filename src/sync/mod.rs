@@ -14,8 +14,8 @@
 //! reads or writes the files (the merge's attributes, the checkout) runs in a jail that
 //! sees only that tree (`crate::sandbox::task::jail`).
 //!
-//! Here: the rounds of a sync. `remote.rs` speaks to the remote (fetch, push),
-//! `personal.rs` merges the personal repository in its jail, `report.rs` says what happened.
+//! Here: the rounds of a sync. `quarantine.rs` fetches (bounded, into a scratch
+//! repository, judged before anything is moved in), `remote.rs` pushes, `personal.rs` merges the personal repository in its jail, `report.rs` says what happened.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -33,10 +33,14 @@ use crate::workspace::Workspace;
 
 mod comments;
 mod personal;
+mod quarantine;
 mod remote;
 mod report;
 
 pub use comments::{sync_comments, CommentsSync};
+pub use quarantine::{
+    bounded, bounded_hint, bounded_message, stopped_at_bounds, Bounds, Exceeded, MEMORY_SLACK,
+};
 pub use remote::*;
 pub use report::*;
 
@@ -95,6 +99,18 @@ pub struct Options {
     /// The largest object taken from a remote (`import.max_object_size`): a fetched trunk
     /// that brings a larger one is refused before anything of it is inflated.
     pub max_object_size: u64,
+    /// The largest pack a fetch may write (`import.max_pack_size`), see [`Bounds`].
+    pub max_pack_size: u64,
+}
+
+impl Options {
+    /// What one fetch from the remote may cost (`quarantine`).
+    pub fn bounds(&self) -> Bounds {
+        Bounds {
+            max_object_size: self.max_object_size,
+            max_pack_size: self.max_pack_size,
+        }
+    }
 }
 
 impl Default for Options {
@@ -104,6 +120,7 @@ impl Default for Options {
             loops: false,
             union: Vec::new(),
             max_object_size: crate::git::objects::Limits::DEFAULT_MAX_OBJECT_SIZE,
+            max_pack_size: crate::git::objects::Limits::DEFAULT_MAX_PACK_SIZE,
         }
     }
 }
@@ -203,6 +220,14 @@ pub enum SyncError {
         found: crate::checkout::bound::Oversized,
         limit: u64,
     },
+    /// A fetch stopped at its memory or disk bound (`quarantine`): nothing was taken.
+    #[error("{role}: {}", quarantine::bounded_message(remote, exceeded, bounds))]
+    Bounded {
+        role: &'static str,
+        remote: String,
+        exceeded: Exceeded,
+        bounds: Bounds,
+    },
     /// A killed command's checkout update that cannot be finished or undone.
     #[error("{role}: an interrupted update of its checkout cannot be finished: {source}")]
     Interrupted {
@@ -298,7 +323,7 @@ fn sync_rounds(ws: &Workspace, role: Role, opts: &Options) -> Result<Report, Syn
         } else {
             tracking_ref(&trunk)
         };
-        let remote = match fetch(role, &dir, &trunk, &into) {
+        let remote = match quarantine::fetch(role, &dir, &trunk, &into, &opts.bounds()) {
             Ok(tip) => tip,
             Err(FetchFailure::Offline(reason)) => {
                 report.state = State::Offline { reason };
@@ -511,9 +536,9 @@ fn integrate(
 }
 
 /// Refuses a fetched branch that brings an object larger than `limit` (ATTACKS 43): each
-/// object `remote` has and `local` (when there is one) lacks is judged by its header, before any merge or
-/// checkout inflates it. The fetch itself streams large blobs (`core.bigFileThreshold`,
-/// see `remote::git`), so what arrived sits compressed in a pack and nothing moves.
+/// object `remote` has and `local` (when there is one) lacks is judged by its header, before
+/// any merge or checkout inflates it. The fetch judged what it brought already
+/// (`quarantine`); this also judges what an earlier fetch took under a larger limit.
 fn refuse_oversized(
     role: Role,
     dir: &Path,

@@ -1,4 +1,4 @@
-//! git toward the remote: fetch into a ref of its own, push with the trunk just fetched as the expected old value.
+//! git toward the remote: the settings every git of a sync runs with, and the push with the trunk just fetched as the expected old value.
 
 use super::*;
 
@@ -29,7 +29,7 @@ pub(super) fn git(dir: &Path) -> Git {
         "transfer.fsckObjects=true",
         // Blobs larger than this are streamed by index-pack as they arrive, never held
         // whole in memory: a teammate's blob that inflates to gigabytes costs a pack on
-        // disk, and is refused by its header before anything inflates it (`sync::bound`).
+        // disk, and is refused by its header before anything inflates it (`quarantine`).
         "core.bigFileThreshold=16m",
         "gc.auto=0",
         "maintenance.auto=false",
@@ -81,59 +81,6 @@ pub(super) fn read_err(role: Role) -> impl Fn(objects::GitReadError) -> SyncErro
 /// that a dry run moves no ref, not even the remote-tracking one.
 pub(super) fn dry_run_ref(trunk: &str) -> String {
     format!("refs/git-loop/dry-run/{trunk}")
-}
-
-/// Fetches the remote's trunk into `into` (`refs/remotes/origin/<trunk>`, or a dry run's
-/// own ref): its tip, or `None` when the remote has no such branch yet (an empty remote).
-/// `Err(Ok(reason))`: the remote cannot be reached.
-pub(super) fn fetch(
-    role: Role,
-    dir: &Path,
-    trunk: &str,
-    into: &str,
-) -> Result<Option<ObjectId>, FetchFailure> {
-    let out = git(dir)
-        .args([
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--prune",
-            "--no-write-fetch-head",
-            // Only the refspec below: no opportunistic update of the remote-tracking refs
-            // the remote's configuration names (a dry run must move none).
-            "--refmap=",
-        ])
-        .arg(REMOTE)
-        .arg(format!("+refs/heads/{trunk}:{into}"))
-        .output_any()
-        .map_err(|e| FetchFailure::Error(git_err(role)(e)))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if stderr.contains("couldn't find remote ref") {
-            // An empty remote, or one without this trunk: the push makes it.
-            let _ = git(dir).args(["update-ref", "-d"]).arg(into).run();
-            return Ok(None);
-        }
-        if stderr.contains("fsck error") {
-            // Refused by transfer.fsckObjects: the remote is reachable, what it holds is not
-            // taken. git's first complaint names the object and what is wrong with it.
-            let why = stderr
-                .lines()
-                .find(|l| l.starts_with("error: object") || l.contains("fsck error"))
-                .unwrap_or("fsck error")
-                .trim_start_matches("error: ")
-                .to_string();
-            return Err(FetchFailure::Error(SyncError::Other {
-                role: role.name(),
-                message: format!(
-                    "the remote holds an object git refuses ({}); nothing was fetched or moved",
-                    shown(&why)
-                ),
-            }));
-        }
-        return Err(FetchFailure::Offline(last_line(&stderr)));
-    }
-    resolve(dir, into).map_err(|e| FetchFailure::Error(read_err(role)(e)))
 }
 
 pub(super) enum FetchFailure {

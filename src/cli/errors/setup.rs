@@ -103,6 +103,9 @@ impl From<InitError> for Error {
                 "if the object is meant to be there, raise the limit: git loop config set --operator import.max_object_size {}",
                 crate::checkout::bound::raise_to(found.size)
             )),
+            InitError::Bounded {
+                exceeded, bounds, ..
+            } => Error::failure(message).hint(crate::sync::bounded_hint(&exceeded, &bounds)),
         }
     }
 }

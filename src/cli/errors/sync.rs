@@ -19,6 +19,13 @@ impl From<SyncError> for Error {
                     ))
                     .hint("otherwise ask whoever pushed it to take it out of the remote's history");
             }
+            SyncError::Bounded {
+                exceeded, bounds, ..
+            } => {
+                return Error::failure(e.to_string())
+                    .hint(crate::sync::bounded_hint(exceeded, bounds))
+                    .hint("otherwise ask whoever pushed it to take it out of the remote's history");
+            }
             SyncError::Interrupted { .. } => {
                 "look at `git status` in that checkout; `git loop doctor --fix` finishes what it can prove"
             }
