@@ -11,7 +11,7 @@
 //!    enters its store while the fetch runs, and a killed fetch leaves only the scratch
 //!    folder, which the next fetch removes first;
 //! 2. git and every process it starts (`index-pack`, a local `upload-pack`, `ssh`, the
-//!    https helper) run under `RLIMIT_AS` (the memory bound, [`Bounds::memory`]) and
+//!    https helper) run under `RLIMIT_DATA` (the memory bound, [`Bounds::memory`]) and
 //!    `RLIMIT_FSIZE` (the disk bound, `import.max_pack_size`): an object that inflates
 //!    past the bound makes git fail its allocation, a pack past the disk bound is cut
 //!    off by the kernel, and either is refused with what git said of its size;
@@ -43,9 +43,16 @@ pub struct Bounds {
 }
 
 impl Bounds {
-    /// The address space each git process of a fetch may use: an object of the largest
+    /// The memory each git process of a fetch may write to: an object of the largest
     /// size held with its delta base and the delta's result (three of them), plus room for
-    /// git itself, its libraries and its pack windows.
+    /// git itself and its libraries.
+    ///
+    /// Enforced as `RLIMIT_DATA`, which counts the heap and private writable mappings
+    /// (every allocation git makes for an object, large ones included) but not address
+    /// space only reserved nor files mapped to be read: `RLIMIT_AS` counted both, so a
+    /// credential helper that reserves gigabytes it never uses (a .NET or Node runtime)
+    /// would have failed at start, and git's pack windows would have taken from the
+    /// objects' room.
     pub fn memory(&self) -> u64 {
         self.max_object_size
             .saturating_mul(3)
@@ -55,7 +62,7 @@ impl Bounds {
     pub(super) fn rlimits(&self) -> [Rlimit; 3] {
         [
             Rlimit {
-                resource: libc::RLIMIT_AS,
+                resource: libc::RLIMIT_DATA,
                 value: self.memory(),
             },
             Rlimit {
@@ -71,7 +78,7 @@ impl Bounds {
 }
 
 /// The memory a fetch's git needs beyond its objects (measured: git 2.47 fetching over
-/// https maps about 90 MiB of libraries and arenas).
+/// https maps about 90 MiB of libraries and arenas, most of it not writable).
 pub const MEMORY_SLACK: u64 = 256 << 20;
 
 /// Why a fetch stopped at its bounds.

@@ -675,3 +675,44 @@ fn an_oversized_file_named_with_control_characters_is_named_escaped() {
     assert!(!refused.stderr.contains('\x1b') && !refused.stdout.contains('\x1b'));
     assert!(!refused.stderr.contains('\x07'));
 }
+
+/// The memory bound counts what a fetch's processes write to, not the address space they
+/// reserve: a transport program that reserves gigabytes it never uses (as a .NET or Node
+/// runtime does, a credential helper's) runs under it, and the teammate's change comes in.
+/// Here the remote's `uploadpack` holds 2 GiB reserved while git-upload-pack serves.
+#[test]
+fn a_transport_program_reserving_gigabytes_it_never_writes_still_fetches() {
+    let remotes = Remotes::new();
+    let victim = machine(&remotes);
+    sync(&victim).ok();
+    let knowledge = victim.ws.join("context/knowledge");
+    let serve = victim.root.join("reserving-upload-pack");
+    fs::write(
+        &serve,
+        "#!/usr/bin/env python3\n\
+         import mmap, subprocess, sys\n\
+         held = mmap.mmap(-1, 2 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0)\n\
+         sys.exit(subprocess.run(['git-upload-pack'] + sys.argv[1:]).returncode)\n",
+    )
+    .unwrap();
+    fs::set_permissions(&serve, fs::Permissions::from_mode(0o755)).unwrap();
+    victim.git(
+        &knowledge,
+        [
+            "config",
+            "remote.origin.uploadpack",
+            serve.to_str().unwrap(),
+        ],
+    );
+    push_as_teammate(
+        &victim,
+        &remotes,
+        "knowledge",
+        &[("notes/reserved.md", "a teammate's page\n", false)],
+    );
+    victim.run(["sync"]).ok();
+    assert_eq!(
+        fs::read_to_string(knowledge.join("notes/reserved.md")).unwrap(),
+        "a teammate's page\n"
+    );
+}
