@@ -16,13 +16,17 @@
 #                                      files, instead of the build
 #   benches/creation.sh RUNS opens     a Python loop opening and closing 20,000 existing
 #                                      files for reading, instead of the build
+#   benches/creation.sh RUNS stats     a Python loop of 20,000 `stat`s of existing files,
+#                                      instead of the build
 #
 # Needs rustup/cargo in the home folder (the run's operator config enables the detected
 # toolchains in a throwaway home). GIT_LOOP_BENCH_BIN measures another binary than the
 # release build (a debug build, say: its supervisor is slower than the release one's, so
 # the figure is an upper bound). Without GIT_LOOP_BENCH_BASE_BIN the base side is left
 # out: watch against rules. GIT_LOOP_BENCH_RULES=create leaves the `deny_read` rule out
-# of the rules side: the cost of a creation rule alone.
+# of the rules side: the cost of a creation rule alone; GIT_LOOP_BENCH_RULES=folder
+# denies reading a folder (`secret/`) instead of a file, so that the rules side also
+# sends every lookup (`stat`, `access`, ...) to pid 1.
 # GIT_LOOP_BENCH_CRATE=regex builds `regex` 1.10 with its four dependencies
 # (aho-corasick, memchr, regex-automata, regex-syntax; its tests, benches and
 # dev-dependencies dropped) instead: a build of some 55 CPU seconds, not 5.
@@ -96,6 +100,8 @@ build() { # $1: base, watch or rules; prints microseconds
     rules)
       if [ "${GIT_LOOP_BENCH_RULES:-}" = create ]; then
         printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\n' > "$profile"
+      elif [ "${GIT_LOOP_BENCH_RULES:-}" = folder ]; then
+        printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\ndeny_read = ["secret/"]\n' > "$profile"
       else
         printf '[filesystem]\ndeny_create = ["*.pem", ".env*", "id_*"]\ndeny_read = ["secret.txt"]\n' > "$profile"
       fi ;;
@@ -122,6 +128,12 @@ names = [os.path.join(d, f) for d, _, fs in os.walk("src") for f in fs]
 for i in range(20000):
     os.close(os.open(names[i % len(names)], os.O_RDONLY))
 ' ;;
+    stats) "$b" run -q "$id" --net none -- python3 -c '
+import os
+names = [os.path.join(d, f) for d, _, fs in os.walk("src") for f in fs]
+for i in range(20000):
+    os.stat(names[i % len(names)])
+' ;;
     *) "$b" run -q "$id" --net none -- cargo build -q --offline 2>/dev/null ;;
   esac
   local t1=${EPOCHREALTIME/./}
@@ -129,6 +141,7 @@ for i in range(20000):
 }
 
 echo hunter2 > "$work/secret.txt"
+mkdir -p "$work/secret" && echo hunter2 > "$work/secret/token"
 sides="watch rules"
 [ -n "$base_bin" ] && sides="base $sides"
 for side in $sides; do build $side >/dev/null; done
@@ -161,6 +174,7 @@ case $what in
   files) echo "what:                  5,000 files made, closed and removed" ;;
   touch) echo "crate:                 $(basename "$crate"), rebuilt after a change to src/lib.rs (dependencies built)" ;;
   opens) echo "what:                  20,000 files opened for reading and closed" ;;
+  stats) echo "what:                  20,000 stats of existing files" ;;
   *) echo "crate:                 $(basename "$crate") ($files entries in target/ after a build)" ;;
 esac
 echo "runs:                  $runs each, alternating; load (1 min) at each round: ${loads[*]}"

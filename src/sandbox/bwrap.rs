@@ -417,6 +417,12 @@ fn mount_args(a: &mut Vec<OsString>, m: &Mount, fds: &Fds) {
                 a.push(inside.clone().into());
             }
         }
+        Mount::Unreadable { inside } => {
+            a.extend(["--perms", "0000", "--size", "4096", "--tmpfs"].map(OsString::from));
+            a.push(inside.clone().into());
+            a.push("--remount-ro".into());
+            a.push(inside.clone().into());
+        }
         Mount::RemountRo { inside } => {
             a.push("--remount-ro".into());
             a.push(inside.clone().into());

@@ -34,10 +34,15 @@
 //! cover must make the open fail; fanotify's permission events, which could fail it and
 //! report it, need `CAP_SYS_ADMIN` on the host, which git-loop does not have; a cover
 //! that opens (an empty file, watched) would report, but a denied file would then read as
-//! empty rather than fail, which a program takes for content. So in a run whose rules
-//! deny reading, and only there, every open goes to the supervisor, and a refused read
-//! (`EACCES` on a covered file, a file looked for in a covered folder) is reported as
-//! `filesystem-read`; BENCHMARKS.md has what that costs.
+//! empty rather than fail, which a program takes for content. For the same reason a
+//! covered folder is no empty folder but one no one may list or look into (mode 000 on a
+//! read-only tmpfs: EACCES, where an empty listing would have `git add -A` record its
+//! files as deleted). So in a run whose rules deny reading, and only there, every open
+//! goes to the supervisor, and where a folder is covered so do the calls that look a path
+//! up ([`looking_calls`]: `stat`, `access`, `readlink`, `getxattr`, `chdir`, `execve`); a refused
+//! read (`EACCES` on a covered file, on a covered folder or a name in it) is reported as
+//! `filesystem-read`, once per call and path a run (git looks again at each command);
+//! BENCHMARKS.md has what that costs.
 //!
 //! How the pieces fit:
 //!
@@ -105,6 +110,32 @@
 //!   by `/proc/self`, which is init's there) and `/dev/tty` (the caller's terminal, which
 //!   may not be init's) are left to the kernel (`CONTINUE`), but only where the call makes
 //!   no name, so no rule is judged on a path the kernel reads again.
+//!
+//! What the kernel refuses unreported, because init cannot do the call with the caller's
+//! rights and no more (it never acts through its own `/proc/self`):
+//!
+//! - a file of `/proc` that is pid 1's own or another process's, reached by a path
+//!   (`/proc/1/mem`, `/proc/1/comm`, a link to `/proc/self/...`, which is init's there),
+//!   and a pipe, socket or anonymous inode reached so: init could only open or change it
+//!   as itself, so the kernel does it for the caller (`CONTINUE`) and its refusal
+//!   (`EACCES` opening `/proc/1/mem` for writing, `EPERM` on `chmod /proc/1/comm`) is not
+//!   seen. Where a name is judged, such an `O_CREAT` open is refused by init instead, with
+//!   an event. A file of the caller's own process or of none (`/proc/self/...` named so,
+//!   `/proc/sys/...`, read-only) is changed by init, and opened by it first: a refusal
+//!   there is init's answer and reported (`/proc/self/environ` for writing: `EACCES`;
+//!   `/proc/sys/...`: `EROFS`); one it may open is opened again by the kernel for the
+//!   caller (`CONTINUE`, so that a file of procfs is the caller's own as it would be),
+//!   which cannot refuse what the same credentials were just given on the caller's own
+//!   file;
+//! - `/dev/tty`, and a terminal reopened through the caller's own descriptor: the only
+//!   failure there is `ENXIO` (no controlling terminal), no refusal of a rule;
+//! - a refusal by `write` itself after an open that succeeded (`/proc/self/attr/current`
+//!   `EINVAL`, `/proc/self/uid_map` `EPERM`): a call on an open descriptor is not sent;
+//! - the calls of a process whose memory init cannot read (non-dumpable, where init
+//!   holds no `CAP_SYS_PTRACE`: a setuid bwrap) where no rule judges them;
+//! - a lookup given `AT_EMPTY_PATH` and a path (the filter passes that form as the
+//!   `fstat` it usually is), and one whose path the caller changes between init's look
+//!   and the kernel's: refused by the kernel all the same.
 //!
 //! Not judged: the name a Unix socket's `bind` makes (its address is the caller's socket's,
 //! which init cannot bind for it; a socket file carries no content).
@@ -286,8 +317,9 @@ pub fn naming_calls() -> Vec<(&'static str, i64)> {
 /// origin's read-only store on each commit (`freshen`), expects the refusal and writes
 /// its own copy, so reporting what a read-only mount refuses would fill the log (and
 /// its bound) with ordinary work; a time carries no content. `setxattrat` and
-/// `removexattrat` (Linux 6.13) are not sent: the kernel refuses them as it refuses every
-/// write, unreported.
+/// `removexattrat` (Linux 6.13) are sent as their path forms are: a path from a folder
+/// descriptor (`AT_SYMLINK_NOFOLLOW` as `lsetxattr`), or the descriptor itself
+/// (`AT_EMPTY_PATH`), the value behind `struct xattr_args` read once ([`xattr_args`]).
 pub fn changing_calls() -> Vec<(&'static str, i64)> {
     #[allow(unused_mut)]
     let mut v = vec![
@@ -304,6 +336,8 @@ pub fn changing_calls() -> Vec<(&'static str, i64)> {
         ("removexattr", libc::SYS_removexattr),
         ("lremovexattr", libc::SYS_lremovexattr),
         ("fremovexattr", libc::SYS_fremovexattr),
+        ("setxattrat", SYS_SETXATTRAT),
+        ("removexattrat", SYS_REMOVEXATTRAT),
         ("utimensat", libc::SYS_utimensat),
     ];
     #[cfg(target_arch = "x86_64")]
@@ -323,6 +357,33 @@ pub fn changing_calls() -> Vec<(&'static str, i64)> {
 /// fchmodat2 (Linux 6.6; the same number on every architecture), not in every libc
 /// crate release.
 const SYS_FCHMODAT2: i64 = 452;
+/// setxattrat and removexattrat (Linux 6.13; the same numbers on every architecture).
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+/// getxattrat and listxattrat (Linux 6.13), which only read.
+const SYS_GETXATTRAT: i64 = 464;
+const SYS_LISTXATTRAT: i64 = 465;
+
+/// The size of `struct xattr_args` as Linux 6.13 first defined it (`value`, `size`,
+/// `flags`): `setxattrat` refuses a smaller one (EINVAL).
+const XATTR_ARGS_SIZE: u64 = 16;
+
+/// What `setxattrat`'s `struct xattr_args` says, from its `usize` bytes as read from the
+/// caller: (the value's address, its size, the `XATTR_CREATE`/`XATTR_REPLACE` flags).
+/// Refused as the kernel refuses it (`copy_struct_from_user`): fewer than 16 bytes is
+/// EINVAL, more than a page or a byte past the known fields that is not zero is E2BIG.
+fn xattr_args(raw: &[u8]) -> Result<(u64, u64, i32), i32> {
+    if (raw.len() as u64) < XATTR_ARGS_SIZE {
+        return Err(libc::EINVAL);
+    }
+    if raw.len() > 4096 || raw[XATTR_ARGS_SIZE as usize..].iter().any(|&b| b != 0) {
+        return Err(libc::E2BIG);
+    }
+    let value = u64::from_ne_bytes(raw[0..8].try_into().expect("8 bytes"));
+    let size = u32::from_ne_bytes(raw[8..12].try_into().expect("4 bytes"));
+    let flags = u32::from_ne_bytes(raw[12..16].try_into().expect("4 bytes"));
+    Ok((value, u64::from(size), flags as i32))
+}
 
 /// The calls that open a path, with the argument holding their flags.
 pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
@@ -330,6 +391,42 @@ pub fn opening_calls() -> Vec<(&'static str, i64, u8)> {
     let mut v = vec![("openat", libc::SYS_openat, 2)];
     #[cfg(target_arch = "x86_64")]
     v.push(("open", libc::SYS_open, 1));
+    v
+}
+
+/// The calls that look a path up without opening or changing it (running a program
+/// looks its file up), sent to the supervisor
+/// where a `deny_read` rule covers a folder (see [`Watch::read_dirs`]): a lookup refused
+/// there is reported as a read. With the argument holding their `AT_*` flags where a
+/// call on a descriptor itself (`AT_EMPTY_PATH`: glibc's `fstat`) is not sent, as it
+/// looks nothing up; the same flag on a path only loses the report of a refusal (the
+/// kernel still refuses it).
+pub fn looking_calls() -> Vec<(&'static str, i64, Option<u8>)> {
+    #[allow(unused_mut)]
+    let mut v = vec![
+        ("newfstatat", libc::SYS_newfstatat, Some(3)),
+        ("statx", libc::SYS_statx, Some(2)),
+        ("faccessat", libc::SYS_faccessat, None),
+        ("faccessat2", libc::SYS_faccessat2, None),
+        ("readlinkat", libc::SYS_readlinkat, None),
+        ("getxattr", libc::SYS_getxattr, None),
+        ("lgetxattr", libc::SYS_lgetxattr, None),
+        ("listxattr", libc::SYS_listxattr, None),
+        ("llistxattr", libc::SYS_llistxattr, None),
+        ("getxattrat", SYS_GETXATTRAT, None),
+        ("listxattrat", SYS_LISTXATTRAT, None),
+        ("chdir", libc::SYS_chdir, None),
+        ("statfs", libc::SYS_statfs, None),
+        ("execve", libc::SYS_execve, None),
+        ("execveat", libc::SYS_execveat, None),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        ("stat", libc::SYS_stat, None),
+        ("lstat", libc::SYS_lstat, None),
+        ("access", libc::SYS_access, None),
+        ("readlink", libc::SYS_readlink, None),
+    ]);
     v
 }
 
@@ -341,6 +438,8 @@ pub struct Sent {
     pub writes: bool,
     /// Every open.
     pub reads: bool,
+    /// The calls that look a path up ([`looking_calls`]).
+    pub lookups: bool,
 }
 
 /// The open flags that make an open the supervisor's.
@@ -368,10 +467,24 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
     if mask.is_none() {
         always.extend(opening.iter().map(|(_, nr, _)| *nr));
     }
-    let flagged: Vec<(i64, u8)> = match mask {
-        Some(_) => opening.iter().map(|(_, nr, arg)| (*nr, *arg)).collect(),
+    // (call, the argument holding its flags, the flags looked at, whether one of them set
+    // sends the call (else: whether none is)).
+    let mut flagged: Vec<(i64, u8, u32, bool)> = match mask {
+        Some(mask) => opening
+            .iter()
+            .map(|(_, nr, arg)| (*nr, *arg, mask, true))
+            .collect(),
         None => Vec::new(),
     };
+    // Lookups: sent unless they name a descriptor itself (`AT_EMPTY_PATH`).
+    if sent.lookups {
+        for (_, nr, arg) in looking_calls() {
+            match arg {
+                Some(arg) => flagged.push((nr, arg, libc::AT_EMPTY_PATH as u32, false)),
+                None => always.push(nr),
+            }
+        }
+    }
     // Layout: header (5), one JEQ per call always sent, three per flagged call, then the
     // returns ALLOW, NOTIFY, ENOSYS; jumps are relative to the next instruction.
     let header = 5usize;
@@ -391,16 +504,16 @@ pub fn program(sent: Sent) -> Vec<libc::sock_filter> {
         let at = p.len();
         p.push(ins(JEQ_K, rel(at, notify), 0, *nr as u32));
     }
-    for (nr, arg) in &flagged {
+    for &(nr, arg, flags, set_sends) in &flagged {
         let at = p.len();
-        p.push(ins(JEQ_K, 0, 2, *nr as u32));
-        p.push(ins(LD_W_ABS, 0, 0, off_arg_low(*arg)));
-        p.push(ins(
-            JSET_K,
-            rel(at + 2, notify),
-            rel(at + 2, allow),
-            mask.unwrap_or(0),
-        ));
+        let (set, unset) = if set_sends {
+            (notify, allow)
+        } else {
+            (allow, notify)
+        };
+        p.push(ins(JEQ_K, 0, 2, nr as u32));
+        p.push(ins(LD_W_ABS, 0, 0, off_arg_low(arg)));
+        p.push(ins(JSET_K, rel(at + 2, set), rel(at + 2, unset), flags));
     }
     debug_assert_eq!(p.len(), allow);
     p.push(ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW));
@@ -498,9 +611,10 @@ pub fn receive_listener(sock: &OwnedFd) -> std::io::Result<OwnedFd> {
 pub struct Watch {
     pub writes: bool,
     pub reads: bool,
-    /// The folders `deny_read` covers, as the sandbox names them: a file looked for in
-    /// one is a read refused (the folder is an empty tmpfs there, so the kernel's answer
-    /// is ENOENT).
+    /// The folders `deny_read` covers, as the sandbox names them: an empty tmpfs no one
+    /// may list or look into (`Mount::Unreadable`), so listing one, opening a file in
+    /// it or looking one up there (`stat`, `access`, `chdir`: [`looking_calls`]) is
+    /// refused by the kernel (EACCES) and reported as a read.
     pub read_dirs: Vec<std::path::PathBuf>,
     /// The folders above a covered path, with the rule that covers it: renamed by
     /// nothing (as a mount point would not be), so none can be moved away with what is
@@ -525,6 +639,7 @@ impl Watch {
         Sent {
             writes: self.writes,
             reads: self.reads,
+            lookups: self.reads && !self.read_dirs.is_empty(),
         }
     }
 }
@@ -552,6 +667,10 @@ pub struct Supervisor {
     reported: usize,
     /// The files whose refused time change was reported (once each).
     times_reported: std::collections::HashSet<String>,
+    /// The reads refused in a `deny_read` cover that were reported, as (call, path): once
+    /// each a run, so that a tool going over the tree again and again (git refreshing its
+    /// index at each command) neither fills the log nor uses up its bound.
+    reads_reported: std::collections::HashSet<(&'static str, String)>,
 }
 
 /// What the supervisor answers a notification with.
@@ -730,6 +849,32 @@ impl Caller {
             0,
         )?;
         Ok((fd, last.to_vec()))
+    }
+
+    /// Whether the caller's descriptor `fd` is open `O_PATH` (its `/proc/TID/fdinfo`
+    /// says): a call on the descriptor itself (`fchmod`, `fsetxattr`, `futimens`) gets
+    /// EBADF for one from the kernel, while the file it names, reached through /proc,
+    /// could be changed.
+    fn path_only(&self, fd: i32) -> bool {
+        use caps::Refusal;
+        let read = || std::fs::read_to_string(format!("/proc/{}/fdinfo/{fd}", self.tid));
+        let info = match read() {
+            // A non-dumpable caller's, read as its other entries are ([`Self::open_own`]),
+            // and only if its call is still pending (its pid named no other process).
+            Err(e) if e.refused() && caps::held() => {
+                caps::as_tracer(read).and_then(|text| match self.valid() {
+                    true => Ok(text),
+                    false => Err(std::io::Error::from_raw_os_error(libc::ESRCH)),
+                })
+            }
+            info => info,
+        };
+        info.ok()
+            .and_then(|text| {
+                let flags = text.lines().find_map(|l| l.strip_prefix("flags:"))?;
+                u32::from_str_radix(flags.trim(), 8).ok()
+            })
+            .is_some_and(|flags| flags & libc::O_PATH as u32 != 0)
     }
 
     /// The caller's umask and thread group id, from `/proc/TID/status`.
@@ -1015,6 +1160,7 @@ impl Supervisor {
             report,
             reported: 0,
             times_reported: Default::default(),
+            reads_reported: Default::default(),
         }
     }
 
@@ -1104,6 +1250,9 @@ impl Supervisor {
             Ok(s) => s,
             Err(e) => return Answer::Errno(e),
         };
+        if let Kind::Lookup { .. } = call.kind {
+            return self.look(&caller, &call, &strings[0]);
+        }
         for (path, base) in call.made(&strings) {
             if let Some(rule) = self.judged(path) {
                 let shown = self.shown(&caller, call.dirfd(base), path);
@@ -1147,8 +1296,8 @@ impl Supervisor {
 
     /// Reports what the kernel refused to a call done for the caller: a write to a
     /// read-only place (`EROFS`), a path denied by its mode or a `deny_read` cover
-    /// (`EACCES`, `EPERM`), a mount point moved or removed (`EBUSY`), and, where reads
-    /// are watched, a file looked for in a folder `deny_read` covers. The rule is named
+    /// (`EACCES`, `EPERM`: a file or folder there, or a name in such a folder, where
+    /// reads are watched), a mount point moved or removed (`EBUSY`). The rule is named
     /// by the host from the path (it knows the view); the path is where the caller's
     /// call landed, its folder resolved as the caller sees it.
     fn kernel_refused(&mut self, caller: &Caller, call: &Call, s: &[Vec<u8>], e: i32) {
@@ -1160,12 +1309,15 @@ impl Supervisor {
             // place: the host keeps it only where a rule is on either side (a move between
             // /tmp and the tree, which `mv` copies instead, is ordinary work).
             libc::EXDEV => matches!(call.kind, Kind::Rename { .. } | Kind::Link { .. }),
-            libc::ENOENT => read && !self.watch.read_dirs.is_empty(),
             _ => false,
         };
         if !refusal || (read && !self.watch.reads) {
             return;
         }
+        // Paths through `/proc/self` as the caller's, not init's (`/proc/self/environ`
+        // is the caller's file, not `/proc/1/environ`).
+        let tgid = caller.status().map_or(caller.tid, |(_, tgid)| tgid);
+        let own = |which: usize| callers_path(&s[which], tgid, caller.tid);
         // The name a call makes is its second path (rename, link, symlink).
         let which = match call.kind {
             Kind::Rename { .. } | Kind::Link { .. } | Kind::Symlink { .. } => 1,
@@ -1177,7 +1329,11 @@ impl Supervisor {
             Kind::Times { dirfd, path, .. } if path == 0 || s[0].is_empty() => {
                 caller_fd_path(caller, dirfd)
             }
-            _ => self.located(caller, call.dirfd(which), &s[which]),
+            Kind::XattrAt { dirfd, .. } if s[0].is_empty() && dirfd != libc::AT_FDCWD => {
+                caller_fd_path(caller, dirfd)
+            }
+            Kind::XattrAt { dirfd, .. } if s[0].is_empty() => self.located(caller, dirfd, b"."),
+            _ => self.located(caller, call.dirfd(which), &own(which)),
         };
         if matches!(call.kind, Kind::Times { .. }) {
             // A time: only where a rule covers the file, once a run (see changing_calls).
@@ -1190,18 +1346,12 @@ impl Supervisor {
                 return;
             }
         }
-        if e == libc::ENOENT
-            && !self
-                .watch
-                .read_dirs
-                .iter()
-                .any(|d| std::path::Path::new(&at).starts_with(d) && d.as_os_str() != at.as_str())
-        {
+        if read && !self.first_read(call.name, &at) {
             return;
         }
         let access = if read { "read" } else { "write" };
         let from = match call.kind {
-            Kind::Rename { .. } | Kind::Link { .. } => self.located(caller, call.dirfd(0), &s[0]),
+            Kind::Rename { .. } | Kind::Link { .. } => self.located(caller, call.dirfd(0), &own(0)),
             _ => String::new(),
         };
         self.report_refusal(
@@ -1212,6 +1362,75 @@ impl Supervisor {
             access,
             Some(e),
         );
+    }
+
+    /// A lookup ([`looking_calls`]): done by the kernel for the caller (`CONTINUE`: it
+    /// writes what it finds into the caller's memory), unless the same lookup done here,
+    /// in the caller's view with the caller's credentials, is refused in a folder
+    /// `deny_read` covers: then that refusal is the answer, and reported. No rule is
+    /// judged here, so the kernel reading the path again decides nothing new; a caller
+    /// changing it meanwhile can only lose the report of its own refusal.
+    fn look(&mut self, caller: &Caller, call: &Call, path: &[u8]) -> Answer {
+        let Kind::Lookup {
+            dirfd,
+            flags,
+            access,
+            ..
+        } = call.kind
+        else {
+            return Answer::Continue;
+        };
+        if path.is_empty() {
+            return Answer::Continue; // the descriptor itself: nothing looked up
+        }
+        let Ok(base) = caller.base(dirfd, path) else {
+            return Answer::Continue;
+        };
+        let cpath = CString::new(path).expect("read up to a NUL");
+        let follow = flags & libc::AT_SYMLINK_NOFOLLOW;
+        // SAFETY: a NUL-terminated path; fstatat fills the struct it is given.
+        let r = unsafe {
+            match access {
+                None => {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    libc::fstatat(dir_fd(&base), cpath.as_ptr(), &mut st, follow)
+                }
+                Some(mode) => {
+                    let how = follow | (flags & libc::AT_EACCESS);
+                    libc::faccessat(dir_fd(&base), cpath.as_ptr(), mode, how)
+                }
+            }
+        };
+        if r == 0 || errno() != libc::EACCES {
+            return Answer::Continue;
+        }
+        let at = self.located(caller, dirfd, path);
+        let covered = self
+            .watch
+            .read_dirs
+            .iter()
+            .any(|d| std::path::Path::new(&at).starts_with(d));
+        if !covered {
+            return Answer::Continue;
+        }
+        if !self.first_read(call.name, &at) {
+            return Answer::Errno(libc::EACCES);
+        }
+        self.report_refusal(
+            call.name,
+            at.as_bytes(),
+            b"",
+            "",
+            "read",
+            Some(libc::EACCES),
+        );
+        Answer::Errno(libc::EACCES)
+    }
+
+    /// Whether a read refused at `at` by `call` is to be reported: the first time a run,
+    /// while the bound leaves room (so what is kept to know that is bounded too).
+    fn first_read(&mut self, call: &'static str, at: &str) -> bool {
+        self.reported < MAX_REPORTED && self.reads_reported.insert((call, at.to_string()))
     }
 
     /// Whether a rule may refuse `call`: it makes a name, and names are judged; or it is
@@ -1403,6 +1622,7 @@ impl Supervisor {
             Kind::Open {
                 dirfd, flags, mode, ..
             } => self.open(caller, call.name, dirfd, &s[0], flags, mode, tgid),
+            Kind::Lookup { .. } => self.look(caller, call, &s[0]),
             Kind::Mkdir { dirfd, mode, .. } => match caller.base(dirfd, &s[0]) {
                 Ok(base) => result(unsafe {
                     // SAFETY: a NUL-terminated path.
@@ -1563,6 +1783,7 @@ impl Supervisor {
             // On the file the caller's descriptor is open on, reached through the caller's
             // /proc (the same file; what these calls may do depends on the file and the
             // caller's credentials, which are init's, not on how the descriptor was opened).
+            Kind::OnFd { fd, .. } if caller.path_only(fd) => Answer::Errno(libc::EBADF),
             Kind::OnFd { fd, op } => {
                 self.on_file(caller, fd, b"", libc::AT_EMPTY_PATH, tgid, |at, f| unsafe {
                     // SAFETY: the file itself, by its descriptor; the name NUL-terminated,
@@ -1595,35 +1816,37 @@ impl Supervisor {
                 remove,
                 ..
             } => {
-                let name = c(&s[1]);
                 let nofollow = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
-                self.on_file(
-                    caller,
-                    libc::AT_FDCWD,
-                    &s[0],
-                    nofollow,
-                    tgid,
-                    |at, fd| unsafe {
-                        // SAFETY: NUL-terminated names, the value as long as given.
-                        if is_link(fd) {
-                            // `lsetxattr` on a link itself: a user attribute is not allowed
-                            // on one, the others need privileges the sandbox has not.
-                            *libc::__errno_location() = libc::EPERM;
-                            return -1;
-                        }
-                        if remove {
-                            libc::removexattr(at.as_ptr(), name.as_ptr())
-                        } else {
-                            libc::setxattr(
-                                at.as_ptr(),
-                                name.as_ptr(),
-                                s[2].as_ptr().cast(),
-                                s[2].len(),
-                                flags,
-                            )
-                        }
-                    },
-                )
+                let value = if remove {
+                    None
+                } else {
+                    Some((&s[2][..], flags))
+                };
+                self.xattr(caller, libc::AT_FDCWD, &s[0], nofollow, tgid, &s[1], value)
+            }
+            Kind::XattrAt {
+                dirfd,
+                at_flags,
+                remove,
+                ..
+            } => {
+                let at_flags = at_flags as i32;
+                // No path with AT_EMPTY_PATH: the descriptor itself, or the working
+                // folder for AT_FDCWD (as the kernel resolves it).
+                let path: &[u8] = match &s[0][..] {
+                    b"" if at_flags & libc::AT_EMPTY_PATH != 0 && dirfd == libc::AT_FDCWD => b".",
+                    p => p,
+                };
+                let value = if remove {
+                    None
+                } else {
+                    let flags = i32::from_ne_bytes(s[3][..4].try_into().expect("4 bytes"));
+                    Some((&s[2][..], flags))
+                };
+                if path.is_empty() && caller.path_only(dirfd) {
+                    return Answer::Errno(libc::EBADF);
+                }
+                self.xattr(caller, dirfd, path, at_flags, tgid, &s[1], value)
             }
             Kind::Times {
                 dirfd,
@@ -1635,6 +1858,9 @@ impl Supervisor {
                 let times = (!s[1].is_empty()).then(|| form.spec(&s[1]));
                 let ptr = times.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
                 // No path: the descriptor `dirfd` itself (`futimens`).
+                if path == 0 && caller.path_only(dirfd) {
+                    return Answer::Errno(libc::EBADF);
+                }
                 let flags = if path == 0 {
                     libc::AT_EMPTY_PATH
                 } else {
@@ -1646,6 +1872,42 @@ impl Supervisor {
                 })
             }
         }
+    }
+
+    /// An extended attribute set (`value`: its bytes and `XATTR_CREATE`/`XATTR_REPLACE`)
+    /// or removed (`None`) on the file `path` from `dirfd` names (`flags`:
+    /// `AT_SYMLINK_NOFOLLOW`, `AT_EMPTY_PATH`), on that very file ([`Self::on_file`]).
+    #[allow(clippy::too_many_arguments)]
+    fn xattr(
+        &mut self,
+        caller: &Caller,
+        dirfd: i32,
+        path: &[u8],
+        flags: i32,
+        tgid: u32,
+        name: &[u8],
+        value: Option<(&[u8], i32)>,
+    ) -> Answer {
+        let name = CString::new(name).expect("read up to a NUL");
+        self.on_file(caller, dirfd, path, flags, tgid, |at, fd| unsafe {
+            // SAFETY: NUL-terminated names, the value as long as given.
+            if is_link(fd) {
+                // On a link itself (not followed): a user attribute is not allowed on
+                // one, the others need privileges the sandbox has not.
+                *libc::__errno_location() = libc::EPERM;
+                return -1;
+            }
+            match value {
+                None => libc::removexattr(at.as_ptr(), name.as_ptr()),
+                Some((v, flags)) => libc::setxattr(
+                    at.as_ptr(),
+                    name.as_ptr(),
+                    v.as_ptr().cast(),
+                    v.len(),
+                    flags,
+                ),
+            }
+        })
     }
 
     /// A rename where folders are pinned ([`Watch::pins`]): each side's folder opened
@@ -1729,7 +1991,8 @@ impl Supervisor {
     /// (`O_PATH`, following a link unless `flags` say not to), then changed through
     /// init's own descriptor for it (`/proc/self/fd/N`, which names that file and
     /// nothing else), so nothing renamed meanwhile changes which file it is. A file of
-    /// /proc (init's, through /proc/self) is left to the kernel: no rule is judged here.
+    /// /proc that is not the caller's own or no process's is left to the kernel (see
+    /// below): no rule is judged here.
     fn on_file(
         &mut self,
         caller: &Caller,
@@ -1771,7 +2034,13 @@ impl Supervisor {
             Ok(fd) => fd,
             Err(e) => return Answer::Errno(e),
         };
-        if on_private_fs(&fd) {
+        // A file of /proc of the caller's own or of no process (`chmod` of
+        // `/proc/sys/...`) is changed here as any file is, so a refusal is seen: procfs
+        // decides by the credentials alone, and the caller's are init's. Any other (pid 1's
+        // own, another process's; a pipe, socket or anonymous inode, which cannot be told
+        // from init's own) is the kernel's to change for the caller: its refusal
+        // (`EPERM`) is not reported.
+        if on_private_fs(&fd) && !callers_proc(&fd, tgid) {
             return Answer::Continue;
         }
         let at = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL");
@@ -1946,7 +2215,7 @@ impl Supervisor {
             self.report_name(
                 "open",
                 shown.as_bytes(),
-                "a path to the supervisor's own files (through /proc/self), never opened for a process",
+                "not the caller's own: a file of /proc of pid 1 or another process (by /proc/N, or a link to /proc/self), or a pipe or socket reached through /proc, never opened for a process while names are judged",
             );
             return Answer::Errno(libc::EPERM);
         }
@@ -2103,6 +2372,21 @@ fn legacy(nr: i64, a: &[u64; 6]) -> Option<(&'static str, i64, [u64; 6])> {
             ("rmdir", libc::SYS_unlinkat, [cwd, a[0], flags, 0, 0, 0])
         }
         libc::SYS_chmod => ("chmod", libc::SYS_fchmodat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_stat => ("stat", libc::SYS_newfstatat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_lstat => {
+            let flags = flag(libc::AT_SYMLINK_NOFOLLOW);
+            (
+                "lstat",
+                libc::SYS_newfstatat,
+                [cwd, a[0], a[1], flags, 0, 0],
+            )
+        }
+        libc::SYS_access => ("access", libc::SYS_faccessat, [cwd, a[0], a[1], 0, 0, 0]),
+        libc::SYS_readlink => (
+            "readlink",
+            libc::SYS_readlinkat,
+            [cwd, a[0], a[1], a[2], 0, 0],
+        ),
         libc::SYS_chown => ("chown", libc::SYS_fchownat, [cwd, a[0], a[1], a[2], 0, 0]),
         libc::SYS_lchown => {
             let flags = flag(libc::AT_SYMLINK_NOFOLLOW);
@@ -2199,6 +2483,26 @@ enum Kind {
         follow: bool,
         remove: bool,
     },
+    /// `setxattrat` and `removexattrat`: `path` from `dirfd` (the descriptor itself
+    /// with `AT_EMPTY_PATH` and an empty or null path), the value behind `args`.
+    XattrAt {
+        dirfd: i32,
+        path: u64,
+        at_flags: u32,
+        name: u64,
+        args: u64,
+        usize: u64,
+        remove: bool,
+    },
+    /// A call that looks `path` up and changes nothing ([`looking_calls`]): `flags` as
+    /// `fstatat` takes them (`AT_SYMLINK_NOFOLLOW`, `AT_EMPTY_PATH`), and for the calls
+    /// that check the file itself (`faccessat`, `chdir`) the access asked.
+    Lookup {
+        dirfd: i32,
+        path: u64,
+        flags: i32,
+        access: Option<i32>,
+    },
     /// A file's times: `utimensat` (`timespec[2]`), `futimesat` and `utimes`
     /// (`timeval[2]`), `utime` (`utimbuf`); a null path is the descriptor `dirfd` itself.
     Times {
@@ -2266,6 +2570,12 @@ impl Call {
             return Call::decode(at, &args).map(|c| Call { name, ..c });
         }
         let fd = |v: u64| v as i32;
+        let lookup = |dirfd, path, flags, access| Kind::Lookup {
+            dirfd,
+            path,
+            flags,
+            access,
+        };
         #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
         let cwd = libc::AT_FDCWD;
         let (name, kind) = match nr {
@@ -2434,6 +2744,78 @@ impl Call {
                     remove: true,
                 },
             ),
+            libc::SYS_newfstatat | libc::SYS_statx => {
+                let stat = nr == libc::SYS_newfstatat;
+                let flags = if stat { a[3] } else { a[2] };
+                (
+                    if stat { "newfstatat" } else { "statx" },
+                    lookup(fd(a[0]), a[1], flags as i32, None),
+                )
+            }
+            libc::SYS_faccessat | libc::SYS_faccessat2 => {
+                let two = nr == libc::SYS_faccessat2;
+                let flags = if two { a[3] as i32 } else { 0 };
+                (
+                    if two { "faccessat2" } else { "faccessat" },
+                    lookup(fd(a[0]), a[1], flags, Some(a[2] as i32)),
+                )
+            }
+            libc::SYS_readlinkat => (
+                "readlinkat",
+                lookup(fd(a[0]), a[1], libc::AT_SYMLINK_NOFOLLOW, None),
+            ),
+            libc::SYS_getxattr | libc::SYS_listxattr => (
+                if nr == libc::SYS_getxattr {
+                    "getxattr"
+                } else {
+                    "listxattr"
+                },
+                lookup(libc::AT_FDCWD, a[0], 0, None),
+            ),
+            libc::SYS_lgetxattr | libc::SYS_llistxattr => (
+                if nr == libc::SYS_lgetxattr {
+                    "lgetxattr"
+                } else {
+                    "llistxattr"
+                },
+                lookup(libc::AT_FDCWD, a[0], libc::AT_SYMLINK_NOFOLLOW, None),
+            ),
+            SYS_GETXATTRAT | SYS_LISTXATTRAT => (
+                if nr == SYS_GETXATTRAT {
+                    "getxattrat"
+                } else {
+                    "listxattrat"
+                },
+                lookup(fd(a[0]), a[1], a[2] as i32, None),
+            ),
+            libc::SYS_chdir => ("chdir", lookup(libc::AT_FDCWD, a[0], 0, Some(libc::X_OK))),
+            libc::SYS_statfs => ("statfs", lookup(libc::AT_FDCWD, a[0], 0, None)),
+            // A program run: its file looked up and checked for running; the kernel runs
+            // it (or refuses) as it would have.
+            libc::SYS_execve => ("execve", lookup(libc::AT_FDCWD, a[0], 0, Some(libc::X_OK))),
+            libc::SYS_execveat => (
+                "execveat",
+                lookup(fd(a[0]), a[1], a[4] as i32, Some(libc::X_OK)),
+            ),
+            SYS_SETXATTRAT | SYS_REMOVEXATTRAT => {
+                let remove = nr == SYS_REMOVEXATTRAT;
+                (
+                    if remove {
+                        "removexattrat"
+                    } else {
+                        "setxattrat"
+                    },
+                    Kind::XattrAt {
+                        dirfd: fd(a[0]),
+                        path: a[1],
+                        at_flags: a[2] as u32,
+                        name: a[3],
+                        args: if remove { 0 } else { a[4] },
+                        usize: if remove { 0 } else { a[5] },
+                        remove,
+                    },
+                )
+            }
             libc::SYS_utimensat => (
                 "utimensat",
                 Kind::Times {
@@ -2510,6 +2892,49 @@ impl Call {
                     bytes(value, size)?,
                 ])
             }
+            Kind::XattrAt {
+                path,
+                at_flags,
+                name,
+                args,
+                usize,
+                remove,
+                ..
+            } => {
+                // Each error as the kernel gives it, in its order: the flags, the
+                // arguments' struct, the name, the value, the path.
+                if at_flags & !((libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH) as u32) != 0 {
+                    return Err(libc::EINVAL);
+                }
+                let path = || {
+                    if path == 0 && at_flags & libc::AT_EMPTY_PATH as u32 != 0 {
+                        Ok(Vec::new()) // the descriptor itself
+                    } else {
+                        caller.string(mem, path)
+                    }
+                };
+                if remove {
+                    let name = caller.string(mem, name)?;
+                    return Ok(vec![path()?, name]);
+                }
+                if usize < XATTR_ARGS_SIZE {
+                    return Err(libc::EINVAL);
+                }
+                if usize > 4096 {
+                    return Err(libc::E2BIG);
+                }
+                let (value, size, flags) = xattr_args(&bytes(args, usize)?)?;
+                let name = caller.string(mem, name)?;
+                let value = bytes(value, size)?;
+                return Ok(vec![path()?, name, value, flags.to_ne_bytes().to_vec()]);
+            }
+            Kind::Lookup { path, flags, .. } => {
+                return Ok(vec![if path == 0 && flags & libc::AT_EMPTY_PATH != 0 {
+                    Vec::new() // a descriptor itself
+                } else {
+                    caller.string(mem, path)?
+                }]);
+            }
             Kind::Times {
                 path, times, form, ..
             } => {
@@ -2528,7 +2953,11 @@ impl Call {
             _ => {}
         }
         let addrs: Vec<u64> = match self.kind {
-            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::Times { .. } => vec![],
+            Kind::OnFd { .. }
+            | Kind::Xattr { .. }
+            | Kind::XattrAt { .. }
+            | Kind::Lookup { .. }
+            | Kind::Times { .. } => vec![],
             Kind::Open { path, .. }
             | Kind::Mkdir { path, .. }
             | Kind::Mknod { path, .. }
@@ -2547,7 +2976,11 @@ impl Call {
     /// file (see [`Supervisor::open`]); an exchange makes both names anew.
     fn made<'s>(&self, s: &'s [Vec<u8>]) -> Vec<(&'s [u8], usize)> {
         match self.kind {
-            Kind::OnFd { .. } | Kind::Xattr { .. } | Kind::Times { .. } => vec![],
+            Kind::OnFd { .. }
+            | Kind::Xattr { .. }
+            | Kind::XattrAt { .. }
+            | Kind::Lookup { .. }
+            | Kind::Times { .. } => vec![],
             Kind::Open { .. }
             | Kind::Unlink { .. }
             | Kind::Truncate { .. }
@@ -2576,13 +3009,16 @@ impl Call {
             | Kind::Chown { .. }
             | Kind::OnFd { .. }
             | Kind::Xattr { .. }
+            | Kind::XattrAt { .. }
+            | Kind::Lookup { .. }
             | Kind::Times { .. } => false,
         }
     }
 
-    /// Whether the call only reads: an open without a flag that writes.
+    /// Whether the call only reads: an open without a flag that writes, a lookup.
     fn reads(&self) -> bool {
         match self.kind {
+            Kind::Lookup { .. } => true,
             Kind::Open { flags, .. } => {
                 flags & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) == 0
             }
@@ -2601,7 +3037,9 @@ impl Call {
             | (Kind::Chown { dirfd, .. }, _) => dirfd,
             (Kind::Truncate { .. }, _) | (Kind::Xattr { .. }, _) => libc::AT_FDCWD,
             (Kind::OnFd { fd, .. }, _) => fd,
-            (Kind::Times { dirfd, .. }, _) => dirfd,
+            (Kind::Times { dirfd, .. }, _)
+            | (Kind::XattrAt { dirfd, .. }, _)
+            | (Kind::Lookup { dirfd, .. }, _) => dirfd,
             (Kind::Rename { olddir, .. }, 0) | (Kind::Link { olddir, .. }, 0) => olddir,
             (Kind::Rename { newdir, .. }, _)
             | (Kind::Link { newdir, .. }, _)
@@ -2883,6 +3321,124 @@ mod tests {
         assert_eq!(Call::decode(libc::SYS_read, &a), None);
     }
 
+    /// `setxattrat` and `removexattrat` decode with their folder, `at_flags` and name,
+    /// `setxattrat` with its arguments' struct and its size (`removexattrat` has none);
+    /// the same numbers on every architecture.
+    #[test]
+    fn the_attribute_calls_from_a_folder_decode_with_their_flags() {
+        let a = [11, 22, 33, 44, 55, 66];
+        let call = |nr| Call::decode(nr, &a).unwrap();
+        let at = |remove, args, usize| Kind::XattrAt {
+            dirfd: 11,
+            path: 22,
+            at_flags: 33,
+            name: 44,
+            args,
+            usize,
+            remove,
+        };
+        assert_eq!(
+            call(463),
+            Call {
+                name: "setxattrat",
+                kind: at(false, 55, 66)
+            }
+        );
+        assert_eq!(
+            call(466),
+            Call {
+                name: "removexattrat",
+                kind: at(true, 0, 0)
+            }
+        );
+        // A descriptor and the working folder as the folder argument.
+        let cwd = Call::decode(463, &[libc::AT_FDCWD as u64, 0, 0x1000, 1, 2, 16]).unwrap();
+        assert_eq!(cwd.dirfd(0), libc::AT_FDCWD);
+        assert_eq!(call(466).dirfd(0), 11);
+        for c in [call(463), call(466)] {
+            assert!(!c.makes_names() && !c.reads());
+            assert!(c.made(&[b"a".to_vec(), b"user.x".to_vec()]).is_empty());
+        }
+    }
+
+    /// Each call that looks a path up decodes as the lookup it does: its folder, its
+    /// path, whether it follows a final link or names a descriptor itself (as `fstatat`
+    /// takes those), and for `access` and `chdir` what is checked of the file itself.
+    #[test]
+    fn the_calls_that_look_a_path_up_decode_as_lookups() {
+        let cwd = libc::AT_FDCWD;
+        let nofollow = libc::AT_SYMLINK_NOFOLLOW;
+        let a = [11, 22, 33, 44, 55, 66];
+        let is = |nr, name, dirfd, path, flags, access| {
+            let want = Call {
+                name,
+                kind: Kind::Lookup {
+                    dirfd,
+                    path,
+                    flags,
+                    access,
+                },
+            };
+            let got = Call::decode(nr, &a).unwrap();
+            assert_eq!(got, want, "{name}");
+            assert!(got.reads() && !got.makes_names(), "{name}");
+            assert_eq!(got.dirfd(0), dirfd, "{name}");
+        };
+        is(libc::SYS_newfstatat, "newfstatat", 11, 22, 44, None);
+        is(libc::SYS_statx, "statx", 11, 22, 33, None);
+        is(libc::SYS_faccessat, "faccessat", 11, 22, 0, Some(33));
+        is(libc::SYS_faccessat2, "faccessat2", 11, 22, 44, Some(33));
+        is(libc::SYS_readlinkat, "readlinkat", 11, 22, nofollow, None);
+        is(libc::SYS_getxattr, "getxattr", cwd, 11, 0, None);
+        is(libc::SYS_lgetxattr, "lgetxattr", cwd, 11, nofollow, None);
+        is(libc::SYS_listxattr, "listxattr", cwd, 11, 0, None);
+        is(libc::SYS_llistxattr, "llistxattr", cwd, 11, nofollow, None);
+        is(464, "getxattrat", 11, 22, 33, None);
+        is(465, "listxattrat", 11, 22, 33, None);
+        is(libc::SYS_chdir, "chdir", cwd, 11, 0, Some(libc::X_OK));
+        is(libc::SYS_statfs, "statfs", cwd, 11, 0, None);
+        is(libc::SYS_execve, "execve", cwd, 11, 0, Some(libc::X_OK));
+        is(libc::SYS_execveat, "execveat", 11, 22, 55, Some(libc::X_OK));
+        #[cfg(target_arch = "x86_64")]
+        {
+            is(libc::SYS_stat, "stat", cwd, 11, 0, None);
+            is(libc::SYS_lstat, "lstat", cwd, 11, nofollow, None);
+            is(libc::SYS_access, "access", cwd, 11, 0, Some(22));
+            is(libc::SYS_readlink, "readlink", cwd, 11, nofollow, None);
+        }
+        // Every call of the list decodes.
+        for (name, nr, _) in looking_calls() {
+            assert!(Call::decode(nr, &a).is_some(), "{name}");
+        }
+    }
+
+    /// `struct xattr_args` as the kernel reads it: value address, size and flags; a
+    /// struct shorter than the first one is EINVAL, a longer one passes only with zeros
+    /// past the known fields, and never past a page.
+    #[test]
+    fn an_attributes_struct_is_read_as_the_kernel_reads_it() {
+        let raw = |value: u64, size: u32, flags: u32, tail: &[u8]| {
+            let mut v = value.to_ne_bytes().to_vec();
+            v.extend(size.to_ne_bytes());
+            v.extend(flags.to_ne_bytes());
+            v.extend_from_slice(tail);
+            v
+        };
+        assert_eq!(
+            xattr_args(&raw(0x7f00_1000, 5, 1, &[])),
+            Ok((0x7f00_1000, 5, 1))
+        );
+        assert_eq!(
+            xattr_args(&raw(u64::MAX, u32::MAX, 2, &[0; 8])),
+            Ok((u64::MAX, u64::from(u32::MAX), 2))
+        );
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[0, 0, 1])), Err(libc::E2BIG));
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[0; 4080])), Ok((1, 2, 3)));
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[0; 4081])), Err(libc::E2BIG));
+        assert_eq!(xattr_args(&raw(1, 2, 3, &[])[..15]), Err(libc::EINVAL));
+        assert_eq!(xattr_args(&[]), Err(libc::EINVAL));
+    }
+
     #[test]
     fn the_final_name_is_judged_wherever_it_is() {
         let p = pats(&["*.pem", ".env*", "id_*"]);
@@ -2970,9 +3526,16 @@ mod tests {
             watch.sent(),
             Sent {
                 writes: true,
-                reads: true
+                reads: true,
+                lookups: true,
             }
         );
+        // Lookups only where a folder is unreadable.
+        let files_only = Watch {
+            read_dirs: vec![],
+            ..watch.clone()
+        };
+        assert!(!files_only.sent().lookups && files_only.sent().reads);
         let writes = Watch {
             writes: true,
             ..Watch::default()
@@ -2981,7 +3544,8 @@ mod tests {
             writes.sent(),
             Sent {
                 writes: true,
-                reads: false
+                reads: false,
+                lookups: false,
             }
         );
     }
@@ -3068,11 +3632,12 @@ mod tests {
         let allow = libc::SECCOMP_RET_ALLOW;
         let writes = Sent {
             writes: true,
-            reads: false,
+            ..Sent::default()
         };
         let reads = Sent {
             writes: true,
             reads: true,
+            lookups: false,
         };
         let on = |sent, nr: i64, args: [u64; 6]| sent_verdict(sent, nr, args, X86_64).0;
         for (_, nr, arg) in opening_calls() {
@@ -3114,6 +3679,8 @@ mod tests {
             libc::SYS_removexattr,
             libc::SYS_lremovexattr,
             libc::SYS_fremovexattr,
+            463, // setxattrat
+            466, // removexattrat
             libc::SYS_utimensat,
             libc::SYS_utime,
             libc::SYS_utimes,
@@ -3129,9 +3696,187 @@ mod tests {
             libc::SYS_close,
             libc::SYS_fstat,
             libc::SYS_getxattr,
+            464, // getxattrat
+            465, // listxattrat
         ] {
             assert_eq!(on(reads, nr, [0; 6]), allow, "{nr}");
         }
+    }
+
+    /// Where a folder is unreadable every lookup goes to the supervisor, but not one on a
+    /// descriptor itself (`fstat` is `newfstatat(fd, "", AT_EMPTY_PATH)` in glibc); and
+    /// none elsewhere.
+    #[test]
+    fn the_filter_sends_lookups_only_where_a_folder_is_unreadable() {
+        const X86_64: u32 = 0xC000_003E;
+        let notify = libc::SECCOMP_RET_USER_NOTIF;
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let lookups = Sent {
+            writes: true,
+            reads: true,
+            lookups: true,
+        };
+        let reads = Sent {
+            lookups: false,
+            ..lookups
+        };
+        let on = |sent, nr: i64, args: [u64; 6]| sent_verdict(sent, nr, args, X86_64).0;
+        for (name, nr, flags_arg) in looking_calls() {
+            assert_eq!(on(lookups, nr, [0; 6]), notify, "{name}");
+            assert_eq!(on(reads, nr, [0; 6]), allow, "{name}");
+            let Some(arg) = flags_arg else { continue };
+            let mut args = [0u64; 6];
+            for (flags, sent) in [
+                (libc::AT_SYMLINK_NOFOLLOW, true),
+                (libc::AT_EMPTY_PATH, false),
+                (libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW, false),
+                (libc::AT_NO_AUTOMOUNT, true),
+            ] {
+                args[arg as usize] = flags as u64;
+                let want = if sent { notify } else { allow };
+                assert_eq!(on(lookups, nr, args), want, "{name} {flags:x}");
+            }
+        }
+        // The calls named, not only whatever the list holds.
+        for nr in [
+            libc::SYS_newfstatat,
+            libc::SYS_statx,
+            libc::SYS_faccessat,
+            libc::SYS_faccessat2,
+            libc::SYS_readlinkat,
+            libc::SYS_getxattr,
+            libc::SYS_lgetxattr,
+            libc::SYS_listxattr,
+            libc::SYS_llistxattr,
+            464, // getxattrat
+            465, // listxattrat
+            libc::SYS_chdir,
+            libc::SYS_statfs,
+            libc::SYS_execve,
+            libc::SYS_execveat,
+            libc::SYS_stat,
+            libc::SYS_lstat,
+            libc::SYS_access,
+            libc::SYS_readlink,
+        ] {
+            assert_eq!(on(lookups, nr, [0; 6]), notify, "{nr}");
+        }
+        assert_eq!(
+            on(lookups, libc::SYS_newfstatat, [3, 0, 0, 0x1000, 0, 0]),
+            allow
+        );
+        assert_eq!(on(lookups, libc::SYS_statx, [3, 0, 0x1000, 0, 0, 0]), allow);
+        // The rest of the program is as without lookups.
+        assert_eq!(on(lookups, libc::SYS_read, [0; 6]), allow);
+        assert_eq!(on(lookups, libc::SYS_fstat, [0; 6]), allow);
+        assert_eq!(on(lookups, libc::SYS_unlinkat, [0; 6]), notify);
+        assert_eq!(on(lookups, libc::SYS_openat, [0; 6]), notify);
+    }
+
+    /// What a call's arguments point at is read as the kernel reads it, here from a file
+    /// standing for the caller's memory (an address is an offset): `setxattrat`'s path,
+    /// name, `struct xattr_args` and value, with the kernel's errors for a bad size, bad
+    /// flags, a struct with bytes past its fields and a null path; a lookup's path, none
+    /// for a descriptor itself.
+    #[test]
+    fn the_arguments_behind_pointers_are_read_as_the_kernel_reads_them() {
+        use std::os::unix::fs::FileExt;
+        let mem = tempfile::tempfile().unwrap();
+        mem.write_all_at(&[0u8; 0x1000], 0).unwrap();
+        mem.write_all_at(b"a.txt\0", 0x100).unwrap();
+        mem.write_all_at(b"user.x\0", 0x200).unwrap();
+        let mut args = 0x400u64.to_ne_bytes().to_vec();
+        args.extend(3u32.to_ne_bytes());
+        args.extend(1u32.to_ne_bytes());
+        mem.write_all_at(&args, 0x300).unwrap();
+        mem.write_all_at(b"abc", 0x400).unwrap();
+        mem.write_all_at(&[7], 0x31f).unwrap(); // past a 24-byte struct: not zero
+                                                // The same struct where a whole page of it can be read, zeros past its fields.
+        mem.write_all_at(&[0u8; 0x1100], 0x1000).unwrap();
+        mem.write_all_at(&args, 0x1000).unwrap();
+        let me = Caller {
+            listener: -1,
+            id: 0,
+            tid: std::process::id(),
+        };
+        let empty = libc::AT_EMPTY_PATH as u64;
+        let read = |nr: i64, a: [u64; 6]| Call::decode(nr, &a).unwrap().read(&me, &mem);
+        let set = |path, flags, usize| read(463, [3, path, flags, 0x200, 0x300, usize]);
+        let v = |b: &[&[u8]]| Ok(b.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
+        let flags = 1i32.to_ne_bytes();
+        assert_eq!(set(0x100, 0, 16), v(&[b"a.txt", b"user.x", b"abc", &flags]));
+        assert_eq!(set(0x100, 0, 24), v(&[b"a.txt", b"user.x", b"abc", &flags]));
+        assert_eq!(set(0x100, 0, 32), Err(libc::E2BIG));
+        assert_eq!(set(0x100, 0, 15), Err(libc::EINVAL));
+        assert_eq!(set(0x100, 0, 4097), Err(libc::E2BIG));
+        let page = read(463, [3, 0x100, 0, 0x200, 0x1000, 4096]);
+        assert_eq!(page, v(&[b"a.txt", b"user.x", b"abc", &flags]));
+        assert_eq!(
+            read(463, [3, 0x100, 0, 0x200, 0x1000, 4097]),
+            Err(libc::E2BIG)
+        );
+        assert_eq!(set(0x100, 1, 16), Err(libc::EINVAL));
+        let nofollow = libc::AT_SYMLINK_NOFOLLOW as u64;
+        assert_eq!(set(0x100, nofollow | empty, 16).unwrap()[0], b"a.txt");
+        assert_eq!(set(0, empty, 16).unwrap()[0], b"");
+        assert_eq!(set(0, 0, 16), Err(libc::EFAULT));
+        assert_eq!(
+            read(466, [3, 0x100, 0, 0x200, 0, 0]),
+            v(&[b"a.txt", b"user.x"])
+        );
+        assert_eq!(read(466, [3, 0, empty, 0x200, 0, 0]), v(&[b"", b"user.x"]));
+        assert_eq!(read(466, [3, 0, 0, 0x200, 0, 0]), Err(libc::EFAULT));
+        assert_eq!(read(466, [3, 0x100, 4, 0x200, 0, 0]), Err(libc::EINVAL));
+        // Lookups: the path, none for a descriptor itself.
+        let stat = libc::SYS_newfstatat;
+        assert_eq!(read(stat, [3, 0x100, 0, 0, 0, 0]), v(&[b"a.txt"]));
+        assert_eq!(read(stat, [3, 0, 0, empty, 0, 0]), v(&[b""]));
+        assert_eq!(read(stat, [3, 0, 0, 0, 0, 0]), Err(libc::EFAULT));
+        assert_eq!(
+            read(libc::SYS_chdir, [0x200, 0, 0, 0, 0, 0]),
+            v(&[b"user.x"])
+        );
+    }
+
+    /// The calls that make a name say so and which; the others make none.
+    #[test]
+    fn the_calls_that_make_names_are_known_by_their_kind() {
+        let a = [11, 22, 33, 44, 55, 66];
+        let s = [b"old".to_vec(), b"new".to_vec()];
+        let call = |nr| Call::decode(nr, &a).unwrap();
+        assert!(call(libc::SYS_mkdirat).makes_names());
+        assert_eq!(call(libc::SYS_mkdirat).made(&s), vec![(&b"old"[..], 0)]);
+        assert_eq!(call(libc::SYS_linkat).made(&s), vec![(&b"new"[..], 1)]);
+        for nr in [libc::SYS_unlinkat, libc::SYS_statx, 463] {
+            assert!(
+                !call(nr).makes_names() && call(nr).made(&s).is_empty(),
+                "{nr}"
+            );
+        }
+    }
+
+    /// A descriptor open `O_PATH` is told from one open for reading or writing by the
+    /// caller's fdinfo (here this process's own): a call on it itself gets EBADF.
+    #[test]
+    fn a_descriptor_open_only_as_a_path_is_known_by_its_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let cfile = CString::new(file.as_os_str().as_bytes()).unwrap();
+        let open = |flags| open_raw(libc::AT_FDCWD, &cfile, flags | libc::O_CLOEXEC, 0).unwrap();
+        let me = Caller {
+            listener: -1,
+            id: 0,
+            tid: std::process::id(),
+        };
+        let path = open(libc::O_PATH);
+        let read = open(libc::O_RDONLY);
+        let write = open(libc::O_WRONLY);
+        assert!(me.path_only(path.as_raw_fd()));
+        assert!(!me.path_only(read.as_raw_fd()));
+        assert!(!me.path_only(write.as_raw_fd()));
+        // A descriptor that is not open: not one (the call then fails as it would).
+        assert!(!me.path_only(-5));
     }
 
     #[test]

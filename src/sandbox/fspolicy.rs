@@ -7,7 +7,8 @@
 //! exists when the run starts is covered there — read-only bound onto itself for
 //! `deny_write` (by descriptor, opened without following links), `/dev/null` (on a
 //! `nodev` mount inside, so it does not even open) over a file and an empty read-only
-//! tmpfs over a folder for `deny_read`. Globs are expanded when the run starts, bounded
+//! tmpfs of mode 000 over a folder for `deny_read` (listing it or looking into it fails,
+//! where an empty folder would pass for content: `Mount::Unreadable`). Globs are expanded when the run starts, bounded
 //! ([`MAX_MATCHES`], [`MAX_VISITED`]); a literal path (and a glob's part before its
 //! first wildcard) is followed through the links on its way while they stay in the
 //! tree, and the place they lead to is covered (a write

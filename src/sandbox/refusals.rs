@@ -67,6 +67,9 @@ impl RuleMap {
                     inside,
                     ro.then(|| format!("read-only: {}", inside.display())),
                 ),
+                Mount::Unreadable { inside } => {
+                    (inside, Some(format!("unreadable: {}", inside.display())))
+                }
                 Mount::RemountRo { inside } => {
                     (inside, Some(format!("read-only: {}", inside.display())))
                 }

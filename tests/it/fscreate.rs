@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::TestEnv;
+use crate::common::{verdict, TestEnv};
 
 fn setup() -> (TestEnv, String) {
     let env = TestEnv::new();
@@ -51,22 +51,6 @@ fn verdicts(out: &str, expected: &[(&str, bool)]) {
             assert!(line.contains("Operation not permitted"), "{line}");
         }
     }
-}
-
-/// The line of `out` that gives `label`'s verdict, checked to be `allowed` (`OK ...`) or not.
-#[track_caller]
-pub(crate) fn verdict<'a>(out: &'a str, label: &str, allowed: bool) -> &'a str {
-    let line = out
-        .lines()
-        .find(|l| {
-            l.split(':')
-                .next()
-                .unwrap_or("")
-                .ends_with(&format!(" {label}"))
-        })
-        .unwrap_or_else(|| panic!("no verdict for {label}:\n{out}"));
-    assert_eq!(line.starts_with("OK "), allowed, "{label}: {line}\n{out}");
-    line
 }
 
 /// No file of the loop's trees (working tree, home) has a denied name.

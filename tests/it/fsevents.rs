@@ -8,8 +8,7 @@
 
 use std::fs;
 
-use crate::common::TestEnv;
-use crate::fscreate::verdict;
+use crate::common::{verdict, TestEnv};
 use crate::fspolicy::setup;
 
 /// Runs the Python `body` inside loop `id` (with `attempt(label, f)` printing `OK label`
@@ -30,6 +29,12 @@ def write(path):
 def read(path):
     with open(path) as f:
         f.read()
+def on_fd(path, f, flags=os.O_RDONLY):
+    fd = os.open(path, flags)
+    try:
+        f(fd)
+    finally:
+        os.close(fd)
 {body}
 "#
     );
@@ -38,6 +43,18 @@ def read(path):
     ])
     .ok()
     .stdout
+}
+
+/// A loop whose tree has `locked.txt` and `stamped.txt`, which `deny_write` covers, and
+/// `notes.txt`, which it may change.
+fn two_locked_files() -> (TestEnv, String) {
+    let (env, _repo, id) = setup(&[
+        ("locked.txt", "locked\n"),
+        ("stamped.txt", "stamped\n"),
+        ("notes.txt", "notes\n"),
+    ]);
+    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
+    (env, id)
 }
 
 /// The lines of `git loop log` that are filesystem refusals.
@@ -682,23 +699,12 @@ attempt("rename-neighbour", lambda: os.rename("tmp.txt", "moved.txt"))
 /// same calls on the loop's own files work and record nothing.
 #[test]
 fn changes_by_descriptor_attributes_and_times_are_events() {
-    let (env, _repo, id) = setup(&[
-        ("locked.txt", "locked\n"),
-        ("stamped.txt", "stamped\n"),
-        ("notes.txt", "notes\n"),
-    ]);
-    env.write_profile("[filesystem]\ndeny_write = [\"locked.txt\", \"stamped.txt\"]\n");
+    let (env, id) = two_locked_files();
     let out = inside(
         &env,
         &id,
         r#"
 import subprocess
-def on_fd(path, f, flags=os.O_RDONLY):
-    fd = os.open(path, flags)
-    try:
-        f(fd)
-    finally:
-        os.close(fd)
 attempt("fchmod-usr", lambda: on_fd("/usr/bin/env", lambda fd: os.fchmod(fd, 0o700)))
 attempt("fchown-locked", lambda: on_fd("locked.txt", lambda fd: os.fchown(fd, os.getuid(), os.getgid())))
 attempt("fsetxattr-locked", lambda: on_fd("locked.txt", lambda fd: os.setxattr(fd, "user.x", b"1")))
@@ -779,4 +785,346 @@ attempt("commit", commit)
     );
     use std::os::unix::fs::MetadataExt;
     assert_ne!(fs::metadata(work.join("stamped.txt")).unwrap().mtime(), 5);
+}
+
+/// `setxattrat` and `removexattrat` (Linux 6.13, called by number: no libc wraps them
+/// yet) are done by pid 1 as the `setxattr` family is, so a refused one is an event:
+/// by path from the working folder, from a folder descriptor without following the link
+/// (`AT_SYMLINK_NOFOLLOW`) and on a descriptor itself (`AT_EMPTY_PATH`). The twins: a
+/// `user.*` attribute set on a file of the tree each way works and reads back, a larger
+/// `struct xattr_args` with zeros past its fields is taken, one removed is gone, and
+/// none records a refusal; an `O_PATH` descriptor is refused (EBADF) as the kernel
+/// refuses it.
+#[test]
+fn attributes_set_from_a_folder_are_events() {
+    let (env, id) = two_locked_files();
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+AT_FDCWD, NOFOLLOW, EMPTY = -100, 0x100, 0x1000
+def check(r):
+    if r < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+def setat(dfd, path, flags, name, value, usize=16):
+    buf = ctypes.create_string_buffer(value, len(value))
+    raw = struct.pack("QII", ctypes.addressof(buf), len(value), 0) + bytes(usize - 16)
+    args = ctypes.create_string_buffer(raw, len(raw))
+    check(libc.syscall(463, ctypes.c_long(dfd), path, ctypes.c_uint(flags), name, args, ctypes.c_size_t(usize)))
+def removeat(dfd, path, flags, name):
+    check(libc.syscall(466, ctypes.c_long(dfd), path, ctypes.c_uint(flags), name))
+attempt("setat-locked", lambda: setat(AT_FDCWD, b"locked.txt", 0, b"user.a", b"1"))
+attempt("setat-fd-stamped", lambda: on_fd("stamped.txt", lambda fd: setat(fd, b"", EMPTY, b"user.b", b"2")))
+attempt("removeat-locked", lambda: removeat(AT_FDCWD, b"locked.txt", 0, b"user.c"))
+attempt("setat-usr", lambda: on_fd("/usr", lambda fd: setat(fd, b"bin/env", NOFOLLOW, b"user.d", b"3")))
+attempt("setat-own", lambda: setat(AT_FDCWD, b"notes.txt", 0, b"user.k", b"value"))
+attempt("setat-own-fd", lambda: on_fd("notes.txt", lambda fd: setat(fd, None, EMPTY, b"user.f", b"fd", usize=24)))
+os.mkdir("sub")
+os.symlink("../notes.txt", "sub/l")
+attempt("setat-own-link", lambda: on_fd("sub", lambda fd: setat(fd, b"l", 0, b"user.l", b"via link")))
+attempt("removeat-own", lambda: removeat(AT_FDCWD, b"notes.txt", 0, b"user.k"))
+attempt("setat-opath", lambda: on_fd("notes.txt", lambda fd: setat(fd, b"", EMPTY, b"user.p", b"p"), os.O_PATH))
+def check_own():
+    got = {n: os.getxattr("notes.txt", n) for n in os.listxattr("notes.txt")}
+    assert got == {"user.f": b"fd", "user.l": b"via link"}, got
+attempt("own-read-back", check_own)
+"#,
+    );
+    for (label, allowed) in [
+        ("setat-locked", false),
+        ("setat-fd-stamped", false),
+        ("removeat-locked", false),
+        ("setat-usr", false),
+        ("setat-own", true),
+        ("setat-own-fd", true),
+        ("setat-own-link", true),
+        ("removeat-own", true),
+        ("setat-opath", false),
+        ("own-read-back", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    assert!(
+        out.contains("REFUSED setat-locked: Read-only file system")
+            && out.contains("REFUSED setat-opath: Bad file descriptor"),
+        "{out}"
+    );
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/locked.txt",
+            "deny_write: locked.txt",
+            "(setxattrat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/stamped.txt",
+            "deny_write: stamped.txt",
+            "(setxattrat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/locked.txt",
+            "deny_write: locked.txt",
+            "(removexattrat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "filesystem-write",
+            "/usr/bin/env",
+            "read-only: /usr",
+            "(setxattrat",
+        ],
+    );
+    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
+    // On the host: the tree's file has what was set, the covered ones nothing.
+    let work = env.workdir(&id);
+    let listed = |name: &str| {
+        let out = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import os, sys; print(sorted(os.listxattr(sys.argv[1])))",
+            ])
+            .arg(work.join(name))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(listed("notes.txt"), "['user.f', 'user.l']");
+    assert_eq!(listed("locked.txt"), "[]");
+    assert_eq!(listed("stamped.txt"), "[]");
+}
+
+/// A folder `deny_read` covers refuses being listed and looked into, rather than listing
+/// as empty (which a program takes for content: `git add -A` recorded its files as
+/// deleted): `ls`, `find`, `opendir`, `stat`, `access`, `readlink`, `getxattrat`,
+/// `listxattr`, `statfs`, `cd`, running a program and an open of a name in it each fail
+/// with EACCES and are one `filesystem-read` event naming the rule,
+/// once per call and path a run, so a tool going over the tree again and again (git at
+/// each command) makes no more of them. The twins: the folder itself can be seen, its
+/// neighbours list and stat, `git add -A` and commits leave its files alone.
+#[test]
+fn a_denied_folder_refuses_listing_and_lookups_with_one_event_each() {
+    let (env, _repo, id) = setup(&[
+        ("private/a.txt", "a\n"),
+        ("private/sub/b.txt", "b\n"),
+        ("open/c.txt", "c\n"),
+    ]);
+    env.write_profile("[filesystem]\ndeny_read = [\"private/\"]\n");
+    let out = inside(
+        &env,
+        &id,
+        r#"
+import subprocess
+def run(*argv):
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode:
+        raise OSError(0, r.stderr.strip())
+def accessible(path):
+    if not os.access(path, os.R_OK):
+        raise PermissionError(13, "Permission denied")
+def expect(cond):
+    if not cond:
+        raise OSError(0, "unexpected")
+attempt("listdir", lambda: os.listdir("private"))
+attempt("listdir-sub", lambda: os.listdir("private/sub"))
+attempt("stat-inside", lambda: os.stat("private/a.txt"))
+attempt("lstat-deeper", lambda: os.lstat("private/sub/b.txt"))
+attempt("access-inside", lambda: accessible("private/a.txt"))
+attempt("readlink-inside", lambda: os.readlink("private/l"))
+attempt("chdir", lambda: os.chdir("private"))
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def getxattrat(path, name):
+    buf = ctypes.create_string_buffer(64)
+    raw = struct.pack("QII", ctypes.addressof(buf), 64, 0)
+    args = ctypes.create_string_buffer(raw, len(raw))
+    if libc.syscall(464, ctypes.c_long(-100), path, ctypes.c_uint(0), name, args, ctypes.c_size_t(16)) < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+attempt("getxattrat-inside", lambda: getxattrat(b"private/a.txt", b"user.x"))
+attempt("listxattr-inside", lambda: os.listxattr("private/sub"))
+attempt("run-inside", lambda: subprocess.run(["private/run.sh"]))
+attempt("statvfs-inside", lambda: os.statvfs("private/sub/b.txt"))
+attempt("read-inside", lambda: read("private/a.txt"))
+attempt("ls-inside", lambda: run("ls", "private/a.txt"))
+attempt("find", lambda: run("find", "private"))
+attempt("stat-again", lambda: os.stat("private/a.txt"))
+attempt("stat-folder", lambda: expect(os.stat("private").st_mode & 0o777 == 0))
+attempt("list-neighbour", lambda: expect(os.listdir("open") == ["c.txt"]))
+attempt("stat-neighbour", lambda: os.stat("open/c.txt"))
+attempt("find-neighbour", lambda: run("find", "open"))
+attempt("ls-root", lambda: run("ls", "-la"))
+def commits():
+    for i in range(5):
+        write("open/c.txt")
+        run("git", "add", "-A")
+        run("git", "commit", "-q", "-m", "work %d" % i)
+    out = subprocess.run(["git", "show", "--stat", "--format=", "HEAD~4..HEAD"], capture_output=True, text=True).stdout
+    expect("private" not in out and "open/c.txt" in out)
+attempt("commits", commits)
+"#,
+    );
+    for (label, allowed) in [
+        ("listdir", false),
+        ("listdir-sub", false),
+        ("stat-inside", false),
+        ("lstat-deeper", false),
+        ("access-inside", false),
+        ("readlink-inside", false),
+        ("getxattrat-inside", false),
+        ("listxattr-inside", false),
+        ("run-inside", false),
+        ("statvfs-inside", false),
+        ("chdir", false),
+        ("read-inside", false),
+        ("ls-inside", false),
+        ("find", false),
+        ("stat-again", false),
+        ("stat-folder", true),
+        ("list-neighbour", true),
+        ("stat-neighbour", true),
+        ("find-neighbour", true),
+        ("ls-root", true),
+        ("commits", true),
+    ] {
+        let line = verdict(&out, label, allowed);
+        if !allowed {
+            assert!(line.contains("Permission denied"), "{line}");
+        }
+    }
+    let lines = refusals(&env, &id);
+    let work = format!("/loopat/loop/{id}/workdir");
+    for (call, path) in [
+        ("(openat", "private "),
+        ("(openat", "private/sub "),
+        ("(newfstatat", "private/a.txt "),
+        ("(newfstatat", "private/sub/b.txt "),
+        ("access", "private/a.txt "),
+        ("(readlink", "private/l "),
+        ("(chdir", "private "),
+        ("(openat", "private/a.txt "),
+        ("(statx", "private/a.txt "),
+        ("(getxattrat", "private/a.txt "),
+        ("(listxattr", "private/sub "),
+        ("(execve", "private/run.sh "),
+        ("(statfs", "private/sub/b.txt "),
+        // git's look at the folder below it, once for five commits.
+        ("(newfstatat", "private/sub "),
+    ] {
+        one_line(
+            &lines,
+            &[
+                "filesystem-read",
+                &format!("{work}/{path}"),
+                "deny_read: private/",
+                call,
+            ],
+        );
+    }
+    // `find` opened the folder as `os.listdir` did, `stat-again` and five commits
+    // looked again at what was looked at: nothing more.
+    assert_eq!(lines.len(), 14, "{}", lines.join("\n"));
+    // Nothing of the host changed, and no commit touched the folder.
+    let tree = env.workdir(&id);
+    assert_eq!(
+        fs::read_to_string(tree.join("private/a.txt")).unwrap(),
+        "a\n"
+    );
+    let log = env.git(&tree, ["log", "--stat", "--format=", "-5"]);
+    assert!(!log.contains("private"), "{log}");
+}
+
+/// Refusals on /proc are events where pid 1 can do the call with the caller's rights: a
+/// file of the caller's own process or of none (`/proc/sys`, read-only), opened for
+/// writing or its mode changed; `/proc/self` named as the caller's, never as pid 1's. The
+/// twins: the caller's own files that may be written are, and record nothing.
+#[test]
+fn proc_refusals_are_events_named_as_the_callers() {
+    let (env, _repo, id) = setup(&[("README", "app\n")]);
+    let out = inside(
+        &env,
+        &id,
+        r#"
+def wronly(path, flags=os.O_WRONLY):
+    os.close(os.open(path, flags))
+attempt("open-sys", lambda: wronly("/proc/sys/kernel/hostname"))
+attempt("chmod-sys", lambda: os.chmod("/proc/sys/kernel/hostname", 0o666))
+attempt("chmod-own-status", lambda: os.chmod("/proc/self/status", 0o777))
+attempt("open-own-environ", lambda: wronly("/proc/self/environ", os.O_RDWR))
+def comm():
+    with open("/proc/self/comm", "w") as f:
+        f.write("renamed")
+    with open("/proc/self/comm") as f:
+        if f.read().strip() != "renamed":
+            raise OSError(0, "not renamed")
+attempt("own-comm", comm)
+def oom():
+    with open("/proc/self/oom_score_adj", "w") as f:
+        f.write("500")
+attempt("own-oom", oom)
+attempt("dev-null", lambda: wronly("/dev/null"))
+r, w = os.pipe()
+attempt("fchmod-pipe", lambda: os.fchmod(w, 0o600))
+print("pid", os.getpid())
+"#,
+    );
+    for (label, allowed) in [
+        ("open-sys", false),
+        ("chmod-sys", false),
+        ("chmod-own-status", false),
+        ("open-own-environ", false),
+        ("own-comm", true),
+        ("own-oom", true),
+        ("dev-null", true),
+        ("fchmod-pipe", true),
+    ] {
+        verdict(&out, label, allowed);
+    }
+    let pid = out
+        .lines()
+        .find_map(|l| l.strip_prefix("pid "))
+        .expect("the caller's pid");
+    let lines = refusals(&env, &id);
+    one_line(
+        &lines,
+        &[
+            "/proc/sys/kernel/hostname",
+            "read-only: /proc/sys",
+            "(openat",
+        ],
+    );
+    one_line(
+        &lines,
+        &[
+            "/proc/sys/kernel/hostname",
+            "read-only: /proc/sys",
+            "(chmod",
+        ],
+    );
+    one_line(
+        &lines,
+        &[&format!("/proc/{pid}/status"), "Operation not permitted"],
+    );
+    one_line(
+        &lines,
+        &[&format!("/proc/{pid}/environ"), "Permission denied"],
+    );
+    assert!(!lines.iter().any(|l| l.contains("/proc/1/")), "{lines:?}");
+    assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
 }

@@ -9,7 +9,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{Run, TestEnv};
+use crate::common::{verdict, Run, TestEnv};
 
 /// A repository with `files` committed, and a loop on it.
 pub(crate) fn setup(files: &[(&str, &str)]) -> (TestEnv, std::path::PathBuf, String) {
@@ -35,18 +35,7 @@ pub(crate) fn attempts(env: &TestEnv, id: &str, script: &str) -> Run {
 #[track_caller]
 pub(crate) fn verdicts(run: &Run, expected: &[(&str, bool)]) {
     for (label, allowed) in expected {
-        let line = run
-            .stdout
-            .lines()
-            .find(|l| {
-                l.split(':')
-                    .next()
-                    .unwrap_or("")
-                    .ends_with(&format!(" {label}"))
-            })
-            .unwrap_or_else(|| panic!("no verdict for {label}:\n{}", run.stdout));
-        let ok = line.starts_with("OK ");
-        assert_eq!(ok, *allowed, "{label}: {line}\n{}", run.stdout);
+        verdict(&run.stdout, label, *allowed);
     }
 }
 

@@ -77,10 +77,8 @@ pub(super) fn fs_policy_mounts(
             (Deny::Read, false) => Mount::ro("/dev/null", &c.inside),
             // Refused when made, by pid 1's supervisor: nothing there to lay a mount on.
             (Deny::Made | Deny::Absent, _) => continue,
-            (Deny::Read, true) => Mount::Tmpfs {
+            (Deny::Read, true) => Mount::Unreadable {
                 inside: c.inside.clone(),
-                size: Some(4096),
-                ro: true,
             },
         });
     }
@@ -567,6 +565,11 @@ impl SandboxSpec {
                     inside.display().to_string(),
                     "fresh tmpfs".into(),
                     "rw".into(),
+                ),
+                Mount::Unreadable { inside } => (
+                    inside.display().to_string(),
+                    "empty tmpfs, unreadable".into(),
+                    "none".into(),
                 ),
                 Mount::RemountRo { .. } => continue,
                 Mount::Proc { inside } => (

@@ -30,6 +30,14 @@ pub enum Mount {
         size: Option<u64>,
         ro: bool,
     },
+    /// An empty, read-only tmpfs of mode 000 over a folder `deny_read` covers: listing it
+    /// or looking up a name in it is refused (EACCES), where an empty folder would be
+    /// taken for content (`git add -A` would record its files as deleted). Its mode
+    /// cannot be changed (the mount is read-only) and nothing inside has the
+    /// capability that passes it; an empty folder is all there is in any case.
+    Unreadable {
+        inside: PathBuf,
+    },
     Proc {
         inside: PathBuf,
     },
@@ -82,6 +90,7 @@ impl Mount {
             Mount::Bind { inside, .. }
             | Mount::Symlink { inside, .. }
             | Mount::Tmpfs { inside, .. }
+            | Mount::Unreadable { inside }
             | Mount::RemountRo { inside }
             | Mount::Proc { inside }
             | Mount::Dev { inside }

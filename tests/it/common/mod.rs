@@ -477,3 +477,20 @@ pub fn shell_words(line: &str) -> Vec<String> {
     }
     words
 }
+
+/// The line of `out` that gives `label`'s verdict (`OK label` or `REFUSED label: why`, as
+/// the attack scripts inside print them), checked to be `allowed` (`OK ...`) or not.
+#[track_caller]
+pub fn verdict<'a>(out: &'a str, label: &str, allowed: bool) -> &'a str {
+    let line = out
+        .lines()
+        .find(|l| {
+            l.split(':')
+                .next()
+                .unwrap_or("")
+                .ends_with(&format!(" {label}"))
+        })
+        .unwrap_or_else(|| panic!("no verdict for {label}:\n{out}"));
+    assert_eq!(line.starts_with("OK "), allowed, "{label}: {line}\n{out}");
+    line
+}
