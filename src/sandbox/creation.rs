@@ -3537,6 +3537,11 @@ mod tests {
         assert_eq!(own("/proc/self/fd/3/x"), None);
         assert_eq!(own("/proc/self/mem"), None);
         assert_eq!(own("/dev/fd/"), None);
+        // The process and descriptor whose flags are read before opening it again.
+        let of = |p: &str| descriptor_of(&own_descriptor(p.as_bytes(), 7, 9).unwrap());
+        assert_eq!(of("/dev/stdin"), Some((7, 0)));
+        assert_eq!(of("/proc/thread-self/fd/12"), Some((9, 12)));
+        assert_eq!(descriptor_of(&CString::new("/proc/7/cwd").unwrap()), None);
     }
 
     #[test]
