@@ -98,6 +98,12 @@
 //!   are read as the caller's; any other path through `/proc/self` would be init's, so what
 //!   init opens must not be on procfs, pipefs or the anonymous-inode file system (init's
 //!   own listener, report pipe and memory are there) unless it is one of those forms;
+//! - a descriptor is never opened again for more than it gives: one open for reading only
+//!   (a file handed to the command, `< notes.txt`, outside its view) is refused for
+//!   writing or `O_TRUNC` by those forms (EACCES, an event), as the kernel checks only the
+//!   file's mode there; init's own standard input is /dev/null once the command runs, so
+//!   the paths that reach init's descriptors (`/proc/1/fd/0`, a link to `/proc/self/fd/0`)
+//!   find nothing to write;
 //! - `open` with `O_CREAT` first opens without it (an existing file, following links as
 //!   the caller asked); only where nothing is there does it create, with `O_EXCL`, so the
 //!   name created is exactly the final component judged (a dangling link at the end is
@@ -856,8 +862,26 @@ impl Caller {
     /// EBADF for one from the kernel, while the file it names, reached through /proc,
     /// could be changed.
     fn path_only(&self, fd: i32) -> bool {
+        self.flags_of(self.tid, fd)
+            .is_some_and(|flags| flags & libc::O_PATH as u32 != 0)
+    }
+
+    /// Whether the caller's descriptor `fd` (of process or thread `pid`, as the caller's
+    /// path named it) is open for reading only: opening it again through /proc for
+    /// writing would write a file the caller was only given to read (`cmd < notes.txt`:
+    /// the kernel checks the file's mode, not the descriptor's). `O_PATH` is not: it was
+    /// opened by a path the caller could open anyway.
+    fn reads_only(&self, pid: u32, fd: i32) -> bool {
+        self.flags_of(pid, fd).is_some_and(|flags| {
+            flags & libc::O_PATH as u32 == 0 && flags & libc::O_ACCMODE as u32 == 0
+        })
+    }
+
+    /// The open flags of the caller's descriptor `fd` (of process or thread `pid`), from
+    /// its `/proc/PID/fdinfo`.
+    fn flags_of(&self, pid: u32, fd: i32) -> Option<u32> {
         use caps::Refusal;
-        let read = || std::fs::read_to_string(format!("/proc/{}/fdinfo/{fd}", self.tid));
+        let read = || std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}"));
         let info = match read() {
             // A non-dumpable caller's, read as its other entries are ([`Self::open_own`]),
             // and only if its call is still pending (its pid named no other process).
@@ -869,12 +893,10 @@ impl Caller {
             }
             info => info,
         };
-        info.ok()
-            .and_then(|text| {
-                let flags = text.lines().find_map(|l| l.strip_prefix("flags:"))?;
-                u32::from_str_radix(flags.trim(), 8).ok()
-            })
-            .is_some_and(|flags| flags & libc::O_PATH as u32 != 0)
+        info.ok().and_then(|text| {
+            let flags = text.lines().find_map(|l| l.strip_prefix("flags:"))?;
+            u32::from_str_radix(flags.trim(), 8).ok()
+        })
     }
 
     /// The caller's umask and thread group id, from `/proc/TID/status`.
@@ -954,6 +976,13 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
         }
     };
     CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
+}
+
+/// The process (or thread) and descriptor number of [`own_descriptor`]'s form.
+fn descriptor_of(own: &CString) -> Option<(u32, i32)> {
+    let s = own.to_str().ok()?.strip_prefix("/proc/")?;
+    let (pid, fd) = s.split_once("/fd/")?;
+    Some((pid.parse().ok()?, fd.parse().ok()?))
 }
 
 /// A caller's own descriptor, `/proc/TGID/fd/N` as [`own_descriptor`] spells it, held
@@ -2069,6 +2098,21 @@ impl Supervisor {
             return Answer::Continue;
         }
         if let Some(own) = own_descriptor(path, tgid, caller.tid) {
+            // Never more than the descriptor gives: a file handed to the command for
+            // reading (`< notes.txt`, outside its view) is not written through it.
+            let writes = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+            if writes {
+                if let Some((pid, fd)) = descriptor_of(&own) {
+                    if caller.reads_only(pid, fd) {
+                        self.report_name(
+                            "open",
+                            path,
+                            "a descriptor open for reading only is never opened again for writing (open the file by its path)",
+                        );
+                        return Answer::Errno(libc::EACCES);
+                    }
+                }
+            }
             // The caller's own open file, opened again as the kernel would for it.
             return match caller.own(&own).and_then(|held| {
                 open_raw(
@@ -3493,6 +3537,11 @@ mod tests {
         assert_eq!(own("/proc/self/fd/3/x"), None);
         assert_eq!(own("/proc/self/mem"), None);
         assert_eq!(own("/dev/fd/"), None);
+        // The process and descriptor whose flags are read before opening it again.
+        let of = |p: &str| descriptor_of(&own_descriptor(p.as_bytes(), 7, 9).unwrap());
+        assert_eq!(of("/dev/stdin"), Some((7, 0)));
+        assert_eq!(of("/proc/thread-self/fd/12"), Some((9, 12)));
+        assert_eq!(descriptor_of(&CString::new("/proc/7/cwd").unwrap()), None);
     }
 
     #[test]

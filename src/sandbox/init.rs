@@ -193,6 +193,14 @@ pub fn main(args: &[OsString]) -> ! {
             });
         }
     }
+    // init reads nothing: its standard input, the command's now, becomes /dev/null, so
+    // that no path reaching init's own descriptors (`/proc/1/fd/0`, a link to
+    // `/proc/self/fd/0` opened by the supervisor as init) opens again, for writing, a
+    // file the command was handed to read.
+    if let Ok(null) = std::fs::File::open("/dev/null") {
+        // SAFETY: dup2 onto init's own standard input.
+        unsafe { libc::dup2(null.as_raw_fd(), 0) };
+    }
     // The child has its copy; the supervisor's receive ends if the child ends unsent.
     drop(child_end_owned);
     // The filter program lives until here: the child used it before its exec.

@@ -1128,3 +1128,72 @@ print("pid", os.getpid())
     assert!(!lines.iter().any(|l| l.contains("/proc/1/")), "{lines:?}");
     assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
 }
+
+/// A file handed to a sandbox on its standard input (`git loop run ... < notes.txt`) lies
+/// outside its view, and the descriptor reads only. Opening it again through /proc for
+/// writing would write the host's file (the kernel checks the file's mode there, not the
+/// descriptor's): refused by each name of the caller's descriptor (`/dev/stdin`,
+/// `/dev/fd/0`, `/proc/self/fd/0`, and with `O_TRUNC`), one event each; what reaches pid
+/// 1's own descriptors (`/proc/1/fd/0`, a link to `/proc/self/fd/0`, which pid 1 opens as
+/// its own) finds /dev/null there once the command runs; the file is unchanged. Twins: it
+/// reads; a descriptor the command opened for reading and writing opens again for writing;
+/// `/dev/stdout` writes.
+#[test]
+fn a_file_handed_to_read_is_not_written_through_its_descriptor() {
+    let (env, _repo, id) = setup(&[("notes.txt", "notes\n")]);
+    let handed = env.root.join("handed.txt");
+    fs::write(&handed, "the host's\n").unwrap();
+    let program = r#"
+import os, sys
+def attempt(label, f):
+    try:
+        f()
+        print("OK", label)
+    except OSError as e:
+        print("REFUSED", label + ":", e.strerror)
+def write(path):
+    with open(path, "a") as f:
+        f.write("changed inside\n")
+os.symlink("/proc/self/fd/0", "stdin-link")
+print("READ", sys.stdin.read().strip())
+for p in ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "stdin-link", "/proc/1/fd/0"]:
+    attempt(p, lambda: write(p))
+attempt("truncate", lambda: os.close(os.open("/proc/self/fd/0", os.O_RDONLY | os.O_TRUNC)))
+fd = os.open("notes.txt", os.O_RDWR)
+attempt("own read-write", lambda: write("/proc/self/fd/%d" % fd))
+attempt("stdout", lambda: write("/dev/stdout"))
+"#;
+    let out = env
+        .command()
+        .args([
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", program,
+        ])
+        .current_dir(&env.root)
+        .stdin(fs::File::open(&handed).unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("READ the host's"), "{stdout}");
+    for p in ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "truncate"] {
+        assert!(
+            stdout.contains(&format!("REFUSED {p}: Permission denied")),
+            "{p}: {stdout}"
+        );
+    }
+    // pid 1's standard input is /dev/null once the command runs.
+    assert!(stdout.contains("OK /proc/1/fd/0"), "{stdout}");
+    assert!(stdout.contains("OK stdin-link"), "{stdout}");
+    assert!(stdout.contains("OK own read-write"), "{stdout}");
+    assert!(stdout.contains("OK stdout"), "{stdout}");
+    assert_eq!(fs::read_to_string(&handed).unwrap(), "the host's\n");
+    assert_eq!(
+        fs::read_to_string(env.workdir(&id).join("notes.txt")).unwrap(),
+        "notes\nchanged inside\n"
+    );
+    let said = refusals(&env, &id);
+    let handed_events: Vec<&String> = said
+        .iter()
+        .filter(|l| l.contains("never opened again for writing"))
+        .collect();
+    assert_eq!(handed_events.len(), 4, "{said:#?}");
+}
