@@ -872,9 +872,7 @@ impl Caller {
     /// the kernel checks the file's mode, not the descriptor's). `O_PATH` is not: it was
     /// opened by a path the caller could open anyway.
     fn reads_only(&self, pid: u32, fd: i32) -> bool {
-        self.flags_of(pid, fd).is_some_and(|flags| {
-            flags & libc::O_PATH as u32 == 0 && flags & libc::O_ACCMODE as u32 == 0
-        })
+        self.flags_of(pid, fd).is_some_and(reads_only)
     }
 
     /// The open flags of the caller's descriptor `fd` (of process or thread `pid`), from
@@ -893,10 +891,7 @@ impl Caller {
             }
             info => info,
         };
-        info.ok().and_then(|text| {
-            let flags = text.lines().find_map(|l| l.strip_prefix("flags:"))?;
-            u32::from_str_radix(flags.trim(), 8).ok()
-        })
+        info.ok().and_then(|text| fdinfo_flags(&text))
     }
 
     /// The caller's umask and thread group id, from `/proc/TID/status`.
@@ -976,6 +971,23 @@ fn own_descriptor(path: &[u8], tgid: u32, tid: u32) -> Option<CString> {
         }
     };
     CString::new(format!("/proc/{pid}/fd/{fd}")).ok()
+}
+
+/// The open flags a `/proc/PID/fdinfo/N` text gives (octal on its `flags:` line).
+fn fdinfo_flags(text: &str) -> Option<u32> {
+    let flags = text.lines().find_map(|l| l.strip_prefix("flags:"))?;
+    u32::from_str_radix(flags.trim(), 8).ok()
+}
+
+/// Whether a descriptor of these open flags reads only (not `O_PATH`, which gives no
+/// access of its own).
+fn reads_only(flags: u32) -> bool {
+    flags & libc::O_PATH as u32 == 0 && flags & libc::O_ACCMODE as u32 == libc::O_RDONLY as u32
+}
+
+/// Whether an open of these flags may change the file: open for writing, or truncating.
+fn asks_to_write(flags: i32) -> bool {
+    flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0
 }
 
 /// The process (or thread) and descriptor number of [`own_descriptor`]'s form.
@@ -2100,8 +2112,7 @@ impl Supervisor {
         if let Some(own) = own_descriptor(path, tgid, caller.tid) {
             // Never more than the descriptor gives: a file handed to the command for
             // reading (`< notes.txt`, outside its view) is not written through it.
-            let writes = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
-            if writes {
+            if asks_to_write(flags) {
                 if let Some((pid, fd)) = descriptor_of(&own) {
                     if caller.reads_only(pid, fd) {
                         self.report_name(
@@ -3542,6 +3553,24 @@ mod tests {
         assert_eq!(of("/dev/stdin"), Some((7, 0)));
         assert_eq!(of("/proc/thread-self/fd/12"), Some((9, 12)));
         assert_eq!(descriptor_of(&CString::new("/proc/7/cwd").unwrap()), None);
+    }
+
+    #[test]
+    fn a_descriptor_reading_only_is_not_opened_again_to_write() {
+        use libc::{O_APPEND, O_CLOEXEC, O_PATH, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY};
+        let text = "pos:\t0\nflags:\t02000000\nmnt_id:\t30\nino:\t12\n";
+        assert_eq!(fdinfo_flags(text), Some((O_CLOEXEC | O_RDONLY) as u32));
+        assert_eq!(fdinfo_flags("pos:\t0\n"), None);
+        assert_eq!(fdinfo_flags("flags:\t9\n"), None);
+        assert!(reads_only((O_RDONLY | O_CLOEXEC) as u32));
+        assert!(!reads_only(O_WRONLY as u32));
+        assert!(!reads_only((O_RDWR | O_APPEND) as u32));
+        assert!(!reads_only((O_PATH | O_RDONLY) as u32));
+        assert!(!asks_to_write(O_RDONLY | O_CLOEXEC));
+        assert!(asks_to_write(O_WRONLY));
+        assert!(asks_to_write(O_RDWR));
+        assert!(asks_to_write(O_RDONLY | O_TRUNC));
+        assert!(asks_to_write(O_WRONLY | O_APPEND));
     }
 
     #[test]
