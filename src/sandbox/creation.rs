@@ -677,6 +677,9 @@ pub struct Supervisor {
     /// each a run, so that a tool going over the tree again and again (git refreshing its
     /// index at each command) neither fills the log nor uses up its bound.
     reads_reported: std::collections::HashSet<(&'static str, String)>,
+    /// The ids of the sandbox's mounts (`/proc/self/mountinfo`: init's mount namespace is
+    /// the sandbox's), read when first needed and again when an id is not among them.
+    mounts: Vec<u64>,
 }
 
 /// What the supervisor answers a notification with.
@@ -1101,6 +1104,31 @@ fn is_link(fd: &OwnedFd) -> bool {
     }
 }
 
+/// The id of the mount the file `fd` is open on (`STATX_MNT_ID`, Linux 5.8), as
+/// `/proc/PID/mountinfo` numbers mounts.
+fn mount_id(fd: &OwnedFd) -> Option<u64> {
+    // SAFETY: statx fills the struct it is given; an empty, NUL-terminated path with
+    // AT_EMPTY_PATH names the descriptor itself.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_MNT_ID,
+            &mut stx,
+        )
+    };
+    (r == 0 && stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id)
+}
+
+/// The mount ids of a `mountinfo` text (the first field of each line).
+fn mount_ids(text: &str) -> Vec<u64> {
+    text.lines()
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect()
+}
+
 /// Whether a file init opened is on a file system where init's own files live (procfs:
 /// its memory; pipefs: its report pipe; anonymous inodes: its listener), which a path
 /// through `/proc/self` would reach as init's, never the caller's.
@@ -1202,6 +1230,7 @@ impl Supervisor {
             reported: 0,
             times_reported: Default::default(),
             reads_reported: Default::default(),
+            mounts: Vec::new(),
         }
     }
 
@@ -1796,60 +1825,92 @@ impl Supervisor {
                 }
             }
             Kind::Truncate { len, .. } => {
-                self.on_file(caller, libc::AT_FDCWD, &s[0], 0, tgid, |at, _| unsafe {
-                    // SAFETY: a NUL-terminated path.
-                    libc::truncate(at.as_ptr(), len)
-                })
+                self.on_file(
+                    call.name,
+                    caller,
+                    libc::AT_FDCWD,
+                    &s[0],
+                    0,
+                    tgid,
+                    |at, _| unsafe {
+                        // SAFETY: a NUL-terminated path.
+                        libc::truncate(at.as_ptr(), len)
+                    },
+                )
             }
             Kind::Chmod {
                 dirfd, mode, flags, ..
-            } => self.on_file(caller, dirfd, &s[0], flags, tgid, |at, fd| unsafe {
-                // SAFETY: a NUL-terminated path. A link itself has no mode to change.
-                if is_link(fd) {
-                    *libc::__errno_location() = libc::EOPNOTSUPP;
-                    return -1;
-                }
-                libc::chmod(at.as_ptr(), mode as libc::mode_t)
-            }),
+            } => self.on_file(
+                call.name,
+                caller,
+                dirfd,
+                &s[0],
+                flags,
+                tgid,
+                |at, fd| unsafe {
+                    // SAFETY: a NUL-terminated path. A link itself has no mode to change.
+                    if is_link(fd) {
+                        *libc::__errno_location() = libc::EOPNOTSUPP;
+                        return -1;
+                    }
+                    libc::chmod(at.as_ptr(), mode as libc::mode_t)
+                },
+            ),
             Kind::Chown {
                 dirfd,
                 uid,
                 gid,
                 flags,
                 ..
-            } => self.on_file(caller, dirfd, &s[0], flags, tgid, |_, fd| unsafe {
-                // SAFETY: the file itself, by its descriptor.
-                libc::fchownat(fd.as_raw_fd(), c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH)
-            }),
+            } => self.on_file(
+                call.name,
+                caller,
+                dirfd,
+                &s[0],
+                flags,
+                tgid,
+                |_, fd| unsafe {
+                    // SAFETY: the file itself, by its descriptor.
+                    libc::fchownat(fd.as_raw_fd(), c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH)
+                },
+            ),
             // On the file the caller's descriptor is open on, reached through the caller's
             // /proc (the same file; what these calls may do depends on the file and the
             // caller's credentials, which are init's, not on how the descriptor was opened).
             Kind::OnFd { fd, .. } if caller.path_only(fd) => Answer::Errno(libc::EBADF),
             Kind::OnFd { fd, op } => {
-                self.on_file(caller, fd, b"", libc::AT_EMPTY_PATH, tgid, |at, f| unsafe {
-                    // SAFETY: the file itself, by its descriptor; the name NUL-terminated,
-                    // the value as long as given.
-                    match op {
-                        FdOp::Chmod(mode) => libc::chmod(at.as_ptr(), mode as libc::mode_t),
-                        FdOp::Chown(uid, gid) => libc::fchownat(
-                            f.as_raw_fd(),
-                            c"".as_ptr(),
-                            uid,
-                            gid,
-                            libc::AT_EMPTY_PATH,
-                        ),
-                        FdOp::SetXattr { flags, .. } => libc::setxattr(
-                            at.as_ptr(),
-                            c(&s[0]).as_ptr(),
-                            s[1].as_ptr().cast(),
-                            s[1].len(),
-                            flags,
-                        ),
-                        FdOp::RemoveXattr { .. } => {
-                            libc::removexattr(at.as_ptr(), c(&s[0]).as_ptr())
+                self.on_file(
+                    call.name,
+                    caller,
+                    fd,
+                    b"",
+                    libc::AT_EMPTY_PATH,
+                    tgid,
+                    |at, f| unsafe {
+                        // SAFETY: the file itself, by its descriptor; the name NUL-terminated,
+                        // the value as long as given.
+                        match op {
+                            FdOp::Chmod(mode) => libc::chmod(at.as_ptr(), mode as libc::mode_t),
+                            FdOp::Chown(uid, gid) => libc::fchownat(
+                                f.as_raw_fd(),
+                                c"".as_ptr(),
+                                uid,
+                                gid,
+                                libc::AT_EMPTY_PATH,
+                            ),
+                            FdOp::SetXattr { flags, .. } => libc::setxattr(
+                                at.as_ptr(),
+                                c(&s[0]).as_ptr(),
+                                s[1].as_ptr().cast(),
+                                s[1].len(),
+                                flags,
+                            ),
+                            FdOp::RemoveXattr { .. } => {
+                                libc::removexattr(at.as_ptr(), c(&s[0]).as_ptr())
+                            }
                         }
-                    }
-                })
+                    },
+                )
             }
             Kind::Xattr {
                 flags,
@@ -1863,7 +1924,16 @@ impl Supervisor {
                 } else {
                     Some((&s[2][..], flags))
                 };
-                self.xattr(caller, libc::AT_FDCWD, &s[0], nofollow, tgid, &s[1], value)
+                self.xattr(
+                    call.name,
+                    caller,
+                    libc::AT_FDCWD,
+                    &s[0],
+                    nofollow,
+                    tgid,
+                    &s[1],
+                    value,
+                )
             }
             Kind::XattrAt {
                 dirfd,
@@ -1887,7 +1957,7 @@ impl Supervisor {
                 if path.is_empty() && caller.path_only(dirfd) {
                     return Answer::Errno(libc::EBADF);
                 }
-                self.xattr(caller, dirfd, path, at_flags, tgid, &s[1], value)
+                self.xattr(call.name, caller, dirfd, path, at_flags, tgid, &s[1], value)
             }
             Kind::Times {
                 dirfd,
@@ -1907,10 +1977,18 @@ impl Supervisor {
                 } else {
                     flags
                 };
-                self.on_file(caller, dirfd, &s[0], flags, tgid, |_, fd| unsafe {
-                    // SAFETY: the file itself, by its descriptor; `ptr` null or two times.
-                    libc::utimensat(fd.as_raw_fd(), c"".as_ptr(), ptr, libc::AT_EMPTY_PATH)
-                })
+                self.on_file(
+                    call.name,
+                    caller,
+                    dirfd,
+                    &s[0],
+                    flags,
+                    tgid,
+                    |_, fd| unsafe {
+                        // SAFETY: the file itself, by its descriptor; `ptr` null or two times.
+                        libc::utimensat(fd.as_raw_fd(), c"".as_ptr(), ptr, libc::AT_EMPTY_PATH)
+                    },
+                )
             }
         }
     }
@@ -1921,6 +1999,7 @@ impl Supervisor {
     #[allow(clippy::too_many_arguments)]
     fn xattr(
         &mut self,
+        call_name: &str,
         caller: &Caller,
         dirfd: i32,
         path: &[u8],
@@ -1930,25 +2009,33 @@ impl Supervisor {
         value: Option<(&[u8], i32)>,
     ) -> Answer {
         let name = CString::new(name).expect("read up to a NUL");
-        self.on_file(caller, dirfd, path, flags, tgid, |at, fd| unsafe {
-            // SAFETY: NUL-terminated names, the value as long as given.
-            if is_link(fd) {
-                // On a link itself (not followed): a user attribute is not allowed on
-                // one, the others need privileges the sandbox has not.
-                *libc::__errno_location() = libc::EPERM;
-                return -1;
-            }
-            match value {
-                None => libc::removexattr(at.as_ptr(), name.as_ptr()),
-                Some((v, flags)) => libc::setxattr(
-                    at.as_ptr(),
-                    name.as_ptr(),
-                    v.as_ptr().cast(),
-                    v.len(),
-                    flags,
-                ),
-            }
-        })
+        self.on_file(
+            call_name,
+            caller,
+            dirfd,
+            path,
+            flags,
+            tgid,
+            |at, fd| unsafe {
+                // SAFETY: NUL-terminated names, the value as long as given.
+                if is_link(fd) {
+                    // On a link itself (not followed): a user attribute is not allowed on
+                    // one, the others need privileges the sandbox has not.
+                    *libc::__errno_location() = libc::EPERM;
+                    return -1;
+                }
+                match value {
+                    None => libc::removexattr(at.as_ptr(), name.as_ptr()),
+                    Some((v, flags)) => libc::setxattr(
+                        at.as_ptr(),
+                        name.as_ptr(),
+                        v.as_ptr().cast(),
+                        v.len(),
+                        flags,
+                    ),
+                }
+            },
+        )
     }
 
     /// A rename where folders are pinned ([`Watch::pins`]): each side's folder opened
@@ -2028,14 +2115,31 @@ impl Supervisor {
         })
     }
 
+    /// Whether the file `fd` is open on lies on one of the sandbox's mounts (its mount id,
+    /// `statx`'s `STATX_MNT_ID`, among those of init's `/proc/self/mountinfo`). A file
+    /// whose id cannot be read is taken as outside.
+    fn in_view(&mut self, fd: &OwnedFd) -> bool {
+        let Some(id) = mount_id(fd) else {
+            return false;
+        };
+        if !self.mounts.contains(&id) {
+            self.mounts = std::fs::read_to_string("/proc/self/mountinfo")
+                .map(|text| mount_ids(&text))
+                .unwrap_or_default();
+        }
+        self.mounts.contains(&id)
+    }
+
     /// A call that changes the file `path` names, done on that very file: opened first
     /// (`O_PATH`, following a link unless `flags` say not to), then changed through
     /// init's own descriptor for it (`/proc/self/fd/N`, which names that file and
     /// nothing else), so nothing renamed meanwhile changes which file it is. A file of
     /// /proc that is not the caller's own or no process's is left to the kernel (see
     /// below): no rule is judged here.
+    #[allow(clippy::too_many_arguments)]
     fn on_file(
         &mut self,
+        call_name: &str,
         caller: &Caller,
         dirfd: i32,
         path: &[u8],
@@ -2081,8 +2185,28 @@ impl Supervisor {
         // own, another process's; a pipe, socket or anonymous inode, which cannot be told
         // from init's own) is the kernel's to change for the caller: its refusal
         // (`EPERM`) is not reported.
-        if on_private_fs(&fd) && !callers_proc(&fd, tgid) {
+        let private = on_private_fs(&fd);
+        if private && !callers_proc(&fd, tgid) {
             return Answer::Continue;
+        }
+        // A file on none of the sandbox's mounts was handed to the command on a
+        // descriptor (`cmd < notes.txt`, `>> ~/runs.log`), or reached through one of its
+        // /proc forms: it is the host's, outside the view, and the descriptor gives
+        // reading or writing its content, nothing else. Its mode, owner, times,
+        // attributes and length are not changed for the caller (init, whose credentials
+        // are the file owner's, would change them, as the kernel does for a process that
+        // holds the descriptor outside any sandbox).
+        if !private && !self.in_view(&fd) {
+            let shown = match path {
+                b"" => format!("/proc/self/fd/{dirfd}").into_bytes(),
+                p => p.to_vec(),
+            };
+            self.report_name(
+                call_name,
+                &shown,
+                "a file outside the sandbox, handed to the command on a descriptor, is only read or written through it (its mode, owner, times, attributes and length are not changed)",
+            );
+            return Answer::Errno(libc::EACCES);
         }
         let at = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL");
         let r = op(&at, &fd);
@@ -3571,6 +3695,20 @@ mod tests {
         assert!(asks_to_write(O_RDWR));
         assert!(asks_to_write(O_RDONLY | O_TRUNC));
         assert!(asks_to_write(O_WRONLY | O_APPEND));
+    }
+
+    #[test]
+    fn the_sandboxs_mounts_are_known_by_their_ids() {
+        let text = "22 1 0:21 / / rw,relatime - overlay overlay rw\n\
+                    131 22 259:1 /home/u/w /loopat/w rw - ext4 /dev/vda rw\n\
+                    x 22 0:5 / /dev rw - tmpfs tmpfs rw\n";
+        assert_eq!(mount_ids(text), vec![22, 131]);
+        assert!(mount_ids("").is_empty());
+        // This process's own working folder lies on one of its own mounts.
+        let here = std::fs::File::open(".").unwrap();
+        let id = mount_id(&here.into()).expect("statx gives a mount id");
+        let mine = mount_ids(&std::fs::read_to_string("/proc/self/mountinfo").unwrap());
+        assert!(mine.contains(&id), "{id} in {mine:?}");
     }
 
     #[test]
