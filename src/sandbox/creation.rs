@@ -660,6 +660,8 @@ pub struct Supervisor {
     /// Whether the caller of the call being answered is non-dumpable (its memory opened
     /// only with CAP_SYS_PTRACE).
     non_dumpable: bool,
+    /// The name of the call being answered (`chmod`), for its report.
+    answering: &'static str,
     /// The pinned folders as files (device, inode) with their rules, found when the
     /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
     pin_ids: Vec<((u64, u64), String)>,
@@ -1224,6 +1226,7 @@ impl Supervisor {
             watch,
             reported_now: false,
             non_dumpable: false,
+            answering: "",
             pin_ids,
             place_ids,
             report,
@@ -1281,6 +1284,7 @@ impl Supervisor {
             // The filter sends nothing else.
             return Answer::Errno(libc::ENOSYS);
         };
+        self.answering = call.name;
         // Read-only; where the ptrace check refuses it (a process that made itself
         // non-dumpable: ssh-agent, gpg-agent), opened again with CAP_SYS_PTRACE raised in
         // this thread where init holds it (caps.rs), so that process is read, judged and
@@ -1825,92 +1829,60 @@ impl Supervisor {
                 }
             }
             Kind::Truncate { len, .. } => {
-                self.on_file(
-                    call.name,
-                    caller,
-                    libc::AT_FDCWD,
-                    &s[0],
-                    0,
-                    tgid,
-                    |at, _| unsafe {
-                        // SAFETY: a NUL-terminated path.
-                        libc::truncate(at.as_ptr(), len)
-                    },
-                )
+                self.on_file(caller, libc::AT_FDCWD, &s[0], 0, tgid, |at, _| unsafe {
+                    // SAFETY: a NUL-terminated path.
+                    libc::truncate(at.as_ptr(), len)
+                })
             }
             Kind::Chmod {
                 dirfd, mode, flags, ..
-            } => self.on_file(
-                call.name,
-                caller,
-                dirfd,
-                &s[0],
-                flags,
-                tgid,
-                |at, fd| unsafe {
-                    // SAFETY: a NUL-terminated path. A link itself has no mode to change.
-                    if is_link(fd) {
-                        *libc::__errno_location() = libc::EOPNOTSUPP;
-                        return -1;
-                    }
-                    libc::chmod(at.as_ptr(), mode as libc::mode_t)
-                },
-            ),
+            } => self.on_file(caller, dirfd, &s[0], flags, tgid, |at, fd| unsafe {
+                // SAFETY: a NUL-terminated path. A link itself has no mode to change.
+                if is_link(fd) {
+                    *libc::__errno_location() = libc::EOPNOTSUPP;
+                    return -1;
+                }
+                libc::chmod(at.as_ptr(), mode as libc::mode_t)
+            }),
             Kind::Chown {
                 dirfd,
                 uid,
                 gid,
                 flags,
                 ..
-            } => self.on_file(
-                call.name,
-                caller,
-                dirfd,
-                &s[0],
-                flags,
-                tgid,
-                |_, fd| unsafe {
-                    // SAFETY: the file itself, by its descriptor.
-                    libc::fchownat(fd.as_raw_fd(), c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH)
-                },
-            ),
+            } => self.on_file(caller, dirfd, &s[0], flags, tgid, |_, fd| unsafe {
+                // SAFETY: the file itself, by its descriptor.
+                libc::fchownat(fd.as_raw_fd(), c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH)
+            }),
             // On the file the caller's descriptor is open on, reached through the caller's
             // /proc (the same file; what these calls may do depends on the file and the
             // caller's credentials, which are init's, not on how the descriptor was opened).
             Kind::OnFd { fd, .. } if caller.path_only(fd) => Answer::Errno(libc::EBADF),
             Kind::OnFd { fd, op } => {
-                self.on_file(
-                    call.name,
-                    caller,
-                    fd,
-                    b"",
-                    libc::AT_EMPTY_PATH,
-                    tgid,
-                    |at, f| unsafe {
-                        // SAFETY: the file itself, by its descriptor; the name NUL-terminated,
-                        // the value as long as given.
-                        match op {
-                            FdOp::Chmod(mode) => libc::chmod(at.as_ptr(), mode as libc::mode_t),
-                            FdOp::Chown(uid, gid) => libc::fchownat(
-                                f.as_raw_fd(),
-                                c"".as_ptr(),
-                                uid,
-                                gid,
-                                libc::AT_EMPTY_PATH,
-                            ),
-                            FdOp::SetXattr { flags, .. } => libc::setxattr(
-                                at.as_ptr(),
-                                c(&s[0]).as_ptr(),
-                                s[1].as_ptr().cast(),
-                                s[1].len(),
-                                flags,
-                            ),
-                            FdOp::RemoveXattr { .. } => {
-                                libc::removexattr(at.as_ptr(), c(&s[0]).as_ptr())
-                            }
+                self.on_file(caller, fd, b"", libc::AT_EMPTY_PATH, tgid, |at, f| unsafe {
+                    // SAFETY: the file itself, by its descriptor; the name NUL-terminated,
+                    // the value as long as given.
+                    match op {
+                        FdOp::Chmod(mode) => libc::chmod(at.as_ptr(), mode as libc::mode_t),
+                        FdOp::Chown(uid, gid) => libc::fchownat(
+                            f.as_raw_fd(),
+                            c"".as_ptr(),
+                            uid,
+                            gid,
+                            libc::AT_EMPTY_PATH,
+                        ),
+                        FdOp::SetXattr { flags, .. } => libc::setxattr(
+                            at.as_ptr(),
+                            c(&s[0]).as_ptr(),
+                            s[1].as_ptr().cast(),
+                            s[1].len(),
+                            flags,
+                        ),
+                        FdOp::RemoveXattr { .. } => {
+                            libc::removexattr(at.as_ptr(), c(&s[0]).as_ptr())
                         }
-                    },
-                )
+                    }
+                })
             }
             Kind::Xattr {
                 flags,
@@ -1924,16 +1896,7 @@ impl Supervisor {
                 } else {
                     Some((&s[2][..], flags))
                 };
-                self.xattr(
-                    call.name,
-                    caller,
-                    libc::AT_FDCWD,
-                    &s[0],
-                    nofollow,
-                    tgid,
-                    &s[1],
-                    value,
-                )
+                self.xattr(caller, libc::AT_FDCWD, &s[0], nofollow, tgid, &s[1], value)
             }
             Kind::XattrAt {
                 dirfd,
@@ -1957,7 +1920,7 @@ impl Supervisor {
                 if path.is_empty() && caller.path_only(dirfd) {
                     return Answer::Errno(libc::EBADF);
                 }
-                self.xattr(call.name, caller, dirfd, path, at_flags, tgid, &s[1], value)
+                self.xattr(caller, dirfd, path, at_flags, tgid, &s[1], value)
             }
             Kind::Times {
                 dirfd,
@@ -1977,18 +1940,10 @@ impl Supervisor {
                 } else {
                     flags
                 };
-                self.on_file(
-                    call.name,
-                    caller,
-                    dirfd,
-                    &s[0],
-                    flags,
-                    tgid,
-                    |_, fd| unsafe {
-                        // SAFETY: the file itself, by its descriptor; `ptr` null or two times.
-                        libc::utimensat(fd.as_raw_fd(), c"".as_ptr(), ptr, libc::AT_EMPTY_PATH)
-                    },
-                )
+                self.on_file(caller, dirfd, &s[0], flags, tgid, |_, fd| unsafe {
+                    // SAFETY: the file itself, by its descriptor; `ptr` null or two times.
+                    libc::utimensat(fd.as_raw_fd(), c"".as_ptr(), ptr, libc::AT_EMPTY_PATH)
+                })
             }
         }
     }
@@ -1999,7 +1954,6 @@ impl Supervisor {
     #[allow(clippy::too_many_arguments)]
     fn xattr(
         &mut self,
-        call_name: &str,
         caller: &Caller,
         dirfd: i32,
         path: &[u8],
@@ -2009,33 +1963,25 @@ impl Supervisor {
         value: Option<(&[u8], i32)>,
     ) -> Answer {
         let name = CString::new(name).expect("read up to a NUL");
-        self.on_file(
-            call_name,
-            caller,
-            dirfd,
-            path,
-            flags,
-            tgid,
-            |at, fd| unsafe {
-                // SAFETY: NUL-terminated names, the value as long as given.
-                if is_link(fd) {
-                    // On a link itself (not followed): a user attribute is not allowed on
-                    // one, the others need privileges the sandbox has not.
-                    *libc::__errno_location() = libc::EPERM;
-                    return -1;
-                }
-                match value {
-                    None => libc::removexattr(at.as_ptr(), name.as_ptr()),
-                    Some((v, flags)) => libc::setxattr(
-                        at.as_ptr(),
-                        name.as_ptr(),
-                        v.as_ptr().cast(),
-                        v.len(),
-                        flags,
-                    ),
-                }
-            },
-        )
+        self.on_file(caller, dirfd, path, flags, tgid, |at, fd| unsafe {
+            // SAFETY: NUL-terminated names, the value as long as given.
+            if is_link(fd) {
+                // On a link itself (not followed): a user attribute is not allowed on
+                // one, the others need privileges the sandbox has not.
+                *libc::__errno_location() = libc::EPERM;
+                return -1;
+            }
+            match value {
+                None => libc::removexattr(at.as_ptr(), name.as_ptr()),
+                Some((v, flags)) => libc::setxattr(
+                    at.as_ptr(),
+                    name.as_ptr(),
+                    v.as_ptr().cast(),
+                    v.len(),
+                    flags,
+                ),
+            }
+        })
     }
 
     /// A rename where folders are pinned ([`Watch::pins`]): each side's folder opened
@@ -2136,10 +2082,8 @@ impl Supervisor {
     /// nothing else), so nothing renamed meanwhile changes which file it is. A file of
     /// /proc that is not the caller's own or no process's is left to the kernel (see
     /// below): no rule is judged here.
-    #[allow(clippy::too_many_arguments)]
     fn on_file(
         &mut self,
-        call_name: &str,
         caller: &Caller,
         dirfd: i32,
         path: &[u8],
@@ -2202,7 +2146,7 @@ impl Supervisor {
                 p => p.to_vec(),
             };
             self.report_name(
-                call_name,
+                self.answering,
                 &shown,
                 "a file outside the sandbox, handed to the command on a descriptor, is only read or written through it (its mode, owner, times, attributes and length are not changed)",
             );

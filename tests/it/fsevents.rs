@@ -528,7 +528,7 @@ for label, path, flags in [("cert", "cert.txt", os.O_WRONLY | os.O_CREAT), ("usr
         .env("PATH", format!("{}:{path}", dir.display()))
         .current_dir(&env.root)
         .args([
-            "run", "-q", &id, "--net", "none", "--", "python3", "-c", program,
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", &program,
         ])
         .output()
         .unwrap();
@@ -1129,6 +1129,17 @@ print("pid", os.getpid())
     assert_eq!(lines.len(), 4, "{}", lines.join("\n"));
 }
 
+/// Python that prints `OK label` or `REFUSED label: <the error>` for each attempt.
+const ATTEMPT: &str = r#"
+import os, sys
+def attempt(label, f):
+    try:
+        f()
+        print("OK", label)
+    except OSError as e:
+        print("REFUSED", label + ":", e.strerror)
+"#;
+
 /// A file handed to a sandbox on its standard input (`git loop run ... < notes.txt`) lies
 /// outside its view, and the descriptor reads only. Opening it again through /proc for
 /// writing would write the host's file (the kernel checks the file's mode there, not the
@@ -1143,14 +1154,8 @@ fn a_file_handed_to_read_is_not_written_through_its_descriptor() {
     let (env, _repo, id) = setup(&[("notes.txt", "notes\n")]);
     let handed = env.root.join("handed.txt");
     fs::write(&handed, "the host's\n").unwrap();
-    let program = r#"
-import os, sys
-def attempt(label, f):
-    try:
-        f()
-        print("OK", label)
-    except OSError as e:
-        print("REFUSED", label + ":", e.strerror)
+    let program = ATTEMPT.to_string()
+        + r#"
 def write(path):
     with open(path, "a") as f:
         f.write("changed inside\n")
@@ -1166,7 +1171,7 @@ attempt("stdout", lambda: write("/dev/stdout"))
     let out = env
         .command()
         .args([
-            "run", "-q", &id, "--net", "none", "--", "python3", "-c", program,
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", &program,
         ])
         .current_dir(&env.root)
         .stdin(fs::File::open(&handed).unwrap())
@@ -1223,14 +1228,8 @@ fn a_file_handed_on_a_descriptor_keeps_its_mode_owner_times_and_length() {
         )
     };
     let (handed_was, log_was) = (before(&handed), before(&log));
-    let program = r#"
-import os, sys
-def attempt(label, f):
-    try:
-        f()
-        print("OK", label)
-    except OSError as e:
-        print("REFUSED", label + ":", e.strerror)
+    let program = ATTEMPT.to_string()
+        + r#"
 def changes(p, label=None):
     label = label or str(p)
     if not isinstance(p, int):
@@ -1252,7 +1251,7 @@ changes(fd, "tree-fd")
     let out = env
         .command()
         .args([
-            "run", "-q", &id, "--net", "none", "--", "python3", "-c", program,
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", &program,
         ])
         .current_dir(&env.root)
         .stdin(fs::File::open(&handed).unwrap())
