@@ -528,7 +528,7 @@ for label, path, flags in [("cert", "cert.txt", os.O_WRONLY | os.O_CREAT), ("usr
         .env("PATH", format!("{}:{path}", dir.display()))
         .current_dir(&env.root)
         .args([
-            "run", "-q", &id, "--net", "none", "--", "python3", "-c", &program,
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", program,
         ])
         .output()
         .unwrap();
