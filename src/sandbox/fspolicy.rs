@@ -60,6 +60,41 @@ pub const MANDATORY: &[&str] = &[
     ".pre-commit-config.yaml",
 ];
 
+/// What `allow_write` names to let a loop make a repository inside its trees (`git init
+/// sub`, `git clone URL vendor/x`, `git worktree add wt`): the name `.git`, a folder or a
+/// file, made at or below the root of a tree a person works in with git (the working
+/// tree, notes, a distill loop's knowledge, the personal tree). Refused otherwise when
+/// made, by pid 1's supervisor (creation.rs), as a person's own git would read such a
+/// repository's config and run what it names (`core.fsmonitor`): `git status` after a
+/// `cd` into it (a prompt showing git's state does that on `cd`), and `git add -A` at the
+/// root for a gitlink to it, which no key of the root's config can stop
+/// (`loops::clone_config`).
+pub const NESTED_GIT: &str = "**/.git";
+
+/// Whether the profile lets the loop make a repository in its trees ([`NESTED_GIT`]).
+pub fn nested_git_allowed(fs: &Filesystem) -> bool {
+    fs.allow_write
+        .iter()
+        .any(|a| a.trim_end_matches('/') == NESTED_GIT)
+}
+
+/// Why a run that refuses [`NESTED_GIT`] cannot be run here (no supervisor: `why`),
+/// `None` where it can: where the profile allows it, where nothing is writable
+/// (`writable` false: review mode), or where the supervisor is there.
+pub fn nested_git_unenforced(
+    fs: &Filesystem,
+    writable: bool,
+    no_supervisor: Option<&str>,
+) -> Option<String> {
+    let why = no_supervisor?;
+    if !writable || nested_git_allowed(fs) {
+        return None;
+    }
+    Some(format!(
+        "nothing here can keep a process inside from making a repository (a `.git`) in the loop's trees, whose config a person's own git would run ({why}); name \"{NESTED_GIT}\" in [filesystem] allow_write, or run on Linux 5.14 or later"
+    ))
+}
+
 /// At most this many paths are covered per rule; a glob matching more is refused.
 pub const MAX_MATCHES: usize = 256;
 /// At most this many entries are looked at to expand one glob.
@@ -1001,6 +1036,40 @@ mod tests {
             ..Filesystem::default()
         };
         assert!(cover(&whole, &tree(&w, "/in/w"), &tree(&h, "/home/u")).is_err());
+    }
+
+    #[test]
+    fn a_nested_repository_is_allowed_only_by_its_own_spelling() {
+        let with = |allow: &[&str]| Filesystem {
+            allow_write: allow.iter().map(|a| a.to_string()).collect(),
+            ..Filesystem::default()
+        };
+        assert!(nested_git_allowed(&with(&["**/.git"])));
+        assert!(nested_git_allowed(&with(&[".vscode/", "**/.git/"])));
+        for other in [&[][..], &[".git"], &["**"], &["*/.git"], &[".git/config"]] {
+            assert!(!nested_git_allowed(&with(other)), "{other:?}");
+        }
+        let why = Some("no notify");
+        let refused = nested_git_unenforced(&with(&[]), true, why).unwrap();
+        assert!(
+            refused.contains("(no notify)")
+                && refused.contains("\"**/.git\" in [filesystem] allow_write"),
+            "{refused}"
+        );
+        assert_eq!(nested_git_unenforced(&with(&["**/.git"]), true, why), None);
+        assert_eq!(nested_git_unenforced(&with(&[]), false, why), None);
+        assert_eq!(nested_git_unenforced(&with(&[]), true, None), None);
+        // Not an entry of the built-in list: nothing of it is lifted by this spelling.
+        let w = tempfile::tempdir().unwrap();
+        let h = tempfile::tempdir().unwrap();
+        let all = cover(&with(&[]), &tree(w.path(), "/in/w"), &tree(h.path(), "/h")).unwrap();
+        let nested = cover(
+            &with(&["**/.git"]),
+            &tree(w.path(), "/in/w"),
+            &tree(h.path(), "/h"),
+        )
+        .unwrap();
+        assert_eq!(all, nested);
     }
 
     #[test]
