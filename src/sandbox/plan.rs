@@ -468,7 +468,29 @@ fn fs_cover(
             message: e.to_string(),
             profile: at(),
         })?;
-    Ok(covered)
+    // The nested repositories behind a gitlink in the loop's repositories: what the
+    // person's git at their root would read there is read-only.
+    if fspolicy::nested_git_allowed(&profile.filesystem) {
+        return Ok(covered);
+    }
+    let notes = fspolicy::Tree {
+        host: ws.loop_notes(&rec.id),
+        inside: super::spec::repo_inside(&rec.id, "notes"),
+    };
+    let mut nested = Vec::new();
+    for tree in [&work, &notes] {
+        let gitlinks =
+            crate::git::objects::index_gitlinks(&tree.host, &crate::git::objects::Limits::default())
+                .map_err(|e| SandboxError::FsPolicy {
+                    message: format!(
+                        "the gitlinks of {} cannot be read, so what the nested repositories behind them hold cannot be kept read-only: {e}",
+                        tree.host.display()
+                    ),
+                    profile: at(),
+                })?;
+        nested.extend(fspolicy::nested_cover(&profile.filesystem, tree, &gitlinks));
+    }
+    Ok(fspolicy::with_nested(covered, nested))
 }
 
 /// The spec, and the egress policy the proxy enforces in the proxy mode.

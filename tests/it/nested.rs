@@ -183,3 +183,66 @@ try notes-init git init -q /loopat/context/notes/kept",
     let log = env.run(["log", &id]).ok().stdout;
     assert!(!log.contains("nested repository"), "{log}");
 }
+
+/// A nested repository already behind a gitlink when a run starts (made while the profile
+/// allowed it) keeps what the person's git at the root reads there: its config, hooks and
+/// commondir cannot be written, replaced or made, nor can its `.git` be made again; its
+/// objects and refs are the loop's to write (a commit in it works).
+#[test]
+fn a_nested_repository_behind_a_gitlink_keeps_its_config() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "kept");
+    let profile = env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+    let made = attempts(
+        &env,
+        &id,
+        "try made sh -c 'git init -q sub && git -C sub commit -q --allow-empty -m s && git add sub && git commit -q -m gitlink'",
+    );
+    verdicts(&made, &[("made", true)]);
+    fs::remove_file(profile).unwrap();
+    let work = env.workdir(&id);
+    let config = fs::read(work.join("sub/.git/config")).unwrap();
+    let marker = env.root.join("PWNED-kept");
+    let script = format!(
+        r##"C={cmd}
+try config git -C sub config core.fsmonitor "$C"
+try append sh -c 'printf "[core]\n\tfsmonitor = %s\n" "$C" >> sub/.git/config'
+try hook sh -c 'printf "#!/bin/sh\n%s\n" "$C" > sub/.git/hooks/post-index-change'
+try commondir sh -c 'echo ../../x > sub/.git/commondir'
+try replace sh -c 'cp sub/.git/config /tmp/c && echo "[core]" >> /tmp/c && cp /tmp/c sub/c2 && mv sub/c2 sub/.git/config'
+try commit-in-it git -C sub commit -q --allow-empty -m more
+try made-again sh -c 'mv sub/.git sub/moved && mkdir sub/.git'
+"##,
+        cmd = q(Path::new(&format!("touch {}", marker.display())))
+    );
+    let run = attempts(&env, &id, &script);
+    verdicts(
+        &run,
+        &[
+            ("config", false),
+            ("append", false),
+            ("hook", false),
+            ("commondir", false),
+            ("replace", false),
+            ("commit-in-it", true),
+            ("made-again", false),
+        ],
+    );
+    let sub_git = if work.join("sub/.git").exists() {
+        work.join("sub/.git")
+    } else {
+        work.join("sub/moved")
+    };
+    assert_eq!(fs::read(sub_git.join("config")).unwrap(), config);
+    assert!(!sub_git.join("commondir").exists());
+    assert!(!sub_git.join("hooks/post-index-change").exists());
+    for args in [&["status"][..], &["add", "-A"], &["diff", "HEAD"]] {
+        env.git_out(&work, args);
+        assert!(
+            !marker.exists(),
+            "`git {}` ran a planted command",
+            args.join(" ")
+        );
+    }
+}

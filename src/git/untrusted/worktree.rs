@@ -239,6 +239,30 @@ pub fn gitlinks(
     gitlinks_within(worktree, origin, limits, interrupt, MAX_HEAD_ENTRIES)
 }
 
+/// The paths that are gitlinks in the index of the repository at `worktree` (a loop's
+/// clone, SHA-1 as git-loop makes them), read confined and bounded as [`gitlinks`] reads
+/// it, without `HEAD`'s trees: where the person's git at the root enters a submodule
+/// (`git add -A`), what a run keeps read-only (`sandbox::fspolicy::nested_cover`). None
+/// where the worktree or its index is not there.
+pub fn index_gitlinks(worktree: &Path, limits: &Limits) -> Result<Vec<String>, GitReadError> {
+    let Some(root) = Tree::open(worktree).map_err(read_unsafe)? else {
+        return Ok(Vec::new());
+    };
+    if root.kind(".git").map_err(read_unsafe)? != Some(PathKind::Dir) {
+        return Ok(Vec::new());
+    }
+    let Some(git) = root.subtree(".git").map_err(read_unsafe)? else {
+        return Ok(Vec::new());
+    };
+    let index = read_index(&git, &worktree.join(".git"), gix::hash::Kind::Sha1, limits)?;
+    Ok(index
+        .entries()
+        .iter()
+        .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
+        .map(|e| e.path(&index).to_str_lossy().into_owned())
+        .collect())
+}
+
 /// The ceiling on the entries of `HEAD`'s tree [`gitlinks`] walks.
 const MAX_HEAD_ENTRIES: usize = 10_000_000;
 
