@@ -986,7 +986,11 @@ attack marker-folder-visible own-file-exists - 'test -d "$(dirname {marker_q})"'
 /// ATTACKS 32: the person's own git in a loop's folder (`git status` where `new` said the
 /// workdir is) runs nothing the agent wrote: not through the repository's config or hooks
 /// (git-loop's, read-only inside), not through `commondir`, not through a nested
-/// repository committed as a gitlink, not through attributes naming filters.
+/// repository committed as a gitlink (which the profile lets the loop make here: by
+/// default none can be, tests/it/nested.rs), whose commit moved, not even where the
+/// person's own global config asks git to enter submodules, not through attributes naming
+/// filters. (`git add -A` at the root is the one command that enters such a submodule
+/// whatever the config says: hence the default refusal.)
 #[test]
 fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
     let env = TestEnv::battery(module_path!());
@@ -994,7 +998,7 @@ fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
     let id = env.new_loop(&repo, "own git");
     // The working tree's `.gitmodules` is refused when made unless the profile says so
     // (tests/it/fsevents.rs); said here, so what the person's git does with it is tried.
-    env.write_profile("[filesystem]\nallow_write = [\".gitmodules\"]\n");
+    env.write_profile("[filesystem]\nallow_write = [\".gitmodules\", \"**/.git\"]\n");
     let marker = env.root.join("PWNED-own-git");
     let cmd = format!("touch {}", q(&marker));
     let script = format!(
@@ -1008,7 +1012,18 @@ nested() {{
   printf '[submodule "evil"]\n\tpath = evil\n\turl = ./evil\n' > .gitmodules &&
   printf '* filter=evil diff=evil\n' > .gitattributes &&
   git add .gitmodules .gitattributes && git commit -qm "gitlink" &&
+  moved "$d/evil" &&
   echo change > "$d/evil/dirty" && echo dirty >> "$d/.gitattributes"
+}}
+# The submodule's commit moves past its gitlink: signed, with a file whose diff runs a
+# program of the submodule's (what `git status` runs where `status.submoduleSummary` is
+# on, and `git diff` where `diff.submodule = diff`).
+moved() {{
+  cd "$1" && printf '#!/bin/sh\n%s\ncat "$@"\n' "$C" > run.sh && chmod +x run.sh &&
+  echo '* diff=evil' > .gitattributes && echo a > f && git add f .gitattributes && git commit -qm content &&
+  c=$(printf 'tree %s\nparent %s\nauthor a <a@a> 1700000000 +0000\ncommitter a <a@a> 1700000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n x\n -----END PGP SIGNATURE-----\n\nsigned\n' "$(git rev-parse 'HEAD^{{tree}}')" "$(git rev-parse HEAD)" | git hash-object -t commit -w --stdin) &&
+  git update-ref HEAD "$c" &&
+  git config log.showSignature true && git config gpg.program ./run.sh && git config diff.evil.textconv ./run.sh
 }}
 works nested-workdir 'nested "$PWD"'
 works nested-notes 'nested /loopat/context/notes'
@@ -1017,8 +1032,38 @@ works nested-notes 'nested /loopat/context/notes'
     );
     inside(&env, &id, &script);
     assert!(!marker.exists(), "a planted command ran during the run");
-    // The person's own git, as a user runs it, in both of the loop's clones.
-    for dir in [env.workdir(&id), env.loop_notes(&id)] {
+    // The person's own git, as a user runs it, in both of the loop's clones, with no
+    // global config and with one that asks git to enter submodules.
+    let global = env.root.join("person.gitconfig");
+    fs::write(
+        &global,
+        "[diff]\n\tsubmodule = diff\n\tignoreSubmodules = none\n[status]\n\tsubmoduleSummary = true\n\
+         [submodule]\n\trecurse = true\n[fetch]\n\trecurseSubmodules = on-demand\n\
+         [push]\n\trecurseSubmodules = on-demand\n",
+    )
+    .unwrap();
+    let persons_git = |dir: &Path, global: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .env_clear()
+            .envs(env.envs())
+            .env("GIT_CONFIG_GLOBAL", global)
+            .current_dir(dir)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    for (dir, global) in [
+        (env.workdir(&id), Path::new("/dev/null")),
+        (env.loop_notes(&id), Path::new("/dev/null")),
+        (env.workdir(&id), global.as_path()),
+        (env.loop_notes(&id), global.as_path()),
+    ] {
         for args in [
             &["status"][..],
             &["status", "--porcelain"],
@@ -1029,16 +1074,21 @@ works nested-notes 'nested /loopat/context/notes'
             &["stash", "list"],
             &["branch", "-vv"],
             &["fetch", "-q", "origin"],
+            &["pull", "-q", "--no-rebase", "--no-edit", "origin", "HEAD"],
             &["submodule", "status"],
+            &["commit", "-q", "-a", "-m", "person"],
+            &["checkout", "-q", "-b", "person"],
+            &["checkout", "-q", "-"],
+            &["branch", "-q", "-D", "person"],
+            &["reset", "-q", "HEAD~1"],
         ] {
-            let out = env.git_out(&dir, args);
+            let out = persons_git(&dir, global, args);
             assert!(
                 !marker.exists(),
-                "`git {}` in {} ran a planted command:\n{}{}",
+                "`git {}` in {} (global config {}) ran a planted command:\n{out}",
                 args.join(" "),
                 dir.display(),
-                out.stdout,
-                out.stderr
+                global.display(),
             );
         }
         // Positive twin: the person's git sees the agent's work.
