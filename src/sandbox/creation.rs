@@ -660,6 +660,8 @@ pub struct Supervisor {
     /// Whether the caller of the call being answered is non-dumpable (its memory opened
     /// only with CAP_SYS_PTRACE).
     non_dumpable: bool,
+    /// The name of the call being answered (`chmod`), for its report.
+    answering: &'static str,
     /// The pinned folders as files (device, inode) with their rules, found when the
     /// supervisor starts: a pinned folder is known by what it is, whatever path reaches it.
     pin_ids: Vec<((u64, u64), String)>,
@@ -677,6 +679,9 @@ pub struct Supervisor {
     /// each a run, so that a tool going over the tree again and again (git refreshing its
     /// index at each command) neither fills the log nor uses up its bound.
     reads_reported: std::collections::HashSet<(&'static str, String)>,
+    /// The ids of the sandbox's mounts (`/proc/self/mountinfo`: init's mount namespace is
+    /// the sandbox's), read when first needed and again when an id is not among them.
+    mounts: Vec<u64>,
 }
 
 /// What the supervisor answers a notification with.
@@ -1121,6 +1126,31 @@ fn is_link(fd: &OwnedFd) -> bool {
     }
 }
 
+/// The id of the mount the file `fd` is open on (`STATX_MNT_ID`, Linux 5.8), as
+/// `/proc/PID/mountinfo` numbers mounts.
+fn mount_id(fd: &OwnedFd) -> Option<u64> {
+    // SAFETY: statx fills the struct it is given; an empty, NUL-terminated path with
+    // AT_EMPTY_PATH names the descriptor itself.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_MNT_ID,
+            &mut stx,
+        )
+    };
+    (r == 0 && stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id)
+}
+
+/// The mount ids of a `mountinfo` text (the first field of each line).
+fn mount_ids(text: &str) -> Vec<u64> {
+    text.lines()
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect()
+}
+
 /// Whether a file init opened is on a file system where init's own files live (procfs:
 /// its memory; pipefs: its report pipe; anonymous inodes: its listener), which a path
 /// through `/proc/self` would reach as init's, never the caller's.
@@ -1216,12 +1246,14 @@ impl Supervisor {
             watch,
             reported_now: false,
             non_dumpable: false,
+            answering: "",
             pin_ids,
             place_ids,
             report,
             reported: 0,
             times_reported: Default::default(),
             reads_reported: Default::default(),
+            mounts: Vec::new(),
         }
     }
 
@@ -1285,6 +1317,7 @@ impl Supervisor {
             // The filter sends nothing else.
             return Answer::Errno(libc::ENOSYS);
         };
+        self.answering = call.name;
         // Read-only; where the ptrace check refuses it (a process that made itself
         // non-dumpable: ssh-agent, gpg-agent), opened again with CAP_SYS_PTRACE raised in
         // this thread where init holds it (caps.rs), so that process is read, judged and
@@ -2061,6 +2094,21 @@ impl Supervisor {
         })
     }
 
+    /// Whether the file `fd` is open on lies on one of the sandbox's mounts (its mount id,
+    /// `statx`'s `STATX_MNT_ID`, among those of init's `/proc/self/mountinfo`). A file
+    /// whose id cannot be read is taken as outside.
+    fn in_view(&mut self, fd: &OwnedFd) -> bool {
+        let Some(id) = mount_id(fd) else {
+            return false;
+        };
+        if !self.mounts.contains(&id) {
+            self.mounts = std::fs::read_to_string("/proc/self/mountinfo")
+                .map(|text| mount_ids(&text))
+                .unwrap_or_default();
+        }
+        self.mounts.contains(&id)
+    }
+
     /// A call that changes the file `path` names, done on that very file: opened first
     /// (`O_PATH`, following a link unless `flags` say not to), then changed through
     /// init's own descriptor for it (`/proc/self/fd/N`, which names that file and
@@ -2114,8 +2162,28 @@ impl Supervisor {
         // own, another process's; a pipe, socket or anonymous inode, which cannot be told
         // from init's own) is the kernel's to change for the caller: its refusal
         // (`EPERM`) is not reported.
-        if on_private_fs(&fd) && !callers_proc(&fd, tgid) {
+        let private = on_private_fs(&fd);
+        if private && !callers_proc(&fd, tgid) {
             return Answer::Continue;
+        }
+        // A file on none of the sandbox's mounts was handed to the command on a
+        // descriptor (`cmd < notes.txt`, `>> ~/runs.log`), or reached through one of its
+        // /proc forms: it is the host's, outside the view, and the descriptor gives
+        // reading or writing its content, nothing else. Its mode, owner, times,
+        // attributes and length are not changed for the caller (init, whose credentials
+        // are the file owner's, would change them, as the kernel does for a process that
+        // holds the descriptor outside any sandbox).
+        if !private && !self.in_view(&fd) {
+            let shown = match path {
+                b"" => format!("/proc/self/fd/{dirfd}").into_bytes(),
+                p => p.to_vec(),
+            };
+            self.report_name(
+                self.answering,
+                &shown,
+                "a file outside the sandbox, handed to the command on a descriptor, is only read or written through it (its mode, owner, times, attributes and length are not changed)",
+            );
+            return Answer::Errno(libc::EACCES);
         }
         let at = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL");
         let r = op(&at, &fd);
@@ -3613,6 +3681,20 @@ mod tests {
         assert!(asks_to_write(O_RDWR));
         assert!(asks_to_write(O_RDONLY | O_TRUNC));
         assert!(asks_to_write(O_WRONLY | O_APPEND));
+    }
+
+    #[test]
+    fn the_sandboxs_mounts_are_known_by_their_ids() {
+        let text = "22 1 0:21 / / rw,relatime - overlay overlay rw\n\
+                    131 22 259:1 /home/u/w /loopat/w rw - ext4 /dev/vda rw\n\
+                    x 22 0:5 / /dev rw - tmpfs tmpfs rw\n";
+        assert_eq!(mount_ids(text), vec![22, 131]);
+        assert!(mount_ids("").is_empty());
+        // This process's own working folder lies on one of its own mounts.
+        let here = std::fs::File::open(".").unwrap();
+        let id = mount_id(&here.into()).expect("statx gives a mount id");
+        let mine = mount_ids(&std::fs::read_to_string("/proc/self/mountinfo").unwrap());
+        assert!(mine.contains(&id), "{id} in {mine:?}");
     }
 
     #[test]
