@@ -311,6 +311,12 @@ impl Exec {
     /// Starts the child: `setup`, then `execve`. Its error, or the exec's, is the
     /// error returned; the child has then been reaped.
     ///
+    /// Only memory is shared: the child has its own descriptor table, working folder,
+    /// credentials, limits, namespaces and signal dispositions (no `CLONE_FILES`,
+    /// `CLONE_FS`, `CLONE_SIGHAND` or `CLONE_THREAD`), so what the setup changes there
+    /// (the cgroups joined, rlimits, `unshare`, `chdir`, close-on-exec marks, Landlock,
+    /// `no_new_privs`) is the child's alone, as after a fork.
+    ///
     /// Between the clone and the exec the child shares this process's memory, so:
     /// - it allocates nothing and takes no lock: `setup` (as `pre_exec` requires) and
     ///   everything here only make system calls on memory prepared before the clone;
