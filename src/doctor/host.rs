@@ -174,6 +174,48 @@ pub(super) fn check_toolchains(
     Ok(())
 }
 
+/// What the person's own git finds from the folder it runs in: a bare repository's layout
+/// (`HEAD`, `objects/`, `refs/`, `config`) is a repository to git unless
+/// `safe.bareRepository` is `explicit`, and a loop can lay one out in its trees out of
+/// names no rule can refuse; its config would then run when the person runs git there.
+/// Read from the system and global config only (run in `/`), which is where git reads
+/// this key from.
+pub(super) fn check_git(out: &mut Vec<Finding>) {
+    let value = crate::git::cmd::Git::in_dir(Path::new("/"))
+        .args(["config", "--get", "safe.bareRepository"])
+        .output_any()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    out.push(bare_repository_finding(value.as_deref()));
+}
+
+/// The finding for `safe.bareRepository`'s value (`None`: git could not be asked).
+fn bare_repository_finding(value: Option<&str>) -> Finding {
+    match value {
+        Some(v) if v.eq_ignore_ascii_case("explicit") => finding(
+            "git",
+            Level::Ok,
+            "safe.bareRepository = explicit: your git uses a bare repository only when named".into(),
+            None,
+        ),
+        Some(v) => finding(
+            "git",
+            Level::Info,
+            format!(
+                "safe.bareRepository is {}: your git takes a folder laid out as a bare repository (HEAD, objects/, refs/, config) for one when run in it, and a loop can lay one out in its trees, whose config your git would then run",
+                if v.is_empty() { "not set".to_string() } else { format!("{v:?}") }
+            ),
+            Some("git config --global safe.bareRepository explicit".into()),
+        ),
+        None => finding(
+            "git",
+            Level::Info,
+            "git could not be asked for safe.bareRepository".into(),
+            Some("git config --global safe.bareRepository explicit".into()),
+        ),
+    }
+}
+
 /// `AGENT --version`'s first line, within a few seconds.
 fn agent_version(binary: &Path) -> Option<String> {
     let mut child = std::process::Command::new(binary)
@@ -202,4 +244,29 @@ fn agent_version(binary: &Path) -> Option<String> {
         .next()
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_repository_found_from_a_folder_is_advised_against() {
+        let explicit = bare_repository_finding(Some("Explicit"));
+        assert_eq!((explicit.level, explicit.fix), (Level::Ok, None));
+        for value in [Some(""), Some("all"), None] {
+            let f = bare_repository_finding(value);
+            assert_eq!(f.level, Level::Info, "{value:?}");
+            assert_eq!(
+                f.fix.as_deref(),
+                Some("git config --global safe.bareRepository explicit")
+            );
+        }
+        assert!(bare_repository_finding(Some(""))
+            .message
+            .starts_with("safe.bareRepository is not set"));
+        assert!(bare_repository_finding(Some("all"))
+            .message
+            .starts_with("safe.bareRepository is \"all\""));
+    }
 }

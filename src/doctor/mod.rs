@@ -148,6 +148,14 @@ const CHECKS: &[Check] = &[
             None => Ok(()),
         },
     },
+    // Advice about the person's own git, after what the workspace needs.
+    Check {
+        needs: Needs::Nothing,
+        run: |_, out| {
+            host::check_git(out);
+            Ok(())
+        },
+    },
 ];
 
 /// Runs every check that applies to `ws`; `config` is the configuration as the user's

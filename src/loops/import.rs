@@ -22,15 +22,27 @@ pub struct RepoPair {
 /// read-only inside (DESIGN 4.0), so nothing the agent could configure (hooks path,
 /// fsmonitor, pager, filters, includes) is read by the user's own git in the loop's
 /// folder. Submodules are not entered: a gitlink and a nested repository the agent made
-/// would otherwise have the user's `git status` read the nested repository's config.
+/// would otherwise have the user's `git status` read the nested repository's config and
+/// run its `core.fsmonitor`. Each key is set here, not left to git's default, so that a
+/// person's own global config (`status.submoduleSummary = true`, `diff.submodule = diff`,
+/// `submodule.recurse = true`, `push.recurseSubmodules = on-demand`) cannot turn it back
+/// on: with them `git status`, `git diff` and `git log -p` start git in the submodule.
+/// `dirty` rather than `all`: a submodule whose commit moved still shows in `status` and
+/// `diff`, and for that git reads only the submodule's `HEAD`, refs and repository format,
+/// starting nothing there (tests/it/attacks_files.rs tries each command a person runs).
+/// What no key here can stop: `git add` of a populated submodule's path (`git add -A`)
+/// runs `git status` inside it, which is why no `.git` can be made below a tree's root
+/// during a run (sandbox/creation.rs, [`crate::sandbox::fspolicy::NESTED_GIT`]).
 pub fn clone_config(remote_url: &str, branch: &str) -> String {
     format!(
         "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n\tfsmonitor = false\n\
          [remote \"origin\"]\n\turl = {remote_url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\
          [branch \"{branch}\"]\n\tremote = origin\n\
-         [diff]\n\tignoreSubmodules = all\n\
+         [diff]\n\tignoreSubmodules = dirty\n\tsubmodule = short\n\
+         [status]\n\tsubmoduleSummary = false\n\
          [submodule]\n\trecurse = false\n\
-         [fetch]\n\trecurseSubmodules = false\n"
+         [fetch]\n\trecurseSubmodules = false\n\
+         [push]\n\trecurseSubmodules = no\n"
     )
 }
 

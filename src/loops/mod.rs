@@ -559,8 +559,11 @@ mod tests {
         assert!(c.contains("[branch \"loop/x-000001\"]\n\tremote = origin\n"));
         // What would let the user's own git run the agent's commands is off.
         assert!(c.contains("fsmonitor = false"));
-        assert!(c.contains("ignoreSubmodules = all"));
+        assert!(c.contains("[diff]\n\tignoreSubmodules = dirty\n\tsubmodule = short\n"));
+        assert!(c.contains("[status]\n\tsubmoduleSummary = false"));
         assert!(c.contains("[submodule]\n\trecurse = false"));
+        assert!(c.contains("[fetch]\n\trecurseSubmodules = false"));
+        assert!(c.contains("[push]\n\trecurseSubmodules = no"));
         assert!(!c.contains("hooksPath"));
         assert!(!c.contains("include"));
         // It parses as git config: one value per key it sets.

@@ -539,6 +539,7 @@ mod tests {
             fs_cover: Vec::new(),
             deny_create: Vec::new(),
             supervisor: false,
+            nested_git: false,
             egress: (net == NetMode::Proxy).then(|| crate::sandbox::spec::Egress {
                 exe: "/opt/git-loop/bin/git-loop".into(),
                 domains: 3,
@@ -775,7 +776,7 @@ mod tests {
                 })
                 .unwrap_or_else(|| panic!("{role}: no config of git-loop's"));
             assert!(config.contains("fsmonitor = false"), "{config}");
-            assert!(config.contains("ignoreSubmodules = all"), "{config}");
+            assert!(config.contains("ignoreSubmodules = dirty"), "{config}");
             assert!(config.contains("[branch \"loop/fix-abc123\"]"), "{config}");
             for part in ["hooks", "commondir"] {
                 assert!(

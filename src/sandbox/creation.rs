@@ -634,6 +634,12 @@ pub struct Watch {
     /// when the run starts (`fspolicy::Deny::Absent`). Judged by the folder's device and
     /// inode, whatever path reaches it.
     pub places: Vec<(std::path::PathBuf, String)>,
+    /// The roots of the trees a person works in with git (the working tree, notes, the
+    /// personal tree), as the sandbox names them: the name `.git` (a folder, a file, a
+    /// link) is refused when made at or below one ([`crate::sandbox::fspolicy::NESTED_GIT`]),
+    /// judged by the path of the folder it is made in as init's view names that folder
+    /// (the sandbox's own, whatever path the caller took to reach it).
+    pub repos: Vec<std::path::PathBuf>,
     /// The paths a per-path rule covers (`deny_write`, `deny_read`, the built-in list),
     /// as the sandbox names them: a time change refused at or below one is reported
     /// (see [`changing_calls`]).
@@ -1215,6 +1221,16 @@ fn is_fifo(fd: &OwnedFd) -> bool {
     }
 }
 
+/// The rule a `.git` made in the tree at `root` is refused by (what the event shows).
+fn nested_rule(root: &std::path::Path) -> String {
+    format!(
+        "nested repository: {} in {} (a person's git would run its config; allow_write = [\"{}\"] lets the loop make one)",
+        ".git",
+        root.display(),
+        crate::sandbox::fspolicy::NESTED_GIT
+    )
+}
+
 impl Supervisor {
     pub fn new(
         listener: OwnedFd,
@@ -1378,7 +1394,7 @@ impl Supervisor {
         // file, in `open`): the folder as the caller's path reaches it.
         let replaces = matches!(call.kind, Kind::Rename { .. });
         for (path, which) in call.made(&strings) {
-            if self.place_ids.is_empty() {
+            if self.place_ids.is_empty() && self.watch.repos.is_empty() {
                 break;
             }
             let path = callers_path(path, tgid, caller.tid);
@@ -1555,7 +1571,7 @@ impl Supervisor {
         if !self.patterns.is_empty() {
             "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the name it makes cannot be read, and deny_create judges every name"
         } else if self.names_judged() && call.makes_names() {
-            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the name it makes cannot be read, and files of the built-in list not in the working tree are refused by name (allow_write naming them lifts it)"
+            "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the name it makes cannot be read, and files of the built-in list not in the working tree and `.git` in the loop's trees are refused by name (allow_write naming them lifts it)"
         } else {
             "not dumpable, and pid 1 holds no CAP_SYS_PTRACE (a setuid bwrap): the names of its rename cannot be read, and pinned folders are kept by judging renames"
         }
@@ -1563,7 +1579,10 @@ impl Supervisor {
 
     /// Whether any name is refused when made.
     fn names_judged(&self) -> bool {
-        !self.patterns.is_empty() || !self.watch.names.is_empty() || !self.place_ids.is_empty()
+        !self.patterns.is_empty()
+            || !self.watch.names.is_empty()
+            || !self.place_ids.is_empty()
+            || !self.watch.repos.is_empty()
     }
 
     /// The rule refusing to make the final name of `path` (relative to `base`) in the
@@ -1571,9 +1590,14 @@ impl Supervisor {
     /// (a call that would replace it, `rename`, is refused as well): an existing name's
     /// `mkdir` gets EEXIST from the kernel, as `mkdir -p` expects. Nothing changes the
     /// folder's entries meanwhile: every call that could comes to this thread.
+    ///
+    /// And the name `.git` made in a folder at or below the root of one of
+    /// [`Watch::repos`] (the folder's path in init's view, which is the sandbox's: read
+    /// from the descriptor, so no link or `..` the caller used changes it).
     fn placed(&self, base: RawFd, path: &[u8], replaces: bool) -> Option<String> {
         let name = final_name(path);
-        if !self.place_ids.iter().any(|(_, n, _)| n == name) {
+        let nested = name == b".git" && !self.watch.repos.is_empty();
+        if !nested && !self.place_ids.iter().any(|(_, n, _)| n == name) {
             return None; // the common case: no folder opened
         }
         let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
@@ -1591,14 +1615,25 @@ impl Supervisor {
         if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
             return None;
         }
+        if !replaces && exists(&fd, name) {
+            return None;
+        }
+        if nested {
+            let folder = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok();
+            // A folder whose path cannot be read is judged as if in a tree: refused.
+            let root = match &folder {
+                Some(f) => self.watch.repos.iter().find(|r| f.starts_with(r)),
+                None => self.watch.repos.first(),
+            };
+            if let Some(root) = root {
+                return Some(nested_rule(root));
+            }
+        }
         let id = (st.st_dev, st.st_ino);
         let (_, _, rule) = self
             .place_ids
             .iter()
             .find(|(at, n, _)| *at == id && n == name)?;
-        if !replaces && exists(&fd, name) {
-            return None;
-        }
         Some(rule.clone())
     }
 
@@ -3241,6 +3276,10 @@ pub fn init_args(
         out.push(place.into());
         out.push(rule.into());
     }
+    for root in &watch.repos {
+        out.push("--deny-git-below".into());
+        out.push(root.into());
+    }
     for cover in &watch.covers {
         out.push("--cover".into());
         out.push(cover.into());
@@ -3284,6 +3323,11 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
             b"--cover" => {
                 if let Some(c) = it.next() {
                     watch.covers.push(c.into());
+                }
+            }
+            b"--deny-git-below" => {
+                if let Some(r) = it.next() {
+                    watch.repos.push(r.into());
                 }
             }
             b"--deny-place" => {
@@ -3683,6 +3727,69 @@ mod tests {
         assert!(asks_to_write(O_WRONLY | O_APPEND));
     }
 
+    /// `.git` is refused when made at or below a tree's root, wherever the path the
+    /// caller took leads (a link to a folder in the tree), not where it exists already
+    /// (`mkdir -p .git/info`) unless a rename would replace it; nowhere else.
+    #[test]
+    fn a_git_folder_is_refused_in_a_tree_by_where_its_folder_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path().canonicalize().unwrap();
+        let w = t.join("w");
+        for d in ["w/sub", "w/.git", "w-sibling", "other"] {
+            std::fs::create_dir_all(t.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink(w.join("sub"), t.join("link")).unwrap();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let sup = Supervisor::new(
+            null.into(),
+            Vec::new(),
+            Watch {
+                repos: vec![w.clone()],
+                ..Watch::default()
+            },
+            None,
+        );
+        assert!(sup.names_judged());
+        let judge = |p: &std::path::Path, replaces: bool| {
+            sup.placed(libc::AT_FDCWD, p.as_os_str().as_bytes(), replaces)
+        };
+        let rule = judge(&w.join("sub/.git"), false).expect("refused below the root");
+        assert!(
+            rule.starts_with("nested repository: .git in ") && rule.contains("\"**/.git\""),
+            "{rule}"
+        );
+        assert!(judge(&w.join("sub/.git/"), false).is_some());
+        assert!(
+            judge(&t.join("link/.git"), false).is_some(),
+            "through a link"
+        );
+        assert!(judge(&w.join("sub/../sub/.git"), false).is_some());
+        assert_eq!(judge(&w.join(".git"), false), None, "there already");
+        assert!(
+            judge(&w.join(".git"), true).is_some(),
+            "replaced by a rename"
+        );
+        assert_eq!(judge(&t.join("other/.git"), false), None);
+        assert_eq!(judge(&t.join("w-sibling/.git"), false), None);
+        assert_eq!(judge(&w.join("sub/.gitignore"), false), None);
+        assert_eq!(judge(&w.join("absent/.git"), false), None, "no such folder");
+        let free = Supervisor::new(
+            std::fs::File::open("/dev/null").unwrap().into(),
+            Vec::new(),
+            Watch::default(),
+            None,
+        );
+        assert!(!free.names_judged());
+        assert_eq!(
+            free.placed(
+                libc::AT_FDCWD,
+                w.join("sub/.git").as_os_str().as_bytes(),
+                false
+            ),
+            None
+        );
+    }
+
     #[test]
     fn the_sandboxs_mounts_are_known_by_their_ids() {
         let text = "22 1 0:21 / / rw,relatime - overlay overlay rw\n\
@@ -3713,6 +3820,7 @@ mod tests {
             )],
             places: vec![("/loopat/x/.bashrc".into(), "mandatory: .bashrc".into())],
             covers: vec!["/loopat/x/.vscode".into(), "/loopat/x/locked.txt".into()],
+            repos: vec!["/loopat/x".into(), "/loopat/context/notes".into()],
         };
         let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9));
         let mut with_rest = args.clone();

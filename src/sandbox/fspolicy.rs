@@ -60,6 +60,155 @@ pub const MANDATORY: &[&str] = &[
     ".pre-commit-config.yaml",
 ];
 
+/// What `allow_write` names to let a loop make a repository inside its trees (`git init
+/// sub`, `git clone URL vendor/x`, `git worktree add wt`): the name `.git`, a folder or a
+/// file, made at or below the root of a tree a person works in with git (the working
+/// tree, notes, a distill loop's knowledge, the personal tree). Refused otherwise when
+/// made, by pid 1's supervisor (creation.rs), as a person's own git would read such a
+/// repository's config and run what it names (`core.fsmonitor`): `git status` after a
+/// `cd` into it (a prompt showing git's state does that on `cd`), and `git add -A` at the
+/// root for a gitlink to it, which no key of the root's config can stop
+/// (`loops::clone_config`).
+pub const NESTED_GIT: &str = "**/.git";
+
+/// Whether the profile lets the loop make a repository in its trees ([`NESTED_GIT`]).
+pub fn nested_git_allowed(fs: &Filesystem) -> bool {
+    fs.allow_write
+        .iter()
+        .any(|a| a.trim_end_matches('/') == NESTED_GIT)
+}
+
+/// Why a run that refuses [`NESTED_GIT`] cannot be run here (no supervisor: `why`),
+/// `None` where it can: where the profile allows it, where nothing is writable
+/// (`writable` false: review mode), or where the supervisor is there.
+pub fn nested_git_unenforced(
+    fs: &Filesystem,
+    writable: bool,
+    no_supervisor: Option<&str>,
+) -> Option<String> {
+    let why = no_supervisor?;
+    if !writable || nested_git_allowed(fs) {
+        return None;
+    }
+    Some(format!(
+        "nothing here can keep a process inside from making a repository (a `.git`) in the loop's trees, whose config a person's own git would run ({why}); name \"{NESTED_GIT}\" in [filesystem] allow_write, or run on Linux 5.14 or later"
+    ))
+}
+
+/// What a person's git reads as instructions in a nested repository's git folder: read-only
+/// (or refused when made) in each one found behind a gitlink when a run starts
+/// ([`nested_cover`]).
+const NESTED_GIT_PARTS: &[&str] = &["config", "config.worktree", "commondir", "hooks"];
+
+/// The longest `.git` file ([`nested_cover`] reads): `gitdir: ` and a path.
+const MAX_GITDIR_FILE: u64 = 4096;
+
+/// What a run keeps of the nested repositories already in tree `work` behind a gitlink
+/// (`gitlinks`, from its index): the person's git at the root enters such a repository
+/// (`git add -A`), so what it reads there as instructions must not be the loop's to write.
+/// For each gitlink whose `.git` is a folder: its [`NESTED_GIT_PARTS`], read-only where
+/// they are ([`Deny::Write`]) and refused when made where they are not ([`Deny::Absent`]);
+/// where it is a file (`gitdir: ...`): the file read-only, and the parts of the git folder
+/// it names, where that is in the tree. A part that is a link is refused when made again,
+/// and what it leads to in the tree is read-only. Nothing where the profile lets the loop
+/// make repositories ([`nested_git_allowed`]), nor for a gitlink whose `.git` is a link or
+/// absent (nothing for git to enter, and no `.git` can be made during a run).
+pub fn nested_cover(fs: &Filesystem, work: &Tree, gitlinks: &[String]) -> Vec<Covered> {
+    let looks = Looks::default();
+    let mut out = Vec::new();
+    if nested_git_allowed(fs) {
+        return out;
+    }
+    for link in gitlinks {
+        let rel = Path::new(link);
+        if check_pattern(link).is_err() || rel.is_absolute() || has_glob(link) {
+            continue;
+        }
+        let git = rel.join(".git");
+        let rule = format!("nested repository: {link}/.git (behind a gitlink)");
+        let folder = match looks.at(&work.host.join(&git)) {
+            Some(Look::Dir) => git,
+            Some(Look::Other) => {
+                out.push(covered(work, &git, false, Deny::Write, &rule));
+                match gitdir_of(work, &git) {
+                    Some(folder) if looks.at(&work.host.join(&folder)) == Some(Look::Dir) => {
+                        // The folder it names, and each above it, is renamed by nothing:
+                        // another made under its name would be the repository.
+                        // The root's own `.git` is bound already, its config read-only
+                        // inside it, which a bind of it laid later would cover.
+                        for above in folder.ancestors() {
+                            if !above.as_os_str().is_empty() && above != Path::new(".git") {
+                                out.push(covered(work, above, true, Deny::Pin, &rule));
+                            }
+                        }
+                        folder
+                    }
+                    _ => continue,
+                }
+            }
+            _ => continue,
+        };
+        for part in NESTED_GIT_PARTS {
+            let at = folder.join(part);
+            match looks.at(&work.host.join(&at)) {
+                Some(Look::Dir) => out.push(covered(work, &at, true, Deny::Write, &rule)),
+                Some(Look::Other) => out.push(covered(work, &at, false, Deny::Write, &rule)),
+                Some(Look::Link) => {
+                    out.push(covered(work, &at, false, Deny::Absent, &rule));
+                    if let Some(real) = resolve_seen(work, &at, &looks) {
+                        if let Some(dir) = looks.kind(&work.host.join(&real)) {
+                            if !real.as_os_str().is_empty() {
+                                out.push(covered(work, &real, dir, Deny::Write, &rule));
+                            }
+                        }
+                    }
+                }
+                None => out.push(covered(work, &at, false, Deny::Absent, &rule)),
+            }
+        }
+    }
+    out
+}
+
+fn covered(tree: &Tree, rel: &Path, dir: bool, deny: Deny, rule: &str) -> Covered {
+    Covered {
+        root: tree.host.clone(),
+        rel: rel.to_path_buf(),
+        inside: tree.inside.join(rel),
+        dir,
+        deny,
+        rule: rule.to_string(),
+    }
+}
+
+/// The git folder a `.git` file at `git` (below the tree's root) names, below the root,
+/// where it is in the tree: read without following links, bounded.
+fn gitdir_of(tree: &Tree, git: &Path) -> Option<PathBuf> {
+    let root = crate::confined::Tree::open(&tree.host).ok()??;
+    let text = root.read_text(git, MAX_GITDIR_FILE).ok()??;
+    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let named = Path::new(named);
+    let rel = if named.is_absolute() {
+        named
+            .strip_prefix(&tree.inside)
+            .or_else(|_| named.strip_prefix(&tree.host))
+            .ok()?
+            .to_path_buf()
+    } else {
+        git.parent()?.join(named)
+    };
+    // `..` taken away as the kernel would walk it, staying in the tree.
+    let mut out = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir if !out.pop() => return None,
+            _ => {}
+        }
+    }
+    resolve_seen(tree, &out, &Looks::default()).filter(|p| !p.as_os_str().is_empty())
+}
+
 /// At most this many paths are covered per rule; a glob matching more is refused.
 pub const MAX_MATCHES: usize = 256;
 /// At most this many entries are looked at to expand one glob.
@@ -446,8 +595,19 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
             None => {}
         }
     }
-    // A path two rules name gets the stricter (unreadable before read-only before
-    // pinned); parents before children.
+    Ok(settle(out))
+}
+
+/// The covers of [`cover`] with `more` (of [`nested_cover`]), settled together.
+pub fn with_nested(mut cover: Vec<Covered>, more: Vec<Covered>) -> Vec<Covered> {
+    cover.extend(more);
+    settle(cover)
+}
+
+/// Covers in the order they are laid, each path once: a path two rules name gets the
+/// stricter (unreadable before read-only before pinned); parents before children; nothing
+/// below an unreadable folder, no pin below a read-only folder.
+fn settle(mut out: Vec<Covered>) -> Vec<Covered> {
     out.sort_by_key(|c| {
         (
             c.inside.components().count(),
@@ -480,7 +640,7 @@ pub fn cover(fs: &Filesystem, work: &Tree, home: &Tree) -> Result<Vec<Covered>, 
                 .iter()
                 .any(|r| c.inside.starts_with(r) && c.inside != *r)
     });
-    Ok(out)
+    out
 }
 
 /// Pins every folder between the tree's root and a covered path, each bound onto itself
@@ -1001,6 +1161,100 @@ mod tests {
             ..Filesystem::default()
         };
         assert!(cover(&whole, &tree(&w, "/in/w"), &tree(&h, "/home/u")).is_err());
+    }
+
+    #[test]
+    fn what_a_nested_repository_behind_a_gitlink_holds_is_read_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = tmp.path().join("w");
+        for d in ["sub/.git/hooks", ".git/modules/mod", "mod", "gone", "esc"] {
+            std::fs::create_dir_all(w.join(d)).unwrap();
+        }
+        std::fs::write(w.join("sub/.git/config"), "").unwrap();
+        std::os::unix::fs::symlink("../../cfg", w.join("sub/.git/commondir")).unwrap();
+        std::fs::write(w.join("cfg"), "").unwrap();
+        std::fs::write(w.join("mod/.git"), "gitdir: ../.git/modules/mod\n").unwrap();
+        std::fs::write(w.join(".git/modules/mod/config"), "").unwrap();
+        std::fs::write(w.join("esc/.git"), "gitdir: /elsewhere/x\n").unwrap();
+        let t = tree(&w, "/in/w");
+        let links: Vec<String> = ["sub", "mod", "gone", "esc", "../x", "*"]
+            .map(String::from)
+            .to_vec();
+        let got = nested_cover(&Filesystem::default(), &t, &links);
+        let mut shown: Vec<(String, Deny)> = got
+            .iter()
+            .map(|c| (c.rel.display().to_string(), c.deny))
+            .collect();
+        shown.sort_by(|a, b| a.0.cmp(&b.0));
+        let want: Vec<(String, Deny)> = [
+            (".git/modules", Deny::Pin),
+            (".git/modules/mod", Deny::Pin),
+            (".git/modules/mod/commondir", Deny::Absent),
+            (".git/modules/mod/config", Deny::Write),
+            (".git/modules/mod/config.worktree", Deny::Absent),
+            (".git/modules/mod/hooks", Deny::Absent),
+            ("cfg", Deny::Write),
+            ("esc/.git", Deny::Write),
+            ("mod/.git", Deny::Write),
+            ("sub/.git/commondir", Deny::Absent),
+            ("sub/.git/config", Deny::Write),
+            ("sub/.git/config.worktree", Deny::Absent),
+            ("sub/.git/hooks", Deny::Write),
+        ]
+        .map(|(p, d)| (p.to_string(), d))
+        .to_vec();
+        assert_eq!(shown, want);
+        let hooks = got
+            .iter()
+            .find(|c| c.rel == Path::new("sub/.git/hooks"))
+            .unwrap();
+        assert!(hooks.dir);
+        assert_eq!(hooks.rule, "nested repository: sub/.git (behind a gitlink)");
+        assert_eq!(hooks.inside, Path::new("/in/w/sub/.git/hooks"));
+        // Settled with the rest: each path once, parents first.
+        let settled = with_nested(Vec::new(), got.clone());
+        assert_eq!(settled.len(), got.len());
+        assert_eq!(settled[0].rel, Path::new("cfg"));
+        // Where the profile lets the loop make repositories, nothing.
+        let allowed = Filesystem {
+            allow_write: vec!["**/.git".into()],
+            ..Filesystem::default()
+        };
+        assert!(nested_cover(&allowed, &t, &links).is_empty());
+    }
+
+    #[test]
+    fn a_nested_repository_is_allowed_only_by_its_own_spelling() {
+        let with = |allow: &[&str]| Filesystem {
+            allow_write: allow.iter().map(|a| a.to_string()).collect(),
+            ..Filesystem::default()
+        };
+        assert!(nested_git_allowed(&with(&["**/.git"])));
+        assert!(nested_git_allowed(&with(&[".vscode/", "**/.git/"])));
+        for other in [&[][..], &[".git"], &["**"], &["*/.git"], &[".git/config"]] {
+            assert!(!nested_git_allowed(&with(other)), "{other:?}");
+        }
+        let why = Some("no notify");
+        let refused = nested_git_unenforced(&with(&[]), true, why).unwrap();
+        assert!(
+            refused.contains("(no notify)")
+                && refused.contains("\"**/.git\" in [filesystem] allow_write"),
+            "{refused}"
+        );
+        assert_eq!(nested_git_unenforced(&with(&["**/.git"]), true, why), None);
+        assert_eq!(nested_git_unenforced(&with(&[]), false, why), None);
+        assert_eq!(nested_git_unenforced(&with(&[]), true, None), None);
+        // Not an entry of the built-in list: nothing of it is lifted by this spelling.
+        let w = tempfile::tempdir().unwrap();
+        let h = tempfile::tempdir().unwrap();
+        let all = cover(&with(&[]), &tree(w.path(), "/in/w"), &tree(h.path(), "/h")).unwrap();
+        let nested = cover(
+            &with(&["**/.git"]),
+            &tree(w.path(), "/in/w"),
+            &tree(h.path(), "/h"),
+        )
+        .unwrap();
+        assert_eq!(all, nested);
     }
 
     #[test]

@@ -424,6 +424,7 @@ fn options(
         fs_cover: inputs.fs_cover.clone(),
         deny_create: config.profile().filesystem.deny_create.clone(),
         supervisor: inputs.no_supervisor.is_none(),
+        nested_git: !super::fspolicy::nested_git_allowed(&config.profile().filesystem),
     }
 }
 
@@ -467,7 +468,29 @@ fn fs_cover(
             message: e.to_string(),
             profile: at(),
         })?;
-    Ok(covered)
+    // The nested repositories behind a gitlink in the loop's repositories: what the
+    // person's git at their root would read there is read-only.
+    if fspolicy::nested_git_allowed(&profile.filesystem) {
+        return Ok(covered);
+    }
+    let notes = fspolicy::Tree {
+        host: ws.loop_notes(&rec.id),
+        inside: super::spec::repo_inside(&rec.id, "notes"),
+    };
+    let mut nested = Vec::new();
+    for tree in [&work, &notes] {
+        let gitlinks =
+            crate::git::objects::index_gitlinks(&tree.host, &crate::git::objects::Limits::default())
+                .map_err(|e| SandboxError::FsPolicy {
+                    message: format!(
+                        "the gitlinks of {} cannot be read, so what the nested repositories behind them hold cannot be kept read-only: {e}",
+                        tree.host.display()
+                    ),
+                    profile: at(),
+                })?;
+        nested.extend(fspolicy::nested_cover(&profile.filesystem, tree, &gitlinks));
+    }
+    Ok(fspolicy::with_nested(covered, nested))
 }
 
 /// The spec, and the egress policy the proxy enforces in the proxy mode.
@@ -569,7 +592,14 @@ pub fn plan(
                 (None, None) => Some("git-loop's pid 1 does not run in this sandbox"),
                 (None, Some(_)) => None,
             };
-            if let Some(message) = super::fspolicy::unenforced(&spec.fs_policy, no_supervisor) {
+            let nested = super::fspolicy::nested_git_unenforced(
+                &config.profile().filesystem,
+                spec.mode.writable(),
+                no_supervisor,
+            );
+            if let Some(message) =
+                super::fspolicy::unenforced(&spec.fs_policy, no_supervisor).or(nested)
+            {
                 let profile = config.profile().path.as_ref();
                 return Err(SandboxError::FsPolicy {
                     message,
@@ -937,6 +967,44 @@ mod tests {
         assert!(plan(&ws(), &rec, &config(), &req, &review, &i).is_ok());
     }
 
+    /// A `.git` made in the loop's trees is refused by pid 1's supervisor: it is told the
+    /// roots of the trees it may write; without it a run is refused, naming the way out;
+    /// a review-mode run (nothing writable) is not.
+    #[test]
+    fn a_nested_repository_is_refused_in_every_writable_tree_and_never_without_the_supervisor() {
+        let mut i = inputs(VaultView::default());
+        let p = planned(Backend::Bwrap, NetMode::None, &i).unwrap();
+        assert_eq!(
+            p.spec.watch.repos,
+            vec![
+                PathBuf::from("/loopat/loop/fix-abc123/workdir"),
+                PathBuf::from("/loopat/context/personal"),
+                PathBuf::from("/loopat/context/notes"),
+            ]
+        );
+        assert!(p.spec.supervised());
+        let rec = record(NetMode::Proxy);
+        let review = Choices {
+            mode: RunMode::Review,
+            ..choices(Backend::Bwrap, NetMode::None)
+        };
+        let req = request(Some(NetMode::None));
+        let reviewed = plan(&ws(), &rec, &config(), &req, &review, &i).unwrap();
+        assert!(reviewed.spec.watch.repos.is_empty());
+        i.no_supervisor = Some("this kernel has no seccomp user notification".into());
+        let text = planned(Backend::Bwrap, NetMode::None, &i)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("making a repository (a `.git`)")
+                && text.contains("(this kernel has no seccomp user notification)")
+                && text.contains("\"**/.git\" in [filesystem] allow_write")
+                && text.contains("5.14"),
+            "{text}"
+        );
+        assert!(plan(&ws(), &rec, &config(), &req, &review, &i).is_ok());
+    }
+
     /// The plan of a sandboxed run without a network, whole: its start event, its
     /// warnings, and how it runs, with bwrap's command line exactly.
     #[test]
@@ -1068,7 +1136,7 @@ mod tests {
         --ro-bind-fd 14 /loopat/loop/fix-abc123/.claude/skills \
         --bind /ws/loops/fix-abc123/home/upper /home/alice --remount-ro / \
         --add-seccomp-fd 15 --add-seccomp-fd 16 --add-seccomp-fd 17 \
-        --chdir /loopat/loop/fix-abc123/workdir -- /loopat/.git-loop/git-loop __init --watch-writes --report-fd 18 -- make test";
+        --chdir /loopat/loop/fix-abc123/workdir -- /loopat/.git-loop/git-loop __init --watch-writes --deny-git-below /loopat/loop/fix-abc123/workdir --deny-git-below /loopat/context/personal --deny-git-below /loopat/context/notes --report-fd 18 -- make test";
 
     /// The network mode is decided once, from the request over the record; a plan
     /// follows it everywhere (spec, namespace, proxy, start event, status line).

@@ -986,7 +986,11 @@ attack marker-folder-visible own-file-exists - 'test -d "$(dirname {marker_q})"'
 /// ATTACKS 32: the person's own git in a loop's folder (`git status` where `new` said the
 /// workdir is) runs nothing the agent wrote: not through the repository's config or hooks
 /// (git-loop's, read-only inside), not through `commondir`, not through a nested
-/// repository committed as a gitlink, not through attributes naming filters.
+/// repository committed as a gitlink (which the profile lets the loop make here: by
+/// default none can be, tests/it/nested.rs), whose commit moved, not even where the
+/// person's own global config asks git to enter submodules, not through attributes naming
+/// filters. (`git add -A` at the root is the one command that enters such a submodule
+/// whatever the config says: hence the default refusal.)
 #[test]
 fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
     let env = TestEnv::battery(module_path!());
@@ -994,7 +998,7 @@ fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
     let id = env.new_loop(&repo, "own git");
     // The working tree's `.gitmodules` is refused when made unless the profile says so
     // (tests/it/fsevents.rs); said here, so what the person's git does with it is tried.
-    env.write_profile("[filesystem]\nallow_write = [\".gitmodules\"]\n");
+    env.write_profile("[filesystem]\nallow_write = [\".gitmodules\", \"**/.git\"]\n");
     let marker = env.root.join("PWNED-own-git");
     let cmd = format!("touch {}", q(&marker));
     let script = format!(
@@ -1008,7 +1012,18 @@ nested() {{
   printf '[submodule "evil"]\n\tpath = evil\n\turl = ./evil\n' > .gitmodules &&
   printf '* filter=evil diff=evil\n' > .gitattributes &&
   git add .gitmodules .gitattributes && git commit -qm "gitlink" &&
+  moved "$d/evil" &&
   echo change > "$d/evil/dirty" && echo dirty >> "$d/.gitattributes"
+}}
+# The submodule's commit moves past its gitlink: signed, with a file whose diff runs a
+# program of the submodule's (what `git status` runs where `status.submoduleSummary` is
+# on, and `git diff` where `diff.submodule = diff`).
+moved() {{
+  cd "$1" && printf '#!/bin/sh\n%s\ncat "$@"\n' "$C" > run.sh && chmod +x run.sh &&
+  echo '* diff=evil' > .gitattributes && echo a > f && git add f .gitattributes && git commit -qm content &&
+  c=$(printf 'tree %s\nparent %s\nauthor a <a@a> 1700000000 +0000\ncommitter a <a@a> 1700000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n x\n -----END PGP SIGNATURE-----\n\nsigned\n' "$(git rev-parse 'HEAD^{{tree}}')" "$(git rev-parse HEAD)" | git hash-object -t commit -w --stdin) &&
+  git update-ref HEAD "$c" &&
+  git config log.showSignature true && git config gpg.program ./run.sh && git config diff.evil.textconv ./run.sh
 }}
 works nested-workdir 'nested "$PWD"'
 works nested-notes 'nested /loopat/context/notes'
@@ -1017,8 +1032,38 @@ works nested-notes 'nested /loopat/context/notes'
     );
     inside(&env, &id, &script);
     assert!(!marker.exists(), "a planted command ran during the run");
-    // The person's own git, as a user runs it, in both of the loop's clones.
-    for dir in [env.workdir(&id), env.loop_notes(&id)] {
+    // The person's own git, as a user runs it, in both of the loop's clones, with no
+    // global config and with one that asks git to enter submodules.
+    let global = env.root.join("person.gitconfig");
+    fs::write(
+        &global,
+        "[diff]\n\tsubmodule = diff\n\tignoreSubmodules = none\n[status]\n\tsubmoduleSummary = true\n\
+         [submodule]\n\trecurse = true\n[fetch]\n\trecurseSubmodules = on-demand\n\
+         [push]\n\trecurseSubmodules = on-demand\n",
+    )
+    .unwrap();
+    let persons_git = |dir: &Path, global: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .env_clear()
+            .envs(env.envs())
+            .env("GIT_CONFIG_GLOBAL", global)
+            .current_dir(dir)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    for (dir, global) in [
+        (env.workdir(&id), Path::new("/dev/null")),
+        (env.loop_notes(&id), Path::new("/dev/null")),
+        (env.workdir(&id), global.as_path()),
+        (env.loop_notes(&id), global.as_path()),
+    ] {
         for args in [
             &["status"][..],
             &["status", "--porcelain"],
@@ -1029,16 +1074,21 @@ works nested-notes 'nested /loopat/context/notes'
             &["stash", "list"],
             &["branch", "-vv"],
             &["fetch", "-q", "origin"],
+            &["pull", "-q", "--no-rebase", "--no-edit", "origin", "HEAD"],
             &["submodule", "status"],
+            &["commit", "-q", "-a", "-m", "person"],
+            &["checkout", "-q", "-b", "person"],
+            &["checkout", "-q", "-"],
+            &["branch", "-q", "-D", "person"],
+            &["reset", "-q", "HEAD~1"],
         ] {
-            let out = env.git_out(&dir, args);
+            let out = persons_git(&dir, global, args);
             assert!(
                 !marker.exists(),
-                "`git {}` in {} ran a planted command:\n{}{}",
+                "`git {}` in {} (global config {}) ran a planted command:\n{out}",
                 args.join(" "),
                 dir.display(),
-                out.stdout,
-                out.stderr
+                global.display(),
             );
         }
         // Positive twin: the person's git sees the agent's work.
@@ -1596,4 +1646,135 @@ attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /h
     let mut home_before = home_before;
     home_before.retain(|k, _| !k.starts_with(".config/git-loop"));
     assert_same("the host HOME", &home_before, &home_after);
+}
+
+// ---------------------------------------------------------------------------------------
+// A file handed to the command on a descriptor.
+
+/// A file handed to the command on a descriptor is the host's, outside the view: the
+/// descriptor reads (or writes) it, and nothing reached through it changes its mode,
+/// owner, times, attributes or length, by the descriptor itself (`fchmod`) or by one of
+/// its /proc forms (`chmod /proc/self/fd/0`), which init would otherwise do for the
+/// caller as the file's owner.
+#[test]
+fn a_file_handed_on_a_descriptor_keeps_its_mode_owner_times_and_length() {
+    let env = TestEnv::battery(module_path!());
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "handed");
+    fs::write(env.workdir(&id).join("notes.txt"), "notes\n").unwrap();
+    let handed = env.root.join("handed.txt");
+    fs::write(&handed, "the host's\n").unwrap();
+    let log = env.root.join("runs.log");
+    fs::write(&log, "before\n").unwrap();
+    let before = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(p).unwrap();
+        (
+            m.mode(),
+            m.uid(),
+            m.gid(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+        )
+    };
+    let (handed_was, log_was) = (before(&handed), before(&log));
+    let program = crate::fsevents::ATTEMPT.to_string()
+        + r#"
+def changes(p, label=None):
+    label = label or str(p)
+    if not isinstance(p, int):
+        # (`ftruncate` is the descriptor's own: EINVAL where it reads only, done where
+        # it writes.)
+        attempt("truncate " + label, lambda: os.truncate(p, 3))
+    attempt("chmod " + label, lambda: os.chmod(p, 0o600))
+    attempt("chown " + label, lambda: os.chown(p, os.getuid(), os.getgid()))
+    attempt("utime " + label, lambda: os.utime(p, (1, 1)))
+    attempt("setxattr " + label, lambda: os.setxattr(p, "user.x", b"1"))
+for p in ["/dev/stdin", "/proc/self/fd/0", "/proc/thread-self/fd/0", 0, "/proc/self/fd/1", 1]:
+    changes(p)
+print("READ", sys.stdin.read().strip())
+os.write(1, b"written inside\n")
+fd = os.open("notes.txt", os.O_RDONLY)
+changes("/proc/self/fd/%d" % fd, "tree-proc")
+changes(fd, "tree-fd")
+"#;
+    let out = env
+        .command()
+        .args([
+            "run", "-q", &id, "--net", "none", "--", "python3", "-c", &program,
+        ])
+        .current_dir(&env.root)
+        .stdin(fs::File::open(&handed).unwrap())
+        .stdout(fs::OpenOptions::new().append(true).open(&log).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = fs::read_to_string(&log).unwrap();
+    let handed_forms = [
+        "/dev/stdin",
+        "/proc/self/fd/0",
+        "/proc/thread-self/fd/0",
+        "0",
+        "/proc/self/fd/1",
+        "1",
+    ];
+    for p in handed_forms {
+        for call in ["truncate", "chmod", "chown", "utime", "setxattr"] {
+            if call == "truncate" && (p == "0" || p == "1") {
+                continue;
+            }
+            assert!(
+                said.contains(&format!("REFUSED {call} {p}: Permission denied")),
+                "{call} {p}: {said}"
+            );
+        }
+    }
+    // Twins: the handed descriptors still read and write; a file of the tree opened for
+    // reading is changed through its /proc form and its descriptor as by its name.
+    assert!(said.contains("READ the host's"), "{said}");
+    assert!(said.contains("written inside"), "{said}");
+    for call in ["truncate", "chmod", "chown", "utime", "setxattr"] {
+        assert!(said.contains(&format!("OK {call} tree-proc")), "{said}");
+        if call != "truncate" {
+            assert!(said.contains(&format!("OK {call} tree-fd")), "{said}");
+        }
+    }
+    use std::os::unix::fs::MetadataExt;
+    let notes = fs::metadata(env.workdir(&id).join("notes.txt")).unwrap();
+    assert_eq!(
+        (notes.mode() & 0o777, notes.len(), notes.mtime()),
+        (0o600, 3, 1)
+    );
+    assert_eq!(before(&handed), handed_was);
+    assert_eq!(fs::read_to_string(&handed).unwrap(), "the host's\n");
+    let log_now = before(&log);
+    assert_eq!(
+        (log_now.0, log_now.1, log_now.2),
+        (log_was.0, log_was.1, log_was.2)
+    );
+    assert!(fs::read_to_string(&log).unwrap().starts_with("before\n"));
+    assert!(xattr_names(&handed).is_empty() && xattr_names(&log).is_empty());
+    let events = crate::fsevents::refusals(&env, &id);
+    let outside: Vec<&String> = events
+        .iter()
+        .filter(|l| l.contains("handed to the command on a descriptor"))
+        .collect();
+    assert_eq!(outside.len(), 28, "{events:#?}");
+}
+
+/// The names of the extended attributes of `p` (`getfattr`'s, without the tool).
+fn xattr_names(p: &std::path::Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: listxattr writes at most buf.len() bytes into buf; a NUL-terminated path.
+    let n = unsafe { libc::listxattr(c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    assert!(n >= 0, "listxattr {}", p.display());
+    buf.truncate(n as usize);
+    buf
 }

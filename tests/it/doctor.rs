@@ -16,12 +16,16 @@ fn a_healthy_workspace() {
     let findings = json.as_array().unwrap();
     // Nothing resolves there: the registries are named as unreachable, which is no
     // problem of the workspace's.
+    // The person's git here has no global config: a bare repository's layout found from
+    // a folder is advised against, with the command that sets it.
     assert!(
-        findings
-            .iter()
-            .all(|f| f["level"] == "ok" || (f["check"] == "network" && f["level"] == "info")),
+        findings.iter().all(|f| f["level"] == "ok"
+            || (f["check"] == "network" && f["level"] == "info")
+            || (f["check"] == "git" && f["level"] == "info")),
         "{json}"
     );
+    run.stdout_has("fix: git config --global safe.bareRepository explicit");
+    // (Set as advised it is an `ok` finding: the unit test of `check_git`'s finding.)
     // Every area was looked at, each with a finding of its own.
     for check in ["workspace", "sandbox", "agent", "identity", "login"] {
         assert!(
@@ -116,12 +120,14 @@ fn leftovers_and_stale_locks_are_reported_and_fixed() {
             run.stdout
         );
     }
+    // Every problem has its fix (and so has the advice about the person's git, an info).
     assert_eq!(
-        run.stdout.matches("fix:").count(),
+        run.stdout.matches("fix:").count() - 1,
         run.stdout.matches("problem").count() - 1,
         "{}",
         run.stdout
     );
+    run.stdout_has("fix: git config --global safe.bareRepository explicit");
 
     let fixed = env.run(["doctor", "--fix"]);
     assert!(fixed.stdout.contains("fixed"), "{}", fixed.stdout);

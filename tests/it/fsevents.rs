@@ -58,7 +58,7 @@ fn two_locked_files() -> (TestEnv, String) {
 }
 
 /// The lines of `git loop log` that are filesystem refusals.
-fn refusals(env: &TestEnv, id: &str) -> Vec<String> {
+pub(crate) fn refusals(env: &TestEnv, id: &str) -> Vec<String> {
     env.run(["log", id])
         .ok()
         .stdout
@@ -1130,7 +1130,7 @@ print("pid", os.getpid())
 }
 
 /// Python that prints `OK label` or `REFUSED label: <the error>` for each attempt.
-const ATTEMPT: &str = r#"
+pub(crate) const ATTEMPT: &str = r#"
 import os, sys
 def attempt(label, f):
     try:
@@ -1201,129 +1201,4 @@ attempt("stdout", lambda: write("/dev/stdout"))
         .filter(|l| l.contains("never opened again for writing"))
         .collect();
     assert_eq!(handed_events.len(), 4, "{said:#?}");
-}
-
-/// A file handed to the command on a descriptor is the host's, outside the view: the
-/// descriptor reads (or writes) it, and nothing reached through it changes its mode,
-/// owner, times, attributes or length, by the descriptor itself (`fchmod`) or by one of
-/// its /proc forms (`chmod /proc/self/fd/0`), which init would otherwise do for the
-/// caller as the file's owner.
-#[test]
-fn a_file_handed_on_a_descriptor_keeps_its_mode_owner_times_and_length() {
-    let (env, _repo, id) = setup(&[("notes.txt", "notes\n")]);
-    let handed = env.root.join("handed.txt");
-    fs::write(&handed, "the host's\n").unwrap();
-    let log = env.root.join("runs.log");
-    fs::write(&log, "before\n").unwrap();
-    let before = |p: &std::path::Path| {
-        use std::os::unix::fs::MetadataExt;
-        let m = fs::metadata(p).unwrap();
-        (
-            m.mode(),
-            m.uid(),
-            m.gid(),
-            m.len(),
-            m.mtime(),
-            m.mtime_nsec(),
-        )
-    };
-    let (handed_was, log_was) = (before(&handed), before(&log));
-    let program = ATTEMPT.to_string()
-        + r#"
-def changes(p, label=None):
-    label = label or str(p)
-    if not isinstance(p, int):
-        # (`ftruncate` is the descriptor's own: EINVAL where it reads only, done where
-        # it writes.)
-        attempt("truncate " + label, lambda: os.truncate(p, 3))
-    attempt("chmod " + label, lambda: os.chmod(p, 0o600))
-    attempt("chown " + label, lambda: os.chown(p, os.getuid(), os.getgid()))
-    attempt("utime " + label, lambda: os.utime(p, (1, 1)))
-    attempt("setxattr " + label, lambda: os.setxattr(p, "user.x", b"1"))
-for p in ["/dev/stdin", "/proc/self/fd/0", "/proc/thread-self/fd/0", 0, "/proc/self/fd/1", 1]:
-    changes(p)
-print("READ", sys.stdin.read().strip())
-os.write(1, b"written inside\n")
-fd = os.open("notes.txt", os.O_RDONLY)
-changes("/proc/self/fd/%d" % fd, "tree-proc")
-changes(fd, "tree-fd")
-"#;
-    let out = env
-        .command()
-        .args([
-            "run", "-q", &id, "--net", "none", "--", "python3", "-c", &program,
-        ])
-        .current_dir(&env.root)
-        .stdin(fs::File::open(&handed).unwrap())
-        .stdout(fs::OpenOptions::new().append(true).open(&log).unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let said = fs::read_to_string(&log).unwrap();
-    let handed_forms = [
-        "/dev/stdin",
-        "/proc/self/fd/0",
-        "/proc/thread-self/fd/0",
-        "0",
-        "/proc/self/fd/1",
-        "1",
-    ];
-    for p in handed_forms {
-        for call in ["truncate", "chmod", "chown", "utime", "setxattr"] {
-            if call == "truncate" && (p == "0" || p == "1") {
-                continue;
-            }
-            assert!(
-                said.contains(&format!("REFUSED {call} {p}: Permission denied")),
-                "{call} {p}: {said}"
-            );
-        }
-    }
-    // Twins: the handed descriptors still read and write; a file of the tree opened for
-    // reading is changed through its /proc form and its descriptor as by its name.
-    assert!(said.contains("READ the host's"), "{said}");
-    assert!(said.contains("written inside"), "{said}");
-    for call in ["truncate", "chmod", "chown", "utime", "setxattr"] {
-        assert!(said.contains(&format!("OK {call} tree-proc")), "{said}");
-        if call != "truncate" {
-            assert!(said.contains(&format!("OK {call} tree-fd")), "{said}");
-        }
-    }
-    use std::os::unix::fs::MetadataExt;
-    let notes = fs::metadata(env.workdir(&id).join("notes.txt")).unwrap();
-    assert_eq!(
-        (notes.mode() & 0o777, notes.len(), notes.mtime()),
-        (0o600, 3, 1)
-    );
-    assert_eq!(before(&handed), handed_was);
-    assert_eq!(fs::read_to_string(&handed).unwrap(), "the host's\n");
-    let log_now = before(&log);
-    assert_eq!(
-        (log_now.0, log_now.1, log_now.2),
-        (log_was.0, log_was.1, log_was.2)
-    );
-    assert!(fs::read_to_string(&log).unwrap().starts_with("before\n"));
-    assert!(xattr_names(&handed).is_empty() && xattr_names(&log).is_empty());
-    let events = refusals(&env, &id);
-    let outside: Vec<&String> = events
-        .iter()
-        .filter(|l| l.contains("handed to the command on a descriptor"))
-        .collect();
-    assert_eq!(outside.len(), 28, "{events:#?}");
-}
-
-/// The names of the extended attributes of `p` (`getfattr`'s, without the tool).
-fn xattr_names(p: &std::path::Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: listxattr writes at most buf.len() bytes into buf; a NUL-terminated path.
-    let n = unsafe { libc::listxattr(c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    assert!(n >= 0, "listxattr {}", p.display());
-    buf.truncate(n as usize);
-    buf
 }

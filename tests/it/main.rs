@@ -32,6 +32,7 @@ mod install;
 mod joined;
 mod lifecycle;
 mod live;
+mod nested;
 mod newcomer;
 mod plan_cache;
 mod ports;

@@ -721,6 +721,9 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_when_synced() {
         .stdout
         .trim()
         .to_string();
+    // By default no repository can be made in the personal tree (tests/it/nested.rs);
+    // allowed here, so that what sync does with one is tried.
+    a.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
     a.run([
         "run",
         &id,

@@ -239,6 +239,41 @@ pub fn gitlinks(
     gitlinks_within(worktree, origin, limits, interrupt, MAX_HEAD_ENTRIES)
 }
 
+/// The paths that are gitlinks in the index of the repository at `worktree` (a loop's
+/// clone, SHA-1 as git-loop makes them), read confined and bounded as [`gitlinks`] reads
+/// it, without `HEAD`'s trees: where the person's git at the root enters a submodule
+/// (`git add -A`), what a run keeps read-only (`sandbox::fspolicy::nested_cover`). None
+/// where the worktree or its index is not there.
+pub fn index_gitlinks(worktree: &Path, limits: &Limits) -> Result<Vec<String>, GitReadError> {
+    let Some(root) = Tree::open(worktree).map_err(read_unsafe)? else {
+        return Ok(Vec::new());
+    };
+    if root.kind(".git").map_err(read_unsafe)? != Some(PathKind::Dir) {
+        return Ok(Vec::new());
+    }
+    let Some(git) = root.subtree(".git").map_err(read_unsafe)? else {
+        return Ok(Vec::new());
+    };
+    // Every run's start asks: an index without the gitlink's mode (160000, as the four
+    // bytes of an entry's mode field) anywhere has none, told by one read and a scan
+    // rather than its checksum and every entry decoded.
+    let Some(file) = git.open_file("index").map_err(read_unsafe)? else {
+        return Ok(Vec::new());
+    };
+    let path = worktree.join(".git/index");
+    let data = confined::read_bounded(file, &path, MAX_INDEX_SIZE).map_err(read_unsafe)?;
+    if memchr::memmem::find(&data, &0o160000u32.to_be_bytes()).is_none() {
+        return Ok(Vec::new());
+    }
+    let index = read_index(&git, &worktree.join(".git"), gix::hash::Kind::Sha1, limits)?;
+    Ok(index
+        .entries()
+        .iter()
+        .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
+        .map(|e| e.path(&index).to_str_lossy().into_owned())
+        .collect())
+}
+
 /// The ceiling on the entries of `HEAD`'s tree [`gitlinks`] walks.
 const MAX_HEAD_ENTRIES: usize = 10_000_000;
 
@@ -866,6 +901,29 @@ mod tests {
         git(&dir, &["commit", "-q", "-m", "sub"]);
         link("staged");
         (tmp, dir)
+    }
+
+    #[test]
+    fn the_gitlinks_of_an_index_are_read_only_where_it_has_one() {
+        let (_tmp, dir) = with_gitlinks();
+        let limits = Limits::default();
+        assert_eq!(
+            index_gitlinks(&dir, &limits).unwrap(),
+            ["staged", "x/y/sub"]
+        );
+        crate::testutil::git(&dir, &["rm", "-q", "--cached", "staged", "x/y/sub"]);
+        assert!(index_gitlinks(&dir, &limits).unwrap().is_empty());
+        // No index, no git folder, no worktree: none.
+        std::fs::remove_file(dir.join(".git/index")).unwrap();
+        assert!(index_gitlinks(&dir, &limits).unwrap().is_empty());
+        assert!(index_gitlinks(&dir.join("absent"), &limits)
+            .unwrap()
+            .is_empty());
+        // A corrupt one that holds the mode's bytes is refused, never taken as empty.
+        let mut forged = b"DIRC\0\0\0\x02\0\0\0\x01".to_vec();
+        forged.extend_from_slice(&0o160000u32.to_be_bytes());
+        std::fs::write(dir.join(".git/index"), forged).unwrap();
+        assert!(index_gitlinks(&dir, &limits).is_err());
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct RunOptions {
     /// watches every run's writes (and reads where a rule denies reading) to report the
     /// refusals.
     pub supervisor: bool,
+    /// Whether a `.git` made in the loop's writable trees is refused (unless the profile's
+    /// `allow_write` names `fspolicy::NESTED_GIT`).
+    pub nested_git: bool,
 }
 
 /// The per-path policy (see `sandbox/fspolicy.rs`), last of the view so nothing covers
@@ -193,7 +196,7 @@ fn pinned_by_init(opts: &RunOptions) -> bool {
 /// read-only place or a rule is reported, the ordinary writes cost one answer each); and
 /// every open where a rule denies reading, since a filter cannot tell a read of a denied
 /// path from any other (BENCHMARKS.md has the cost of both).
-fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
+fn watch(opts: &RunOptions, repos: Vec<PathBuf>) -> crate::sandbox::creation::Watch {
     use crate::sandbox::fspolicy::Deny;
     if !opts.supervisor || opts.init_exe.is_none() {
         return Default::default();
@@ -230,7 +233,25 @@ fn watch(opts: &RunOptions) -> crate::sandbox::creation::Watch {
             .filter(|c| matches!(c.deny, Deny::Write | Deny::Read | Deny::Create))
             .map(|c| c.inside.clone())
             .collect(),
+        repos,
     }
+}
+
+/// The roots of the loop's trees a person works in with git and the sandbox may write
+/// (the working tree, notes, a distill loop's knowledge, the personal tree), below which
+/// no `.git` is made while `opts.nested_git` (see `fspolicy::NESTED_GIT`).
+fn nested_git_roots(rec: &LoopRecord, opts: &RunOptions) -> Vec<PathBuf> {
+    if !opts.nested_git || !opts.mode.writable() {
+        return Vec::new();
+    }
+    let ctx = Path::new(LOOPAT).join("context");
+    let mut roots = vec![repo_inside(&rec.id, "code"), ctx.join("personal")];
+    roots.push(if rec.kind == Kind::Distill {
+        repo_inside(&rec.id, "knowledge")
+    } else {
+        repo_inside(&rec.id, "notes")
+    });
+    roots
 }
 
 impl SandboxSpec {
@@ -242,6 +263,7 @@ impl SandboxSpec {
                 || self.watch.reads
                 || !self.watch.names.is_empty()
                 || !self.watch.places.is_empty()
+                || !self.watch.repos.is_empty()
                 || !self.watch.pins.is_empty())
     }
 
@@ -504,7 +526,7 @@ impl SandboxSpec {
                     .collect()
             },
             deny_create: opts.deny_create.clone(),
-            watch: watch(opts),
+            watch: watch(opts, nested_git_roots(rec, opts)),
             init: opts
                 .init_exe
                 .as_ref()

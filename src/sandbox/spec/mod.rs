@@ -375,6 +375,7 @@ mod tests {
             fs_cover: Vec::new(),
             deny_create: Vec::new(),
             supervisor: false,
+            nested_git: false,
         }
     }
 

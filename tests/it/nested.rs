@@ -1,0 +1,248 @@
+//! A repository nested in a loop's trees (ATTACKS 6, 28, 32): a person's own git reads a
+//! nested repository's config and runs what it names (`core.fsmonitor`) — after a `cd`
+//! into it, and at the loop's root through a gitlink to it (`git add -A` enters a
+//! populated submodule whatever the root's config says). So no `.git` can be made in the
+//! working tree, notes or the personal tree during a run (pid 1's supervisor refuses it,
+//! each refusal an event) unless the profile's `allow_write` names `**/.git`. Each attack
+//! is made from inside a real sandbox started by `git loop run`; the person's git is then
+//! run on the host, and a planted program would leave a marker outside the tree.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::common::TestEnv;
+use crate::fspolicy::{attempts, verdicts};
+
+/// A path as a single-quoted shell word.
+fn q(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}
+
+/// Every path named `.git` below `root`, its own `.git` aside (not following links).
+fn nested_gits(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                if dir != root {
+                    found.push(path);
+                }
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                todo.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_repository_made_in_a_loops_trees_is_refused_and_the_persons_git_runs_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "nested");
+    let marker = env.root.join("PWNED-nested");
+    let script = format!(
+        r#"C={cmd}
+git init -q /tmp/evil && git -C /tmp/evil commit -q --allow-empty -m s && git -C /tmp/evil config core.fsmonitor "$C"
+printf '#!/bin/sh\n%s\n' "$C" > /tmp/evil/.git/hooks/post-index-change && chmod +x /tmp/evil/.git/hooks/post-index-change
+sha=$(git -C /tmp/evil rev-parse HEAD)
+try gitlink git update-index --add --cacheinfo "160000,$sha,sub"
+try init-sub git init -q sub
+try copy-in cp -a /tmp/evil sub
+try move-in mv /tmp/evil moved
+try git-file sh -c 'mkdir -p gf && printf "gitdir: /tmp/evil/.git\n" > gf/.git'
+try rename-to-git sh -c 'mkdir -p rn/x && mv rn/x rn/.git'
+try link-named-git sh -c 'mkdir -p ln && ln -s /tmp/evil/.git ln/.git'
+try clone git clone -q /tmp/evil vendor/evil
+try worktree git worktree add -q --detach wt
+try notes-init git init -q /loopat/context/notes/evil
+try personal-init git init -q /loopat/context/personal/evil
+try tmp-repo git init -q /tmp/twin
+try home-repo git init -q "$HOME/cache/repo"
+try git-work sh -c 'git commit -q --allow-empty -m w && git branch side && git commit -q --amend --allow-empty -m w2 && git rebase -q HEAD~1 && mkdir -p .git/info && echo "*.tmp" >> .git/info/exclude'
+try git-names sh -c 'mkdir -p d && echo x > d/.gitignore && mkdir d/.github && echo x > d/.git-blame-ignore-revs'
+"#,
+        cmd = q(Path::new(&format!("touch {}", marker.display())))
+    );
+    let run = attempts(&env, &id, &script);
+    verdicts(
+        &run,
+        &[
+            ("gitlink", true),
+            ("init-sub", false),
+            ("copy-in", false),
+            ("move-in", false),
+            ("git-file", false),
+            ("rename-to-git", false),
+            ("link-named-git", false),
+            ("clone", false),
+            ("worktree", false),
+            ("notes-init", false),
+            ("personal-init", false),
+            ("tmp-repo", true),
+            ("home-repo", true),
+            ("git-work", true),
+            ("git-names", true),
+        ],
+    );
+    assert!(
+        run.stdout.contains("Operation not permitted"),
+        "{}",
+        run.stdout
+    );
+    assert!(!marker.exists(), "a planted command ran during the run");
+    // Nothing was left on the host: no repository below any tree's root.
+    let work = env.workdir(&id);
+    let personal = env.ws.join("personal/tester");
+    for tree in [&work, &env.loop_notes(&id), &personal] {
+        assert_eq!(
+            nested_gits(tree),
+            Vec::<PathBuf>::new(),
+            "{}",
+            tree.display()
+        );
+    }
+    // Each refusal is an event naming the rule and the path as the sandbox names it.
+    let log = env.run(["log", &id]).ok().stdout;
+    for at in [
+        format!("/loopat/loop/{id}/workdir/sub/.git"),
+        format!("/loopat/loop/{id}/workdir/rn/.git"),
+        format!("/loopat/loop/{id}/workdir/gf/.git"),
+        "/loopat/context/notes/evil/.git".to_string(),
+        "/loopat/context/personal/evil/.git".to_string(),
+    ] {
+        assert!(
+            log.lines().any(|l| l.contains("violation")
+                && l.contains(&at)
+                && l.contains("nested repository")),
+            "no event for {at}:\n{log}"
+        );
+    }
+    // The gitlink is there, its submodule empty: the person's git at the loop's root runs
+    // nothing of it, nor does git-loop.
+    let index = env.git(&work, ["ls-files", "-s", "sub"]);
+    assert!(index.starts_with("160000 "), "{index}");
+    for args in [
+        &["status"][..],
+        &["diff"],
+        &["diff", "HEAD"],
+        &["log", "-p", "-2"],
+        &["add", "-A"],
+        &["commit", "-q", "-m", "person"],
+        &["checkout", "-q", "-b", "person-branch"],
+        &["submodule", "status"],
+    ] {
+        let out = env.git_out(&work, args);
+        assert!(
+            !marker.exists(),
+            "`git {}` ran a planted command:\n{}{}",
+            args.join(" "),
+            out.stdout,
+            out.stderr
+        );
+    }
+    env.run(["review", &id]);
+    assert!(!marker.exists(), "review ran a planted command");
+    // The twins' work is there.
+    assert_eq!(
+        fs::read_to_string(work.join("d/.gitignore")).unwrap(),
+        "x\n"
+    );
+    assert!(env
+        .loop_dir(&id)
+        .join("home/upper/cache/repo/.git/HEAD")
+        .is_file());
+}
+
+/// Twin: with the profile's `allow_write` naming `**/.git`, the loop makes, commits in
+/// and clones repositories in its working tree, and nothing is refused.
+#[test]
+fn a_profile_naming_it_lets_the_loop_make_a_repository() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "allowed");
+    env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+    let run = attempts(
+        &env,
+        &id,
+        "try init-sub sh -c 'git init -q sub && git -C sub commit -q --allow-empty -m s'
+try clone git clone -q sub vendor/sub
+try notes-init git init -q /loopat/context/notes/kept",
+    );
+    verdicts(
+        &run,
+        &[("init-sub", true), ("clone", true), ("notes-init", true)],
+    );
+    let work = env.workdir(&id);
+    assert_eq!(env.git(&work.join("sub"), ["log", "--format=%s"]), "s\n");
+    assert!(work.join("vendor/sub/.git").is_dir());
+    let log = env.run(["log", &id]).ok().stdout;
+    assert!(!log.contains("nested repository"), "{log}");
+}
+
+/// A nested repository already behind a gitlink when a run starts (made while the profile
+/// allowed it) keeps what the person's git at the root reads there: its config, hooks and
+/// commondir cannot be written, replaced or made, nor can its `.git` be made again; its
+/// objects and refs are the loop's to write (a commit in it works).
+#[test]
+fn a_nested_repository_behind_a_gitlink_keeps_its_config() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "kept");
+    let profile = env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+    let made = attempts(
+        &env,
+        &id,
+        "try made sh -c 'git init -q sub && git -C sub commit -q --allow-empty -m s && git add sub && git commit -q -m gitlink'",
+    );
+    verdicts(&made, &[("made", true)]);
+    fs::remove_file(profile).unwrap();
+    let work = env.workdir(&id);
+    let config = fs::read(work.join("sub/.git/config")).unwrap();
+    let marker = env.root.join("PWNED-kept");
+    let script = format!(
+        r##"C={cmd}
+try config git -C sub config core.fsmonitor "$C"
+try append sh -c 'printf "[core]\n\tfsmonitor = %s\n" "$C" >> sub/.git/config'
+try hook sh -c 'printf "#!/bin/sh\n%s\n" "$C" > sub/.git/hooks/post-index-change'
+try commondir sh -c 'echo ../../x > sub/.git/commondir'
+try replace sh -c 'cp sub/.git/config /tmp/c && echo "[core]" >> /tmp/c && cp /tmp/c sub/c2 && mv sub/c2 sub/.git/config'
+try commit-in-it git -C sub commit -q --allow-empty -m more
+try made-again sh -c 'mv sub/.git sub/moved && mkdir sub/.git'
+"##,
+        cmd = q(Path::new(&format!("touch {}", marker.display())))
+    );
+    let run = attempts(&env, &id, &script);
+    verdicts(
+        &run,
+        &[
+            ("config", false),
+            ("append", false),
+            ("hook", false),
+            ("commondir", false),
+            ("replace", false),
+            ("commit-in-it", true),
+            ("made-again", false),
+        ],
+    );
+    let sub_git = if work.join("sub/.git").exists() {
+        work.join("sub/.git")
+    } else {
+        work.join("sub/moved")
+    };
+    assert_eq!(fs::read(sub_git.join("config")).unwrap(), config);
+    assert!(!sub_git.join("commondir").exists());
+    assert!(!sub_git.join("hooks/post-index-change").exists());
+    for args in [&["status"][..], &["add", "-A"], &["diff", "HEAD"]] {
+        env.git_out(&work, args);
+        assert!(
+            !marker.exists(),
+            "`git {}` ran a planted command",
+            args.join(" ")
+        );
+    }
+}
