@@ -931,6 +931,26 @@ fn open_raw(dir: RawFd, path: &CString, flags: i32, mode: u32) -> Result<OwnedFd
 }
 
 /// The kernel's words for `e` (`Read-only file system`).
+/// Whether no process is left under the listener's filter, waiting until one sends a
+/// call or the last one ends: `poll` reports `POLLIN` for a call to read and `POLLHUP`
+/// once the filter has no process (Linux 5.8+; an older kernel blocks on RECV instead
+/// and never gets here for that reason).
+fn orphaned(listener: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: listener,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one struct it is given.
+    let r = unsafe { libc::poll(&mut p, 1, -1) };
+    r == 1 && hung_up(p.revents)
+}
+
+/// `poll`'s answer on a listener says no call can come any more: hung up, nothing to read.
+fn hung_up(revents: libc::c_short) -> bool {
+    revents & libc::POLLHUP != 0 && revents & libc::POLLIN == 0
+}
+
 fn strerror(e: i32) -> String {
     let text = std::io::Error::from_raw_os_error(e).to_string();
     match text.find(" (os error") {
@@ -1278,8 +1298,21 @@ impl Supervisor {
             if r != 0 {
                 let e = std::io::Error::last_os_error();
                 match e.raw_os_error() {
-                    // A signal, or a caller that went away before it was read.
-                    Some(libc::EINTR) | Some(libc::ENOENT) => continue,
+                    Some(libc::EINTR) => continue,
+                    // A caller that went away before it was read, or no process left
+                    // under the filter: the kernel then answers RECV at once, and a
+                    // retry would spin until init ends (a millisecond and a core).
+                    Some(libc::ENOENT) => {
+                        if orphaned(self.listener.as_raw_fd()) {
+                            // No process can come under the filter again (only a
+                            // process under it forks one that is): nothing is left to
+                            // answer. Init's exit ends this thread.
+                            loop {
+                                std::thread::park();
+                            }
+                        }
+                        continue;
+                    }
                     _ => return e,
                 }
             }
@@ -3319,6 +3352,15 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listener_is_orphaned_only_when_hung_up_with_nothing_to_read() {
+        assert!(hung_up(libc::POLLHUP));
+        assert!(!hung_up(libc::POLLHUP | libc::POLLIN));
+        assert!(!hung_up(libc::POLLIN));
+        assert!(!hung_up(0));
+        assert!(!hung_up(libc::POLLERR));
+    }
 
     /// A kernel's release names its version; the supervisor needs 5.14, and a release
     /// that names no version is taken as too old, never as new enough.

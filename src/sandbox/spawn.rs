@@ -220,31 +220,36 @@ pub fn run(
         bwrap: bwrap.clone(),
         source,
     })?;
-    let mut cmd = Command::new(program);
-    cmd.args(&argv[1..]).env_clear().envs(&spec.env);
+    let mut env: std::collections::BTreeMap<&str, &str> = spec
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     // Vault variables reach bwrap (and through it the sandbox) only as environment: never
     // an argument, which any host user could read in /proc/<pid>/cmdline.
     for (name, value) in secret_env {
         use secrecy::ExposeSecret;
-        cmd.env(name, value.expose_secret());
+        env.insert(name, value.expose_secret());
     }
+    let exec = Exec::new(
+        cstr(program.as_os_str()),
+        argv.iter().map(|a| cstr(a)).collect(),
+        env.into_iter()
+            .map(|(k, v)| CString::new(format!("{k}={v}")).expect("no NUL in the environment"))
+            .collect(),
+    );
     let start_here = StartHere::pin();
     let mask = start_here.as_ref().map(|s| s.mask);
-    // SAFETY: the closure runs in the forked child before exec; it only makes system
-    // calls on data prepared above (no allocation, no locks), as pre_exec requires.
-    unsafe {
-        cmd.pre_exec(move || {
-            if let Some(mask) = &mask {
-                StartHere::unpin(mask);
-            }
-            child_setup(&plan)
-        });
-    }
     let own_mounts = spec.home.overlay || !laid.is_empty();
     let signals = EndOnSignals::install();
-    let child = cmd.spawn();
+    let child = exec.spawn(|| {
+        if let Some(mask) = &mask {
+            StartHere::unpin(mask);
+        }
+        child_setup(&plan)
+    });
     drop(start_here);
-    let mut child = child.map_err(|source| SpawnError::Start { bwrap, source })?;
+    let child = child.map_err(|source| SpawnError::Start { bwrap, source })?;
     signals.watch(child.id());
     // bwrap has exec'd in the child's namespaces and takes milliseconds to set the
     // sandbox up: taking the hold now costs the run nothing. A bwrap already gone leaves
@@ -259,6 +264,223 @@ pub fn run(
         namespace,
         by: signals.ended_by(),
     })
+}
+
+/// bwrap's command line and environment, ready for `execve`, and the start of the child
+/// that becomes it.
+///
+/// Hand-written rather than `std::process::Command`: with a `pre_exec` step (the child's
+/// setup above) std forks, which copies this process's page tables and leaves both sides
+/// faulting on copy-on-write pages until the exec; without one it would use `posix_spawn`,
+/// which cannot run the setup. Here the child is made with `clone(CLONE_VM |
+/// CLONE_VFORK)` (nix's `clone`, on a stack of its own): it runs in this process's memory
+/// while this thread is suspended, until it execs or exits, as `posix_spawn` does it.
+struct Exec {
+    program: CString,
+    /// Kept for the pointers below.
+    _strings: (Vec<CString>, Vec<CString>),
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+/// A started bwrap, reaped by [`Child::wait`].
+struct Child {
+    pid: libc::pid_t,
+}
+
+/// The child's stack: what the setup in [`child_setup`] needs is a few KiB; the rest is
+/// never touched (the pages are made as they are first used).
+const CHILD_STACK: usize = 256 << 10;
+
+impl Exec {
+    fn new(program: CString, args: Vec<CString>, env: Vec<CString>) -> Exec {
+        let nul_ended = |v: &[CString]| {
+            v.iter()
+                .map(|c| c.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect()
+        };
+        Exec {
+            program,
+            argv: nul_ended(&args),
+            envp: nul_ended(&env),
+            _strings: (args, env),
+        }
+    }
+
+    /// Starts the child: `setup`, then `execve`. Its error, or the exec's, is the
+    /// error returned; the child has then been reaped.
+    ///
+    /// Only memory is shared: the child has its own descriptor table, working folder,
+    /// credentials, limits, namespaces and signal dispositions (no `CLONE_FILES`,
+    /// `CLONE_FS`, `CLONE_SIGHAND` or `CLONE_THREAD`), so what the setup changes there
+    /// (the cgroups joined, rlimits, `unshare`, `chdir`, close-on-exec marks, Landlock,
+    /// `no_new_privs`) is the child's alone, as after a fork.
+    ///
+    /// Between the clone and the exec the child shares this process's memory, so:
+    /// - it allocates nothing and takes no lock: `setup` (as `pre_exec` requires) and
+    ///   everything here only make system calls on memory prepared before the clone;
+    /// - it runs no signal handler of this process: every signal is blocked across the
+    ///   clone (the child inherits the mask), the child sets every disposition that is a
+    ///   handler back to the default (and `SIGPIPE`, which `main` ignores, as std does),
+    ///   and only then unblocks them, just before the exec. A handler run in the child
+    ///   would write this process's state (the run's end, [`EndOnSignals`]) as if the
+    ///   signal were this process's. Signals for this process that come meanwhile wait,
+    ///   blocked, and are delivered when this thread restores its mask; none is lost;
+    /// - it shares this thread's `errno` (the thread pointer is the same): it writes it,
+    ///   this thread reads nothing of it across the clone, and the child's own error
+    ///   comes back through `failed`, written by the child before it exits, read here
+    ///   once the clone has returned (the child has then exec'd or exited).
+    fn spawn(&self, setup: impl Fn() -> std::io::Result<()>) -> std::io::Result<Child> {
+        let failed = AtomicI32::new(0);
+        let mut stack = ChildStack::new()?;
+        let child = || -> isize {
+            let code = (|| -> std::io::Result<()> {
+                default_signals();
+                setup()?;
+                // SAFETY: an empty set, then the mask the exec keeps.
+                unsafe {
+                    let mut none: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut none);
+                    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+                    libc::execve(
+                        self.program.as_ptr(),
+                        self.argv.as_ptr(),
+                        self.envp.as_ptr(),
+                    );
+                }
+                Err(std::io::Error::last_os_error())
+            })()
+            .err()
+            .and_then(|e| e.raw_os_error())
+            .unwrap_or(libc::EINVAL);
+            failed.store(code, Ordering::SeqCst);
+            // SAFETY: ends the child alone (its own thread group); nothing of this
+            // process's exit handlers runs in it.
+            unsafe { libc::_exit(127) }
+        };
+        let mut all: libc::sigset_t;
+        let mut before: libc::sigset_t;
+        // SAFETY: sigfillset and pthread_sigmask write the local sets they are given.
+        unsafe {
+            all = std::mem::zeroed();
+            before = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+        }
+        // SAFETY: the child runs `child` on its own stack in this memory until it execs
+        // or exits, with the care listed above; this thread is suspended meanwhile, so
+        // `failed`, the strings and the stack outlive it.
+        let started = unsafe {
+            nix::sched::clone(
+                Box::new(child),
+                stack.as_mut(),
+                nix::sched::CloneFlags::CLONE_VM | nix::sched::CloneFlags::CLONE_VFORK,
+                Some(libc::SIGCHLD),
+            )
+        };
+        // SAFETY: restores the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut()) };
+        let pid = started.map_err(std::io::Error::from)?.as_raw();
+        match failed.load(Ordering::SeqCst) {
+            0 => Ok(Child { pid }),
+            code => {
+                let _ = (Child { pid }).wait();
+                Err(std::io::Error::from_raw_os_error(code))
+            }
+        }
+    }
+}
+
+/// In the child: every signal whose disposition is a handler back to the default, and
+/// `SIGPIPE` too; ignored ones stay ignored across the exec, as with std's `Command`.
+fn default_signals() {
+    // SAFETY: sigaction reads and writes the local structs it is given; numbers the
+    // kernel or glibc keep to themselves answer EINVAL and are left.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..libc::SIGRTMAX() + 1 {
+            let mut now: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut now) != 0 {
+                continue;
+            }
+            if handled(sig, now.sa_sigaction) {
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// Whether the child must set `sig`'s disposition back to the default before it runs
+/// anything a signal could interrupt: a handler of this process, or `SIGPIPE`.
+fn handled(sig: libc::c_int, disposition: libc::sighandler_t) -> bool {
+    sig == libc::SIGPIPE || (disposition != libc::SIG_DFL && disposition != libc::SIG_IGN)
+}
+
+/// The child's stack, with a page below it that faults (an overflow stops the child
+/// rather than writing this process's memory).
+struct ChildStack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl ChildStack {
+    fn new() -> std::io::Result<ChildStack> {
+        let guard = 4096;
+        let len = CHILD_STACK + guard;
+        // SAFETY: a fresh private mapping, its lowest page made inaccessible.
+        unsafe {
+            let base = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            );
+            if base == libc::MAP_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            let stack = ChildStack { base, len };
+            check(libc::mprotect(base, guard, libc::PROT_NONE))?;
+            Ok(stack)
+        }
+    }
+
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the mapping above the guard page is this value's, readable and
+        // writable, for as long as it lives.
+        unsafe { std::slice::from_raw_parts_mut(self.base.cast::<u8>().add(4096), CHILD_STACK) }
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping this value made.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+impl Child {
+    fn id(&self) -> u32 {
+        self.pid as u32
+    }
+
+    fn wait(&self) -> std::io::Result<ExitStatus> {
+        use std::os::unix::process::ExitStatusExt;
+        let mut status = 0;
+        loop {
+            // SAFETY: waitpid writes the local status.
+            if unsafe { libc::waitpid(self.pid, &mut status, 0) } >= 0 {
+                return Ok(ExitStatus::from_raw(status));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
 }
 
 /// The bwrap child starts on the CPU this process is on, which this process leaves to it
@@ -1055,6 +1277,57 @@ mod tests {
             landlock: 0,
             laid: Vec::new(),
         }
+    }
+
+    fn exec(program: &str, args: &[&str], env: &[&str]) -> Exec {
+        let c = |s: &&str| CString::new(*s).unwrap();
+        Exec::new(
+            CString::new(program).unwrap(),
+            args.iter().map(c).collect(),
+            env.iter().map(c).collect(),
+        )
+    }
+
+    #[test]
+    fn the_child_execs_with_exactly_its_arguments_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let script = format!("echo \"$0 $1 $ONLY\" > {}; exit 7", out.display());
+        let e = exec(
+            "/bin/sh",
+            &["/bin/sh", "-c", &script, "zero", "one"],
+            &["ONLY=this"],
+        );
+        let status = e.spawn(|| Ok(())).unwrap().wait().unwrap();
+        assert_eq!(status.code(), Some(7));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "zero one this\n");
+    }
+
+    #[test]
+    fn a_failing_setup_or_exec_is_the_error_and_the_child_is_reaped() {
+        let e = exec("/bin/true", &["true"], &[]);
+        let err = e
+            .spawn(|| Err(std::io::Error::from_raw_os_error(libc::EPERM)))
+            .err()
+            .unwrap();
+        assert_eq!(err.raw_os_error(), Some(libc::EPERM));
+        let e = exec("/nonexistent/bwrap", &["bwrap"], &[]);
+        let err = e.spawn(|| Ok(())).err().unwrap();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+        // Both children were reaped: none is left to wait for.
+        // SAFETY: waitpid for any child of this process, without blocking.
+        let mut status = 0;
+        let left = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL) };
+        assert!(left <= 0, "an unreaped child: {left}");
+    }
+
+    #[test]
+    fn only_handlers_and_sigpipe_go_back_to_the_default() {
+        let handler = end_on_signal as *const () as libc::sighandler_t;
+        assert!(handled(libc::SIGTERM, handler));
+        assert!(handled(libc::SIGPIPE, libc::SIG_IGN));
+        assert!(!handled(libc::SIGHUP, libc::SIG_IGN));
+        assert!(!handled(libc::SIGTERM, libc::SIG_DFL));
     }
 
     #[test]
