@@ -930,7 +930,6 @@ fn open_raw(dir: RawFd, path: &CString, flags: i32, mode: u32) -> Result<OwnedFd
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The kernel's words for `e` (`Read-only file system`).
 /// Whether no process is left under the listener's filter, waiting until one sends a
 /// call or the last one ends: `poll` reports `POLLIN` for a call to read and `POLLHUP`
 /// once the filter has no process (Linux 5.8+; an older kernel blocks on RECV instead
@@ -951,6 +950,7 @@ fn hung_up(revents: libc::c_short) -> bool {
     revents & libc::POLLHUP != 0 && revents & libc::POLLIN == 0
 }
 
+/// The kernel's words for `e` (`Read-only file system`).
 fn strerror(e: i32) -> String {
     let text = std::io::Error::from_raw_os_error(e).to_string();
     match text.find(" (os error") {
