@@ -101,7 +101,7 @@ pub fn nested_git_unenforced(
 const NESTED_GIT_PARTS: &[&str] = &["config", "config.worktree", "commondir", "hooks"];
 
 /// The longest `.git` file ([`nested_cover`] reads): `gitdir: ` and a path.
-const MAX_GITDIR_FILE: u64 = 4096;
+pub const MAX_GITDIR_FILE: u64 = 4096;
 
 /// What a run keeps of the nested repositories already in tree `work` behind a gitlink
 /// (`gitlinks`, from its index): the person's git at the root enters such a repository
@@ -113,7 +113,15 @@ const MAX_GITDIR_FILE: u64 = 4096;
 /// and what it leads to in the tree is read-only. Nothing where the profile lets the loop
 /// make repositories ([`nested_git_allowed`]), nor for a gitlink whose `.git` is a link or
 /// absent (nothing for git to enter, and no `.git` can be made during a run).
-pub fn nested_cover(fs: &Filesystem, work: &Tree, gitlinks: &[String]) -> Vec<Covered> {
+/// `read_git_file` reads a `.git` file (a path relative to the tree's root) without
+/// following links, at most [`MAX_GITDIR_FILE`] bytes: the caller's, so that this file
+/// needs nothing but std (it is fuzzed and mutation-tested on its own).
+pub fn nested_cover(
+    fs: &Filesystem,
+    work: &Tree,
+    gitlinks: &[String],
+    read_git_file: &dyn Fn(&Path) -> Option<String>,
+) -> Vec<Covered> {
     let looks = Looks::default();
     let mut out = Vec::new();
     if nested_git_allowed(fs) {
@@ -130,7 +138,7 @@ pub fn nested_cover(fs: &Filesystem, work: &Tree, gitlinks: &[String]) -> Vec<Co
             Some(Look::Dir) => git,
             Some(Look::Other) => {
                 out.push(covered(work, &git, false, Deny::Write, &rule));
-                match gitdir_of(work, &git) {
+                match gitdir_of(work, &git, read_git_file) {
                     Some(folder) if looks.at(&work.host.join(&folder)) == Some(Look::Dir) => {
                         // The folder it names, and each above it, is renamed by nothing:
                         // another made under its name would be the repository.
@@ -182,10 +190,9 @@ fn covered(tree: &Tree, rel: &Path, dir: bool, deny: Deny, rule: &str) -> Covere
 }
 
 /// The git folder a `.git` file at `git` (below the tree's root) names, below the root,
-/// where it is in the tree: read without following links, bounded.
-fn gitdir_of(tree: &Tree, git: &Path) -> Option<PathBuf> {
-    let root = crate::confined::Tree::open(&tree.host).ok()??;
-    let text = root.read_text(git, MAX_GITDIR_FILE).ok()??;
+/// where it is in the tree: read by `read` (without following links, bounded).
+fn gitdir_of(tree: &Tree, git: &Path, read: &dyn Fn(&Path) -> Option<String>) -> Option<PathBuf> {
+    let text = read(git)?;
     let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     let named = Path::new(named);
     let rel = if named.is_absolute() {
@@ -1180,7 +1187,8 @@ mod tests {
         let links: Vec<String> = ["sub", "mod", "gone", "esc", "../x", "*"]
             .map(String::from)
             .to_vec();
-        let got = nested_cover(&Filesystem::default(), &t, &links);
+        let read = |rel: &Path| std::fs::read_to_string(w.join(rel)).ok();
+        let got = nested_cover(&Filesystem::default(), &t, &links, &read);
         let mut shown: Vec<(String, Deny)> = got
             .iter()
             .map(|c| (c.rel.display().to_string(), c.deny))
@@ -1220,7 +1228,7 @@ mod tests {
             allow_write: vec!["**/.git".into()],
             ..Filesystem::default()
         };
-        assert!(nested_cover(&allowed, &t, &links).is_empty());
+        assert!(nested_cover(&allowed, &t, &links, &read).is_empty());
     }
 
     #[test]

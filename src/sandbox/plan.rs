@@ -488,7 +488,16 @@ fn fs_cover(
                     ),
                     profile: at(),
                 })?;
-        nested.extend(fspolicy::nested_cover(&profile.filesystem, tree, &gitlinks));
+        let read_git_file = |rel: &std::path::Path| {
+            let root = crate::confined::Tree::open(&tree.host).ok()??;
+            root.read_text(rel, fspolicy::MAX_GITDIR_FILE).ok()?
+        };
+        nested.extend(fspolicy::nested_cover(
+            &profile.filesystem,
+            tree,
+            &gitlinks,
+            &read_git_file,
+        ));
     }
     Ok(fspolicy::with_nested(covered, nested))
 }
