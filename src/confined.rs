@@ -550,6 +550,57 @@ pub fn read_bounded(file: File, path: &Path, limit: u64) -> Result<Vec<u8>, Conf
     Ok(buf)
 }
 
+/// Whether `needle` (not empty) occurs in `file`, read once through a small buffer of its
+/// own (no copy of the whole file is made: a start that asks this of a large index pays
+/// neither its allocation nor its page faults), refused as [`read_bounded`] refuses a
+/// file over `limit`.
+pub fn contains_bounded(
+    mut file: File,
+    path: &Path,
+    limit: u64,
+    needle: &[u8],
+) -> Result<bool, ConfinedError> {
+    const CHUNK: usize = 64 << 10;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let too_large = |size| ConfinedError::TooLarge {
+        path: path.to_path_buf(),
+        size,
+        limit,
+    };
+    if size > limit {
+        return Err(too_large(size));
+    }
+    let finder = memchr::memmem::Finder::new(needle);
+    let keep = needle.len().saturating_sub(1);
+    let mut buf = vec![0u8; keep + CHUNK];
+    // `buf[..kept]` is the end of what was read before: an occurrence across two reads.
+    let (mut kept, mut total) = (0usize, 0u64);
+    loop {
+        let n = match file.read(&mut buf[kept..]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(ConfinedError::Io {
+                    what: "read",
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        total += n as u64;
+        if total > limit {
+            return Err(too_large(total));
+        }
+        let end = kept + n;
+        if finder.find(&buf[..end]).is_some() {
+            return Ok(true);
+        }
+        kept = keep.min(end);
+        buf.copy_within(end - kept..end, 0);
+    }
+}
+
 /// `rel` checked to be plain: relative, no `..`, no `.` (an empty path is the root).
 fn plain(rel: &Path) -> Result<&Path, ConfinedError> {
     if rel.components().all(|c| matches!(c, Component::Normal(_))) {
@@ -572,6 +623,43 @@ fn split(rel: &Path) -> Result<Option<(&Path, &OsStr)>, ConfinedError> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_bounded_search_finds_a_needle_anywhere_and_refuses_a_file_over_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let needle = [0u8, 0, 0xe0, 0];
+        let search = |data: &[u8], limit: u64| {
+            std::fs::write(&path, data).unwrap();
+            contains_bounded(File::open(&path).unwrap(), &path, limit, &needle)
+        };
+        let chunk = 64 << 10;
+        // At the start, across the first read's end (each split), at the very end, absent.
+        for at in [0, chunk - 3, chunk - 2, chunk - 1, chunk, 3 * chunk + 5] {
+            let mut data = vec![1u8; 4 * chunk];
+            data[at..at + 4].copy_from_slice(&needle);
+            assert!(search(&data, 1 << 20).unwrap(), "at {at}");
+        }
+        let mut data = vec![1u8; 2 * chunk];
+        let end = data.len() - 4;
+        data[end..].copy_from_slice(&needle);
+        assert!(search(&data, 1 << 20).unwrap());
+        assert!(!search(&vec![1u8; 3 * chunk + 7], 1 << 20).unwrap());
+        assert!(!search(b"", 1 << 20).unwrap());
+        assert!(!search(&needle[..3], 1 << 20).unwrap());
+        // Three bytes at the end of one read and one more at the start of the next.
+        let mut data = vec![1u8; 2 * chunk];
+        data[chunk - 3..chunk + 1].copy_from_slice(&needle);
+        assert!(search(&data, 1 << 20).unwrap());
+        assert!(matches!(
+            search(&[1u8; 100], 99),
+            Err(ConfinedError::TooLarge {
+                size: 100,
+                limit: 99,
+                ..
+            })
+        ));
+    }
 
     fn tree() -> (tempfile::TempDir, Tree) {
         let tmp = tempfile::tempdir().unwrap();
