@@ -659,6 +659,24 @@ mod tests {
                 ..
             })
         ));
+        assert!(!search(&[1u8; 100], 100).unwrap());
+        // A file that grows past its size as it is read (here one of /proc, whose size
+        // says 0) is refused by what was read.
+        let proc = Path::new("/proc/self/status");
+        assert!(matches!(
+            contains_bounded(File::open(proc).unwrap(), proc, 100, &needle),
+            Err(ConfinedError::TooLarge { limit: 100, .. })
+        ));
+        // A read that fails is the error (a folder: EISDIR), never read again.
+        assert!(matches!(
+            contains_bounded(
+                File::open(dir.path()).unwrap(),
+                dir.path(),
+                1 << 20,
+                &needle
+            ),
+            Err(ConfinedError::Io { what: "read", .. })
+        ));
     }
 
     fn tree() -> (tempfile::TempDir, Tree) {
