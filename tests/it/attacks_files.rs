@@ -1651,6 +1651,103 @@ attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /h
 // ---------------------------------------------------------------------------------------
 // A file handed to the command on a descriptor.
 
+/// Python that prints `OK label` or `REFUSED label: <the error>` for each attempt.
+const ATTEMPT: &str = r#"
+import os, sys
+def attempt(label, f):
+    try:
+        f()
+        print("OK", label)
+    except OSError as e:
+        print("REFUSED", label + ":", e.strerror)
+"#;
+
+/// A loop whose working tree holds `notes.txt`, and a file of the host's (`handed.txt`,
+/// outside every view) to hand to a command on a descriptor.
+fn handed_setup() -> (TestEnv, String, PathBuf) {
+    let env = TestEnv::battery(module_path!());
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "handed");
+    fs::write(env.workdir(&id).join("notes.txt"), "notes\n").unwrap();
+    let handed = env.root.join("handed.txt");
+    fs::write(&handed, "the host's\n").unwrap();
+    (env, id, handed)
+}
+
+/// `git loop run -q ID --net none -- python3 -c PROGRAM < handed` (its standard output
+/// appended to `log` where one is given).
+fn run_handed(
+    env: &TestEnv,
+    id: &str,
+    program: &str,
+    handed: &Path,
+    log: Option<&Path>,
+) -> std::process::Output {
+    let mut cmd = env.command();
+    cmd.args([
+        "run", "-q", id, "--net", "none", "--", "python3", "-c", program,
+    ])
+    .current_dir(&env.root)
+    .stdin(fs::File::open(handed).unwrap());
+    if let Some(log) = log {
+        cmd.stdout(fs::OpenOptions::new().append(true).open(log).unwrap());
+    }
+    cmd.output().unwrap()
+}
+
+/// A file handed to a sandbox on its standard input (`git loop run ... < notes.txt`) lies
+/// outside its view, and the descriptor reads only. Opening it again through /proc for
+/// writing would write the host's file (the kernel checks the file's mode there, not the
+/// descriptor's): refused by each name of the caller's descriptor (`/dev/stdin`,
+/// `/dev/fd/0`, `/proc/self/fd/0`, and with `O_TRUNC`), one event each; what reaches pid
+/// 1's own descriptors (`/proc/1/fd/0`, a link to `/proc/self/fd/0`, which pid 1 opens as
+/// its own) finds /dev/null there once the command runs; the file is unchanged. Twins: it
+/// reads; a descriptor the command opened for reading and writing opens again for writing;
+/// `/dev/stdout` writes.
+#[test]
+fn a_file_handed_to_read_is_not_written_through_its_descriptor() {
+    let (env, id, handed) = handed_setup();
+    let program = ATTEMPT.to_string()
+        + r#"
+def write(path):
+    with open(path, "a") as f:
+        f.write("changed inside\n")
+os.symlink("/proc/self/fd/0", "stdin-link")
+print("READ", sys.stdin.read().strip())
+for p in ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "stdin-link", "/proc/1/fd/0"]:
+    attempt(p, lambda: write(p))
+attempt("truncate", lambda: os.close(os.open("/proc/self/fd/0", os.O_RDONLY | os.O_TRUNC)))
+fd = os.open("notes.txt", os.O_RDWR)
+attempt("own read-write", lambda: write("/proc/self/fd/%d" % fd))
+attempt("stdout", lambda: write("/dev/stdout"))
+"#;
+    let out = run_handed(&env, &id, &program, &handed, None);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("READ the host's"), "{stdout}");
+    for p in ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "truncate"] {
+        assert!(
+            stdout.contains(&format!("REFUSED {p}: Permission denied")),
+            "{p}: {stdout}"
+        );
+    }
+    // pid 1's standard input is /dev/null once the command runs.
+    assert!(stdout.contains("OK /proc/1/fd/0"), "{stdout}");
+    assert!(stdout.contains("OK stdin-link"), "{stdout}");
+    assert!(stdout.contains("OK own read-write"), "{stdout}");
+    assert!(stdout.contains("OK stdout"), "{stdout}");
+    assert_eq!(fs::read_to_string(&handed).unwrap(), "the host's\n");
+    assert_eq!(
+        fs::read_to_string(env.workdir(&id).join("notes.txt")).unwrap(),
+        "notes\nchanged inside\n"
+    );
+    let said = crate::fsevents::refusals(&env, &id);
+    let handed_events: Vec<&String> = said
+        .iter()
+        .filter(|l| l.contains("never opened again for writing"))
+        .collect();
+    assert_eq!(handed_events.len(), 4, "{said:#?}");
+}
+
 /// A file handed to the command on a descriptor is the host's, outside the view: the
 /// descriptor reads (or writes) it, and nothing reached through it changes its mode,
 /// owner, times, attributes or length, by the descriptor itself (`fchmod`) or by one of
@@ -1658,12 +1755,7 @@ attack grep-everything search-finds-a-planted-copy - 'grep -rqsF "$S" /loopat /h
 /// caller as the file's owner.
 #[test]
 fn a_file_handed_on_a_descriptor_keeps_its_mode_owner_times_and_length() {
-    let env = TestEnv::battery(module_path!());
-    let repo = env.repo("app");
-    let id = env.new_loop(&repo, "handed");
-    fs::write(env.workdir(&id).join("notes.txt"), "notes\n").unwrap();
-    let handed = env.root.join("handed.txt");
-    fs::write(&handed, "the host's\n").unwrap();
+    let (env, id, handed) = handed_setup();
     let log = env.root.join("runs.log");
     fs::write(&log, "before\n").unwrap();
     let before = |p: &std::path::Path| {
@@ -1679,7 +1771,7 @@ fn a_file_handed_on_a_descriptor_keeps_its_mode_owner_times_and_length() {
         )
     };
     let (handed_was, log_was) = (before(&handed), before(&log));
-    let program = crate::fsevents::ATTEMPT.to_string()
+    let program = ATTEMPT.to_string()
         + r#"
 def changes(p, label=None):
     label = label or str(p)
@@ -1699,16 +1791,7 @@ fd = os.open("notes.txt", os.O_RDONLY)
 changes("/proc/self/fd/%d" % fd, "tree-proc")
 changes(fd, "tree-fd")
 "#;
-    let out = env
-        .command()
-        .args([
-            "run", "-q", &id, "--net", "none", "--", "python3", "-c", &program,
-        ])
-        .current_dir(&env.root)
-        .stdin(fs::File::open(&handed).unwrap())
-        .stdout(fs::OpenOptions::new().append(true).open(&log).unwrap())
-        .output()
-        .unwrap();
+    let out = run_handed(&env, &id, &program, &handed, Some(&log));
     assert!(
         out.status.success(),
         "{}",
