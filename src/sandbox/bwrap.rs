@@ -70,9 +70,9 @@ pub struct Laid {
 /// - its path inside is no other laid mount's.
 ///
 /// Laid mounts of one carrier keep the spec's order among themselves: the spawner lays
-/// them last first, each bound onto the file or folder of the host's own mount, so one
-/// laid later below an earlier one is carried by the earlier one's recursive bind, and one
-/// laid later above an earlier one hides it, as in bwrap.
+/// them in that order, each found through those laid before it, so one laid later below
+/// an earlier one stands on the earlier one's mount, as in bwrap, and nothing is left
+/// hidden below (every mount is read back by bwrap after each of its binds).
 pub fn laid(
     mounts: &[Mount],
     usable: impl Fn(&Mount, &std::path::Path, &std::path::Path) -> bool,
@@ -192,9 +192,9 @@ pub fn laid(
     // What bwrap still makes after each one's carrier must not meet it (see above); a
     // mount laid with another carrier, or not laid, counts as bwrap's. Two laid with one
     // carrier may meet only as the spawner can keep them: the later one below the earlier
-    // (laid first, then carried by the earlier one's recursive copy). The other way round
-    // the spawner, finding each one's place through those laid before it, would lay the
-    // earlier one on top of the later instead of under it.
+    // (laid after it, on its mount). The other way round the earlier one, already laid,
+    // would be carried by the later one's recursive copy of its own place and stay on
+    // top of it, where bwrap's later bind would hide it.
     let meets = |i: usize, j: usize, found: &[Option<usize>]| {
         let d = &at[i];
         (j + 1..mounts.len()).any(|k| {

@@ -739,17 +739,20 @@ fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
 /// Lays the mounts of [`super::bwrap::Laid`] in this (the child's own) mount namespace: a
 /// descriptor's file or folder bound onto itself, a bind by path's source onto its place,
 /// recursively, `nosuid`, `nodev` and read-only as the spec says, as bwrap would bind
-/// them. The last first: where two meet, the later is below the earlier
-/// ([`super::bwrap::laid`]), so it is laid on the host's own mount and then carried by the
-/// earlier one's recursive copy. Then each is checked once more to be where bwrap's bind
-/// of its carrier will find it: its path below the carrier leads, without a link, to the
-/// root of a mount holding what was laid (`ESTALE` otherwise).
+/// them. In the spec's order: where two meet, the later is below the earlier
+/// ([`super::bwrap::laid`]), so its place is found through the earlier one's mount and it
+/// is laid on that mount (laid the other way round, the earlier one's recursive copy
+/// would carry the later one and leave its first mount hidden below, one more line of
+/// the mount table for bwrap to read after each of its binds). Then each is checked once
+/// more to be where bwrap's bind of its carrier will find it: its path below the carrier
+/// leads, without a link, to the root of a mount holding what was laid (`ESTALE`
+/// otherwise).
 fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
     const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
     let mut carrier = Carrier { open: None };
-    for l in laid.iter().rev() {
+    for l in laid {
         let source = open_source(l)?;
         if l.source.is_some() && source.is_none() {
             continue; // an optional source that is absent, as `--ro-bind-try` leaves it

@@ -659,3 +659,42 @@ fn the_sandbox_may_run_on_every_cpu_its_caller_may() {
     let run = sh(&env, &id, "cat /proc/self/status").ok();
     assert_eq!(allowed(&run.stdout), ours, "{}", run.stdout);
 }
+
+/// Every mount of the view stands once: a mount the spawner lays itself below a folder
+/// bwrap binds (the loop repository's pinned `.git` and the read-only config, hooks and
+/// commondir inside it) is not left a second time, hidden below another, where bwrap
+/// would read it back after each of its binds. Twin: the laid mounts are where the view
+/// says, the read-only ones refuse a write, and the working tree and `.git` take one.
+#[test]
+fn each_mount_of_the_view_stands_once() {
+    let (env, id) = setup();
+    let run = sh(
+        &env,
+        &id,
+        "cat /proc/self/mountinfo; \
+         echo x >> .git/config 2>/dev/null && echo CONFIG-WRITTEN; \
+         echo x > new.txt && echo tree-written; \
+         echo x > .git/scratch && echo git-written",
+    )
+    .ok();
+    let points: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let twice: Vec<&&str> = points.iter().filter(|p| !seen.insert(**p)).collect();
+    assert!(twice.is_empty(), "mounted twice: {twice:?}\n{}", run.stdout);
+    let workdir = format!("/loopat/loop/{id}/workdir");
+    for laid in [".git", ".git/config", ".git/hooks", ".git/commondir"] {
+        let at = format!("{workdir}/{laid}");
+        assert!(
+            points.contains(&at.as_str()),
+            "{at} missing:\n{}",
+            run.stdout
+        );
+    }
+    assert!(!run.stdout.contains("CONFIG-WRITTEN"), "{}", run.stdout);
+    assert!(run.stdout.contains("tree-written"), "{}", run.stdout);
+    assert!(run.stdout.contains("git-written"), "{}", run.stdout);
+}
