@@ -22,8 +22,13 @@ pub enum SystemEntry {
 /// Parts of the sandbox's own /proc that are bound read-only over it.
 pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger"];
 
-/// Files of the host's /etc that hold secrets of the machine; where they exist they are
-/// covered with /dev/null (a sandbox whose user maps to root could read them otherwise).
+/// Files of the host's /etc that hold secrets of the machine; where they exist and the
+/// user running git-loop may read them they are covered with /dev/null (a sandbox whose
+/// user maps to root could read them otherwise). One the kernel refuses this user needs
+/// no cover: a sandbox's user maps to this one and to no other uid or gid, so the kernel
+/// refuses the sandbox the same (the default for anyone but root: `/etc/shadow` is
+/// `root:shadow 0640`, the host keys `root 0600`), and each cover is a mount more that
+/// bwrap reads back after every bind it makes.
 pub const ETC_SECRETS: &[&str] = &[
     "/etc/shadow",
     "/etc/shadow-",
@@ -72,6 +77,10 @@ impl HostView {
             .iter()
             .map(PathBuf::from)
             .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .filter(|p| {
+                use std::os::unix::ffi::OsStrExt;
+                !std::ffi::CString::new(p.as_os_str().as_bytes()).is_ok_and(|c| read_refused(&c))
+            })
             .collect();
         HostView {
             system,
@@ -79,6 +88,16 @@ impl HostView {
             env,
         }
     }
+}
+
+/// Whether the kernel refuses this process's user reading `path` (`EACCES` from
+/// `faccessat(R_OK)` with the effective ids, the ones a sandbox's user maps to). Any other
+/// answer (readable, or an error that says nothing of the permission) is no refusal. No
+/// allocation: a test calls it in a forked child.
+fn read_refused(path: &std::ffi::CStr) -> bool {
+    // SAFETY: a plain system call on a NUL-terminated string.
+    let r = unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::R_OK, libc::AT_EACCESS) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES)
 }
 
 /// The system part of every sandbox's view: the host's system folders read-only on
@@ -142,5 +161,59 @@ mod tests {
         );
         assert_eq!(system_entry(&dir.join("opt")), None);
         assert_eq!(system_entry(&dir.join("lib32")), None);
+    }
+
+    /// A file only its owner may read is refused to another user and read by its owner (or
+    /// root); one anyone may read is refused to no one. Run as root, the other user is
+    /// `nobody` in a forked child (which makes only system calls).
+    #[test]
+    fn a_file_the_user_may_not_read_is_refused_and_one_it_may_is_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (secret, open) = (tmp.path().join("secret"), tmp.path().join("open"));
+        std::fs::write(&secret, "s").unwrap();
+        std::fs::write(&open, "o").unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let c = |p: &Path| {
+            use std::os::unix::ffi::OsStrExt;
+            std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap()
+        };
+        let (secret_c, open_c) = (c(&secret), c(&open));
+        assert!(!read_refused(&open_c));
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            // No permission bits at all: the owner is refused too (root would not be).
+            std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+            assert!(read_refused(&secret_c));
+            return;
+        }
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(!read_refused(&secret_c), "root reads what it owns");
+        // SAFETY: the child makes only system calls (async-signal-safe) and exits.
+        let status = unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                let dropped = libc::setgroups(0, std::ptr::null()) == 0
+                    && libc::setgid(65534) == 0
+                    && libc::setuid(65534) == 0;
+                let code = if !dropped {
+                    9
+                } else {
+                    i32::from(read_refused(&secret_c)) * 2 + i32::from(read_refused(&open_c))
+                };
+                libc::_exit(code);
+            }
+            let mut status = 0;
+            assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+            status
+        };
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            2,
+            "nobody: secret refused (2), open file read (0)"
+        );
     }
 }
