@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Sandbox start of two builds against each other: median wall time of
 # `git loop run -q ID --net none -- true` for the build of revision A and of revision B,
-# alternating on the same loop, as a ratio B/A. For changes that should not change the
-# start (moving code): the two agree when the ratio is within the run-to-run noise, which
-# the script shows by also comparing A with itself.
+# alternating, each on a loop of its own (a build keeps its own plan: one loop shared by
+# two builds would make every start plan anew, since the plan is stamped with the
+# binary), as a ratio B/A, and each against raw bwrap with its own command line (as
+# benches/spawn.sh makes it), alternating with them. For changes that should not change
+# the start (moving code): the two agree when the ratio is within the run-to-run noise,
+# which the script shows by also comparing A with itself.
 #
 #   benches/spawn-compare.sh REV_A REV_B [RUNS]     (default 51 runs each, after warm-up)
 #
@@ -42,35 +45,53 @@ fi
 git init -q -b main "$tmp/repo"
 echo hi > "$tmp/repo/README"
 git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
-id=$(cd "$tmp/repo" && "$tmp/git-loop-a" new -q bench)
+id_a=$(cd "$tmp/repo" && "$tmp/git-loop-a" new -q bench-a)
+id_b=$(cd "$tmp/repo" && "$tmp/git-loop-b" new -q bench-b)
+# Raw bwrap with a build's own command line, minus what only git-loop can hand over.
+raw_of() {
+  "$1" run "$2" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g'
+}
+raw_a=$(raw_of "$tmp/git-loop-a" "$id_a")
+raw_b=$(raw_of "$tmp/git-loop-b" "$id_b")
 
 for _ in 1 2 3; do
-  "$tmp/git-loop-a" run -q "$id" --net none -- true
-  "$tmp/git-loop-b" run -q "$id" --net none -- true
+  "$tmp/git-loop-a" run -q "$id_a" --net none -- true
+  "$tmp/git-loop-b" run -q "$id_b" --net none -- true
+  eval "$raw_a"
+  eval "$raw_b"
 done
 # A fresh loop's files are younger than the plan cache's racy window (two seconds): after
 # the wait, what a start keeps is used from the first measured run on.
 sleep 2.1
-"$tmp/git-loop-a" run -q "$id" --net none -- true
-"$tmp/git-loop-b" run -q "$id" --net none -- true
-a_t=() b_t=() a2_t=()
+"$tmp/git-loop-a" run -q "$id_a" --net none -- true
+"$tmp/git-loop-b" run -q "$id_b" --net none -- true
+a_t=() b_t=() a2_t=() ra_t=() rb_t=()
 for _ in $(seq "$runs"); do
   t0=${EPOCHREALTIME/./}
-  "$tmp/git-loop-a" run -q "$id" --net none -- true
+  "$tmp/git-loop-a" run -q "$id_a" --net none -- true
   t1=${EPOCHREALTIME/./}
-  "$tmp/git-loop-b" run -q "$id" --net none -- true
+  "$tmp/git-loop-b" run -q "$id_b" --net none -- true
   t2=${EPOCHREALTIME/./}
-  "$tmp/git-loop-a" run -q "$id" --net none -- true
+  "$tmp/git-loop-a" run -q "$id_a" --net none -- true
   t3=${EPOCHREALTIME/./}
+  eval "$raw_a"
+  t4=${EPOCHREALTIME/./}
+  eval "$raw_b"
+  t5=${EPOCHREALTIME/./}
   a_t+=($((t1 - t0))) b_t+=($((t2 - t1))) a2_t+=($((t3 - t2)))
+  ra_t+=($((t4 - t3))) rb_t+=($((t5 - t4)))
 done
 a=$(printf '%s\n' "${a_t[@]}" | median)
 b=$(printf '%s\n' "${b_t[@]}" | median)
 a2=$(printf '%s\n' "${a2_t[@]}" | median)
+ra=$(printf '%s\n' "${ra_t[@]}" | median)
+rb=$(printf '%s\n' "${rb_t[@]}" | median)
 
 echo "runs:                $runs each, alternating A, B, A"
 echo "A ($a_rev):  $(awk -v v="$a" 'BEGIN{printf "%.2f ms", v/1000}') (median; again: $(awk -v v="$a2" 'BEGIN{printf "%.2f ms", v/1000}'))"
 echo "B ($b_rev):  $(awk -v v="$b" 'BEGIN{printf "%.2f ms", v/1000}') (median)"
+echo "raw bwrap, A's line: $(awk -v v="$ra" 'BEGIN{printf "%.2f ms", v/1000}'); B's line: $(awk -v v="$rb" 'BEGIN{printf "%.2f ms", v/1000}') (medians)"
+echo "A / its raw line:    $(awk -v x="$a" -v y="$ra" 'BEGIN{printf "%.2fx", x/y}'); B / its raw line: $(awk -v x="$b" -v y="$rb" 'BEGIN{printf "%.2fx", x/y}') (issue 30's goal: 1.3x)"
 echo "B/A:                 $(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.3f", x/y}')"
 echo "A/A (the noise):     $(awk -v x="$a2" -v y="$a" 'BEGIN{printf "%.3f", x/y}')"
 # The same as differences of each round's own pair (a round's three runs are next to each
