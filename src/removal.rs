@@ -144,6 +144,7 @@ fn finish_one(ws: &Workspace, id: &str) -> Result<Removed> {
     // same id would not use it anyway (its inputs' stamps differ).
     let _ = fs::remove_file(ws.loop_plan(id));
     let _ = fs::remove_file(ws.loop_lock_walk(id));
+    let _ = fs::remove_file(ws.loop_gitlinks(id));
     let mut said = Vec::new();
     let journal_path = ws.removal_journal(id);
     if let Ok(text) = fs::read(&journal_path) {

@@ -381,6 +381,12 @@ impl Workspace {
         self.plans_dir().join(format!("{id}.locks.json"))
     }
 
+    /// `plans/<id>.gitlinks.json`: the gitlinks the last scan of loop `id`'s large indexes
+    /// found, with each index's stamp (`sandbox::cache::gitlinks`).
+    pub fn loop_gitlinks(&self, id: &str) -> PathBuf {
+        self.plans_dir().join(format!("{id}.gitlinks.json"))
+    }
+
     /// `plans/key`: the HMAC key of the kept plans.
     pub fn plans_key(&self) -> PathBuf {
         self.plans_dir().join("key")

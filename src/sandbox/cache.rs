@@ -443,6 +443,58 @@ pub fn keep_lock_walks(
         .and_then(|file| crate::fsutil::write_replaceable(&path, &file).ok());
 }
 
+/// The gitlinks of a loop's large indexes, with each index's stamp, by the tree's host
+/// path: the answer of `git::objects::index_gitlinks_kept` kept for the next start, which
+/// takes it only for an index whose stamp is still that one.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Gitlinks {
+    format: u32,
+    trees: std::collections::BTreeMap<PathBuf, crate::git::objects::KeptGitlinks>,
+}
+
+/// The kept gitlinks of loop `id`'s trees; none when there is no such file or it is not
+/// git-loop's.
+pub fn gitlinks(
+    ws: &Workspace,
+    id: &str,
+) -> std::collections::BTreeMap<PathBuf, crate::git::objects::KeptGitlinks> {
+    read_secret(&ws.plans_key())
+        .and_then(|secret| load_signed::<Gitlinks>(&ws.loop_gitlinks(id), &secret))
+        .filter(|g| g.format == FORMAT)
+        .map(|g| g.trees)
+        .unwrap_or_default()
+}
+
+/// Keeps `trees` for loop `id`'s next start when they differ from `before` (what
+/// [`gitlinks`] gave, `None` when it was not asked); none kept removes the file. Failing
+/// costs the next start a scan, never a wrong answer (a kept one is taken only for an
+/// index whose stamp is the kept one).
+pub fn keep_gitlinks(
+    ws: &Workspace,
+    id: &str,
+    before: Option<&std::collections::BTreeMap<PathBuf, crate::git::objects::KeptGitlinks>>,
+    trees: &std::collections::BTreeMap<PathBuf, crate::git::objects::KeptGitlinks>,
+) {
+    if before.map_or(trees.is_empty(), |b| b == trees) {
+        return;
+    }
+    let path = ws.loop_gitlinks(id);
+    if trees.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return;
+    }
+    let body = Gitlinks {
+        format: FORMAT,
+        trees: trees.clone(),
+    };
+    // Not waited for on the disk: a file lost or torn in a crash fails its HMAC and costs
+    // one scan.
+    let _ = read_secret(&ws.plans_key())
+        .or_else(|| make_secret(ws))
+        .and_then(|secret| signed(&path, &secret, &body))
+        .and_then(|file| crate::fsutil::write_replaceable(&path, &file).ok());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,6 +624,46 @@ mod tests {
         std::fs::write(&path, &good).unwrap();
         assert_eq!(lock_walks(&ws, "l"), walks);
         keep_lock_walks(&ws, "l", &walks, &Default::default());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn kept_gitlinks_are_read_back_only_when_they_are_git_loops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path().join("ws"), "alice".into());
+        std::fs::create_dir(ws.root()).unwrap();
+        let repo = tmp.path().join("repo");
+        crate::testutil::init_repo(&repo);
+        let keeping = crate::git::objects::Keeping {
+            min_size: 0,
+            settled: Duration::ZERO,
+        };
+        std::fs::write(repo.join("a.txt"), "a").unwrap();
+        crate::testutil::git(&repo, &["add", "a.txt"]);
+        let (_, keep) =
+            crate::git::objects::index_gitlinks_kept(&repo, &Default::default(), &keeping, &|| {
+                None
+            })
+            .unwrap();
+        let trees: std::collections::BTreeMap<_, _> = [(repo.clone(), keep.unwrap())].into();
+        // Nothing kept yet; kept, it is read back, and another loop's is its own.
+        assert!(gitlinks(&ws, "l").is_empty());
+        keep_gitlinks(&ws, "l", None, &trees);
+        assert_eq!(gitlinks(&ws, "l"), trees);
+        assert!(gitlinks(&ws, "m").is_empty());
+        // A file changed under its tag (an answer that would hide a gitlink) is not read.
+        let path = ws.loop_gitlinks("l");
+        let good = std::fs::read(&path).unwrap();
+        let text = String::from_utf8(good.clone()).unwrap();
+        let forged = text.replacen("[]", "[\"x\"]", 1);
+        assert_ne!(forged, text);
+        std::fs::write(&path, &forged).unwrap();
+        assert!(gitlinks(&ws, "l").is_empty());
+        // The good file back; nothing to keep, asked or not, leaves or removes it.
+        std::fs::write(&path, &good).unwrap();
+        keep_gitlinks(&ws, "l", None, &Default::default());
+        assert_eq!(gitlinks(&ws, "l"), trees);
+        keep_gitlinks(&ws, "l", Some(&trees), &Default::default());
         assert!(!path.exists());
     }
 

@@ -478,16 +478,36 @@ fn fs_cover(
         inside: super::spec::repo_inside(&rec.id, "notes"),
     };
     let mut nested = Vec::new();
+    // A large index's answer is kept for the next start (`cache::gitlinks`), read only
+    // when an index is that large.
+    let keeping = crate::git::objects::Keeping {
+        min_size: KEEP_GITLINKS_FROM,
+        settled: super::cache::RACY,
+    };
+    let kept = std::cell::OnceCell::new();
+    let mut keep = std::collections::BTreeMap::new();
     for tree in [&work, &notes] {
-        let gitlinks =
-            crate::git::objects::index_gitlinks(&tree.host, &crate::git::objects::Limits::default())
-                .map_err(|e| SandboxError::FsPolicy {
-                    message: format!(
-                        "the gitlinks of {} cannot be read, so what the nested repositories behind them hold cannot be kept read-only: {e}",
-                        tree.host.display()
-                    ),
-                    profile: at(),
-                })?;
+        let kept_here = || {
+            kept.get_or_init(|| super::cache::gitlinks(ws, &rec.id))
+                .get(&tree.host)
+                .cloned()
+        };
+        let (gitlinks, to_keep) = crate::git::objects::index_gitlinks_kept(
+            &tree.host,
+            &crate::git::objects::Limits::default(),
+            &keeping,
+            &kept_here,
+        )
+        .map_err(|e| SandboxError::FsPolicy {
+            message: format!(
+                "the gitlinks of {} cannot be read, so what the nested repositories behind them hold cannot be kept read-only: {e}",
+                tree.host.display()
+            ),
+            profile: at(),
+        })?;
+        if let Some(k) = to_keep {
+            keep.insert(tree.host.clone(), k);
+        }
         let read_git_file = |rel: &std::path::Path| {
             let root = crate::confined::Tree::open(&tree.host).ok()??;
             root.read_text(rel, fspolicy::MAX_GITDIR_FILE).ok()?
@@ -499,8 +519,13 @@ fn fs_cover(
             &read_git_file,
         ));
     }
+    super::cache::keep_gitlinks(ws, &rec.id, kept.get(), &keep);
     Ok(fspolicy::with_nested(covered, nested))
 }
+
+/// The size from which an index's gitlinks are kept for the next start: below it the scan
+/// (a few reads of 64 KiB) costs less than reading and checking a kept answer.
+const KEEP_GITLINKS_FROM: u64 = 1 << 20;
 
 /// The spec, and the egress policy the proxy enforces in the proxy mode.
 pub fn spec_and_policy(

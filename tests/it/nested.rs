@@ -246,3 +246,76 @@ try made-again sh -c 'mv sub/.git sub/moved && mkdir sub/.git'
         );
     }
 }
+
+/// A large index's gitlinks are kept for the next start (`plans/<id>.gitlinks.json`) once
+/// it has settled, and taken only while the index is the one they were kept for: a run
+/// that adds a nested repository changes it, and the next start finds the new gitlink and
+/// keeps what that repository's git reads read-only, at once and once the new answer is
+/// kept. Twin: both repositories take commits of their own.
+#[test]
+fn a_large_indexs_kept_gitlinks_hold_only_while_it_is_unchanged() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // About 14,000 entries: an index over the size from which answers are kept (1 MiB).
+    for d in 0..70 {
+        let dir = repo.join(format!("d{d:02}"));
+        fs::create_dir(&dir).unwrap();
+        for f in 0..200 {
+            fs::write(dir.join(format!("file-{f:04}.txt")), format!("{d} {f}\n")).unwrap();
+        }
+    }
+    env.git(&repo, ["add", "-A"]);
+    env.git(&repo, ["commit", "-q", "-m", "many files"]);
+    let id = env.new_loop(&repo, "large");
+    let index = env.workdir(&id).join(".git/index");
+    assert!(fs::metadata(&index).unwrap().len() > 1 << 20);
+    let kept = env.ws.join(format!("plans/{id}.gitlinks.json"));
+    let add_nested = |name: &str| {
+        let profile = env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+        let made = attempts(
+            &env,
+            &id,
+            &format!("try made sh -c 'git init -q {name} && git -C {name} commit -q --allow-empty -m s && git add {name} && git commit -q -m gitlink-{name}'"),
+        );
+        verdicts(&made, &[("made", true)]);
+        fs::remove_file(profile).unwrap();
+    };
+    let guarded = |names: &[&str]| {
+        let script: String = names
+            .iter()
+            .map(|n| {
+                format!(
+                    "try config-{n} git -C {n} config core.fsmonitor 'touch /tmp/x'\ntry commit-{n} git -C {n} commit -q --allow-empty -m more\n"
+                )
+            })
+            .collect();
+        let run = attempts(&env, &id, &script);
+        for n in names {
+            verdicts(
+                &run,
+                &[
+                    (&format!("config-{n}"), false),
+                    (&format!("commit-{n}"), true),
+                ],
+            );
+        }
+    };
+    add_nested("sub");
+    // Just written: scanned (and not kept until it has settled).
+    guarded(&["sub"]);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    guarded(&["sub"]);
+    assert!(kept.exists(), "a settled large index's answer is kept");
+    let first = fs::read(&kept).unwrap();
+    // Taken: the index is unchanged, the answer the same (the file is not written again).
+    guarded(&["sub"]);
+    assert_eq!(fs::read(&kept).unwrap(), first);
+    // A new gitlink changes the index: found at the next start, before and after the new
+    // answer is kept.
+    add_nested("sub2");
+    guarded(&["sub", "sub2"]);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    guarded(&["sub", "sub2"]);
+    assert_ne!(fs::read(&kept).unwrap(), first);
+    guarded(&["sub", "sub2"]);
+}

@@ -54,8 +54,8 @@ use gix::objs::{Exists as _, FindExt as _, FindHeader as _, Write as _};
 use gix::ObjectId;
 
 pub use super::untrusted::{
-    gitlinks, index_gitlinks, loop_branches, within, worktree_changes, worktree_status, Limits,
-    Untracked, WorktreeStatus,
+    gitlinks, index_gitlinks, index_gitlinks_kept, loop_branches, within, worktree_changes,
+    worktree_status, IndexStamp, Keeping, KeptGitlinks, Limits, Untracked, WorktreeStatus,
 };
 use super::untrusted::{LoopRepo, MAX_ALTERNATES_FILE_SIZE};
 use crate::confined::ConfinedError;

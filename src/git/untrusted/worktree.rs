@@ -245,34 +245,131 @@ pub fn gitlinks(
 /// (`git add -A`), what a run keeps read-only (`sandbox::fspolicy::nested_cover`). None
 /// where the worktree or its index is not there.
 pub fn index_gitlinks(worktree: &Path, limits: &Limits) -> Result<Vec<String>, GitReadError> {
+    let never = Keeping {
+        min_size: u64::MAX,
+        settled: Duration::ZERO,
+    };
+    index_gitlinks_kept(worktree, limits, &never, &|| None).map(|(found, _)| found)
+}
+
+/// What tells one content of an index from another without reading it: the device,
+/// inode, size and modification and change times of the file [`index_gitlinks_kept`]
+/// opened (`fstat` of its descriptor). Every write to a file sets its change time to the
+/// clock's, which no call a sandbox may make sets back, so an index that still has a
+/// stamp taken once its last change was older than the file system's coarsest tick holds
+/// what it held then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IndexStamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl IndexStamp {
+    fn of(m: &std::fs::Metadata) -> IndexStamp {
+        use std::os::unix::fs::MetadataExt;
+        IndexStamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Whether its last change (modification or change time) is at least `age` before
+    /// `now`; a time after `now` is not.
+    fn settled(&self, age: Duration, now: std::time::SystemTime) -> bool {
+        let newest = self.mtime.max(self.ctime);
+        let at = std::time::UNIX_EPOCH
+            + Duration::new(
+                newest.0.max(0) as u64,
+                newest.1.clamp(0, 999_999_999) as u32,
+            );
+        now.duration_since(at).is_ok_and(|since| since >= age)
+    }
+}
+
+/// An answer of [`index_gitlinks_kept`] kept for one tree: its index's stamp and gitlinks.
+pub type KeptGitlinks = (IndexStamp, Vec<String>);
+
+/// When [`index_gitlinks_kept`] uses and gives kept answers: for an index of `min_size`
+/// bytes or more (below, the scan costs less than reading a kept answer), and gives one
+/// to keep only when the index's last change is `settled` old.
+#[derive(Debug, Clone, Copy)]
+pub struct Keeping {
+    pub min_size: u64,
+    pub settled: Duration,
+}
+
+/// [`index_gitlinks`] with an answer kept from an earlier start. For an index of
+/// `keeping.min_size` bytes or more, `kept()` is asked for the answer kept for this tree
+/// and, where its stamp is the index's own, that answer is the one (the index is not read
+/// again); otherwise the index is scanned as [`index_gitlinks`] scans it. Returns the
+/// gitlinks and, for such an index whose last change is `keeping.settled` old, the stamp
+/// and the gitlinks to keep.
+pub fn index_gitlinks_kept(
+    worktree: &Path,
+    limits: &Limits,
+    keeping: &Keeping,
+    kept: &dyn Fn() -> Option<KeptGitlinks>,
+) -> Result<(Vec<String>, Option<KeptGitlinks>), GitReadError> {
     let Some(root) = Tree::open(worktree).map_err(read_unsafe)? else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     if root.kind(".git").map_err(read_unsafe)? != Some(PathKind::Dir) {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let Some(git) = root.subtree(".git").map_err(read_unsafe)? else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
+    let Some(file) = git.open_file("index").map_err(read_unsafe)? else {
+        return Ok((Vec::new(), None));
+    };
+    let path = worktree.join(".git/index");
+    let stamp = file
+        .metadata()
+        .map(|m| IndexStamp::of(&m))
+        .map_err(|source| {
+            read_unsafe(ConfinedError::Io {
+                what: "look at",
+                path: path.clone(),
+                source,
+            })
+        })?;
+    let keeps = stamp.size >= keeping.min_size;
+    if keeps {
+        if let Some((at, found)) = kept() {
+            if at == stamp {
+                return Ok((found.clone(), Some((at, found))));
+            }
+        }
+    }
     // Every run's start asks: an index without the gitlink's mode (160000, as the four
     // bytes of an entry's mode field) anywhere has none, told by a scan through a small
     // buffer rather than its checksum and every entry decoded (a 4.8 MB index read whole
     // cost a start about 4 ms, most of it the page faults of its copy).
-    let Some(file) = git.open_file("index").map_err(read_unsafe)? else {
-        return Ok(Vec::new());
-    };
-    let path = worktree.join(".git/index");
     let gitlink = 0o160000u32.to_be_bytes();
-    if !confined::contains_bounded(file, &path, MAX_INDEX_SIZE, &gitlink).map_err(read_unsafe)? {
-        return Ok(Vec::new());
-    }
-    let index = read_index(&git, &worktree.join(".git"), gix::hash::Kind::Sha1, limits)?;
-    Ok(index
-        .entries()
-        .iter()
-        .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
-        .map(|e| e.path(&index).to_str_lossy().into_owned())
-        .collect())
+    let found = if !confined::contains_bounded(file, &path, MAX_INDEX_SIZE, &gitlink)
+        .map_err(read_unsafe)?
+    {
+        Vec::new()
+    } else {
+        let index = read_index(&git, &worktree.join(".git"), gix::hash::Kind::Sha1, limits)?;
+        index
+            .entries()
+            .iter()
+            .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
+            .map(|e| e.path(&index).to_str_lossy().into_owned())
+            .collect()
+    };
+    // Kept only for the index as it was stamped before the scan: one written since (by a
+    // live session's command) has another stamp and is scanned next time.
+    let keep = (keeps && stamp.settled(keeping.settled, std::time::SystemTime::now()))
+        .then(|| (stamp, found.clone()));
+    Ok((found, keep))
 }
 
 /// The ceiling on the entries of `HEAD`'s tree [`gitlinks`] walks.
@@ -925,6 +1022,61 @@ mod tests {
         forged.extend_from_slice(&0o160000u32.to_be_bytes());
         std::fs::write(dir.join(".git/index"), forged).unwrap();
         assert!(index_gitlinks(&dir, &limits).is_err());
+    }
+
+    #[test]
+    fn a_kept_answer_is_taken_only_for_the_index_it_was_kept_for() {
+        let (_tmp, dir) = with_gitlinks();
+        let limits = Limits::default();
+        let keeping = Keeping {
+            min_size: 0,
+            settled: Duration::ZERO,
+        };
+        // Nothing kept: scanned, and given to keep.
+        let (found, keep) = index_gitlinks_kept(&dir, &limits, &keeping, &|| None).unwrap();
+        assert_eq!(found, ["staged", "x/y/sub"]);
+        let (stamp, kept) = keep.unwrap();
+        assert_eq!(kept, found);
+        // The answer kept for this very index is taken as it is: a planted one shows the
+        // index was not read again.
+        let planted = (stamp, vec!["planted".to_string()]);
+        let ask = || Some(planted.clone());
+        let (found, keep) = index_gitlinks_kept(&dir, &limits, &keeping, &ask).unwrap();
+        assert_eq!(found, ["planted"]);
+        assert_eq!(keep, Some(planted.clone()));
+        // Not once the index changed, though its bytes, length and modification time are
+        // the same again: its change time tells.
+        let index = dir.join(".git/index");
+        let bytes = std::fs::read(&index).unwrap();
+        let modified = std::fs::metadata(&index).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&index, &bytes).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&index)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        let (found, keep) = index_gitlinks_kept(&dir, &limits, &keeping, &ask).unwrap();
+        assert_eq!(found, ["staged", "x/y/sub"]);
+        assert_ne!(keep.unwrap().0, stamp);
+        // Below the size from which answers are kept, none is asked for or given.
+        let small = Keeping {
+            min_size: u64::MAX,
+            settled: Duration::ZERO,
+        };
+        let never = || -> Option<KeptGitlinks> { panic!("asked for a kept answer") };
+        let (found, keep) = index_gitlinks_kept(&dir, &limits, &small, &never).unwrap();
+        assert_eq!(found, ["staged", "x/y/sub"]);
+        assert!(keep.is_none());
+        // An index changed less than `settled` ago is scanned and not given to keep.
+        let young = Keeping {
+            min_size: 0,
+            settled: Duration::from_secs(3600),
+        };
+        let (found, keep) = index_gitlinks_kept(&dir, &limits, &young, &|| None).unwrap();
+        assert_eq!(found, ["staged", "x/y/sub"]);
+        assert!(keep.is_none());
     }
 
     #[test]
