@@ -612,9 +612,9 @@ mod tests {
         fs::write(&a, "x").unwrap();
         let first = GrantSource::of(&fs::symlink_metadata(&a).unwrap());
         assert!(!first.dir);
-        // The same path holding another file is another source.
-        fs::remove_file(&a).unwrap();
-        fs::write(tmp.path().join("b"), "y").unwrap();
+        // The same path holding another file is another source (the first one kept
+        // under another name, so its inode number cannot be given to the second).
+        fs::rename(&a, tmp.path().join("b")).unwrap();
         fs::write(&a, "x").unwrap();
         let again = GrantSource::of(&fs::symlink_metadata(&a).unwrap());
         assert_ne!((first.dev, first.ino), (again.dev, again.ino));
