@@ -28,6 +28,7 @@ for i in range(n):
 EOF
 git -C "$tmp/repo" add -A && git -C "$tmp/repo" commit -q -m files
 "$bin" init >/dev/null 2>&1 || true
+"$bin" config set --operator sandbox.allow_nested_git true >/dev/null
 profiles="$GIT_LOOP_HOME/context/knowledge/.loopat/sandboxes"
 mkdir -p "$profiles/scan" "$profiles/noscan"
 : > "$profiles/scan/sandbox.toml"

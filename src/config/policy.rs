@@ -108,6 +108,9 @@ pub fn refusals(layer: Layer, key: &str, value: &Value, ceiling: NetMode) -> Vec
             whole(PORTS_ADDRESS)
         }
         "guard.allow" => whole("only the operator config may let a value past the secret guard"),
+        "sandbox.allow_nested_git" if value.as_bool() == Some(true) => {
+            whole("only the operator config may let a team's profile have nested repositories made in a loop")
+        }
         "include.allow_secrets" if value.as_bool() == Some(true) => {
             whole("only the operator config may let secrets of your working tree into a sandbox")
         }

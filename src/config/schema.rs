@@ -129,6 +129,10 @@ pub struct SandboxSettings {
     #[serde(deserialize_with = "name")]
     pub profile: String,
     pub mode: RunMode,
+    /// Whether a profile's `allow_write = ["**/.git"]` (nested repositories in a loop's
+    /// trees) is honoured. Operator config only: a profile comes from the team's remote,
+    /// and a nested repository's config is a program a person's git on the host runs.
+    pub allow_nested_git: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -109,6 +109,10 @@ pub enum SandboxError {
     /// A rule of the profile's `[filesystem]` that cannot be applied.
     #[error("{message}")]
     FsPolicy { message: String, profile: String },
+    /// A profile's `allow_write = ["**/.git"]` where the operator config does not allow
+    /// nested repositories (`sandbox.allow_nested_git`).
+    #[error("the profile allows nested repositories (allow_write = [\"**/.git\"]), which only the operator config may let a profile do")]
+    NestedGitNotAllowed { profile: String },
     /// `[filesystem]` rules with `--backend none`.
     #[error("the profile's [filesystem] rules need a sandbox; --backend none enforces none")]
     FsWithoutSandbox,

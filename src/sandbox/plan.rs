@@ -241,7 +241,12 @@ impl Inputs {
             identity: stable.identity,
             toolchains: crate::toolchains::for_run(ws, config, &Path::new("/home").join(ws.user())),
             relay_exe: Some(relay_exe()?),
-            fs_cover: fs_cover(ws, rec, config.profile())?,
+            fs_cover: fs_cover(
+                ws,
+                rec,
+                config.profile(),
+                config.settings().sandbox.allow_nested_git,
+            )?,
             no_supervisor: super::creation::unavailable(),
             vault,
             trust: None,
@@ -434,6 +439,7 @@ fn fs_cover(
     ws: &Workspace,
     rec: &LoopRecord,
     profile: &crate::config::SandboxProfile,
+    operator_allows_nested_git: bool,
 ) -> Result<Vec<super::fspolicy::Covered>> {
     use super::fspolicy;
     let at = || {
@@ -469,8 +475,12 @@ fn fs_cover(
             profile: at(),
         })?;
     // The nested repositories behind a gitlink in the loop's repositories: what the
-    // person's git at their root would read there is read-only.
+    // person's git at their root would read there is read-only. A profile (the team's,
+    // from a synced remote) lifts that only where the operator config lets it.
     if fspolicy::nested_git_allowed(&profile.filesystem) {
+        if !operator_allows_nested_git {
+            return Err(SandboxError::NestedGitNotAllowed { profile: at() }.into());
+        }
         return Ok(covered);
     }
     let notes = fspolicy::Tree {

@@ -999,6 +999,14 @@ fn the_users_own_git_in_a_loops_folder_runs_nothing_the_agent_wrote() {
     // The working tree's `.gitmodules` is refused when made unless the profile says so
     // (tests/it/fsevents.rs); said here, so what the person's git does with it is tried.
     env.write_profile("[filesystem]\nallow_write = [\".gitmodules\", \"**/.git\"]\n");
+    env.run([
+        "config",
+        "set",
+        "--operator",
+        "sandbox.allow_nested_git",
+        "true",
+    ])
+    .ok();
     let marker = env.root.join("PWNED-own-git");
     let cmd = format!("touch {}", q(&marker));
     let script = format!(

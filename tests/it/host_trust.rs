@@ -39,6 +39,14 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_on_the_host() {
     // By default no repository can be made in the personal tree (tests/it/nested.rs);
     // allowed here, so that what autocommit does with one is tried.
     env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+    env.run([
+        "config",
+        "set",
+        "--operator",
+        "sandbox.allow_nested_git",
+        "true",
+    ])
+    .ok();
     let marker = env.root.join("PWNED-nested");
     let personal = env.ws.join("personal/tester");
     let script = format!(

@@ -166,6 +166,14 @@ fn a_profile_naming_it_lets_the_loop_make_a_repository() {
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "allowed");
     env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+    env.run([
+        "config",
+        "set",
+        "--operator",
+        "sandbox.allow_nested_git",
+        "true",
+    ])
+    .ok();
     let run = attempts(
         &env,
         &id,
@@ -194,6 +202,14 @@ fn a_nested_repository_behind_a_gitlink_keeps_its_config() {
     let repo = env.repo("app");
     let id = env.new_loop(&repo, "kept");
     let profile = env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+    env.run([
+        "config",
+        "set",
+        "--operator",
+        "sandbox.allow_nested_git",
+        "true",
+    ])
+    .ok();
     let made = attempts(
         &env,
         &id,
@@ -272,6 +288,14 @@ fn a_large_indexs_kept_gitlinks_hold_only_while_it_is_unchanged() {
     let kept = env.ws.join(format!("plans/{id}.gitlinks.json"));
     let add_nested = |name: &str| {
         let profile = env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+        env.run([
+            "config",
+            "set",
+            "--operator",
+            "sandbox.allow_nested_git",
+            "true",
+        ])
+        .ok();
         let made = attempts(
             &env,
             &id,
@@ -318,4 +342,51 @@ fn a_large_indexs_kept_gitlinks_hold_only_while_it_is_unchanged() {
     guarded(&["sub", "sub2"]);
     assert_ne!(fs::read(&kept).unwrap(), first);
     guarded(&["sub", "sub2"]);
+}
+
+/// DESIGN 4.0: a profile comes from the team's remote, so its `allow_write = ["**/.git"]`
+/// (a nested repository's config is a program a person's git on the host runs) is refused
+/// until the operator config allows it, and no layer but the operator's may: the run
+/// fails with the fix named, makes nothing, and the same config from the personal layer is
+/// refused. Twin: the operator's word lets the loop make one.
+#[test]
+fn a_teams_profile_has_nested_repositories_only_with_the_operators_word() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = env.new_loop(&repo, "team");
+    env.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
+    let run = env.run(["run", "-q", &id, "--", "git", "init", "-q", "sub"]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("only the operator config may"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: remove \"**/.git\" from allow_write in")
+            && run
+                .stderr
+                .contains("git loop config set --operator sandbox.allow_nested_git true"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.workdir(&id).join("sub").exists());
+    let personal = env.run(["config", "set", "sandbox.allow_nested_git", "true"]);
+    assert_ne!(personal.code, 0, "{}", personal.stdout);
+    assert!(personal.stderr.contains("operator"), "{}", personal.stderr);
+    let run = env.run(["run", "-q", &id, "--", "git", "init", "-q", "sub"]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    // The operator's word.
+    env.run([
+        "config",
+        "set",
+        "--operator",
+        "sandbox.allow_nested_git",
+        "true",
+    ])
+    .ok();
+    env.run(["run", "-q", &id, "--", "git", "init", "-q", "sub"])
+        .ok();
+    assert!(env.workdir(&id).join("sub/.git").is_dir());
 }

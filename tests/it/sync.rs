@@ -725,6 +725,14 @@ fn a_nested_repository_in_the_personal_tree_runs_nothing_when_synced() {
     // allowed here, so that what sync does with one is tried.
     a.write_profile("[filesystem]\nallow_write = [\"**/.git\"]\n");
     a.run([
+        "config",
+        "set",
+        "--operator",
+        "sandbox.allow_nested_git",
+        "true",
+    ])
+    .ok();
+    a.run([
         "run",
         &id,
         "--",

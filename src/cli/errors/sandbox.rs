@@ -43,6 +43,9 @@ impl From<SandboxError> for Error {
             SandboxError::FsPolicy { profile, .. } => {
                 Error::failure(message).hint(format!("change [filesystem] in {profile}"))
             }
+            SandboxError::NestedGitNotAllowed { profile } => Error::failure(message).hint(format!(
+                "remove \"**/.git\" from allow_write in {profile}, or let the team's profiles have nested repositories: git loop config set --operator sandbox.allow_nested_git true"
+            )),
             SandboxError::FsWithoutSandbox => {
                 unavailable.hint("run with the sandbox (drop --backend none)")
             }
