@@ -6,6 +6,48 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Context, Error, Result};
 
+/// Which file or folder this is and when it last changed: its device, inode, size and
+/// modification and change times, from one `stat`. Any write to a file, and creating,
+/// removing or renaming an entry of a folder, sets its change time to the clock's, and no
+/// process can set a change time back (`utimensat` sets it to now), so a stamp taken once
+/// its last change was older than the file system's coarsest tick ([`ChangeStamp::since`])
+/// still being the stamp proves the same content (a file) or the same names for the same
+/// files (a folder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChangeStamp {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: i64,
+    pub(crate) mtime: (i64, i64),
+    pub(crate) ctime: (i64, i64),
+}
+
+impl ChangeStamp {
+    pub fn of(stat: &nix::sys::stat::FileStat) -> ChangeStamp {
+        ChangeStamp {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            size: stat.st_size,
+            mtime: (stat.st_mtime, stat.st_mtime_nsec),
+            ctime: (stat.st_ctime, stat.st_ctime_nsec),
+        }
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size.max(0) as u64
+    }
+
+    /// Changed at `before` or later: a change made within the same tick of the file
+    /// system's clock would keep these times, so such a stamp proves nothing.
+    pub fn since(&self, before: std::time::SystemTime) -> bool {
+        let (s, ns) = self.mtime.max(self.ctime);
+        let at = std::time::UNIX_EPOCH
+            + std::time::Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32);
+        at >= before
+    }
+}
+
 /// Writes `contents` to `path` so that a reader sees either the old file or the new one,
 /// never a part: temp file in the same folder, fsync, rename, fsync of the folder.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {

@@ -35,38 +35,8 @@ pub struct LockFolder {
 }
 
 /// Which folder a folder is and when its entries last changed: creating, removing or
-/// renaming an entry sets the folder's modification and change times, and no process can
-/// set a change time back (`utimensat` sets it to now), so a folder whose stamp is as it
-/// was holds the same names for the same files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FolderStamp {
-    dev: u64,
-    ino: u64,
-    size: i64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl FolderStamp {
-    fn of(stat: &nix::sys::stat::FileStat) -> FolderStamp {
-        FolderStamp {
-            dev: stat.st_dev,
-            ino: stat.st_ino,
-            size: stat.st_size,
-            mtime: (stat.st_mtime, stat.st_mtime_nsec),
-            ctime: (stat.st_ctime, stat.st_ctime_nsec),
-        }
-    }
-
-    /// Changed at `before` or later: a change made within the same tick of the file
-    /// system's clock would keep these times, so such a stamp proves nothing.
-    fn since(&self, before: std::time::SystemTime) -> bool {
-        let (s, ns) = self.mtime.max(self.ctime);
-        let at = std::time::UNIX_EPOCH
-            + std::time::Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32);
-        at >= before
-    }
-}
+/// renaming an entry sets the folder's times (see [`ChangeStamp`]).
+pub use crate::fsutil::ChangeStamp as FolderStamp;
 
 /// [`git_lock_files`], listing only the folders whose stamp differs from `before`'s: a
 /// folder that is as it was holds no lock file (only folders without one are kept) and the

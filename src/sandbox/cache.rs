@@ -407,8 +407,7 @@ struct Walks {
 /// The kept walks of loop `id`'s git folders; none when there is no such file or it is
 /// not git-loop's.
 pub fn lock_walks(ws: &Workspace, id: &str) -> crate::loops::LockWalks {
-    read_secret(&ws.plans_key())
-        .and_then(|secret| load_signed::<Walks>(&ws.loop_lock_walk(id), &secret))
+    load_kept::<Walks>(ws, &ws.loop_lock_walk(id))
         .filter(|w| w.format == FORMAT)
         .map(|w| w.walks)
         .unwrap_or_default()
@@ -426,21 +425,30 @@ pub fn keep_lock_walks(
     if walks == before {
         return;
     }
-    let path = ws.loop_lock_walk(id);
-    if walks.is_empty() {
-        let _ = std::fs::remove_file(&path);
-        return;
-    }
-    let body = Walks {
+    let body = (!walks.is_empty()).then(|| Walks {
         format: FORMAT,
         walks: walks.clone(),
+    });
+    keep_kept(ws, &ws.loop_lock_walk(id), body.as_ref());
+}
+
+/// A kept answer at `path` (under `plans/`), read only when its HMAC holds.
+fn load_kept<T: serde::de::DeserializeOwned>(ws: &Workspace, path: &Path) -> Option<T> {
+    read_secret(&ws.plans_key()).and_then(|secret| load_signed::<T>(path, &secret))
+}
+
+/// Keeps `body` at `path` under the plans' HMAC, or removes the file for `None`. Written
+/// after most runs of a loop in use: not waited for on the disk (a file lost or torn in a
+/// crash fails its HMAC and costs the next start the full look).
+fn keep_kept(ws: &Workspace, path: &Path, body: Option<&impl Serialize>) {
+    let Some(body) = body else {
+        let _ = std::fs::remove_file(path);
+        return;
     };
-    // Written after most runs of a loop in use: not waited for on the disk (a file lost or
-    // torn in a crash fails its HMAC and costs one full walk).
     let _ = read_secret(&ws.plans_key())
         .or_else(|| make_secret(ws))
-        .and_then(|secret| signed(&path, &secret, &body))
-        .and_then(|file| crate::fsutil::write_replaceable(&path, &file).ok());
+        .and_then(|secret| signed(path, &secret, body))
+        .and_then(|file| crate::fsutil::write_replaceable(path, &file).ok());
 }
 
 /// The gitlinks of a loop's large indexes, with each index's stamp, by the tree's host
@@ -458,8 +466,7 @@ pub fn gitlinks(
     ws: &Workspace,
     id: &str,
 ) -> std::collections::BTreeMap<PathBuf, crate::git::objects::KeptGitlinks> {
-    read_secret(&ws.plans_key())
-        .and_then(|secret| load_signed::<Gitlinks>(&ws.loop_gitlinks(id), &secret))
+    load_kept::<Gitlinks>(ws, &ws.loop_gitlinks(id))
         .filter(|g| g.format == FORMAT)
         .map(|g| g.trees)
         .unwrap_or_default()
@@ -478,21 +485,11 @@ pub fn keep_gitlinks(
     if before.map_or(trees.is_empty(), |b| b == trees) {
         return;
     }
-    let path = ws.loop_gitlinks(id);
-    if trees.is_empty() {
-        let _ = std::fs::remove_file(&path);
-        return;
-    }
-    let body = Gitlinks {
+    let body = (!trees.is_empty()).then(|| Gitlinks {
         format: FORMAT,
         trees: trees.clone(),
-    };
-    // Not waited for on the disk: a file lost or torn in a crash fails its HMAC and costs
-    // one scan.
-    let _ = read_secret(&ws.plans_key())
-        .or_else(|| make_secret(ws))
-        .and_then(|secret| signed(&path, &secret, &body))
-        .and_then(|file| crate::fsutil::write_replaceable(&path, &file).ok());
+    });
+    keep_kept(ws, &ws.loop_gitlinks(id), body.as_ref());
 }
 
 #[cfg(test)]

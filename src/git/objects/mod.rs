@@ -55,7 +55,7 @@ use gix::ObjectId;
 
 pub use super::untrusted::{
     gitlinks, index_gitlinks, index_gitlinks_kept, loop_branches, within, worktree_changes,
-    worktree_status, IndexStamp, Keeping, KeptGitlinks, Limits, Untracked, WorktreeStatus,
+    worktree_status, Keeping, KeptGitlinks, Limits, Untracked, WorktreeStatus,
 };
 use super::untrusted::{LoopRepo, MAX_ALTERNATES_FILE_SIZE};
 use crate::confined::ConfinedError;

@@ -252,48 +252,8 @@ pub fn index_gitlinks(worktree: &Path, limits: &Limits) -> Result<Vec<String>, G
     index_gitlinks_kept(worktree, limits, &never, &|| None).map(|(found, _)| found)
 }
 
-/// What tells one content of an index from another without reading it: the device,
-/// inode, size and modification and change times of the file [`index_gitlinks_kept`]
-/// opened (`fstat` of its descriptor). Every write to a file sets its change time to the
-/// clock's, which no call a sandbox may make sets back, so an index that still has a
-/// stamp taken once its last change was older than the file system's coarsest tick holds
-/// what it held then.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct IndexStamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl IndexStamp {
-    fn of(m: &std::fs::Metadata) -> IndexStamp {
-        use std::os::unix::fs::MetadataExt;
-        IndexStamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
-    }
-
-    /// Whether its last change (modification or change time) is at least `age` before
-    /// `now`; a time after `now` is not.
-    fn settled(&self, age: Duration, now: std::time::SystemTime) -> bool {
-        let newest = self.mtime.max(self.ctime);
-        let at = std::time::UNIX_EPOCH
-            + Duration::new(
-                newest.0.max(0) as u64,
-                newest.1.clamp(0, 999_999_999) as u32,
-            );
-        now.duration_since(at).is_ok_and(|since| since >= age)
-    }
-}
-
 /// An answer of [`index_gitlinks_kept`] kept for one tree: its index's stamp and gitlinks.
-pub type KeptGitlinks = (IndexStamp, Vec<String>);
+pub type KeptGitlinks = (crate::fsutil::ChangeStamp, Vec<String>);
 
 /// When [`index_gitlinks_kept`] uses and gives kept answers: for an index of `min_size`
 /// bytes or more (below, the scan costs less than reading a kept answer), and gives one
@@ -329,17 +289,17 @@ pub fn index_gitlinks_kept(
         return Ok((Vec::new(), None));
     };
     let path = worktree.join(".git/index");
-    let stamp = file
-        .metadata()
-        .map(|m| IndexStamp::of(&m))
-        .map_err(|source| {
+    // The index as the descriptor holds it (`fsutil::ChangeStamp`: a write since changes it).
+    let stamp = nix::sys::stat::fstat(&file)
+        .map(|st| crate::fsutil::ChangeStamp::of(&st))
+        .map_err(|e| {
             read_unsafe(ConfinedError::Io {
                 what: "look at",
                 path: path.clone(),
-                source,
+                source: e.into(),
             })
         })?;
-    let keeps = stamp.size >= keeping.min_size;
+    let keeps = stamp.size() >= keeping.min_size;
     if keeps {
         if let Some((at, found)) = kept() {
             if at == stamp {
@@ -367,8 +327,10 @@ pub fn index_gitlinks_kept(
     };
     // Kept only for the index as it was stamped before the scan: one written since (by a
     // live session's command) has another stamp and is scanned next time.
-    let keep = (keeps && stamp.settled(keeping.settled, std::time::SystemTime::now()))
-        .then(|| (stamp, found.clone()));
+    let settled = std::time::SystemTime::now()
+        .checked_sub(keeping.settled)
+        .is_some_and(|before| !stamp.since(before));
+    let keep = (keeps && settled).then(|| (stamp, found.clone()));
     Ok((found, keep))
 }
 
