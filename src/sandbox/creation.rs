@@ -3239,12 +3239,17 @@ impl Call {
     }
 }
 
-/// The command line init gets for `patterns`, what it watches and the report
-/// descriptor: what init.rs parses back with [`parse_init_args`].
+/// The mounts laid once bwrap has made its own (bwrap.rs, `Laid`): the descriptor init
+/// asks for them on, and each one's path inside with whether it is writable.
+pub type Laying = (i32, Vec<(std::path::PathBuf, bool)>);
+
+/// The command line init gets for `patterns`, what it watches, the report descriptor and
+/// the laid mounts: what init.rs parses back with [`parse_init_args`].
 pub fn init_args(
     patterns: &[String],
     watch: &Watch,
     report_fd: Option<i32>,
+    laying: Option<&Laying>,
 ) -> Vec<std::ffi::OsString> {
     let mut out = Vec::new();
     for p in patterns {
@@ -3288,14 +3293,28 @@ pub fn init_args(
         out.push("--report-fd".into());
         out.push(fd.to_string().into());
     }
+    if let Some((fd, laid)) = laying {
+        out.push("--laid-fd".into());
+        out.push(fd.to_string().into());
+        for (inside, rw) in laid {
+            out.push("--laid".into());
+            out.push(inside.into());
+            out.push(if *rw { "rw" } else { "ro" }.into());
+        }
+    }
     out
 }
 
-/// init's options before `--`: the patterns, what it watches and the report descriptor.
-pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Option<i32>) {
+/// init's options before `--`: the patterns, what it watches, the report descriptor and
+/// the laid mounts (a `--laid` of neither `ro` nor `rw` is taken as `ro`: checked the
+/// stricter way).
+pub fn parse_init_args(
+    args: &[std::ffi::OsString],
+) -> (Vec<String>, Watch, Option<i32>, Option<Laying>) {
     let mut patterns = Vec::new();
     let mut watch = Watch::default();
     let mut report = None;
+    let mut laying: Option<Laying> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_bytes() {
@@ -3306,6 +3325,19 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
                 }
             }
             b"--report-fd" => report = it.next().and_then(|v| v.to_str()?.parse().ok()),
+            b"--laid-fd" => {
+                if let Some(fd) = it.next().and_then(|v| v.to_str()?.parse().ok()) {
+                    laying.get_or_insert_with(|| (fd, Vec::new())).0 = fd;
+                }
+            }
+            b"--laid" => {
+                if let (Some(p), Some(rw)) = (it.next(), it.next()) {
+                    laying
+                        .get_or_insert_with(|| (-1, Vec::new()))
+                        .1
+                        .push((p.into(), rw.as_bytes() == b"rw"));
+                }
+            }
             b"--watch-writes" => watch.writes = true,
             b"--watch-reads" => watch.reads = true,
             b"--deny-read-dir" => {
@@ -3346,7 +3378,7 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
             _ => {}
         }
     }
-    (patterns, watch, report)
+    (patterns, watch, report, laying)
 }
 
 #[cfg(test)]
@@ -3822,14 +3854,32 @@ mod tests {
             covers: vec!["/loopat/x/.vscode".into(), "/loopat/x/locked.txt".into()],
             repos: vec!["/loopat/x".into(), "/loopat/context/notes".into()],
         };
-        let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9));
+        let laying: Laying = (
+            11,
+            vec![
+                ("/loopat/x/.git".into(), true),
+                ("/loopat/x/.git/config".into(), false),
+            ],
+        );
+        let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9), Some(&laying));
         let mut with_rest = args.clone();
-        with_rest.extend(["--".into(), "--deny-create".into(), "--watch-reads".into()]);
+        with_rest.extend([
+            "--".into(),
+            "--deny-create".into(),
+            "--watch-reads".into(),
+            "--laid-fd".into(),
+            "4".into(),
+        ]);
         assert_eq!(
             parse_init_args(&with_rest),
-            (pats(&["*.pem", "id_*"]), watch.clone(), Some(9))
+            (
+                pats(&["*.pem", "id_*"]),
+                watch.clone(),
+                Some(9),
+                Some(laying)
+            )
         );
-        let none = init_args(&[], &Watch::default(), None);
+        let none = init_args(&[], &Watch::default(), None, None);
         assert!(none.is_empty());
         // What the filter sends follows what is watched.
         assert_eq!(
