@@ -52,10 +52,10 @@ pub struct Fds {
 /// and a bind by path resolves its source as bwrap's would; each is read-only where the
 /// spec says so or its carrier is bound read-only (bwrap's read-only bind of a folder makes
 /// what it carries read-only, which a mount that comes after it would not be), `nosuid`
-/// and `nodev` as bwrap makes its own; the carrier's path is checked to lead, without a
-/// link, to each one's mount once laid (spawn.rs); and init checks that each stands at its
-/// path inside, a mount of its own, read-only where it should be, before the command
-/// starts (init.rs). A run whose mounts cannot be laid runs nothing.
+/// and `nodev` as bwrap makes its own; and init checks that each stands at its path
+/// inside, without a link, the root of a mount of the file or folder the host laid (device
+/// and inode), read-only where it should be, before the command starts (init.rs). A run
+/// whose mounts cannot be laid runs nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Laid {
     pub inside: std::path::PathBuf,
@@ -1304,7 +1304,18 @@ mod tests {
         assert!(laid_all(&review).iter().all(|l| !l.rw));
         // init is told what to check: each laid one's path and whether it is writable.
         let with_layer = Fds {
-            layer: Some((4, laid.iter().map(|l| (l.inside.clone(), l.rw)).collect())),
+            layer: Some((
+                4,
+                laid.iter()
+                    .enumerate()
+                    .map(|(i, l)| super::super::creation::LaidCheck {
+                        inside: l.inside.clone(),
+                        rw: l.rw,
+                        dev: (254, 1),
+                        ino: i as u64 + 10,
+                    })
+                    .collect(),
+            )),
             ..fds
         };
         let s = SandboxSpec {
@@ -1314,8 +1325,8 @@ mod tests {
         let argv = strings(argv("bwrap", &s, &with_layer)).join(" ");
         assert!(
             argv.contains(
-                " --laid-fd 4 --laid /in/w/.git rw --laid /in/w/.git/config ro \
-                 --laid /in/w/.vscode ro -- "
+                " --laid-fd 4 --laid /in/w/.git rw 254:1:10 --laid /in/w/.git/config ro 254:1:11 \
+                 --laid /in/w/.vscode ro 254:1:12 -- "
             ),
             "{argv}"
         );

@@ -287,6 +287,34 @@ pub fn lay_aside(
     laid
 }
 
+/// What the sandbox's init checks of a laid mount (init.rs): the file or folder the layer
+/// will lay there, by device and inode: the descriptor's, or a bind's source as the layer
+/// opens it (links followed). `None` for an optional source that is absent, which the
+/// layer leaves out as bwrap would; a source otherwise unreadable is checked against no
+/// file (the layer fails on it too, and nothing runs).
+fn laid_check(fd: Option<&OwnedFd>, l: &bwrap::Laid) -> Option<super::creation::LaidCheck> {
+    use std::os::unix::fs::MetadataExt;
+    let found = match (fd, &l.source) {
+        (Some(fd), _) => nix::sys::stat::fstat(fd)
+            .map(|st| (st.st_dev, st.st_ino))
+            .map_err(std::io::Error::from),
+        (None, Some((source, optional))) => match std::fs::metadata(source) {
+            Err(e) if *optional && e.kind() == std::io::ErrorKind::NotFound => return None,
+            found => found.map(|m| (m.dev(), m.ino())),
+        },
+        (None, None) => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+    };
+    let (dev, ino) = found
+        .map(|(d, ino)| ((libc::major(d), libc::minor(d)), ino))
+        .unwrap_or(((u32::MAX, u32::MAX), 0));
+    Some(super::creation::LaidCheck {
+        inside: l.inside.clone(),
+        rw: l.rw,
+        dev,
+        ino,
+    })
+}
+
 /// The seccomp programs, one descriptor each, for bwrap to apply last.
 pub fn seccomp_fds() -> Result<Vec<OwnedFd>> {
     seccomp::fds().map_err(|e| {
@@ -361,7 +389,9 @@ fn in_sandbox(
         let init_end = OwnedFd::from(init_end);
         handed.fds.layer = Some((
             init_end.as_raw_fd(),
-            laid.iter().map(|(_, l)| (l.inside.clone(), l.rw)).collect(),
+            laid.iter()
+                .filter_map(|(fd, l)| laid_check(fd.as_ref(), l))
+                .collect(),
         ));
         handed.keep.push(init_end);
         Some(OwnedFd::from(layer_end))

@@ -62,13 +62,12 @@ fn ask_for_laid(laying: &creation::Laying) -> Result<std::fs::File, String> {
 }
 
 /// Waits on `channel` for the word that the laid mounts are there (anything else, or the
-/// channel closed, and nothing runs); then checks that each of `laid` stands at its path,
-/// the root of a mount of its own, and read-only where it is not writable. Nothing of the
-/// sandbox has run yet, so nothing inside can have moved them.
-fn wait_for_laid(
-    mut channel: std::fs::File,
-    laid: &[(std::path::PathBuf, bool)],
-) -> Result<(), String> {
+/// channel closed, and nothing runs); then checks that each of `laid` stands at its path
+/// (no link followed), the root of a mount of the file or folder the host laid (device
+/// and inode), read-only where it is not writable. Nothing of the sandbox has run yet, so
+/// nothing inside can have moved them; this is the check that what the layer laid on the
+/// host's side reached the sandbox where bwrap's binds show it.
+fn wait_for_laid(mut channel: std::fs::File, laid: &[creation::LaidCheck]) -> Result<(), String> {
     use std::io::Read;
     let mut word = [0u8; 1];
     channel
@@ -78,7 +77,13 @@ fn wait_for_laid(
     if word != *LAID {
         return Err("was not given its mounts".into());
     }
-    for (inside, rw) in laid {
+    for creation::LaidCheck {
+        inside,
+        rw,
+        dev,
+        ino,
+    } in laid
+    {
         let at = CString::new(inside.as_os_str().as_bytes())
             .map_err(|_| format!("cannot check {}", inside.display()))?;
         let not = |what: &str| format!("found {} {what}", inside.display());
@@ -101,6 +106,9 @@ fn wait_for_laid(
             let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
             if st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
                 return Err(not("not mounted"));
+            }
+            if (st.stx_dev_major, st.stx_dev_minor) != *dev || st.stx_ino != *ino {
+                return Err(not("holding another file"));
             }
             let mut vfs: libc::statvfs = std::mem::zeroed();
             if libc::statvfs(at.as_ptr(), &mut vfs) != 0 {
@@ -336,20 +344,41 @@ mod tests {
     /// once each stands where it should: a mount's root, read-only unless writable.
     #[test]
     fn init_waits_for_the_word_and_checks_each_laid_mount() {
-        let run = |answer: Option<&[u8]>, laid: &[(&str, bool)]| {
-            let (laying, mut layer) = channel();
-            let asked = ask_for_laid(&laying).unwrap();
-            let mut word = [0u8; 1];
-            layer.read_exact(&mut word).unwrap();
-            assert_eq!(&word, LAY);
-            if let Some(answer) = answer {
-                layer.write_all(answer).unwrap();
-            }
-            drop(layer);
-            let laid: Vec<(std::path::PathBuf, bool)> =
-                laid.iter().map(|(p, rw)| (p.into(), *rw)).collect();
-            wait_for_laid(asked, &laid)
-        };
+        let run_with =
+            |answer: Option<&[u8]>, laid: &[(&str, bool)], change: fn(&mut creation::LaidCheck)| {
+                let (laying, mut layer) = channel();
+                let asked = ask_for_laid(&laying).unwrap();
+                let mut word = [0u8; 1];
+                layer.read_exact(&mut word).unwrap();
+                assert_eq!(&word, LAY);
+                if let Some(answer) = answer {
+                    layer.write_all(answer).unwrap();
+                }
+                drop(layer);
+                let laid: Vec<creation::LaidCheck> = laid
+                    .iter()
+                    .map(|(p, rw)| {
+                        // What the host laid: the file or folder found there (or none).
+                        let (dev, ino) = std::fs::symlink_metadata(p)
+                            .map(|m| {
+                                use std::os::unix::fs::MetadataExt;
+                                let d = m.dev();
+                                ((libc::major(d), libc::minor(d)), m.ino())
+                            })
+                            .unwrap_or(((0, 0), 0));
+                        let mut check = creation::LaidCheck {
+                            inside: p.into(),
+                            rw: *rw,
+                            dev,
+                            ino,
+                        };
+                        change(&mut check);
+                        check
+                    })
+                    .collect();
+                wait_for_laid(asked, &laid)
+            };
+        let run = |answer: Option<&[u8]>, laid: &[(&str, bool)]| run_with(answer, laid, |_| {});
         // No word (the layer failed or never ran), or another word: nothing runs.
         assert!(run(None, &[])
             .unwrap_err()
@@ -370,7 +399,11 @@ mod tests {
         assert!(run(Some(LAID), &[("/proc", false)])
             .unwrap_err()
             .contains("writable"));
-        // Twin: the word, and a mount's root that may be writable.
+        // A mount's root that is not what the host laid.
+        assert!(run_with(Some(LAID), &[("/proc", true)], |c| c.ino += 1)
+            .unwrap_err()
+            .contains("holding another file"));
+        // Twin: the word, and the mount's root the host laid, which may be writable.
         assert_eq!(run(Some(LAID), &[("/proc", true)]), Ok(()));
     }
 }

@@ -956,10 +956,11 @@ fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
 /// them. In the spec's order: where two meet, the later is below the earlier
 /// ([`super::bwrap::laid`]), so its place is found through the earlier one's mount and it
 /// is laid on that mount (laid the other way round, the earlier one's recursive copy
-/// would carry the later one and leave its first mount hidden below). Then each is checked once
-/// more to be where bwrap's bind of its carrier will find it: its path below the carrier
-/// leads, without a link, to the root of a mount holding what was laid (`ESTALE`
-/// otherwise).
+/// would carry the later one and leave its first mount hidden below). Each is laid on the
+/// file or folder found at its path below the carrier without a link (and, for a
+/// descriptor mount, compared with the host's descriptor: `ESTALE` otherwise), through the
+/// descriptor that found it; the sandbox's init checks each where the sandbox sees it
+/// (init.rs, `wait_for_laid`) before the command starts.
 fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
@@ -1029,30 +1030,6 @@ fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
             }
         }
         done?;
-    }
-    // The carriers opened again, as bwrap will find them after what was laid.
-    let mut carrier = Carrier { open: None };
-    for l in laid {
-        let source = open_source(l)?;
-        if l.source.is_some() && source.is_none() {
-            continue;
-        }
-        let laid_here = source.map(identity).transpose();
-        // SAFETY: closes this function's descriptor.
-        source.map(|fd| unsafe { libc::close(fd) });
-        let at = open_place(l, carrier.of(l)?)?;
-        let st = statx(at, c"", libc::AT_EMPTY_PATH);
-        // SAFETY: closes this function's descriptor.
-        unsafe { libc::close(at) };
-        let st = st?;
-        let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
-        let same = match laid_here? {
-            Some(want) => want == ((st.stx_dev_major, st.stx_dev_minor), st.stx_ino),
-            None => true, // open_place compared it with the host's descriptor
-        };
-        if !same || st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
-            return Err(std::io::Error::from_raw_os_error(libc::ESTALE));
-        }
     }
     Ok(())
 }
