@@ -12,7 +12,7 @@
 # git-loop makes by descriptor made by path instead (bwrap's work grows with each mount:
 # it reads the whole mount table after each bind), which leaves out only the seccomp
 # programs. `--print-argv` prints every mount as one bwrap command line would make it;
-# a run lays the binds below a folder bound by path itself before bwrap starts (the same
+# a run lays the binds below a folder bound by path itself once bwrap has made its own (the same
 # view, see src/sandbox/bwrap.rs), so both raw lines are what bwrap alone would do. Then the same once sandbox-home-skel/ holds a dotfile, which makes
 # $HOME an overlay. Also the resident memory of the supervising git-loop while a command
 # runs (goal: under 16 MiB). The load average is printed with the figures.

@@ -27,7 +27,7 @@ pub struct AgentArgs {
     #[command(flatten)]
     pub sandbox: super::SandboxFlags,
     /// Print the bwrap command line that builds the sandbox instead of running it (a run
-    /// makes the binds below a folder bound by path itself, just before bwrap: the same view).
+    /// makes the binds below a folder bound by path itself, once bwrap's are made: the same view).
     #[arg(long)]
     pub print_argv: bool,
     /// Start the agent in the loop's live session (starting the session if needed) and

@@ -16,7 +16,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sandbox: super::SandboxFlags,
     /// Print the bwrap command line that builds the sandbox instead of running it (a run
-    /// makes the binds below a folder bound by path itself, just before bwrap: the same view).
+    /// makes the binds below a folder bound by path itself, once bwrap's are made: the same view).
     #[arg(long)]
     pub print_argv: bool,
     /// End the command after this long (90s, 5m, 1h30m; a number is seconds): it exits

@@ -25,27 +25,41 @@ pub struct Fds {
     pub files: std::collections::BTreeMap<std::path::PathBuf, i32>,
     /// The write end of the pipe on which the creation supervisor reports refusals.
     pub report: Option<i32>,
-    /// The descriptor mounts the spawner lays itself before bwrap starts ([`laid`]), by
-    /// their path inside: bwrap is not asked to bind them.
+    /// The mounts the spawner lays itself ([`laid`]), by their path inside: bwrap is not
+    /// asked to bind them.
     pub laid: std::collections::BTreeSet<std::path::PathBuf>,
+    /// Where there are any: the descriptor on which the sandbox's init asks for them once
+    /// bwrap has made its own mounts, and waits until they are laid (spawn.rs), with each
+    /// one's path inside and whether it is writable, which init checks before anything
+    /// else runs.
+    pub layer: Option<super::creation::Laying>,
 }
 
-/// A mount the spawner makes itself instead of bwrap, in a mount namespace of its own,
-/// before bwrap starts (spawn.rs), where it stands below a folder the spec binds by path:
+/// A mount the spawner makes itself instead of bwrap, in the mount namespace it makes for
+/// bwrap (spawn.rs), where it stands below a folder the spec binds by path (its carrier):
 /// a descriptor mount (`Confined`, `OwnFile`), the descriptor's file or folder bound onto
-/// itself, or a bind by path (`/dev/null` over `/etc/shadow`). bwrap's binds are
-/// recursive, so its bind of that folder carries it to the same place inside. bwrap reads
-/// the whole mount table back after every bind it makes, so each bind it is spared saves
-/// it that read (BENCHMARKS.md: about a millisecond for the twenty of a fresh loop).
-/// Nothing is weaker: a descriptor's mount is of the file or folder the host opened, found
-/// again below the carrier without a link and compared by device and inode (as bwrap's
-/// `--bind-fd` does), and a bind by path resolves its source as bwrap's would; each is
-/// read-only where the spec says so, `nosuid` and `nodev` as bwrap makes its own; and the
-/// spawner checks, after its mounts and before exec'ing bwrap, that the carrier's path
-/// leads, without a link, to each one's mount (spawn.rs).
+/// itself, or a bind by path (`/dev/null` over `/etc/shadow`). bwrap reads the whole mount
+/// table back after every bind it makes, and each mount there costs every one of those
+/// reads: a mount bwrap is spared is one bind and one read less, and one laid only once
+/// bwrap has made all of its own is in none of the tables it reads (BENCHMARKS.md). So
+/// the spawner makes each carrier a mount of its own that propagates what is mounted on it
+/// (a shared mount; bwrap makes its copies slaves of it, and so its bind of the carrier
+/// too), bwrap makes the sandbox, and its init, before anything else runs, asks for the
+/// laid mounts and waits: they are laid on the carriers then, reach the sandbox's copies
+/// by propagation, and the carriers are made private again. Nothing is weaker: a
+/// descriptor's mount is of the file or folder the host opened, found again below the
+/// carrier without a link and compared by device and inode (as bwrap's `--bind-fd` does),
+/// and a bind by path resolves its source as bwrap's would; each is read-only where the
+/// spec says so or its carrier is bound read-only (bwrap's read-only bind of a folder makes
+/// what it carries read-only, which a mount that comes after it would not be), `nosuid`
+/// and `nodev` as bwrap makes its own; and init checks that each stands at its path
+/// inside, without a link, the root of a mount of the file or folder the host laid (device
+/// and inode), read-only where it should be, before the command starts (init.rs). A run
+/// whose mounts cannot be laid runs nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Laid {
     pub inside: std::path::PathBuf,
+    /// Writable: where the spec says so and its carrier is bound writable.
     pub rw: bool,
     /// The host folder bwrap binds by path that carries the mount, and the path below it.
     pub carrier: std::path::PathBuf,
@@ -156,7 +170,7 @@ pub fn laid(
             host,
             inside: outer,
             optional: false,
-            ..
+            rw: carrier_rw,
         } = &mounts[j]
         else {
             continue;
@@ -183,7 +197,7 @@ pub fn laid(
         found[i] = Some(j);
         laid[i] = Some(Laid {
             inside: inside.clone(),
-            rw,
+            rw: rw && *carrier_rw,
             carrier: host.clone(),
             rel: below.to_path_buf(),
             source,
@@ -281,6 +295,7 @@ pub fn argv(bwrap: &str, spec: &SandboxSpec, fds: &Fds) -> Vec<OsString> {
             &spec.deny_create,
             &spec.watch,
             fds.report,
+            fds.layer.as_ref(),
         ));
         a.push("--".into());
     }
@@ -1280,6 +1295,40 @@ mod tests {
             strings(a).join(" "),
             "--bind /ws/loops/x/workdir /in/w --ro-bind-fd 8 /in/w/grant \
              --bind-fd 9 /home/me/grant --remount-ro /"
+        );
+        // Below a folder bound read-only, a writable one is laid read-only: bwrap's bind
+        // of the carrier makes what it carries read-only, which a mount laid after it
+        // would not be.
+        let mut review = m.clone();
+        review[0] = Mount::bind("/ws/loops/x/workdir", "/in/w", false);
+        assert!(laid_all(&review).iter().all(|l| !l.rw));
+        // init is told what to check: each laid one's path and whether it is writable.
+        let with_layer = Fds {
+            layer: Some((
+                4,
+                laid.iter()
+                    .enumerate()
+                    .map(|(i, l)| super::super::creation::LaidCheck {
+                        inside: l.inside.clone(),
+                        rw: l.rw,
+                        dev: (254, 1),
+                        ino: i as u64 + 10,
+                    })
+                    .collect(),
+            )),
+            ..fds
+        };
+        let s = SandboxSpec {
+            mounts: m.clone(),
+            ..spec(RunMode::Work, NetMode::None)
+        };
+        let argv = strings(argv("bwrap", &s, &with_layer)).join(" ");
+        assert!(
+            argv.contains(
+                " --laid-fd 4 --laid /in/w/.git rw 254:1:10 --laid /in/w/.git/config ro 254:1:11 \
+                 --laid /in/w/.vscode ro 254:1:12 -- "
+            ),
+            "{argv}"
         );
     }
 

@@ -3239,12 +3239,27 @@ impl Call {
     }
 }
 
-/// The command line init gets for `patterns`, what it watches and the report
-/// descriptor: what init.rs parses back with [`parse_init_args`].
+/// The mounts laid once bwrap has made its own (bwrap.rs, `Laid`): the descriptor init
+/// asks for them on, and what init checks of each before the command starts.
+pub type Laying = (i32, Vec<LaidCheck>);
+
+/// One laid mount as init finds it: at `inside`, the root of a mount of the file or folder
+/// the host laid there (its device and inode), read-only unless `rw`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaidCheck {
+    pub inside: std::path::PathBuf,
+    pub rw: bool,
+    pub dev: (u32, u32),
+    pub ino: u64,
+}
+
+/// The command line init gets for `patterns`, what it watches, the report descriptor and
+/// the laid mounts: what init.rs parses back with [`parse_init_args`].
 pub fn init_args(
     patterns: &[String],
     watch: &Watch,
     report_fd: Option<i32>,
+    laying: Option<&Laying>,
 ) -> Vec<std::ffi::OsString> {
     let mut out = Vec::new();
     for p in patterns {
@@ -3288,14 +3303,30 @@ pub fn init_args(
         out.push("--report-fd".into());
         out.push(fd.to_string().into());
     }
+    if let Some((fd, laid)) = laying {
+        out.push("--laid-fd".into());
+        out.push(fd.to_string().into());
+        for l in laid {
+            out.push("--laid".into());
+            out.push(l.inside.clone().into());
+            out.push(if l.rw { "rw" } else { "ro" }.into());
+            out.push(format!("{}:{}:{}", l.dev.0, l.dev.1, l.ino).into());
+        }
+    }
     out
 }
 
-/// init's options before `--`: the patterns, what it watches and the report descriptor.
-pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Option<i32>) {
+/// init's options before `--`: the patterns, what it watches, the report descriptor and
+/// the laid mounts (a `--laid` of neither `ro` nor `rw` is taken as `ro`, checked the
+/// stricter way; one whose identity does not parse is kept with none, which no file has,
+/// so init refuses to start the command).
+pub fn parse_init_args(
+    args: &[std::ffi::OsString],
+) -> (Vec<String>, Watch, Option<i32>, Option<Laying>) {
     let mut patterns = Vec::new();
     let mut watch = Watch::default();
     let mut report = None;
+    let mut laying: Option<Laying> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_bytes() {
@@ -3306,6 +3337,36 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
                 }
             }
             b"--report-fd" => report = it.next().and_then(|v| v.to_str()?.parse().ok()),
+            b"--laid-fd" => {
+                if let Some(fd) = it.next().and_then(|v| v.to_str()?.parse().ok()) {
+                    laying.get_or_insert_with(|| (fd, Vec::new())).0 = fd;
+                }
+            }
+            b"--laid" => {
+                if let (Some(p), Some(rw), Some(id)) = (it.next(), it.next(), it.next()) {
+                    let mut parts = id.to_str().unwrap_or_default().split(':');
+                    let mut num = || parts.next().and_then(|n| n.parse::<u64>().ok());
+                    let (major, minor, ino) = (num(), num(), num());
+                    let check = match (major, minor, ino) {
+                        (Some(major), Some(minor), Some(ino)) => LaidCheck {
+                            inside: p.into(),
+                            rw: rw.as_bytes() == b"rw",
+                            dev: (
+                                u32::try_from(major).unwrap_or(u32::MAX),
+                                u32::try_from(minor).unwrap_or(u32::MAX),
+                            ),
+                            ino,
+                        },
+                        _ => LaidCheck {
+                            inside: p.into(),
+                            rw: false,
+                            dev: (u32::MAX, u32::MAX),
+                            ino: 0,
+                        },
+                    };
+                    laying.get_or_insert_with(|| (-1, Vec::new())).1.push(check);
+                }
+            }
             b"--watch-writes" => watch.writes = true,
             b"--watch-reads" => watch.reads = true,
             b"--deny-read-dir" => {
@@ -3346,7 +3407,7 @@ pub fn parse_init_args(args: &[std::ffi::OsString]) -> (Vec<String>, Watch, Opti
             _ => {}
         }
     }
-    (patterns, watch, report)
+    (patterns, watch, report, laying)
 }
 
 #[cfg(test)]
@@ -3822,15 +3883,61 @@ mod tests {
             covers: vec!["/loopat/x/.vscode".into(), "/loopat/x/locked.txt".into()],
             repos: vec!["/loopat/x".into(), "/loopat/context/notes".into()],
         };
-        let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9));
+        let laying: Laying = (
+            11,
+            vec![
+                LaidCheck {
+                    inside: "/loopat/x/.git".into(),
+                    rw: true,
+                    dev: (254, 0),
+                    ino: 7,
+                },
+                LaidCheck {
+                    inside: "/loopat/x/.git/config".into(),
+                    rw: false,
+                    dev: (254, 1),
+                    ino: 1 << 40,
+                },
+            ],
+        );
+        let args = init_args(&pats(&["*.pem", "id_*"]), &watch, Some(9), Some(&laying));
         let mut with_rest = args.clone();
-        with_rest.extend(["--".into(), "--deny-create".into(), "--watch-reads".into()]);
+        with_rest.extend([
+            "--".into(),
+            "--deny-create".into(),
+            "--watch-reads".into(),
+            "--laid-fd".into(),
+            "4".into(),
+        ]);
         assert_eq!(
             parse_init_args(&with_rest),
-            (pats(&["*.pem", "id_*"]), watch.clone(), Some(9))
+            (
+                pats(&["*.pem", "id_*"]),
+                watch.clone(),
+                Some(9),
+                Some(laying)
+            )
         );
-        let none = init_args(&[], &Watch::default(), None);
+        let none = init_args(&[], &Watch::default(), None, None);
         assert!(none.is_empty());
+        // A laid mount whose identity does not parse is checked against none any file has.
+        let odd: Vec<std::ffi::OsString> = ["--laid-fd", "3", "--laid", "/x", "rw", "1:2"]
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let (.., laying) = parse_init_args(&odd);
+        assert_eq!(
+            laying,
+            Some((
+                3,
+                vec![LaidCheck {
+                    inside: "/x".into(),
+                    rw: false,
+                    dev: (u32::MAX, u32::MAX),
+                    ino: 0
+                }]
+            ))
+        );
         // What the filter sends follows what is watched.
         assert_eq!(
             watch.sent(),

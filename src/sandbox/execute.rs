@@ -245,14 +245,16 @@ pub fn open_descriptors(
 /// handed: each with its descriptor where it is a descriptor mount (which then never
 /// reaches bwrap nor the sandbox). A bind by path is laid only where its place on the host
 /// is there without a link below its carrier (bwrap would make a missing one). None where
-/// the spawner cannot ([`super::spawn::can_lay`]).
+/// the spawner cannot ([`super::spawn::can_lay`]), nor without git-loop's init in the
+/// sandbox: init asks for them and holds the command until they are laid (spawn.rs,
+/// `Layer`), which bwrap's own init would not.
 pub fn lay_aside(
     spec: &SandboxSpec,
     bwrap: &std::path::Path,
     handed: &mut Handed,
 ) -> Vec<(Option<OwnedFd>, bwrap::Laid)> {
     use super::spec::Mount;
-    if !super::spawn::can_lay(bwrap) {
+    if spec.init.is_none() || !super::spawn::can_lay(bwrap) {
         return Vec::new();
     }
     let planned = bwrap::laid(&spec.mounts, |m, carrier, rel| match m {
@@ -283,6 +285,34 @@ pub fn lay_aside(
         laid.push((Some(handed.keep.swap_remove(at)), l));
     }
     laid
+}
+
+/// What the sandbox's init checks of a laid mount (init.rs): the file or folder the layer
+/// will lay there, by device and inode: the descriptor's, or a bind's source as the layer
+/// opens it (links followed). `None` for an optional source that is absent, which the
+/// layer leaves out as bwrap would; a source otherwise unreadable is checked against no
+/// file (the layer fails on it too, and nothing runs).
+fn laid_check(fd: Option<&OwnedFd>, l: &bwrap::Laid) -> Option<super::creation::LaidCheck> {
+    use std::os::unix::fs::MetadataExt;
+    let found = match (fd, &l.source) {
+        (Some(fd), _) => nix::sys::stat::fstat(fd)
+            .map(|st| (st.st_dev, st.st_ino))
+            .map_err(std::io::Error::from),
+        (None, Some((source, optional))) => match std::fs::metadata(source) {
+            Err(e) if *optional && e.kind() == std::io::ErrorKind::NotFound => return None,
+            found => found.map(|m| (m.dev(), m.ino())),
+        },
+        (None, None) => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+    };
+    let (dev, ino) = found
+        .map(|(d, ino)| ((libc::major(d), libc::minor(d)), ino))
+        .unwrap_or(((u32::MAX, u32::MAX), 0));
+    Some(super::creation::LaidCheck {
+        inside: l.inside.clone(),
+        rw: l.rw,
+        dev,
+        ino,
+    })
 }
 
 /// The seccomp programs, one descriptor each, for bwrap to apply last.
@@ -348,6 +378,24 @@ fn in_sandbox(
         report.warn(why)?;
     }
     let laid = lay_aside(&plan.spec, &sandboxed.bwrap, &mut handed);
+    // The channel on which the sandbox's init asks for the laid mounts (spawn.rs, `Layer`):
+    // its end reaches init through bwrap; the other stays here, for the layer.
+    let layer = if laid.is_empty() {
+        None
+    } else {
+        let (init_end, layer_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
+            Error::new(ErrorKind::SandboxUnavailable, "cannot start the sandbox").with_source(e)
+        })?;
+        let init_end = OwnedFd::from(init_end);
+        handed.fds.layer = Some((
+            init_end.as_raw_fd(),
+            laid.iter()
+                .filter_map(|(fd, l)| laid_check(fd.as_ref(), l))
+                .collect(),
+        ));
+        handed.keep.push(init_end);
+        Some(OwnedFd::from(layer_end))
+    };
     let argv = bwrap::argv(&sandboxed.bwrap.to_string_lossy(), &plan.spec, &handed.fds);
     let (channel, spawner_end) = match handed.channel {
         Some((host, spawner)) => (Some(host), Some(spawner)),
@@ -399,6 +447,7 @@ fn in_sandbox(
         ws.root(),
         &delivery.env,
         &laid,
+        layer.as_ref(),
         // The sandbox takes milliseconds to set itself up, which this process would spend
         // waiting: the sweep of killed runs' cgroups is done then.
         || applied.sweep_killed(),

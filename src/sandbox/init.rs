@@ -46,10 +46,103 @@ pub fn not_dumpable() {
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
 }
 
+/// Asks for the laid mounts on `laying`'s descriptor: the channel, close-on-exec, to wait
+/// on with [`wait_for_laid`].
+fn ask_for_laid(laying: &creation::Laying) -> Result<std::fs::File, String> {
+    use std::io::Write;
+    // SAFETY: a descriptor bwrap passed on, init's alone; owned (and closed) here.
+    let mut channel = unsafe {
+        libc::fcntl(laying.0, libc::F_SETFD, libc::FD_CLOEXEC);
+        std::fs::File::from_raw_fd(laying.0)
+    };
+    channel
+        .write_all(LAY)
+        .map_err(|e| format!("cannot ask for its mounts: {e}"))?;
+    Ok(channel)
+}
+
+/// Waits on `channel` for the word that the laid mounts are there (anything else, or the
+/// channel closed, and nothing runs); then checks that each of `laid` stands at its path
+/// (no link followed), the root of a mount of the file or folder the host laid (device
+/// and inode), read-only where it is not writable. Nothing of the sandbox has run yet, so
+/// nothing inside can have moved them; this is the check that what the layer laid on the
+/// host's side reached the sandbox where bwrap's binds show it.
+fn wait_for_laid(mut channel: std::fs::File, laid: &[creation::LaidCheck]) -> Result<(), String> {
+    use std::io::Read;
+    let mut word = [0u8; 1];
+    channel
+        .read_exact(&mut word)
+        .map_err(|e| format!("was not given its mounts: {e}"))?;
+    drop(channel);
+    if word != *LAID {
+        return Err("was not given its mounts".into());
+    }
+    for creation::LaidCheck {
+        inside,
+        rw,
+        dev,
+        ino,
+    } in laid
+    {
+        let at = CString::new(inside.as_os_str().as_bytes())
+            .map_err(|_| format!("cannot check {}", inside.display()))?;
+        let not = |what: &str| format!("found {} {what}", inside.display());
+        // SAFETY: statx and statvfs write the zeroed local structs they are given.
+        unsafe {
+            let mut st: libc::statx = std::mem::zeroed();
+            if libc::statx(
+                libc::AT_FDCWD,
+                at.as_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT,
+                libc::STATX_BASIC_STATS,
+                &mut st,
+            ) != 0
+            {
+                return Err(not(&format!(
+                    "missing ({})",
+                    std::io::Error::last_os_error()
+                )));
+            }
+            let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
+            if st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
+                return Err(not("not mounted"));
+            }
+            if (st.stx_dev_major, st.stx_dev_minor) != *dev || st.stx_ino != *ino {
+                return Err(not("holding another file"));
+            }
+            let mut vfs: libc::statvfs = std::mem::zeroed();
+            if libc::statvfs(at.as_ptr(), &mut vfs) != 0 {
+                return Err(not(&format!(
+                    "unreadable ({})",
+                    std::io::Error::last_os_error()
+                )));
+            }
+            if !rw && vfs.f_flag & libc::ST_RDONLY == 0 {
+                return Err(not("writable"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What init sends on its `--laid-fd` once bwrap has made its mounts, and the answer once
+/// the laid ones are there (spawn.rs).
+pub const LAY: &[u8; 1] = b"l";
+pub const LAID: &[u8; 1] = b"L";
+
 /// `git-loop __init -- COMMAND...`: never returns.
 pub fn main(args: &[OsString]) -> ! {
     not_dumpable();
-    let (patterns, watch, report_fd) = creation::parse_init_args(args);
+    let (patterns, watch, report_fd, laying) = creation::parse_init_args(args);
+    // Before anything else, the mounts laid once bwrap has made its own (bwrap.rs, `Laid`)
+    // are asked for; they are laid while init sets itself up, and waited for before the
+    // command starts.
+    let laid_channel = laying.as_ref().map(|laying| {
+        ask_for_laid(laying).unwrap_or_else(|why| {
+            eprintln!("git-loop: the sandbox's init {why}");
+            std::process::exit(1);
+        })
+    });
     let supervises = !patterns.is_empty()
         || watch.writes
         || watch.reads
@@ -134,6 +227,12 @@ pub fn main(args: &[OsString]) -> ! {
     argv.push(std::ptr::null());
     // Asked before the fork: the child only makes system calls.
     let killable = creation::killable_wait();
+    if let (Some(channel), Some((_, laid))) = (laid_channel, &laying) {
+        if let Err(why) = wait_for_laid(channel, laid) {
+            eprintln!("git-loop: the sandbox's init {why}");
+            std::process::exit(1);
+        }
+    }
     // SAFETY: fork while the only other thread (the supervisor's) waits for its
     // listener; the child only makes system calls on data prepared above before it
     // execs or exits (glibc keeps its allocator usable across fork for the error paths).
@@ -223,5 +322,88 @@ pub fn main(args: &[OsString]) -> ! {
             // No child left: cannot happen before the command ended.
             std::process::exit(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    /// init's side of the channel, as bwrap hands it over, and the layer's side.
+    fn channel() -> (creation::Laying, UnixStream) {
+        let (init, layer) = UnixStream::pair().unwrap();
+        (
+            (std::os::fd::IntoRawFd::into_raw_fd(init), Vec::new()),
+            layer,
+        )
+    }
+
+    /// The command starts only on the layer's word that the mounts are laid, and only
+    /// once each stands where it should: a mount's root, read-only unless writable.
+    #[test]
+    fn init_waits_for_the_word_and_checks_each_laid_mount() {
+        let run_with =
+            |answer: Option<&[u8]>, laid: &[(&str, bool)], change: fn(&mut creation::LaidCheck)| {
+                let (laying, mut layer) = channel();
+                let asked = ask_for_laid(&laying).unwrap();
+                let mut word = [0u8; 1];
+                layer.read_exact(&mut word).unwrap();
+                assert_eq!(&word, LAY);
+                if let Some(answer) = answer {
+                    layer.write_all(answer).unwrap();
+                }
+                drop(layer);
+                let laid: Vec<creation::LaidCheck> = laid
+                    .iter()
+                    .map(|(p, rw)| {
+                        // What the host laid: the file or folder found there (or none).
+                        let (dev, ino) = std::fs::symlink_metadata(p)
+                            .map(|m| {
+                                use std::os::unix::fs::MetadataExt;
+                                let d = m.dev();
+                                ((libc::major(d), libc::minor(d)), m.ino())
+                            })
+                            .unwrap_or(((0, 0), 0));
+                        let mut check = creation::LaidCheck {
+                            inside: p.into(),
+                            rw: *rw,
+                            dev,
+                            ino,
+                        };
+                        change(&mut check);
+                        check
+                    })
+                    .collect();
+                wait_for_laid(asked, &laid)
+            };
+        let run = |answer: Option<&[u8]>, laid: &[(&str, bool)]| run_with(answer, laid, |_| {});
+        // No word (the layer failed or never ran), or another word: nothing runs.
+        assert!(run(None, &[])
+            .unwrap_err()
+            .contains("was not given its mounts"));
+        assert!(run(Some(b"x"), &[])
+            .unwrap_err()
+            .contains("was not given its mounts"));
+        // The word, and a path that is no mount's root, or missing.
+        let plain = tempfile::tempdir().unwrap();
+        let plain = plain.path().to_str().unwrap();
+        assert!(run(Some(LAID), &[(plain, true)])
+            .unwrap_err()
+            .contains("not mounted"));
+        assert!(run(Some(LAID), &[("/nonexistent/x", true)])
+            .unwrap_err()
+            .contains("missing"));
+        // A writable mount where a read-only one should stand.
+        assert!(run(Some(LAID), &[("/proc", false)])
+            .unwrap_err()
+            .contains("writable"));
+        // A mount's root that is not what the host laid.
+        assert!(run_with(Some(LAID), &[("/proc", true)], |c| c.ino += 1)
+            .unwrap_err()
+            .contains("holding another file"));
+        // Twin: the word, and the mount's root the host laid, which may be writable.
+        assert_eq!(run(Some(LAID), &[("/proc", true)]), Ok(()));
     }
 }

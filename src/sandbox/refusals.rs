@@ -52,7 +52,18 @@ impl RuleMap {
     pub fn of_view(mounts: &[super::spec::Mount], fs_policy: &[super::fspolicy::Covered]) -> Self {
         use super::fspolicy::Deny;
         use super::spec::Mount;
-        let mut places = Vec::new();
+        // A later one at a place replaces the earlier: each place's entry found by its path
+        // (hashed, as `Path` compares: by components), not by a scan of the list, which
+        // made this quadratic in the view's mounts, on every start.
+        let mut places: Vec<Option<(std::path::PathBuf, Option<String>)>> = Vec::new();
+        let mut at: std::collections::HashMap<std::path::PathBuf, usize> =
+            std::collections::HashMap::new();
+        let mut put = |inside: &std::path::Path, rule: Option<String>| {
+            if let Some(before) = at.insert(inside.to_path_buf(), places.len()) {
+                places[before] = None;
+            }
+            places.push(Some((inside.to_path_buf(), rule)));
+        };
         for m in mounts {
             let (inside, rule) = match m {
                 // The machine's secrets in /etc, covered with /dev/null.
@@ -83,18 +94,18 @@ impl RuleMap {
                 Mount::Proc { inside } | Mount::Dev { inside } => (inside, None),
                 Mount::Symlink { .. } => continue,
             };
-            places.retain(|(p, _)| p != inside);
-            places.push((inside.clone(), rule));
+            put(inside, rule);
         }
         for c in fs_policy {
             let rule = match c.deny {
                 Deny::Pin => format!("{} (a folder above it, pinned)", c.rule),
                 _ => c.rule.clone(),
             };
-            places.retain(|(p, _)| p != &c.inside);
-            places.push((c.inside.clone(), Some(rule)));
+            put(&c.inside, Some(rule));
         }
-        RuleMap { places }
+        RuleMap {
+            places: places.into_iter().flatten().collect(),
+        }
     }
 
     /// The rule of the deepest place holding `path`, if that place has one.

@@ -11,9 +11,10 @@
 //! 3. with an overlay: make every mount private, then mount the loop's `$HOME` overlay
 //!    (lower `sandbox-home-skel/`, upper `home/upper`, `volatile`: see [`mount_home`]) on
 //!    `home/merged` — visible only in this private namespace, which bwrap inherits and
-//!    binds at `$HOME`; with descriptor mounts to lay ([`super::bwrap::Laid`]), lay them
-//!    (see [`lay`]), in this namespace too, so bwrap's binds of the folders holding them
-//!    carry them;
+//!    binds at `$HOME`; with mounts to lay ([`super::bwrap::Laid`]), make each folder
+//!    that carries them a shared mount of its own (see [`share`]), in this namespace too,
+//!    so that what the [`Layer`] lays there once bwrap has made its own mounts reaches
+//!    bwrap's binds of them;
 //! 4. mark every inherited descriptor above 2 close-on-exec except the ones bwrap is
 //!    meant to read (the seccomp programs), so nothing of `git-loop` leaks inside;
 //! 5. where the kernel has Landlock scopes (6.12+), confine the whole tree so it can
@@ -61,8 +62,12 @@ struct ChildPlan {
     proxy_channel: Option<i32>,
     /// The Landlock scopes, as the kernel's bits (see [`landlock_bits`]).
     landlock: u64,
-    /// The descriptor mounts the child lays before bwrap, in the spec's order (see [`lay`]).
+    /// The mounts laid once bwrap has made its own, in the spec's order (see [`lay`]),
+    /// by a process of the child's namespaces ([`Layer`]).
     laid: Vec<LaidChild>,
+    /// Their carriers, each once: the child makes each a shared mount of its own (see
+    /// [`share`]).
+    carriers: Vec<CString>,
 }
 
 /// One mount the child lays, prepared in the parent (see [`lay`]).
@@ -141,6 +146,7 @@ pub fn run(
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
     laid: &[(Option<OwnedFd>, super::bwrap::Laid)],
+    layer: Option<&OwnedFd>,
     meanwhile: impl FnOnce(),
 ) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
@@ -213,7 +219,20 @@ pub fn run(
                 })
             })
             .collect::<Result<_, SpawnError>>()?,
+        carriers: laid.iter().fold(Vec::new(), |mut all, (_, l)| {
+            let c = cstr(l.carrier.as_os_str());
+            if !all.contains(&c) {
+                all.push(c);
+            }
+            all
+        }),
     };
+    if !plan.laid.is_empty() && layer.is_none() {
+        return Err(SpawnError::Start {
+            bwrap,
+            source: std::io::Error::other("mounts to lay and no channel to the sandbox's init"),
+        });
+    }
 
     // A relative bwrap path would be resolved after the child's chdir: fix it first.
     let program = std::path::absolute(&argv[0]).map_err(|source| SpawnError::Start {
@@ -249,21 +268,215 @@ pub fn run(
         child_setup(&plan)
     });
     drop(start_here);
-    let child = child.map_err(|source| SpawnError::Start { bwrap, source })?;
+    let child = child.map_err(|source| SpawnError::Start {
+        bwrap: bwrap.clone(),
+        source,
+    })?;
     signals.watch(child.id());
     // bwrap has exec'd in the child's namespaces and takes milliseconds to set the
-    // sandbox up: taking the hold now costs the run nothing. A bwrap already gone leaves
-    // none, and the teardown happens as it always would.
+    // sandbox up: taking the hold and starting the layer now costs the run nothing. A
+    // bwrap already gone leaves no hold, and the teardown happens as it always would.
     let namespace = own_mounts
         .then(|| std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok())
         .flatten();
+    let layer = match layer.filter(|_| !plan.laid.is_empty()) {
+        Some(end) => match Layer::start(child.id(), &plan, end) {
+            Ok(layer) => Some(layer),
+            Err(source) => {
+                // The sandbox's init waits for its mounts, which will not come: it ends
+                // once bwrap is gone, having run nothing.
+                // SAFETY: a signal to the child this process started and has not reaped.
+                unsafe { libc::kill(child.pid, libc::SIGKILL) };
+                let _ = child.wait();
+                return Err(SpawnError::Start { bwrap, source });
+            }
+        },
+        None => None,
+    };
     meanwhile();
     let status = child.wait().map_err(SpawnError::Wait)?;
+    if let Some(layer) = layer {
+        layer
+            .finish()
+            .map_err(|source| SpawnError::Start { bwrap, source })?;
+    }
     Ok(Ended {
         status,
         namespace,
         by: signals.ended_by(),
     })
+}
+
+/// The process that lays the mounts of [`super::bwrap::Laid`] once bwrap has made its
+/// own: forked from this one once bwrap has exec'd (it starts while bwrap sets the
+/// sandbox up, on no run's critical path), it enters the child's user and mount
+/// namespaces (bwrap's outer process stays in them), waits for the sandbox's init to ask
+/// on its channel ([`super::init::LAY`]), lays them on their carriers ([`lay`]), which
+/// the child made shared mounts (so they reach bwrap's copies of them, its binds at the
+/// sandbox's paths, by propagation), makes the carriers private again (nothing mounted
+/// there later reaches the sandbox), answers [`super::init::LAID`] and ends. Its exit
+/// status is the result: 0 laid, [`NOT_ASKED`] when the channel closed first (bwrap
+/// failed before init ran), otherwise the error number of what failed.
+///
+/// Hand-written from `fork` to `_exit`, as the child's setup is: it is forked from a
+/// process with other threads, so it only makes system calls on memory prepared before
+/// the fork (no allocation, no lock). Every signal stays blocked in it; it ends with its
+/// parent (`PR_SET_PDEATHSIG`) and is killed once bwrap has ended if it has not.
+struct Layer {
+    pid: libc::pid_t,
+}
+
+/// The layer's exit status when init never asked.
+const NOT_ASKED: i32 = 200;
+
+impl Layer {
+    fn start(bwrap: u32, plan: &ChildPlan, end: &OwnedFd) -> std::io::Result<Layer> {
+        let user = std::fs::File::open(format!("/proc/{bwrap}/ns/user"))?;
+        let mnt = std::fs::File::open(format!("/proc/{bwrap}/ns/mnt"))?;
+        let mut keep = [user.as_raw_fd(), mnt.as_raw_fd(), end.as_raw_fd()];
+        keep.sort_unstable();
+        // SAFETY: getpid cannot fail.
+        let parent = unsafe { libc::getpid() };
+        let mut all: libc::sigset_t;
+        let mut before: libc::sigset_t;
+        // SAFETY: sigfillset and pthread_sigmask write the local sets they are given; the
+        // forked child makes only system calls on memory prepared here and `_exit`s.
+        unsafe {
+            all = std::mem::zeroed();
+            before = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+            let pid = libc::fork();
+            if pid == 0 {
+                let code = match lay_when_asked(
+                    parent,
+                    &keep,
+                    (user.as_raw_fd(), mnt.as_raw_fd()),
+                    end.as_raw_fd(),
+                    plan,
+                ) {
+                    Ok(code) => code,
+                    Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL),
+                };
+                libc::_exit(code);
+            }
+            let forked = std::io::Error::last_os_error();
+            libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+            if pid < 0 {
+                return Err(forked);
+            }
+            Ok(Layer { pid })
+        }
+    }
+
+    /// Once bwrap has ended: the layer's result, the layer killed first if it is still
+    /// waiting (init never asked).
+    fn finish(self) -> std::io::Result<()> {
+        let mut status = 0;
+        // SAFETY: waitpid writes the local status; kill signals the layer, this process's
+        // child, not yet reaped.
+        unsafe {
+            if libc::waitpid(self.pid, &mut status, libc::WNOHANG) == 0 {
+                libc::kill(self.pid, libc::SIGKILL);
+                while libc::waitpid(self.pid, &mut status, 0) < 0 {
+                    if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if !libc::WIFEXITED(status) {
+            return Ok(());
+        }
+        match libc::WEXITSTATUS(status) {
+            0 | NOT_ASKED => Ok(()),
+            code => Err(std::io::Error::from_raw_os_error(code)),
+        }
+    }
+}
+
+/// In the layer (see [`Layer`]): only system calls from here to its `_exit`.
+fn lay_when_asked(
+    parent: libc::pid_t,
+    keep: &[i32; 3],
+    (user, mnt): (i32, i32),
+    end: i32,
+    plan: &ChildPlan,
+) -> std::io::Result<i32> {
+    // SAFETY: system calls on descriptors this process holds and local buffers.
+    unsafe {
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
+        if libc::getppid() != parent {
+            return Ok(NOT_ASKED);
+        }
+        // Nothing of this process's but the three it needs: no copy of another pipe's end
+        // held open here.
+        let mut from = 3u32;
+        for &fd in keep {
+            let fd = fd as u32;
+            if fd > from {
+                libc::syscall(libc::SYS_close_range, from, fd - 1, 0u32);
+            }
+            from = from.max(fd + 1);
+        }
+        libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32);
+        check(libc::setns(user, libc::CLONE_NEWUSER))?;
+        check(libc::setns(mnt, libc::CLONE_NEWNS))?;
+        libc::close(user);
+        libc::close(mnt);
+        let mut word = [0u8; 1];
+        let n = loop {
+            let n = libc::read(end, word.as_mut_ptr().cast(), 1);
+            if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                break n;
+            }
+        };
+        if n != 1 || word != *super::init::LAY {
+            return Ok(NOT_ASKED);
+        }
+        lay(&plan.laid)?;
+        for carrier in &plan.carriers {
+            check(libc::mount(
+                c"none".as_ptr(),
+                carrier.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+        }
+        let laid = super::init::LAID;
+        if libc::write(end, laid.as_ptr().cast(), 1) != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(0)
+}
+
+/// In the child: each carrier of the mounts to lay bound onto itself, recursively, and
+/// made a shared mount, whose mounts propagate to its copies: bwrap's copy of the child's
+/// namespace holds it as a slave (bwrap makes every mount there one), and so does bwrap's
+/// bind of it at its path inside; what [`Layer`] lays on it later reaches that bind.
+fn share(carriers: &[CString]) -> std::io::Result<()> {
+    for carrier in carriers {
+        // SAFETY: plain system calls on NUL-terminated strings prepared before the fork.
+        unsafe {
+            check(libc::mount(
+                carrier.as_ptr(),
+                carrier.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+            check(libc::mount(
+                c"none".as_ptr(),
+                carrier.as_ptr(),
+                std::ptr::null(),
+                libc::MS_SHARED,
+                std::ptr::null(),
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 /// bwrap's command line and environment, ready for `execve`, and the start of the child
@@ -596,7 +809,7 @@ fn child_setup(plan: &ChildPlan) -> std::io::Result<()> {
             )
         })?;
     }
-    lay(&plan.laid)?;
+    share(&plan.carriers)?;
     if let Some(overlay) = &plan.overlay {
         // SAFETY: chdir with a NUL-terminated string prepared before the fork.
         check(unsafe { libc::chdir(overlay.home_dir.as_ptr()) })?;
@@ -736,17 +949,18 @@ fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
     }
 }
 
-/// Lays the mounts of [`super::bwrap::Laid`] in this (the child's own) mount namespace: a
+/// Lays the mounts of [`super::bwrap::Laid`] in the child's mount namespace (called in
+/// the [`Layer`], which entered it), on their carriers: a
 /// descriptor's file or folder bound onto itself, a bind by path's source onto its place,
 /// recursively, `nosuid`, `nodev` and read-only as the spec says, as bwrap would bind
 /// them. In the spec's order: where two meet, the later is below the earlier
 /// ([`super::bwrap::laid`]), so its place is found through the earlier one's mount and it
 /// is laid on that mount (laid the other way round, the earlier one's recursive copy
-/// would carry the later one and leave its first mount hidden below, one more line of
-/// the mount table for bwrap to read after each of its binds). Then each is checked once
-/// more to be where bwrap's bind of its carrier will find it: its path below the carrier
-/// leads, without a link, to the root of a mount holding what was laid (`ESTALE`
-/// otherwise).
+/// would carry the later one and leave its first mount hidden below). Each is laid on the
+/// file or folder found at its path below the carrier without a link (and, for a
+/// descriptor mount, compared with the host's descriptor: `ESTALE` otherwise), through the
+/// descriptor that found it; the sandbox's init checks each where the sandbox sees it
+/// (init.rs, `wait_for_laid`) before the command starts.
 fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
@@ -780,6 +994,12 @@ fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
             check(tree).and_then(|()| {
                 let mut attr: libc::mount_attr = std::mem::zeroed();
                 attr.attr_set = l.attr;
+                // A clone of a shared mount is a peer of it: this one, moved onto its
+                // carrier, would have what is laid on it later propagate to the carrier
+                // as well (a second mount, hidden below). Private, it joins a peer group
+                // of its own as it is moved onto the shared carrier, whose copies alone
+                // are its slaves.
+                attr.propagation = libc::MS_PRIVATE;
                 let done = check(libc::syscall(
                     libc::SYS_mount_setattr,
                     tree,
@@ -810,30 +1030,6 @@ fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
             }
         }
         done?;
-    }
-    // The carriers opened again, as bwrap will find them after what was laid.
-    let mut carrier = Carrier { open: None };
-    for l in laid {
-        let source = open_source(l)?;
-        if l.source.is_some() && source.is_none() {
-            continue;
-        }
-        let laid_here = source.map(identity).transpose();
-        // SAFETY: closes this function's descriptor.
-        source.map(|fd| unsafe { libc::close(fd) });
-        let at = open_place(l, carrier.of(l)?)?;
-        let st = statx(at, c"", libc::AT_EMPTY_PATH);
-        // SAFETY: closes this function's descriptor.
-        unsafe { libc::close(at) };
-        let st = st?;
-        let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
-        let same = match laid_here? {
-            Some(want) => want == ((st.stx_dev_major, st.stx_dev_minor), st.stx_ino),
-            None => true, // open_place compared it with the host's descriptor
-        };
-        if !same || st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
-            return Err(std::io::Error::from_raw_os_error(libc::ESTALE));
-        }
     }
     Ok(())
 }
@@ -1209,6 +1405,7 @@ pub fn trial(bwrap: &Path, scratch: &Path) -> Result<(), String> {
         proxy_channel: None,
         landlock: landlock_bits(LandlockScopes::ALL),
         laid: Vec::new(),
+        carriers: Vec::new(),
     };
     let merged = scratch.join("home/merged");
     let mut cmd = Command::new(bwrap);
@@ -1279,6 +1476,7 @@ mod tests {
             proxy_channel: proxy.then_some(7),
             landlock: 0,
             laid: Vec::new(),
+            carriers: Vec::new(),
         }
     }
 
