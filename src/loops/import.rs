@@ -209,7 +209,6 @@ pub fn operator_config_shown() -> String {
 /// and of it alone (the team and personal layers are writable from sandboxes, and raising a
 /// bound is what an agent that wants to exhaust the host would do). Read once per process.
 pub fn read_limits() -> Result<objects::Limits> {
-    static LIMITS: std::sync::OnceLock<objects::Limits> = std::sync::OnceLock::new();
     if let Some(limits) = LIMITS.get() {
         return Ok(*limits);
     }
@@ -217,6 +216,16 @@ pub fn read_limits() -> Result<objects::Limits> {
     let host = crate::workspace::HostPaths::from_env()?;
     let config = Config::load(&[(Layer::Operator, host.operator_config)], None)?;
     Ok(*LIMITS.get_or_init(|| limits_from(&config)))
+}
+
+static LIMITS: std::sync::OnceLock<objects::Limits> = std::sync::OnceLock::new();
+
+/// What [`read_limits`] gives, taken from a configuration this process has loaded anyway
+/// (a run's): its `[import]` is the operator layer's alone (config/policy.rs refuses it in
+/// every other), so the operator's file is not read and checked a second time when the
+/// run ends and its branches are imported.
+pub fn know_limits(config: &crate::config::Config) {
+    let _ = LIMITS.set(limits_from(config));
 }
 
 /// [`read_limits`] from a loaded configuration (other layers' `[import]` is dropped there).

@@ -825,6 +825,16 @@ mod tests {
         fs::write(&file, "[import]\nmax_object_size = \"100G\"\n").unwrap();
         let config = Config::load(&[(Layer::Personal, file.clone())], None).unwrap();
         assert_eq!(limits_from(&config), objects::Limits::default());
+        // A run's whole stack (what `know_limits` is given): the operator's bound, never
+        // the personal layer's above it.
+        let operator = dir.path().join("operator.toml");
+        fs::write(&operator, "[import]\nmax_object_size = \"3G\"\n").unwrap();
+        let config = Config::load(
+            &[(Layer::Operator, operator), (Layer::Personal, file.clone())],
+            None,
+        )
+        .unwrap();
+        assert_eq!(limits_from(&config).max_object_size, 3 << 30);
     }
 
     #[test]

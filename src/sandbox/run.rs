@@ -19,6 +19,7 @@ pub fn run(
     config: &Config,
     req: &Request,
 ) -> Result<u8> {
+    crate::loops::know_limits(config);
     let probed = probe::Inputs::read();
     let choices = Choices::make(req, rec, config, &probe::quick(&probed))?;
     // Vaults still in the personal tree (where they lived before) would be in view; what a

@@ -716,3 +716,57 @@ fn a_transport_program_reserving_gigabytes_it_never_writes_still_fetches() {
         "a teammate's page\n"
     );
 }
+
+/// A teammate's push of the team's profile naming `**/.git` writable (a repository the
+/// loop makes has a config a person's git on the host runs) arrives, and the victim's next
+/// run of a loop under it is refused with the fix named and makes nothing: the team's
+/// layer cannot lift the nested-repository rule (DESIGN 4.0; `sandbox.allow_nested_git`
+/// is the operator's). Twin: the team's profile still arrives and the operator's word lets
+/// the same run make the repository.
+#[test]
+fn a_teammates_profile_does_not_let_a_loop_make_repositories() {
+    let remotes = Remotes::new();
+    let teammate = machine(&remotes);
+    sync(&teammate).ok();
+    let victim = machine(&remotes);
+    sync(&victim).ok();
+    push_as_teammate(
+        &teammate,
+        &remotes,
+        "knowledge",
+        &[(
+            ".loopat/sandboxes/default/sandbox.toml",
+            "[filesystem]\nallow_write = [\"**/.git\"]\n",
+            false,
+        )],
+    );
+    sync(&victim).ok();
+    let profile = victim
+        .ws
+        .join("context/knowledge/.loopat/sandboxes/default/sandbox.toml");
+    assert!(profile.is_file(), "the teammate's push arrived");
+    let id = victim
+        .run(["new", "--scratch", "nested"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    let run = victim.run(["run", "-q", &id, "--", "git", "init", "-q", "sub"]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    run.stderr_has("only the operator config may")
+        .stderr_has("git loop config set --operator sandbox.allow_nested_git true");
+    assert!(!victim.workdir(&id).join("sub").exists());
+    victim
+        .run([
+            "config",
+            "set",
+            "--operator",
+            "sandbox.allow_nested_git",
+            "true",
+        ])
+        .ok();
+    victim
+        .run(["run", "-q", &id, "--", "git", "init", "-q", "sub"])
+        .ok();
+    assert!(victim.workdir(&id).join("sub/.git").is_dir());
+}

@@ -1031,6 +1031,21 @@ mod tests {
         let (found, keep) = index_gitlinks_kept(&dir, &limits, &small, &never).unwrap();
         assert_eq!(found, ["staged", "x/y/sub"]);
         assert!(keep.is_none());
+        // The size is the index's own: kept from its very length, not from a byte more.
+        let len = std::fs::metadata(&index).unwrap().len();
+        let at = Keeping {
+            min_size: len,
+            settled: Duration::ZERO,
+        };
+        let (_, keep) = index_gitlinks_kept(&dir, &limits, &at, &|| None).unwrap();
+        assert!(keep.is_some(), "an index of {len} bytes is kept from {len}");
+        let above = Keeping {
+            min_size: len + 1,
+            settled: Duration::ZERO,
+        };
+        let (found, keep) = index_gitlinks_kept(&dir, &limits, &above, &never).unwrap();
+        assert_eq!(found, ["staged", "x/y/sub"]);
+        assert!(keep.is_none());
         // An index changed less than `settled` ago is scanned and not given to keep.
         let young = Keeping {
             min_size: 0,
