@@ -736,6 +736,44 @@ mod tests {
     use super::*;
     use std::process::ExitStatus;
 
+    /// What init is told to find at a laid mount's path: the file the host's descriptor
+    /// holds, or a bind's source (links followed); an optional source that is absent is
+    /// not laid, so not checked; any other unreadable source is checked against no file.
+    #[test]
+    fn init_checks_each_laid_mount_against_what_the_host_lays() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        std::fs::write(&file, "x").unwrap();
+        std::os::unix::fs::symlink(&file, dir.path().join("link")).unwrap();
+        let meta = std::fs::metadata(&file).unwrap();
+        let id = (
+            (libc::major(meta.dev()), libc::minor(meta.dev())),
+            meta.ino(),
+        );
+        let laid = |source: Option<(&str, bool)>| bwrap::Laid {
+            inside: "/in/w/.git/config".into(),
+            rw: false,
+            carrier: dir.path().into(),
+            rel: "config".into(),
+            source: source.map(|(p, optional)| (dir.path().join(p), optional)),
+        };
+        let of = |c: crate::sandbox::creation::LaidCheck| ((c.dev, c.ino), c.inside, c.rw);
+        let fd = OwnedFd::from(std::fs::File::open(&file).unwrap());
+        let want = (id, std::path::PathBuf::from("/in/w/.git/config"), false);
+        assert_eq!(
+            laid_check(Some(&fd), &laid(None)).map(of),
+            Some(want.clone())
+        );
+        assert_eq!(
+            laid_check(None, &laid(Some(("link", false)))).map(of),
+            Some(want)
+        );
+        assert!(laid_check(None, &laid(Some(("absent", true)))).is_none());
+        let none = laid_check(None, &laid(Some(("absent", false)))).unwrap();
+        assert_eq!((none.dev, none.ino), ((u32::MAX, u32::MAX), 0));
+    }
+
     fn by(signal: i32, from: Option<i32>, parent_ended: Option<i32>) -> EndedBy {
         EndedBy {
             signal,

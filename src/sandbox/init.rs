@@ -103,8 +103,8 @@ fn wait_for_laid(mut channel: std::fs::File, laid: &[creation::LaidCheck]) -> Re
                     std::io::Error::last_os_error()
                 )));
             }
-            let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
-            if st.stx_attributes_mask & root == 0 || st.stx_attributes & root == 0 {
+            // A kernel that does not say (before 5.8) leaves the bit clear: refused.
+            if st.stx_attributes & libc::STATX_ATTR_MOUNT_ROOT as u64 == 0 {
                 return Err(not("not mounted"));
             }
             if (st.stx_dev_major, st.stx_dev_minor) != *dev || st.stx_ino != *ino {
@@ -395,6 +395,13 @@ mod tests {
         assert!(run(Some(LAID), &[("/nonexistent/x", true)])
             .unwrap_err()
             .contains("missing"));
+        // A link to a mount's root is no mount at the path: it is not followed.
+        let links = tempfile::tempdir().unwrap();
+        let link = links.path().join("proc");
+        std::os::unix::fs::symlink("/proc", &link).unwrap();
+        assert!(run(Some(LAID), &[(link.to_str().unwrap(), true)])
+            .unwrap_err()
+            .contains("not mounted"));
         // A writable mount where a read-only one should stand.
         assert!(run(Some(LAID), &[("/proc", false)])
             .unwrap_err()
