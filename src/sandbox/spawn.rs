@@ -337,15 +337,12 @@ impl Layer {
         keep.sort_unstable();
         // SAFETY: getpid cannot fail.
         let parent = unsafe { libc::getpid() };
-        let mut all: libc::sigset_t;
-        let mut before: libc::sigset_t;
-        // SAFETY: sigfillset and pthread_sigmask write the local sets they are given; the
-        // forked child makes only system calls on memory prepared here and `_exit`s.
+        // The child keeps every signal blocked (it inherits the mask); this thread gets its
+        // own back once the fork is done.
+        let blocked = AllSignalsBlocked::new();
+        // SAFETY: the forked child makes only system calls on memory prepared here and
+        // `_exit`s.
         unsafe {
-            all = std::mem::zeroed();
-            before = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
             let pid = libc::fork();
             if pid == 0 {
                 let code = match lay_when_asked(
@@ -361,7 +358,7 @@ impl Layer {
                 libc::_exit(code);
             }
             let forked = std::io::Error::last_os_error();
-            libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+            drop(blocked);
             if pid < 0 {
                 return Err(forked);
             }
@@ -572,15 +569,7 @@ impl Exec {
             // process's exit handlers runs in it.
             unsafe { libc::_exit(127) }
         };
-        let mut all: libc::sigset_t;
-        let mut before: libc::sigset_t;
-        // SAFETY: sigfillset and pthread_sigmask write the local sets they are given.
-        unsafe {
-            all = std::mem::zeroed();
-            before = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
-        }
+        let blocked = AllSignalsBlocked::new();
         // SAFETY: the child runs `child` on its own stack in this memory until it execs
         // or exits, with the care listed above; this thread is suspended meanwhile, so
         // `failed`, the strings and the stack outlive it.
@@ -592,8 +581,7 @@ impl Exec {
                 Some(libc::SIGCHLD),
             )
         };
-        // SAFETY: restores the mask saved above.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut()) };
+        drop(blocked);
         let pid = started.map_err(std::io::Error::from)?.as_raw();
         match failed.load(Ordering::SeqCst) {
             0 => Ok(Child { pid }),
@@ -602,6 +590,33 @@ impl Exec {
                 Err(std::io::Error::from_raw_os_error(code))
             }
         }
+    }
+}
+
+/// Every signal blocked in this thread until dropped, when the mask before is restored:
+/// across a clone or fork whose child must run no handler of this process's (it inherits
+/// the mask). A child that `_exit`s never drops its copy.
+struct AllSignalsBlocked {
+    before: libc::sigset_t,
+}
+
+impl AllSignalsBlocked {
+    fn new() -> AllSignalsBlocked {
+        // SAFETY: sigfillset and pthread_sigmask write the local sets they are given.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+            AllSignalsBlocked { before }
+        }
+    }
+}
+
+impl Drop for AllSignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `new`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.before, std::ptr::null_mut()) };
     }
 }
 
