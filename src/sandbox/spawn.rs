@@ -62,7 +62,8 @@ struct ChildPlan {
     proxy_channel: Option<i32>,
     /// The Landlock scopes, as the kernel's bits (see [`landlock_bits`]).
     landlock: u64,
-    /// The mounts laid once bwrap has made its own, in the spec's order (see [`lay`]),
+    /// The mounts laid once bwrap has made its own, in the spec's order (see [`prepare`]
+    /// and [`lay`]),
     /// by a process of the child's namespaces ([`Layer`]).
     laid: Vec<LaidChild>,
     /// Their carriers, each once: the child makes each a shared mount of its own (see
@@ -82,6 +83,9 @@ struct LaidChild {
     held: Option<((u32, u32), u64)>,
     /// A bind by path: its source, and whether it may be absent.
     source: Option<(CString, bool)>,
+    /// Its place is at or below one laid before it on the same carrier: found through that
+    /// one's mount, so only once it is laid (see [`prepare`]).
+    below_laid: bool,
 }
 
 /// The `$HOME` overlay the child mounts on `merged` in its `home/` folder.
@@ -193,7 +197,8 @@ pub fn run(
         landlock: landlock_bits(spec.landlock),
         laid: laid
             .iter()
-            .map(|(fd, l)| {
+            .enumerate()
+            .map(|(i, (fd, l))| {
                 let held = match fd {
                     Some(fd) => {
                         Some(
@@ -206,6 +211,9 @@ pub fn run(
                     None => None,
                 };
                 Ok(LaidChild {
+                    below_laid: laid[..i]
+                        .iter()
+                        .any(|(_, e)| e.carrier == l.carrier && l.rel.starts_with(&e.rel)),
                     carrier: cstr(l.carrier.as_os_str()),
                     rel: cstr(l.rel.as_os_str()),
                     attr: libc::MOUNT_ATTR_NOSUID
@@ -310,8 +318,9 @@ pub fn run(
 /// The process that lays the mounts of [`super::bwrap::Laid`] once bwrap has made its
 /// own: forked from this one once bwrap has exec'd (it starts while bwrap sets the
 /// sandbox up, on no run's critical path), it enters the child's user and mount
-/// namespaces (bwrap's outer process stays in them), waits for the sandbox's init to ask
-/// on its channel ([`super::init::LAY`]), lays them on their carriers ([`lay`]), which
+/// namespaces (bwrap's outer process stays in them), prepares each mount ([`prepare`]),
+/// waits for the sandbox's init to ask on its channel ([`super::init::LAY`]), lays them
+/// on their carriers ([`lay`]), which
 /// the child made shared mounts (so they reach bwrap's copies of them, its binds at the
 /// sandbox's paths, by propagation), makes the carriers private again (nothing mounted
 /// there later reaches the sandbox), answers [`super::init::LAID`] and ends. Its exit
@@ -335,6 +344,9 @@ impl Layer {
         let mnt = std::fs::File::open(format!("/proc/{bwrap}/ns/mnt"))?;
         let mut keep = [user.as_raw_fd(), mnt.as_raw_fd(), end.as_raw_fd()];
         keep.sort_unstable();
+        // What the layer prepares while it waits for the word, one entry per mount: made
+        // here, since the layer allocates nothing.
+        let mut prepared = vec![Prepared::NONE; plan.laid.len()];
         // SAFETY: getpid cannot fail.
         let parent = unsafe { libc::getpid() };
         // The child keeps every signal blocked (it inherits the mask); this thread gets its
@@ -351,6 +363,7 @@ impl Layer {
                     (user.as_raw_fd(), mnt.as_raw_fd()),
                     end.as_raw_fd(),
                     plan,
+                    &mut prepared,
                 ) {
                     Ok(code) => code,
                     Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL),
@@ -399,6 +412,7 @@ fn lay_when_asked(
     (user, mnt): (i32, i32),
     end: i32,
     plan: &ChildPlan,
+    prepared: &mut [Prepared],
 ) -> std::io::Result<i32> {
     // SAFETY: system calls on descriptors this process holds and local buffers.
     unsafe {
@@ -421,6 +435,10 @@ fn lay_when_asked(
         check(libc::setns(mnt, libc::CLONE_NEWNS))?;
         libc::close(user);
         libc::close(mnt);
+        // Nothing of this namespace changes until init asks (bwrap works in a copy of it):
+        // what can be made of each mount before it is made now, on no run's critical path.
+        // A failure is said only if init asks (bwrap may have failed on its own first).
+        let ready = prepare(&plan.laid, prepared);
         let mut word = [0u8; 1];
         let n = loop {
             let n = libc::read(end, word.as_mut_ptr().cast(), 1);
@@ -431,7 +449,8 @@ fn lay_when_asked(
         if n != 1 || word != *super::init::LAY {
             return Ok(NOT_ASKED);
         }
-        lay(&plan.laid)?;
+        ready?;
+        lay(&plan.laid, prepared)?;
         for carrier in &plan.carriers {
             check(libc::mount(
                 c"none".as_ptr(),
@@ -964,92 +983,131 @@ fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
     }
 }
 
-/// Lays the mounts of [`super::bwrap::Laid`] in the child's mount namespace (called in
-/// the [`Layer`], which entered it), on their carriers: a
-/// descriptor's file or folder bound onto itself, a bind by path's source onto its place,
-/// recursively, `nosuid`, `nodev` and read-only as the spec says, as bwrap would bind
-/// them. In the spec's order: where two meet, the later is below the earlier
-/// ([`super::bwrap::laid`]), so its place is found through the earlier one's mount and it
-/// is laid on that mount (laid the other way round, the earlier one's recursive copy
-/// would carry the later one and leave its first mount hidden below). Each is laid on the
-/// file or folder found at its path below the carrier without a link (and, for a
-/// descriptor mount, compared with the host's descriptor: `ESTALE` otherwise), through the
-/// descriptor that found it; the sandbox's init checks each where the sandbox sees it
-/// (init.rs, `wait_for_laid`) before the command starts.
-fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
-    const OPEN_TREE_CLONE: libc::c_uint = 1;
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
-    const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+/// A laid mount as [`prepare`] leaves it: its detached tree, and the place it goes to
+/// where that could be found before anything was laid.
+#[derive(Clone, Copy)]
+struct Prepared {
+    /// The tree `open_tree` cloned, its attributes set; -1 where it is cloned only once
+    /// the mounts before it are laid; [`Prepared::ABSENT`] for an optional source that is
+    /// absent, as `--ro-bind-try` leaves it.
+    tree: i32,
+    /// The place, or -1 where it is found only once the mounts before it are laid.
+    at: i32,
+}
+
+impl Prepared {
+    const NONE: Prepared = Prepared { tree: -1, at: -1 };
+    const ABSENT: i32 = -2;
+}
+
+/// The first half of laying the mounts of [`super::bwrap::Laid`], in the [`Layer`] (in the
+/// child's mount namespace) before the sandbox's init asks for them: what can be made of
+/// each before any is laid. A bind by path's source (opened as bwrap's `mount` would find
+/// it) is cloned into a detached tree; a descriptor mount's source is its place, the file
+/// or folder found at its path below the carrier without a link and compared with the
+/// host's descriptor (`ESTALE` otherwise), cloned the same way ([`clone_tree`]); and the
+/// place is opened. A mount at or below one laid before it ([`LaidChild::below_laid`])
+/// has its place found through that one's mount, so only its bind-by-path source is
+/// cloned here. Nothing in the namespace changes: a detached tree is in no namespace until
+/// it is moved. Descriptors are left to the layer's `_exit`.
+fn prepare(laid: &[LaidChild], prepared: &mut [Prepared]) -> std::io::Result<()> {
     let mut carrier = Carrier { open: None };
-    for l in laid {
+    for (l, p) in laid.iter().zip(prepared.iter_mut()) {
         let source = open_source(l)?;
         if l.source.is_some() && source.is_none() {
-            continue; // an optional source that is absent, as `--ro-bind-try` leaves it
+            p.tree = Prepared::ABSENT;
+            continue;
         }
-        let at = match carrier.of(l).and_then(|c| open_place(l, c)) {
-            Ok(at) => at,
-            Err(e) => {
-                // SAFETY: closes this function's descriptor.
-                source.map(|fd| unsafe { libc::close(fd) });
-                return Err(e);
-            }
-        };
-        let from = source.unwrap_or(at);
-        // SAFETY: system calls on descriptors of this function and a local struct.
-        let done = unsafe {
-            let tree = libc::syscall(
-                libc::SYS_open_tree,
-                from,
-                c"".as_ptr(),
-                OPEN_TREE_CLONE
-                    | libc::O_CLOEXEC as libc::c_uint
-                    | libc::AT_EMPTY_PATH as libc::c_uint
-                    | libc::AT_RECURSIVE as libc::c_uint,
-            ) as libc::c_int;
-            check(tree).and_then(|()| {
-                let mut attr: libc::mount_attr = std::mem::zeroed();
-                attr.attr_set = l.attr;
-                // A clone of a shared mount is a peer of it: this one, moved onto its
-                // carrier, would have what is laid on it later propagate to the carrier
-                // as well (a second mount, hidden below). Private, it joins a peer group
-                // of its own as it is moved onto the shared carrier, whose copies alone
-                // are its slaves.
-                attr.propagation = libc::MS_PRIVATE;
-                let done = check(libc::syscall(
-                    libc::SYS_mount_setattr,
-                    tree,
-                    c"".as_ptr(),
-                    (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
-                    &attr as *const libc::mount_attr,
-                    std::mem::size_of::<libc::mount_attr>(),
-                ) as libc::c_int)
-                .and_then(|()| {
-                    check(libc::syscall(
-                        libc::SYS_move_mount,
-                        tree,
-                        c"".as_ptr(),
-                        at,
-                        c"".as_ptr(),
-                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
-                    ) as libc::c_int)
-                });
-                libc::close(tree);
-                done
-            })
-        };
-        // SAFETY: closes this function's descriptors.
-        unsafe {
-            libc::close(at);
-            if from != at {
-                libc::close(from);
-            }
+        if !l.below_laid {
+            p.at = carrier.of(l).and_then(|c| open_place(l, c))?;
         }
-        done?;
+        if let Some(from) = source.or((p.at >= 0).then_some(p.at)) {
+            p.tree = clone_tree(from, l.attr)?;
+        }
+        if let Some(fd) = source {
+            // SAFETY: closes this function's descriptor.
+            unsafe { libc::close(fd) };
+        }
     }
     Ok(())
 }
 
-/// Whether the child can lay descriptor mounts itself ([`lay`]): the kernel has the mount
+/// A detached, recursive clone of the mount at `from` (`open_tree`), with the attributes
+/// the spec gives (`nosuid`, `nodev`, read-only), as bwrap would bind it.
+fn clone_tree(from: i32, attr: u64) -> std::io::Result<i32> {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    // SAFETY: system calls on a descriptor the caller holds and a local struct.
+    unsafe {
+        let tree = libc::syscall(
+            libc::SYS_open_tree,
+            from,
+            c"".as_ptr(),
+            OPEN_TREE_CLONE
+                | libc::O_CLOEXEC as libc::c_uint
+                | libc::AT_EMPTY_PATH as libc::c_uint
+                | libc::AT_RECURSIVE as libc::c_uint,
+        ) as libc::c_int;
+        check(tree)?;
+        let mut set: libc::mount_attr = std::mem::zeroed();
+        set.attr_set = attr;
+        // A clone of a shared mount is a peer of it: this one, moved onto its carrier,
+        // would have what is laid on it later propagate to the carrier as well (a second
+        // mount, hidden below). Private, it joins a peer group of its own as it is moved
+        // onto the shared carrier, whose copies alone are its slaves.
+        set.propagation = libc::MS_PRIVATE;
+        check(libc::syscall(
+            libc::SYS_mount_setattr,
+            tree,
+            c"".as_ptr(),
+            (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
+            &set as *const libc::mount_attr,
+            std::mem::size_of::<libc::mount_attr>(),
+        ) as libc::c_int)?;
+        Ok(tree)
+    }
+}
+
+/// The second half, once init has asked ([`prepare`] the first): each mount moved onto
+/// its place, in the spec's order. Where two meet, the later is below the earlier
+/// ([`super::bwrap::laid`]), so its place is found (without a link, and compared, as
+/// [`prepare`] finds one) through the earlier one's mount and it is laid on that mount
+/// (laid the other way round, the earlier one's recursive copy would carry the later one
+/// and leave its first mount hidden below); a descriptor mount found so is cloned from
+/// there. The sandbox's init checks each where the sandbox sees it (init.rs,
+/// `wait_for_laid`) before the command starts. Descriptors are left to the layer's
+/// `_exit`, after its answer.
+fn lay(laid: &[LaidChild], prepared: &[Prepared]) -> std::io::Result<()> {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+    const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+    let mut carrier = Carrier { open: None };
+    for (l, p) in laid.iter().zip(prepared) {
+        if p.tree == Prepared::ABSENT {
+            continue;
+        }
+        let at = match p.at {
+            -1 => carrier.of(l).and_then(|c| open_place(l, c))?,
+            at => at,
+        };
+        let tree = match p.tree {
+            -1 => clone_tree(at, l.attr)?,
+            tree => tree,
+        };
+        // SAFETY: a system call on descriptors this process holds.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                tree,
+                c"".as_ptr(),
+                at,
+                c"".as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+            ) as libc::c_int
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether the child can lay descriptor mounts itself ([`prepare`], [`lay`]): the kernel has the mount
 /// API's `open_tree`, `mount_setattr` (5.12) and `move_mount`, and bwrap is not setuid (a
 /// setuid bwrap is where a user namespace of the child's own cannot be made).
 pub fn can_lay(bwrap: &Path) -> bool {
