@@ -88,6 +88,16 @@ struct LaidChild {
     below_laid: bool,
 }
 
+/// Whether the place of `laid[i]` is at or below one laid before it on the same carrier
+/// (by components: `.git/config` is below `.git`, `.github` is not), so that it is found
+/// only once that one is laid ([`LaidChild::below_laid`]).
+fn below_laid(laid: &[(Option<OwnedFd>, super::bwrap::Laid)], i: usize) -> bool {
+    let (_, l) = &laid[i];
+    laid[..i]
+        .iter()
+        .any(|(_, e)| e.carrier == l.carrier && l.rel.starts_with(&e.rel))
+}
+
 /// The `$HOME` overlay the child mounts on `merged` in its `home/` folder.
 struct Overlay {
     home_dir: CString,
@@ -211,9 +221,7 @@ pub fn run(
                     None => None,
                 };
                 Ok(LaidChild {
-                    below_laid: laid[..i]
-                        .iter()
-                        .any(|(_, e)| e.carrier == l.carrier && l.rel.starts_with(&e.rel)),
+                    below_laid: below_laid(laid, i),
                     carrier: cstr(l.carrier.as_os_str()),
                     rel: cstr(l.rel.as_os_str()),
                     attr: libc::MOUNT_ATTR_NOSUID
@@ -1613,8 +1621,67 @@ mod tests {
             attr: libc::MOUNT_ATTR_RDONLY,
             held: Some(((0, 0), 0)),
             source: None,
+            below_laid: false,
         });
         assert_eq!(p.unshares(), libc::CLONE_NEWNS | libc::CLONE_NEWUSER);
+    }
+
+    #[test]
+    fn the_block_of_every_signal_ends_with_the_guard() {
+        // The thread's mask, as the guard finds and leaves it.
+        let mask = || {
+            // SAFETY: pthread_sigmask writes the local set it is given.
+            unsafe {
+                let mut now: libc::sigset_t = std::mem::zeroed();
+                libc::pthread_sigmask(libc::SIG_SETMASK, std::ptr::null(), &mut now);
+                now
+            }
+        };
+        // SAFETY: sigismember reads the set it is given.
+        let blocked = |set: &libc::sigset_t, sig| unsafe { libc::sigismember(set, sig) == 1 };
+        // On a thread of its own, whose mask nothing else in the test binary touches.
+        std::thread::spawn(move || {
+            let before = mask();
+            assert!(!blocked(&before, libc::SIGTERM));
+            let guard = AllSignalsBlocked::new();
+            let during = mask();
+            assert!(blocked(&during, libc::SIGTERM) && blocked(&during, libc::SIGCHLD));
+            drop(guard);
+            let after = mask();
+            for sig in 1..libc::SIGRTMAX() + 1 {
+                assert_eq!(blocked(&after, sig), blocked(&before, sig), "signal {sig}");
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_place_below_one_laid_before_it_is_found_after_that_one() {
+        let laid = |carrier: &str, rel: &str| {
+            (
+                None,
+                super::super::bwrap::Laid {
+                    inside: std::path::PathBuf::from("/x").join(rel),
+                    rw: false,
+                    carrier: std::path::PathBuf::from(carrier),
+                    rel: std::path::PathBuf::from(rel),
+                    source: None,
+                },
+            )
+        };
+        let all = [
+            laid("/ws/loops/x", "workdir/.git"),
+            laid("/ws/loops/x", "workdir/.git/config"),
+            laid("/ws/loops/x", "workdir/.github"),
+            laid("/ws/context", "workdir/.git/hooks"),
+            laid("/ws/loops/x", "workdir/.git/hooks"),
+            laid("/ws/loops/x", "workdir"),
+        ];
+        let below: Vec<bool> = (0..all.len()).map(|i| below_laid(&all, i)).collect();
+        // `.git/config` below `.git`; `.github` only shares its letters; the same path on
+        // another carrier is no other's; a folder above ones laid before it is not below.
+        assert_eq!(below, [false, true, false, false, true, false]);
     }
 
     #[test]
