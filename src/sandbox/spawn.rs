@@ -296,7 +296,7 @@ pub fn run(
         .then(|| std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok())
         .flatten();
     let layer = match layer.filter(|_| !plan.laid.is_empty()) {
-        Some(end) => match Layer::start(child.id(), &plan, end) {
+        Some(end) => match Layer::start(child.id(), namespace.as_ref(), &plan, end) {
             Ok(layer) => Some(layer),
             Err(source) => {
                 // The sandbox's init waits for its mounts, which will not come: it ends
@@ -347,9 +347,22 @@ struct Layer {
 const NOT_ASKED: i32 = 200;
 
 impl Layer {
-    fn start(bwrap: u32, plan: &ChildPlan, end: &OwnedFd) -> std::io::Result<Layer> {
+    /// `mnt`: the child's mount namespace where the run holds it already.
+    fn start(
+        bwrap: u32,
+        mnt: Option<&std::fs::File>,
+        plan: &ChildPlan,
+        end: &OwnedFd,
+    ) -> std::io::Result<Layer> {
         let user = std::fs::File::open(format!("/proc/{bwrap}/ns/user"))?;
-        let mnt = std::fs::File::open(format!("/proc/{bwrap}/ns/mnt"))?;
+        let opened;
+        let mnt = match mnt {
+            Some(mnt) => mnt,
+            None => {
+                opened = std::fs::File::open(format!("/proc/{bwrap}/ns/mnt"))?;
+                &opened
+            }
+        };
         let mut keep = [user.as_raw_fd(), mnt.as_raw_fd(), end.as_raw_fd()];
         keep.sort_unstable();
         // What the layer prepares while it waits for the word, one entry per mount: made
