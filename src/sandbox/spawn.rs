@@ -368,6 +368,7 @@ impl Layer {
         // What the layer prepares while it waits for the word, one entry per mount: made
         // here, since the layer allocates nothing.
         let mut prepared = vec![Prepared::NONE; plan.laid.len()];
+        let bwrap_stat = CString::new(format!("/proc/{bwrap}/stat")).expect("no NUL in a path");
         // SAFETY: getpid cannot fail.
         let parent = unsafe { libc::getpid() };
         // The child keeps every signal blocked (it inherits the mask); this thread gets its
@@ -385,6 +386,7 @@ impl Layer {
                     end.as_raw_fd(),
                     plan,
                     &mut prepared,
+                    &bwrap_stat,
                 ) {
                     Ok(code) => code,
                     Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL),
@@ -434,6 +436,7 @@ fn lay_when_asked(
     end: i32,
     plan: &ChildPlan,
     prepared: &mut [Prepared],
+    bwrap_stat: &std::ffi::CStr,
 ) -> std::io::Result<i32> {
     // SAFETY: system calls on descriptors this process holds and local buffers.
     unsafe {
@@ -460,6 +463,7 @@ fn lay_when_asked(
         // what can be made of each mount before it is made now, on no run's critical path.
         // A failure is said only if init asks (bwrap may have failed on its own first).
         let ready = prepare(&plan.laid, prepared);
+        wait_beside(bwrap_stat);
         let mut word = [0u8; 1];
         let n = loop {
             let n = libc::read(end, word.as_mut_ptr().cast(), 1);
@@ -1002,6 +1006,56 @@ fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
         Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// In the layer, before it waits for init's word: moved to the CPU bwrap's outer process
+/// runs on (`bwrap_stat`, its `/proc/PID/stat`), every CPU allowed again at once.
+///
+/// The word wakes the layer where it last ran, or on init's own CPU, where it waits until
+/// init blocks for the answer: the mounts would be laid after init has set itself up
+/// instead of while it does. bwrap's outer process forks the sandbox's init onto another
+/// CPU than its own (the idlest) and then waits for it, so its CPU is the one likely idle
+/// when init asks. A guess about the scheduler, never a constraint: where the CPU cannot
+/// be read or set, nothing moves, and nothing stays pinned.
+fn wait_beside(bwrap_stat: &std::ffi::CStr) {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: system calls on a NUL-terminated path prepared before the fork, a local
+    // buffer and local sets whose sizes they are given.
+    unsafe {
+        let fd = libc::open(bwrap_stat.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return;
+        }
+        let mut buf = [0u8; 1024];
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        let Some(cpu) = usize::try_from(n).ok().and_then(|n| stat_cpu(&buf[..n])) else {
+            return;
+        };
+        let mut all: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= libc::CPU_SETSIZE as usize
+            || libc::sched_getaffinity(0, size, &mut all) != 0
+            || !libc::CPU_ISSET(cpu, &all)
+        {
+            return;
+        }
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        if libc::sched_setaffinity(0, size, &one) == 0 {
+            libc::sched_setaffinity(0, size, &all);
+        }
+    }
+}
+
+/// The CPU a process last ran on, from its `/proc/PID/stat`: the 39th field, counted after
+/// the command's name, which ends at the last `)` (a name may hold spaces and parentheses).
+fn stat_cpu(stat: &[u8]) -> Option<usize> {
+    let after = stat.iter().rposition(|&b| b == b')')? + 1;
+    let field = stat[after..]
+        .split(|&b| b == b' ')
+        .filter(|f| !f.is_empty())
+        .nth(39 - 3)?;
+    std::str::from_utf8(field).ok()?.trim().parse().ok()
 }
 
 /// A laid mount as [`prepare`] leaves it: its detached tree, and the place it goes to
@@ -1667,6 +1721,17 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn the_cpu_of_a_process_is_read_past_its_name() {
+        let stat = std::fs::read(format!("/proc/{}/stat", std::process::id())).unwrap();
+        let cpu = stat_cpu(&stat).unwrap();
+        assert!(cpu < libc::CPU_SETSIZE as usize);
+        // A name with spaces and a parenthesis does not move the count.
+        let odd = b"12 (a b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 7 0";
+        assert_eq!(stat_cpu(odd), Some(7));
+        assert_eq!(stat_cpu(b"12 (short) S 1 2"), None);
     }
 
     #[test]
