@@ -160,7 +160,7 @@ pub fn run(
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
     laid: &[(Option<OwnedFd>, super::bwrap::Laid)],
-    layer: Option<&OwnedFd>,
+    layer: Option<OwnedFd>,
     meanwhile: impl FnOnce(),
 ) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
@@ -296,7 +296,10 @@ pub fn run(
         .then(|| std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok())
         .flatten();
     let layer = match layer.filter(|_| !plan.laid.is_empty()) {
-        Some(end) => match Layer::start(child.id(), namespace.as_ref(), &plan, end) {
+        // The layer's end of the channel is the layer's alone once it is forked: should the
+        // layer end before it answers, init reads the channel's end and runs nothing, where
+        // a copy held here would have it wait for ever.
+        Some(end) => match Layer::start(child.id(), namespace.as_ref(), &plan, &end) {
             Ok(layer) => Some(layer),
             Err(source) => {
                 // The sandbox's init waits for its mounts, which will not come: it ends
@@ -369,6 +372,8 @@ impl Layer {
         // here, since the layer allocates nothing.
         let mut prepared = vec![Prepared::NONE; plan.laid.len()];
         let bwrap_stat = CString::new(format!("/proc/{bwrap}/stat")).expect("no NUL in a path");
+        // A test's way to have the layer end before it lays anything (see `failpoint`).
+        let gone = crate::failpoint::named("layer:gone");
         // SAFETY: getpid cannot fail.
         let parent = unsafe { libc::getpid() };
         // The child keeps every signal blocked (it inherits the mask); this thread gets its
@@ -379,6 +384,9 @@ impl Layer {
         unsafe {
             let pid = libc::fork();
             if pid == 0 {
+                if gone {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
                 let code = match lay_when_asked(
                     parent,
                     &keep,
@@ -406,17 +414,26 @@ impl Layer {
     /// waiting (init never asked).
     fn finish(self) -> std::io::Result<()> {
         let mut status = 0;
+        let mut killed_here = false;
         // SAFETY: waitpid writes the local status; kill signals the layer, this process's
         // child, not yet reaped.
         unsafe {
             if libc::waitpid(self.pid, &mut status, libc::WNOHANG) == 0 {
                 libc::kill(self.pid, libc::SIGKILL);
+                killed_here = true;
                 while libc::waitpid(self.pid, &mut status, 0) < 0 {
                     if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                         return Ok(());
                     }
                 }
             }
+        }
+        if libc::WIFSIGNALED(status) && !killed_here {
+            // Killed by another: init found the channel closed and ran nothing.
+            return Err(std::io::Error::other(format!(
+                "the process laying its mounts was killed ({})",
+                super::run::signal_name(libc::WTERMSIG(status))
+            )));
         }
         if !libc::WIFEXITED(status) {
             return Ok(());
