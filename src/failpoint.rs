@@ -18,6 +18,20 @@ pub fn hit(name: &str) {
     let _ = name;
 }
 
+/// Whether `GIT_LOOP_FAILPOINT` names `name` (a test build only): for a point where the
+/// test wants a step left undone rather than the process group killed (`layer:gone`, the
+/// sandbox's layer ending before it lays anything).
+#[inline]
+pub fn named(name: &str) -> bool {
+    #[cfg(debug_assertions)]
+    return std::env::var_os("GIT_LOOP_FAILPOINT").is_some_and(|v| v == name);
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = name;
+        false
+    }
+}
+
 #[cfg(debug_assertions)]
 mod armed {
     use std::time::Duration;

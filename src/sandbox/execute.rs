@@ -447,7 +447,7 @@ fn in_sandbox(
         ws.root(),
         &delivery.env,
         &laid,
-        layer.as_ref(),
+        layer,
         // The sandbox takes milliseconds to set itself up, which this process would spend
         // waiting: the sweep of killed runs' cgroups is done then.
         || applied.sweep_killed(),

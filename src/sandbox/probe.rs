@@ -34,7 +34,26 @@ pub struct Inputs {
 }
 
 fn read_u64(path: &str) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    read_proc(path)?.trim().parse().ok()
+}
+
+/// A file the kernel composes, read whole: its size says 0, so `read_to_string` would
+/// ask for it (a `statx` and an `lseek`) and grow its buffer from 32 bytes, one read per
+/// doubling; these fit in a page.
+fn read_proc(path: &str) -> Option<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut text = Vec::new();
+    let mut page = [0u8; 4096];
+    loop {
+        match file.read(&mut page) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&page[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    String::from_utf8(text).ok()
 }
 
 /// Whether this process runs as root.
@@ -71,7 +90,7 @@ impl Inputs {
             apparmor_restrict: (!is_root)
                 .then(|| read_u64("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
                 .flatten(),
-            filesystems: std::fs::read_to_string("/proc/filesystems").unwrap_or_default(),
+            filesystems: read_proc("/proc/filesystems").unwrap_or_default(),
             kernel: nix::sys::utsname::uname()
                 .map(|u| u.release().to_string_lossy().into_owned())
                 .unwrap_or_default(),

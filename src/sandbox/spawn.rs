@@ -62,7 +62,8 @@ struct ChildPlan {
     proxy_channel: Option<i32>,
     /// The Landlock scopes, as the kernel's bits (see [`landlock_bits`]).
     landlock: u64,
-    /// The mounts laid once bwrap has made its own, in the spec's order (see [`lay`]),
+    /// The mounts laid once bwrap has made its own, in the spec's order (see [`prepare`]
+    /// and [`lay`]),
     /// by a process of the child's namespaces ([`Layer`]).
     laid: Vec<LaidChild>,
     /// Their carriers, each once: the child makes each a shared mount of its own (see
@@ -82,6 +83,19 @@ struct LaidChild {
     held: Option<((u32, u32), u64)>,
     /// A bind by path: its source, and whether it may be absent.
     source: Option<(CString, bool)>,
+    /// Its place is at or below one laid before it on the same carrier: found through that
+    /// one's mount, so only once it is laid (see [`prepare`]).
+    below_laid: bool,
+}
+
+/// Whether the place of `laid[i]` is at or below one laid before it on the same carrier
+/// (by components: `.git/config` is below `.git`, `.github` is not), so that it is found
+/// only once that one is laid ([`LaidChild::below_laid`]).
+fn below_laid(laid: &[(Option<OwnedFd>, super::bwrap::Laid)], i: usize) -> bool {
+    let (_, l) = &laid[i];
+    laid[..i]
+        .iter()
+        .any(|(_, e)| e.carrier == l.carrier && l.rel.starts_with(&e.rel))
 }
 
 /// The `$HOME` overlay the child mounts on `merged` in its `home/` folder.
@@ -146,7 +160,7 @@ pub fn run(
     workspace_root: &Path,
     secret_env: &[(String, secrecy::SecretString)],
     laid: &[(Option<OwnedFd>, super::bwrap::Laid)],
-    layer: Option<&OwnedFd>,
+    layer: Option<OwnedFd>,
     meanwhile: impl FnOnce(),
 ) -> Result<Ended, SpawnError> {
     let bwrap = argv[0].to_string_lossy().into_owned();
@@ -193,7 +207,8 @@ pub fn run(
         landlock: landlock_bits(spec.landlock),
         laid: laid
             .iter()
-            .map(|(fd, l)| {
+            .enumerate()
+            .map(|(i, (fd, l))| {
                 let held = match fd {
                     Some(fd) => {
                         Some(
@@ -206,6 +221,7 @@ pub fn run(
                     None => None,
                 };
                 Ok(LaidChild {
+                    below_laid: below_laid(laid, i),
                     carrier: cstr(l.carrier.as_os_str()),
                     rel: cstr(l.rel.as_os_str()),
                     attr: libc::MOUNT_ATTR_NOSUID
@@ -280,7 +296,10 @@ pub fn run(
         .then(|| std::fs::File::open(format!("/proc/{}/ns/mnt", child.id())).ok())
         .flatten();
     let layer = match layer.filter(|_| !plan.laid.is_empty()) {
-        Some(end) => match Layer::start(child.id(), &plan, end) {
+        // The layer's end of the channel is the layer's alone once it is forked: should the
+        // layer end before it answers, init reads the channel's end and runs nothing, where
+        // a copy held here would have it wait for ever.
+        Some(end) => match Layer::start(child.id(), namespace.as_ref(), &plan, &end) {
             Ok(layer) => Some(layer),
             Err(source) => {
                 // The sandbox's init waits for its mounts, which will not come: it ends
@@ -310,8 +329,9 @@ pub fn run(
 /// The process that lays the mounts of [`super::bwrap::Laid`] once bwrap has made its
 /// own: forked from this one once bwrap has exec'd (it starts while bwrap sets the
 /// sandbox up, on no run's critical path), it enters the child's user and mount
-/// namespaces (bwrap's outer process stays in them), waits for the sandbox's init to ask
-/// on its channel ([`super::init::LAY`]), lays them on their carriers ([`lay`]), which
+/// namespaces (bwrap's outer process stays in them), prepares each mount ([`prepare`]),
+/// waits for the sandbox's init to ask on its channel ([`super::init::LAY`]), lays them
+/// on their carriers ([`lay`]), which
 /// the child made shared mounts (so they reach bwrap's copies of them, its binds at the
 /// sandbox's paths, by propagation), makes the carriers private again (nothing mounted
 /// there later reaches the sandbox), answers [`super::init::LAID`] and ends. Its exit
@@ -330,11 +350,30 @@ struct Layer {
 const NOT_ASKED: i32 = 200;
 
 impl Layer {
-    fn start(bwrap: u32, plan: &ChildPlan, end: &OwnedFd) -> std::io::Result<Layer> {
+    /// `mnt`: the child's mount namespace where the run holds it already.
+    fn start(
+        bwrap: u32,
+        mnt: Option<&std::fs::File>,
+        plan: &ChildPlan,
+        end: &OwnedFd,
+    ) -> std::io::Result<Layer> {
         let user = std::fs::File::open(format!("/proc/{bwrap}/ns/user"))?;
-        let mnt = std::fs::File::open(format!("/proc/{bwrap}/ns/mnt"))?;
+        let opened;
+        let mnt = match mnt {
+            Some(mnt) => mnt,
+            None => {
+                opened = std::fs::File::open(format!("/proc/{bwrap}/ns/mnt"))?;
+                &opened
+            }
+        };
         let mut keep = [user.as_raw_fd(), mnt.as_raw_fd(), end.as_raw_fd()];
         keep.sort_unstable();
+        // What the layer prepares while it waits for the word, one entry per mount: made
+        // here, since the layer allocates nothing.
+        let mut prepared = vec![Prepared::NONE; plan.laid.len()];
+        let bwrap_stat = CString::new(format!("/proc/{bwrap}/stat")).expect("no NUL in a path");
+        // A test's way to have the layer end before it lays anything (see `failpoint`).
+        let gone = crate::failpoint::named("layer:gone");
         // SAFETY: getpid cannot fail.
         let parent = unsafe { libc::getpid() };
         // The child keeps every signal blocked (it inherits the mask); this thread gets its
@@ -345,12 +384,17 @@ impl Layer {
         unsafe {
             let pid = libc::fork();
             if pid == 0 {
+                if gone {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
                 let code = match lay_when_asked(
                     parent,
                     &keep,
                     (user.as_raw_fd(), mnt.as_raw_fd()),
                     end.as_raw_fd(),
                     plan,
+                    &mut prepared,
+                    &bwrap_stat,
                 ) {
                     Ok(code) => code,
                     Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL),
@@ -370,17 +414,26 @@ impl Layer {
     /// waiting (init never asked).
     fn finish(self) -> std::io::Result<()> {
         let mut status = 0;
+        let mut killed_here = false;
         // SAFETY: waitpid writes the local status; kill signals the layer, this process's
         // child, not yet reaped.
         unsafe {
             if libc::waitpid(self.pid, &mut status, libc::WNOHANG) == 0 {
                 libc::kill(self.pid, libc::SIGKILL);
+                killed_here = true;
                 while libc::waitpid(self.pid, &mut status, 0) < 0 {
                     if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                         return Ok(());
                     }
                 }
             }
+        }
+        if libc::WIFSIGNALED(status) && !killed_here {
+            // Killed by another: init found the channel closed and ran nothing.
+            return Err(std::io::Error::other(format!(
+                "the process laying its mounts was killed ({})",
+                super::run::signal_name(libc::WTERMSIG(status))
+            )));
         }
         if !libc::WIFEXITED(status) {
             return Ok(());
@@ -399,6 +452,8 @@ fn lay_when_asked(
     (user, mnt): (i32, i32),
     end: i32,
     plan: &ChildPlan,
+    prepared: &mut [Prepared],
+    bwrap_stat: &std::ffi::CStr,
 ) -> std::io::Result<i32> {
     // SAFETY: system calls on descriptors this process holds and local buffers.
     unsafe {
@@ -421,6 +476,11 @@ fn lay_when_asked(
         check(libc::setns(mnt, libc::CLONE_NEWNS))?;
         libc::close(user);
         libc::close(mnt);
+        // Nothing of this namespace changes until init asks (bwrap works in a copy of it):
+        // what can be made of each mount before it is made now, on no run's critical path.
+        // A failure is said only if init asks (bwrap may have failed on its own first).
+        let ready = prepare(&plan.laid, prepared);
+        wait_beside(bwrap_stat);
         let mut word = [0u8; 1];
         let n = loop {
             let n = libc::read(end, word.as_mut_ptr().cast(), 1);
@@ -431,7 +491,8 @@ fn lay_when_asked(
         if n != 1 || word != *super::init::LAY {
             return Ok(NOT_ASKED);
         }
-        lay(&plan.laid)?;
+        ready?;
+        lay(&plan.laid, prepared)?;
         for carrier in &plan.carriers {
             check(libc::mount(
                 c"none".as_ptr(),
@@ -964,92 +1025,181 @@ fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
     }
 }
 
-/// Lays the mounts of [`super::bwrap::Laid`] in the child's mount namespace (called in
-/// the [`Layer`], which entered it), on their carriers: a
-/// descriptor's file or folder bound onto itself, a bind by path's source onto its place,
-/// recursively, `nosuid`, `nodev` and read-only as the spec says, as bwrap would bind
-/// them. In the spec's order: where two meet, the later is below the earlier
-/// ([`super::bwrap::laid`]), so its place is found through the earlier one's mount and it
-/// is laid on that mount (laid the other way round, the earlier one's recursive copy
-/// would carry the later one and leave its first mount hidden below). Each is laid on the
-/// file or folder found at its path below the carrier without a link (and, for a
-/// descriptor mount, compared with the host's descriptor: `ESTALE` otherwise), through the
-/// descriptor that found it; the sandbox's init checks each where the sandbox sees it
-/// (init.rs, `wait_for_laid`) before the command starts.
-fn lay(laid: &[LaidChild]) -> std::io::Result<()> {
-    const OPEN_TREE_CLONE: libc::c_uint = 1;
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
-    const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+/// In the layer, before it waits for init's word: moved to the CPU bwrap's outer process
+/// runs on (`bwrap_stat`, its `/proc/PID/stat`), every CPU allowed again at once.
+///
+/// The word wakes the layer where it last ran, or on init's own CPU, where it waits until
+/// init blocks for the answer: the mounts would be laid after init has set itself up
+/// instead of while it does. bwrap's outer process forks the sandbox's init onto another
+/// CPU than its own (the idlest) and then waits for it, so its CPU is the one likely idle
+/// when init asks. A guess about the scheduler, never a constraint: where the CPU cannot
+/// be read or set, nothing moves, and nothing stays pinned.
+fn wait_beside(bwrap_stat: &std::ffi::CStr) {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: system calls on a NUL-terminated path prepared before the fork, a local
+    // buffer and local sets whose sizes they are given.
+    unsafe {
+        let fd = libc::open(bwrap_stat.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return;
+        }
+        let mut buf = [0u8; 1024];
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        let Some(cpu) = usize::try_from(n).ok().and_then(|n| stat_cpu(&buf[..n])) else {
+            return;
+        };
+        let mut all: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= libc::CPU_SETSIZE as usize
+            || libc::sched_getaffinity(0, size, &mut all) != 0
+            || !libc::CPU_ISSET(cpu, &all)
+        {
+            return;
+        }
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        if libc::sched_setaffinity(0, size, &one) == 0 {
+            libc::sched_setaffinity(0, size, &all);
+        }
+    }
+}
+
+/// The CPU a process last ran on, from its `/proc/PID/stat`: the 39th field, counted after
+/// the command's name, which ends at the last `)` (a name may hold spaces and parentheses).
+fn stat_cpu(stat: &[u8]) -> Option<usize> {
+    let after = stat.iter().rposition(|&b| b == b')')? + 1;
+    let field = stat[after..]
+        .split(|&b| b == b' ')
+        .filter(|f| !f.is_empty())
+        .nth(39 - 3)?;
+    std::str::from_utf8(field).ok()?.trim().parse().ok()
+}
+
+/// A laid mount as [`prepare`] leaves it: its detached tree, and the place it goes to
+/// where that could be found before anything was laid.
+#[derive(Clone, Copy)]
+struct Prepared {
+    /// The tree `open_tree` cloned, its attributes set; -1 where it is cloned only once
+    /// the mounts before it are laid; [`Prepared::ABSENT`] for an optional source that is
+    /// absent, as `--ro-bind-try` leaves it.
+    tree: i32,
+    /// The place, or -1 where it is found only once the mounts before it are laid.
+    at: i32,
+}
+
+impl Prepared {
+    const NONE: Prepared = Prepared { tree: -1, at: -1 };
+    const ABSENT: i32 = -2;
+}
+
+/// The first half of laying the mounts of [`super::bwrap::Laid`], in the [`Layer`] (in the
+/// child's mount namespace) before the sandbox's init asks for them: what can be made of
+/// each before any is laid. A bind by path's source (opened as bwrap's `mount` would find
+/// it) is cloned into a detached tree; a descriptor mount's source is its place, the file
+/// or folder found at its path below the carrier without a link and compared with the
+/// host's descriptor (`ESTALE` otherwise), cloned the same way ([`clone_tree`]); and the
+/// place is opened. A mount at or below one laid before it ([`LaidChild::below_laid`])
+/// has its place found through that one's mount, so only its bind-by-path source is
+/// cloned here. Nothing in the namespace changes: a detached tree is in no namespace until
+/// it is moved. Descriptors are left to the layer's `_exit`.
+fn prepare(laid: &[LaidChild], prepared: &mut [Prepared]) -> std::io::Result<()> {
     let mut carrier = Carrier { open: None };
-    for l in laid {
+    for (l, p) in laid.iter().zip(prepared.iter_mut()) {
         let source = open_source(l)?;
         if l.source.is_some() && source.is_none() {
-            continue; // an optional source that is absent, as `--ro-bind-try` leaves it
+            p.tree = Prepared::ABSENT;
+            continue;
         }
-        let at = match carrier.of(l).and_then(|c| open_place(l, c)) {
-            Ok(at) => at,
-            Err(e) => {
-                // SAFETY: closes this function's descriptor.
-                source.map(|fd| unsafe { libc::close(fd) });
-                return Err(e);
-            }
-        };
-        let from = source.unwrap_or(at);
-        // SAFETY: system calls on descriptors of this function and a local struct.
-        let done = unsafe {
-            let tree = libc::syscall(
-                libc::SYS_open_tree,
-                from,
-                c"".as_ptr(),
-                OPEN_TREE_CLONE
-                    | libc::O_CLOEXEC as libc::c_uint
-                    | libc::AT_EMPTY_PATH as libc::c_uint
-                    | libc::AT_RECURSIVE as libc::c_uint,
-            ) as libc::c_int;
-            check(tree).and_then(|()| {
-                let mut attr: libc::mount_attr = std::mem::zeroed();
-                attr.attr_set = l.attr;
-                // A clone of a shared mount is a peer of it: this one, moved onto its
-                // carrier, would have what is laid on it later propagate to the carrier
-                // as well (a second mount, hidden below). Private, it joins a peer group
-                // of its own as it is moved onto the shared carrier, whose copies alone
-                // are its slaves.
-                attr.propagation = libc::MS_PRIVATE;
-                let done = check(libc::syscall(
-                    libc::SYS_mount_setattr,
-                    tree,
-                    c"".as_ptr(),
-                    (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
-                    &attr as *const libc::mount_attr,
-                    std::mem::size_of::<libc::mount_attr>(),
-                ) as libc::c_int)
-                .and_then(|()| {
-                    check(libc::syscall(
-                        libc::SYS_move_mount,
-                        tree,
-                        c"".as_ptr(),
-                        at,
-                        c"".as_ptr(),
-                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
-                    ) as libc::c_int)
-                });
-                libc::close(tree);
-                done
-            })
-        };
-        // SAFETY: closes this function's descriptors.
-        unsafe {
-            libc::close(at);
-            if from != at {
-                libc::close(from);
-            }
+        if !l.below_laid {
+            p.at = carrier.of(l).and_then(|c| open_place(l, c))?;
         }
-        done?;
+        if let Some(from) = source.or((p.at >= 0).then_some(p.at)) {
+            p.tree = clone_tree(from, l.attr)?;
+        }
+        if let Some(fd) = source {
+            // SAFETY: closes this function's descriptor.
+            unsafe { libc::close(fd) };
+        }
     }
     Ok(())
 }
 
-/// Whether the child can lay descriptor mounts itself ([`lay`]): the kernel has the mount
+/// A detached, recursive clone of the mount at `from` (`open_tree`), with the attributes
+/// the spec gives (`nosuid`, `nodev`, read-only), as bwrap would bind it.
+fn clone_tree(from: i32, attr: u64) -> std::io::Result<i32> {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    // SAFETY: system calls on a descriptor the caller holds and a local struct.
+    unsafe {
+        let tree = libc::syscall(
+            libc::SYS_open_tree,
+            from,
+            c"".as_ptr(),
+            OPEN_TREE_CLONE
+                | libc::O_CLOEXEC as libc::c_uint
+                | libc::AT_EMPTY_PATH as libc::c_uint
+                | libc::AT_RECURSIVE as libc::c_uint,
+        ) as libc::c_int;
+        check(tree)?;
+        let mut set: libc::mount_attr = std::mem::zeroed();
+        set.attr_set = attr;
+        // A clone of a shared mount is a peer of it: this one, moved onto its carrier,
+        // would have what is laid on it later propagate to the carrier as well (a second
+        // mount, hidden below). Private, it joins a peer group of its own as it is moved
+        // onto the shared carrier, whose copies alone are its slaves.
+        set.propagation = libc::MS_PRIVATE;
+        check(libc::syscall(
+            libc::SYS_mount_setattr,
+            tree,
+            c"".as_ptr(),
+            (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
+            &set as *const libc::mount_attr,
+            std::mem::size_of::<libc::mount_attr>(),
+        ) as libc::c_int)?;
+        Ok(tree)
+    }
+}
+
+/// The second half, once init has asked ([`prepare`] the first): each mount moved onto
+/// its place, in the spec's order. Where two meet, the later is below the earlier
+/// ([`super::bwrap::laid`]), so its place is found (without a link, and compared, as
+/// [`prepare`] finds one) through the earlier one's mount and it is laid on that mount
+/// (laid the other way round, the earlier one's recursive copy would carry the later one
+/// and leave its first mount hidden below); a descriptor mount found so is cloned from
+/// there. The sandbox's init checks each where the sandbox sees it (init.rs,
+/// `wait_for_laid`) before the command starts. Descriptors are left to the layer's
+/// `_exit`, after its answer.
+fn lay(laid: &[LaidChild], prepared: &[Prepared]) -> std::io::Result<()> {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+    const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+    let mut carrier = Carrier { open: None };
+    for (l, p) in laid.iter().zip(prepared) {
+        if p.tree == Prepared::ABSENT {
+            continue;
+        }
+        let at = match p.at {
+            -1 => carrier.of(l).and_then(|c| open_place(l, c))?,
+            at => at,
+        };
+        let tree = match p.tree {
+            -1 => clone_tree(at, l.attr)?,
+            tree => tree,
+        };
+        // SAFETY: a system call on descriptors this process holds.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                tree,
+                c"".as_ptr(),
+                at,
+                c"".as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+            ) as libc::c_int
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether the child can lay descriptor mounts itself ([`prepare`], [`lay`]): the kernel has the mount
 /// API's `open_tree`, `mount_setattr` (5.12) and `move_mount`, and bwrap is not setuid (a
 /// setuid bwrap is where a user namespace of the child's own cannot be made).
 pub fn can_lay(bwrap: &Path) -> bool {
@@ -1555,8 +1705,78 @@ mod tests {
             attr: libc::MOUNT_ATTR_RDONLY,
             held: Some(((0, 0), 0)),
             source: None,
+            below_laid: false,
         });
         assert_eq!(p.unshares(), libc::CLONE_NEWNS | libc::CLONE_NEWUSER);
+    }
+
+    #[test]
+    fn the_block_of_every_signal_ends_with_the_guard() {
+        // The thread's mask, as the guard finds and leaves it.
+        let mask = || {
+            // SAFETY: pthread_sigmask writes the local set it is given.
+            unsafe {
+                let mut now: libc::sigset_t = std::mem::zeroed();
+                libc::pthread_sigmask(libc::SIG_SETMASK, std::ptr::null(), &mut now);
+                now
+            }
+        };
+        // SAFETY: sigismember reads the set it is given.
+        let blocked = |set: &libc::sigset_t, sig| unsafe { libc::sigismember(set, sig) == 1 };
+        // On a thread of its own, whose mask nothing else in the test binary touches.
+        std::thread::spawn(move || {
+            let before = mask();
+            assert!(!blocked(&before, libc::SIGTERM));
+            let guard = AllSignalsBlocked::new();
+            let during = mask();
+            assert!(blocked(&during, libc::SIGTERM) && blocked(&during, libc::SIGCHLD));
+            drop(guard);
+            let after = mask();
+            for sig in 1..libc::SIGRTMAX() + 1 {
+                assert_eq!(blocked(&after, sig), blocked(&before, sig), "signal {sig}");
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn the_cpu_of_a_process_is_read_past_its_name() {
+        let stat = std::fs::read(format!("/proc/{}/stat", std::process::id())).unwrap();
+        let cpu = stat_cpu(&stat).unwrap();
+        assert!(cpu < libc::CPU_SETSIZE as usize);
+        // A name with spaces and a parenthesis does not move the count.
+        let odd = b"12 (a b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 7 0";
+        assert_eq!(stat_cpu(odd), Some(7));
+        assert_eq!(stat_cpu(b"12 (short) S 1 2"), None);
+    }
+
+    #[test]
+    fn a_place_below_one_laid_before_it_is_found_after_that_one() {
+        let laid = |carrier: &str, rel: &str| {
+            (
+                None,
+                super::super::bwrap::Laid {
+                    inside: std::path::PathBuf::from("/x").join(rel),
+                    rw: false,
+                    carrier: std::path::PathBuf::from(carrier),
+                    rel: std::path::PathBuf::from(rel),
+                    source: None,
+                },
+            )
+        };
+        let all = [
+            laid("/ws/loops/x", "workdir/.git"),
+            laid("/ws/loops/x", "workdir/.git/config"),
+            laid("/ws/loops/x", "workdir/.github"),
+            laid("/ws/context", "workdir/.git/hooks"),
+            laid("/ws/loops/x", "workdir/.git/hooks"),
+            laid("/ws/loops/x", "workdir"),
+        ];
+        let below: Vec<bool> = (0..all.len()).map(|i| below_laid(&all, i)).collect();
+        // `.git/config` below `.git`; `.github` only shares its letters; the same path on
+        // another carrier is no other's; a folder above ones laid before it is not below.
+        assert_eq!(below, [false, true, false, false, true, false]);
     }
 
     #[test]

@@ -708,3 +708,45 @@ fn each_mount_of_the_view_stands_once() {
     assert!(run.stdout.contains("tree-written"), "{}", run.stdout);
     assert!(run.stdout.contains("git-written"), "{}", run.stdout);
 }
+
+/// The process that lays the mounts bwrap does not make (src/sandbox/spawn.rs, `Layer`)
+/// ending before it lays anything (killed, as the test build's `layer:gone` has it): the
+/// sandbox's init finds its channel closed and runs nothing, the run ends at once (it used
+/// to wait for ever on a copy of the channel the run held) with the sandbox's exit code 3
+/// and one line naming what happened, and the log says the run never started. Twin: the
+/// same run without it writes its file.
+#[test]
+fn a_layer_gone_before_it_lays_runs_nothing_and_says_so() {
+    let (env, id) = setup();
+    let wd = env.workdir(&id);
+    let started = std::time::Instant::now();
+    let out = env
+        .command()
+        .current_dir(&wd)
+        .args(["run", "-q", &id, "--", "sh", "-c", "echo ran > ran.txt"])
+        .env("GIT_LOOP_FAILPOINT", "layer:gone")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the run waited {:?}",
+        started.elapsed()
+    );
+    assert!(
+        stderr.contains("error: the sandbox failed to start")
+            && stderr.contains("the process laying its mounts was killed"),
+        "{stderr}"
+    );
+    assert!(!wd.join("ran.txt").exists(), "the command ran: {stderr}");
+    let log = env.run(["log", &id]).ok();
+    assert!(log.stdout.contains("did not start"), "{}", log.stdout);
+
+    env.run(["run", "-q", &id, "--", "sh", "-c", "echo ran > ran.txt"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(wd.join("ran.txt")).unwrap(),
+        "ran\n"
+    );
+}
