@@ -72,3 +72,17 @@ mod armed {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    // Each test runs in a process of its own (nextest), so the variable is this test's.
+    #[test]
+    fn a_named_point_is_the_one_the_variable_names() {
+        std::env::remove_var("GIT_LOOP_FAILPOINT");
+        assert!(!super::named("layer:gone"));
+        std::env::set_var("GIT_LOOP_FAILPOINT", "layer:gone");
+        assert!(super::named("layer:gone"));
+        assert!(!super::named("layer:gone2"));
+        assert!(!super::named("run:started"));
+    }
+}

@@ -207,6 +207,26 @@ mod tests {
     }
 
     #[test]
+    fn a_kernel_file_is_read_whole_and_a_number_from_it() {
+        // /proc files give their size as 0: read whole, as the kernel composes them.
+        let filesystems = read_proc("/proc/filesystems").unwrap();
+        assert_eq!(
+            filesystems,
+            std::fs::read_to_string("/proc/filesystems").unwrap()
+        );
+        assert!(filesystems.contains("\tproc\n"), "{filesystems}");
+        let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap();
+        assert_eq!(
+            read_u64("/proc/sys/kernel/pid_max"),
+            Some(pid_max.trim().parse().unwrap())
+        );
+        // Missing, or a folder (a read that fails): nothing, and no second try for ever.
+        assert_eq!(read_proc("/proc/sys/no-such-file"), None);
+        assert_eq!(read_u64("/proc/sys/no-such-file"), None);
+        assert_eq!(read_proc("/proc/sys"), None);
+    }
+
+    #[test]
     fn a_good_machine_passes() {
         assert!(failing(&good()).is_empty());
     }
