@@ -29,10 +29,7 @@ fi
 source benches/lib.sh
 bench_build
 bench_workspace
-git init -q -b main "$tmp/repo"
-echo hi > "$tmp/repo/README"
-git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
-id=$(cd "$tmp/repo" && "$bin" new -q bench)
+bench_loop
 "$bin" run -q "$id" --net none -- true
 # Past the plan cache's racy window (see spawn.sh).
 sleep 2.1
