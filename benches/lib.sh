@@ -21,6 +21,14 @@ bench_workspace() {
   export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 }
 
+# A repository of one commit at $tmp/repo and a loop of it made by $bin; sets $id.
+bench_loop() {
+  git init -q -b main "$tmp/repo"
+  echo hi > "$tmp/repo/README"
+  git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
+  id=$(cd "$tmp/repo" && "$bin" new -q bench)
+}
+
 # Timestamps are taken inline as ${EPOCHREALTIME/./}000 (nanoseconds since the epoch,
 # microsecond resolution): `$(date +%s%N)` would fork and exec inside every measured
 # interval and add about a millisecond to each side of a ratio.

@@ -13,10 +13,7 @@ runs=${2:-41}
 source benches/lib.sh
 bench_build
 bench_workspace
-git init -q -b main "$tmp/repo"
-echo hi > "$tmp/repo/README"
-git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
-id=$(cd "$tmp/repo" && "$bin" new -q bench)
+bench_loop
 
 for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; "$base" run -q "$id" --net none -- true; done
 new_t=() old_t=() diff_t=()

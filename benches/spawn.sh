@@ -25,10 +25,7 @@ runs=${1:-51}
 source benches/lib.sh
 bench_build
 bench_workspace
-git init -q -b main "$tmp/repo"
-echo hi > "$tmp/repo/README"
-git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
-id=$(cd "$tmp/repo" && "$bin" new -q bench)
+bench_loop
 # A fresh loop's files are younger than the plan cache's racy window (two seconds): a
 # first run, then the wait, so that what a start keeps (the plan, the walk of the git
 # folders) is used from the first measured run on, as it is for a loop in use.

@@ -12,20 +12,21 @@ runs=${1:-41}
 source benches/lib.sh
 bench_build
 bench_workspace
-git init -q -b main "$tmp/repo"
-echo hi > "$tmp/repo/README"
-git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
-id=$(cd "$tmp/repo" && "$bin" new -q bench)
+bench_loop
 "$bin" up -q "$id" --net none
 file="/loopat/loop/$id/.claude/.git-loop-agent-state"
 
 # Each line `watch` prints, stamped (microseconds) as the reader gets it.
 watched="$tmp/watched"
-"$bin" watch --json "$id" | while IFS= read -r line; do
+# `watch` started on its own (its pid known, so that it is ended with the script: it
+# would otherwise wait for its next line, holding the script's output open).
+exec {watch_out}< <(exec "$bin" watch --json "$id")
+watcher=$!
+while IFS= read -r line <&"$watch_out"; do
   echo "${EPOCHREALTIME/./} $line"
 done >"$watched" &
 reader=$!
-trap 'kill $reader 2>/dev/null; "$bin" down -q "$id" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+trap 'kill $watcher $reader 2>/dev/null; "$bin" down -q "$id" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 sleep 1
 
 lat=()

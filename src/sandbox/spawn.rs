@@ -785,21 +785,9 @@ struct StartHere {
 
 impl StartHere {
     fn pin() -> Option<StartHere> {
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: the calls read and write the local sets whose size they are given.
-        unsafe {
-            let mut mask: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, size, &mut mask) != 0 || libc::CPU_COUNT(&mask) < 2 {
-                return None;
-            }
-            let cpu = usize::try_from(libc::sched_getcpu()).ok()?;
-            if cpu >= libc::CPU_SETSIZE as usize || !libc::CPU_ISSET(cpu, &mask) {
-                return None;
-            }
-            let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut one);
-            (libc::sched_setaffinity(0, size, &one) == 0).then_some(StartHere { mask })
-        }
+        // SAFETY: sched_getcpu has no memory effects.
+        let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).ok()?;
+        onto_cpu(cpu).map(|mask| StartHere { mask })
     }
 
     /// Back to `mask`; also called in the child, where only a system call may run.
@@ -812,6 +800,28 @@ impl StartHere {
 impl Drop for StartHere {
     fn drop(&mut self) {
         StartHere::unpin(&self.mask);
+    }
+}
+
+/// Moves the calling thread onto `cpu` alone and returns the mask it had, to go back to
+/// ([`StartHere::unpin`]); moves nothing (`None`) where the mask cannot be read, allows one
+/// CPU only or not `cpu`. System calls on local sets only: the layer calls it between its
+/// fork and `_exit`.
+fn onto_cpu(cpu: usize) -> Option<libc::cpu_set_t> {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: the calls read and write the local sets whose size they are given.
+    unsafe {
+        let mut mask: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= libc::CPU_SETSIZE as usize
+            || libc::sched_getaffinity(0, size, &mut mask) != 0
+            || libc::CPU_COUNT(&mask) < 2
+            || !libc::CPU_ISSET(cpu, &mask)
+        {
+            return None;
+        }
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        (libc::sched_setaffinity(0, size, &one) == 0).then_some(mask)
     }
 }
 
@@ -1035,10 +1045,9 @@ fn open_source(l: &LaidChild) -> std::io::Result<Option<i32>> {
 /// when init asks. A guess about the scheduler, never a constraint: where the CPU cannot
 /// be read or set, nothing moves, and nothing stays pinned.
 fn wait_beside(bwrap_stat: &std::ffi::CStr) {
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: system calls on a NUL-terminated path prepared before the fork, a local
-    // buffer and local sets whose sizes they are given.
-    unsafe {
+    // SAFETY: open, read and close on a NUL-terminated path prepared before the fork and a
+    // local buffer.
+    let cpu = unsafe {
         let fd = libc::open(bwrap_stat.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
         if fd < 0 {
             return;
@@ -1046,21 +1055,11 @@ fn wait_beside(bwrap_stat: &std::ffi::CStr) {
         let mut buf = [0u8; 1024];
         let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
         libc::close(fd);
-        let Some(cpu) = usize::try_from(n).ok().and_then(|n| stat_cpu(&buf[..n])) else {
-            return;
-        };
-        let mut all: libc::cpu_set_t = std::mem::zeroed();
-        if cpu >= libc::CPU_SETSIZE as usize
-            || libc::sched_getaffinity(0, size, &mut all) != 0
-            || !libc::CPU_ISSET(cpu, &all)
-        {
-            return;
-        }
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut one);
-        if libc::sched_setaffinity(0, size, &one) == 0 {
-            libc::sched_setaffinity(0, size, &all);
-        }
+        usize::try_from(n).ok().and_then(|n| stat_cpu(&buf[..n]))
+    };
+    // On that CPU and off it again at once: the wake-up finds the layer where it last ran.
+    if let Some(all) = cpu.and_then(onto_cpu) {
+        StartHere::unpin(&all);
     }
 }
 
@@ -1749,6 +1748,50 @@ mod tests {
         let odd = b"12 (a b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 7 0";
         assert_eq!(stat_cpu(odd), Some(7));
         assert_eq!(stat_cpu(b"12 (short) S 1 2"), None);
+    }
+
+    /// `onto_cpu` moves a thread onto one allowed CPU and gives back the mask it had; a CPU
+    /// outside the mask moves nothing. In a thread of its own, which it leaves as it found.
+    #[test]
+    fn a_thread_moved_onto_one_cpu_gets_its_mask_back() {
+        std::thread::spawn(|| {
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            let mask = || {
+                // SAFETY: reads into a local set of the size it is given.
+                unsafe {
+                    let mut m: libc::cpu_set_t = std::mem::zeroed();
+                    assert_eq!(libc::sched_getaffinity(0, size, &mut m), 0);
+                    m
+                }
+            };
+            let before = mask();
+            let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                // SAFETY: reads a local set.
+                .filter(|c| unsafe { libc::CPU_ISSET(*c, &before) })
+                .collect();
+            let outside = (0..libc::CPU_SETSIZE as usize).find(|c| !allowed.contains(c));
+            if let Some(outside) = outside {
+                assert!(onto_cpu(outside).is_none());
+                assert!(mask() == before, "a CPU outside the mask moved the thread");
+            }
+            assert!(onto_cpu(libc::CPU_SETSIZE as usize).is_none());
+            let last = *allowed.last().expect("some CPU is allowed");
+            match onto_cpu(last) {
+                // One CPU allowed: nothing to move.
+                None => assert_eq!(allowed.len(), 1),
+                Some(had) => {
+                    assert!(had == before);
+                    let now = mask();
+                    // SAFETY: reads a local set.
+                    assert_eq!(unsafe { libc::CPU_COUNT(&now) }, 1);
+                    assert!(unsafe { libc::CPU_ISSET(last, &now) });
+                    StartHere::unpin(&had);
+                    assert!(mask() == before);
+                }
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
