@@ -1789,6 +1789,31 @@ mod tests {
                     assert!(mask() == before);
                 }
             }
+            // A thread allowed one CPU only is not moved, not even onto that CPU.
+            let first = allowed[0];
+            // SAFETY: an empty set is all zeroes.
+            let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            // SAFETY: writes and reads local sets of the size they are given.
+            unsafe {
+                libc::CPU_SET(first, &mut one);
+                assert_eq!(libc::sched_setaffinity(0, size, &one), 0);
+            }
+            assert!(onto_cpu(first).is_none());
+            assert!(mask() == one);
+            // Allowed two CPUs of three or more: a third one is not taken, even where the
+            // kernel would allow the move (a machine of two CPUs cannot show this).
+            if allowed.len() >= 3 {
+                // SAFETY: an empty set is all zeroes.
+                let mut two: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+                // SAFETY: as above.
+                unsafe {
+                    libc::CPU_SET(allowed[0], &mut two);
+                    libc::CPU_SET(allowed[1], &mut two);
+                    assert_eq!(libc::sched_setaffinity(0, size, &two), 0);
+                }
+                assert!(onto_cpu(allowed[2]).is_none());
+                assert!(mask() == two);
+            }
         })
         .join()
         .unwrap();
