@@ -29,6 +29,14 @@ bench_loop() {
   id=$(cd "$tmp/repo" && "$bin" new -q bench)
 }
 
+# The raw bwrap command line of `BIN run ID --net none -- true`: the argv `--print-argv`
+# prints, minus what only git-loop can hand over (the seccomp programs, init's refusal
+# report, the data and binds it passes by descriptor), so the baseline does less than the
+# sandbox and a ratio errs against git-loop.
+bench_raw_line() {
+  "$1" run "$2" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g'
+}
+
 # Timestamps are taken inline as ${EPOCHREALTIME/./}000 (nanoseconds since the epoch,
 # microsecond resolution): `$(date +%s%N)` would fork and exec inside every measured
 # interval and add about a millisecond to each side of a ratio.

@@ -33,7 +33,7 @@ bench_loop
 "$bin" run -q "$id" --net none -- true
 # Past the plan cache's racy window (see spawn.sh).
 sleep 2.1
-raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+raw=$(bench_raw_line "$bin" "$id")
 for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
 
 # The runs, alternating; each side marked by the program it execs first.

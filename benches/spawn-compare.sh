@@ -48,11 +48,8 @@ git -C "$tmp/repo" add README && git -C "$tmp/repo" commit -q -m first
 id_a=$(cd "$tmp/repo" && "$tmp/git-loop-a" new -q bench-a)
 id_b=$(cd "$tmp/repo" && "$tmp/git-loop-b" new -q bench-b)
 # Raw bwrap with a build's own command line, minus what only git-loop can hand over.
-raw_of() {
-  "$1" run "$2" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g'
-}
-raw_a=$(raw_of "$tmp/git-loop-a" "$id_a")
-raw_b=$(raw_of "$tmp/git-loop-b" "$id_b")
+raw_a=$(bench_raw_line "$tmp/git-loop-a" "$id_a")
+raw_b=$(bench_raw_line "$tmp/git-loop-b" "$id_b")
 
 for _ in 1 2 3; do
   "$tmp/git-loop-a" run -q "$id_a" --net none -- true

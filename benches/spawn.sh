@@ -41,7 +41,7 @@ sleep 2.1
 # less than the sandbox and the ratio errs against git-loop.
 measure() {
   local id=$1 raw
-  raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+  raw=$(bench_raw_line "$bin" "$id")
   for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
   local loop_t=() raw_t=() t0 t1 t2
   for _ in $(seq "$runs"); do
@@ -92,7 +92,7 @@ l1=$l r1=$r
 
 # CPU time: git loop and raw bwrap in blocks, twice each, alternating (the median of
 # two is their mean).
-raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+raw=$(bench_raw_line "$bin" "$id")
 cl=() cr=()
 for _ in 1 2; do
   cpu_of "$bin" run -q "$id" --net none -- true; cl+=("$cpu")
@@ -158,7 +158,7 @@ l=$l1 r=$r1
 # A command joined into the loop's live session (`git loop up`), against the same raw
 # bwrap (goal: at most 0.5x), alternating; and the session's supervisor's resident memory
 # while the session is idle (goal: under 8 MiB).
-raw=$("$bin" run "$id" --net none --print-argv -- true | sed -E 's/ --add-seccomp-fd [0-9]+//g; s/ --report-fd [0-9]+//g; s/ --ro-bind-data [0-9]+ [^ ]+//g; s/ --(ro-)?bind-fd [0-9]+ [^ ]+//g')
+raw=$(bench_raw_line "$bin" "$id")
 "$bin" up -q "$id" --net none
 for _ in 1 2 3; do "$bin" run -q "$id" -- true; eval "$raw"; done
 join_t=() jraw_t=()
