@@ -114,15 +114,22 @@ pub fn writer_gone(pid: i32) -> bool {
 }
 
 /// Whether `pid` has exited and not been collected by its parent (state `Z` in
-/// `/proc/PID/stat`, the field after the command name, which may itself hold spaces and
-/// parentheses).
+/// `/proc/PID/stat`).
 fn is_zombie(pid: i32) -> bool {
-    fs::read(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.iter()
-            .rposition(|b| *b == b')')
-            .and_then(|end| stat.get(end + 2))
-            == Some(&b'Z')
-    })
+    fs::read(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| proc_stat_field(&stat, 3) == Some(b"Z".as_slice()))
+}
+
+/// Field `n` of a `/proc/PID/stat` line, numbered as proc(5) numbers them (3 the state,
+/// 39 the CPU last run on), for `n` past the command's name: counted after the name's
+/// last `)`, since a name may hold spaces and parentheses. Allocates nothing: the
+/// sandbox's layer calls it between its fork and `_exit`.
+pub fn proc_stat_field(stat: &[u8], n: usize) -> Option<&[u8]> {
+    let after = stat.iter().rposition(|&b| b == b')')? + 1;
+    stat[after..]
+        .split(|&b| b == b' ' || b == b'\n')
+        .filter(|f| !f.is_empty())
+        .nth(n.checked_sub(3)?)
 }
 
 /// The writer's pid when `name` is a temporary name of [`temp_name`] whose writer is gone.
@@ -391,6 +398,23 @@ fn make_writable(path: &Path) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_field_of_a_proc_stat_line_is_counted_past_the_name() {
+        let line = b"12 (a b) c) Z 1 2 3\n";
+        assert_eq!(super::proc_stat_field(line, 3), Some(b"Z".as_slice()));
+        assert_eq!(super::proc_stat_field(line, 4), Some(b"1".as_slice()));
+        // The last field, without the line's end.
+        assert_eq!(super::proc_stat_field(line, 6), Some(b"3".as_slice()));
+        assert_eq!(super::proc_stat_field(line, 7), None);
+        // The pid and the name are not fields it counts.
+        assert_eq!(super::proc_stat_field(line, 2), None);
+        assert_eq!(super::proc_stat_field(b"no name here", 3), None);
+        // This process runs: its state is not a zombie's.
+        let own = std::fs::read(format!("/proc/{}/stat", std::process::id())).unwrap();
+        assert_ne!(super::proc_stat_field(&own, 3), Some(b"Z".as_slice()));
+        assert!(!super::is_zombie(std::process::id() as i32));
+    }
     #[test]
     fn a_temp_name_of_this_process_is_not_a_dead_writers() {
         let mine = super::temp_name("checkout-notes.pending");

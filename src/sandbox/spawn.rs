@@ -1063,15 +1063,10 @@ fn wait_beside(bwrap_stat: &std::ffi::CStr) {
     }
 }
 
-/// The CPU a process last ran on, from its `/proc/PID/stat`: the 39th field, counted after
-/// the command's name, which ends at the last `)` (a name may hold spaces and parentheses).
+/// The CPU a process last ran on: field 39 of its `/proc/PID/stat`.
 fn stat_cpu(stat: &[u8]) -> Option<usize> {
-    let after = stat.iter().rposition(|&b| b == b')')? + 1;
-    let field = stat[after..]
-        .split(|&b| b == b' ')
-        .filter(|f| !f.is_empty())
-        .nth(39 - 3)?;
-    std::str::from_utf8(field).ok()?.trim().parse().ok()
+    let field = crate::fsutil::proc_stat_field(stat, 39)?;
+    std::str::from_utf8(field).ok()?.parse().ok()
 }
 
 /// A laid mount as [`prepare`] leaves it: its detached tree, and the place it goes to
