@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a sandbox start's time goes: the phases of `git loop run -q ID --net none -- true`
+# Where a sandbox start's time goes: the phases of `git loop run -q ID --net NET -- true`
 # and of raw bwrap with the same command line (as benches/spawn.sh makes it), alternating,
 # from the kernel's process events (exec, fork, exit) recorded with `perf record` across
 # the machine, as medians over the runs:
@@ -15,10 +15,25 @@
 # shared (each phase is a median of its own). Needs `perf` and the right to record
 # tracepoints (root, or kernel.perf_event_paranoid at most -1), and python3 to read them.
 #
-#   benches/phases.sh [RUNS]     (default 41 runs each, alternating, after warm-up)
+#   benches/phases.sh [RUNS [NET]]   (default 41 runs each, alternating, after warm-up;
+#                                    NET is the run's network mode, none or proxy: the
+#                                    raw line is the same, without a network, as in
+#                                    benches/spawn.sh; in the proxy mode the spawner
+#                                    makes the sandbox's network namespace before
+#                                    bwrap's exec, so that cost moves from the second
+#                                    phase to the first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-41}
+net=${2:-none}
+case $net in
+  none | proxy) ;;
+  *)
+    echo "phases.sh: unknown network mode '$net'" >&2
+    echo "hint: benches/phases.sh 41 none, or benches/phases.sh 41 proxy" >&2
+    exit 2
+    ;;
+esac
 
 if ! command -v perf >/dev/null || ! command -v python3 >/dev/null; then
   echo "phases.sh: needs perf and python3" >&2
@@ -30,16 +45,16 @@ source benches/lib.sh
 bench_build
 bench_workspace
 bench_loop
-"$bin" run -q "$id" --net none -- true
+"$bin" run -q "$id" --net "$net" -- true
 # Past the plan cache's racy window (see spawn.sh).
 sleep 2.1
 raw=$(bench_raw_line "$bin" "$id")
-for _ in 1 2 3; do "$bin" run -q "$id" --net none -- true; eval "$raw"; done
+for _ in 1 2 3; do "$bin" run -q "$id" --net "$net" -- true; eval "$raw"; done
 
 # The runs, alternating; each side marked by the program it execs first.
 cat > "$tmp/runs.sh" <<EOF
 for _ in \$(seq $runs); do
-  "$bin" run -q "$id" --net none -- true
+  "$bin" run -q "$id" --net $net -- true
   $raw
 done
 EOF
@@ -53,9 +68,9 @@ fi
 perf script -i "$tmp/perf.data" -F comm,pid,tid,time,event,trace 2>/dev/null > "$tmp/events.txt"
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$tmp/events.txt" "$bin" "$runs" "$load" <<'EOF'
+python3 - "$tmp/events.txt" "$bin" "$runs" "$load" "$net" <<'EOF'
 import re, statistics, sys
-path, binary, runs, load = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+path, binary, runs, load, net = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 line = re.compile(r'\s*(\S+)\s+(\d+)/(\d+)\s+([\d.]+):\s+sched:(\S+):\s*(.*)')
 starts = []  # each start: its side and the times of its events, in ms
 cur = None
@@ -106,7 +121,7 @@ if len(side['run']) < runs // 2 or len(side['raw']) < runs // 2:
 def med(ss, a, b):
     v = [s[b] - s[a] for s in ss if a in s and b in s]
     return statistics.median(v) if v else None
-print(f"load average:  {load} (end)")
+print(f"load average:  {load} (end); the run's network: {net}")
 print(f"starts read:   {len(side['run'])} git loop, {len(side['raw'])} raw, of {runs} each")
 print(f"{'phase (medians, ms)':38s} {'git loop':>9s} {'raw':>9s} {'over raw':>9s}")
 for name, a, b in phases:
