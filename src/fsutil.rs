@@ -113,6 +113,26 @@ pub fn writer_gone(pid: i32) -> bool {
     is_zombie(pid)
 }
 
+/// A file the kernel composes (under `/proc`), read whole: its size says 0, so
+/// `read_to_string` would ask for it (a `statx` and an `lseek`) and grow its buffer from 32
+/// bytes, one read per doubling; these fit in a page or two. Not valid UTF-8 is an error,
+/// as `read_to_string` has it.
+pub fn read_proc(path: impl AsRef<Path>) -> io::Result<String> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let mut text = Vec::new();
+    let mut page = [0u8; 4096];
+    loop {
+        match file.read(&mut page) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&page[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// Whether `pid` has exited and not been collected by its parent (state `Z` in
 /// `/proc/PID/stat`).
 fn is_zombie(pid: i32) -> bool {
@@ -398,6 +418,32 @@ fn make_writable(path: &Path) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_kernel_file_is_read_whole_over_several_pages() {
+        // Its size says 0; read whole, as the kernel composes it.
+        let filesystems = super::read_proc("/proc/filesystems").unwrap();
+        assert_eq!(
+            filesystems,
+            std::fs::read_to_string("/proc/filesystems").unwrap()
+        );
+        assert!(filesystems.contains("\tproc\n"), "{filesystems}");
+        // Past the first page: this process's memory map, a score of lines per mapping.
+        let smaps = super::read_proc("/proc/self/smaps").unwrap();
+        assert!(smaps.len() > 4096, "{} bytes", smaps.len());
+        assert!(smaps.ends_with("\n") && smaps.contains("\nRss:"), "{smaps}");
+        // Missing, a folder, or not text: an error, as `read_to_string` gives.
+        let kind = |p: &str| super::read_proc(p).unwrap_err().kind();
+        assert_eq!(kind("/proc/sys/no-such-file"), std::io::ErrorKind::NotFound);
+        assert_eq!(kind("/proc/sys"), std::io::ErrorKind::IsADirectory);
+        let dir = tempfile::tempdir().unwrap();
+        let binary = dir.path().join("binary");
+        std::fs::write(&binary, [0x66, 0xff, 0x6f]).unwrap();
+        assert_eq!(
+            kind(binary.to_str().unwrap()),
+            std::io::ErrorKind::InvalidData
+        );
+    }
 
     #[test]
     fn a_field_of_a_proc_stat_line_is_counted_past_the_name() {

@@ -191,11 +191,13 @@ pub fn judge_user_repo(
 /// Was `path` last written before the machine booted (`btime` of /proc/stat)? No process
 /// that could hold it survived the reboot.
 fn written_before_boot(path: &Path) -> bool {
-    let boot = std::fs::read_to_string("/proc/stat").ok().and_then(|text| {
-        text.lines()
-            .find_map(|l| l.strip_prefix("btime "))
-            .and_then(|s| s.trim().parse::<u64>().ok())
-    });
+    let boot = crate::fsutil::read_proc("/proc/stat")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("btime "))
+                .and_then(|s| s.trim().parse::<u64>().ok())
+        });
     let written = std::fs::symlink_metadata(path)
         .and_then(|m| m.modified())
         .ok()

@@ -890,7 +890,7 @@ impl Caller {
     /// its `/proc/PID/fdinfo`.
     fn flags_of(&self, pid: u32, fd: i32) -> Option<u32> {
         use caps::Refusal;
-        let read = || std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}"));
+        let read = || crate::fsutil::read_proc(format!("/proc/{pid}/fdinfo/{fd}"));
         let info = match read() {
             // A non-dumpable caller's, read as its other entries are ([`Self::open_own`]),
             // and only if its call is still pending (its pid named no other process).
@@ -907,7 +907,7 @@ impl Caller {
 
     /// The caller's umask and thread group id, from `/proc/TID/status`.
     fn status(&self) -> Option<(u32, u32)> {
-        let text = std::fs::read_to_string(format!("/proc/{}/status", self.tid)).ok()?;
+        let text = crate::fsutil::read_proc(format!("/proc/{}/status", self.tid)).ok()?;
         let field = |name: &str| {
             text.lines()
                 .find_map(|l| l.strip_prefix(name))
@@ -1205,7 +1205,7 @@ fn callers_proc(fd: &OwnedFd, tgid: u32) -> bool {
         return true;
     };
     // The thread group of `pid`, as /proc names it (a thread is a folder of its own too).
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let status = crate::fsutil::read_proc(format!("/proc/{pid}/status")).unwrap_or_default();
     let group = status
         .lines()
         .find_map(|l| l.strip_prefix("Tgid:"))
@@ -2137,7 +2137,7 @@ impl Supervisor {
             return false;
         };
         if !self.mounts.contains(&id) {
-            self.mounts = std::fs::read_to_string("/proc/self/mountinfo")
+            self.mounts = crate::fsutil::read_proc("/proc/self/mountinfo")
                 .map(|text| mount_ids(&text))
                 .unwrap_or_default();
         }

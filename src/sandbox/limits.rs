@@ -77,14 +77,14 @@ pub struct CgroupHost {
 
 impl CgroupHost {
     pub fn read() -> CgroupHost {
-        let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let cgroups = crate::fsutil::read_proc("/proc/self/cgroup").unwrap_or_default();
         // The kernel composes /proc/self/mountinfo anew on every read, which costs more
         // than the rest of a run's cgroup set-up: where the hierarchies are mounted where
         // systemd mounts them (checked with statfs), that is all there is to know.
         if let Some(mounts) = Mounts::conventional(&cgroups) {
             return resolve(&cgroups, &mounts);
         }
-        let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mountinfo = crate::fsutil::read_proc("/proc/self/mountinfo").unwrap_or_default();
         parse(&cgroups, &mountinfo)
     }
 }
@@ -310,7 +310,7 @@ fn run_alive(dir: &Path) -> Option<(bool, Option<fs::File>)> {
     }
     // A name of an older version, `git-loop-<id>-<pid>`: alive if that pid is a git-loop.
     let pid: u32 = rest.rsplit_once('-')?.1.parse().ok()?;
-    let comm = fs::read_to_string(format!("/proc/{pid}/comm"));
+    let comm = crate::fsutil::read_proc(format!("/proc/{pid}/comm"));
     Some((comm.is_ok_and(|c| c.trim_end() == "git-loop"), None))
 }
 

@@ -37,23 +37,10 @@ fn read_u64(path: &str) -> Option<u64> {
     read_proc(path)?.trim().parse().ok()
 }
 
-/// A file the kernel composes, read whole: its size says 0, so `read_to_string` would
-/// ask for it (a `statx` and an `lseek`) and grow its buffer from 32 bytes, one read per
-/// doubling; these fit in a page.
+/// A file the kernel composes, read whole ([`crate::fsutil::read_proc`]); `None` when it
+/// cannot be.
 fn read_proc(path: &str) -> Option<String> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).ok()?;
-    let mut text = Vec::new();
-    let mut page = [0u8; 4096];
-    loop {
-        match file.read(&mut page) {
-            Ok(0) => break,
-            Ok(n) => text.extend_from_slice(&page[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    String::from_utf8(text).ok()
+    crate::fsutil::read_proc(path).ok()
 }
 
 /// Whether this process runs as root.
