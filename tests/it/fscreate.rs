@@ -407,22 +407,26 @@ def race(bad, rounds=1500):
         while not stop:
             ctypes.memmove(buf, bad, 9)
             ctypes.memmove(buf, b"race.txt\0", 9)
-    t = threading.Thread(target=flip)
+    # A daemon, and stopped however the rounds end: a call failing on the way ends the
+    # script (and the test) instead of leaving the flipping thread to run for ever.
+    t = threading.Thread(target=flip, daemon=True)
     t.start()
     made = 0
-    for i in range(rounds):
-        fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
-        if fd >= 0:
-            libc.close(fd)
-            made += 1
-        src = ctypes.create_string_buffer(b"src.txt")
-        make("src.txt")
-        libc.rename(src, buf)
-        for n in os.listdir("."):
-            if n.startswith("race") or n == "src.txt":
-                os.unlink(n)
-    stop.append(1)
-    t.join()
+    try:
+        for i in range(rounds):
+            fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+            if fd >= 0:
+                libc.close(fd)
+                made += 1
+            src = ctypes.create_string_buffer(b"src.txt")
+            make("src.txt")
+            libc.rename(src, buf)
+            for n in os.listdir("."):
+                if n.startswith("race") or n == "src.txt":
+                    os.unlink(n)
+    finally:
+        stop.append(1)
+        t.join()
     return made
 made = race(b"race.pem\0")
 print("pem-made", [n for n in os.listdir(".") if n.endswith(".pem")])
