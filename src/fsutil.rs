@@ -117,9 +117,34 @@ pub fn writer_gone(pid: i32) -> bool {
 /// `read_to_string` would ask for it (a `statx` and an `lseek`) and grow its buffer from 32
 /// bytes, one read per doubling; these fit in a page or two. Not valid UTF-8 is an error,
 /// as `read_to_string` has it.
+///
+/// Only for what the kernel writes: a path outside `/proc`, with a `..`, or through one of
+/// its links into a process's files (`root`, `cwd`, `fd`, `exe`, `map_files`, which can
+/// lead into a tree a sandbox writes) is refused (`InvalidInput`) without being opened;
+/// files of those trees are read with the confined open (`crate::confined`).
 pub fn read_proc(path: impl AsRef<Path>) -> io::Result<String> {
-    use std::io::Read;
-    let mut file = fs::File::open(path)?;
+    use std::path::Component;
+    let path = path.as_ref();
+    let mut parts = path.components();
+    let under_proc = parts.next() == Some(Component::RootDir)
+        && parts.next() == Some(Component::Normal("proc".as_ref()))
+        && parts.all(|c| match c {
+            Component::Normal(name) => {
+                !["root", "cwd", "fd", "exe", "map_files"].contains(&name.to_str().unwrap_or(""))
+            }
+            _ => false,
+        });
+    if !under_proc {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a file the kernel composes", path.display()),
+        ));
+    }
+    read_whole(fs::File::open(path)?)
+}
+
+/// The rest of `file` as text, in page-sized reads ([`read_proc`]).
+fn read_whole(mut file: impl io::Read) -> io::Result<String> {
     let mut text = Vec::new();
     let mut page = [0u8; 4096];
     loop {
@@ -436,13 +461,31 @@ mod tests {
         let kind = |p: &str| super::read_proc(p).unwrap_err().kind();
         assert_eq!(kind("/proc/sys/no-such-file"), std::io::ErrorKind::NotFound);
         assert_eq!(kind("/proc/sys"), std::io::ErrorKind::IsADirectory);
-        let dir = tempfile::tempdir().unwrap();
-        let binary = dir.path().join("binary");
-        std::fs::write(&binary, [0x66, 0xff, 0x6f]).unwrap();
+        let not_text: &[u8] = &[0x66, 0xff, 0x6f];
         assert_eq!(
-            kind(binary.to_str().unwrap()),
+            super::read_whole(not_text).unwrap_err().kind(),
             std::io::ErrorKind::InvalidData
         );
+        // Nothing but what the kernel composes: a file elsewhere, a way out of /proc, a
+        // link into a process's files (a sandbox's tree, for a sandboxed process).
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "text\n").unwrap();
+        for refused in [
+            file.to_str().unwrap(),
+            "proc/self/status",
+            "/proc/../etc/hostname",
+            "/proc/self/root/etc/hostname",
+            "/proc/self/cwd/file",
+            "/proc/self/fd/0",
+            "/proc/self/exe",
+        ] {
+            assert_eq!(kind(refused), std::io::ErrorKind::InvalidInput, "{refused}");
+        }
+        assert!(super::read_proc("/proc/self/fdinfo/0").is_ok());
+        assert!(super::read_proc("/proc/self/status")
+            .unwrap()
+            .contains("\nUmask:"));
     }
 
     #[test]
