@@ -13,12 +13,14 @@ use crate::ui::Ui;
 ///
 /// The states are working, needs-input, done and exited (with its code); they come from
 /// the agents' own hooks and from the loop's live session. A change is printed within a
-/// second of the agent's hook.
+/// second of the agent's hook. A loop that is removed is said once, as `removed`; watching
+/// loops named by id ends (exit code 0) once every one of them is removed.
 #[derive(Debug, clap::Args)]
 pub struct WatchArgs {
     /// The loops to watch (ids or unique prefixes); all loops when none is given.
     pub ids: Vec<String>,
-    /// One JSON object per line: {"id", "state", "code", "since", "attached"}.
+    /// One JSON object per line: {"id", "state", "code", "since", "attached"}; "state" is
+    /// "removed" once a loop is removed.
     #[arg(long)]
     pub json: bool,
 }
@@ -28,7 +30,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 pub fn run(ui: &mut Ui, args: WatchArgs) -> Result<u8> {
     let ws = super::workspace()?;
-    let fixed: Option<Vec<String>> = if args.ids.is_empty() {
+    let mut fixed: Option<Vec<String>> = if args.ids.is_empty() {
         None
     } else {
         Some(
@@ -42,9 +44,36 @@ pub fn run(ui: &mut Ui, args: WatchArgs) -> Result<u8> {
     let mut first = true;
     loop {
         let ids = match &fixed {
-            Some(ids) => ids.clone(),
+            Some(ids) => ids.iter().filter(|id| is_loop(&ws, id)).cloned().collect(),
             None => ws.loop_ids()?,
         };
+        // A loop watched until now and gone (its folder renamed away by `rm`, gc's too):
+        // said once, and watched no more. Named loops are gone once no longer there; of
+        // all loops, those that were listed before.
+        let mut gone: Vec<String> = match &mut fixed {
+            Some(named) => {
+                let gone = named
+                    .iter()
+                    .filter(|id| !ids.contains(id))
+                    .cloned()
+                    .collect();
+                named.retain(|id| ids.contains(id));
+                gone
+            }
+            None => last
+                .keys()
+                .filter(|id| !ids.contains(id))
+                .cloned()
+                .collect(),
+        };
+        gone.sort();
+        for id in gone {
+            last.remove(&id);
+            say_removed(ui, &id, args.json)?;
+        }
+        if fixed.as_ref().is_some_and(|named| named.is_empty()) {
+            return Ok(0);
+        }
         for id in ids {
             let now = crate::session::state::read(&ws, &id);
             let before = last.get(&id).cloned().flatten();
@@ -80,4 +109,24 @@ pub fn run(ui: &mut Ui, args: WatchArgs) -> Result<u8> {
         first = false;
         std::thread::sleep(POLL);
     }
+}
+
+/// Whether loop `id` is there (its folder, not followed through a link).
+fn is_loop(ws: &crate::workspace::Workspace, id: &str) -> bool {
+    std::fs::symlink_metadata(ws.loop_dir(id)).is_ok_and(|m| m.is_dir())
+}
+
+/// The line of a loop that was removed: `SINCE  ID  removed`, or its JSON object.
+fn say_removed(ui: &mut Ui, id: &str, json: bool) -> Result<()> {
+    let since = loops::now_rfc3339();
+    match json {
+        true => writeln!(
+            ui.out(),
+            "{}",
+            serde_json::json!({"id": id, "state": "removed", "since": since, "attached": 0})
+        )?,
+        false => writeln!(ui.out(), "{since}  {}  removed", visible(id))?,
+    }
+    ui.out().flush()?;
+    Ok(())
 }

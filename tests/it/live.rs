@@ -424,6 +424,88 @@ fn the_agent_state_a_sandbox_writes_is_read_strictly() {
     assert!(lines.iter().all(|l| l["id"] == id.as_str()));
 }
 
+/// `watch` says once that a loop it watches is removed: watching loops by id then ends with
+/// exit code 0 once every one named is gone, and watching all loops goes on (the others
+/// are still watched, and a loop made later would be). The states come as an agent's hook
+/// writes them, from a sandboxed run, with no session up.
+#[test]
+fn watch_says_a_removed_loop_and_ends_once_every_named_one_is_gone() {
+    let (env, id) = setup();
+    let other = env.new_loop(&env.root.join("app"), "other loop");
+    let watch = |args: &[&str], out: &Path| {
+        env.command()
+            .args(args)
+            .stdout(fs::File::create(out).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (named_out, all_out) = (env.root.join("named.jsonl"), env.root.join("all.txt"));
+    let mut named = watch(&["watch", "--json", &id], &named_out);
+    let mut all = watch(&["watch"], &all_out);
+    let text = |p: &Path| fs::read_to_string(p).unwrap_or_default();
+    for loop_id in [&id, &other] {
+        let file = format!("/loopat/loop/{loop_id}/.claude/.git-loop-agent-state");
+        sh(&env, loop_id, &format!("printf 'done\\n' > {file}")).ok();
+    }
+    // Each watcher has seen its loops' states, so it has looked at them at least once.
+    assert!(wait_until(Duration::from_secs(30), || text(&named_out)
+        .contains("\"done\"")
+        && text(&all_out)
+            .lines()
+            .filter(|l| l.ends_with("  done"))
+            .count()
+            == 2));
+
+    env.run(["rm", &id]).ok();
+    let until = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = named.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > until {
+            let _ = named.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "{}",
+        text(&named_out)
+    );
+    let lines: Vec<serde_json::Value> = text(&named_out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = lines.last().unwrap();
+    assert_eq!(
+        (&last["id"], &last["state"]),
+        (&id.as_str().into(), &"removed".into())
+    );
+    assert_eq!(lines.iter().filter(|l| l["state"] == "removed").count(), 1);
+
+    // Watching all loops: the removed one is said once, the other is not, and it goes on.
+    assert!(wait_until(Duration::from_secs(30), || text(&all_out)
+        .contains(&format!("  {id}  removed"))));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(all.try_wait().unwrap().is_none(), "{}", text(&all_out));
+    assert!(!text(&all_out).contains(&format!("  {other}  removed")));
+    env.run(["rm", &other]).ok();
+    assert!(wait_until(Duration::from_secs(30), || text(&all_out)
+        .contains(&format!("  {other}  removed"))));
+    assert!(all.try_wait().unwrap().is_none(), "{}", text(&all_out));
+    let _ = all.kill();
+    let _ = all.wait();
+    assert_eq!(
+        text(&all_out).matches("removed").count(),
+        2,
+        "{}",
+        text(&all_out)
+    );
+}
+
 /// A joined shell in a real terminal has a terminal of its own as its controlling one:
 /// `tty` names a device, Ctrl-Z stops the foreground job and `fg` brings it back, Ctrl-C
 /// ends that job only (the shell lives on), and the shell's exit code is `shell`'s.
