@@ -47,27 +47,7 @@ pub fn run(ui: &mut Ui, args: WatchArgs) -> Result<u8> {
             Some(ids) => ids.iter().filter(|id| is_loop(&ws, id)).cloned().collect(),
             None => ws.loop_ids()?,
         };
-        // A loop watched until now and gone (its folder renamed away by `rm`, gc's too):
-        // said once, and watched no more. Named loops are gone once no longer there; of
-        // all loops, those that were listed before.
-        let mut gone: Vec<String> = match &mut fixed {
-            Some(named) => {
-                let gone = named
-                    .iter()
-                    .filter(|id| !ids.contains(id))
-                    .cloned()
-                    .collect();
-                named.retain(|id| ids.contains(id));
-                gone
-            }
-            None => last
-                .keys()
-                .filter(|id| !ids.contains(id))
-                .cloned()
-                .collect(),
-        };
-        gone.sort();
-        for id in gone {
+        for id in gone(fixed.as_mut(), last.keys(), &ids) {
             last.remove(&id);
             say_removed(ui, &id, args.json)?;
         }
@@ -111,6 +91,31 @@ pub fn run(ui: &mut Ui, args: WatchArgs) -> Result<u8> {
     }
 }
 
+/// The loops watched until now that are gone (their folders renamed away by `rm`, or by
+/// `gc`), sorted, to be said once and watched no more: of the loops `named`, those not
+/// `present` now (and `named` keeps the others); of all loops, those `seen` before and
+/// not listed now.
+fn gone<'a>(
+    named: Option<&mut Vec<String>>,
+    seen: impl Iterator<Item = &'a String>,
+    present: &[String],
+) -> Vec<String> {
+    let mut gone: Vec<String> = match named {
+        Some(named) => {
+            let gone = named
+                .iter()
+                .filter(|id| !present.contains(id))
+                .cloned()
+                .collect();
+            named.retain(|id| present.contains(id));
+            gone
+        }
+        None => seen.filter(|id| !present.contains(id)).cloned().collect(),
+    };
+    gone.sort();
+    gone
+}
+
 /// Whether loop `id` is there (its folder, not followed through a link).
 fn is_loop(ws: &crate::workspace::Workspace, id: &str) -> bool {
     std::fs::symlink_metadata(ws.loop_dir(id)).is_ok_and(|m| m.is_dir())
@@ -129,4 +134,49 @@ fn say_removed(ui: &mut Ui, id: &str, json: bool) -> Result<()> {
     }
     ui.out().flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_loop_is_gone_once_no_longer_there_and_said_once() {
+        // Named loops: gone when not present, whether or not a state was seen; the
+        // others stay named.
+        let mut named = names(&["b", "a", "c"]);
+        let seen = names(&["a"]);
+        assert_eq!(
+            gone(Some(&mut named), seen.iter(), &names(&["b"])),
+            names(&["a", "c"])
+        );
+        assert_eq!(named, names(&["b"]));
+        // Said once: the next look finds nothing more gone.
+        assert!(gone(Some(&mut named), seen.iter(), &names(&["b"])).is_empty());
+        assert_eq!(named, names(&["b"]));
+        // All loops: those seen before and not listed now; a new one is not gone.
+        let seen = names(&["z", "x", "y"]);
+        assert_eq!(
+            gone(None, seen.iter(), &names(&["y", "new"])),
+            names(&["x", "z"])
+        );
+        assert!(gone(None, seen.iter(), &seen).is_empty());
+    }
+
+    #[test]
+    fn a_loop_is_its_folder_not_a_link_to_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = crate::workspace::Workspace::at(dir.path().to_path_buf(), "me".into());
+        std::fs::create_dir_all(ws.loop_dir("here")).unwrap();
+        std::os::unix::fs::symlink(ws.loop_dir("here"), ws.loop_dir("linked")).unwrap();
+        std::fs::write(ws.loop_dir("file"), "").unwrap();
+        assert!(is_loop(&ws, "here"));
+        assert!(!is_loop(&ws, "linked"));
+        assert!(!is_loop(&ws, "file"));
+        assert!(!is_loop(&ws, "absent"));
+    }
 }
