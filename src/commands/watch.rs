@@ -112,7 +112,9 @@ fn gone<'a>(
         }
         None => seen.filter(|id| !present.contains(id)).cloned().collect(),
     };
+    // A loop named twice (its id and a prefix of it) is said once.
     gone.sort();
+    gone.dedup();
     gone
 }
 
@@ -165,6 +167,13 @@ mod tests {
             names(&["x", "z"])
         );
         assert!(gone(None, seen.iter(), &seen).is_empty());
+        // Named twice, said once.
+        let mut named = names(&["a", "b", "a"]);
+        assert_eq!(
+            gone(Some(&mut named), seen.iter(), &names(&["b"])),
+            names(&["a"])
+        );
+        assert_eq!(named, names(&["b"]));
     }
 
     #[test]
