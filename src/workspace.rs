@@ -528,6 +528,12 @@ impl Workspace {
             && self.locks_dir().is_dir()
     }
 
+    /// Whether loop `id` is there: its folder, not followed through a link, as
+    /// [`Self::loop_ids`] lists them.
+    pub fn has_loop(&self, id: &str) -> bool {
+        fs::symlink_metadata(self.loop_dir(id)).is_ok_and(|m| m.is_dir())
+    }
+
     /// Names of the loop folders (not the staging ones), sorted.
     pub fn loop_ids(&self) -> Result<Vec<String>> {
         let dir = self.loops_dir();
@@ -613,6 +619,21 @@ pub const REMOVAL_PREFIX: &str = ".rm-";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loop_is_its_folder_not_a_link_to_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path().to_path_buf(), "me".into());
+        std::fs::create_dir_all(ws.loop_dir("here")).unwrap();
+        std::os::unix::fs::symlink(ws.loop_dir("here"), ws.loop_dir("linked")).unwrap();
+        std::fs::write(ws.loop_dir("file"), "").unwrap();
+        assert!(ws.has_loop("here"));
+        assert!(!ws.has_loop("linked"));
+        assert!(!ws.has_loop("file"));
+        assert!(!ws.has_loop("absent"));
+        // As the listing has it.
+        assert_eq!(ws.loop_ids().unwrap(), vec!["here".to_string()]);
+    }
 
     /// `base` joined with the relative `rel`, `..` taken lexically (as the kernel does for
     /// a path without symlinks).

@@ -44,7 +44,7 @@ pub fn run(ui: &mut Ui, args: WatchArgs) -> Result<u8> {
     let mut first = true;
     loop {
         let ids = match &fixed {
-            Some(ids) => ids.iter().filter(|id| is_loop(&ws, id)).cloned().collect(),
+            Some(ids) => ids.iter().filter(|id| ws.has_loop(id)).cloned().collect(),
             None => ws.loop_ids()?,
         };
         for id in gone(fixed.as_mut(), last.keys(), &ids) {
@@ -118,11 +118,6 @@ fn gone<'a>(
     gone
 }
 
-/// Whether loop `id` is there (its folder, not followed through a link).
-fn is_loop(ws: &crate::workspace::Workspace, id: &str) -> bool {
-    std::fs::symlink_metadata(ws.loop_dir(id)).is_ok_and(|m| m.is_dir())
-}
-
 /// The line of a loop that was removed: `SINCE  ID  removed`, or its JSON object.
 fn say_removed(ui: &mut Ui, id: &str, json: bool) -> Result<()> {
     let since = loops::now_rfc3339();
@@ -174,18 +169,5 @@ mod tests {
             names(&["a"])
         );
         assert_eq!(named, names(&["b"]));
-    }
-
-    #[test]
-    fn a_loop_is_its_folder_not_a_link_to_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = crate::workspace::Workspace::at(dir.path().to_path_buf(), "me".into());
-        std::fs::create_dir_all(ws.loop_dir("here")).unwrap();
-        std::os::unix::fs::symlink(ws.loop_dir("here"), ws.loop_dir("linked")).unwrap();
-        std::fs::write(ws.loop_dir("file"), "").unwrap();
-        assert!(is_loop(&ws, "here"));
-        assert!(!is_loop(&ws, "linked"));
-        assert!(!is_loop(&ws, "file"));
-        assert!(!is_loop(&ws, "absent"));
     }
 }

@@ -1075,7 +1075,7 @@ fn notify(shared: &Shared, label: &str) {
 /// files are dropped, which are never written: whatever runs later is read back from the
 /// file (the page cache) as it is needed.
 fn shed_start_up_code() {
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+    let Ok(maps) = crate::fsutil::read_proc("/proc/self/maps") else {
         return;
     };
     for line in maps.lines() {
